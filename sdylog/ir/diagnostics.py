@@ -1,0 +1,40 @@
+"""User-facing errors in the `file:line:col: error: message` form."""
+import re
+
+from jaxlib.mlir import ir
+
+_FILE_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+
+class SdylogError(Exception):
+    """An error to show the user as-is; the CLI prints it and exits 1."""
+
+    def __init__(self, message: str, location: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def __str__(self) -> str:
+        if self.location:
+            return f"{self.location}: error: {self.message}"
+        return f"error: {self.message}"
+
+
+def format_location(loc: ir.Location | str, filename: str | None = None) -> str | None:
+    """`file:line:col` of an MLIR location (the first file location inside it).
+
+    Modules parsed from text carry the buffer name "-"; `filename` replaces it.
+    """
+    m = _FILE_LOC.search(str(loc))
+    if not m:
+        return None
+    name = m["file"]
+    if filename is not None and name in ("-", ""):
+        name = filename
+    return f"{name}:{m['line']}:{m['col']}"
+
+
+def error_at(op_or_loc, message: str, filename: str | None = None) -> SdylogError:
+    """An SdylogError located at an operation (or a location)."""
+    loc = op_or_loc.location if hasattr(op_or_loc, "location") else op_or_loc
+    return SdylogError(message, format_location(loc, filename))

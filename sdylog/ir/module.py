@@ -1,0 +1,80 @@
+"""Load a module from a file or stdin, verify it, print it with MLIR's printer."""
+import re
+import sys
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.context import make_context
+from sdylog.ir.diagnostics import SdylogError, format_location
+
+# `sdy_opt -split-input-file` splits on lines of exactly `// -----`.
+_SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
+
+
+def read_source(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise SdylogError(f"cannot read {path}: {e.strerror}") from None
+
+
+def split_input(text: str) -> list[tuple[str, int]]:
+    """Chunks of a `-split-input-file` input with the line each starts on (0-based).
+
+    Each chunk is padded with newlines so that MLIR line numbers match the file.
+    """
+    chunks, start, line = [], 0, 0
+    for m in _SPLIT_MARKER.finditer(text):
+        chunks.append((text[start:m.start()], line))
+        line += text[start:m.end()].count("\n")
+        start = m.end()
+    chunks.append((text[start:], line))
+    return [("\n" * first + body, first) for body, first in chunks]
+
+
+def parse_module(text: str, filename: str = "-", context: ir.Context | None = None,
+                 allow_unregistered: bool = False) -> ir.Module:
+    """Parse and verify; errors become one SdylogError with every diagnostic."""
+    ctx = context or make_context(allow_unregistered)
+    with ctx:
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            raise _diagnostics_error(e, filename) from None
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise _diagnostics_error(e, filename) from None
+    return module
+
+
+def load_module(path: str, allow_unregistered: bool = False,
+                context: ir.Context | None = None) -> ir.Module:
+    return parse_module(read_source(path), display_name(path), context, allow_unregistered)
+
+
+def display_name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def print_module(module: ir.Module) -> str:
+    """MLIR's own printer: the text `sdy_opt` prints."""
+    return str(module)
+
+
+def _diagnostics_error(e: ir.MLIRError, filename: str) -> SdylogError:
+    diags = list(e.error_diagnostics) or []
+    if not diags:
+        return SdylogError(str(e).strip())
+    first = diags[0]
+    lines = []
+    for d in diags[1:]:
+        where = format_location(d.location, filename)
+        lines.append(f"{where}: error: {d.message}" if where else f"error: {d.message}")
+    err = SdylogError(first.message, format_location(first.location, filename))
+    if lines:
+        err.message += "\n" + "\n".join(lines)
+    return err

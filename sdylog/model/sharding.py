@@ -1,0 +1,85 @@
+"""Dimension and tensor shardings (`#sdy.sharding<...>`) and per-value lists."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
+
+from sdylog.model.axis import AxisRef
+from sdylog.model.mesh import Mesh
+
+
+@dataclass(frozen=True)
+class DimSharding:
+    """One dimension: its axes major to minor, closed (`{...}`) or open (`{..., ?}`),
+    and an optional user priority (`p0` is the highest)."""
+    axes: tuple[AxisRef, ...] = ()
+    is_closed: bool = True
+    priority: int | None = None
+
+    @staticmethod
+    def from_attr(attr: ir.Attribute) -> DimSharding:
+        d = sdy.DimensionShardingAttr(attr)
+        return DimSharding(tuple(AxisRef.from_attr(a) for a in d.axes), d.is_closed, d.priority)
+
+    def to_attr(self) -> ir.Attribute:
+        return sdy.DimensionShardingAttr.get([a.to_attr() for a in self.axes], self.is_closed, self.priority)
+
+    def __str__(self) -> str:
+        body = ", ".join(map(str, self.axes))
+        if not self.is_closed:
+            body = f"{body}, ?" if body else "?"
+        return "{" + body + "}" + (f"p{self.priority}" if self.priority is not None else "")
+
+
+@dataclass(frozen=True)
+class TensorSharding:
+    """A tensor's sharding on a mesh: `mesh` is a symbol name or an inlined Mesh."""
+    mesh: str | Mesh
+    dims: tuple[DimSharding, ...] = ()
+    replicated: tuple[AxisRef, ...] = ()
+    unreduced: tuple[AxisRef, ...] = ()
+
+    @staticmethod
+    def from_attr(attr: ir.Attribute) -> TensorSharding:
+        s = sdy.TensorShardingAttr(attr)
+        m = s.mesh_or_ref
+        mesh = ir.FlatSymbolRefAttr(m).value if ir.FlatSymbolRefAttr.isinstance(m) else Mesh.from_attr(m)
+        return TensorSharding(
+            mesh,
+            tuple(DimSharding.from_attr(d) for d in s.dimension_shardings),
+            tuple(AxisRef.from_attr(a) for a in s.replicated_axes),
+            tuple(AxisRef.from_attr(a) for a in s.unreduced_axes),
+        )
+
+    def to_attr(self) -> ir.Attribute:
+        mesh = self.mesh if isinstance(self.mesh, str) else self.mesh.to_attr()
+        return sdy.TensorShardingAttr.get(
+            mesh, [d.to_attr() for d in self.dims],
+            [a.to_attr() for a in self.replicated], [a.to_attr() for a in self.unreduced])
+
+    @staticmethod
+    def replicated_on(mesh: str | Mesh, rank: int, closed: bool = True) -> TensorSharding:
+        return TensorSharding(mesh, tuple(DimSharding((), closed) for _ in range(rank)))
+
+    def with_dim(self, i: int, dim: DimSharding) -> TensorSharding:
+        dims = list(self.dims)
+        dims[i] = dim
+        return replace(self, dims=tuple(dims))
+
+    def used_axes(self) -> list[AxisRef]:
+        """Every axis the sharding names: dimensions, replicated, unreduced."""
+        return [a for d in self.dims for a in d.axes] + list(self.replicated) + list(self.unreduced)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(not d.axes for d in self.dims)
+
+
+def sharding_per_value(attr: ir.Attribute) -> list[TensorSharding]:
+    return [TensorSharding.from_attr(s) for s in sdy.TensorShardingPerValueAttr(attr).shardings]
+
+
+def sharding_per_value_attr(shardings: list[TensorSharding]) -> ir.Attribute:
+    return sdy.TensorShardingPerValueAttr.get([s.to_attr() for s in shardings])

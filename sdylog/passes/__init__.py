@@ -1,0 +1,77 @@
+"""The passes `sdylog opt` runs, by their `sdy_opt` flag names.
+
+One table: flag name -> where the pass lives and which options it takes (with
+defaults). A pass is a function `run(module, options, ctx) -> None` that
+rewrites the module in place; it raises SdylogError on bad input.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from sdylog.ir.diagnostics import SdylogError
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    target: str                      # "module.path:function"
+    options: dict = field(default_factory=dict)  # option name -> default value
+    summary: str = ""
+
+    def load(self):
+        module, fn = self.target.split(":")
+        return getattr(importlib.import_module(module), fn)
+
+
+@dataclass
+class PassContext:
+    """What a pass may need beyond the module: names for diagnostics, settings."""
+    filename: str = "-"
+    engine: str | None = None        # Datalog engine for rule-driven passes
+    report: dict = field(default_factory=dict)  # passes add numbers for the run report
+
+
+_P = "sdylog.passes."
+
+# flag name -> PassInfo. Keep alphabetical.
+PASSES: dict[str, PassInfo] = {
+    "sdy-populate-op-sharding-rules": PassInfo(
+        _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
+        "Attach sdy.sharding_rule to every op that has a registered rule."),
+}
+
+
+def parse_options(name: str, text: str | None) -> dict:
+    """Options of one flag, `k=v` pairs separated by spaces or commas, typed
+    after the defaults (bool, int, str)."""
+    info = lookup(name)
+    opts = dict(info.options)
+    if not text:
+        return opts
+    text = text.strip().strip("'\"")
+    for item in text.replace(",", " ").split():
+        key, sep, value = item.partition("=")
+        if key not in info.options:
+            raise SdylogError(f"pass '{name}' has no option '{key}' (known: {', '.join(sorted(info.options)) or 'none'})")
+        default = info.options[key]
+        if isinstance(default, bool):
+            if not sep:
+                value = "true"
+            if value not in ("true", "false", "1", "0"):
+                raise SdylogError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
+            opts[key] = value in ("true", "1")
+        elif isinstance(default, int):
+            try:
+                opts[key] = int(value)
+            except ValueError:
+                raise SdylogError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+        else:
+            opts[key] = value
+    return opts
+
+
+def lookup(name: str) -> PassInfo:
+    try:
+        return PASSES[name]
+    except KeyError:
+        raise SdylogError(f"unknown pass '-{name}'") from None

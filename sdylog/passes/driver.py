@@ -1,0 +1,86 @@
+"""`sdylog opt`: parse sdy_opt-style flags, run the passes, print the module."""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+
+from sdylog.ir import SdylogError, parse_module, print_module, split_input
+from sdylog.ir.module import display_name, read_source
+from sdylog.passes import PassContext, lookup, parse_options
+
+_PASS_FLAG = re.compile(r"^--?(sdy-[a-z0-9-]+)(?:=(.*))?$", re.S)
+
+# Flags of sdy_opt / mlir-opt that change nothing in what we print.
+_IGNORED = {"verify-diagnostics", "mlir-print-debuginfo", "mlir-disable-threading"}
+
+
+@dataclass
+class OptInvocation:
+    passes: list[tuple[str, dict]] = field(default_factory=list)
+    split_input_file: bool = False
+    allow_unregistered: bool = False
+
+
+def parse_flags(flags: list[str]) -> OptInvocation:
+    inv = OptInvocation()
+    for flag in flags:
+        m = _PASS_FLAG.match(flag)
+        if m:
+            name = m.group(1)
+            inv.passes.append((name, parse_options(name, m.group(2))))
+            continue
+        bare = flag.lstrip("-")
+        if bare == "split-input-file":
+            inv.split_input_file = True
+        elif bare == "allow-unregistered-dialect":
+            inv.allow_unregistered = True
+        elif bare in _IGNORED:
+            pass
+        else:
+            raise SdylogError(f"unknown flag '{flag}'")
+    for name, _ in inv.passes:
+        lookup(name)
+    return inv
+
+
+def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
+    for name, options in inv.passes:
+        lookup(name).load()(module, options, ctx)
+
+
+def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | None = None) -> str:
+    """The printed result for one input text (all of its chunks)."""
+    chunks = split_input(text) if inv.split_input_file else [(text, 0)]
+    outputs = []
+    for chunk, _ in chunks:
+        module = parse_module(chunk, filename, allow_unregistered=inv.allow_unregistered)
+        with module.context:
+            run_passes(module, inv, PassContext(filename=filename, engine=engine))
+            outputs.append(print_module(module))
+    return "\n// -----\n".join(o.rstrip("\n") for o in outputs) + "\n"
+
+
+def opt_main(path: str, flags: list[str], output: str | None, engine: str | None = None) -> None:
+    inv = parse_flags(flags)
+    text = optimize_text(read_source(path), display_name(path), inv, engine)
+    write_output(text, output)
+
+
+def write_output(text: str, output: str | None) -> None:
+    """stdout, or OUT written whole (a temporary file renamed into place)."""
+    if output in (None, "-"):
+        sys.stdout.write(text)
+        return
+    import os
+    import tempfile
+    d = os.path.dirname(os.path.abspath(output))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".sdylog-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, output)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
