@@ -21,18 +21,15 @@ def read_source(path: str) -> str:
         raise SdylogError(f"cannot read {path}: {e.strerror}") from None
 
 
-def split_input(text: str) -> list[tuple[str, int]]:
-    """Chunks of a `-split-input-file` input with the line each starts on (0-based).
-
-    Each chunk is padded with newlines so that MLIR line numbers match the file.
-    """
-    chunks, start, line = [], 0, 0
+def split_input(text: str) -> list[str]:
+    """Chunks of a `-split-input-file` input, each padded with newlines so that
+    MLIR's line numbers are those of the whole file."""
+    chunks, start = [], 0
     for m in _SPLIT_MARKER.finditer(text):
-        chunks.append((text[start:m.start()], line))
-        line += text[start:m.end()].count("\n")
+        chunks.append("\n" * text.count("\n", 0, start) + text[start:m.start()])
         start = m.end()
-    chunks.append((text[start:], line))
-    return [("\n" * first + body, first) for body, first in chunks]
+    chunks.append("\n" * text.count("\n", 0, start) + text[start:])
+    return chunks
 
 
 def parse_module(text: str, filename: str = "-", context: ir.Context | None = None,

@@ -45,7 +45,7 @@ class TensorSharding:
     def from_attr(attr: ir.Attribute) -> TensorSharding:
         s = sdy.TensorShardingAttr(attr)
         m = s.mesh_or_ref
-        mesh = ir.FlatSymbolRefAttr(m).value if ir.FlatSymbolRefAttr.isinstance(m) else Mesh.from_attr(m)
+        mesh = m.value if isinstance(m, ir.FlatSymbolRefAttr) else Mesh.from_attr(m)
         return TensorSharding(
             mesh,
             tuple(DimSharding.from_attr(d) for d in s.dimension_shardings),

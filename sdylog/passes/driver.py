@@ -51,9 +51,9 @@ def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
 
 def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | None = None) -> str:
     """The printed result for one input text (all of its chunks)."""
-    chunks = split_input(text) if inv.split_input_file else [(text, 0)]
+    chunks = split_input(text) if inv.split_input_file else [text]
     outputs = []
-    for chunk, _ in chunks:
+    for chunk in chunks:
         module = parse_module(chunk, filename, allow_unregistered=inv.allow_unregistered)
         with module.context:
             run_passes(module, inv, PassContext(filename=filename, engine=engine))
