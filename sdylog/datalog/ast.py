@@ -1,0 +1,179 @@
+"""The parsed program: declarations, directives and clauses (dataclasses)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sdylog.datalog.lexer import Loc
+
+# Base kinds of values; every declared type reduces to one of them.
+NUMBER, UNSIGNED, FLOAT, SYMBOL = "number", "unsigned", "float", "symbol"
+KINDS = (NUMBER, UNSIGNED, FLOAT, SYMBOL)
+NUMERIC = (NUMBER, UNSIGNED, FLOAT)
+
+
+# ---- expressions (arguments of atoms, functors, constraints) ----
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class NumberLit:
+    value: int | float
+    kind: str | None   # None: an integer literal usable as number, unsigned or float
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class StringLit:
+    value: str
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Functor:
+    """Arithmetic, bitwise, logical and string operators and built-in functors.
+
+    op: '+','-','*','/','%','^','neg','band','bor','bxor','bnot','bshl','bshr',
+    'land','lor','lxor','lnot','min','max','cat','strlen','substr','to_number',
+    'to_string','to_float','to_unsigned'.
+    """
+    op: str
+    args: tuple
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    op: str                # count, sum, min, max, mean
+    target: object | None  # the aggregated expression (None for count)
+    body: tuple            # literals
+    loc: Loc = field(compare=False)
+
+
+# ---- literals (body elements) ----
+
+@dataclass(frozen=True)
+class Atom:
+    relation: str
+    args: tuple
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Negation:
+    atom: Atom
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    op: str    # '=', '!=', '<', '<=', '>', '>=', 'match', 'contains'
+    left: object
+    right: object
+    loc: Loc = field(compare=False)
+    negated: bool = False   # only for match/contains written under '!'
+
+
+@dataclass(frozen=True)
+class BoolLit:
+    value: bool
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One head, one conjunctive body (rules with several heads or with
+    disjunctions are split into clauses as Soufflé does). A fact has no body."""
+    head: Atom
+    body: tuple
+    loc: Loc                  # the rule as written (its first head)
+    rule_index: int           # which written rule it came from
+
+
+# ---- declarations ----
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type_name: str
+    kind: str
+
+
+@dataclass
+class RelationDecl:
+    name: str
+    columns: tuple[Column, ...]
+    loc: Loc
+
+    @property
+    def arity(self) -> int:
+        return len(self.columns)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(c.kind for c in self.columns)
+
+
+@dataclass
+class TypeDecl:
+    name: str
+    kind: str
+    bases: tuple[str, ...]   # `<: base` (subset) or `= A | B` (union or alias)
+    subset: bool
+    loc: Loc
+
+
+@dataclass
+class IODirective:
+    kind: str          # 'input', 'output', 'printsize'
+    relation: str
+    params: dict[str, str]
+    loc: Loc
+
+
+# ---- operators used by the printer and the checks ----
+
+# Binary operators and their precedence (Soufflé's: higher binds tighter; '^'
+# is right-associative and binds tighter than the prefix operators).
+INFIX = {"lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
+         "bshl": 7, "bshr": 7, "bshru": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9, "^": 11}
+PREFIX_PRECEDENCE = 10
+PREFIX = {"neg": "-", "bnot": "bnot ", "lnot": "lnot "}
+NAMED = {"min", "max", "cat", "strlen", "substr", "to_number", "to_string", "to_float",
+         "to_unsigned"}
+
+
+def variables(expr) -> set[str]:
+    """Names of the variables an expression or literal uses, aggregates included."""
+    out: set[str] = set()
+    _collect(expr, out)
+    return out
+
+
+def _collect(x, out):
+    if isinstance(x, Var):
+        out.add(x.name)
+    elif isinstance(x, Functor):
+        for a in x.args:
+            _collect(a, out)
+    elif isinstance(x, Aggregate):
+        if x.target is not None:
+            _collect(x.target, out)
+        for lit in x.body:
+            _collect(lit, out)
+    elif isinstance(x, Atom):
+        for a in x.args:
+            _collect(a, out)
+    elif isinstance(x, Negation):
+        _collect(x.atom, out)
+    elif isinstance(x, Comparison):
+        _collect(x.left, out)
+        _collect(x.right, out)

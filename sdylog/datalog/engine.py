@@ -1,0 +1,288 @@
+"""What every engine shares: relations kept in a DuckDB database between
+evaluations (load facts, run a program or several, read, replace an input
+and run again, save), whatever evaluates the rules."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from sdylog.datalog.ast import RelationDecl
+from sdylog.datalog.lexer import error
+from sdylog.datalog.program import Program
+from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, column_list, columns, ident
+
+
+@dataclass
+class StoredRelation:
+    decl: RelationDecl
+    table: str              # quoted table name
+    edb_table: str | None   # facts loaded into a relation that rules also derive
+
+
+class Engine:
+    """Base class: the store. Subclasses implement `_evaluate`."""
+
+    name = "base"
+
+    def __init__(self, program: Program | None = None, *, provenance: bool = False):
+        import duckdb
+
+        self.con = duckdb.connect()
+        self.provenance = provenance
+        self._rels: dict[str, StoredRelation] = {}
+        self._derived_somewhere: set[str] = set()
+        self._computed: set[str] = set()   # relations some run has evaluated
+        self.program: Program | None = None
+        if program is not None:
+            self.declare(program)
+            self.program = program
+
+    # ---- schema ----
+    def declare(self, program: Program) -> None:
+        """Create tables for the program's relations (those already present
+        must have the same column types)."""
+        derived = set(program.derived)
+        script = []
+        for decl in program.relations.values():
+            have = self._rels.get(decl.name)
+            if have is not None:
+                if have.decl.kinds != decl.kinds:
+                    raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
+                                f"({', '.join(decl.kinds)}) but the database holds it with "
+                                f"({', '.join(have.decl.kinds)})")
+                continue
+            table = ident(f"r{len(self._rels)}:{decl.name}")
+            self._rels[decl.name] = StoredRelation(decl, table, None)
+            script.append(f"CREATE TABLE {table} ({self._column_defs(decl)})")
+        for name in derived - self._derived_somewhere:
+            rel = self._rels[name]
+            if rel.edb_table is None and name not in self._computed:
+                # facts already loaded into a relation that rules now also derive
+                edb = ident(f"edb:{rel.table[1:-1]}")
+                script.append(f"CREATE TABLE {edb} AS SELECT * FROM {rel.table}")
+                rel.edb_table = edb
+        self._derived_somewhere |= derived
+        if script:
+            self.con.execute(";\n".join(script))
+
+    def _column_defs(self, decl: RelationDecl) -> str:
+        cols = [f"{c} {SQL_TYPE[col.kind]}" for c, col in zip(columns(decl.arity), decl.columns)] \
+            if decl.arity else [f"{UNIT_COLUMN} BOOLEAN"]
+        if self.provenance:
+            cols += ["_rule INTEGER", "_height INTEGER"]
+        return ", ".join(cols)
+
+    def stored(self, relation: str) -> StoredRelation:
+        rel = self._rels.get(relation)
+        if rel is None:
+            raise error(None, f"unknown relation '{relation}'")
+        return rel
+
+    def table(self, relation: str) -> str:
+        return self.stored(relation).table
+
+    def decl(self, relation: str) -> RelationDecl:
+        return self.stored(relation).decl
+
+    def column_names(self, relation: str) -> list[str]:
+        return [c.name for c in self.decl(relation).columns]
+
+    @property
+    def relations(self) -> list[str]:
+        return list(self._rels)
+
+    # ---- facts in ----
+    def load(self, relation: str, data) -> None:
+        """Add facts to a relation (set semantics: duplicates are dropped)."""
+        from sdylog.datalog.data import to_arrow
+
+        rel = self.stored(relation)
+        tbl = to_arrow(rel.decl, data)
+        self.con.register("__sdylog_load", tbl)
+        try:
+            self._insert_facts(rel, "SELECT * FROM __sdylog_load")
+        finally:
+            self.con.unregister("__sdylog_load")
+
+    def replace(self, relation: str, data) -> None:
+        """Replace the facts of an input relation."""
+        self.clear(relation)
+        self.load(relation, data)
+
+    def clear(self, relation: str) -> None:
+        rel = self.stored(relation)
+        script = [f"DELETE FROM {rel.table}"]
+        if rel.edb_table:
+            script.append(f"DELETE FROM {rel.edb_table}")
+        self.con.execute(";\n".join(script))
+
+    def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None) -> None:
+        """Add facts from a Soufflé facts file (one tuple a line, no quoting)."""
+        import duckdb
+
+        rel = self.stored(relation)
+        decl = rel.decl
+        if not os.path.isfile(path):
+            raise error(None, f"cannot open fact file '{display or path}' of relation '{relation}'")
+        if decl.arity == 0:
+            with open(path, encoding="utf-8") as f:
+                if any(line.strip() for line in f):
+                    self._insert_facts(rel, f"SELECT TRUE AS {UNIT_COLUMN}")
+            return
+        if os.path.getsize(path) == 0:
+            return
+        spec = ", ".join(f"'c{i}': '{'VARCHAR' if c.kind == 'symbol' else SQL_TYPE[c.kind]}'"
+                         for i, c in enumerate(decl.columns))
+        sel = ", ".join(f"COALESCE(c{i}, '') AS c{i}" if c.kind == "symbol" else f"c{i}"
+                        for i, c in enumerate(decl.columns))
+        src = (f"SELECT {sel} FROM read_csv({_sql_str(path)}, delim={_sql_str(delimiter)}, header=false, "
+               f"quote='', escape='', auto_detect=false, new_line='\\n', columns={{{spec}}})")
+        try:
+            self._insert_facts(rel, src)
+        except duckdb.Error as e:
+            raise _csv_error(e, display or path, relation) from None
+
+    def _insert_facts(self, rel: StoredRelation, select_sql: str) -> None:
+        cols = column_list(rel.decl.arity)
+        prov = ", -1 AS _rule, 0 AS _height" if self.provenance else ""
+        script = []
+        for table in filter(None, (rel.table, rel.edb_table)):
+            script.append(f"INSERT INTO {table} SELECT DISTINCT {cols}{prov} FROM ({select_sql}) AS s "
+                          f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS e WHERE "
+                          + " AND ".join(f"e.{c} = s.{c}" for c in columns(rel.decl.arity)) + ")")
+        self.con.execute(";\n".join(script))
+
+    # ---- evaluation ----
+    def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
+        """Evaluate a program (default: the engine's) over the database.
+
+        Relations the program derives are recomputed from their loaded facts;
+        all others are read as they are. `relations` limits the work to the
+        strata those relations need."""
+        program = program or self.program
+        if program is None:
+            raise error(None, "no program to run")
+        self.declare(program)
+        for r in relations or ():
+            program.relation(r)
+        self._evaluate(program, needed_strata(program, relations))
+        for s in needed_strata(program, relations):
+            self._computed.update(s.relations)
+
+    def _evaluate(self, program: Program, strata) -> None:
+        raise NotImplementedError
+
+    # ---- facts out ----
+    def read(self, relation: str) -> list[tuple]:
+        """The tuples of a relation, sorted."""
+        decl = self.decl(relation)
+        if decl.arity == 0:
+            return [()] if self.size(relation) else []
+        cols = column_list(decl.arity)
+        return self.con.execute(f"SELECT {cols} FROM {self.table(relation)} ORDER BY {cols}").fetchall()
+
+    def read_arrow(self, relation: str):
+        """The tuples as an Arrow table, columns named as declared."""
+        decl = self.decl(relation)
+        if decl.arity == 0:
+            import pyarrow as pa
+            return pa.table({UNIT_COLUMN: pa.array([True] * min(self.size(relation), 1))})
+        sel = ", ".join(f"c{i} AS {ident(c.name)}" for i, c in enumerate(decl.columns))
+        return self.con.sql(f"SELECT {sel} FROM {self.table(relation)} ORDER BY ALL").to_arrow_table()
+
+    def read_columns(self, relation: str) -> dict:
+        """The tuples as numpy arrays, one per declared column."""
+        decl = self.decl(relation)
+        cols = column_list(decl.arity)
+        res = self.con.execute(f"SELECT {cols} FROM {self.table(relation)} ORDER BY {cols}").fetchnumpy()
+        return {c.name: res[f"c{i}"] for i, c in enumerate(decl.columns)}
+
+    def size(self, relation: str) -> int:
+        return self.con.execute(f"SELECT count(*) FROM {self.table(relation)}").fetchone()[0]
+
+    def contains(self, relation: str, tup: tuple) -> bool:
+        decl = self.decl(relation)
+        if len(tup) != decl.arity:
+            raise error(None, f"'{relation}' has {decl.arity} columns, the tuple has {len(tup)}")
+        if not tup:
+            return self.size(relation) > 0
+        conds = " AND ".join(f"c{i} = ?" for i in range(len(tup)))
+        return self.con.execute(f"SELECT count(*) FROM {self.table(relation)} WHERE {conds}",
+                                list(tup)).fetchone()[0] > 0
+
+    def save(self, path: str) -> None:
+        """Write every relation (facts loaded and derived) into a DuckDB file,
+        one table per relation named as the relation, columns as declared."""
+        import duckdb
+
+        tmp = f"{path}.tmp-{os.getpid()}"
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        self.con.execute(f"ATTACH {_sql_str(tmp)} AS __sdylog_save")
+        try:
+            taken: set[str] = set()
+            for name, rel in self._rels.items():
+                target = name
+                while target.lower() in taken:       # DuckDB names ignore case
+                    target += "_"
+                taken.add(target.lower())
+                d = rel.decl
+                sel = ", ".join(f"c{i} AS {ident(c.name)}" for i, c in enumerate(d.columns)) \
+                    or f"{UNIT_COLUMN}"
+                self.con.execute(f"CREATE TABLE __sdylog_save.{ident(target)} AS "
+                                 f"SELECT {sel} FROM {rel.table} ORDER BY ALL")
+        except duckdb.Error:
+            self.con.execute("DETACH __sdylog_save")
+            os.remove(tmp)
+            raise
+        self.con.execute("DETACH __sdylog_save")
+        os.replace(tmp, path)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def needed_strata(program: Program, relations: list[str] | None):
+    if relations is None:
+        return program.strata
+    reads: dict[str, set[str]] = {}
+    from sdylog.datalog.semantics import atoms_of
+    for c in program.clauses:
+        reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
+    want: set[str] = set()
+    todo = list(relations)
+    while todo:
+        r = todo.pop()
+        if r not in want:
+            want.add(r)
+            todo.extend(reads.get(r, ()))
+    return [s for s in program.strata if want & set(s.relations)]
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+_CSV_LINE = re.compile(r"on Line: (\d+)")
+
+
+def _csv_error(e, path: str, relation: str):
+    text = str(e)
+    m = _CSV_LINE.search(text)
+    reason = re.search(r'(Could not convert string "[^"]*" to \'\w+\'|Expected Number of Columns: \d+ '
+                       r'Found: \d+)', text)
+    detail = reason.group(1) if reason else text.splitlines()[0]
+    return error(None, f"facts of '{relation}': {detail}") if not m else \
+        error_loc(path, int(m.group(1)), f"facts of '{relation}': {detail}")
+
+
+def error_loc(path, line, message):
+    from sdylog.datalog.lexer import Loc
+    return error(Loc(path, line, 1), message)

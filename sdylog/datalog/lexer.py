@@ -1,0 +1,251 @@
+"""Tokens of Soufflé's language, with the `#include`-style preprocessing done
+while reading (each token keeps the file:line:col it came from)."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from sdylog.ir.diagnostics import SdylogError
+
+
+@dataclass(frozen=True)
+class Loc:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+def error(loc: Loc | None, message: str) -> SdylogError:
+    return SdylogError(message, str(loc) if loc else None)
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str   # 'ident', 'number', 'unsigned', 'float', 'string', 'directive', 'op', 'eof'
+    text: str   # the value: identifier, literal digits, unescaped string, operator
+    loc: Loc
+
+
+# Longest first: the lexer takes the first that matches.
+_OPERATORS = [":-", "<:", "<=", ">=", "!=", "::", "(", ")", "[", "]", "{", "}", ",", ".", ":",
+              ";", "=", "<", ">", "!", "+", "-", "*", "/", "%", "^", "|", "_", "$", "@"]
+_TOKEN = re.compile(r"""
+    (?P<ws>[ \t\r\v\f]+)
+  | (?P<nl>\n)
+  | (?P<linecomment>//[^\n]*)
+  | (?P<blockcomment>/\*)
+  | (?P<directive>\.(?:decl|type|input|output|printsize|limitsize|functor|comp|init|override
+                   |pragma|plan|lattice|include|number_type|symbol_type)(?=\s|")|\.once\b)
+  | (?P<float>[0-9]+\.[0-9]+(?![0-9]*\.))
+  | (?P<unsigned>(?:0b[01]+|0x[0-9a-fA-F]+|[0-9]+)u)
+  | (?P<number>0b[01]+|0x[0-9a-fA-F]+|[0-9]+)
+  | (?P<ident>[?a-zA-Z][_?a-zA-Z0-9]*|_[_?a-zA-Z0-9]+)
+  | (?P<string>"(?:\\.|[^"\\\n])*")
+  | (?P<op>""" + "|".join(re.escape(o) for o in _OPERATORS) + r""")
+""", re.X)
+_ESCAPES = {'"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n",
+            "r": "\r", "t": "\t", "v": "\v"}
+_PP = re.compile(r"[ \t]*#[ \t]*(?P<name>[a-z_]*)(?P<rest>.*)")
+_IDENT = re.compile(r"[_?a-zA-Z][_?a-zA-Z0-9]*$")
+
+
+def _unescape(text: str, loc: Loc) -> str:
+    out, i = [], 1
+    while i < len(text) - 1:
+        c = text[i]
+        if c == "\\":
+            nxt = text[i + 1]
+            if nxt not in _ESCAPES:
+                raise error(loc, f"unknown escape sequence \\{nxt}")
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+@dataclass
+class _Cond:
+    active: bool        # this branch's lines are read
+    parent_active: bool
+    seen_true: bool
+    loc: Loc
+
+
+class Preprocessor:
+    """Tokens of a file and the files it includes.
+
+    Understands what C's preprocessor (which Soufflé runs) is used for in rule
+    files: `#include "f"` (searched beside the including file, then in the
+    include dirs), object-like `#define NAME [tokens]`, `#undef`,
+    `#ifdef/#ifndef/#else/#endif` (include guards) and Soufflé's own
+    `.include "f"` and `.once`. Anything else starting with `#` is an error.
+    """
+
+    def __init__(self, include_dirs: list[str] | None = None):
+        self.include_dirs = list(include_dirs or [])
+        self.macros: dict[str, list[Token]] = {}
+        self.files: list[str] = []        # every file read, in order
+        self._once: set[str] = set()
+        self._stack: list[str] = []
+
+    def tokens_of_file(self, path: str, display: str | None = None, loc: Loc | None = None) -> list[Token]:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise error(loc, f"cannot read '{display or path}': {e.strerror}")
+        return self.tokens_of_text(text, display or path, os.path.abspath(path))
+
+    def tokens_of_text(self, text: str, filename: str, real_path: str | None = None) -> list[Token]:
+        key = real_path or filename
+        if key in self._stack:
+            raise error(None, f"'{filename}' includes itself")
+        if key in self._once:
+            return []
+        self._stack.append(key)
+        self.files.append(real_path or filename)
+        try:
+            out = self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd())
+        finally:
+            self._stack.pop()
+        return out
+
+    def _find_include(self, name: str, here: str, loc: Loc) -> str:
+        if os.path.isabs(name):
+            candidates = [name]
+        else:
+            candidates = [os.path.join(here, name)] + [os.path.join(d, name) for d in self.include_dirs]
+        for c in candidates:
+            if os.path.isfile(c):
+                return c
+        raise error(loc, f"cannot find included file '{name}'")
+
+    def _lex(self, text: str, filename: str, here: str) -> list[Token]:
+        out: list[Token] = []
+        conds: list[_Cond] = []
+        line, line_start, pos, n = 1, 0, 0, len(text)
+        at_line_start = True
+
+        def active() -> bool:
+            return not conds or conds[-1].active
+
+        while pos < n:
+            if at_line_start:
+                m = _PP.match(text, pos)
+                end = text.find("\n", pos)
+                end = n if end < 0 else end
+                if m and m.end() >= end and text[pos:end].lstrip().startswith("#"):
+                    loc = Loc(filename, line, text.index("#", pos) - line_start + 1)
+                    self._directive(m["name"], text[m.start("rest"):end].strip(), loc, conds, out, here,
+                                    active())
+                    pos = end
+                    continue
+                at_line_start = False
+            m = _TOKEN.match(text, pos)
+            loc = Loc(filename, line, pos - line_start + 1)
+            if not m:
+                if text[pos] == '"':
+                    raise error(loc, "unterminated string")
+                raise error(loc, f"unexpected character '{text[pos]}'")
+            kind = m.lastgroup
+            if kind == "nl":
+                line += 1
+                line_start = m.end()
+                at_line_start = True
+            elif kind == "blockcomment":
+                close = text.find("*/", m.end())
+                if close < 0:
+                    raise error(loc, "unterminated comment")
+                body = text[pos:close + 2]
+                nls = body.count("\n")
+                if nls:
+                    line += nls
+                    line_start = pos + body.rindex("\n") + 1
+                pos = close + 2
+                continue
+            elif kind in ("ws", "linecomment"):
+                pass
+            elif active():
+                value = m.group()
+                if kind == "string":
+                    value = _unescape(value, loc)
+                if kind == "directive":
+                    if value == ".once":
+                        self._once.add(self._stack[-1])
+                        pos = m.end()
+                        continue
+                    if value == ".include":
+                        pos = self._dot_include(text, m.end(), loc, here, out)
+                        continue
+                if kind == "ident" and value in self.macros:
+                    out.extend(Token(t.kind, t.text, loc) for t in self.macros[value])
+                else:
+                    out.append(Token(kind, value, loc))
+            pos = m.end()
+        if conds:
+            raise error(conds[-1].loc, "unterminated #if")
+        return out
+
+    def _dot_include(self, text: str, pos: int, loc: Loc, here: str, out: list[Token]) -> int:
+        m = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")').match(text, pos)
+        if not m:
+            raise error(loc, ".include needs a file name in double quotes")
+        name = _unescape(m.group(1), loc)
+        path = self._find_include(name, here, loc)
+        out.extend(self.tokens_of_file(path, self._display(path, name), loc))
+        return m.end()
+
+    @staticmethod
+    def _display(path: str, name: str) -> str:
+        rel = os.path.relpath(path)
+        return rel if not rel.startswith("..") else path
+
+    def _directive(self, name, rest, loc, conds, out, here, is_active):
+        if name in ("ifdef", "ifndef"):
+            word = rest.split()[0] if rest.split() else ""
+            if not _IDENT.match(word):
+                raise error(loc, f"#{name} needs a macro name")
+            truth = (word in self.macros) == (name == "ifdef")
+            conds.append(_Cond(is_active and truth, is_active, truth, loc))
+            return
+        if name == "else":
+            if not conds:
+                raise error(loc, "#else without #if")
+            c = conds[-1]
+            c.active = c.parent_active and not c.seen_true
+            c.seen_true = True
+            return
+        if name == "endif":
+            if not conds:
+                raise error(loc, "#endif without #if")
+            conds.pop()
+            return
+        if not is_active:
+            return
+        if name == "include":
+            m = re.fullmatch(r'"([^"]+)"|<([^>]+)>', rest)
+            if not m:
+                raise error(loc, '#include needs "file"')
+            inc = m.group(1) or m.group(2)
+            path = self._find_include(inc, here, loc)
+            out.extend(self.tokens_of_file(path, self._display(path, inc), loc))
+        elif name == "define":
+            parts = rest.split(None, 1)
+            if not parts or not _IDENT.match(parts[0]) or "(" in parts[0]:
+                raise error(loc, "#define: only object-like macros (#define NAME value) are supported")
+            body = parts[1] if len(parts) > 1 else ""
+            sub = Preprocessor(self.include_dirs)
+            sub.macros = self.macros
+            self.macros[parts[0]] = sub._lex(body, loc.file, here)
+        elif name == "undef":
+            self.macros.pop(rest.strip(), None)
+        elif name == "pragma" and rest.strip() == "once":
+            self._once.add(self._stack[-1])
+        else:
+            raise error(loc, f"unsupported preprocessor directive '#{name}'")

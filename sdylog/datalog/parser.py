@@ -1,0 +1,466 @@
+"""Recursive-descent parser for the part of Soufflé's language sdylog uses.
+
+Anything outside that part is an error at its file:line:col, never skipped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import product
+
+from sdylog.datalog.ast import (INFIX, NAMED, PREFIX_PRECEDENCE, Aggregate, Atom, BoolLit, Comparison,
+                                Functor, Negation, NumberLit, StringLit, Var, Wildcard)
+from sdylog.datalog.lexer import Loc, Token, error
+from sdylog.ir.diagnostics import SdylogError
+
+_COMPARISONS = {"=", "!=", "<", "<=", ">", ">="}
+_NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_AGGREGATES = {"count", "sum", "min", "max", "mean"}
+_KEYWORDS = (_AGGREGATES | NAMED | set(INFIX) | {"bnot", "lnot", "match", "contains", "true", "false",
+             "as", "nil", "ord", "range", "autoinc", "to_float", "to_unsigned", "bshru",
+             "recursive_iteration_cnt", "choice-domain"})
+_UNSUPPORTED_DIRECTIVES = {".functor", ".comp", ".init", ".override", ".lattice", ".limitsize",
+                           ".number_type", ".symbol_type", ".pragma"}
+# Relation qualifiers that only choose a data structure or an optimisation in
+# Soufflé; they do not change what a program computes.
+_REPRESENTATION_QUALIFIERS = {"btree", "brie", "inline", "no_inline", "magic", "no_magic",
+                              "overridable", "btree_delete"}
+_IO_QUALIFIERS = {"input", "output", "printsize"}
+
+
+@dataclass
+class ParsedDecl:
+    names: list[tuple[str, Loc]]
+    columns: list[tuple[str, str, Loc]]   # name, type name, location of the type
+    qualifiers: list[str]
+    loc: Loc
+
+
+@dataclass
+class ParsedType:
+    name: str
+    bases: list[tuple[str, Loc]]   # subtype of one, or union of several
+    subset: bool
+    loc: Loc
+
+
+@dataclass
+class ParsedDirective:
+    kind: str
+    names: list[tuple[str, Loc]]
+    params: dict[str, str]
+    loc: Loc
+
+
+@dataclass
+class ParsedRule:
+    heads: list[Atom]
+    bodies: list[list]   # disjunctive normal form: one list of literals per disjunct
+    loc: Loc
+
+
+@dataclass
+class ParsedProgram:
+    types: list[ParsedType] = field(default_factory=list)
+    decls: list[ParsedDecl] = field(default_factory=list)
+    directives: list[ParsedDirective] = field(default_factory=list)
+    rules: list[ParsedRule] = field(default_factory=list)
+
+
+class _Backtrack(Exception):
+    pass
+
+
+class Parser:
+    def __init__(self, tokens: list[Token], eof_loc: Loc):
+        self.toks = tokens + [Token("eof", "", eof_loc)]
+        self.pos = 0
+        self.fail_pos = 0   # token index of the last error, to report the likelier one
+
+    # ---- token helpers ----
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.pos]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.toks[min(self.pos + k, len(self.toks) - 1)]
+
+    def at(self, text: str, kind: str | None = None) -> bool:
+        t = self.tok
+        return t.text == text and t.kind in ((kind,) if kind else ("op", "ident", "directive"))
+
+    def take(self) -> Token:
+        t = self.tok
+        self.pos += 1
+        return t
+
+    def fail(self, message: str, tok: Token | None = None):
+        tok = tok or self.tok
+        self.fail_pos = self.pos
+        raise error(tok.loc, message)
+
+    def describe(self, tok: Token) -> str:
+        return "end of input" if tok.kind == "eof" else f"'{tok.text}'" if tok.kind != "string" \
+            else "a string"
+
+    def expect(self, text: str) -> Token:
+        if not self.at(text):
+            self.fail(f"expected '{text}', found {self.describe(self.tok)}")
+        return self.take()
+
+    def ident(self, what: str) -> Token:
+        if self.tok.kind != "ident":
+            self.fail(f"expected {what}, found {self.describe(self.tok)}")
+        return self.take()
+
+    # ---- program ----
+    def program(self) -> ParsedProgram:
+        prog = ParsedProgram()
+        while self.tok.kind != "eof":
+            t = self.tok
+            if t.kind == "directive":
+                if t.text == ".decl":
+                    prog.decls.append(self.decl())
+                elif t.text == ".type":
+                    prog.types.append(self.type_decl())
+                elif t.text in (".input", ".output", ".printsize"):
+                    prog.directives.append(self.io_directive())
+                elif t.text == ".plan":
+                    self.fail("'.plan' must follow a rule")
+                elif t.text in _UNSUPPORTED_DIRECTIVES:
+                    self.fail(f"'{t.text}' is not supported by sdylog's Datalog front end")
+                else:
+                    self.fail(f"unexpected '{t.text}'")
+            elif t.kind == "ident":
+                prog.rules.append(self.rule())
+            else:
+                self.fail(f"expected a declaration, a directive or a rule, found {self.describe(t)}")
+        return prog
+
+    def decl(self) -> ParsedDecl:
+        start = self.take()
+        names = [self.relation_name()]
+        while self.at(","):
+            self.take()
+            names.append(self.relation_name())
+        self.expect("(")
+        cols = []
+        if not self.at(")"):
+            while True:
+                cname = self.ident("a column name")
+                self.expect(":")
+                ctype = self.ident("a type name")
+                cols.append((cname.text, ctype.text, ctype.loc))
+                if not self.at(","):
+                    break
+                self.take()
+        self.expect(")")
+        quals = []
+        while self.tok.kind == "ident" and self.tok.text in _REPRESENTATION_QUALIFIERS | _IO_QUALIFIERS:
+            quals.append(self.take().text)
+        if self.tok.kind == "ident" and self.tok.text in ("eqrel", "choice"):
+            self.fail(f"'{self.tok.text}' relations are not supported")
+        return ParsedDecl(names, cols, quals, start.loc)
+
+    def relation_name(self) -> tuple[str, Loc]:
+        t = self.ident("a relation name")
+        if self.at(".") and self.peek().kind == "ident" and self.peek().loc.col == t.loc.col + len(t.text) + 1:
+            self.fail("qualified relation names (components) are not supported")
+        return t.text, t.loc
+
+    def type_decl(self) -> ParsedType:
+        start = self.take()
+        name = self.ident("a type name")
+        if self.at("<:"):
+            self.take()
+            base = self.ident("a type name")
+            return ParsedType(name.text, [(base.text, base.loc)], True, start.loc)
+        self.expect("=")
+        if self.at("["):
+            self.fail("record types are not supported")
+        bases = []
+        while True:
+            b = self.ident("a type name")
+            if self.at("{"):
+                self.fail("algebraic data types are not supported")
+            bases.append((b.text, b.loc))
+            if not self.at("|"):
+                break
+            self.take()
+        return ParsedType(name.text, bases, False, start.loc)
+
+    def io_directive(self) -> ParsedDirective:
+        start = self.take()
+        names = [self.relation_name()]
+        while self.at(","):
+            self.take()
+            names.append(self.relation_name())
+        params: dict[str, str] = {}
+        if self.at("("):
+            self.take()
+            while not self.at(")"):
+                key = self.ident("a parameter name")
+                self.expect("=")
+                v = self.take()
+                if v.kind not in ("string", "ident", "number"):
+                    self.fail(f"expected a parameter value, found {self.describe(v)}", v)
+                params[key.text] = v.text
+                if not self.at(","):
+                    break
+                self.take()
+            self.expect(")")
+        return ParsedDirective(start.text[1:], names, params, start.loc)
+
+    # ---- rules ----
+    def rule(self) -> ParsedRule:
+        heads = [self.atom()]
+        while self.at(","):
+            self.take()
+            heads.append(self.atom())
+        if self.at(":-"):
+            self.take()
+            bodies = self.disjunction()
+        else:
+            bodies = [[]]
+        self.expect(".")
+        if self.at(".plan"):
+            self.plan()
+        return ParsedRule(heads, bodies, heads[0].loc)
+
+    def plan(self):
+        # An execution plan only orders joins in Soufflé; it does not change results.
+        self.take()
+        while True:
+            if self.tok.kind != "number":
+                self.fail("expected a version number in '.plan'")
+            self.take()
+            self.expect(":")
+            self.expect("(")
+            while not self.at(")"):
+                if self.tok.kind != "number":
+                    self.fail("expected an atom position in '.plan'")
+                self.take()
+                if not self.at(","):
+                    break
+                self.take()
+            self.expect(")")
+            if not self.at(","):
+                return
+            self.take()
+
+    def disjunction(self) -> list[list]:
+        out = self.conjunction()
+        while self.at(";"):
+            self.take()
+            out = out + self.conjunction()
+        return out
+
+    def conjunction(self) -> list[list]:
+        parts = [self.term()]
+        while self.at(","):
+            self.take()
+            parts.append(self.term())
+        return [sum(combo, []) for combo in product(*parts)]
+
+    def term(self) -> list[list]:
+        """A body element as a disjunction of conjunctions."""
+        if self.at("!"):
+            bang = self.take()
+            inner = self.term()
+            if len(inner) != 1 or len(inner[0]) != 1:
+                self.fail("only an atom or a single constraint can be negated", bang)
+            lit = inner[0][0]
+            if isinstance(lit, Atom):
+                return [[Negation(lit, bang.loc)]]
+            if isinstance(lit, Negation):
+                return [[lit.atom]]
+            if isinstance(lit, Comparison):
+                if lit.op in _NEGATED:
+                    return [[Comparison(_NEGATED[lit.op], lit.left, lit.right, lit.loc)]]
+                return [[Comparison(lit.op, lit.left, lit.right, lit.loc, not lit.negated)]]
+            if isinstance(lit, BoolLit):
+                return [[BoolLit(not lit.value, lit.loc)]]
+        if self.at("("):
+            save = self.pos
+            try:
+                return [[self.constraint()]]
+            except SdylogError as first:  # retried as a parenthesised body
+                first_pos = self.fail_pos
+                self.pos = save
+                self.take()
+                try:
+                    inner = self.disjunction()
+                    self.expect(")")
+                    return inner
+                except SdylogError:
+                    if first_pos > self.fail_pos:
+                        raise first from None
+                    raise
+        t = self.tok
+        if t.kind == "ident" and t.text in ("true", "false"):
+            self.take()
+            return [[BoolLit(t.text == "true", t.loc)]]
+        if t.kind == "ident" and t.text not in _KEYWORDS and self.peek().text == "(":
+            return [[self.atom()]]
+        return [[self.constraint()]]
+
+    def atom(self) -> Atom:
+        name, loc = self.relation_name()
+        if name in _KEYWORDS:
+            self.fail(f"'{name}' is a keyword, not a relation name")
+        self.expect("(")
+        args = []
+        if not self.at(")"):
+            while True:
+                args.append(self.expr())
+                if not self.at(","):
+                    break
+                self.take()
+        self.expect(")")
+        return Atom(name, tuple(args), loc)
+
+    def constraint(self) -> Comparison:
+        t = self.tok
+        if t.kind == "ident" and t.text in ("match", "contains") and self.peek().text == "(":
+            self.take()
+            self.expect("(")
+            a = self.expr()
+            self.expect(",")
+            b = self.expr()
+            self.expect(")")
+            return Comparison(t.text, a, b, t.loc)
+        left = self.expr()
+        op = self.tok
+        if op.kind != "op" or op.text not in _COMPARISONS:
+            self.fail(f"expected a comparison operator, found {self.describe(op)}")
+        self.take()
+        right = self.expr()
+        return Comparison(op.text, left, right, left_loc(left) or t.loc)
+
+    # ---- expressions ----
+    def expr(self, min_prec: int = 0):
+        left = self.unary()
+        while True:
+            t = self.tok
+            op = t.text if t.kind in ("op", "ident") else None
+            prec = INFIX.get(op)
+            if prec is None or prec < min_prec:
+                return left
+            if op == "bshru":
+                self.fail("'bshru' is not supported")
+            self.take()
+            right = self.expr(prec if op == "^" else prec + 1)
+            left = Functor(op, (left, right), t.loc)
+
+    def unary(self):
+        t = self.tok
+        if t.kind == "op" and t.text == "-":
+            self.take()
+            operand = self.expr(PREFIX_PRECEDENCE)
+            if isinstance(operand, NumberLit) and operand.kind != "unsigned":
+                return NumberLit(-operand.value, operand.kind, t.loc)
+            return Functor("neg", (operand,), t.loc)
+        if t.kind == "ident" and t.text in ("bnot", "lnot"):
+            self.take()
+            return Functor(t.text, (self.expr(PREFIX_PRECEDENCE),), t.loc)
+        return self.primary()
+
+    def primary(self):
+        t = self.take()
+        if t.kind == "number":
+            return NumberLit(int(t.text, 0), None, t.loc)
+        if t.kind == "unsigned":
+            return NumberLit(int(t.text[:-1], 0), "unsigned", t.loc)
+        if t.kind == "float":
+            return NumberLit(float(t.text), "float", t.loc)
+        if t.kind == "string":
+            return StringLit(t.text, t.loc)
+        if t.kind == "op" and t.text == "_":
+            return Wildcard(t.loc)
+        if t.kind == "op" and t.text == "(":
+            e = self.expr()
+            self.expect(")")
+            return e
+        if t.kind == "ident":
+            if t.text in _AGGREGATES:
+                return self.aggregate_or_functor(t)
+            if t.text in NAMED:
+                return Functor(t.text, tuple(self.call_args(t)), t.loc)
+            if t.text in ("as", "nil", "ord", "range", "autoinc", "recursive_iteration_cnt"):
+                self.fail(f"'{t.text}' is not supported by sdylog's Datalog front end", t)
+            if t.text in _KEYWORDS:
+                self.fail(f"unexpected '{t.text}'", t)
+            if self.at("("):
+                self.fail(f"'{t.text}' is not a functor; atoms cannot appear inside expressions", t)
+            return Var(t.text, t.loc)
+        if t.kind == "op" and t.text in ("$", "@", "["):
+            self.fail(f"'{t.text}' (counters, user-defined functors, records) is not supported", t)
+        self.fail(f"expected an expression, found {self.describe(t)}", t)
+
+    def call_args(self, name: Token) -> list:
+        self.expect("(")
+        args = []
+        if not self.at(")"):
+            while True:
+                args.append(self.expr())
+                if not self.at(","):
+                    break
+                self.take()
+        self.expect(")")
+        arity = {"strlen": 1, "to_number": 1, "to_string": 1, "to_float": 1, "to_unsigned": 1,
+                 "substr": 3}.get(name.text)
+        if arity is not None and len(args) != arity:
+            self.fail(f"'{name.text}' takes {arity} argument{'s' if arity > 1 else ''}", name)
+        if name.text in ("min", "max") and len(args) < 2 or name.text == "cat" and len(args) < 1:
+            self.fail(f"'{name.text}' needs {'two' if name.text != 'cat' else 'one'} or more arguments", name)
+        return args
+
+    def aggregate_or_functor(self, t: Token):
+        if t.text in ("min", "max") and self.at("("):
+            save = self.pos
+            args = self.call_args_loose()
+            if not self.at(":"):
+                if len(args) < 2:
+                    self.fail(f"'{t.text}' needs two or more arguments", t)
+                return Functor(t.text, tuple(args), t.loc)
+            self.pos = save
+        target = None
+        if t.text != "count":
+            if self.at(":"):
+                self.fail(f"'{t.text}' needs an expression to aggregate before ':'")
+            target = self.expr()
+        elif not self.at(":"):
+            self.fail("expected ':' after 'count'")
+        self.expect(":")
+        if self.at("{"):
+            self.take()
+            bodies = self.disjunction()
+            self.expect("}")
+            if len(bodies) != 1:
+                self.fail("disjunctions in aggregate bodies are not supported", t)
+            body = bodies[0]
+        else:
+            body = [self.atom()]
+        return Aggregate(t.text, target, tuple(body), t.loc)
+
+    def call_args_loose(self) -> list:
+        self.expect("(")
+        args = []
+        if not self.at(")"):
+            while True:
+                args.append(self.expr())
+                if not self.at(","):
+                    break
+                self.take()
+        self.expect(")")
+        return args
+
+
+def left_loc(e) -> Loc | None:
+    """Where an expression starts (its leftmost token)."""
+    while isinstance(e, Functor) and e.op in INFIX:
+        e = e.args[0]
+    return getattr(e, "loc", None)
+
+
+def parse_tokens(tokens: list[Token], eof_loc: Loc) -> ParsedProgram:
+    return Parser(tokens, eof_loc).program()

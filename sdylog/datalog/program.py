@@ -1,0 +1,172 @@
+"""A checked, stratified program: what both engines run."""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, TypeDecl
+from sdylog.datalog.lexer import Loc, Preprocessor, error
+from sdylog.datalog.parser import ParsedProgram, parse_tokens
+from sdylog.datalog.semantics import check_clause
+from sdylog.datalog.stratify import Stratum, stratify
+
+# Parameters of .input/.output that sdylog understands, with Soufflé's meaning.
+_IO_PARAMS = {
+    "input": {"IO": {"file"}, "filename": None, "delimiter": None, "headers": {"true", "false"}},
+    "output": {"IO": {"file", "stdout"}, "filename": None, "delimiter": None, "headers": {"true", "false"},
+               "attributeNames": None},
+    "printsize": {},
+}
+
+
+@dataclass
+class Program:
+    relations: dict[str, RelationDecl]
+    types: dict[str, TypeDecl]
+    clauses: list[Clause]
+    clause_kinds: list[dict[str, str]]
+    directives: list[IODirective]
+    strata: list[Stratum]
+    files: list[str] = field(default_factory=list)
+    name: str = "<program>"
+
+    def directives_of(self, kind: str) -> list[IODirective]:
+        return [d for d in self.directives if d.kind == kind]
+
+    @cached_property
+    def inputs(self) -> list[str]:
+        return _unique(d.relation for d in self.directives_of("input"))
+
+    @cached_property
+    def outputs(self) -> list[str]:
+        return _unique(d.relation for d in self.directives_of("output"))
+
+    @cached_property
+    def derived(self) -> list[str]:
+        """Relations with clauses (rules or inline facts), in declaration order."""
+        heads = {c.head.relation for c in self.clauses}
+        return [r for r in self.relations if r in heads]
+
+    @cached_property
+    def fingerprint(self) -> str:
+        from sdylog.datalog.printer import print_program
+        return hashlib.sha256(print_program(self).encode()).hexdigest()
+
+    def relation(self, name: str) -> RelationDecl:
+        decl = self.relations.get(name)
+        if decl is None:
+            raise error(None, f"relation '{name}' is not declared in {self.name}")
+        return decl
+
+
+def _unique(items):
+    seen, out = set(), []
+    for x in items:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def load_program(path: str, include_dirs: list[str] | None = None) -> Program:
+    """Read, check and stratify a program file (with its includes)."""
+    pp = Preprocessor(include_dirs)
+    display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+    tokens = pp.tokens_of_file(path, display)
+    return _build(tokens, pp, display)
+
+
+def parse_program(text: str, filename: str = "<string>", include_dirs: list[str] | None = None) -> Program:
+    """Check and stratify a program given as text (includes resolve from the
+    current directory and include_dirs)."""
+    pp = Preprocessor(include_dirs)
+    tokens = pp.tokens_of_text(text, filename)
+    return _build(tokens, pp, filename)
+
+
+def _build(tokens, pp: Preprocessor, name: str) -> Program:
+    last = tokens[-1].loc if tokens else Loc(name, 1, 1)
+    parsed = parse_tokens(tokens, Loc(last.file, last.line, last.col + 1))
+    types = _resolve_types(parsed)
+    relations = _declare(parsed, types)
+    directives = _directives(parsed, relations)
+    clauses = []
+    for i, rule in enumerate(parsed.rules):
+        for head in rule.heads:
+            for body in rule.bodies:
+                clauses.append(Clause(head, tuple(body), rule.loc, i))
+    kinds = [check_clause(c, relations) for c in clauses]
+    strata = stratify(list(relations), clauses)
+    return Program(relations, types, clauses, kinds, directives, strata, pp.files, name)
+
+
+def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:
+    defs = {}
+    for t in parsed.types:
+        if t.name in defs or t.name in KINDS:
+            raise error(t.loc, f"type '{t.name}' is defined twice")
+        defs[t.name] = t
+    out: dict[str, TypeDecl] = {}
+
+    def kind_of(name: str, loc: Loc, trail: tuple) -> str:
+        if name in KINDS:
+            return name
+        if name in out:
+            return out[name].kind
+        t = defs.get(name)
+        if t is None:
+            raise error(loc, f"unknown type '{name}'")
+        if name in trail:
+            raise error(t.loc, f"type '{name}' is defined in terms of itself")
+        ks = {kind_of(b, bl, trail + (name,)) for b, bl in t.bases}
+        if len(ks) > 1:
+            raise error(t.loc, f"union type '{name}' mixes {' and '.join(sorted(ks))}")
+        out[name] = TypeDecl(name, ks.pop(), tuple(b for b, _ in t.bases), t.subset, t.loc)
+        return out[name].kind
+
+    for t in parsed.types:
+        kind_of(t.name, t.loc, ())
+    return {t.name: out[t.name] for t in parsed.types}
+
+
+def _declare(parsed: ParsedProgram, types: dict[str, TypeDecl]) -> dict[str, RelationDecl]:
+    rels: dict[str, RelationDecl] = {}
+    for d in parsed.decls:
+        cols = []
+        seen = set()
+        for cname, tname, tloc in d.columns:
+            if cname in seen:
+                raise error(tloc, f"column '{cname}' is declared twice")
+            seen.add(cname)
+            kind = tname if tname in KINDS else types[tname].kind if tname in types else None
+            if kind is None:
+                raise error(tloc, f"unknown type '{tname}'")
+            cols.append(Column(cname, tname, kind))
+        for name, loc in d.names:
+            if name in rels:
+                raise error(loc, f"relation '{name}' is declared twice (first at {rels[name].loc})")
+            rels[name] = RelationDecl(name, tuple(cols), loc)
+    return rels
+
+
+def _directives(parsed: ParsedProgram, rels: dict[str, RelationDecl]) -> list[IODirective]:
+    out = []
+    for d in parsed.decls:
+        for q in d.qualifiers:
+            if q in _IO_PARAMS:
+                out.extend(IODirective(q, n, {}, loc) for n, loc in d.names)
+    for d in parsed.directives:
+        allowed = _IO_PARAMS[d.kind]
+        for k, v in d.params.items():
+            if k not in allowed:
+                raise error(d.loc, f"'.{d.kind}' parameter '{k}' is not supported")
+            if allowed[k] is not None and v not in allowed[k]:
+                raise error(d.loc, f"'.{d.kind}' parameter {k}={v} is not supported "
+                            f"(supported: {', '.join(sorted(allowed[k]))})")
+        for name, loc in d.names:
+            if name not in rels:
+                raise error(loc, f"relation '{name}' is not declared")
+            out.append(IODirective(d.kind, name, dict(d.params), loc))
+    return out

@@ -1,0 +1,375 @@
+"""Checks Soufflé makes before running a program: declared relations, arities,
+grounded variables, wildcards only in atoms, and value kinds (number, unsigned,
+float, symbol) of every variable and expression."""
+from __future__ import annotations
+
+from sdylog.datalog.ast import (FLOAT, INFIX, NUMBER, NUMERIC, SYMBOL, UNSIGNED, Aggregate, Atom,
+                                Clause, Comparison, Functor, Negation, NumberLit, RelationDecl, StringLit,
+                                Var, Wildcard)
+from sdylog.datalog.lexer import error
+
+FLEX = "integer literal"   # an integer literal: number, unsigned or float as context asks
+
+
+def atoms_of(literals, include_aggregates: bool = True):
+    """(atom, negative?) of every atom in literals, aggregate bodies included
+    (an aggregate's atoms count as negative dependencies: they must be complete)."""
+    for lit in literals:
+        if isinstance(lit, Atom):
+            yield lit, False
+            yield from _aggregate_atoms(lit.args, include_aggregates)
+        elif isinstance(lit, Negation):
+            yield lit.atom, True
+            yield from _aggregate_atoms(lit.atom.args, include_aggregates)
+        elif isinstance(lit, Comparison):
+            yield from _aggregate_atoms((lit.left, lit.right), include_aggregates)
+
+
+def _aggregate_atoms(exprs, include):
+    if not include:
+        return
+    for agg in aggregates_in(exprs):
+        for atom, _ in atoms_of(agg.body):
+            yield atom, True
+
+
+def aggregates_in(exprs):
+    """Aggregates directly in expressions (not those nested in aggregate bodies)."""
+    for e in exprs:
+        if isinstance(e, Aggregate):
+            yield e
+        elif isinstance(e, Functor):
+            yield from aggregates_in(e.args)
+
+
+def literal_exprs(lit) -> tuple:
+    if isinstance(lit, Atom):
+        return lit.args
+    if isinstance(lit, Negation):
+        return lit.atom.args
+    if isinstance(lit, Comparison):
+        return (lit.left, lit.right)
+    return ()
+
+
+def var_occurrences(x, out: list, skip=None):
+    """Every Var in x (aggregate bodies included) except inside `skip`."""
+    if x is skip:
+        return
+    if isinstance(x, Var):
+        out.append(x)
+    elif isinstance(x, Functor):
+        for a in x.args:
+            var_occurrences(a, out, skip)
+    elif isinstance(x, Aggregate):
+        if x.target is not None:
+            var_occurrences(x.target, out, skip)
+        for lit in x.body:
+            var_occurrences(lit, out, skip)
+    elif isinstance(x, (Atom, Negation, Comparison)):
+        for e in literal_exprs(x):
+            var_occurrences(e, out, skip)
+
+
+def injected(agg: Aggregate, scope_items, outer: set[str]) -> set[str]:
+    """Variables of an aggregate that come from outside it: those occurring
+    elsewhere in the enclosing scope (or bound further out)."""
+    elsewhere: list[Var] = []
+    for item in scope_items:
+        var_occurrences(item, elsewhere, skip=agg)
+    outside = {v.name for v in elsewhere} | outer
+    inside: list[Var] = []
+    var_occurrences(agg, inside)
+    return {v.name for v in inside} & outside
+
+
+def needed(expr, scope_items, outer) -> list[Var]:
+    """Variables that must be grounded before expr can be computed."""
+    out: list[Var] = []
+    _needed(expr, scope_items, outer, out)
+    return out
+
+
+def _needed(e, scope_items, outer, out):
+    if isinstance(e, Var):
+        out.append(e)
+    elif isinstance(e, Functor):
+        for a in e.args:
+            _needed(a, scope_items, outer, out)
+    elif isinstance(e, Aggregate):
+        names = injected(e, scope_items, outer)
+        occ: list[Var] = []
+        var_occurrences(e, occ)
+        out.extend(v for v in occ if v.name in names)
+
+
+def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[str]:
+    """Raise for the first ungrounded variable; return the grounded names."""
+    items = list(body) + list(extra_exprs)
+    grounded = set(outer)
+    for lit in body:
+        if isinstance(lit, Atom):
+            grounded.update(a.name for a in lit.args if isinstance(a, Var))
+    changed = True
+    while changed:
+        changed = False
+        for lit in body:
+            if isinstance(lit, Comparison) and lit.op == "=":
+                for a, b in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(a, Var) and a.name not in grounded and \
+                            not _has_wildcard(b) and all(v.name in grounded for v in needed(b, items, outer)):
+                        grounded.add(a.name)
+                        changed = True
+
+    def require(expr, where):
+        for v in needed(expr, items, outer):
+            if v.name not in grounded:
+                raise error(v.loc, f"variable '{v.name}' is ungrounded in {where}")
+
+    for e in extra_exprs:
+        require(e, what_extra)
+    for lit in body:
+        if isinstance(lit, Atom):
+            for a in lit.args:
+                require(a, "an argument of an atom")
+        elif isinstance(lit, Negation):
+            for a in lit.atom.args:
+                require(a, f"the negation of '{lit.atom.relation}'")
+        elif isinstance(lit, Comparison):
+            require(lit.left, "a constraint")
+            require(lit.right, "a constraint")
+    for lit in body:
+        for agg in aggregates_in(literal_exprs(lit)):
+            inner_outer = injected(agg, items, outer)
+            check_grounded(agg.body, [agg.target] if agg.target is not None else [], inner_outer,
+                           "the aggregated expression")
+    for e in extra_exprs:
+        for agg in aggregates_in([e]):
+            inner_outer = injected(agg, items, outer)
+            check_grounded(agg.body, [agg.target] if agg.target is not None else [], inner_outer,
+                           "the aggregated expression")
+    return grounded
+
+
+def _has_wildcard(e) -> bool:
+    if isinstance(e, Wildcard):
+        return True
+    if isinstance(e, Functor):
+        return any(_has_wildcard(a) for a in e.args)
+    return False
+
+
+def check_wildcards(clause: Clause):
+    for a in clause.head.args:
+        _no_wildcard(a, "the head of a rule")
+    _check_body_wildcards(clause.body)
+
+
+def _check_body_wildcards(body):
+    for lit in body:
+        args = literal_exprs(lit)
+        for a in args:
+            if isinstance(lit, (Atom, Negation)) and isinstance(a, Wildcard):
+                continue
+            _no_wildcard(a, "an expression" if isinstance(lit, (Atom, Negation)) else "a constraint")
+            for agg in aggregates_in([a]):
+                _check_body_wildcards(agg.body)
+                if agg.target is not None:
+                    _no_wildcard(agg.target, "an aggregated expression")
+
+
+def _no_wildcard(e, where):
+    if isinstance(e, Wildcard):
+        raise error(e.loc, f"'_' cannot be used in {where}")
+    if isinstance(e, Functor):
+        for a in e.args:
+            _no_wildcard(a, where)
+    if isinstance(e, Aggregate) and where == "the head of a rule":
+        raise error(e.loc, "aggregates are not supported in rule heads; bind one to a variable "
+                    "in the body (x = count : { ... })")
+
+
+def check_atoms(clause: Clause, relations: dict[str, RelationDecl]):
+    atoms = [(clause.head, False)] + list(atoms_of(clause.body))
+    for atom, _ in atoms:
+        decl = relations.get(atom.relation)
+        if decl is None:
+            raise error(atom.loc, f"relation '{atom.relation}' is not declared")
+        if len(atom.args) != decl.arity:
+            raise error(atom.loc, f"'{atom.relation}' has {decl.arity} column{'s' if decl.arity != 1 else ''}, "
+                        f"used here with {len(atom.args)}")
+
+
+# ---------------- kinds ----------------
+
+class KindChecker:
+    """Infers the kind of each variable of a clause and checks every use."""
+
+    def __init__(self, clause: Clause, relations: dict[str, RelationDecl]):
+        self.clause = clause
+        self.rels = relations
+        self.kinds: dict[str, str] = {}
+        self.where: dict[str, object] = {}
+
+    def run(self) -> dict[str, str]:
+        atoms = [(self.clause.head, False)] + list(atoms_of(self.clause.body))
+        for atom, _ in atoms:
+            for arg, col in zip(atom.args, self.rels[atom.relation].columns):
+                if isinstance(arg, Var):
+                    self.bind(arg, col.kind)
+        comparisons = list(self._comparisons(self.clause.body))
+        changed = True
+        while changed:
+            changed = False
+            for c in comparisons:
+                for a, b in ((c.left, c.right), (c.right, c.left)):
+                    if isinstance(a, Var) and a.name not in self.kinds:
+                        k = self.kind(b, soft=True)
+                        if k not in (None, FLEX):
+                            self.bind(a, k)
+                            changed = True
+        for c in comparisons:
+            for a, b in ((c.left, c.right), (c.right, c.left)):
+                if isinstance(a, Var) and a.name not in self.kinds and self.kind(b, soft=True) == FLEX:
+                    self.bind(a, NUMBER)
+        for atom, _ in atoms:
+            for arg, col in zip(atom.args, self.rels[atom.relation].columns):
+                if not isinstance(arg, Wildcard):
+                    self.expect(arg, col.kind, f"column '{col.name}' of '{atom.relation}'")
+        for c in comparisons:
+            self.comparison(c)
+        return self.kinds
+
+    def _comparisons(self, body):
+        for lit in body:
+            for e in literal_exprs(lit):
+                for agg in self._all_aggregates(e):
+                    yield from self._comparisons(agg.body)
+            if isinstance(lit, Comparison):
+                yield lit
+
+    def _all_aggregates(self, e):
+        for agg in aggregates_in([e]):
+            yield agg
+            if agg.target is not None:
+                yield from self._all_aggregates(agg.target)
+
+    def bind(self, v: Var, kind: str):
+        old = self.kinds.get(v.name)
+        if old is None:
+            self.kinds[v.name] = kind
+            self.where[v.name] = v
+        elif old != kind:
+            first = self.where[v.name]
+            raise error(v.loc, f"variable '{v.name}' is used as {kind} here but as {old} at {first.loc}")
+
+    def comparison(self, c: Comparison):
+        if c.op in ("match", "contains"):
+            self.expect(c.left, SYMBOL, f"the first argument of '{c.op}'")
+            self.expect(c.right, SYMBOL, f"the second argument of '{c.op}'")
+            return
+        lk, rk = self.kind(c.left), self.kind(c.right)
+        if FLEX in (lk, rk):
+            other = rk if lk == FLEX else lk
+            if other == SYMBOL:
+                raise error(c.loc, "cannot compare a number with a symbol")
+            return
+        if lk != rk:
+            raise error(c.loc, f"cannot compare {lk} with {rk}")
+
+    def expect(self, e, kind: str, where: str):
+        k = self.kind(e)
+        if k == kind or (k == FLEX and kind in NUMERIC):
+            return
+        raise error(getattr(e, "loc", self.clause.loc),
+                    f"{where} is {kind}, given {'a number' if k == FLEX else k}")
+
+    def kind(self, e, soft: bool = False) -> str | None:
+        """The kind of an expression (FLEX for integer literals and expressions of them)."""
+        if isinstance(e, Var):
+            k = self.kinds.get(e.name)
+            if k is None and not soft:
+                raise error(e.loc, f"cannot tell the type of variable '{e.name}'")
+            return k
+        if isinstance(e, NumberLit):
+            return e.kind or FLEX
+        if isinstance(e, StringLit):
+            return SYMBOL
+        if isinstance(e, Aggregate):
+            return self._aggregate(e, soft)
+        if isinstance(e, Functor):
+            return self._functor(e, soft)
+        return None
+
+    def _aggregate(self, a: Aggregate, soft):
+        if a.op == "count":
+            return NUMBER
+        k = self.kind(a.target, soft)
+        if k is None:
+            return None
+        if a.op == "mean":
+            if k not in NUMERIC and k != FLEX:
+                raise error(a.loc, "'mean' needs a numeric expression")
+            return FLOAT
+        if a.op == "sum" and k not in NUMERIC and k != FLEX:
+            raise error(a.loc, "'sum' needs a numeric expression")
+        return NUMBER if k == FLEX else k
+
+    def _functor(self, f: Functor, soft):
+        op = f.op
+        args = [self.kind(a, soft) for a in f.args]
+        if soft and None in args:
+            known = [k for k in args if k not in (None, FLEX)]
+            if op in INFIX or op in ("neg", "min", "max") and known:
+                return known[0] if known else None
+            return {"cat": SYMBOL, "substr": SYMBOL, "to_string": SYMBOL, "strlen": NUMBER,
+                    "to_number": NUMBER, "to_float": FLOAT, "to_unsigned": UNSIGNED}.get(op)
+        if op in ("cat",):
+            for a in f.args:
+                self.expect(a, SYMBOL, "an argument of 'cat'")
+            return SYMBOL
+        if op == "strlen":
+            self.expect(f.args[0], SYMBOL, "the argument of 'strlen'")
+            return NUMBER
+        if op == "substr":
+            self.expect(f.args[0], SYMBOL, "the first argument of 'substr'")
+            self.expect(f.args[1], NUMBER, "the second argument of 'substr'")
+            self.expect(f.args[2], NUMBER, "the third argument of 'substr'")
+            return SYMBOL
+        if op == "to_number":
+            if args[0] == SYMBOL:
+                return NUMBER
+            if args[0] in (FLOAT, UNSIGNED, NUMBER, FLEX):
+                return NUMBER
+        if op == "to_string":
+            if args[0] in NUMERIC or args[0] == FLEX:
+                return SYMBOL
+            raise error(f.loc, f"'to_string' needs a number, given {args[0]}")
+        if op == "to_float":
+            if args[0] in NUMERIC or args[0] == FLEX:
+                return FLOAT
+            raise error(f.loc, f"'to_float' needs a number, given {args[0]}")
+        if op == "to_unsigned":
+            if args[0] in NUMERIC or args[0] == FLEX:
+                return UNSIGNED
+            raise error(f.loc, f"'to_unsigned' needs a number, given {args[0]}")
+        # arithmetic, bitwise, logical, min/max: operands of one kind
+        known = {k for k in args if k != FLEX}
+        if len(known) > 1:
+            raise error(f.loc, f"operands of '{op}' have different types: {', '.join(sorted(known))}")
+        k = known.pop() if known else FLEX
+        if op in ("min", "max"):
+            return k
+        if k == SYMBOL:
+            raise error(f.loc, f"'{op}' needs numbers, given a symbol")
+        if k == FLOAT and op in ("%", "band", "bor", "bxor", "bnot", "bshl", "bshr"):
+            raise error(f.loc, f"'{op}' needs integers, given a float")
+        return k
+
+
+def check_clause(clause: Clause, relations: dict[str, RelationDecl]) -> dict[str, str]:
+    """All checks of one clause; returns the kinds of its variables."""
+    check_atoms(clause, relations)
+    check_wildcards(clause)
+    check_grounded(clause.body, clause.head.args, set(), "the head of a rule")
+    return KindChecker(clause, relations).run()

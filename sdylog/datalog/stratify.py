@@ -1,0 +1,102 @@
+"""Strata: strongly connected components of the relation dependency graph in
+evaluation order; negation or aggregation inside a component is an error."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sdylog.datalog.ast import Clause
+from sdylog.datalog.lexer import error
+from sdylog.datalog.semantics import atoms_of
+
+
+@dataclass
+class Stratum:
+    relations: tuple[str, ...]     # derived here (in declaration order)
+    clauses: tuple[int, ...]       # indices into Program.clauses whose head is here
+    recursive: bool                # some clause reads a relation of this stratum
+
+
+def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative; components come out dependencies-first
+    when edges point from a relation to the relations it reads."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on_stack.discard(x)
+                    comp.append(x)
+                    if x == node:
+                        break
+                out.append(comp)
+    return out
+
+
+def stratify(relation_order: list[str], clauses: list[Clause]) -> list[Stratum]:
+    reads: dict[str, set[str]] = {r: set() for r in relation_order}
+    for c in clauses:
+        for atom, _ in atoms_of(c.body):
+            reads[c.head.relation].add(atom.relation)
+    position = {r: i for i, r in enumerate(relation_order)}
+    comps = _components(relation_order, reads)
+    comp_of = {r: i for i, comp in enumerate(comps) for r in comp}
+    by_head: dict[str, list[int]] = {}
+    for i, c in enumerate(clauses):
+        by_head.setdefault(c.head.relation, []).append(i)
+    strata = []
+    for ci, comp in enumerate(comps):
+        rels = sorted(comp, key=position.get)
+        idx = sorted(i for r in rels for i in by_head.get(r, ()))
+        recursive = False
+        for i in idx:
+            c = clauses[i]
+            for atom, negative in atoms_of(c.body):
+                if comp_of[atom.relation] != ci:
+                    continue
+                recursive = True
+                if negative:
+                    what = "negates" if _is_negated(c, atom) else "aggregates over"
+                    raise error(atom.loc, f"cannot stratify: the rule for '{c.head.relation}' at "
+                                f"{c.loc.file}:{c.loc.line} {what} '{atom.relation}', which depends on "
+                                f"'{c.head.relation}' (a cycle through "
+                                f"{'negation' if what == 'negates' else 'aggregation'})")
+        if idx:
+            strata.append(Stratum(tuple(rels), tuple(idx), recursive))
+    return strata
+
+
+def _is_negated(clause: Clause, atom) -> bool:
+    from sdylog.datalog.ast import Negation
+    return any(isinstance(l, Negation) and l.atom is atom for l in clause.body)
