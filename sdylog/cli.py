@@ -16,6 +16,7 @@ from sdylog.ir.diagnostics import SdylogError
 
 # subcommand -> "module:click_command". Keep alphabetical.
 COMMANDS = {
+    "datalog": "sdylog.datalog.command:datalog",
     "opt": "sdylog.passes.command:opt",
 }
 

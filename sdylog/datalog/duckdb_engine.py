@@ -32,6 +32,11 @@ class DuckDBEngine(Engine):
         self.rules: list[tuple[Program, int]] = []
         self.iterations: dict[str, int] = {}               # relation -> loop iterations of its stratum (last run)
 
+    def explain(self, relation: str, values: tuple, max_depth: int = 100):
+        """The derivation tree of a tuple (needs provenance=True)."""
+        from sdylog.datalog.explain import explain
+        return explain(self, relation, values, max_depth)
+
     # ---- driver ----
     def _evaluate(self, program: Program, strata: list[Stratum]) -> None:
         import duckdb

@@ -117,8 +117,10 @@ class Engine:
             script.append(f"DELETE FROM {rel.edb_table}")
         self.con.execute(";\n".join(script))
 
-    def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None) -> None:
-        """Add facts from a Soufflé facts file (one tuple a line, no quoting)."""
+    def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None,
+                  skip_header: bool = False, as_result: bool = False) -> None:
+        """Add facts from a Soufflé facts file (one tuple a line, no quoting).
+        `as_result`: tuples an evaluation produced (not kept as loaded facts)."""
         import duckdb
 
         rel = self.stored(relation)
@@ -127,8 +129,8 @@ class Engine:
             raise error(None, f"cannot open fact file '{display or path}' of relation '{relation}'")
         if decl.arity == 0:
             with open(path, encoding="utf-8") as f:
-                if any(line.strip() for line in f):
-                    self._insert_facts(rel, f"SELECT TRUE AS {UNIT_COLUMN}")
+                if any(line.strip() for line in list(f)[int(skip_header):]):
+                    self._insert_facts(rel, f"SELECT TRUE AS {UNIT_COLUMN}", as_result)
             return
         if os.path.getsize(path) == 0:
             return
@@ -137,17 +139,17 @@ class Engine:
         sel = ", ".join(f"COALESCE(c{i}, '') AS c{i}" if c.kind == "symbol" else f"c{i}"
                         for i, c in enumerate(decl.columns))
         src = (f"SELECT {sel} FROM read_csv({_sql_str(path)}, delim={_sql_str(delimiter)}, header=false, "
-               f"quote='', escape='', auto_detect=false, new_line='\\n', columns={{{spec}}})")
+               f"quote='', escape='', auto_detect=false, skip={int(skip_header)}, columns={{{spec}}})")
         try:
-            self._insert_facts(rel, src)
+            self._insert_facts(rel, src, as_result)
         except duckdb.Error as e:
             raise _csv_error(e, display or path, relation) from None
 
-    def _insert_facts(self, rel: StoredRelation, select_sql: str) -> None:
+    def _insert_facts(self, rel: StoredRelation, select_sql: str, as_result: bool = False) -> None:
         cols = column_list(rel.decl.arity)
         prov = ", -1 AS _rule, 0 AS _height" if self.provenance else ""
         script = []
-        for table in filter(None, (rel.table, rel.edb_table)):
+        for table in filter(None, (rel.table, None if as_result else rel.edb_table)):
             script.append(f"INSERT INTO {table} SELECT DISTINCT {cols}{prov} FROM ({select_sql}) AS s "
                           f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS e WHERE "
                           + " AND ".join(f"e.{c} = s.{c}" for c in columns(rel.decl.arity)) + ")")

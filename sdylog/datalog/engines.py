@@ -1,0 +1,37 @@
+"""Choosing an engine: the embedded DuckDB one, or Soufflé where installed."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from sdylog.datalog.lexer import error
+
+ENGINES = ("duckdb", "souffle")
+
+
+def souffle_path() -> str | None:
+    return shutil.which("souffle")
+
+
+def available_engines() -> list[str]:
+    return ["duckdb"] + (["souffle"] if souffle_path() else [])
+
+
+def default_engine(provenance: bool = False) -> str:
+    """$SDYLOG_ENGINE if set; else Soufflé when it is on PATH (and no
+    provenance is asked for, which only the embedded engine records)."""
+    chosen = os.environ.get("SDYLOG_ENGINE")
+    if chosen:
+        return chosen
+    return "souffle" if souffle_path() and not provenance else "duckdb"
+
+
+def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):
+    name = engine or default_engine(provenance)
+    if name == "duckdb":
+        from sdylog.datalog.duckdb_engine import DuckDBEngine
+        return DuckDBEngine(program, provenance=provenance)
+    if name == "souffle":
+        from sdylog.datalog.souffle_engine import SouffleEngine
+        return SouffleEngine(program, provenance=provenance)
+    raise error(None, f"unknown Datalog engine '{name}' (choose from {', '.join(ENGINES)})")

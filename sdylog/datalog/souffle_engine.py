@@ -1,0 +1,103 @@
+"""Soufflé as a backend: the program is printed back as Soufflé text,
+compiled once per content hash with `souffle -o` (cached under
+~/.cache/sdylog/souffle), and run with `-j` = cores, facts through `-F`/`-D`.
+Relations live in the same DuckDB store as the embedded engine's."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+from sdylog.datalog.engine import Engine, _sql_str
+from sdylog.datalog.engines import souffle_path
+from sdylog.datalog.lexer import error
+from sdylog.datalog.printer import print_program, quote
+from sdylog.datalog.program import Program
+from sdylog.datalog.semantics import atoms_of
+from sdylog.datalog.sql import column_list
+
+
+def cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sdylog", "souffle")
+
+
+def souffle_version(exe: str) -> str:
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def compiled(text: str, exe: str | None = None) -> str:
+    """Path of the executable Soufflé compiles `text` to (built once per text)."""
+    exe = exe or souffle_path()
+    if exe is None:
+        raise error(None, "the souffle engine needs `souffle` on PATH")
+    key = hashlib.sha256((souffle_version(exe) + "\0" + text).encode()).hexdigest()[:24]
+    d = os.path.join(cache_dir(), key)
+    binary = os.path.join(d, "program")
+    if os.path.isfile(binary):
+        return binary
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "program.dl")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(text)
+    tmp = tempfile.mkdtemp(dir=d)
+    res = subprocess.run([exe, "-o", os.path.join(tmp, "program"), src], capture_output=True, text=True,
+                         cwd=tmp)
+    if res.returncode != 0 or not os.path.isfile(os.path.join(tmp, "program")):
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise error(None, f"souffle could not compile the program:\n{res.stderr.strip()}")
+    os.replace(os.path.join(tmp, "program"), binary)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return binary
+
+
+def run_binary(binary: str, facts_dir: str, out_dir: str) -> str:
+    res = subprocess.run([binary, "-F", facts_dir, "-D", out_dir, "-j", str(os.cpu_count() or 1)],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise error(None, f"the souffle program failed (exit {res.returncode}):\n{res.stderr.strip()}")
+    return res.stdout
+
+
+class SouffleEngine(Engine):
+    name = "souffle"
+
+    def __init__(self, program: Program | None = None, *, provenance: bool = False):
+        if provenance:
+            raise error(None, "provenance (explain) needs the duckdb engine")
+        if souffle_path() is None:
+            raise error(None, "the souffle engine needs `souffle` on PATH")
+        super().__init__(program)
+
+    def explain(self, relation, values, max_depth=100):
+        raise error(None, "explain needs the duckdb engine made with provenance=True")
+
+    def _evaluate(self, program: Program, strata) -> None:
+        derived = [r for s in strata for r in s.relations]
+        reads = set()
+        for s in strata:
+            for ci in s.clauses:
+                reads.update(a.relation for a, _ in atoms_of(program.clauses[ci].body))
+        feed = [r for r in program.relations
+                if (r in reads and r not in derived) or (r in derived and self.stored(r).edb_table)]
+        io = [f'.input {r}(IO=file, filename={quote(r + ".facts")}, delimiter="\\t")' for r in feed]
+        io += [f'.output {r}(IO=file, filename={quote(r + ".csv")}, delimiter="\\t")' for r in derived]
+        binary = compiled(print_program(program, io))
+        with tempfile.TemporaryDirectory(prefix="sdylog-souffle-") as d:
+            for r in feed:
+                rel = self.stored(r)
+                src = rel.edb_table if r in derived else rel.table
+                path = os.path.join(d, r + ".facts")
+                if rel.decl.arity == 0:
+                    with open(path, "w") as f:
+                        f.write("()\n" if self.con.execute(f"SELECT count(*) FROM {src}").fetchone()[0] else "")
+                    continue
+                self.con.execute(f"COPY (SELECT {column_list(rel.decl.arity)} FROM {src}) TO {_sql_str(path)} "
+                                 f"(DELIMITER '\t', HEADER false, QUOTE '', ESCAPE '')")
+            run_binary(binary, d, d)
+            for r in derived:
+                self.con.execute(f"DELETE FROM {self.table(r)}")
+                self.load_file(r, os.path.join(d, r + ".csv"), as_result=True)
