@@ -35,9 +35,29 @@ _P = "sdylog.passes."
 
 # flag name -> PassInfo. Keep alphabetical.
 PASSES: dict[str, PassInfo] = {
+    "sdy-constant-or-scalar-splitter": PassInfo(
+        _P + "constant_or_scalar_splitter:run", {},
+        "Give each use of a constant sub-computation or scalar broadcast its own copy."),
+    "sdy-convert-global-to-local": PassInfo(
+        _P + "convert_global_to_local:run",
+        {"per-dim-all-gather": False, "combine-multi-dimension-reduce-scatter": False,
+         "enable-rgv3": False, "replica-count": 1, "partition-count": 1},
+        "Turn a global program with explicit collectives into the per-device program."),
+    "sdy-drop-sharding-and-mesh": PassInfo(
+        _P + "drop_sharding_and_mesh:run", {},
+        "Remove every sdy.sharding and sdy.mesh."),
+    "sdy-lift-inlined-meshes": PassInfo(
+        _P + "lift_inlined_meshes:run", {},
+        "Replace meshes inlined in shardings by (deduplicated) sdy.mesh symbols."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
+    "sdy-propagate-sharding-from-func-to-call": PassInfo(
+        _P + "propagate_sharding_from_func_to_call:run", {},
+        "Give calls without result shardings their callee's result shardings."),
+    "sdy-remove-size-one-axes": PassInfo(
+        _P + "remove_size_one_axes:run", {},
+        "Drop axes of size 1 from every sharding."),
 }
 
 

@@ -1,0 +1,77 @@
+"""Op traits Shardy's passes ask about that the Python bindings cannot query:
+element-wise, pure (no side effect, safe to duplicate or drop), constant-like.
+
+The tables list the StableHLO / CHLO ops declared with MLIR's `Elementwise`
+or StableHLO's `BroadcastingElementwise` trait (StablehloOps.td, ChloOps.td).
+"""
+from __future__ import annotations
+
+from sdylog.ir.rewrite import as_operation, is_static_shaped, static_shape
+
+_STABLEHLO_ELEMENTWISE = (
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "complex", "convert", "cosine",
+    "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag",
+    "is_finite", "log", "log_plus_one", "logistic", "maximum", "minimum", "multiply", "negate",
+    "not", "or", "popcnt", "power", "real", "remainder", "round_nearest_afz",
+    "round_nearest_even", "rsqrt", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh",
+    "uniform_dequantize", "uniform_quantize", "xor",
+    # Elementwise declared on the op itself, and broadcasting element-wise ops.
+    "compare", "reduce_precision", "clamp", "select",
+)
+_CHLO_ELEMENTWISE = (
+    "_asin_acos_kernel", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bessel_i1e",
+    "conj", "cosh", "digamma", "erf", "erf_inv", "erfc", "is_inf", "is_neg_inf", "is_pos_inf",
+    "lgamma", "sinh", "square", "tan",
+    "broadcast_add", "broadcast_and", "broadcast_atan2", "broadcast_compare",
+    "broadcast_complex", "broadcast_divide", "broadcast_maximum", "broadcast_minimum",
+    "broadcast_multiply", "broadcast_next_after", "broadcast_or", "broadcast_polygamma",
+    "broadcast_power", "broadcast_remainder", "broadcast_shift_left",
+    "broadcast_shift_right_arithmetic", "broadcast_shift_right_logical",
+    "broadcast_subtract", "broadcast_xor", "broadcast_zeta", "broadcast_select",
+)
+ELEMENTWISE_OPS = frozenset([f"stablehlo.{n}" for n in _STABLEHLO_ELEMENTWISE]
+                            + [f"chlo.{n}" for n in _CHLO_ELEMENTWISE])
+
+# Shardy treats its own value-preserving ops as element-wise for propagation.
+_SDY_ELEMENTWISE = frozenset({"sdy.propagation_barrier", "sdy.sharding_constraint", "sdy.reshard"})
+
+# Ops without memory effects that are speculatable once their shapes are static.
+_PURE_OPS = ELEMENTWISE_OPS | frozenset({
+    "stablehlo.constant", "stablehlo.iota", "stablehlo.broadcast_in_dim", "stablehlo.broadcast",
+    "stablehlo.reshape", "stablehlo.slice", "stablehlo.bitcast_convert", "stablehlo.transpose",
+    "stablehlo.concatenate", "stablehlo.pad", "stablehlo.reverse", "stablehlo.dot",
+    "stablehlo.dot_general", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice",
+    "stablehlo.get_tuple_element", "stablehlo.tuple", "stablehlo.optimization_barrier",
+    "stablehlo.replica_id", "stablehlo.partition_id", "stablehlo.return",
+    "sdy.constant", "sdy.reshard", "sdy.propagation_barrier", "sdy.return", "func.return",
+})
+
+CONSTANT_LIKE_OPS = frozenset({"stablehlo.constant", "chlo.constant", "arith.constant"})
+
+
+def is_elementwise(op) -> bool:
+    """Shardy's isElementwise: element-wise traits, a bitcast-convert that keeps
+    the shape (equal bit widths), and sdy's barrier, constraint and reshard."""
+    op = as_operation(op)
+    name = op.name
+    if name in ELEMENTWISE_OPS or name in _SDY_ELEMENTWISE:
+        return True
+    if name == "stablehlo.bitcast_convert":
+        return static_shape(op.operands[0].type) == static_shape(op.results[0].type)
+    return False
+
+
+def is_pure(op) -> bool:
+    """MLIR's isPure for the ops we know: no memory effect, and (for StableHLO's
+    conditionally speculatable ops) static shapes everywhere."""
+    op = as_operation(op)
+    if op.name not in _PURE_OPS:
+        return False
+    if op.name.startswith("stablehlo.") or op.name.startswith("chlo."):
+        return all(is_static_shaped(v.type) for v in list(op.operands) + list(op.results))
+    return True
+
+
+def is_constant_like(op) -> bool:
+    return as_operation(op).name in CONSTANT_LIKE_OPS

@@ -1,0 +1,213 @@
+"""Small IR-mutation helpers over jaxlib's MLIR bindings: values and their
+owners, insertion points, replacing and moving ops, inlining regions, and
+warnings.
+
+The bindings hand out a new Python object for every access, but equality and
+hashing follow the underlying IR object, so ops and values can key dicts.
+"""
+from __future__ import annotations
+
+import sys
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.diagnostics import format_location
+
+
+def as_operation(op) -> ir.Operation:
+    return op.operation if hasattr(op, "operation") else op
+
+
+# --- values --------------------------------------------------------------------
+def is_block_argument(value) -> bool:
+    return isinstance(value.owner, ir.Block)
+
+
+def defining_op(value) -> ir.Operation | None:
+    """The op that produces `value`, None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else as_operation(owner)
+
+
+def owning_op(value) -> ir.Operation:
+    """The defining op, or for a block argument the op whose region holds the block."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return as_operation(owner.owner)
+    return as_operation(owner)
+
+
+def result_number(value) -> int:
+    return ir.OpResult(value).result_number
+
+
+def arg_number(value) -> int:
+    return ir.BlockArgument(value).arg_number
+
+
+def uses(value) -> list[tuple[ir.Operation, int]]:
+    """(user op, operand number) for every use, in use-list order."""
+    return [(as_operation(u.owner), u.operand_number) for u in value.uses]
+
+
+def users(value) -> list[ir.Operation]:
+    return [op for op, _ in uses(value)]
+
+
+def single_user(value) -> ir.Operation | None:
+    """The user when `value` has exactly one use."""
+    us = uses(value)
+    return us[0][0] if len(us) == 1 else None
+
+
+def has_no_uses(value) -> bool:
+    return next(iter(value.uses), None) is None
+
+
+def parent_block(value) -> ir.Block:
+    owner = value.owner
+    return owner if isinstance(owner, ir.Block) else as_operation(owner).block
+
+
+def is_static_shaped(type_) -> bool:
+    """A shaped type with a known rank and no dynamic dimension (not a token)."""
+    return static_shape(type_) is not None
+
+
+def _is_shaped(type_) -> bool:
+    try:
+        ir.ShapedType(type_)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def tensor_rank(type_) -> int:
+    """The rank of a shaped type, 0 for anything else (tokens, tuples)."""
+    if _is_shaped(type_):
+        t = ir.ShapedType(type_)
+        return t.rank if t.has_rank else 0
+    return 0
+
+
+def static_shape(type_) -> tuple[int, ...] | None:
+    """The shape of a statically shaped type, None otherwise."""
+    if not _is_shaped(type_):
+        return None
+    t = ir.ShapedType(type_)
+    if not t.has_rank or not t.has_static_shape:
+        return None
+    return tuple(t.shape)
+
+
+def is_scalar(value) -> bool:
+    """A ranked tensor of rank 0."""
+    if not _is_shaped(value.type):
+        return False
+    t = ir.ShapedType(value.type)
+    return t.has_rank and t.rank == 0
+
+
+# --- insertion points and moving ---------------------------------------------
+def ip_after_value(value) -> ir.InsertionPoint:
+    """Right after the op defining `value`, or at the start of its block."""
+    op = defining_op(value)
+    if op is None:
+        return ir.InsertionPoint.at_block_begin(value.owner)
+    return ip_after_op(op)
+
+
+def ip_after_op(op) -> ir.InsertionPoint:
+    op = as_operation(op)
+    nxt = next_op(op)
+    return ir.InsertionPoint(nxt) if nxt is not None else ir.InsertionPoint(op.block)
+
+
+def next_op(op) -> ir.Operation | None:
+    """The op after `op` in its block, None at the end."""
+    op = as_operation(op)
+    found = False
+    for other in op.block.operations:
+        if found:
+            return as_operation(other)
+        if as_operation(other) == op:
+            found = True
+    return None
+
+
+def move_after_value(op, value) -> None:
+    """Move `op` right after the definition of `value` (start of block for an argument)."""
+    op = as_operation(op)
+    d = defining_op(value)
+    if d is not None:
+        op.move_after(d)
+        return
+    block = value.owner
+    first = next(iter(block.operations), None)
+    if first is None:
+        op.detach_from_parent()
+        ir.InsertionPoint(block).insert(op)
+    elif as_operation(first) != op:
+        op.move_before(first)
+
+
+def replace_op(op, new_values) -> None:
+    """Replace every use of the op's results with `new_values`, then erase it."""
+    op = as_operation(op)
+    for old, new in zip(op.results, new_values, strict=True):
+        if old != new:
+            old.replace_all_uses_with(new)
+    op.erase()
+
+
+def create_op(name: str, results=(), operands=(), attributes=None, regions: int = 0,
+              loc=None, ip=None) -> ir.Operation:
+    """A generic op built with `ir.Operation.create` at `ip` (detached if ip is False)."""
+    return ir.Operation.create(name, results=list(results), operands=list(operands),
+                               attributes=dict(attributes or {}), regions=regions,
+                               loc=loc, ip=ip)
+
+
+def attributes_of(op) -> dict:
+    """Every attribute of the op (inherent and discardable), by name."""
+    return dict(as_operation(op).attributes.items())
+
+
+# Inherent attributes (the op's own, as opposed to discardable ones like
+# `sdy.sharding`) of the ops whose discardable attributes passes carry over.
+INHERENT_ATTRIBUTES = {
+    "func.call": frozenset({"callee", "arg_attrs", "res_attrs", "no_inline"}),
+    "sdy.named_computation": frozenset({"name", "in_shardings", "out_shardings"}),
+    "sdy.sharding_constraint": frozenset({"sharding"}),
+    "sdy.reshard": frozenset({"sharding"}),
+}
+
+
+def discardable_attributes(op) -> dict:
+    """The op's attributes that are not inherent to it (MLIR's discardable ones)."""
+    op = as_operation(op)
+    inherent = INHERENT_ATTRIBUTES.get(op.name, frozenset())
+    return {k: v for k, v in op.attributes.items() if k not in inherent}
+
+
+def replace_terminator(block: ir.Block, new_name: str) -> ir.Operation:
+    """Replace the block's terminator with `new_name` (same operands and location)."""
+    old = as_operation(list(block.operations)[-1])
+    new = create_op(new_name, operands=list(old.operands), loc=old.location,
+                    ip=ir.InsertionPoint(block))
+    old.erase()
+    return new
+
+
+def move_region_blocks(src: ir.Region, dst: ir.Region) -> None:
+    """Move every block of `src` to the end of `dst` (MLIR's takeBody when dst is empty)."""
+    for block in list(src.blocks):
+        block.append_to(dst)
+
+
+# --- diagnostics ---------------------------------------------------------------
+def emit_warning(op_or_loc, message: str, filename: str | None = None) -> None:
+    """A `file:line:col: warning: message` line on stderr, as MLIR prints warnings."""
+    loc = op_or_loc.location if hasattr(op_or_loc, "location") else op_or_loc
+    where = format_location(loc, filename)
+    sys.stderr.write(f"{where}: warning: {message}\n" if where else f"warning: {message}\n")

@@ -1,0 +1,640 @@
+"""Where shardings live in the IR, read and written the way Shardy does.
+
+A value's sharding sits in different places depending on who owns the value:
+a function argument's in `arg_attrs`, a `sdy.sharding_constraint`'s in its
+`sharding`, a data-flow op's (while, case, optimization barrier, named and
+manual computation) in the op's owner shardings, any other op result's in
+the op's `sdy.sharding` per-value list. `get_sharding` / `set_sharding`
+hide that; `walk_shardings` / `transform_shardings` visit every sharding in
+a module once, in the order Shardy's sharding walker does.
+
+Shardings are `#sdy.sharding` attributes (ir.Attribute); None means "none".
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
+
+from sdylog.ir.rewrite import (as_operation, defining_op, owning_op, result_number,
+                               single_user, tensor_rank)
+from sdylog.ir.walk import walk_ops
+from sdylog.model.axis import AxisRef
+from sdylog.model.mesh import Mesh
+from sdylog.model.sharding import DimSharding, TensorSharding
+
+SHARDING = "sdy.sharding"
+SHARDING_RULE = "sdy.sharding_rule"
+ORIGINAL_FUNC_NAME = "sdy.original_func_name"
+FUNC_MANUAL_AXES = "sdy.func_manual_axes"
+EXECUTION_THREAD = "execution_thread"
+
+COLLECTIVE_OPS = frozenset(f"sdy.{n}" for n in (
+    "all_gather", "all_slice", "all_to_all", "collective_permute", "all_reduce",
+    "reduce_scatter", "sharded_to_unreduced", "replicated_to_unreduced"))
+
+
+# --- sharding attributes --------------------------------------------------------
+def per_value(attr) -> list:
+    """The shardings of a `#sdy.sharding_per_value` (as attributes)."""
+    return list(sdy.TensorShardingPerValueAttr(attr).shardings)
+
+
+def per_value_attr(shardings) -> ir.Attribute:
+    return sdy.TensorShardingPerValueAttr.get(list(shardings))
+
+
+def mesh_or_ref(sharding) -> ir.Attribute:
+    return sdy.TensorShardingAttr(sharding).mesh_or_ref
+
+
+def mesh_name(sharding) -> str | None:
+    m = mesh_or_ref(sharding)
+    return m.value if isinstance(m, ir.FlatSymbolRefAttr) else None
+
+
+def fully_replicated(mesh_ref, rank: int, closed: bool) -> ir.Attribute:
+    """`<mesh, [{}, ...]>` (closed) or `<mesh, [{?}, ...]>` (open) on a mesh
+    reference or inlined mesh attribute."""
+    dim = sdy.DimensionShardingAttr.get([], closed)
+    return sdy.TensorShardingAttr.get(mesh_ref, [dim] * rank, [], [])
+
+
+def fully_open_like(sharding) -> ir.Attribute:
+    s = sdy.TensorShardingAttr(sharding)
+    return fully_replicated(s.mesh_or_ref, len(s.dimension_shardings), closed=False)
+
+
+def fully_closed_like(sharding) -> ir.Attribute:
+    s = sdy.TensorShardingAttr(sharding)
+    return fully_replicated(s.mesh_or_ref, len(s.dimension_shardings), closed=True)
+
+
+def open_shardings_with(types, index: int, sharding) -> list:
+    """Fully open shardings for `types` on the mesh of `sharding`, with
+    `sharding` itself at `index`."""
+    ref = mesh_or_ref(sharding)
+    out = [fully_replicated(ref, tensor_rank(t), closed=False) for t in types]
+    out[index] = sharding
+    return out
+
+
+class Meshes:
+    """The module's `sdy.mesh` symbols, to resolve a sharding's mesh."""
+
+    def __init__(self, module: ir.Module):
+        self.attrs: dict[str, ir.Attribute] = {}
+        for op in module.body.operations:
+            if op.operation.name == "sdy.mesh":
+                name = ir.StringAttr(op.attributes["sym_name"]).value
+                self.attrs[name] = op.attributes["mesh"]
+        self._models: dict[str, Mesh] = {}
+
+    def attr_of(self, sharding) -> ir.Attribute | None:
+        """The mesh attribute of a sharding (None for an unknown symbol)."""
+        m = mesh_or_ref(sharding)
+        if isinstance(m, ir.FlatSymbolRefAttr):
+            return self.attrs.get(m.value)
+        return m
+
+    def named(self, name: str) -> Mesh | None:
+        if name not in self._models and name in self.attrs:
+            self._models[name] = Mesh.from_attr(self.attrs[name])
+        return self._models.get(name)
+
+    def of_ref(self, ref) -> Mesh | None:
+        """The mesh of a mesh reference or inlined mesh attribute."""
+        if isinstance(ref, ir.FlatSymbolRefAttr):
+            return self.named(ref.value)
+        return Mesh.from_attr(ref)
+
+    def of(self, sharding) -> Mesh | None:
+        """The mesh of a sharding (None for an unknown symbol)."""
+        return self.of_ref(mesh_or_ref(sharding))
+
+
+# --- function arguments and results ----------------------------------------------
+def _attr_dicts(func, key: str, count: int) -> list[dict]:
+    func = as_operation(func)
+    if key not in func.attributes:
+        return [{} for _ in range(count)]
+    return [{n.name: n.attr for n in ir.DictAttr(d)} for d in ir.ArrayAttr(func.attributes[key])]
+
+
+def _set_attr_dicts(func, key: str, dicts: list[dict]) -> None:
+    func = as_operation(func)
+    if all(not d for d in dicts):
+        if key in func.attributes:
+            del func.attributes[key]
+        return
+    func.attributes[key] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in dicts])
+
+
+def _num_inputs(func) -> int:
+    return len(ir.FunctionType(ir.TypeAttr(as_operation(func).attributes["function_type"]).value).inputs)
+
+
+def _num_results(func) -> int:
+    return len(ir.FunctionType(ir.TypeAttr(as_operation(func).attributes["function_type"]).value).results)
+
+
+def func_type(func) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(as_operation(func).attributes["function_type"]).value)
+
+
+def func_arg_attr(func, index: int, name: str):
+    return _attr_dicts(func, "arg_attrs", _num_inputs(func))[index].get(name)
+
+
+def set_func_arg_attr(func, index: int, name: str, value) -> None:
+    """Set (or with None remove) one attribute of one argument."""
+    dicts = _attr_dicts(func, "arg_attrs", _num_inputs(func))
+    if value is None:
+        dicts[index].pop(name, None)
+    else:
+        dicts[index][name] = value
+    _set_attr_dicts(func, "arg_attrs", dicts)
+
+
+def func_result_attr(func, index: int, name: str):
+    return _attr_dicts(func, "res_attrs", _num_results(func))[index].get(name)
+
+
+def set_func_result_attr(func, index: int, name: str, value) -> None:
+    dicts = _attr_dicts(func, "res_attrs", _num_results(func))
+    if value is None:
+        dicts[index].pop(name, None)
+    else:
+        dicts[index][name] = value
+    _set_attr_dicts(func, "res_attrs", dicts)
+
+
+def func_arg_shardings(func) -> list:
+    return [d.get(SHARDING) for d in _attr_dicts(func, "arg_attrs", _num_inputs(func))]
+
+
+def func_result_shardings(func) -> list:
+    return [d.get(SHARDING) for d in _attr_dicts(func, "res_attrs", _num_results(func))]
+
+
+def func_result_sharding(func, index: int):
+    return func_result_attr(func, index, SHARDING)
+
+
+def set_func_result_sharding(func, index: int, sharding) -> None:
+    set_func_result_attr(func, index, SHARDING, sharding)
+
+
+def _first_non_maximal_mesh_ref(shardings, meshes: Meshes):
+    for s in shardings:
+        if s is not None:
+            mesh = meshes.of(s)
+            if mesh is None or not mesh.is_maximal:
+                return mesh_or_ref(s)
+    return None
+
+
+def func_arg_shardings_or_open(func, meshes: Meshes) -> list | None:
+    """Shardy's getFuncArgShardings: None unless some argument has a sharding on a
+    non-maximal mesh; then every argument's sharding, fully open where missing."""
+    return _shardings_or_open(func_arg_shardings(func), func_type(func).inputs, meshes)
+
+
+def func_result_shardings_or_open(func, meshes: Meshes) -> list | None:
+    """Like func_arg_shardings_or_open, for the results."""
+    return _shardings_or_open(func_result_shardings(func), func_type(func).results, meshes)
+
+
+def _shardings_or_open(shardings, types, meshes: Meshes) -> list | None:
+    ref = _first_non_maximal_mesh_ref(shardings, meshes)
+    if ref is None:
+        return None
+    return [s if s is not None else fully_replicated(ref, tensor_rank(t), closed=False)
+            for s, t in zip(shardings, types)]
+
+
+# --- ops' own sharding lists -----------------------------------------------------
+def op_shardings(op) -> list:
+    """The op's `sdy.sharding` per-value list ([] when absent)."""
+    op = as_operation(op)
+    return per_value(op.attributes[SHARDING]) if SHARDING in op.attributes else []
+
+
+def set_op_shardings(op, shardings) -> None:
+    if shardings:
+        as_operation(op).attributes[SHARDING] = per_value_attr(shardings)
+
+
+def _optional_attr(op, name):
+    op = as_operation(op)
+    return op.attributes[name] if name in op.attributes else None
+
+
+# --- manual computations -----------------------------------------------------------
+def manual_axes(op) -> list[str]:
+    return list(sdy.ManualAxesAttr(as_operation(op).attributes["manual_axes"]))
+
+
+def _first_free_index(axes, manual: list[str]) -> int:
+    i = 0
+    while i < len(axes) and axes[i].name in manual:
+        i += 1
+    return i
+
+
+def erase_manual_axes(sharding, manual: list[str]):
+    """The sharding seen inside a manual computation: manual axes (a prefix of each
+    dimension, and in replicated/unreduced) dropped."""
+    if not manual:
+        return sharding
+    return _erase_axes(sharding, manual, keep_manual=False)
+
+
+def erase_free_axes(sharding, manual: list[str]):
+    return _erase_axes(sharding, manual, keep_manual=True)
+
+
+def _erase_axes(sharding, manual, keep_manual: bool):
+    t = TensorSharding.from_attr(sharding)
+    dims = []
+    for d in t.dims:
+        k = _first_free_index(d.axes, manual)
+        dims.append(DimSharding(d.axes[:k] if keep_manual else d.axes[k:], d.is_closed, d.priority))
+    free = [a for a in t.replicated if a.name not in manual]
+    unreduced = [a for a in t.unreduced if a.name not in manual]
+    return TensorSharding(t.mesh, tuple(dims), tuple(free), tuple(unreduced)).to_attr()
+
+
+def add_free_axes(outer, new, manual: list[str]):
+    """Shardy's addFreeAxesToManualComputationSharding: the manual prefix of
+    `outer` followed by the axes of `new`, with `new`'s open/closed and
+    priority, and `new`'s replicated and unreduced axes."""
+    base = TensorSharding.from_attr(erase_free_axes(outer, manual))
+    n = TensorSharding.from_attr(new)
+    dims = [DimSharding(b.axes + d.axes, d.is_closed, d.priority) for b, d in zip(base.dims, n.dims)]
+    dims += list(base.dims[len(dims):])
+    return TensorSharding(n.mesh, tuple(dims), n.replicated, n.unreduced).to_attr()
+
+
+# --- data-flow ops ------------------------------------------------------------------
+DATA_FLOW_OPS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier",
+                           "sdy.named_computation", "sdy.manual_computation"})
+_REGION_OPS = frozenset({"sdy.named_computation", "sdy.manual_computation"})
+
+
+def is_data_flow_op(op) -> bool:
+    return as_operation(op).name in DATA_FLOW_OPS
+
+
+def _body(op) -> ir.Block:
+    return as_operation(op).regions[0].blocks[0]
+
+
+def _terminator(block) -> ir.Operation:
+    return as_operation(list(block.operations)[-1])
+
+
+def block_arg_owners(op) -> list:
+    """Block arguments that own a data-flow edge (named / manual computation bodies)."""
+    op = as_operation(op)
+    if op.name in _REGION_OPS:
+        return list(_body(op).arguments)
+    return []
+
+
+def result_owners(op) -> list:
+    return list(as_operation(op).results)
+
+
+def block_arg_owner_shardings(op) -> list:
+    op = as_operation(op)
+    if op.name == "sdy.named_computation":
+        a = _optional_attr(op, "in_shardings")
+        return per_value(a) if a is not None else []
+    if op.name == "sdy.manual_computation":
+        manual = manual_axes(op)
+        return [erase_manual_axes(s, manual) for s in per_value(op.attributes["in_shardings"])]
+    return []
+
+
+def set_block_arg_owner_shardings(op, shardings) -> None:
+    op = as_operation(op)
+    if op.name == "sdy.named_computation":
+        op.attributes["in_shardings"] = per_value_attr(shardings)
+    elif op.name == "sdy.manual_computation":
+        manual = manual_axes(op)
+        outer = per_value(op.attributes["in_shardings"])
+        op.attributes["in_shardings"] = per_value_attr(
+            [add_free_axes(o, n, manual) for o, n in zip(outer, shardings, strict=True)])
+
+
+def result_owner_shardings(op) -> list:
+    op = as_operation(op)
+    if op.name in _REGION_OPS:
+        a = _optional_attr(op, "out_shardings")
+        return per_value(a) if a is not None else []
+    return op_shardings(op)
+
+
+def set_result_owner_shardings(op, shardings) -> None:
+    op = as_operation(op)
+    if op.name in _REGION_OPS:
+        op.attributes["out_shardings"] = per_value_attr(shardings)
+    else:
+        set_op_shardings(op, shardings)
+
+
+def edge_owner_from_target(op, target):
+    """The owner of the edge `target` (a result or block argument of `op`) is on."""
+    op = as_operation(op)
+    if op.name == "stablehlo.while" and isinstance(target.owner, ir.Block):
+        return op.results[ir.BlockArgument(target).arg_number]
+    return target
+
+
+def edge_owner_from_source(op, user, operand_number: int):
+    """The owner of the edge whose source is operand `operand_number` of `user`
+    (the data-flow op itself or the terminator of one of its blocks)."""
+    op = as_operation(op)
+    user = as_operation(user)
+    if op.name in _REGION_OPS and user == op:
+        return _body(op).arguments[operand_number]
+    return op.results[operand_number]
+
+
+def edge_sources(op, owner) -> list:
+    """The values flowing into the edge of `owner`."""
+    op = as_operation(op)
+    if op.name in _REGION_OPS:
+        if isinstance(owner.owner, ir.Block):
+            return [op.operands[ir.BlockArgument(owner).arg_number]]
+        return [_terminator(_body(op)).operands[result_number(owner)]]
+    i = result_number(owner)
+    if op.name == "stablehlo.while":
+        return [op.operands[i], _terminator(op.regions[1].blocks[0]).operands[i]]
+    if op.name == "stablehlo.case":
+        return [_terminator(r.blocks[0]).operands[i] for r in op.regions]
+    return [op.operands[i]]
+
+
+def non_owner_targets(op, owner) -> list:
+    op = as_operation(op)
+    if op.name == "stablehlo.while":
+        i = result_number(owner)
+        return [op.regions[0].blocks[0].arguments[i], op.regions[1].blocks[0].arguments[i]]
+    return []
+
+
+def keeps_owner_shardings_divisible(op) -> bool:
+    return as_operation(op).name == "sdy.manual_computation"
+
+
+def _edge_owner_sharding(op, owner):
+    if isinstance(owner.owner, ir.Block):
+        lst, i = block_arg_owner_shardings(op), ir.BlockArgument(owner).arg_number
+    else:
+        lst, i = result_owner_shardings(op), result_number(owner)
+    return lst[i] if lst else None
+
+
+def _set_edge_owner_sharding(op, owner, sharding) -> None:
+    if isinstance(owner.owner, ir.Block):
+        lst, i = block_arg_owner_shardings(op), ir.BlockArgument(owner).arg_number
+        if not lst:
+            lst = open_shardings_with([v.type for v in block_arg_owners(op)], i, sharding)
+        else:
+            lst[i] = sharding
+        set_block_arg_owner_shardings(op, lst)
+    else:
+        lst, i = result_owner_shardings(op), result_number(owner)
+        if not lst:
+            lst = open_shardings_with([v.type for v in result_owners(op)], i, sharding)
+        else:
+            lst[i] = sharding
+        set_result_owner_shardings(op, lst)
+
+
+# --- data-flow edges ------------------------------------------------------------------
+def data_flow_edge_of_owner(owner) -> ir.Operation | None:
+    """The `sdy.data_flow_edge` on `owner`: its single user, if that is one."""
+    if owner is None:
+        return None
+    user = single_user(owner)
+    return user if user is not None and user.name == "sdy.data_flow_edge" else None
+
+
+def data_flow_edge_of_target(target) -> ir.Operation | None:
+    """DataFlowEdgeOp::lookup(target)."""
+    op = owning_op(target)
+    if not is_data_flow_op(op):
+        return None
+    return data_flow_edge_of_owner(edge_owner_from_target(op, target))
+
+
+def data_flow_edge_of_source(user, operand_number: int) -> ir.Operation | None:
+    """DataFlowEdgeOp::lookup(source operand)."""
+    user = as_operation(user)
+    op = as_operation(user.parent) if user.has_trait(ir.IsTerminatorTrait) else user
+    if not is_data_flow_op(op):
+        return None
+    return data_flow_edge_of_owner(edge_owner_from_source(op, user, operand_number))
+
+
+# --- a value's sharding -------------------------------------------------------------
+def shardable_value(value):
+    """The value whose sharding stands for `value` (Shardy's getShardableValue), or
+    None for block arguments nothing can shard (e.g. a reduce body's scalars)."""
+    edge = data_flow_edge_of_target(value)
+    if edge is not None:
+        return edge.results[0]
+    if not isinstance(value.owner, ir.Block):
+        return value
+    op = owning_op(value)
+    if op.name == "func.func":
+        return value
+    if is_data_flow_op(op):
+        return edge_owner_from_target(op, value)
+    if op.name == "stablehlo.async_start":
+        return op.operands[ir.BlockArgument(value).arg_number]
+    return None
+
+
+def get_sharding(value):
+    value = shardable_value(value)
+    if value is None:
+        return None
+    op = owning_op(value)
+    name = op.name
+    if name == "func.func":
+        return func_arg_attr(op, ir.BlockArgument(value).arg_number, SHARDING)
+    if name in ("sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"):
+        return _optional_attr(op, "sharding")
+    if name in COLLECTIVE_OPS:
+        return op.attributes["out_sharding"]
+    if is_data_flow_op(op):
+        return _edge_owner_sharding(op, value)
+    lst = op_shardings(op)
+    return lst[result_number(value)] if lst else None
+
+
+def set_sharding(value, sharding) -> None:
+    value = shardable_value(value)
+    if value is None:
+        return
+    op = owning_op(value)
+    name = op.name
+    if name == "func.func":
+        set_func_arg_attr(op, ir.BlockArgument(value).arg_number, SHARDING, sharding)
+    elif name in ("sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"):
+        op.attributes["sharding"] = sharding
+    elif name in COLLECTIVE_OPS:
+        op.attributes["out_sharding"] = sharding
+    elif is_data_flow_op(op):
+        _set_edge_owner_sharding(op, value, sharding)
+    else:
+        replace_sharding_at(op, result_number(value), sharding)
+
+
+def replace_sharding_at(op, index: int, sharding) -> None:
+    """Set result `index`'s entry of the op's `sdy.sharding`, creating fully open
+    entries for the other results when the op has none."""
+    op = as_operation(op)
+    lst = op_shardings(op)
+    if lst:
+        lst[index] = sharding
+    else:
+        lst = open_shardings_with([r.type for r in op.results], index, sharding)
+    set_op_shardings(op, lst)
+
+
+def get_or_create_sharding(value, mesh_ref, closed_if_missing: bool = False):
+    s = get_sharding(value)
+    if s is not None:
+        return s
+    return fully_replicated(mesh_ref, tensor_rank(value.type), closed_if_missing)
+
+
+# --- visiting every sharding ------------------------------------------------------------
+@dataclass(frozen=True)
+class FuncResult:
+    """A function result, which has no Value of its own."""
+    func: ir.Operation
+    index: int
+
+
+ShardingFn = Callable[[ir.Attribute, object], ir.Attribute]
+
+
+def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None) -> None:
+    """Replace every sharding S under `root` by fn(S, value-or-FuncResult), in
+    Shardy's order: pre-order over ops; a function's arguments then results; a
+    manual computation's in then out shardings; other data-flow ops' block
+    argument then result owners; any other op's result shardings."""
+    _walk(root, fn, on_op, transform=True)
+
+
+def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Callable | None = None) -> None:
+    """Call fn(S, value-or-FuncResult) on every sharding, in transform_shardings' order."""
+    def consume(s, v):
+        fn(s, v)
+        return s
+    _walk(root, consume, on_op, transform=False)
+
+
+def _walk(root, fn, on_op, transform: bool) -> None:
+    for op in walk_ops(root):
+        if on_op is not None:
+            on_op(op)
+        name = op.name
+        if name == "func.func":
+            _walk_func(op, fn, transform)
+        elif name == "sdy.manual_computation":
+            _walk_list(op, "in_shardings", list(_body(op).arguments), fn, transform)
+            _walk_list(op, "out_shardings", list(op.results), fn, transform)
+        elif is_data_flow_op(op):
+            _walk_owner_lists(op, fn, transform)
+        elif len(op.results) == 1:
+            value = op.results[0]
+            s = get_sharding(value)
+            if s is not None:
+                new = fn(s, value)
+                if transform and new != s:
+                    set_sharding(value, new)
+        else:
+            lst = op_shardings(op)
+            if not lst:
+                continue
+            values = list(op.results) or [None]
+            new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
+            if transform:
+                set_op_shardings(op, new)
+
+
+def _walk_func(func, fn, transform: bool) -> None:
+    args = list(func.regions[0].blocks[0].arguments) if func.regions[0].blocks else None
+    for key, count, target in (("arg_attrs", _num_inputs(func), "arg"), ("res_attrs", _num_results(func), "res")):
+        dicts = _attr_dicts(func, key, count)
+        changed = False
+        for i, d in enumerate(dicts):
+            s = d.get(SHARDING)
+            if s is None:
+                continue
+            where = (args[i] if args is not None else None) if target == "arg" else FuncResult(func, i)
+            new = fn(s, where)
+            if transform and new != s:
+                d[SHARDING] = new
+                changed = True
+        if changed:
+            _set_attr_dicts(func, key, dicts)
+
+
+def _walk_list(op, attr_name, values, fn, transform: bool) -> None:
+    a = _optional_attr(op, attr_name)
+    if a is None:
+        return
+    lst = per_value(a)
+    if not lst:
+        return
+    if not values:
+        values = [None]
+    new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
+    if transform:
+        op.attributes[attr_name] = per_value_attr(new)
+
+
+def _walk_owner_lists(op, fn, transform: bool) -> None:
+    for get, put, owners in ((block_arg_owner_shardings, set_block_arg_owner_shardings, block_arg_owners(op)),
+                             (result_owner_shardings, set_result_owner_shardings, result_owners(op))):
+        lst = get(op)
+        if not lst:
+            continue
+        values = owners or [None]
+        new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
+        if transform:
+            put(op, new)
+
+
+# --- small conversions ------------------------------------------------------------------
+def axis_refs(attrs) -> list[AxisRef]:
+    return [AxisRef.from_attr(a) for a in attrs]
+
+
+def is_fully_closed(sharding) -> bool:
+    return all(sdy.DimensionShardingAttr(d).is_closed for d in sdy.TensorShardingAttr(sharding).dimension_shardings)
+
+
+def unreduced_axes(sharding) -> list:
+    return list(sdy.TensorShardingAttr(sharding).unreduced_axes)
+
+
+def with_unreduced(sharding, unreduced) -> ir.Attribute:
+    s = sdy.TensorShardingAttr(sharding)
+    return sdy.TensorShardingAttr.get(s.mesh_or_ref, list(s.dimension_shardings),
+                                      list(s.replicated_axes), list(unreduced))
+
+
+def value_defining_name(value) -> str | None:
+    op = defining_op(value)
+    return op.name if op is not None else None

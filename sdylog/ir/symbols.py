@@ -1,0 +1,213 @@
+"""Module-level symbols: a symbol table that names clones as MLIR does, symbol
+DCE, and the call graph orders Shardy walks functions and calls in.
+
+We keep our own table instead of `ir.SymbolTable`: inserting a detached op
+through the binding's table leaves the op owned by Python (it is freed twice).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.rewrite import as_operation
+from sdylog.ir.walk import walk_ops
+
+SYM_NAME = "sym_name"
+
+
+def symbol_name_of(op) -> str | None:
+    op = as_operation(op)
+    if SYM_NAME not in op.attributes:
+        return None
+    return ir.StringAttr(op.attributes[SYM_NAME]).value
+
+
+class SymbolTable:
+    """The symbols directly in a module, with MLIR's renaming on insert: a taken
+    name gets `_N` appended, N from one counter shared by all inserts."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.ops: dict[str, ir.Operation] = {}
+        for op in module.body.operations:
+            name = symbol_name_of(op)
+            if name is not None:
+                self.ops[name] = as_operation(op)
+        self._counter = 0
+
+    def lookup(self, name: str) -> ir.Operation | None:
+        return self.ops.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.ops
+
+    def append_clone(self, op) -> ir.Operation:
+        """A deep copy of `op` at the end of the module, not yet in the table;
+        `insert_at_end` it once its body is final. (Shardy clones detached ops;
+        the bindings need the copy attached to keep ownership straight.)"""
+        return as_operation(op).clone(ip=ir.InsertionPoint(self.module.body))
+
+    def insert_at_end(self, op) -> str:
+        """Move `op` to the end of the module and `insert` it: what MLIR's
+        SymbolTable::insert does with a detached op."""
+        op = as_operation(op)
+        last = as_operation(list(self.module.body.operations)[-1])
+        if last != op:
+            op.move_after(last)
+        return self.insert(op)
+
+    def insert(self, op) -> str:
+        """Register `op` (already in the module body) under a unique name: its own
+        if free, else `name_N`. Returns the name it got."""
+        op = as_operation(op)
+        name = symbol_name_of(op)
+        if self.ops.get(name, op) == op:
+            self.ops[name] = op
+            return name
+        while True:
+            candidate = f"{name}_{self._counter}"
+            self._counter += 1
+            if candidate not in self.ops:
+                break
+        op.attributes[SYM_NAME] = ir.StringAttr.get(candidate)
+        self.ops[candidate] = op
+        return candidate
+
+    def erase(self, op) -> None:
+        op = as_operation(op)
+        name = symbol_name_of(op)
+        if name is not None and self.ops.get(name) == op:
+            del self.ops[name]
+        op.erase()
+
+
+# --- symbol references ---------------------------------------------------------
+def _refs_in_attr(attr) -> Iterator[str]:
+    if isinstance(attr, ir.FlatSymbolRefAttr):
+        yield attr.value
+    elif isinstance(attr, ir.SymbolRefAttr):
+        yield str(attr).split("::")[0].lstrip("@").strip('"')
+    elif isinstance(attr, ir.ArrayAttr):
+        for a in attr:
+            yield from _refs_in_attr(a)
+    elif isinstance(attr, ir.DictAttr):
+        for named in attr:
+            yield from _refs_in_attr(named.attr)
+
+
+def symbol_refs(op) -> Iterator[str]:
+    """Root names of the symbols referenced by `op` and the ops nested in it
+    (through builtin attributes: func.call callees, custom_call
+    called_computations, composite decompositions)."""
+    for inner in walk_ops(op):
+        for _name, attr in inner.attributes.items():
+            yield from _refs_in_attr(attr)
+
+
+def symbol_dce(module: ir.Module) -> None:
+    """MLIR's `symbol-dce` on a top-level module: erase private symbols that
+    no live op references (transitively from the non-private symbols and the
+    non-symbol ops)."""
+    symbols = {}
+    worklist = []
+    live = set()
+    for op in module.body.operations:
+        op = as_operation(op)
+        name = symbol_name_of(op)
+        if name is None:
+            worklist.append(op)
+            continue
+        symbols[name] = op
+        if not _is_private(op):
+            live.add(op)
+            worklist.append(op)
+    while worklist:
+        op = worklist.pop()
+        for ref in symbol_refs(op):
+            target = symbols.get(ref)
+            if target is not None and target not in live:
+                live.add(target)
+                worklist.append(target)
+    for op in list(symbols.values()):
+        if op not in live:
+            op.erase()
+
+
+def _is_private(op) -> bool:
+    vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+    return vis is not None and ir.StringAttr(vis).value == "private"
+
+
+# --- call graph ------------------------------------------------------------------
+def _func_ops(module: ir.Module) -> list[ir.Operation]:
+    return [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def _has_body(func) -> bool:
+    return len(func.regions[0].blocks) > 0
+
+
+def _calls_in(func) -> list[ir.Operation]:
+    return [op for op in walk_ops(func) if op.name == "func.call"]
+
+
+def callee_name(call) -> str:
+    return ir.FlatSymbolRefAttr(as_operation(call).attributes["callee"]).value
+
+
+def funcs_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
+    """Functions with a body in post order of MLIR's CallGraph (callees before
+    callers): a depth-first search from the external caller node, whose
+    children are all functions in module order; a function's children are its
+    callees in the order of their first call."""
+    funcs = [f for f in _func_ops(module) if _has_body(f)]
+    by_name = {symbol_name_of(f): f for f in funcs}
+    visited: set = set()
+    order: list[ir.Operation] = []
+
+    def children(f):
+        seen = []
+        for call in _calls_in(f):
+            callee = by_name.get(callee_name(call))
+            if callee is not None and callee not in seen:
+                seen.append(callee)
+        return seen
+
+    for root in funcs:
+        if root in visited:
+            continue
+        visited.add(root)
+        stack = [(root, iter(children(root)))]
+        while stack:
+            node, it = stack[-1]
+            child = next(it, None)
+            if child is None:
+                stack.pop()
+                order.append(node)
+            elif child not in visited:
+                visited.add(child)
+                stack.append((child, iter(children(child))))
+    return order
+
+
+def funcs_in_call_graph_pre_order(module: ir.Module) -> list[ir.Operation]:
+    """Reverse of the post order: callers before callees."""
+    return list(reversed(funcs_in_call_graph_post_order(module)))
+
+
+def calls_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
+    """Every func.call, function by function in call-graph post order, in
+    program order within a function. (Collected up front: passes that rewrite
+    calls change the bodies they walk.)"""
+    return [call for f in funcs_in_call_graph_post_order(module) for call in _calls_in(f)]
+
+
+def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = None) -> ir.Operation:
+    """The `func.func` named `name`, or an error at `user` (Shardy dies here)."""
+    from sdylog.ir.diagnostics import error_at
+
+    op = symbols.lookup(name)
+    if op is None or op.name != "func.func":
+        raise error_at(user, f"Failed to lookup function: {name}", filename)
+    return op

@@ -1,0 +1,213 @@
+"""-sdy-constant-or-scalar-splitter: give every use of a constant sub-computation
+or scalar broadcast a copy of its own.
+
+Uses of one constant should not share a sharding just because they share the
+constant. First every `stablehlo.constant` becomes a `sdy.constant` (which
+folding will not merge back). Then, function by function in call-graph post
+order (named computations inside a function first, innermost first):
+
+* a constant expression is a constant or iota, or a pure broadcast, reshape,
+  slice or element-wise op (or a call / named computation whose body has only
+  such ops) all of whose operands are constant expressions;
+* a scalar expansion is a broadcast of a rank-0 tensor;
+* each operand of any other op that is produced by either gets a fresh clone
+  of the whole producing sub-computation (rank-0 values are never cloned),
+  placed right before the original producer, with its sharding groups;
+* the originals, now unused (or used only by sharding groups), are erased.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.op_properties import is_elementwise, is_pure
+from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_op, is_scalar, replace_op, users
+from sdylog.ir.shardings import ORIGINAL_FUNC_NAME
+from sdylog.ir.symbols import (SymbolTable, callee_name, funcs_in_call_graph_post_order,
+                               lookup_func, symbol_name_of)
+from sdylog.ir.walk import walk_ops
+
+_SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
+
+
+def original_func_name(func) -> str:
+    func = as_operation(func)
+    if ORIGINAL_FUNC_NAME in func.attributes:
+        return ir.StringAttr(func.attributes[ORIGINAL_FUNC_NAME]).value
+    return symbol_name_of(func)
+
+
+def clone_func_recursively(func, symbols: SymbolTable) -> ir.Operation:
+    """Shardy's cloneFuncRecursively: a copy of `func` marked with its original
+    name, whose calls go to fresh copies of their callees (inserted first).
+    The copy is at the end of the module; the caller registers it."""
+    clone = symbols.append_clone(func)
+    clone.attributes[ORIGINAL_FUNC_NAME] = ir.StringAttr.get(original_func_name(func))
+    for call in [op for op in walk_ops(clone) if op.name == "func.call"]:
+        callee = lookup_func(symbols, callee_name(call), call)
+        sub = clone_func_recursively(callee, symbols)
+        call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbols.insert_at_end(sub))
+    return clone
+
+
+def convert_constants(module: ir.Module) -> None:
+    """Every stablehlo.constant becomes an sdy.constant with the same attributes."""
+    for op in [op for op in walk_ops(module.operation) if op.name == "stablehlo.constant"]:
+        new = create_op("sdy.constant", results=[op.results[0].type],
+                        attributes=attributes_of(op),
+                        loc=op.location, ip=ir.InsertionPoint(op))
+        replace_op(op, new.results)
+
+
+class _Splitter:
+    def __init__(self, symbols: SymbolTable):
+        self.symbols = symbols
+        self.non_const_named_computations: set[str] = set()
+        self.non_const_funcs: set[str] = set()
+
+    # --- classification ----------------------------------------------------------
+    def constant_preserving(self, op) -> bool:
+        if op.name == "func.call":
+            callee = lookup_func(self.symbols, callee_name(op), op)
+            return original_func_name(callee) not in self.non_const_funcs
+        if op.name == "sdy.named_computation":
+            return _nc_name(op) not in self.non_const_named_computations
+        if not is_pure(op):
+            return False
+        return op.name in _SHAPE_PRESERVING or is_elementwise(op)
+
+    def constant_expression(self, op, constants) -> bool:
+        if op.name in ("sdy.constant", "stablehlo.iota"):
+            return True
+        return self.constant_preserving(op) and all(
+            (d := defining_op(v)) is not None and d in constants for v in op.operands)
+
+    # --- cloning -------------------------------------------------------------------
+    def clone_value(self, value) -> ir.Value:
+        """A fresh clone of the sub-computation producing `value` (itself if scalar)."""
+        if is_scalar(value):
+            return value
+        mapping: dict = {}
+        self._clone_into(value, mapping)
+        return mapping[value]
+
+    def _clone_into(self, value, mapping: dict) -> None:
+        if is_scalar(value) or value in mapping:
+            return
+        op = defining_op(value)
+        for operand in op.operands:
+            if defining_op(operand) is not None:
+                self._clone_into(operand, mapping)
+        ip = ir.InsertionPoint(op)
+        clone = op.clone(ip=ip)
+        for i, operand in enumerate(op.operands):
+            if operand in mapping:
+                clone.operands[i] = mapping[operand]
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+        if clone.name == "func.call":
+            callee = lookup_func(self.symbols, callee_name(clone), clone)
+            copy = clone_func_recursively(callee, self.symbols)
+            clone.attributes["callee"] = ir.FlatSymbolRefAttr.get(self.symbols.insert_at_end(copy))
+        # Sharding groups of the value follow it into the copy.
+        for user in users(value):
+            if user.name == "sdy.sharding_group":
+                g = user.clone(ip=ip)
+                g.operands[0] = mapping[value]
+
+    # --- walking -------------------------------------------------------------------
+    def split_region(self, region: ir.Region, func) -> None:
+        constants: dict = {}          # insertion-ordered set
+        expansions: dict = {}
+        for op in _ops_skipping_named_computation_bodies(region):
+            self.process(op, func, constants, expansions)
+        for op in list(expansions) + list(reversed(list(constants))):
+            us = users_of_op(op)
+            if all(u.name == "sdy.sharding_group" for u in us):
+                for u in us:
+                    u.erase()
+                op.erase()
+
+    def process(self, op, func, constants, expansions) -> None:
+        if op.name in ("func.func", "sdy.sharding_group"):
+            return
+        if self.constant_expression(op, constants):
+            constants[op] = None
+            return
+        if not self.constant_preserving(op) and not op.has_trait(ir.IsTerminatorTrait):
+            nc = _enclosing_named_computation(op)
+            if nc is not None:
+                self.non_const_named_computations.add(_nc_name(nc))
+            self.non_const_funcs.add(original_func_name(func))
+        if op.name == "stablehlo.broadcast_in_dim" and is_scalar(op.operands[0]):
+            expansions[op] = None
+            return
+        for i, operand in enumerate(list(op.operands)):
+            d = defining_op(operand)
+            if d is not None and (d in constants or d in expansions):
+                op.operands[i] = self.clone_value(operand)
+
+
+def users_of_op(op) -> list:
+    out = []
+    for r in op.results:
+        out.extend(users(r))
+    return out
+
+
+def _nc_name(op) -> str:
+    return ir.StringAttr(as_operation(op).attributes["name"]).value
+
+
+def _enclosing_named_computation(op):
+    parent = op.parent
+    while parent is not None:
+        parent = as_operation(parent)
+        if parent.name == "sdy.named_computation":
+            return parent
+        if parent.name in ("func.func", "builtin.module"):
+            return None
+        parent = parent.parent
+    return None
+
+
+def _ops_skipping_named_computation_bodies(region: ir.Region):
+    """Pre-order over the region's ops; a named computation is visited but not entered."""
+    stack = [as_operation(op) for block in reversed(list(region.blocks))
+             for op in reversed(list(block.operations))]
+    while stack:
+        op = stack.pop()
+        yield op
+        if op.name == "sdy.named_computation":
+            continue
+        stack.extend(as_operation(inner) for r in reversed(list(op.regions))
+                     for b in reversed(list(r.blocks)) for inner in reversed(list(b.operations)))
+
+
+def _named_computations_post_order(func) -> list:
+    """Named computations in `func`, inner ones before the ones holding them."""
+    out = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    visit(as_operation(inner))
+        if op.name == "sdy.named_computation":
+            out.append(op)
+
+    for region in func.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                visit(as_operation(inner))
+    return out
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context, module.operation.location:
+        convert_constants(module)
+        symbols = SymbolTable(module)
+        splitter = _Splitter(symbols)
+        for func in funcs_in_call_graph_post_order(module):
+            for nc in _named_computations_post_order(func):
+                splitter.split_region(nc.regions[0], func)
+            splitter.split_region(func.regions[0], func)
