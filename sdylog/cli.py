@@ -17,7 +17,10 @@ from sdylog.ir.diagnostics import SdylogError
 # subcommand -> "module:click_command". Keep alphabetical.
 COMMANDS = {
     "datalog": "sdylog.datalog.command:datalog",
+    "facts": "sdylog.facts.command:facts",
+    "interpret": "sdylog.simulate.command:interpret",
     "opt": "sdylog.passes.command:opt",
+    "simulate": "sdylog.simulate.command:simulate",
 }
 
 

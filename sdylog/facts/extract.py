@@ -32,6 +32,7 @@ class FactSet:
     values: list = field(default_factory=list)     # value id -> ir.Value
     value_ids: dict = field(default_factory=dict)  # ir.Value -> value id
     meshes: dict[str, Mesh] = field(default_factory=dict)
+    module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -42,13 +43,15 @@ class FactSet:
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool):
-        self.facts = FactSet()
+        self.facts = FactSet(module=module)
         self.filename = filename
         self.conservative = conservative
         self.module = module
         self._inline_meshes: dict[Mesh, str] = {}
         self._num_shardings = 0
         self._num_edges = 0
+        self._rule_by_key: dict[tuple, int | None] = {}
+        self._rule_ids: dict = {}  # OpShardingRule -> rule id
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
@@ -275,21 +278,47 @@ class _Extractor:
                 self.add_edge(args[callee][i], "func.call", op, [v], [args[callee][i]])
 
     def add_rule(self, op, op_id: int, operands: list[int], results: list[int]) -> None:
-        rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
-        if rule is None:
+        rule_id = self.rule_id(op)
+        if rule_id is None:
             return
         f = self.facts
-        for fac, size in enumerate(rule.factor_sizes):
-            f.add("rule_factor", op_id, fac, size, rule.kind(fac).value)
+        f.add("op_rule", op_id, rule_id)
         values = operands + results
         n_ops = len(operands)
+        for t, v in enumerate(values):
+            f.add("rule_tensor", op_id, t, v, int(t >= n_ops))
+
+    def rule_id(self, op) -> int | None:
+        """The id of the op's sharding rule; equal rules share one id and one set of facts.
+
+        A rule depends only on the op's name, types and attributes, all uniqued
+        by MLIR, so that tuple is the memo key (8.4k ops of a transformer have ~100).
+        """
+        attrs = op.attributes
+        key = (op.name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results),
+               tuple((attrs[i].name, attrs[i].attr) for i in range(len(attrs))))
+        if key in self._rule_by_key:
+            return self._rule_by_key[key]
+        rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
+        rule_id = None
+        if rule is not None:
+            rule_id = self._rule_ids.get(rule)
+            if rule_id is None:
+                rule_id = self._rule_ids[rule] = len(self._rule_ids)
+                self.add_rule_facts(rule_id, rule)
+        self._rule_by_key[key] = rule_id
+        return rule_id
+
+    def add_rule_facts(self, rule_id: int, rule) -> None:
+        f = self.facts
+        for fac, size in enumerate(rule.factor_sizes):
+            f.add("rule_factor", rule_id, fac, size, rule.kind(fac).value)
         for t, (_, _, mapping) in enumerate(rule.tensors()):
-            f.add("rule_tensor", op_id, t, values[t], int(t >= n_ops))
             for d, factors in enumerate(mapping):
                 for pos, fac in enumerate(factors):
-                    f.add("rule_dim_factor", op_id, t, d, pos, fac)
+                    f.add("rule_dim_factor", rule_id, t, d, pos, fac)
         if rule.is_custom:
-            f.add("custom_rule", op_id)
+            f.add("custom_rule", rule_id)
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False) -> FactSet:

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Time fact extraction (IR -> relations) beyond start-up, per model.
+
+    python benchmarks/facts_bench.py [MODEL.mlir ...]   (default: transformer_L48)
+
+Parsing is timed apart from extraction; the target is extraction of
+transformer_L48 (8.4k ops) in under 1 second.
+"""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from sdylog.facts import extract_facts
+from sdylog.ir import load_module
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "jax"
+
+
+def main(paths):
+    paths = paths or [str(CORPUS / "transformer_L48.mlir")]
+    for p in paths:
+        t = time.perf_counter()
+        module = load_module(p)
+        parse = time.perf_counter() - t
+        runs = []
+        for _ in range(5):
+            t = time.perf_counter()
+            facts = extract_facts(module, p)
+            runs.append(time.perf_counter() - t)
+        n_ops = len(facts.ops)
+        n_tuples = sum(len(r) for r in facts.relations.values())
+        print(f"{Path(p).name}: {n_ops} ops, {n_tuples} tuples; parse {parse:.3f}s, "
+              f"extract median {statistics.median(runs):.3f}s (min {min(runs):.3f}s)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,21 @@
+"""`sdylog facts FILE -o DIR`: the module's input relations as Soufflé .facts files."""
+import click
+
+from sdylog.cli import reports_errors
+
+
+@click.command()
+@click.argument("file")
+@click.option("-o", "--output", "out_dir", required=True, help="Folder for the NAME.facts files.")
+@click.option("--conservative-propagation", is_flag=True, help="Op sharding rules in conservative mode.")
+@reports_errors
+def facts(file, out_dir, conservative_propagation):
+    """Write every input relation of rules/schema.dl for FILE ('-': stdin)."""
+    from sdylog.facts.extract import extract_facts
+    from sdylog.facts.write import write_facts_dir
+    from sdylog.ir import load_module
+    from sdylog.ir.module import display_name
+
+    module = load_module(file)
+    written = write_facts_dir(extract_facts(module, display_name(file), conservative_propagation), out_dir)
+    click.echo(f"wrote {len(written)} relations to {out_dir}", err=True)

@@ -1,0 +1,163 @@
+"""Fact emission on small modules of our own."""
+import subprocess
+import sys
+
+import pytest
+
+from sdylog.facts import extract_facts
+from sdylog.facts.schema import schema
+from sdylog.facts.write import facts_text
+from sdylog.ir import SdylogError, parse_module
+
+MODULE = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2, ?}p1, {}]>},
+                %b: tensor<4x16xf32>) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}], replicated={"y"}> : tensor<8x16xf32>
+  %2 = call @relu(%1) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  sdy.sharding_group %2 group_id=3 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+func.func private @relu(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<8x16xf32>
+  %m = stablehlo.maximum %x, %c : tensor<8x16xf32>
+  return %m : tensor<8x16xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return extract_facts(parse_module(MODULE), "m.mlir")
+
+
+def by_name(facts, relation):
+    return set(facts.rows(relation))
+
+
+def test_meshes_funcs_values(facts):
+    assert by_name(facts, "mesh") == {("mesh", 8)}
+    assert by_name(facts, "mesh_axis") == {("mesh", "x", 0, 4), ("mesh", "y", 1, 2)}
+    assert by_name(facts, "func") == {("main", 1), ("relu", 0)}
+    a = facts.value_ids[facts.ops[0].regions[0].blocks[0].arguments[0]]
+    assert ("main", 0, a) in by_name(facts, "func_arg")
+    assert (a, "main", 2, "f32") in by_name(facts, "value")
+    assert {(a, 0, 8), (a, 1, 4)} <= by_name(facts, "value_dim")
+
+
+def test_ops_in_program_order(facts):
+    kinds = [row[1] for row in sorted(facts.rows("op"))]
+    assert kinds == ["func.func", "stablehlo.dot_general", "sdy.sharding_constraint", "func.call",
+                     "sdy.sharding_group", "func.return", "func.func", "stablehlo.constant",
+                     "stablehlo.maximum", "func.return"]
+    dot = kinds.index("stablehlo.dot_general")
+    assert {r[0] for r in facts.rows("op_operand") if r[0] == dot} == {dot}
+
+
+def test_user_shardings_are_intervals(facts):
+    # func arg 0: dim 0 is "x":(1)2 open with priority 1; dim 1 closed, empty
+    a = facts.value_ids[facts.ops[0].regions[0].blocks[0].arguments[0]]
+    (sid,) = [s for v, s in facts.rows("value_sharding") if v == a]
+    assert {r[1:] for r in facts.rows("sharding_dim") if r[0] == sid} == {(0, 0, 1), (1, 1, -1)}
+    assert {r[1:] for r in facts.rows("sharding_dim_axis") if r[0] == sid} == {(0, 0, "x", 1, 2)}
+    (res_sid,) = [s for f, i, s in facts.rows("func_result_sharding") if (f, i) == ("main", 0)]
+    assert (res_sid, 1, 0, "y", 1, 2) in by_name(facts, "sharding_dim_axis")
+
+
+def test_constraint_group_and_rules(facts):
+    ops = {row[1]: row[0] for row in facts.rows("op")}
+    con = ops["sdy.sharding_constraint"]
+    assert by_name(facts, "sharding_constraint") == {(con,)}
+    (con_result,) = [v for o, i, v in facts.rows("op_result") if o == con]
+    (sid,) = [s for v, s in facts.rows("value_sharding") if v == con_result]
+    assert (sid, "y", 1, 2) in by_name(facts, "sharding_replicated")
+    assert len(facts.rows("sharding_group")) == 1 and facts.rows("sharding_group")[0][1] == 3
+    dot = ops["stablehlo.dot_general"]
+    (rule,) = [r for o, r in facts.rows("op_rule") if o == dot]
+    factors = {(f, size, kind) for r, f, size, kind in facts.rows("rule_factor") if r == rule}
+    assert factors == {(0, 8, "pass_through"), (1, 16, "pass_through"), (2, 4, "reduction")}
+    # lhs dim 1 is the contracting factor; the result is tensor 2
+    assert (rule, 0, 1, 0, 2) in by_name(facts, "rule_dim_factor")
+    assert {t for o, t, v, r in facts.rows("rule_tensor") if o == dot and r} == {2}
+
+
+def test_equal_rules_are_shared():
+    f = extract_facts(parse_module("""
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x8xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4x8xf32>
+  %1 = stablehlo.multiply %0, %a : tensor<4x8xf32>
+  %2 = stablehlo.add %b, %b : tensor<8x4xf32>
+  return %1 : tensor<4x8xf32>
+}"""))
+    rules = [r for _, r in sorted(f.rows("op_rule"))]
+    assert rules[0] == rules[1] != rules[2]  # same shape: one rule; transposed shape: another
+    assert len(f.rows("rule_tensor")) == 9
+
+
+def test_call_edges(facts):
+    ops = {row[1]: row[0] for row in facts.rows("op")}
+    call = ops["func.call"]
+    edges = {e: (owner, kind) for e, owner, kind, op in facts.rows("flow_edge") if op == call}
+    assert len(edges) == 2  # one for the result, one for the argument
+    (res,) = [v for o, i, v in facts.rows("op_result") if o == call]
+    (e,) = [e for e, (owner, _) in edges.items() if owner == res]
+    (ret,) = [v for f, i, v in facts.rows("func_return") if f == "relu"]
+    assert (e, ret) in by_name(facts, "flow_source") and (e, res) in by_name(facts, "flow_target")
+
+
+def test_while_edges():
+    m = parse_module("""
+func.func @f(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %r:2 = stablehlo.while(%x = %a, %i = %n) : tensor<4xf32>, tensor<i32>
+   cond { %c = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1> }
+   do { %y = stablehlo.add %x, %x : tensor<4xf32>
+        stablehlo.return %y, %i : tensor<4xf32>, tensor<i32> }
+  return %r#0 : tensor<4xf32>
+}""")
+    f = extract_facts(m)
+    ops = {row[1]: row[0] for row in f.rows("op")}
+    w = ops["stablehlo.while"]
+    (e0,) = [e for e, owner, kind, op in f.rows("flow_edge") if op == w and owner == f.value_ids[f.ops[w].results[0]]]
+    sources = {v for e, v in f.rows("flow_source") if e == e0}
+    targets = {v for e, v in f.rows("flow_target") if e == e0}
+    add = ops["stablehlo.add"]
+    assert sources == {f.value_ids[f.ops[w].operands[0]], f.value_ids[f.ops[add].results[0]]}
+    cond_arg, body_arg = [v for o, r, i, v in f.rows("block_arg") if o == w and i == 0]
+    assert targets == {f.value_ids[f.ops[w].results[0]], cond_arg, body_arg}
+
+
+def test_every_relation_is_declared_once_with_its_arity(facts):
+    decls = schema().relations
+    files = facts_text(facts)
+    assert set(files) == {f"{name}.facts" for name in decls}
+    for name, rows in facts.relations.items():
+        assert all(len(r) == decls[name].arity for r in rows), name
+
+
+def test_unknown_mesh_is_an_error():
+    with pytest.raises(SdylogError, match="unknown mesh|unknown"):
+        extract_facts(parse_module("""
+func.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@nomesh, [{}]>}) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}"""))
+
+
+def test_facts_command_writes_souffle_files(tmp_path):
+    src = tmp_path / "m.mlir"
+    src.write_text(MODULE)
+    out = tmp_path / "facts"
+    p = subprocess.run([sys.executable, "-m", "sdylog.cli", "facts", str(src), "-o", str(out)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert (out / "mesh_axis.facts").read_text() == "mesh\tx\t0\t4\nmesh\ty\t1\t2\n"
+    # the files load into the Datalog engine as Soufflé would read them
+    prog = tmp_path / "q.dl"
+    prog.write_text('#include "%s"\n.decl sharded_arg(f: symbol, i: number)\n'
+                    'sharded_arg(f, i) :- func_arg(f, i, v), value_sharding(v, _).\n.output sharded_arg\n'
+                    % schema().files[0])
+    p = subprocess.run([sys.executable, "-m", "sdylog.cli", "datalog", str(prog), "-F", str(out), "-D", "-"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "main\t0" in p.stdout
