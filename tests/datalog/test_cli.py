@@ -1,0 +1,70 @@
+"""`sdylog datalog PROGRAM -F FACTS -D OUT`, as the souffle command."""
+from click.testing import CliRunner
+
+from sdylog.cli import main
+
+PROGRAM = """
+.decl edge(x: number, y: number)
+.input edge
+.decl path(x: number, y: number)
+.output path
+.decl label(n: symbol, w: float)
+.output label(IO=stdout)
+.printsize path
+path(x, y) :- edge(x, y).
+path(x, z) :- path(x, y), edge(y, z).
+label(cat("n", to_string(x)), to_float(x) / 3.0) :- edge(x, _), x < 2.
+"""
+
+
+def setup(tmp_path, facts="1\t2\n2\t3\n"):
+    (tmp_path / "p.dl").write_text(PROGRAM)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "edge.facts").write_text(facts)
+    (tmp_path / "out").mkdir()
+
+
+def run(tmp_path, *args):
+    return CliRunner().invoke(main, ["datalog", str(tmp_path / "p.dl"), "-F", str(tmp_path / "in"),
+                                     "--engine", "duckdb", *args])
+
+
+def test_writes_csv_files_and_prints_stdout_outputs(tmp_path):
+    setup(tmp_path)
+    res = run(tmp_path, "-D", str(tmp_path / "out"))
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "out" / "path.csv").read_text() == "1\t2\n1\t3\n2\t3\n"
+    assert res.output == "path\t3\n---------------\nlabel\n===============\nn1\t0.333333\n===============\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["path.csv"]
+
+
+def test_dash_prints_every_output(tmp_path):
+    setup(tmp_path)
+    res = run(tmp_path, "-D", "-")
+    assert res.exit_code == 0, res.output
+    assert "---------------\npath\n===============\n1\t2\n1\t3\n2\t3\n===============\n" in res.output
+
+
+def test_bad_facts_exit_1_with_location_and_no_output_files(tmp_path):
+    setup(tmp_path, facts="1\t2\n2\tx\n")
+    res = run(tmp_path, "-D", str(tmp_path / "out"))
+    assert res.exit_code == 1
+    assert res.output.startswith(f"{tmp_path / 'in' / 'edge.facts'}:2:1: error: facts of 'edge': "
+                                 "Could not convert string \"x\" to 'BIGINT'")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_program_errors_exit_1_with_file_line_col(tmp_path):
+    setup(tmp_path)
+    (tmp_path / "p.dl").write_text(PROGRAM + "path(x) :- edge(x, _).\n")
+    res = run(tmp_path, "-D", str(tmp_path / "out"))
+    assert res.exit_code == 1
+    assert res.output.endswith("p.dl:12:1: error: 'path' has 2 columns, used here with 1\n")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_missing_facts_file(tmp_path):
+    setup(tmp_path)
+    (tmp_path / "in" / "edge.facts").unlink()
+    res = run(tmp_path, "-D", str(tmp_path / "out"))
+    assert res.exit_code == 1 and "cannot open fact file" in res.output
