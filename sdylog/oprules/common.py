@@ -14,9 +14,10 @@ __all__ = ["NULL_DIM", "FactorKind", "OpShardingRule", "RuleBuilder", "builder_f
            "int_attr", "ints_attr", "bool_attr", "str_attr", "producer_name", "users",
            "CONSTANT_OPS", "pointwise", "no_rule", "UnknownOp"]
 
-# Ops that are constants (MLIR's ConstantLike trait, plus sdy.constant).
+# Constants: sdy.constant and the ops with MLIR's ConstantLike trait among the
+# dialects JAX registers (chlo.constant_like is not one: it depends on its operand).
 CONSTANT_OPS = frozenset({"stablehlo.constant", "sdy.constant", "arith.constant", "chlo.constant",
-                          "chlo.constant_like", "mhlo.constant", "tosa.const"})
+                          "mhlo.constant"})
 
 
 def builder_for(op) -> RuleBuilder:

@@ -273,6 +273,17 @@ func.func @sharding_constraint(%x: tensor<8x6xf32>) -> tensor<8x6xf32> {
   %0 = stablehlo.dynamic_update_slice %x, %u, %c, %c : (tensor<12x5xf32>, tensor<2x1xf32>, tensor<i32>, tensor<i32>) -> tensor<12x5xf32>
   return %0 : tensor<12x5xf32>
 }""",
+    "dus_constant_kinds": """func.func @dus_constant_kinds(%x: tensor<12x5xf32>, %u: tensor<2x5xf32>, %j: tensor<i32>) -> tensor<12x5xf32> {
+  %c = "chlo.constant_like"(%j) {value = 1 : i32} : (tensor<i32>) -> tensor<i32>
+  %0 = stablehlo.dynamic_update_slice %x, %u, %c, %c : (tensor<12x5xf32>, tensor<2x5xf32>, tensor<i32>, tensor<i32>) -> tensor<12x5xf32>
+  %d = chlo.constant dense<1> : tensor<i32>
+  %1 = stablehlo.dynamic_update_slice %0, %u, %d, %d : (tensor<12x5xf32>, tensor<2x5xf32>, tensor<i32>, tensor<i32>) -> tensor<12x5xf32>
+  %e = arith.constant dense<1> : tensor<i32>
+  %2 = stablehlo.dynamic_update_slice %1, %u, %e, %d : (tensor<12x5xf32>, tensor<2x5xf32>, tensor<i32>, tensor<i32>) -> tensor<12x5xf32>
+  %f = sdy.constant dense<1> : tensor<i32>
+  %3 = stablehlo.dynamic_update_slice %2, %u, %f, %j : (tensor<12x5xf32>, tensor<2x5xf32>, tensor<i32>, tensor<i32>) -> tensor<12x5xf32>
+  return %3 : tensor<12x5xf32>
+}""",
     "pad_interior": """func.func @pad_interior(%x: tensor<4x6xf32>, %v: tensor<f32>) -> tensor<7x6xf32> {
   %0 = stablehlo.pad %x, %v, low = [0, 0], high = [0, 0], interior = [1, 0] : (tensor<4x6xf32>, tensor<f32>) -> tensor<7x6xf32>
   return %0 : tensor<7x6xf32>

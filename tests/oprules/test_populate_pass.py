@@ -56,6 +56,18 @@ def test_unknown_ops_are_located_errors(text, where, message):
     assert str(e.value) == f"{where}: error: {message}"
 
 
+def test_rules_are_verified_against_their_ops():
+    # the sdy dialect rejects a rule on a dynamically shaped op, as after Shardy's pass
+    text = """func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = stablehlo.add %x, %x : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}"""
+    with pytest.raises(SdylogError) as e:
+        populate(text)
+    assert str(e.value) == ("in.mlir:2:8: error: 'stablehlo.add' op operand 0 - expected a ranked tensor "
+                            "with a static shape. type: 'tensor<?x4xf32>'")
+
+
 def test_unknown_ops_have_no_rule_outside_the_pass():
     # other passes (propagation) go on without a rule, as Shardy does after its warning
     assert rule_text(CASES["cc_unknown"], "stablehlo.custom_call") is None
