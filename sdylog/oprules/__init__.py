@@ -1,9 +1,17 @@
 """The sharding rule of every op Shardy's registry covers.
 
-`rule_for_op(op)` looks the op's name up in one table (op name -> function
-that builds its OpShardingRule from the op) and returns None for ops without
-a rule. A user rule already on the op (`sdy.sharding_rule`) wins.
-"""
-from sdylog.oprules.registry import rule_for_op
+`rule_for_op(op, conservative=False, filename=None, strict=False)` looks the
+op's name up in one table (registry.RULES: op name -> function that builds
+its OpShardingRule from the op) and returns None for ops without a rule. A
+user rule already on the op (`sdy.sharding_rule`) wins. Ops the registry
+does not know have no rule; with strict=True they are an SdylogError instead
+(what -sdy-populate-op-sharding-rules reports).
 
-__all__ = ["rule_for_op"]
+Builders by family: elementwise, collectives, shape_ops (broadcast, reshape,
+transpose, slicing, padding, concatenation), contraction (dot, convolution),
+reductions (reduce, windows, sort), indexing (gather, scatter), linalg
+(cholesky, triangular_solve, fft, rng), custom_call (by call target).
+"""
+from sdylog.oprules.registry import RULES, rule_for_op
+
+__all__ = ["RULES", "rule_for_op"]

@@ -11,7 +11,7 @@ from sdylog.ir.walk import rank_of, shape_of
 from sdylog.model.rule import NULL_DIM, FactorKind, OpShardingRule, RuleBuilder
 
 __all__ = ["NULL_DIM", "FactorKind", "OpShardingRule", "RuleBuilder", "builder_for", "shape_of",
-           "int_attr", "ints_attr", "bool_attr", "str_attr", "producer_name", "users",
+           "int_attr", "ints_attr", "bool_attr", "str_attr", "producer", "producer_name", "users",
            "CONSTANT_OPS", "pointwise", "no_rule", "UnknownOp"]
 
 # Constants: sdy.constant and the ops with MLIR's ConstantLike trait among the

@@ -1,10 +1,10 @@
 """Ops that work element by element (maybe with broadcast scalars or a bit-width change)."""
 from __future__ import annotations
 
-from sdylog.oprules.common import (NULL_DIM, FactorKind, builder_for, int_attr, pointwise,
-                                   shape_of)
+from sdylog.oprules.common import NULL_DIM, FactorKind, builder_for, int_attr, shape_of
 
-# Ops whose rule is the generic pointwise one (dimension d of every tensor is factor d).
+# Ops whose rule is the generic pointwise one (common.pointwise: dimension d
+# of every tensor is factor d).
 POINTWISE_OPS = [
     "abs", "add", "and", "atan2", "cbrt", "ceil", "count_leading_zeros", "compare", "complex",
     "convert", "cosine", "divide", "exponential", "exponential_minus_one", "floor", "imag",

@@ -2,7 +2,7 @@
 select_and_scatter, sort."""
 from __future__ import annotations
 
-from sdylog.oprules.common import NULL_DIM, FactorKind, builder_for, ints_attr, shape_of, int_attr
+from sdylog.oprules.common import NULL_DIM, FactorKind, builder_for, int_attr, ints_attr, shape_of
 
 
 def reduce(op, conservative):
