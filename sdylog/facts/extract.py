@@ -313,6 +313,8 @@ class _Extractor:
         f = self.facts
         for fac, size in enumerate(rule.factor_sizes):
             f.add("rule_factor", rule_id, fac, size, rule.kind(fac).value)
+            if rule.is_blocked(fac):
+                f.add("rule_blocked_factor", rule_id, fac)
         for t, (_, _, mapping) in enumerate(rule.tensors()):
             for d, factors in enumerate(mapping):
                 for pos, fac in enumerate(factors):

@@ -23,7 +23,6 @@ class FactorKind(enum.Enum):
     REDUCTION = "reduction"
     NEED_REPLICATION = "need_replication"
     PERMUTATION = "permutation"
-    BLOCKED = "blocked_propagation"
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,11 @@ class OpShardingRule:
         return len(self.factor_sizes)
 
     def kind(self, factor: int) -> FactorKind:
+        """The factor's kind; blocked propagation is a separate flag (`is_blocked`)
+        that a factor of any kind may also have."""
         for kind, members in ((FactorKind.REDUCTION, self.reduction),
                               (FactorKind.NEED_REPLICATION, self.need_replication),
-                              (FactorKind.PERMUTATION, self.permutation),
-                              (FactorKind.BLOCKED, self.blocked)):
+                              (FactorKind.PERMUTATION, self.permutation)):
             if factor in members:
                 return kind
         return FactorKind.PASS_THROUGH
@@ -118,8 +118,6 @@ class RuleBuilder:
 
     # --- adding factors ----------------------------------------------------------
     def _new_factor(self, size: int, kind: FactorKind, blocked: bool) -> int:
-        if kind is FactorKind.BLOCKED:  # accepted as "pass-through, blocked"
-            kind, blocked = FactorKind.PASS_THROUGH, True
         f = len(self.factor_sizes)
         self.factor_sizes.append(size)
         if kind is not FactorKind.PASS_THROUGH:

@@ -53,11 +53,11 @@ def test_kinds_and_blocking_are_independent():
     assert rule.is_blocked(1) and not rule.is_blocked(0)
 
 
-def test_blocked_kind_means_blocked_pass_through():
+def test_blocked_pass_through():
     b = RuleBuilder([1], [1])
-    b.add_factor([0], [0], 4, FactorKind.BLOCKED)
+    b.add_factor([0], [0], 4, blocked=True)
     rule = b.build()
-    assert rule.blocked == (0,) and rule.kind(0) is FactorKind.BLOCKED
+    assert rule.blocked == (0,) and rule.kind(0) is FactorKind.PASS_THROUGH
     assert not (rule.reduction or rule.need_replication or rule.permutation)
 
 
