@@ -28,6 +28,7 @@ class DuckDBEngine(Engine):
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
         super().__init__(program, provenance=provenance)
         self._height = 0
+        self.force_loop = False   # evaluate every recursive stratum with the Python loop (measuring)
         self.rule_ids: dict[tuple[int, int], int] = {}     # (id(program), clause index) -> rule id
         self.rules: list[tuple[Program, int]] = []
         self.iterations: dict[str, int] = {}               # relation -> loop iterations of its stratum (last run)
@@ -50,7 +51,7 @@ class DuckDBEngine(Engine):
                 script.append(f"INSERT INTO {rel.table} SELECT * FROM {rel.edb_table}")
         try:
             for s in strata:
-                if s.recursive and (self.provenance or not self._linear(program, s)):
+                if s.recursive and (self.provenance or self.force_loop or not self._linear(program, s)):
                     self._flush(script)
                     self._loop(program, s)
                 elif s.recursive:

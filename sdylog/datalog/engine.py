@@ -33,6 +33,7 @@ class Engine:
         self._rels: dict[str, StoredRelation] = {}
         self._derived_somewhere: set[str] = set()
         self._computed: set[str] = set()   # relations some run has evaluated
+        self._loaded: set[str] = set()     # relations facts were loaded into
         self.program: Program | None = None
         if program is not None:
             self.declare(program)
@@ -57,7 +58,7 @@ class Engine:
             script.append(f"CREATE TABLE {table} ({self._column_defs(decl)})")
         for name in derived - self._derived_somewhere:
             rel = self._rels[name]
-            if rel.edb_table is None and name not in self._computed:
+            if rel.edb_table is None and name in self._loaded:
                 # facts already loaded into a relation that rules now also derive
                 edb = ident(f"edb:{rel.table[1:-1]}")
                 script.append(f"CREATE TABLE {edb} AS SELECT * FROM {rel.table}")
@@ -99,6 +100,7 @@ class Engine:
 
         rel = self.stored(relation)
         tbl = to_arrow(rel.decl, data)
+        self._note_loaded(rel)
         self.con.register("__sdylog_load", tbl)
         try:
             self._insert_facts(rel, "SELECT * FROM __sdylog_load")
@@ -129,6 +131,8 @@ class Engine:
             raise error(None, f"cannot open fact file '{display or path}' of relation '{relation}'")
         if decl.arity == 0:
             with open(path, encoding="utf-8") as f:
+                if not as_result:
+                    self._note_loaded(rel)
                 if any(line.strip() for line in list(f)[int(skip_header):]):
                     self._insert_facts(rel, f"SELECT TRUE AS {UNIT_COLUMN}", as_result)
             return
@@ -140,10 +144,20 @@ class Engine:
                         for i, c in enumerate(decl.columns))
         src = (f"SELECT {sel} FROM read_csv({_sql_str(path)}, delim={_sql_str(delimiter)}, header=false, "
                f"quote='', escape='', auto_detect=false, skip={int(skip_header)}, columns={{{spec}}})")
+        if not as_result:
+            self._note_loaded(rel)
         try:
             self._insert_facts(rel, src, as_result)
         except duckdb.Error as e:
             raise _csv_error(e, display or path, relation) from None
+
+    def _note_loaded(self, rel: StoredRelation) -> None:
+        """Facts loaded into a relation that rules derive are kept apart too,
+        so each run starts again from them."""
+        self._loaded.add(rel.decl.name)
+        if rel.edb_table is None and rel.decl.name in self._derived_somewhere:
+            rel.edb_table = ident(f"edb:{rel.table[1:-1]}")
+            self.con.execute(f"CREATE TABLE {rel.edb_table} AS SELECT * FROM {rel.table} WHERE FALSE")
 
     def _insert_facts(self, rel: StoredRelation, select_sql: str, as_result: bool = False) -> None:
         cols = column_list(rel.decl.arity)

@@ -72,15 +72,27 @@ def var_occurrences(x, out: list, skip=None):
 
 
 def injected(agg: Aggregate, scope_items, outer: set[str]) -> set[str]:
-    """Variables of an aggregate that come from outside it: those occurring
-    elsewhere in the enclosing scope (or bound further out)."""
+    """Variables of an aggregate that come from outside it: those occurring in
+    the enclosing scope outside every aggregate (or bound further out).
+    Sibling aggregates may each use a variable of the same name locally."""
     elsewhere: list[Var] = []
     for item in scope_items:
-        var_occurrences(item, elsewhere, skip=agg)
+        _outside_aggregates(item, elsewhere)
     outside = {v.name for v in elsewhere} | outer
     inside: list[Var] = []
     var_occurrences(agg, inside)
     return {v.name for v in inside} & outside
+
+
+def _outside_aggregates(x, out: list):
+    if isinstance(x, Var):
+        out.append(x)
+    elif isinstance(x, Functor):
+        for a in x.args:
+            _outside_aggregates(a, out)
+    elif isinstance(x, (Atom, Negation, Comparison)):
+        for e in literal_exprs(x):
+            _outside_aggregates(e, out)
 
 
 def needed(expr, scope_items, outer) -> list[Var]:
