@@ -211,3 +211,17 @@ def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = No
     if op is None or op.name != "func.func":
         raise error_at(user, f"Failed to lookup function: {name}", filename)
     return op
+
+
+def main_func(module: ir.Module, filename: str | None = None) -> ir.Operation:
+    """The module's only function if it has one, else `@main` (Shardy's
+    getMainFuncOrDie with useSingleFunc)."""
+    from sdylog.ir.diagnostics import error_at
+
+    funcs = _func_ops(module)
+    if len(funcs) == 1:
+        return funcs[0]
+    for f in funcs:
+        if symbol_name_of(f) == "main":
+            return f
+    raise error_at(module.operation, "Failed to lookup function: main", filename)

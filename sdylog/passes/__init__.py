@@ -35,6 +35,16 @@ _P = "sdylog.passes."
 
 # flag name -> PassInfo. Keep alphabetical.
 PASSES: dict[str, PassInfo] = {
+    "sdy-add-data-flow-edges": PassInfo(
+        _P + "add_data_flow_edges:run", {},
+        "Insert sdy.data_flow_edge on every data-flow edge owner."),
+    "sdy-add-func-data-flow-edges": PassInfo(
+        _P + "add_func_data_flow_edges:run", {},
+        "Insert sdy.func_data_flow_edge on non-main func arguments and call results."),
+    "sdy-apply-sharding-constraints": PassInfo(
+        _P + "apply_sharding_constraints:run",
+        {"debug-sharding-origins": False, "debug-propagation-edge-sharding": False},
+        "Copy fully closed sharding constraints to inputs that have no sharding."),
     "sdy-constant-or-scalar-splitter": PassInfo(
         _P + "constant_or_scalar_splitter:run", {},
         "Give each use of a constant sub-computation or scalar broadcast its own copy."),
@@ -49,6 +59,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-lift-inlined-meshes": PassInfo(
         _P + "lift_inlined_meshes:run", {},
         "Replace meshes inlined in shardings by (deduplicated) sdy.mesh symbols."),
+    "sdy-manual-axes-cleanup": PassInfo(
+        _P + "manual_axes_cleanup:run", {},
+        "Sort manual axes and add unused ones to the replicated axes of in/out shardings."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),

@@ -1,0 +1,193 @@
+"""-sdy-manual-axes-cleanup: make the manual axes of every manual computation
+explicit and ordered.
+
+Each in/out sharding of a `sdy.manual_computation` that does not use some
+manual axis (or part of one) gets the unused part added to its replicated
+axes (sorted and merged in mesh order); the manual axes themselves are sorted
+in mesh order. A manual computation with manual axes, no operands or results
+and a non-empty body is an error.
+"""
+from __future__ import annotations
+
+import functools
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
+
+from sdylog.ir.diagnostics import error_at
+from sdylog.ir.rewrite import as_operation
+from sdylog.ir.shardings import Meshes, mesh_or_ref, per_value, per_value_attr
+from sdylog.ir.walk import walk_ops
+from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.mesh import Mesh
+from sdylog.model.sharding import TensorSharding
+
+_NO_OPERANDS_ERROR = ("'sdy.manual_computation' op has manual_axes when there are no in/out "
+                      "shardings and the body is not empty. This isn't allowed at this stage, "
+                      "please contact the Shardy team or file a bug.")
+
+
+# --- axis orders and sets (Shardy's AxisRefAttr semantics) ----------------------------
+def _pre(a: AxisRef) -> int:
+    return a.sub.pre_size if a.sub else 1
+
+
+def axis_less(a: AxisRef, b: AxisRef) -> bool:
+    """AxisRefAttr::operator<: by name; a full axis sorts with the sub-axis at pre-size 1."""
+    if a.name != b.name:
+        return a.name < b.name
+    if a.sub is None:
+        return _pre(b) > 1
+    if b.sub is None:
+        return _pre(a) == 1
+    return (a.sub.pre_size, a.sub.size) < (b.sub.pre_size, b.sub.size)
+
+
+def mesh_axis_key(mesh: Mesh):
+    """Sort key: mesh axis order, then axis_less within an axis."""
+    order = {ax.name: i for i, ax in enumerate(mesh.axes)}
+
+    def cmp(a, b):
+        if a.name != b.name:
+            return -1 if order[a.name] < order[b.name] else 1
+        return -1 if axis_less(a, b) else (1 if axis_less(b, a) else 0)
+    return functools.cmp_to_key(cmp)
+
+
+def sort_and_merge(axes: list[AxisRef], mesh: Mesh) -> list[AxisRef]:
+    sizes = mesh.axis_sizes
+    out: list[AxisRef] = []
+    for a in sorted(axes, key=mesh_axis_key(mesh)):
+        if out and out[-1].can_merge(a, sizes[a.name]):
+            out[-1] = out[-1].merge(a, sizes[a.name])
+        else:
+            out.append(a)
+    return out
+
+
+def _prefix_without_overlap(a: AxisRef, b: AxisRef, size: int) -> AxisRef | None:
+    if not a.can_coexist(b, size):
+        return None
+    if not a.overlaps(b, size):
+        return a
+    if _pre(a) >= _pre(b):
+        return None
+    return AxisRef(a.name, SubAxis(_pre(a), _pre(b) // _pre(a)))
+
+
+def _suffix_without_overlap(a: AxisRef, b: AxisRef, size: int) -> AxisRef | None:
+    if not a.can_coexist(b, size):
+        return None
+    if not a.overlaps(b, size):
+        return a
+    a_end, b_end = a.interval(size)[1], b.interval(size)[1]
+    if a_end <= b_end:
+        return None
+    return AxisRef(a.name, SubAxis(b_end, a_end // b_end))
+
+
+def axis_set_diff(a_axes: list[AxisRef], b_axes: list[AxisRef], mesh: Mesh) -> list[AxisRef]:
+    """The parts of `a_axes` that no axis of `b_axes` covers (Shardy's getAxisSetDiff)."""
+    if not a_axes or a_axes == b_axes:
+        return []
+    if not b_axes:
+        return list(a_axes)
+    sizes = mesh.axis_sizes
+    ordered_b = sorted(b_axes, key=functools.cmp_to_key(
+        lambda x, y: -1 if axis_less(x, y) else (1 if axis_less(y, x) else 0)))
+    out = []
+    for a in a_axes:
+        cur = a
+        while cur is not None:
+            size = sizes[cur.name]
+            hit = next((b for b in ordered_b if cur.overlaps(b, size)), None)
+            if hit is None:
+                out.append(cur)
+                break
+            prefix = _prefix_without_overlap(cur, hit, size)
+            if prefix is not None:
+                out.append(prefix)
+            cur = _suffix_without_overlap(cur, hit, size)
+    return out
+
+
+# --- the pass ---------------------------------------------------------------------------
+def common_mesh_ref(shardings, meshes: Meshes):
+    """Shardy's getCommonMeshOrRef: the mesh (reference) all non-empty meshes agree on."""
+    ref, mesh = None, None
+    for s in shardings:
+        if s is None:
+            continue
+        other = meshes.attr_of(s)
+        if mesh is None or _is_empty(mesh):
+            mesh, ref = other, mesh_or_ref(s)
+            continue
+        if _is_empty(other):
+            continue
+        if other != mesh:
+            return None
+    return ref
+
+
+def _is_empty(mesh_attr) -> bool:
+    m = sdy.MeshAttr(mesh_attr)
+    return not list(m.axes) and not list(m.device_ids)
+
+
+def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: Mesh):
+    new, changed = [], False
+    for s, t in zip(shardings, types, strict=True):
+        if not _is_shaped(t):
+            new.append(s)
+            continue
+        ts = TensorSharding.from_attr(s)
+        unused = axis_set_diff(manual, ts.used_axes(), mesh)
+        if not unused:
+            new.append(s)
+            continue
+        replicated = sort_and_merge(list(ts.replicated) + unused, mesh)
+        new.append(sdy.TensorShardingAttr.get(ref, [d.to_attr() for d in ts.dims],
+                                              [a.to_attr() for a in replicated],
+                                              [a.to_attr() for a in ts.unreduced]))
+        changed = True
+    return new if changed else None
+
+
+def _is_shaped(t) -> bool:
+    try:
+        ir.ShapedType(t)
+        return True
+    except ValueError:
+        return False
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        meshes = Meshes(module)
+        for op in walk_ops(module.operation):
+            if op.name != "sdy.manual_computation":
+                continue
+            ins = per_value(op.attributes["in_shardings"])
+            outs = per_value(op.attributes["out_shardings"])
+            axes = list(sdy.ManualAxesAttr(op.attributes["manual_axes"]))
+            if not ins and not outs:
+                body = list(op.regions[0].blocks[0].operations)
+                if axes and as_operation(body[0]).name != "sdy.return":
+                    raise error_at(op, _NO_OPERANDS_ERROR, ctx.filename)
+                continue
+            ref = common_mesh_ref(ins + outs, meshes)
+            if ref is None:
+                raise error_at(op, "expected inputs and outputs to have a common mesh", ctx.filename)
+            mesh = meshes.of_ref(ref)
+            order = {a.name: i for i, a in enumerate(mesh.axes)}
+            sorted_axes = sorted(axes, key=lambda n: order[n])
+            if sorted_axes != axes:
+                op.attributes["manual_axes"] = sdy.ManualAxesAttr.get(
+                    [ir.StringAttr.get(n) for n in sorted_axes])
+            manual = [AxisRef(n) for n in sorted_axes]
+            new_ins = _add_unused_manual_axes(ins, [v.type for v in op.operands], manual, ref, mesh)
+            if new_ins is not None:
+                op.attributes["in_shardings"] = per_value_attr(new_ins)
+            new_outs = _add_unused_manual_axes(outs, [v.type for v in op.results], manual, ref, mesh)
+            if new_outs is not None:
+                op.attributes["out_shardings"] = per_value_attr(new_outs)
