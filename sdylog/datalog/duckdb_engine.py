@@ -11,6 +11,16 @@
   each relation's delta is the union of the clause versions that read one
   delta, minus what the relation already holds (anti-join).
 Consecutive single-statement strata run as one script (one round trip).
+
+Measured on transitive closure of 400 chains x 100 nodes (1.98M tuples, 99
+iterations, DuckDB 2.0, 2 busy cores): recursive CTE with UNION 1.6-1.9 s;
+the same with `USING KEY (c0, c1)` 3.0 s; the Python loop with NOT EXISTS
+anti-joins 7.2 s, with EXCEPT 24.6 s; a PRIMARY KEY table with INSERT ... ON
+CONFLICT DO NOTHING RETURNING 28.6 s. `USING KEY` with `recurring.` reads
+handles non-linear rules but was slower than the loop on a cyclic closure.
+DuckDB has no use for extra indexes here: its joins and set operations hash.
+Numbers are BIGINT (Soufflé's default is 32-bit: where Soufflé wraps
+around, this engine computes the exact value or raises an overflow error).
 """
 from __future__ import annotations
 
