@@ -137,7 +137,10 @@ class Preprocessor:
 
         while pos < n:
             if at_line_start:
-                m = _PP.match(text, pos)
+                j = pos
+                while j < n and text[j] in " \t":
+                    j += 1
+                m = _PP.match(text, pos) if j < n and text[j] == "#" else None
                 end = text.find("\n", pos)
                 end = n if end < 0 else end
                 if m and m.end() >= end and text[pos:end].lstrip().startswith("#"):
