@@ -18,6 +18,24 @@ def as_operation(op) -> ir.Operation:
     return op.operation if hasattr(op, "operation") else op
 
 
+# --- walking -------------------------------------------------------------------
+def post_order_ops(root) -> list[ir.Operation]:
+    """`root` and every op nested in it, each after the ops nested in it (MLIR's
+    default walk order)."""
+    out: list[ir.Operation] = []
+    stack = [(as_operation(root), False)]
+    while stack:
+        op, expanded = stack.pop()
+        if expanded:
+            out.append(op)
+            continue
+        stack.append((op, True))
+        children = [as_operation(inner) for region in op.regions for block in region.blocks
+                    for inner in block.operations]
+        stack.extend((c, False) for c in reversed(children))
+    return out
+
+
 # --- values --------------------------------------------------------------------
 def is_block_argument(value) -> bool:
     return isinstance(value.owner, ir.Block)
@@ -194,7 +212,7 @@ def replace_terminator(block: ir.Block, new_name: str) -> ir.Operation:
     """Replace the block's terminator with `new_name` (same operands and location)."""
     old = as_operation(list(block.operations)[-1])
     new = create_op(new_name, operands=list(old.operands), loc=old.location,
-                    ip=ir.InsertionPoint(block))
+                    ip=ir.InsertionPoint(old))
     old.erase()
     return new
 

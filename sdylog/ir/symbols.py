@@ -14,6 +14,7 @@ from sdylog.ir.rewrite import as_operation
 from sdylog.ir.walk import walk_ops
 
 SYM_NAME = "sym_name"
+ORIGINAL_FUNC_NAME = "sdy.original_func_name"
 
 
 def symbol_name_of(op) -> str | None:
@@ -225,3 +226,23 @@ def main_func(module: ir.Module, filename: str | None = None) -> ir.Operation:
         if symbol_name_of(f) == "main":
             return f
     raise error_at(module.operation, "Failed to lookup function: main", filename)
+
+
+def original_func_name(func) -> str:
+    func = as_operation(func)
+    if ORIGINAL_FUNC_NAME in func.attributes:
+        return ir.StringAttr(func.attributes[ORIGINAL_FUNC_NAME]).value
+    return symbol_name_of(func)
+
+
+def clone_func_recursively(func, symbols: SymbolTable) -> ir.Operation:
+    """Shardy's cloneFuncRecursively: a copy of `func` marked with its original
+    name, whose calls go to fresh copies of their callees (inserted first).
+    The copy is at the end of the module; the caller registers it."""
+    clone = symbols.append_clone(func)
+    clone.attributes[ORIGINAL_FUNC_NAME] = ir.StringAttr.get(original_func_name(func))
+    for call in [op for op in walk_ops(clone) if op.name == "func.call"]:
+        callee = lookup_func(symbols, callee_name(call), call)
+        sub = clone_func_recursively(callee, symbols)
+        call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbols.insert_at_end(sub))
+    return clone

@@ -56,6 +56,12 @@ PASSES: dict[str, PassInfo] = {
     "sdy-drop-sharding-and-mesh": PassInfo(
         _P + "drop_sharding_and_mesh:run", {},
         "Remove every sdy.sharding and sdy.mesh."),
+    "sdy-flatten-call-graph": PassInfo(
+        _P + "flatten_call_graph:run", {},
+        "Clone functions so that each has at most one call site."),
+    "sdy-import-func-calls": PassInfo(
+        _P + "import_func_calls:run", {"add-data-flow-edges-on-named-computations": True},
+        "Inline calls as sdy.named_computation ops (cloning bodies of functions called twice)."),
     "sdy-lift-inlined-meshes": PassInfo(
         _P + "lift_inlined_meshes:run", {},
         "Replace meshes inlined in shardings by (deduplicated) sdy.mesh symbols."),
@@ -65,12 +71,18 @@ PASSES: dict[str, PassInfo] = {
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
+    "sdy-pre-order-funcs": PassInfo(
+        _P + "pre_order_funcs:run", {},
+        "Reorder functions in pre order of the call graph (callers first)."),
     "sdy-propagate-sharding-from-func-to-call": PassInfo(
         _P + "propagate_sharding_from_func_to_call:run", {},
         "Give calls without result shardings their callee's result shardings."),
     "sdy-remove-size-one-axes": PassInfo(
         _P + "remove_size_one_axes:run", {},
         "Drop axes of size 1 from every sharding."),
+    "sdy-sharding-group-import": PassInfo(
+        _P + "sharding_group_import:run", {},
+        "Validate sharding groups, merge overlapping ones and renumber them."),
 }
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import (as_operation, create_op, defining_op, ip_after_value,
-                               move_after_value, single_user, uses)
+from sdylog.ir.rewrite import (create_op, defining_op, ip_after_value, move_after_value,
+                               post_order_ops, single_user, uses)
 from sdylog.ir.shardings import (SHARDING_RULE, data_flow_edge_of_target, get_or_create_sharding,
                                  get_sharding, is_fully_closed, mesh_or_ref, per_value,
                                  set_sharding, shardable_value, unreduced_axes, with_unreduced)
@@ -118,26 +118,12 @@ def _apply_manual_computation(op, filename) -> None:
         _apply(op, operand, sharding, constraint_after_value, filename)
 
 
-def _post_order(root):
-    """Ops nested in `root` before the op holding them (MLIR's default walk)."""
-    out = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    visit(as_operation(inner))
-        out.append(op)
-    visit(as_operation(root))
-    return out
-
-
 def run(module: ir.Module, options: dict, ctx) -> None:
     for flag in ("debug-sharding-origins", "debug-propagation-edge-sharding"):
         if options.get(flag):
             raise SdylogError(f"-sdy-apply-sharding-constraints: '{flag}' is not supported")
     with module.context:
-        for op in _post_order(module.operation):
+        for op in post_order_ops(module.operation):
             if op.name == "sdy.sharding_constraint":
                 _apply_constraint_op(op, ctx.filename)
             elif op.name == "sdy.manual_computation":

@@ -21,32 +21,11 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
 from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_op, is_scalar, replace_op, users
-from sdylog.ir.shardings import ORIGINAL_FUNC_NAME
-from sdylog.ir.symbols import (SymbolTable, callee_name, funcs_in_call_graph_post_order,
-                               lookup_func, symbol_name_of)
+from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
+                               funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.walk import walk_ops
 
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
-
-
-def original_func_name(func) -> str:
-    func = as_operation(func)
-    if ORIGINAL_FUNC_NAME in func.attributes:
-        return ir.StringAttr(func.attributes[ORIGINAL_FUNC_NAME]).value
-    return symbol_name_of(func)
-
-
-def clone_func_recursively(func, symbols: SymbolTable) -> ir.Operation:
-    """Shardy's cloneFuncRecursively: a copy of `func` marked with its original
-    name, whose calls go to fresh copies of their callees (inserted first).
-    The copy is at the end of the module; the caller registers it."""
-    clone = symbols.append_clone(func)
-    clone.attributes[ORIGINAL_FUNC_NAME] = ir.StringAttr.get(original_func_name(func))
-    for call in [op for op in walk_ops(clone) if op.name == "func.call"]:
-        callee = lookup_func(symbols, callee_name(call), call)
-        sub = clone_func_recursively(callee, symbols)
-        call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbols.insert_at_end(sub))
-    return clone
 
 
 def convert_constants(module: ir.Module) -> None:
