@@ -1,0 +1,154 @@
+"""Shardings and collective axes as the IR states them.
+
+`sharding_of(value)` answers "which sharding does this value carry?": the
+`sdy.sharding` of its defining op (or the `out_sharding` of a collective),
+the argument attribute of a function, or the in-shardings of a manual or
+named computation (manual axes removed, for the body's local view).
+
+jaxlib's sdy bindings have no accessors for the axis-list attributes of the
+collectives (`#sdy<list_of_axis_ref_lists[...]>`, `#sdy<axis_ref_list{...}>`,
+`#sdy<manual_axes{...}>`, `#sdy<all_to_all_param_list[...]>`); their axis
+lists are read by handing the printed list to MLIR's own sharding parser
+(as the dimension list of a `#sdy.sharding`), which the bindings do expose.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.model.axis import AxisRef
+from sdylog.model.mesh import Mesh
+from sdylog.model.sharding import TensorSharding, sharding_per_value
+
+_COLLECTIVES_WITH_OUT = {"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all",
+                         "sdy.collective_permute", "sdy.reduce_scatter"}
+
+
+def _dims_text_to_axes(dims_text: str) -> list[list[AxisRef]]:
+    attr = ir.Attribute.parse(f"#sdy.sharding<@__axes, {dims_text}>")
+    return [list(d.axes) for d in TensorSharding.from_attr(attr).dims]
+
+
+def axis_ref_lists(attr) -> list[list[AxisRef]]:
+    """`#sdy<list_of_axis_ref_lists[{"x"}, {}]>` -> [[x], []]."""
+    text = str(attr)
+    return _dims_text_to_axes(text[text.index("["):text.rindex("]") + 1])
+
+
+def axis_ref_list(attr) -> list[AxisRef]:
+    """`#sdy<axis_ref_list{"x", "y"}>` (or `manual_axes{...}`) -> [x, y]."""
+    text = str(attr)
+    body = text[text.index("{"):text.rindex("}") + 1]
+    return _dims_text_to_axes(f"[{body}]")[0]
+
+
+def manual_axes(attr) -> list[str]:
+    return [a.name for a in axis_ref_list(attr)]
+
+
+@dataclass(frozen=True)
+class AllToAllParam:
+    axes: tuple[AxisRef, ...]
+    src_dim: int
+    tgt_dim: int
+
+
+_PARAM = re.compile(r"(\{[^{}]*\})\s*:\s*(\d+)\s*->\s*(\d+)")
+
+
+def all_to_all_params(attr) -> list[AllToAllParam]:
+    """`#sdy<all_to_all_param_list[{"x"}: 0->1, ...]>`."""
+    out = []
+    for axes_text, src, tgt in _PARAM.findall(str(attr)):
+        axes = _dims_text_to_axes(f"[{axes_text}]")[0]
+        out.append(AllToAllParam(tuple(axes), int(src), int(tgt)))
+    return out
+
+
+def op_result_sharding(op, index: int) -> TensorSharding | None:
+    op = op.operation if hasattr(op, "operation") else op
+    attrs = op.attributes
+    if op.name in _COLLECTIVES_WITH_OUT and "out_sharding" in attrs:
+        return TensorSharding.from_attr(attrs["out_sharding"])
+    if op.name in ("sdy.sharding_constraint", "sdy.reshard") and "sharding" in attrs:
+        return TensorSharding.from_attr(attrs["sharding"])
+    if op.name in ("sdy.manual_computation", "sdy.named_computation") and "out_shardings" in attrs:
+        return sharding_per_value(attrs["out_shardings"])[index]
+    if "sdy.sharding" in attrs:
+        shardings = sharding_per_value(attrs["sdy.sharding"])
+        if index < len(shardings):
+            return shardings[index]
+    return None
+
+
+def func_arg_sharding(func_op, index: int) -> TensorSharding | None:
+    return _dict_sharding(func_op, "arg_attrs", index)
+
+
+def func_result_sharding(func_op, index: int) -> TensorSharding | None:
+    return _dict_sharding(func_op, "res_attrs", index)
+
+
+def _dict_sharding(func_op, key: str, index: int) -> TensorSharding | None:
+    attrs = func_op.attributes
+    if key not in attrs:
+        return None
+    arr = ir.ArrayAttr(attrs[key])
+    if index >= len(arr):
+        return None
+    d = ir.DictAttr(arr[index])
+    if "sdy.sharding" not in d:
+        return None
+    return TensorSharding.from_attr(d["sdy.sharding"])
+
+
+def without_axes(sharding: TensorSharding, names) -> TensorSharding:
+    """The sharding with every reference to the named axes removed."""
+    names = set(names)
+    dims = tuple(replace(d, axes=tuple(a for a in d.axes if a.name not in names)) for d in sharding.dims)
+    return replace(sharding, dims=dims,
+                   replicated=tuple(a for a in sharding.replicated if a.name not in names),
+                   unreduced=tuple(a for a in sharding.unreduced if a.name not in names))
+
+
+def only_axes(sharding: TensorSharding, names) -> TensorSharding:
+    names = set(names)
+    dims = tuple(replace(d, axes=tuple(a for a in d.axes if a.name in names)) for d in sharding.dims)
+    return replace(sharding, dims=dims, replicated=(), unreduced=())
+
+
+def block_arg_sharding(arg) -> TensorSharding | None:
+    owner = arg.owner.owner  # block -> op
+    owner = owner.operation if hasattr(owner, "operation") else owner
+    i = arg.arg_number
+    if owner.name == "func.func":
+        return func_arg_sharding(owner, i)
+    if owner.name == "sdy.manual_computation":
+        s = sharding_per_value(owner.attributes["in_shardings"])[i]
+        return without_axes(s, manual_axes(owner.attributes["manual_axes"]))
+    if owner.name == "sdy.named_computation" and "in_shardings" in owner.attributes:
+        return sharding_per_value(owner.attributes["in_shardings"])[i]
+    return None
+
+
+def sharding_of(value) -> TensorSharding | None:
+    value = value.maybe_downcast() if type(value) is ir.Value else value
+    if isinstance(value, ir.BlockArgument):
+        return block_arg_sharding(value)
+    return op_result_sharding(value.owner, value.result_number)
+
+
+def resolve_mesh(sharding: TensorSharding, meshes: dict[str, Mesh]) -> Mesh:
+    if isinstance(sharding.mesh, Mesh):
+        return sharding.mesh
+    try:
+        return meshes[sharding.mesh]
+    except KeyError:
+        raise SdylogError(f"unknown mesh @{sharding.mesh}") from None
+
+
+def is_replicated(sharding: TensorSharding | None) -> bool:
+    return sharding is None or all(not d.axes for d in sharding.dims)

@@ -1,0 +1,826 @@
+"""-sdy-convert-global-to-local: from a global program with explicit collectives
+to the program each device runs.
+
+Every tensor value takes the local type its sharding gives it (each sharded
+dimension divided by the size of its axes). Shardy's collectives become
+StableHLO collectives over the device groups of their axes; ops whose
+meaning depends on where a shard sits (iota, sharded constants, pad, slice,
+gather, scatter, convolution group counts) get per-device offsets from
+tables indexed by the device id (`partition_id`, or `replica_id` with
+`replica-count` > 1). Manual computations are inlined: their bodies already
+are per-device code. Everything else keeps its meaning; only types change.
+
+Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
+enable-rgv3, replica-count, partition-count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as shlo
+
+from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.ir.walk import walk_ops
+from sdylog.model.mesh import Mesh, meshes_of_module
+from sdylog.model.sharding import TensorSharding, sharding_per_value
+from sdylog.partition import ir_shardings as irs
+from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr,
+                                    replica_groups_attr, shape_of, tensor)
+from sdylog.partition.shards import (axes_size, device_groups, local_shape, offset_table,
+                                     permutation_pairs, shard_index)
+
+# StableHLO ops whose meaning needs more than new types.
+_SPECIAL = {
+    "sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all", "sdy.collective_permute",
+    "sdy.reduce_scatter", "sdy.constant", "sdy.manual_computation", "sdy.named_computation",
+    "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
+    "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
+    "stablehlo.select_and_scatter", "stablehlo.while",
+}
+# sdy ops that carry no data movement: their results just take local types.
+_SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    if options["replica-count"] > 1 and options["partition-count"] > 1:
+        raise error_at(module.operation, "convert-global-to-local does not support both replica-count > 1 "
+                       "and partition-count > 1", ctx.filename)
+    with ir.Location.unknown(module.context):
+        GlobalToLocal(module, options, ctx.filename).convert()
+
+
+@dataclass
+class GlobalToLocal:
+    module: ir.Module
+    options: dict
+    filename: str
+    meshes: dict = field(default_factory=dict)
+    global_types: dict = field(default_factory=dict)
+    shardings: dict = field(default_factory=dict)
+    next_channel: int = 1
+
+    # --- set-up -----------------------------------------------------------------------
+    def convert(self) -> None:
+        self.meshes = meshes_of_module(self.module)
+        top = 0
+        for op in walk_ops(self.module.operation):
+            if "channel_handle" in op.attributes:
+                top = max(top, shlo.ChannelHandle(op.attributes["channel_handle"]).handle)
+            for region in op.regions:
+                for block in region.blocks:
+                    for a in block.arguments:
+                        self._record(a)
+            for r in op.results:
+                self._record(r)
+        self.next_channel = top + 1
+        for op in list(self.module.body.operations):
+            if op.operation.name == "func.func":
+                self.convert_func(op.operation)
+
+    def _record(self, value) -> None:
+        self.global_types[value] = value.type
+        try:
+            self.shardings[value] = irs.sharding_of(value)
+        except SdylogError:
+            self.shardings[value] = None
+
+    def error(self, op, message: str) -> SdylogError:
+        return error_at(op, message, self.filename)
+
+    def channel(self) -> int:
+        c = self.next_channel
+        self.next_channel += 1
+        return c
+
+    def mesh(self, sharding: TensorSharding, op) -> Mesh | None:
+        if isinstance(sharding.mesh, Mesh):
+            return sharding.mesh
+        m = self.meshes.get(sharding.mesh)
+        if m is None:
+            raise self.error(op, f"failed to resolve mesh @{sharding.mesh}")
+        return m
+
+    # --- types --------------------------------------------------------------------------
+    def global_shape(self, value) -> tuple[int, ...]:
+        return tuple(ir.RankedTensorType(self.global_types.get(value, value.type)).shape)
+
+    def sharding(self, value) -> TensorSharding | None:
+        return self.shardings.get(value)
+
+    def local_type(self, global_type, sharding: TensorSharding | None, op):
+        if sharding is None or not isinstance(global_type, ir.RankedTensorType):
+            return global_type
+        mesh = self.mesh(sharding, op)
+        t = ir.RankedTensorType(global_type)
+        try:
+            shape = local_shape(tuple(t.shape), sharding, mesh)
+        except SdylogError as e:
+            raise self.error(op, f"cannot compute the local type of {t}: {e.message}") from None
+        return ir.RankedTensorType.get(list(shape), t.element_type, t.encoding)
+
+    def local_type_of(self, value, op):
+        return self.local_type(self.global_types.get(value, value.type), self.sharding(value), op)
+
+    def localize(self, value, op) -> None:
+        value.set_type(self.local_type_of(value, op))
+
+    def replace(self, old, new) -> None:
+        """Uses of `old` now use `new`, which carries old's global type and sharding."""
+        self.global_types[new] = self.global_types.get(old, old.type)
+        self.shardings[new] = self.sharding(old)
+        old.replace_all_uses_with(new)
+
+    def builder(self, op, after: bool = False) -> Builder:
+        ip = ir.InsertionPoint.after(op) if after else ir.InsertionPoint(op)
+        return Builder(ip, op.location)
+
+    def device_id(self, b: Builder) -> ir.Value:
+        return b.device_id(self.options["replica-count"] > 1)
+
+    def offset(self, b: Builder, mesh: Mesh, axes, shard_size: int) -> ir.Value:
+        """tensor<i64>: this device's global offset along a dimension sharded by `axes`."""
+        return b.table_lookup(offset_table(mesh, axes, shard_size), self.device_id(b))
+
+    def groups_attr(self, axes, mesh: Mesh, sharding: TensorSharding):
+        """Replica groups of a collective over `axes` (mesh-axes form with enable-rgv3)."""
+        axes = list(axes)
+        if self.options["enable-rgv3"] and all(a.sub is None for a in axes) and isinstance(sharding.mesh, str):
+            shlo_axes = ", ".join(f'#stablehlo.axis_ref<name = "{a.name}">' for a in axes)
+            return ir.Attribute.parse(
+                f"#stablehlo.replica_group_mesh_axes<mesh = @{sharding.mesh}, axes = [{shlo_axes}]>"), \
+                axes_size(axes, mesh)
+        groups = device_groups(axes, mesh)
+        return replica_groups_attr(groups), len(groups[0])
+
+    # --- walking ------------------------------------------------------------------------
+    def convert_func(self, func) -> None:
+        if not func.regions[0].blocks:
+            return
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        block = func.regions[0].blocks[0]
+        for a in block.arguments:
+            self.localize(a, func)
+        results = [self.local_type(t, irs.func_result_sharding(func, i), func) for i, t in enumerate(ftype.results)]
+        func.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in block.arguments], results))
+        self.convert_block(block)
+
+    def convert_block(self, block) -> None:
+        for op in list(block.operations):
+            self.convert_op(op.operation)
+
+    def convert_op(self, op) -> None:
+        name = op.name
+        if name in _SPECIAL:
+            getattr(self, "convert_" + name.split(".", 1)[1])(op)
+            return
+        if name.startswith("sdy.") and name not in _SDY_PLAIN:
+            raise self.error(op, f"'{name}' must be lowered to collectives before convert-global-to-local")
+        self.convert_generic(op)
+
+    def convert_generic(self, op) -> None:
+        """Regions keep their types (reduction bodies work on scalars); results turn local."""
+        for region in op.regions:
+            for block in region.blocks:
+                self.convert_block(block)
+        for r in op.results:
+            self.localize(r, op)
+
+    # --- Shardy collectives ----------------------------------------------------------------
+    def convert_all_gather(self, op) -> None:
+        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        per_dim = irs.axis_ref_lists(op.attributes["gathering_axes"])
+        dims = [d for d, axes in enumerate(per_dim) if axes]
+        if not dims:
+            raise self.error(op, "an all_gather without gathering axes should have been removed")
+        x = op.operands[0]
+        b = self.builder(op)
+        if self.options["per-dim-all-gather"] or len(dims) == 1:
+            cur = x
+            for d in reversed(dims):
+                groups, size = self.groups_attr(per_dim[d], mesh, out)
+                cur = b.all_gather(cur, d, groups, size, self.channel())
+        else:
+            local = shape_of(x)
+            factors = [axes_size(per_dim[d], mesh) for d in dims]
+            cur = b.reshape(x, (1,) + local)
+            all_axes = [a for d in dims for a in per_dim[d]]
+            groups, size = self.groups_attr(all_axes, mesh, out)
+            cur = b.all_gather(cur, 0, groups, size, self.channel())
+            cur = b.reshape(cur, tuple(factors) + local)
+            perm, k = [], 0
+            for i in range(len(local)):
+                if i in dims:
+                    perm.append(k)
+                    k += 1
+                perm.append(i + len(dims))
+            cur = b.transpose(cur, perm)
+            final = [n * (factors[dims.index(i)] if i in dims else 1) for i, n in enumerate(local)]
+            cur = b.reshape(cur, final)
+        self.finish(op, [cur])
+
+    def convert_all_slice(self, op) -> None:
+        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        per_dim = irs.axis_ref_lists(op.attributes["slicing_axes"])
+        local = self.local_type_of(op.results[0], op)
+        b = self.builder(op)
+        self.finish(op, [self.slice_for_axes(b, op.operands[0], mesh, per_dim, local)])
+
+    def slice_for_axes(self, b: Builder, x, mesh: Mesh, per_dim, local_type) -> ir.Value:
+        """This device's block of `x` along dimensions sharded by `per_dim` axes."""
+        shape = tuple(ir.RankedTensorType(local_type).shape)
+        starts = []
+        for axes, n in zip(per_dim, shape):
+            if not axes:
+                starts.append(b.scalar(0, i64()))
+            else:
+                starts.append(self.offset(b, mesh, axes, n))
+        return b.dynamic_slice(x, starts, shape)
+
+    def convert_all_reduce(self, op) -> None:
+        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        axes = irs.axis_ref_list(op.attributes["reduction_axes"])
+        b = self.builder(op)
+        groups, _ = self.groups_attr(axes, mesh, out)
+        kind = _reduction_kind(op)
+        r = b.all_reduce(op.operands[0], groups, self.channel(), kind, self.local_type_of(op.results[0], op))
+        self.finish(op, [r])
+
+    def convert_reduce_scatter(self, op) -> None:
+        x = op.operands[0]
+        in_sharding = self.sharding(x) or TensorSharding.from_attr(op.attributes["out_sharding"])
+        mesh = self.mesh(in_sharding, op)
+        per_dim = irs.axis_ref_lists(op.attributes["reduce_scatter_axes"])
+        dims = [d for d, axes in enumerate(per_dim) if axes]
+        if not dims:
+            raise self.error(op, "a reduce_scatter without axes should have been removed")
+        all_axes = [a for d in dims for a in per_dim[d]]
+        local = self.local_type_of(op.results[0], op)
+        kind = _reduction_kind(op)
+        b = self.builder(op)
+        groups, _ = self.groups_attr(all_axes, mesh, in_sharding)
+        if len(dims) == 1:
+            r = b.reduce_scatter(x, dims[0], groups, self.channel(), local, kind)
+        elif self.options["combine-multi-dimension-reduce-scatter"]:
+            shape = shape_of(x)
+            factors = {d: axes_size(per_dim[d], mesh) for d in dims}
+            split, factor_pos = [], []
+            for i, n in enumerate(shape):
+                if i in factors:
+                    if n % factors[i]:
+                        raise self.error(op, f"dimension {i} is not divisible by its scattering factor")
+                    factor_pos.append(len(split))
+                    split += [factors[i], n // factors[i]]
+                else:
+                    split.append(n)
+            cur = b.reshape(x, split)
+            perm = factor_pos + [i for i in range(len(split)) if i not in factor_pos]
+            cur = b.transpose(cur, perm)
+            total = int(np.prod(list(factors.values())))
+            local_shape_ = tuple(ir.RankedTensorType(local).shape)
+            cur = b.reshape(cur, (total,) + local_shape_)
+            rs_type = tensor((1,) + local_shape_, element_of(x))
+            cur = b.reduce_scatter(cur, 0, groups, self.channel(), rs_type, kind)
+            r = b.reshape(cur, local_shape_)
+        else:
+            reduced = b.all_reduce(x, groups, self.channel(), kind)
+            r = self.slice_for_axes(b, reduced, mesh, per_dim, local)
+        self.finish(op, [r])
+
+    def convert_all_to_all(self, op) -> None:
+        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        params = irs.all_to_all_params(op.attributes["params"])
+        x = op.operands[0]
+        b = self.builder(op)
+        if len(params) == 1:
+            p = params[0]
+            groups, k = self.groups_attr(p.axes, mesh, out)
+            if shape_of(x)[p.tgt_dim] % k:
+                raise self.error(op, "dimension not divisible by the number of devices per group")
+            r = b.all_to_all(x, p.tgt_dim, p.src_dim, k, groups, self.channel())
+            self.finish(op, [r])
+            return
+        shape = shape_of(x)
+        ordered = sorted(params, key=lambda p: p.tgt_dim)
+        factors = [axes_size(p.axes, mesh) for p in ordered]
+        split, factor_pos = [], []
+        for i, n in enumerate(shape):
+            ps = [j for j, p in enumerate(ordered) if p.tgt_dim == i]
+            if not ps:
+                split.append(n)
+                continue
+            f = factors[ps[0]]
+            if n % f:
+                raise self.error(op, "dimension not divisible by the number of devices per parameter")
+            factor_pos.append(len(split))
+            split += [f, n // f]
+        cur = b.reshape(x, split)
+        perm0 = factor_pos + [i for i in range(len(split)) if i not in factor_pos]
+        cur = b.transpose(cur, perm0)
+        moved_shape = shape_of(cur)
+        all_axes = [a for p in ordered for a in p.axes]
+        groups, g = self.groups_attr(all_axes, mesh, out)
+        m = len(ordered)
+        cur = b.reshape(cur, (g,) + moved_shape[m:])
+        cur = b.all_to_all(cur, 0, 0, g, groups, self.channel())
+        cur = b.reshape(cur, moved_shape)
+        perm1 = [i + m for i in range(len(shape))]
+        for j, p in enumerate(ordered):
+            perm1.insert(perm1.index(p.src_dim + m), j)
+        cur = b.transpose(cur, perm1)
+        t_shape = shape_of(cur)
+        final, i = [], 0
+        while i < len(t_shape):
+            if perm1[i] < m:
+                final.append(t_shape[i] * t_shape[i + 1])
+                i += 2
+            else:
+                final.append(t_shape[i])
+                i += 1
+        self.finish(op, [b.reshape(cur, final)])
+
+    def convert_collective_permute(self, op) -> None:
+        x = op.operands[0]
+        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        in_sharding = self.sharding(x)
+        if in_sharding is None:
+            raise self.error(op, "the operand of a collective_permute has no sharding")
+        pairs = permutation_pairs(in_sharding, self.mesh(in_sharding, op), out, self.mesh(out, op))
+        b = self.builder(op)
+        self.finish(op, [b.collective_permute(x, pairs, self.channel())])
+
+    def convert_constant(self, op) -> None:
+        res = op.results[0]
+        local = self.local_type_of(res, op)
+        value = op.attributes["value"]
+        b = self.builder(op)
+        global_type = self.global_types[res]
+        dense = ir.DenseElementsAttr(value)
+        if local == global_type:
+            self.finish(op, [b.constant(value)])
+        elif dense.is_splat:
+            self.finish(op, [b.constant(ir.DenseElementsAttr.get_splat(local, dense.get_splat_value()))])
+        else:
+            sharding = self.sharding(res)
+            whole = b.constant(value)
+            per_dim = [list(d.axes) for d in sharding.dims]
+            self.finish(op, [self.slice_for_axes(b, whole, self.mesh(sharding, op), per_dim, local)])
+
+    def finish(self, op, new_values) -> None:
+        for old, new in zip(op.results, new_values):
+            self.replace(old, new)
+        op.erase()
+
+    # --- computations -----------------------------------------------------------------------
+    def convert_manual_computation(self, op) -> None:
+        body = op.regions[0].blocks[0]
+        for a in body.arguments:
+            self.localize(a, op)
+        self.convert_block(body)
+        ret = body.operations[len(body.operations) - 1]
+        results = list(ret.operands)
+        for arg, operand in zip(body.arguments, op.operands):
+            arg.replace_all_uses_with(operand)
+        for inner in list(body.operations):
+            if inner.operation.name == "sdy.return":
+                continue
+            inner.operation.move_before(op)
+        for old, new in zip(op.results, results):
+            if new.type != self.local_type_of(old, op):
+                raise self.error(op, f"the manual computation's body returns {new.type} where "
+                                     f"{self.local_type_of(old, op)} is expected")
+            self.replace(old, new)
+        op.erase()
+
+    def convert_named_computation(self, op) -> None:
+        body = op.regions[0].blocks[0]
+        for a in body.arguments:
+            self.localize(a, op)
+        self.convert_block(body)
+        for r in op.results:
+            self.localize(r, op)
+
+    def convert_while(self, op) -> None:
+        for r in op.results:
+            self.localize(r, op)
+        for region in op.regions:
+            block = region.blocks[0]
+            for a, r in zip(block.arguments, op.results):
+                a.set_type(r.type)
+            self.convert_block(block)
+
+    # --- StableHLO ops whose meaning depends on the shard ------------------------------------
+    def convert_iota(self, op) -> None:
+        res = op.results[0]
+        sharding = self.sharding(res)
+        if irs.is_replicated(sharding):
+            return
+        mesh = self.mesh(sharding, op)
+        local = self.local_type_of(res, op)
+        dim = ir.IntegerAttr(op.attributes["iota_dimension"]).value
+        b = self.builder(op)
+        cur = b.iota(local, dim)
+        axes = sharding.dims[dim].axes
+        if axes:
+            shape = tuple(ir.RankedTensorType(local).shape)
+            off = self.offset(b, mesh, axes, shape[dim])
+            off = b.convert(off, element_of(cur))
+            cur = b.binary("add", cur, b.broadcast(off, shape, []))
+        self.finish(op, [cur])
+
+    def convert_concatenate(self, op) -> None:
+        dim = ir.IntegerAttr(op.attributes["dimension"]).value
+        out = self.sharding(op.results[0])
+        if out is not None and out.dims[dim].axes:
+            raise self.error(op, f"dimension {dim} is sharded but the concatenation is on this dimension.")
+        for i, v in enumerate(op.operands):
+            s = self.sharding(v)
+            if irs.is_replicated(s):
+                continue
+            if s.dims[dim].axes:
+                raise self.error(op, f"operand {i} is sharded on concatenation dimension {dim}. "
+                                     "This is not supported.")
+            for d in range(len(s.dims)):
+                if d == dim:
+                    continue
+                out_axes = out.dims[d].axes if out is not None else ()
+                if s.dims[d].axes != out_axes:
+                    raise self.error(op, f"dimension {d} has mismatched sharding axes. This requires a "
+                                         "reshard which should have been handled by previous passes.")
+        self.convert_generic(op)
+
+    def convert_convolution(self, op) -> None:
+        lhs, rhs = op.operands[0], op.operands[1]
+        ls, rs = self.sharding(lhs), self.sharding(rhs)
+        if irs.is_replicated(ls) and irs.is_replicated(rs) and irs.is_replicated(self.sharding(op.results[0])):
+            self.convert_generic(op)
+            return
+        dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+
+        def local_count(name, sharding, dim):
+            count = ir.IntegerAttr(op.attributes[name]).value if name in op.attributes else 1
+            if count <= 1 or sharding is None or not sharding.dims[dim].axes:
+                return count
+            size = axes_size(sharding.dims[dim].axes, self.mesh(sharding, op))
+            div = min(count, size)
+            if count % div:
+                raise self.error(op, f"{name} {count} is not divisible by the {size} shards of its dimension")
+            return count // div
+
+        fgc = local_count("feature_group_count", rs, dn.kernel_output_feature_dimension)
+        bgc = local_count("batch_group_count", ls, dn.input_batch_dimension)
+        op.attributes["feature_group_count"] = i64_attr(fgc)
+        op.attributes["batch_group_count"] = i64_attr(bgc)
+        self.convert_generic(op)
+
+    def convert_pad(self, op) -> None:
+        x, pad_value = op.operands[0], op.operands[1]
+        res = op.results[0]
+        ins, outs = self.sharding(x), self.sharding(res)
+        if irs.is_replicated(ins):
+            if not irs.is_replicated(outs):
+                raise self.error(op, "a pad of a replicated operand must have a replicated result")
+            self.convert_generic(op)
+            return
+        mesh = self.mesh(ins, op)
+        g_in, g_out = self.global_shape(x), self.global_shape(res)
+        low = list(ir.DenseI64ArrayAttr(op.attributes["edge_padding_low"]))
+        interior = list(ir.DenseI64ArrayAttr(op.attributes["interior_padding"]))
+        n = mesh.num_devices
+        rank = len(g_in)
+        offsets, uniform = [], []
+        for i in range(rank):
+            in_axes = ins.dims[i].axes
+            out_axes = outs.dims[i].axes if outs is not None else ()
+            if in_axes != out_axes:
+                raise self.error(op, f"dimension {i} has mismatched sharding axes. This requires a reshard "
+                                     "collective which should have been handled by previous passes.")
+            k = axes_size(in_axes, mesh)
+            s_in, s_out = g_in[i] // k, g_out[i] // k
+            row = [shard_index(d, mesh, in_axes) * s_in * (interior[i] + 1) + low[i]
+                   - shard_index(d, mesh, out_axes) * s_out for d in range(n)]
+            offsets.append(row)
+            uniform.append(all(o == row[0] for o in row))
+        local_in = shape_of(x)
+        local_out = tuple(ir.RankedTensorType(self.local_type_of(res, op)).shape)
+        b = self.builder(op)
+        expanded = [(m - 1) * (it + 1) + 1 for m, it in zip(local_in, interior)]
+        if all(uniform):
+            lo = [row[0] for row in offsets]
+            hi = [lo_out - (e + l) for lo_out, e, l in zip(local_out, expanded, lo)]
+            self.finish(op, [b.pad(x, pad_value, lo, hi, interior, local_out)])
+            return
+        k_low = [max(0, max(row)) for row in offsets]
+        k_high = [max(0, lo_out - min(row) - e) for row, lo_out, e in zip(offsets, local_out, expanded)]
+        safe_shape = [l + e + h for l, e, h in zip(k_low, expanded, k_high)]
+        safe = b.pad(x, pad_value, k_low, k_high, interior, safe_shape)
+        device = self.device_id(b)
+        starts = []
+        for i in range(rank):
+            table = [k_low[i] - o for o in offsets[i]]
+            if uniform[i]:
+                starts.append(b.scalar(table[0], i64()))
+            else:
+                starts.append(b.table_lookup(table, device))
+        self.finish(op, [b.dynamic_slice(safe, starts, local_out)])
+
+    def convert_slice(self, op) -> None:
+        x, res = op.operands[0], op.results[0]
+        ins, outs = self.sharding(x), self.sharding(res)
+        if irs.is_replicated(ins) and irs.is_replicated(outs):
+            self.convert_generic(op)
+            return
+        g_in = self.global_shape(x)
+        g_out = self.global_shape(res)
+        starts = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))
+        limits = list(ir.DenseI64ArrayAttr(op.attributes["limit_indices"]))
+        strides = list(ir.DenseI64ArrayAttr(op.attributes["strides"]))
+        local_out = tuple(ir.RankedTensorType(self.local_type_of(res, op)).shape)
+        local_in = shape_of(x)
+        new_starts, new_limits = [], []
+        for i in range(len(g_in)):
+            in_axes = ins.dims[i].axes if ins is not None else ()
+            out_axes = outs.dims[i].axes if outs is not None else ()
+            if in_axes != out_axes:
+                raise self.error(op, f"dimension {i} has mismatched sharding axes. This requires a reshard "
+                                     "which should have been handled by previous passes.")
+            if not in_axes:
+                new_starts.append(starts[i])
+                new_limits.append(limits[i])
+                continue
+            mesh = self.mesh(ins, op)
+            k = axes_size(in_axes, mesh)
+            free = k <= 1 or (starts[i] == 0 and strides[i] == 1 and -(-g_in[i] // k) == -(-g_out[i] // k))
+            if starts[i] != 0 or (limits[i] != g_in[i] and not free):
+                raise self.error(op, f"dimension {i} is sharded but the slice is not a full slice and "
+                                     "requires device communication.")
+            new_starts.append(0)
+            new_limits.append(local_in[i] if limits[i] == g_in[i] else local_out[i])
+        op.attributes["start_indices"] = dense_i64_array(new_starts)
+        op.attributes["limit_indices"] = dense_i64_array(new_limits)
+        res.set_type(self.local_type_of(res, op))
+
+    def convert_reduce_window(self, op) -> None:
+        self._check_windowed(op)
+        self.convert_generic(op)
+
+    def convert_select_and_scatter(self, op) -> None:
+        self._check_windowed(op)
+        self.convert_generic(op)
+
+    def _check_windowed(self, op) -> None:
+        x = op.operands[0]
+        s = self.sharding(x)
+        if irs.is_replicated(s):
+            return
+        mesh = self.mesh(s, op)
+        rank = len(self.global_shape(x))
+        attrs = op.attributes
+        window = list(ir.DenseI64ArrayAttr(attrs["window_dimensions"])) if "window_dimensions" in attrs else []
+        strides = list(ir.DenseI64ArrayAttr(attrs["window_strides"])) if "window_strides" in attrs else []
+        padding = np.array(attrs["padding"]).reshape(-1, 2) if "padding" in attrs else np.zeros((rank, 2), int)
+        for d in range(rank):
+            if axes_size(s.dims[d].axes, mesh) <= 1:
+                continue
+            ok = not padding[d].any()
+            w = window[d] if window else 1
+            st = strides[d] if strides else 1
+            ok = ok and (st == 1 or st >= w) and (w == 1 or st >= w)
+            if not ok:
+                raise self.error(op, f"In op {op.name} dimension {d} is sharded but is not a pass-through dimension.")
+
+    def convert_gather(self, op) -> None:
+        operand, indices = op.operands[0], op.operands[1]
+        s = self.sharding(operand)
+        if irs.is_replicated(s):
+            self.convert_generic(op)
+            return
+        mesh = self.mesh(s, op)
+        dn = shlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+        g_shape = self.global_shape(operand)
+        sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+        batching = list(dn.operand_batching_dims)
+        trivial = [i for i in range(len(g_shape)) if s.dims[i].axes and axes_size(s.dims[i].axes, mesh) > 1
+                   and sizes[i] == 1 and i not in batching]
+        local_sizes = list(sizes)
+        for i in range(len(sizes)):
+            if sizes[i] == 1 or i in batching or not s.dims[i].axes:
+                continue
+            k = axes_size(s.dims[i].axes, mesh)
+            if sizes[i] != g_shape[i] or sizes[i] % k:
+                raise self.error(op, f"gather slice of operand dimension {i} must cover the whole sharded dimension")
+            local_sizes[i] //= k
+        res = op.results[0]
+        op.attributes["slice_sizes"] = dense_i64_array(local_sizes)
+        res.set_type(self.local_type_of(res, op))
+        if not trivial:
+            return
+        b = self.builder(op)
+        index_map = list(dn.start_index_map)
+        adjusted, mask = self.local_indices_and_mask(b, indices, mesh, s, g_shape, shape_of(operand),
+                                                     index_map, dn.index_vector_dim, trivial, clamp=True)
+        op.operands[1] = adjusted
+        after = self.builder(op, after=True)
+        ivd = dn.index_vector_dim
+        mshape = shape_of(mask)
+        if mshape and ivd < len(mshape):
+            mask = after.reduce(mask, after.scalar(1, ir.IntegerType.get_signless(1)), [ivd], "and")
+            mshape = shape_of(mask)
+        rshape = shape_of(res)
+        offset_dims = list(dn.offset_dims)
+        bdims = [] if not mshape else [i for i in range(len(rshape)) if i not in offset_dims]
+        bmask = after.broadcast(mask, rshape, bdims, ir.IntegerType.get_signless(1))
+        zero = after.constant(ir.DenseElementsAttr.get_splat(res.type, _zero_attr(element_of(res))))
+        selected = after.select(bmask, res, zero)
+        res.replace_all_uses_except(selected, selected.owner.operation)
+        self.global_types[selected] = self.global_types[res]
+        self.shardings[selected] = self.sharding(res)
+
+    def local_indices_and_mask(self, b: Builder, indices, mesh, s: TensorSharding, g_shape, l_shape,
+                               index_map, ivd, trivial, clamp: bool, mask: bool = True):
+        """Indices made local to this device's shard of the sharded indexed dims,
+        and (optionally) the mask of indices this shard holds."""
+        et = element_of(indices)
+        out_mask = None
+        if any(d in index_map for d in trivial):
+            base = indices
+            if clamp:
+                lo = self._indices_like(b, indices, ivd, [0] * len(index_map))
+                hi = self._indices_like(b, indices, ivd, [g_shape[d] - 1 for d in index_map])
+                base = b.clamp(lo, indices, hi)
+            mins, maxs = [], []
+            for d in index_map:
+                if d not in trivial:
+                    mins.append(b.scalar(0, et))
+                    maxs.append(b.scalar(g_shape[d] - 1, et))
+                    continue
+                off = b.convert(self.offset(b, mesh, s.dims[d].axes, l_shape[d]), et)
+                mins.append(off)
+                if mask:
+                    maxs.append(b.binary("add", off, b.scalar(l_shape[d] - 1, et)))
+            lo_t = self._bounds_tensor(b, mins, indices, ivd)
+            adjusted = b.binary("subtract", base, lo_t)
+            if mask:
+                hi_t = self._bounds_tensor(b, maxs, indices, ivd)
+                out_mask = b.binary("and", b.compare(base, lo_t, "GE"), b.compare(base, hi_t, "LE"))
+        else:
+            adjusted = indices
+        if not mask:
+            return adjusted, None
+        part = None
+        for d in trivial:
+            if d in index_map:
+                continue
+            off = self.offset(b, mesh, s.dims[d].axes, l_shape[d])
+            eq = b.compare(off, b.scalar(0, i64()), "EQ")
+            part = eq if part is None else b.binary("and", part, eq)
+        if part is not None:
+            if out_mask is not None:
+                part = b.broadcast(part, shape_of(out_mask), [])
+                out_mask = b.binary("and", out_mask, part)
+            else:
+                out_mask = part
+        return adjusted, out_mask
+
+    def _indices_like(self, b: Builder, indices, ivd, values):
+        shape = shape_of(indices)
+        et = element_of(indices)
+        if ivd < len(shape) and len(values) > 1:
+            arr = np.asarray(values, dtype=np.int64)
+            c = b.constant(ir.DenseElementsAttr.get(arr.astype(_np_int(et)), type=tensor(arr.shape, et)))
+            return b.broadcast(c, shape, [ivd])
+        return b.constant(ir.DenseElementsAttr.get_splat(indices.type, ir.IntegerAttr.get(et, int(values[0]))))
+
+    def _bounds_tensor(self, b: Builder, bounds, indices, ivd):
+        shape = shape_of(indices)
+        if ivd >= len(shape) or shape[ivd] == 1:
+            return b.broadcast(bounds[0], shape, [])
+        parts = [b.reshape(v, (1,)) for v in bounds]
+        return b.broadcast(b.concatenate(parts, 0), shape, [ivd])
+
+    def convert_scatter(self, op) -> None:
+        n = (len(op.operands) - 1) // 2
+        inputs, indices, updates = list(op.operands[:n]), op.operands[n], list(op.operands[n + 1:])
+        ins, ups = self.sharding(inputs[0]), self.sharding(updates[0])
+        if irs.is_replicated(ins) and irs.is_replicated(ups):
+            self.convert_generic(op)
+            return
+        mesh = self.mesh(ins if ins is not None else ups, op)
+        dn = shlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+        window_dims = list(dn.update_window_dims)
+        reduction = []
+        if not irs.is_replicated(ups):
+            used = {a for d in (ins.dims if ins is not None else ()) for a in d.axes}
+            for i, d in enumerate(ups.dims):
+                if i in window_dims:
+                    continue
+                reduction += [a for a in d.axes if a not in used]
+        if not reduction and irs.is_replicated(ins):
+            self.convert_generic(op)
+            return
+        b = self.builder(op)
+        local_in = shape_of(inputs[0])
+        if reduction:
+            kind = _scatter_kind(op, n)
+            if kind is None:
+                raise self.error(op, "failed to get scatter reduction identity.")
+            leader = [shard_index(d, mesh, reduction) == 0 for d in range(mesh.num_devices)]
+            table = b.bool_table(leader)
+            is_leader = b.dynamic_slice(table, [self.device_id(b)], [1])
+            is_leader = b.broadcast(is_leader, local_in, [0] if local_in else [], ir.IntegerType.get_signless(1))
+            for k, x in enumerate(inputs):
+                ident = b.broadcast(b.constant(_identity_attr(kind, element_of(x))), shape_of(x), [])
+                op.operands[k] = b.select(is_leader, x, ident)
+        g_shape = self.global_shape(inputs[0])
+        indexed = []
+        if not irs.is_replicated(ins):
+            to_operand = list(dn.scattered_dims_to_operand_dims)
+            inserted = list(dn.inserted_window_dims)
+            for i, d in enumerate(ins.dims):
+                if not d.axes:
+                    continue
+                if i in to_operand:
+                    indexed.append(i)
+                elif i in inserted:
+                    raise self.error(op, f"sharding operand dimension {i} that is not indexed but in inserted "
+                                         "window dimension is not supported.")
+        if indexed:
+            adjusted, _ = self.local_indices_and_mask(b, indices, mesh, ins, g_shape, local_in,
+                                                      list(dn.scattered_dims_to_operand_dims),
+                                                      dn.index_vector_dim, indexed, clamp=False, mask=False)
+            op.operands[n] = adjusted
+        for block in (r.blocks[0] for r in op.regions):
+            self.convert_block(block)
+        for r in op.results:
+            self.localize(r, op)
+
+
+def _np_int(et):
+    return {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[ir.IntegerType(et).width]
+
+
+def _zero_attr(et):
+    if isinstance(et, ir.IntegerType):
+        return ir.IntegerAttr.get(et, 0)
+    return ir.FloatAttr.get(et, 0.0)
+
+
+def _reduction_kind(op) -> str:
+    """sdy collectives sum, unless they name another reduction."""
+    for key in ("reduction_op", "reduction"):
+        if key in op.attributes:
+            text = str(op.attributes[key])
+            for word, kind in (("max", "maximum"), ("min", "minimum")):
+                if word in text:
+                    return kind
+    return "add"
+
+
+_SCATTER_KINDS = {"stablehlo.add": "add", "stablehlo.multiply": "multiply", "stablehlo.maximum": "maximum",
+                  "stablehlo.minimum": "minimum", "stablehlo.and": "and", "stablehlo.or": "or"}
+
+
+def _scatter_kind(op, n: int) -> str | None:
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    ret = ops[-1]
+    kinds = set()
+    for v in ret.operands:
+        owner = v.owner
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        if not hasattr(owner, "name") or owner.name not in _SCATTER_KINDS or len(owner.operands) != 2:
+            return None
+        kinds.add(_SCATTER_KINDS[owner.name])
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _identity_attr(kind: str, et) -> ir.Attribute:
+    t = tensor((), et)
+    is_int = isinstance(et, ir.IntegerType)
+    if kind in ("add", "or"):
+        v = 0
+    elif kind in ("multiply", "and"):
+        v = 1
+    else:
+        if is_int:
+            w = ir.IntegerType(et).width
+            unsigned = ir.IntegerType(et).is_unsigned
+            if kind == "maximum":
+                v = 0 if unsigned else -(1 << (w - 1))
+            else:
+                v = (1 << w) - 1 if unsigned else (1 << (w - 1)) - 1
+        else:
+            big = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f64": 1.7976931348623157e308}.get(
+                str(et), 3.4028234663852886e38)
+            v = -big if kind == "maximum" else big
+    if is_int:
+        if ir.IntegerType(et).width == 1:
+            return ir.DenseElementsAttr.get(np.array(bool(v)), type=t)
+        return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, int(v)))
+    return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, float(v)))

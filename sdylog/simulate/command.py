@@ -1,0 +1,49 @@
+"""`sdylog interpret` and `sdylog simulate`."""
+import sys
+
+import click
+
+from sdylog.cli import reports_errors
+
+
+@click.command()
+@click.argument("path")
+@click.option("--entry", default="main", show_default=True, help="Function to run.")
+@click.option("--print-results", is_flag=True, help="Print the entry function's results.")
+@reports_errors
+def interpret(path, entry, print_results):
+    """Run @main of FILE.mlir as `stablehlo-translate --interpret` does.
+
+    Supports `interpreter.run_parallel` (programs on simulated devices) and
+    the `check.expect_*` ops; exits 1 at the first failing check.
+    """
+    from sdylog.simulate.interpret import interpret_main
+    results, _ = interpret_main(path, entry)
+    if print_results:
+        import numpy as np
+        for r in results:
+            click.echo(np.array2string(np.asarray(r), threshold=1000))
+
+
+@click.command()
+@click.argument("path")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random inputs.")
+@click.option("--entry", default="main", show_default=True, help="Function to run.")
+@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance for floats.")
+@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
+@reports_errors
+def simulate(path, seed, entry, rtol, atol):
+    """Run a sharded module on its simulated mesh and compare with the unsharded run.
+
+    The module's shardings and collectives must be explicit (as after
+    propagation and reshard insertion). Random inputs (from --seed) are cut
+    into each device's shards, the per-device program (from
+    -sdy-convert-global-to-local) runs on every device, and the reassembled
+    results are compared with the whole program run on one device. Prints the
+    collectives (count, bytes); exits 1 on a mismatch.
+    """
+    from sdylog.simulate.simulate import simulate_main
+    report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol)
+    click.echo(report.text())
+    if not report.ok:
+        sys.exit(1)

@@ -1,0 +1,189 @@
+"""Simulated devices: one thread per device, each with its own buffers, and a
+communicator through which collectives exchange data.
+
+A collective deposits each device's operand under a key (its process group
+and how many collectives that group has run on this device so far); the last
+arrival wakes the others, and every device builds its own result from the
+deposited operands. When every running device waits and no exchange can
+complete (devices disagree on their collectives), the run fails instead of
+hanging. Counts and bytes per collective kind are recorded.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.simulate.program import DeviceRuntime, ExecutionError, Program
+
+
+class Aborted(Exception):
+    """Raised in a device whose peers failed."""
+
+
+@dataclass
+class CollectiveStats:
+    """Per collective kind: how many times a group ran it, and the operand bytes
+    all participating devices contributed."""
+    counts: dict = field(default_factory=dict)
+    bytes: dict = field(default_factory=dict)
+
+    def add(self, kind: str, count: int, nbytes: int) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + count
+        self.bytes[kind] = self.bytes.get(kind, 0) + nbytes
+
+    def merge(self, other: "CollectiveStats") -> None:
+        for k in other.counts:
+            self.add(k, other.counts[k], other.bytes.get(k, 0))
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        return [(k, self.counts[k], self.bytes.get(k, 0)) for k in sorted(self.counts)]
+
+    def table(self) -> str:
+        rows = self.rows()
+        if not rows:
+            return "no collectives"
+        w = max(len("collective"), *(len(r[0]) for r in rows))
+        lines = [f"{'collective':<{w}}  {'count':>7}  {'bytes':>12}"]
+        lines += [f"{k:<{w}}  {c:>7}  {b:>12}" for k, c, b in rows]
+        return "\n".join(lines)
+
+
+def nbytes_of(values) -> int:
+    return int(sum(np.asarray(v).nbytes for v in values))
+
+
+class Communicator:
+    def __init__(self, num_devices: int):
+        self.num_devices = num_devices
+        self.stats = CollectiveStats()
+        self._cond = threading.Condition()
+        self._slots: dict = {}
+        self._running = num_devices
+        self._waiting: dict = {}   # device -> (key, group size) it waits on
+        self.failure: BaseException | None = None
+
+    def exchange(self, rt: DeviceRuntime, group: tuple[int, ...], kind: str, value, nbytes: int) -> dict:
+        """Deposit this device's `value` for the group's next collective; return
+        {device: value} once every member has deposited."""
+        n = rt.next_count(("group", group))
+        key = (group, n)
+        with self._cond:
+            self._check()
+            entry = self._slots.get(key)
+            if entry is None:
+                entry = self._slots[key] = {"kind": kind, "values": {}, "read": 0}
+            elif entry["kind"] != kind:
+                self._fail(SdylogError(
+                    f"devices {list(group)} disagree on their collective #{n}: '{entry['kind']}' vs '{kind}'"))
+            entry["values"][rt.device_id] = value
+            if len(entry["values"]) == len(group):
+                self.stats.add(kind, 1, 0)
+                self._cond.notify_all()
+            self.stats.add(kind, 0, nbytes)
+            while len(entry["values"]) < len(group):
+                self._waiting[rt.device_id] = (key, len(group))
+                if self._stuck():
+                    del self._waiting[rt.device_id]
+                    self._fail(SdylogError(
+                        f"deadlock: device {rt.device_id} waits in '{kind}' with group {list(group)}, "
+                        "but the other devices never join it"))
+                self._cond.wait()
+                del self._waiting[rt.device_id]
+                self._check()
+            values = entry["values"]
+            entry["read"] += 1
+            if entry["read"] == len(group):
+                del self._slots[key]
+            return values
+
+    def finished(self) -> None:
+        with self._cond:
+            self._running -= 1
+            if self._running and self._stuck() and self.failure is None:
+                self.failure = SdylogError("deadlock: devices wait for collectives that finished devices never join")
+            self._cond.notify_all()
+
+    def _stuck(self) -> bool:
+        """Every running device waits, and none of the exchanges they wait on is complete."""
+        if len(self._waiting) < self._running:
+            return False
+        for key, size in self._waiting.values():
+            entry = self._slots.get(key)
+            if entry is None or len(entry["values"]) >= size:
+                return False
+        return True
+
+    def abort(self, exc: BaseException) -> None:
+        with self._cond:
+            if self.failure is None:
+                self.failure = exc
+            self._cond.notify_all()
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise Aborted()
+
+    def _fail(self, exc: BaseException):
+        if self.failure is None:
+            self.failure = exc
+        self._cond.notify_all()
+        raise exc
+
+
+@dataclass
+class DeviceRun:
+    """What runs on one device: a function of the program (by name, or a
+    compiled callable `fn(args, rt)`) and its arguments."""
+    function: object
+    args: list
+
+
+def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: CollectiveStats | None = None) -> list[list]:
+    """Run `runs[replica][partition]` at once, one thread per device; return
+    each device's results in the same layout."""
+    nr = len(runs)
+    npart = len(runs[0]) if runs else 0
+    for row in runs:
+        if len(row) != npart:
+            raise SdylogError("every replica must run the same number of partitions")
+        for r in row:
+            if isinstance(r.function, str):
+                program.function(r.function)  # compile errors surface here, not in a thread
+    comm = Communicator(nr * npart)
+    results: list[list] = [[None] * npart for _ in range(nr)]
+    errors: list = []
+
+    def work(r: int, p: int) -> None:
+        rt = DeviceRuntime(replica_id=r, partition_id=p, num_replicas=nr, num_partitions=npart, comm=comm)
+        try:
+            run = runs[r][p]
+            fn = program.function(run.function) if isinstance(run.function, str) else run.function
+            results[r][p] = fn(list(run.args), rt)
+        except Aborted:
+            pass
+        except BaseException as e:  # noqa: BLE001 - reported after the join
+            errors.append(e)
+            comm.abort(e)
+        finally:
+            comm.finished()
+
+    if nr * npart == 1:
+        work(0, 0)
+    else:
+        threads = [threading.Thread(target=work, args=(r, p), daemon=True)
+                   for r in range(nr) for p in range(npart)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    if stats is not None:
+        stats.merge(comm.stats)
+    if errors:
+        raise errors[0]
+    if comm.failure is not None:
+        f = comm.failure
+        raise f if isinstance(f, SdylogError) else ExecutionError(str(f))
+    return results

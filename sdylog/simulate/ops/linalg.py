@@ -1,0 +1,275 @@
+"""dot_general, dot, convolution, fft, cholesky, triangular_solve.
+
+dot_general becomes one (batched) matmul: operands are transposed to
+(batch, free, contracting) / (batch, contracting, free) and flattened, so
+numpy hands BLAS the biggest GEMMs the op allows. Convolution accumulates one
+GEMM per kernel window offset over strided views of the padded input.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from sdylog.simulate.dtypes import NARROW_FLOATS, compute_dtype, is_bool, is_complex, is_float
+from sdylog.simulate.registry import lowering
+
+
+def _compute_type(result_dtype):
+    if is_bool(result_dtype):
+        return np.dtype(np.int32)
+    return compute_dtype(result_dtype)
+
+
+def _blas_ready(x: np.ndarray) -> np.ndarray:
+    """A 2-D/3-D operand BLAS can take without numpy's slow fallback loop."""
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        return x
+    it = x.itemsize
+    s1, s2 = x.strides[-2:]
+    n1, n2 = x.shape[-2:]
+    if (s2 == it and s1 >= it * max(n2, 1)) or (s1 == it and s2 >= it * max(n1, 1)):
+        return x
+    return np.ascontiguousarray(x)
+
+
+class DotPlan:
+    """Permutations and shapes for one dot_general, fixed at compile time."""
+
+    def __init__(self, lhs_shape, rhs_shape, lb, rb, lc, rc, result_shape):
+        lf = [d for d in range(len(lhs_shape)) if d not in lb and d not in lc]
+        rf = [d for d in range(len(rhs_shape)) if d not in rb and d not in rc]
+        size = lambda shape, dims: int(np.prod([shape[d] for d in dims], dtype=np.int64))
+        self.B = size(lhs_shape, lb)
+        self.M = size(lhs_shape, lf)
+        self.K = size(lhs_shape, lc)
+        self.N = size(rhs_shape, rf)
+        self.lperm = tuple(lb) + tuple(lf) + tuple(lc)
+        self.rperm = tuple(rb) + tuple(rc) + tuple(rf)
+        self.lid = self.lperm == tuple(range(len(lhs_shape)))
+        self.rid = self.rperm == tuple(range(len(rhs_shape)))
+        self.result_shape = tuple(result_shape)
+        self.batched = bool(lb)
+
+    def __call__(self, a, b, cdt):
+        a = np.asarray(a)
+        b = np.asarray(b)
+        if a.dtype != cdt:
+            a = a.astype(cdt)
+        if b.dtype != cdt:
+            b = b.astype(cdt)
+        if not self.lid:
+            a = np.transpose(a, self.lperm)
+        if not self.rid:
+            b = np.transpose(b, self.rperm)
+        if self.batched:
+            a = _blas_ready(a.reshape(self.B, self.M, self.K))
+            b = _blas_ready(b.reshape(self.B, self.K, self.N))
+            r = np.matmul(a, b)
+        else:
+            a = _blas_ready(a.reshape(self.M, self.K))
+            b = _blas_ready(b.reshape(self.K, self.N))
+            r = np.dot(a, b)
+        return r.reshape(self.result_shape)
+
+
+def _finish(r, out_dtype):
+    if r.dtype == out_dtype:
+        return r
+    if is_bool(out_dtype):
+        return r != 0
+    return r.astype(out_dtype)
+
+
+@lowering("stablehlo.dot_general", alias="fresh")
+def lower_dot_general(ctx):
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    d = shlo.DotDimensionNumbers(ctx.attr("dot_dimension_numbers"))
+    lhs, rhs = ctx.operands
+    plan = DotPlan(ctx.shape(lhs), ctx.shape(rhs), list(d.lhs_batching_dimensions),
+                   list(d.rhs_batching_dimensions), list(d.lhs_contracting_dimensions),
+                   list(d.rhs_contracting_dimensions), ctx.result_shape)
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    a, b = ctx.ins()
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        env[o] = _finish(plan(env[a], env[b], cdt), out)
+    return step
+
+
+@lowering("stablehlo.dot", alias="fresh")
+def lower_dot(ctx):
+    lhs, rhs = ctx.operands
+    ls, rs = ctx.shape(lhs), ctx.shape(rhs)
+    plan = DotPlan(ls, rs, [], [], [len(ls) - 1], [0], ctx.result_shape)
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    a, b = ctx.ins()
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        env[o] = _finish(plan(env[a], env[b], cdt), out)
+    return step
+
+
+class ConvPlan:
+    def __init__(self, ctx):
+        from jaxlib.mlir.dialects import stablehlo as shlo
+        dn = shlo.ConvDimensionNumbers(ctx.attr("dimension_numbers"))
+        self.in_b, self.in_f = dn.input_batch_dimension, dn.input_feature_dimension
+        self.in_s = list(dn.input_spatial_dimensions)
+        self.k_i, self.k_o = dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension
+        self.k_s = list(dn.kernel_spatial_dimensions)
+        self.out_b, self.out_f = dn.output_batch_dimension, dn.output_feature_dimension
+        self.out_s = list(dn.output_spatial_dimensions)
+        n = len(self.in_s)
+        self.strides = ctx.ints("window_strides") or [1] * n
+        pad = ctx.attr("padding")
+        if pad is None:
+            self.padding = [(0, 0)] * n
+        else:
+            flat = np.array(pad).reshape(-1)
+            self.padding = [(int(flat[2 * i]), int(flat[2 * i + 1])) for i in range(n)]
+        self.lhs_dil = ctx.ints("lhs_dilation") or [1] * n
+        self.rhs_dil = ctx.ints("rhs_dilation") or [1] * n
+        rev = ctx.attr("window_reversal")
+        if rev is None:
+            self.reversal = [False] * n
+        else:
+            from sdylog.simulate.program import bool_list
+            self.reversal = bool_list(rev)
+        self.fgc = ctx.int_attr("feature_group_count", 1)
+        self.bgc = ctx.int_attr("batch_group_count", 1)
+        self.result_shape = ctx.result_shape
+
+    def __call__(self, lhs, rhs, cdt):
+        from sdylog.simulate.ops.shapes import pad_array
+        x = np.asarray(lhs).astype(cdt, copy=False)
+        k = np.asarray(rhs).astype(cdt, copy=False)
+        x = np.transpose(x, [self.in_b, self.in_f] + self.in_s)       # N, C, S...
+        k = np.transpose(k, [self.k_o, self.k_i] + self.k_s)          # O, I, K...
+        for d, r in enumerate(self.reversal):
+            if r:
+                k = np.flip(k, 2 + d)
+        n = len(self.in_s)
+        if any(p != (0, 0) for p in self.padding) or any(d != 1 for d in self.lhs_dil):
+            x = pad_array(x, np.zeros((), dtype=cdt), [0, 0] + [p[0] for p in self.padding],
+                          [0, 0] + [p[1] for p in self.padding], [0, 0] + [d - 1 for d in self.lhs_dil])
+        N, C = x.shape[:2]
+        O, I = k.shape[:2]
+        ksp = k.shape[2:]
+        out_sp = []
+        for d in range(n):
+            span = (ksp[d] - 1) * self.rhs_dil[d] + 1
+            out_sp.append(max(0, (x.shape[2 + d] - span) // self.strides[d] + 1))
+        G, BG = self.fgc, self.bgc
+        Cg, Og = C // G, O // G
+        Nb, Ob = N // BG, O // BG
+        P = int(np.prod(out_sp, dtype=np.int64))
+        if BG > 1:
+            acc = np.zeros((BG, Nb * P, Ob), dtype=cdt)
+            kg = k.reshape((BG, Ob, I) + ksp)
+        else:
+            acc = np.zeros((G, N * P, Og), dtype=cdt)
+            kg = k.reshape((G, Og, I) + ksp)
+        for offs in itertools.product(*[range(s) for s in ksp]):
+            sl = tuple(slice(o * rd, o * rd + (m - 1) * st + 1 if m > 0 else o * rd, st)
+                       for o, rd, m, st in zip(offs, self.rhs_dil, out_sp, self.strides))
+            patch = x[(slice(None), slice(None)) + sl]                   # N, C, out...
+            w = kg[(slice(None), slice(None), slice(None)) + offs]        # G, Og, Cg
+            if BG > 1:
+                p = patch.reshape(BG, Nb, C, P).transpose(0, 1, 3, 2).reshape(BG, Nb * P, C)
+            else:
+                p = patch.reshape(N, G, Cg, P).transpose(1, 0, 3, 2).reshape(G, N * P, Cg)
+            acc += np.matmul(p, np.transpose(w, (0, 2, 1)))
+        if BG > 1:
+            r = acc.reshape(BG, Nb, P, Ob).transpose(1, 0, 3, 2).reshape((Nb, O) + tuple(out_sp))
+        else:
+            r = acc.reshape(G, N, P, Og).transpose(1, 0, 3, 2).reshape((N, O) + tuple(out_sp))
+        order = [self.out_b, self.out_f] + self.out_s   # result dim of each of r's axes
+        inv = [order.index(i) for i in range(len(order))]
+        return np.transpose(r, inv).reshape(self.result_shape)
+
+
+@lowering("stablehlo.convolution", alias="fresh")
+def lower_convolution(ctx):
+    plan = ConvPlan(ctx)
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    a, b = ctx.ins()
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        env[o] = _finish(plan(env[a], env[b], cdt), out)
+    return step
+
+
+@lowering("stablehlo.fft", alias="fresh")
+def lower_fft(ctx):
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    kind = shlo.FftTypeAttr(ctx.attr("fft_type")).value
+    lengths = ctx.ints("fft_length")
+    rank = len(ctx.shape(ctx.operands[0]))
+    axes = tuple(range(rank - len(lengths), rank))
+    out = ctx.result_dtype
+    a, o = ctx.in_slot(), ctx.out_slot()
+    fn = {"FFT": lambda x: np.fft.fftn(x, axes=axes),
+          "IFFT": lambda x: np.fft.ifftn(x, axes=axes),
+          "RFFT": lambda x: np.fft.rfftn(x, s=lengths, axes=axes),
+          "IRFFT": lambda x: np.fft.irfftn(x, s=lengths, axes=axes)}[kind]
+
+    def step(env, rt):
+        env[o] = np.asarray(fn(np.asarray(env[a]))).astype(out)
+    return step
+
+
+@lowering("stablehlo.cholesky", alias="fresh")
+def lower_cholesky(ctx):
+    lower = ctx.bool_attr("lower", False)
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    a, o = ctx.in_slot(), ctx.out_slot()
+
+    def step(env, rt):
+        x = np.asarray(env[a]).astype(cdt)
+        try:
+            low = np.linalg.cholesky(x)
+        except np.linalg.LinAlgError:
+            low = np.full(x.shape, np.nan, dtype=cdt)
+        r = low if lower else np.conj(np.swapaxes(low, -1, -2))
+        env[o] = r.astype(out)
+    return step
+
+
+@lowering("stablehlo.triangular_solve", alias="fresh")
+def lower_triangular_solve(ctx):
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    left = ctx.bool_attr("left_side")
+    lower = ctx.bool_attr("lower")
+    unit = ctx.bool_attr("unit_diagonal")
+    ta = ctx.attr("transpose_a")
+    transpose = shlo.TransposeAttr(ta).value if ta is not None else "NO_TRANSPOSE"
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    a, b = ctx.ins()
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        m = np.asarray(env[a]).astype(cdt)
+        m = np.tril(m) if lower else np.triu(m)
+        if unit:
+            eye = np.eye(m.shape[-1], dtype=bool)
+            m = np.where(eye, np.ones((), cdt), m)
+        if transpose == "TRANSPOSE":
+            m = np.swapaxes(m, -1, -2)
+        elif transpose == "ADJOINT":
+            m = np.conj(np.swapaxes(m, -1, -2))
+        rhs = np.asarray(env[b]).astype(cdt)
+        if left:
+            x = np.linalg.solve(m, rhs)
+        else:
+            x = np.swapaxes(np.linalg.solve(np.swapaxes(m, -1, -2), np.swapaxes(rhs, -1, -2)), -1, -2)
+        env[o] = x.astype(out)
+    return step
