@@ -1,0 +1,13 @@
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>}) -> tensor<8x8xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %1:2 = stablehlo.while(%iterArg = %arg0, %i = %c) : tensor<8x8xf32>, tensor<i32>
+    cond {
+    %3 = stablehlo.compare  LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %3 : tensor<i1>
+  } do {
+    %4 = stablehlo.add %iterArg, %arg1 : tensor<8x8xf32>
+    stablehlo.return %4, %i : tensor<8x8xf32>, tensor<i32>
+  }
+  return %1#0 : tensor<8x8xf32>
+}

@@ -1,0 +1,5 @@
+sdy.mesh @mesh = <["a"=4, "b"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", "b"}]>}) -> tensor<2x4xf32> {
+  %0 = stablehlo.reshape %arg0 : (tensor<8xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
