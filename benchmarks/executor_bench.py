@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Executor speed: sdylog's simulator vs XLA's CPU backend vs the StableHLO
+reference interpreter, on one module (shardings ignored) and one set of inputs.
+
+    executor_bench.py [--module FILE] [--seed S] [--repeat N]
+                      [--reference run|skip] [--reference-cache FILE]
+
+1. sdylog: the module is compiled once into closures (`Program`), then run
+   `--repeat` times; the median run is reported (compile time separately).
+2. XLA: the same module, with its shardings and meshes dropped and
+   `mhlo.num_partitions = 1`, compiled by jax's CPU client (one device) and
+   executed `--repeat` times on device-resident inputs (median, results read back).
+3. Reference: jaxlib's StableHLO reference interpreter (`eval_module`) on the
+   same module and inputs, once. It is slow (about 2 hours for
+   transformer_L2); `--reference-cache FILE` stores its outputs and time and
+   reuses them when FILE holds a run on the same module text and seed.
+
+All results are compared: sdylog vs XLA and sdylog vs the reference, within
+float tolerance (|a-b| <= 1e-3 * (1 + max|b|) per result). Exit 1 when they differ.
+Oracles (XLA, the reference interpreter) appear only here, never in sdylog.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+DEFAULT_MODULE = "/work/shared/corpus/jax/transformer_L2.mlir"
+if not os.path.exists(DEFAULT_MODULE):
+    DEFAULT_MODULE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus", "jax",
+                                  "transformer_L2.mlir")
+
+
+def make_inputs(text: str, seed: int) -> list[np.ndarray]:
+    from jaxlib.mlir import ir
+
+    from sdylog.ir import parse_module
+    from sdylog.simulate.simulate import random_inputs
+    module = parse_module(text)
+    with module.context:
+        main = next(op for op in module.body.operations if op.operation.name == "func.func"
+                    and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        return random_inputs(main.operation, seed)
+
+
+def run_sdylog(text: str, inputs, repeat: int):
+    from sdylog.ir import parse_module
+    from sdylog.simulate.program import Program
+    module = parse_module(text)
+    with module.context:
+        t0 = time.perf_counter()
+        program = Program(module)
+        fn = program.function("main")
+        compile_s = time.perf_counter() - t0
+        times, out = [], None
+        for _ in range(repeat + 1):  # the first run warms caches
+            t0 = time.perf_counter()
+            out = [np.asarray(r) for r in fn(list(inputs))]
+            times.append(time.perf_counter() - t0)
+    return out, compile_s, times[1:]
+
+
+def run_xla(text: str, inputs, repeat: int):
+    import jax
+    from jax._src import compiler
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib import xla_client as xc
+    from jaxlib.mlir import ir
+
+    from sdylog.passes.drop_sharding_and_mesh import run as drop_sharding_and_mesh
+    ctx = jmlir.make_ir_context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(text)
+        drop_sharding_and_mesh(module, {}, None)
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        device = jax.devices("cpu")[0]
+        t0 = time.perf_counter()
+        exe = device.client.compile_and_load(module, executable_devices=xc.DeviceList((device,)),
+                                             compile_options=compiler.get_compile_options(1, 1))
+        compile_s = time.perf_counter() - t0
+    args = [jax.device_put(x, device) for x in inputs]
+    times, out = [], None
+    for _ in range(repeat + 1):
+        t0 = time.perf_counter()
+        res = exe.execute_sharded(args).disassemble_into_single_device_arrays()
+        out = [np.asarray(r[0]) for r in res]
+        times.append(time.perf_counter() - t0)
+    return out, compile_s, times[1:]
+
+
+def run_reference(text: str, inputs):
+    from jax._src.interpreters import mlir as jmlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _stablehlo
+    ctx = jmlir.make_ir_context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(text)
+        main = next(op for op in module.body.operations if op.operation.name == "func.func"
+                    and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        args = [ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=t) for x, t in zip(inputs, ftype.inputs)]
+        t0 = time.perf_counter()
+        outs = _stablehlo.eval_module(module, args)
+        seconds = time.perf_counter() - t0
+        return [np.array(o) for o in outs], seconds
+
+
+def reference_with_cache(text: str, seed: int, inputs, cache: str | None):
+    key = hashlib.sha256(text.encode() + str(seed).encode()).hexdigest()
+    if cache and os.path.exists(cache):
+        data = np.load(cache, allow_pickle=False)
+        if str(data["key"]) == key:
+            n = int(data["n"])
+            return [data[f"out{i}"] for i in range(n)], float(data["seconds"]), True
+    outs, seconds = run_reference(text, inputs)
+    if cache:
+        np.savez(cache, key=key, n=len(outs), seconds=seconds, **{f"out{i}": o for i, o in enumerate(outs)})
+    return outs, seconds, False
+
+
+def compare(a_list, b_list) -> tuple[bool, float]:
+    """All results close; the worst |a-b| / (1 + max|b|)."""
+    worst, ok = 0.0, len(a_list) == len(b_list)
+    for a, b in zip(a_list, b_list):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            return False, float("inf")
+        scale = 1.0 + (float(np.max(np.abs(b))) if b.size else 0.0)
+        err = float(np.max(np.abs(a - b))) / scale if a.size else 0.0
+        worst = max(worst, err)
+        ok &= err <= 1e-3
+    return ok, worst
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--module", default=DEFAULT_MODULE)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--reference", choices=["run", "skip"], default="run")
+    ap.add_argument("--reference-cache", default=None)
+    args = ap.parse_args()
+
+    text = open(args.module).read()
+    inputs = make_inputs(text, args.seed)
+    print(f"module: {args.module} ({len(inputs)} inputs, seed {args.seed})")
+
+    mine, mine_compile, mine_times = run_sdylog(text, inputs, args.repeat)
+    mine_s = statistics.median(mine_times)
+    print(f"sdylog:    compile {mine_compile:.3f} s, run median {mine_s:.3f} s "
+          f"(runs: {', '.join(f'{t:.3f}' for t in mine_times)})")
+
+    xla, xla_compile, xla_times = run_xla(text, inputs, args.repeat)
+    xla_s = statistics.median(xla_times)
+    ok_xla, err_xla = compare(mine, xla)
+    print(f"XLA CPU:   compile {xla_compile:.3f} s, run median {xla_s:.3f} s "
+          f"(runs: {', '.join(f'{t:.3f}' for t in xla_times)})")
+    print(f"sdylog / XLA time: {mine_s / xla_s:.2f}x (goal <= 3x); results {'equal' if ok_xla else 'DIFFER'} "
+          f"(worst scaled error {err_xla:.2e})")
+
+    ok = ok_xla
+    if args.reference == "run":
+        ref, ref_s, cached = reference_with_cache(text, args.seed, inputs, args.reference_cache)
+        ok_ref, err_ref = compare(mine, ref)
+        ok &= ok_ref
+        print(f"reference: run {ref_s:.1f} s{' (from cache ' + args.reference_cache + ')' if cached else ''}")
+        print(f"reference / sdylog time: {ref_s / mine_s:.0f}x (goal >= 100x); results "
+              f"{'equal' if ok_ref else 'DIFFER'} (worst scaled error {err_ref:.2e})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
