@@ -638,3 +638,27 @@ def with_unreduced(sharding, unreduced) -> ir.Attribute:
 def value_defining_name(value) -> str | None:
     op = defining_op(value)
     return op.name if op is not None else None
+
+
+def is_equivalent(sharding, other) -> bool:
+    """Shardy's TensorShardingAttr::isEquivalent: same mesh, unreduced axes and
+    dimension axes (open/closed and priorities aside); None and fully
+    replicated shardings are all equivalent."""
+    def replicated(s) -> bool:
+        if s is None:
+            return True
+        t = sdy.TensorShardingAttr(s)
+        return not list(t.unreduced_axes) and all(
+            not list(sdy.DimensionShardingAttr(d).axes) for d in t.dimension_shardings)
+
+    if replicated(sharding):
+        return replicated(other)
+    if other is None:
+        return False
+    a, b = sdy.TensorShardingAttr(sharding), sdy.TensorShardingAttr(other)
+    if a.mesh_or_ref != b.mesh_or_ref or list(a.unreduced_axes) != list(b.unreduced_axes):
+        return False
+    da, db = list(a.dimension_shardings), list(b.dimension_shardings)
+    return len(da) == len(db) and all(
+        list(sdy.DimensionShardingAttr(x).axes) == list(sdy.DimensionShardingAttr(y).axes)
+        for x, y in zip(da, db))

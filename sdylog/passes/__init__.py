@@ -45,6 +45,12 @@ PASSES: dict[str, PassInfo] = {
         _P + "apply_sharding_constraints:run",
         {"debug-sharding-origins": False, "debug-propagation-edge-sharding": False},
         "Copy fully closed sharding constraints to inputs that have no sharding."),
+    "sdy-close-shardings": PassInfo(
+        _P + "close_shardings:run", {},
+        "Close every dimension sharding and drop replicated axes."),
+    "sdy-constant-or-scalar-merger": PassInfo(
+        _P + "constant_or_scalar_merger:run", {},
+        "Merge identical constants and scalar broadcasts within a region."),
     "sdy-constant-or-scalar-splitter": PassInfo(
         _P + "constant_or_scalar_splitter:run", {},
         "Give each use of a constant sub-computation or scalar broadcast its own copy."),
@@ -56,12 +62,24 @@ PASSES: dict[str, PassInfo] = {
     "sdy-drop-sharding-and-mesh": PassInfo(
         _P + "drop_sharding_and_mesh:run", {},
         "Remove every sdy.sharding and sdy.mesh."),
+    "sdy-drop-sharding-rules": PassInfo(
+        _P + "drop_sharding_rules:run", {},
+        "Remove non-custom sdy.sharding_rule attributes."),
+    "sdy-export-named-computations": PassInfo(
+        _P + "export_named_computations:run", {},
+        "Outline every sdy.named_computation into a private func and a call."),
     "sdy-flatten-call-graph": PassInfo(
         _P + "flatten_call_graph:run", {},
         "Clone functions so that each has at most one call site."),
     "sdy-import-func-calls": PassInfo(
         _P + "import_func_calls:run", {"add-data-flow-edges-on-named-computations": True},
         "Inline calls as sdy.named_computation ops (cloning bodies of functions called twice)."),
+    "sdy-inline-meshes": PassInfo(
+        _P + "inline_meshes:run", {},
+        "Inline mesh symbols into shardings and erase the sdy.mesh ops."),
+    "sdy-insert-func-call-reshards": PassInfo(
+        _P + "insert_func_call_reshards:run", {},
+        "Give calls their callee result shardings, resharding results where they differed."),
     "sdy-lift-inlined-meshes": PassInfo(
         _P + "lift_inlined_meshes:run", {},
         "Replace meshes inlined in shardings by (deduplicated) sdy.mesh symbols."),
@@ -77,12 +95,40 @@ PASSES: dict[str, PassInfo] = {
     "sdy-propagate-sharding-from-func-to-call": PassInfo(
         _P + "propagate_sharding_from_func_to_call:run", {},
         "Give calls without result shardings their callee's result shardings."),
+    "sdy-propagate-to-func-results": PassInfo(
+        _P + "propagate_to_func_results:run", {},
+        "Set non-main func result shardings from the returned values."),
+    "sdy-remove-propagation-debug-info": PassInfo(
+        _P + "remove_propagation_debug_info:run", {},
+        "Remove propagation debug attributes (origins, edges)."),
+    "sdy-remove-sharding-groups": PassInfo(
+        _P + "remove_sharding_groups:run", {},
+        "Erase every sdy.sharding_group."),
     "sdy-remove-size-one-axes": PassInfo(
         _P + "remove_size_one_axes:run", {},
         "Drop axes of size 1 from every sharding."),
+    "sdy-remove-sub-axes-in-input-output-shardings": PassInfo(
+        _P + "remove_sub_axes_in_input_output_shardings:run", {},
+        "Cut open main-func input/output dimension shardings at their first sub-axis."),
+    "sdy-sharding-constraint-to-reshard": PassInfo(
+        _P + "sharding_constraint_to_reshard:run", {},
+        "Turn every sdy.sharding_constraint into a sdy.reshard."),
     "sdy-sharding-group-import": PassInfo(
         _P + "sharding_group_import:run", {},
         "Validate sharding groups, merge overlapping ones and renumber them."),
+    "sdy-sink-data-flow-edges": PassInfo(
+        _P + "sink_data_flow_edges:run",
+        {"sink-debug-sharding-origins": False, "sink-debug-propagation-edge-sharding": False},
+        "Move the shardings of sdy.data_flow_edge ops onto their data-flow ops; remove the edges."),
+    "sdy-sink-func-data-flow-edges": PassInfo(
+        _P + "sink_func_data_flow_edges:run", {},
+        "Move sdy.func_data_flow_edge shardings onto their operands; remove the edges."),
+    "sdy-unflatten-call-graph": PassInfo(
+        _P + "unflatten_call_graph:run", {"dedup-functions-fully": False},
+        "Point calls to copies of one function with equal shardings back at one copy."),
+    "sdy-update-non-divisible-input-output-shardings": PassInfo(
+        _P + "update_non_divisible_input_output_shardings:run", {},
+        "Shrink func input/output shardings to evenly dividing prefixes."),
 }
 
 

@@ -1,0 +1,20 @@
+"""-sdy-close-shardings: close every dimension of every sharding and drop
+replicated axes (keeping priorities and unreduced axes)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.shardings import transform_shardings
+from sdylog.model.sharding import TensorSharding
+
+
+def closed_like(sharding):
+    t = TensorSharding.from_attr(sharding)
+    return replace(t, dims=tuple(replace(d, is_closed=True) for d in t.dims), replicated=()).to_attr()
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        transform_shardings(module.operation, lambda s, _v: closed_like(s))

@@ -1,0 +1,83 @@
+"""-sdy-export-named-computations: every `sdy.named_computation` becomes a call to
+a new private function holding its body.
+
+Named computations are handled innermost first. Shardings on the data-flow
+edges of the body arguments and results (if any) become the named
+computation's in/out shardings first; the new function (named after the
+computation, renamed `<name>_<N>` on a clash, marked
+`sdy.original_func_name`) takes the in-shardings as argument shardings, the
+call takes the out-shardings and the other discardable attributes (the
+function takes `execution_thread`). The edges are removed.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.rewrite import (create_op, discardable_attributes, move_region_blocks,
+                               post_order_ops, replace_op, replace_terminator, single_user)
+from sdylog.ir.shardings import (EXECUTION_THREAD, ORIGINAL_FUNC_NAME, SHARDING, per_value,
+                                 per_value_attr, set_func_arg_attr)
+from sdylog.ir.symbols import SymbolTable
+from sdylog.passes.sink_data_flow_edges import shardings_from_edges
+
+
+def remove_data_flow_edges(values) -> None:
+    for value in values:
+        user = single_user(value)
+        if user is not None and user.name == "sdy.data_flow_edge":
+            replace_op(user, [value])
+
+
+def _optional(op, name):
+    return op.attributes[name] if name in op.attributes else None
+
+
+def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
+    """Replace one named computation by a call; returns the call's results."""
+    body = nc.regions[0].blocks[0]
+    arg_shardings = shardings_from_edges(list(body.arguments))
+    if arg_shardings:
+        nc.attributes["in_shardings"] = per_value_attr(arg_shardings)
+    in_shardings = _optional(nc, "in_shardings")
+    result_shardings = shardings_from_edges(list(nc.results))
+    if result_shardings:
+        nc.attributes["out_shardings"] = per_value_attr(result_shardings)
+    out_shardings = _optional(nc, "out_shardings")
+
+    name = ir.StringAttr(nc.attributes["name"]).value
+    ftype = ir.FunctionType.get([a.type for a in body.arguments], [r.type for r in nc.results])
+    func = create_op("func.func", attributes={
+        "sym_name": ir.StringAttr.get(name), "function_type": ir.TypeAttr.get(ftype),
+        "sym_visibility": ir.StringAttr.get("private")},
+        regions=1, loc=nc.location, ip=ir.InsertionPoint(module.body))
+    func.attributes[ORIGINAL_FUNC_NAME] = ir.StringAttr.get(name)
+    move_region_blocks(nc.regions[0], func.regions[0])
+    for block in func.regions[0].blocks:
+        replace_terminator(block, "func.return")
+    remove_data_flow_edges(list(func.regions[0].blocks[0].arguments))
+    if in_shardings is not None:
+        for i, s in enumerate(per_value(in_shardings)):
+            set_func_arg_attr(func, i, SHARDING, s)
+    if EXECUTION_THREAD in nc.attributes:
+        func.attributes[EXECUTION_THREAD] = nc.attributes[EXECUTION_THREAD]
+    func_name = symbols.insert(func)
+
+    attrs = {"callee": ir.FlatSymbolRefAttr.get(func_name)}
+    for key, value in discardable_attributes(nc).items():
+        if key != EXECUTION_THREAD:
+            attrs[key] = value
+    if out_shardings is not None:
+        attrs[SHARDING] = out_shardings
+    call = create_op("func.call", results=[r.type for r in nc.results], operands=list(nc.operands),
+                     attributes=attrs, loc=nc.location, ip=ir.InsertionPoint(nc))
+    replace_op(nc, call.results)
+    return list(call.results)
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        symbols = SymbolTable(module)
+        call_results = []
+        for nc in [op for op in post_order_ops(module.operation) if op.name == "sdy.named_computation"]:
+            call_results += export(nc, module, symbols)
+        remove_data_flow_edges(call_results)

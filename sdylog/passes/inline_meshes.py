@@ -1,0 +1,56 @@
+"""-sdy-inline-meshes: replace every mesh reference in a sharding by the mesh
+itself and erase the `sdy.mesh` symbols, so shardings stand alone.
+
+A `replica_groups` mesh-axes attribute that names a mesh gets the mesh as a
+`#stablehlo.mesh` (as newer Shardy does; the one in jaxlib leaves a dangling
+reference there)."""
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy, stablehlo
+
+from sdylog.ir.diagnostics import error_at
+from sdylog.ir.rewrite import as_operation
+from sdylog.ir.shardings import Meshes, transform_shardings
+from sdylog.ir.walk import walk_ops
+
+
+def stablehlo_mesh(mesh_attr) -> ir.Attribute:
+    """The `#stablehlo.mesh` equal to an `#sdy.mesh`."""
+    m = sdy.MeshAttr(mesh_attr)
+    axes = ir.ArrayAttr.get([stablehlo.MeshAxisAttr.get(a.name, a.size) for a in map(sdy.MeshAxisAttr, m.axes)])
+    ids = list(m.device_ids)
+    device_ids = ir.DenseIntElementsAttr.get(np.asarray(ids, dtype=np.int64)) if ids else None
+    return stablehlo.MeshAttr.get(axes, device_ids)
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        meshes = Meshes(module)
+
+        def inline(sharding, _value):
+            s = sdy.TensorShardingAttr(sharding)
+            ref = s.mesh_or_ref
+            if not isinstance(ref, ir.FlatSymbolRefAttr):
+                return sharding
+            mesh = meshes.attrs.get(ref.value)
+            if mesh is None:
+                raise error_at(module.operation, f"unknown mesh: @{ref.value}", ctx.filename)
+            return sdy.TensorShardingAttr.get(mesh, list(s.dimension_shardings),
+                                              list(s.replicated_axes), list(s.unreduced_axes))
+        transform_shardings(module.operation, inline)
+        for op in walk_ops(module.operation):
+            if "replica_groups" not in op.attributes:
+                continue
+            attr = op.attributes["replica_groups"]
+            if not stablehlo.ReplicaGroupMeshAxesAttr.isinstance(attr):
+                continue
+            groups = stablehlo.ReplicaGroupMeshAxesAttr(attr)
+            ref = groups.mesh
+            if isinstance(ref, ir.FlatSymbolRefAttr) and ref.value in meshes.attrs:
+                op.attributes["replica_groups"] = stablehlo.ReplicaGroupMeshAxesAttr.get(
+                    stablehlo_mesh(meshes.attrs[ref.value]), groups.axes)
+        for op in list(module.body.operations):
+            if op.operation.name == "sdy.mesh":
+                as_operation(op).erase()

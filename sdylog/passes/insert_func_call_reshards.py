@@ -1,0 +1,45 @@
+"""-sdy-insert-func-call-reshards: reconcile call result shardings with the
+callee's result shardings.
+
+The call takes the callee's result shardings (fully open where missing, if
+any result sharding is on a non-maximal mesh; else fully closed copies of
+the call's own, if it has any). Where the call's previous sharding of a
+result was not equivalent, a `sdy.reshard` right after the call turns the
+result back into it (fully closed if it had none) for the result's users.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.rewrite import create_op, ip_after_value
+from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, get_sharding,
+                                 is_equivalent, op_shardings, set_op_shardings)
+from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func
+from sdylog.ir.walk import walk_ops
+
+
+def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
+    func_shardings = func_result_shardings_or_open(func, meshes)
+    if func_shardings is None:
+        call_shardings = op_shardings(call)
+        if not call_shardings:
+            return
+        func_shardings = [fully_closed_like(s) for s in call_shardings]
+    for func_sharding, result in zip(func_shardings, list(call.results), strict=True):
+        call_sharding = get_sharding(result)
+        if is_equivalent(func_sharding, call_sharding):
+            continue
+        target = call_sharding if call_sharding is not None else fully_closed_like(func_sharding)
+        reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
+                            attributes={"sharding": target}, loc=result.location,
+                            ip=ip_after_value(result))
+        result.replace_all_uses_except(reshard.results[0], reshard)
+    set_op_shardings(call, func_shardings)
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        symbols = SymbolTable(module)
+        meshes = Meshes(module)
+        for call in [op for op in walk_ops(module.operation) if op.name == "func.call"]:
+            insert_reshards_on_results(lookup_func(symbols, callee_name(call), call, ctx.filename), call, meshes)

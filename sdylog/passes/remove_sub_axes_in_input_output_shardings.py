@@ -1,0 +1,42 @@
+"""-sdy-remove-sub-axes-in-input-output-shardings: in the main function's argument
+and result shardings, cut every open dimension at its first sub-axis (the
+sub-axis and everything after it go). Closed dimensions stay as they are."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.shardings import func_result_sharding, func_type, get_sharding, set_func_result_sharding, set_sharding
+from sdylog.ir.symbols import main_func
+from sdylog.model.sharding import TensorSharding
+
+
+def without_sub_axes(sharding):
+    t = TensorSharding.from_attr(sharding)
+    dims = []
+    for d in t.dims:
+        if d.is_closed:
+            dims.append(d)
+            continue
+        axes = []
+        for a in d.axes:
+            if a.sub is not None:
+                break
+            axes.append(a)
+        dims.append(replace(d, axes=tuple(axes)))
+    return replace(t, dims=tuple(dims)).to_attr()
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        func = main_func(module, ctx.filename)
+        if func.regions[0].blocks:
+            for arg in func.regions[0].blocks[0].arguments:
+                s = get_sharding(arg)
+                if s is not None:
+                    set_sharding(arg, without_sub_axes(s))
+        for i in range(len(func_type(func).results)):
+            s = func_result_sharding(func, i)
+            if s is not None:
+                set_func_result_sharding(func, i, without_sub_axes(s))

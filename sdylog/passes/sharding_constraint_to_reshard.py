@@ -1,0 +1,17 @@
+"""-sdy-sharding-constraint-to-reshard: every `sdy.sharding_constraint` becomes a
+`sdy.reshard` to the same sharding (with the same discardable attributes)."""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.rewrite import create_op, discardable_attributes, replace_op
+from sdylog.ir.walk import walk_ops
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        for op in [op for op in walk_ops(module.operation) if op.name == "sdy.sharding_constraint"]:
+            attrs = {"sharding": op.attributes["sharding"], **discardable_attributes(op)}
+            reshard = create_op("sdy.reshard", results=[op.results[0].type], operands=[op.operands[0]],
+                                attributes=attrs, loc=op.location, ip=ir.InsertionPoint(op))
+            replace_op(op, reshard.results)

@@ -1,0 +1,58 @@
+"""-sdy-sink-data-flow-edges: move the shardings of `sdy.data_flow_edge` ops back
+onto their data-flow ops and remove the edges.
+
+For each data-flow op, if some edge on its block-argument owners (or on its
+results) has a sharding, the op's owner shardings become the edges'
+shardings, with fully open shardings on that mesh for owners whose edge has
+none. Every edge is then replaced by its input.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.rewrite import replace_op, tensor_rank
+from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, fully_replicated,
+                                 is_data_flow_op, mesh_or_ref, result_owners,
+                                 set_block_arg_owner_shardings, set_result_owner_shardings)
+from sdylog.ir.walk import walk_ops
+
+
+def shardings_from_edges(owners) -> list:
+    """The shardings of the owners' edges; [] if none has one, else fully open
+    shardings (on the first edge sharding's mesh) where an edge has none."""
+    shardings, ref = [], None
+    for owner in owners:
+        edge = data_flow_edge_of_owner(owner)
+        s = edge.attributes["sharding"] if edge is not None and "sharding" in edge.attributes else None
+        if s is not None and ref is None:
+            ref = mesh_or_ref(s)
+        shardings.append(s)
+    if ref is None:
+        return []
+    return [s if s is not None else fully_replicated(ref, tensor_rank(o.type), closed=False)
+            for s, o in zip(shardings, owners)]
+
+
+def sink_edges(root) -> None:
+    for op in list(walk_ops(root)):
+        if op.name == "sdy.data_flow_edge":
+            replace_op(op, [op.operands[0]])
+            continue
+        if not is_data_flow_op(op):
+            continue
+        arg_shardings = shardings_from_edges(block_arg_owners(op))
+        if arg_shardings:
+            set_block_arg_owner_shardings(op, arg_shardings)
+        result_shardings = shardings_from_edges(result_owners(op))
+        if result_shardings:
+            set_result_owner_shardings(op, result_shardings)
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    for flag in ("sink-debug-sharding-origins", "sink-debug-propagation-edge-sharding"):
+        if options.get(flag):
+            raise SdylogError(f"-sdy-sink-data-flow-edges: '{flag}' is not supported")
+    with module.context:
+        for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
+            sink_edges(func.operation)

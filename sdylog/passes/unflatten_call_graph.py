@@ -1,0 +1,63 @@
+"""-sdy-unflatten-call-graph: calls to copies of one function that ended up with
+the same shardings call one copy again.
+
+Two functions are interchangeable when they have the same original name
+(`sdy.original_func_name`, else their own), the same `sdy.func_manual_axes`
+and the same argument and result shardings. Each call goes to the first such
+function called in the module. With `dedup-functions-fully`, shardings are
+ignored and the function with the most call sites (the first on ties) wins.
+The two marker attributes are then removed from every function.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.shardings import (FUNC_MANUAL_AXES, ORIGINAL_FUNC_NAME, Meshes,
+                                 func_arg_shardings_or_open, func_result_shardings_or_open)
+from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func, original_func_name, symbol_name_of
+from sdylog.ir.walk import walk_ops
+
+
+def _freeze(shardings):
+    return None if shardings is None else tuple(shardings)
+
+
+class _Keys:
+    def __init__(self, meshes: Meshes):
+        self.meshes = meshes
+
+    def of(self, func, ignore_shardings: bool = False):
+        manual = func.attributes[FUNC_MANUAL_AXES] if FUNC_MANUAL_AXES in func.attributes else None
+        if ignore_shardings:
+            return (original_func_name(func), manual, None, None)
+        return (original_func_name(func), manual,
+                _freeze(func_arg_shardings_or_open(func, self.meshes)),
+                _freeze(func_result_shardings_or_open(func, self.meshes)))
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    fully = options["dedup-functions-fully"]
+    with module.context:
+        symbols = SymbolTable(module)
+        keys = _Keys(Meshes(module))
+        calls = [op for op in walk_ops(module.operation) if op.name == "func.call"]
+        callees = [lookup_func(symbols, callee_name(c), c, ctx.filename) for c in calls]
+        chosen: dict = {}
+        for func in callees:
+            chosen.setdefault(keys.of(func, ignore_shardings=fully), func)
+        if fully:
+            counts: dict = {}
+            for func in callees:
+                own = keys.of(func)
+                counts[own] = counts.get(own, 0) + 1
+                group = keys.of(func, ignore_shardings=True)
+                if counts[own] > counts.get(keys.of(chosen[group]), 0):
+                    chosen[group] = func
+        for call, func in zip(calls, callees):
+            target = chosen[keys.of(func, ignore_shardings=fully)]
+            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbol_name_of(target))
+        for op in walk_ops(module.operation):
+            if op.name == "func.func":
+                for name in (ORIGINAL_FUNC_NAME, FUNC_MANUAL_AXES):
+                    if name in op.attributes:
+                        del op.attributes[name]

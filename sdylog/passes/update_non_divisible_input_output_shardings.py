@@ -1,0 +1,89 @@
+"""-sdy-update-non-divisible-input-output-shardings: make function inputs and
+outputs (and call results, and manual computation owners) evenly sharded.
+
+A dimension whose size the sharding does not divide keeps the longest prefix
+of its axes that does: whole axes while they divide what is left, then the
+largest sub-axis that still divides (its gcd with what is left), then
+nothing more. Such a dimension loses its priority.
+"""
+from __future__ import annotations
+
+import math
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.rewrite import as_operation, static_shape
+from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_owners,
+                                 func_result_sharding, get_sharding, keeps_owner_shardings_divisible,
+                                 op_shardings, result_owner_shardings, result_owners,
+                                 set_block_arg_owner_shardings, set_func_result_sharding,
+                                 set_op_shardings, set_result_owner_shardings, set_sharding, func_type)
+from sdylog.ir.walk import walk_ops
+from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.sharding import DimSharding, TensorSharding
+
+
+def evenly_sharded(sharding, shape, meshes: Meshes):
+    mesh = meshes.of(sharding)
+    sizes = mesh.axis_sizes
+    t = TensorSharding.from_attr(sharding)
+    dims = []
+    for d, dim_size in zip(t.dims, shape, strict=True):
+        sharded = math.prod(a.size(sizes[a.name]) for a in d.axes)
+        if dim_size % sharded == 0:
+            dims.append(d)
+            continue
+        remaining, axes = dim_size, []
+        for a in d.axes:
+            axis_size = a.size(sizes[a.name])
+            g = math.gcd(axis_size, remaining)
+            if g == 1:
+                break
+            if g == axis_size:
+                axes.append(a)
+                remaining //= g
+            else:
+                axes.append(AxisRef(a.name, SubAxis(a.sub.pre_size if a.sub else 1, g)))
+                break
+        dims.append(DimSharding(tuple(axes), d.is_closed))
+    return TensorSharding(t.mesh, tuple(dims), t.replicated, t.unreduced).to_attr()
+
+
+def _update_list(values, shardings, meshes):
+    """The shardings made even for the statically shaped values ([] stays [])."""
+    out = []
+    for v, s in zip(values, shardings, strict=True):
+        shape = static_shape(v.type)
+        out.append(evenly_sharded(s, shape, meshes) if shape is not None else s)
+    return out
+
+
+def run(module: ir.Module, options: dict, ctx) -> None:
+    with module.context:
+        meshes = Meshes(module)
+        for func in [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]:
+            ft = func_type(func)
+            if func.regions[0].blocks:
+                for arg, t in zip(func.regions[0].blocks[0].arguments, ft.inputs):
+                    s, shape = get_sharding(arg), static_shape(t)
+                    if s is not None and shape is not None:
+                        set_sharding(arg, evenly_sharded(s, shape, meshes))
+            for i, t in enumerate(ft.results):
+                s, shape = func_result_sharding(func, i), static_shape(t)
+                if s is not None and shape is not None:
+                    set_func_result_sharding(func, i, evenly_sharded(s, shape, meshes))
+        ops = list(walk_ops(module.operation))
+        for call in ops:
+            if call.name == "func.call":
+                lst = op_shardings(call)
+                if lst:
+                    set_op_shardings(call, _update_list(list(call.results), lst, meshes))
+        for op in ops:
+            if not keeps_owner_shardings_divisible(op):
+                continue
+            lst = block_arg_owner_shardings(op)
+            if lst:
+                set_block_arg_owner_shardings(op, _update_list(block_arg_owners(op), lst, meshes))
+            lst = result_owner_shardings(op)
+            if lst:
+                set_result_owner_shardings(op, _update_list(result_owners(op), lst, meshes))
