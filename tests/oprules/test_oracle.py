@@ -10,7 +10,8 @@ from oprules_cases import CASES, _reshape
 from oprules_oracle import our_rules, shardy_rules
 
 MODELS = ["mlp", "mlp_grad", "convnet", "embed_gather", "scan_rnn", "shard_map_mlp", "transformer_L2"]
-CORPUS = "/work/shared/corpus/jax"
+# ../shared beside the repository, as on every machine and in CI
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus", "jax")
 
 
 def assert_same_rules(text, conservative):

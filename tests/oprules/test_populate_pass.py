@@ -11,7 +11,8 @@ from oprules_helpers import rule_text
 from sdylog.ir import SdylogError
 from sdylog.passes.driver import optimize_text, parse_flags
 
-CORPUS = sorted(glob.glob("/work/shared/corpus/jax/*.mlir"))
+# ../shared beside the repository, as on every machine and in CI
+CORPUS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus", "jax", "*.mlir")))
 
 MODULE = """func.func @f(%x: tensor<8x6xf32>, %y: tensor<6x4xf32>) -> tensor<8x4xf32> {
   %0 = stablehlo.dot_general %x, %y, contracting_dims = [1] x [0] : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
