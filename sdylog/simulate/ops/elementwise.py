@@ -3,7 +3,8 @@
 Narrow floats (bf16, f16, f8*) compute in f32 and round once to the result
 type, as XLA does. Integer division and remainder follow StableHLO (truncate
 toward zero; x/0 = -1, x%0 = x), shifts past the bit width give 0 (or the
-sign for arithmetic shifts), and `compare` supports TOTALORDER.
+sign for arithmetic shifts), and `compare` supports TOTALORDER (integers compare by their element
+type's signedness, whatever `compare_type` says, as the reference does).
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _int_div(signed: bool, dtype):
                 bs = np.where(ovf, 1, bs).astype(dtype)
                 q = a // bs
                 r = a - q * bs
-                q = q + ((r != 0) & ((r < 0) != (bs < 0)))
+                q = q + ((r != 0) & ((a < 0) != (bs < 0)))
                 q = np.where(ovf, a, q)
                 return np.where(zero, np.array(-1, dtype), q).astype(dtype)
             q = a // bs
@@ -131,8 +132,12 @@ def _clz(dtype):
 
 
 def _popcnt(dtype):
+    udt = uint_of_width(max(8, np.dtype(dtype).itemsize * 8))
+
     def pc(x):
-        return np.bitwise_count(np.asarray(x)).astype(dtype)
+        # numpy counts the bits of |x|; StableHLO counts the two's complement bits
+        x = np.asarray(x)
+        return np.bitwise_count(x.view(udt) if x.dtype != udt else x).astype(dtype)
     return pc
 
 
@@ -161,9 +166,6 @@ def comparator(direction: str, compare_type: str | None, dtype):
             eq = ar == br
             return np.where(eq, cmp(np.imag(a), np.imag(b)), cmp(ar, br))
         return lex
-    if compare_type == "UNSIGNED" and not is_unsigned(dtype) and is_integer(dtype):
-        udt = uint_of_width(np.dtype(dtype).itemsize * 8)
-        return lambda a, b: cmp(np.asarray(a).view(udt), np.asarray(b).view(udt))
     if dtype in NARROW_FLOATS:
         return lambda a, b: cmp(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32))
     return cmp
