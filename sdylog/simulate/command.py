@@ -31,8 +31,10 @@ def interpret(path, entry, print_results):
 @click.option("--entry", default="main", show_default=True, help="Function to run.")
 @click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance for floats.")
 @click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
+@click.option("--pass-options", default=None,
+              help="Options of -sdy-convert-global-to-local, e.g. 'per-dim-all-gather=true'.")
 @reports_errors
-def simulate(path, seed, entry, rtol, atol):
+def simulate(path, seed, entry, rtol, atol, pass_options):
     """Run a sharded module on its simulated mesh and compare with the unsharded run.
 
     The module's shardings and collectives must be explicit (as after
@@ -43,7 +45,7 @@ def simulate(path, seed, entry, rtol, atol):
     collectives (count, bytes); exits 1 on a mismatch.
     """
     from sdylog.simulate.simulate import simulate_main
-    report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol)
+    report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options)
     click.echo(report.text())
     if not report.ok:
         sys.exit(1)

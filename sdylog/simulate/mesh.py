@@ -16,11 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.simulate.program import DeviceRuntime, ExecutionError, Program
-
-
-class Aborted(Exception):
-    """Raised in a device whose peers failed."""
+from sdylog.simulate.program import Aborted, DeviceRuntime, ExecutionError, Program
 
 
 @dataclass

@@ -58,6 +58,10 @@ class DeviceRuntime:
         return n
 
 
+class Aborted(Exception):
+    """Raised in a device whose peers failed: the run stops, the peer's error is the one reported."""
+
+
 class ExecutionError(SdylogError):
     """A failure while running a program (bad index, failed check, ...)."""
 
@@ -206,7 +210,7 @@ class FunctionCompiler:
         def run(env, rt):
             try:
                 step(env, rt)
-            except (SdylogError, KeyboardInterrupt):
+            except (SdylogError, KeyboardInterrupt, Aborted):
                 raise
             except Exception as e:  # numpy errors, bad shapes from bad inputs
                 err = error_at(where, f"'{name}' failed: {type(e).__name__}: {e}", filename)

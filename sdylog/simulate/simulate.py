@@ -120,7 +120,8 @@ def _compare(got, want, rtol, atol) -> tuple[bool, float]:
 
 
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
-                  rtol: float = 1e-4, atol: float = 1e-5) -> SimulationReport:
+                  rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None) -> SimulationReport:
+    """`pass_options`: options of -sdy-convert-global-to-local, as on the command line."""
     from sdylog.passes import PassContext, lookup, parse_options
 
     global_module = parse_module(text, filename)
@@ -137,7 +138,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     local_module = parse_module(text, filename)
     with local_module.context:
         name = "sdy-convert-global-to-local"
-        lookup(name).load()(local_module, parse_options(name, None), PassContext(filename=filename))
+        lookup(name).load()(local_module, parse_options(name, pass_options), PassContext(filename=filename))
         program = Program(local_module, filename)
         n = mesh.num_devices
 

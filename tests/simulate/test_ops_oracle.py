@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from oracle import check
+from simulate_oracle import check
 
 _DT = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i8": np.int8,
        "ui32": np.uint32, "ui8": np.uint8, "i1": np.bool_, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
