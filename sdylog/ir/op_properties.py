@@ -75,3 +75,50 @@ def is_pure(op) -> bool:
 
 def is_constant_like(op) -> bool:
     return as_operation(op).name in CONSTANT_LIKE_OPS
+
+
+# --- memory effects (for dead-code elimination) ------------------------------------
+# Ops that declare no memory effect (Pure / NoMemoryEffect), beyond the
+# element-wise ones.
+_EFFECT_FREE = frozenset([f"stablehlo.{n}" for n in (
+    "after_all", "batch_norm_grad", "batch_norm_inference", "batch_norm_training",
+    "bitcast_convert", "broadcast", "broadcast_in_dim", "cholesky", "concatenate", "constant",
+    "convolution", "create_token", "dot", "dot_general", "dynamic_broadcast_in_dim",
+    "dynamic_conv", "dynamic_gather", "dynamic_iota", "dynamic_pad", "dynamic_reshape",
+    "dynamic_slice", "dynamic_update_slice", "einsum", "fft", "gather", "get_dimension_size",
+    "get_tuple_element", "iota", "optimization_barrier", "pad", "partition_id",
+    "real_dynamic_slice", "replica_id", "reshape", "return", "reverse", "rng_bit_generator",
+    "set_dimension_size", "slice", "torch_index_select", "transpose", "triangular_solve",
+    "tuple", "unary_einsum")] + [
+    "sdy.constant", "sdy.reshard", "sdy.propagation_barrier", "sdy.return", "func.return",
+    "chlo.constant", "chlo.constant_like", "arith.constant"]) | ELEMENTWISE_OPS
+
+# Ops whose effects are those of the ops in their regions.
+_RECURSIVE_EFFECTS = frozenset([f"stablehlo.{n}" for n in (
+    "case", "if", "map", "reduce", "reduce_window", "scatter", "select_and_scatter", "sort",
+    "while")] + ["sdy.named_computation", "sdy.manual_computation"])
+
+
+def would_be_trivially_dead(op) -> bool:
+    """MLIR's wouldOpBeTriviallyDead: not a terminator, and neither the op nor
+    (for ops with recursive effects) anything nested in it has a memory effect.
+    A custom call has effects only with `has_side_effect = true`."""
+    from jaxlib.mlir import ir
+
+    op = as_operation(op)
+    if op.has_trait(ir.IsTerminatorTrait):
+        return False
+    stack = [op]
+    while stack:
+        cur = stack.pop()
+        name = cur.name
+        if name in _RECURSIVE_EFFECTS:
+            stack.extend(as_operation(inner) for r in cur.regions for b in r.blocks for inner in b.operations)
+            continue
+        if name == "stablehlo.custom_call":
+            if "has_side_effect" in cur.attributes and ir.BoolAttr(cur.attributes["has_side_effect"]).value:
+                return False
+            continue
+        if name not in _EFFECT_FREE:
+            return False
+    return True

@@ -223,6 +223,32 @@ def move_region_blocks(src: ir.Region, dst: ir.Region) -> None:
         block.append_to(dst)
 
 
+def erase_trivially_dead_ops(root) -> int:
+    """Erase, until none is left, ops whose results are unused and that have no
+    memory effect (what MLIR's greedy rewriter does before any pattern).
+    Returns how many ops were erased."""
+    from sdylog.ir.op_properties import would_be_trivially_dead
+
+    root = as_operation(root)
+    erased = 0
+    while True:
+        sweep = 0
+        # Users come before their producers in reverse post order, so one sweep
+        # erases whole dead chains. An op with regions takes its nested ops
+        # with it: start a new sweep after erasing one.
+        for op in reversed(post_order_ops(root)):
+            if op == root or not all(has_no_uses(r) for r in op.results) or not would_be_trivially_dead(op):
+                continue
+            nested = bool(op.regions)
+            op.erase()
+            sweep += 1
+            if nested:
+                break
+        erased += sweep
+        if sweep == 0:
+            return erased
+
+
 # --- diagnostics ---------------------------------------------------------------
 def emit_warning(op_or_loc, message: str, filename: str | None = None) -> None:
     """A `file:line:col: warning: message` line on stderr, as MLIR prints warnings."""

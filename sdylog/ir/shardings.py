@@ -187,6 +187,24 @@ def set_func_result_sharding(func, index: int, sharding) -> None:
     set_func_result_attr(func, index, SHARDING, sharding)
 
 
+def map_func_shardings(func, fn, results: bool = False) -> None:
+    """Replace every argument (or result) sharding S of `func` by fn(S, index),
+    writing the attribute array once."""
+    key = "res_attrs" if results else "arg_attrs"
+    dicts = _attr_dicts(func, key, _num_results(func) if results else _num_inputs(func))
+    changed = False
+    for i, d in enumerate(dicts):
+        s = d.get(SHARDING)
+        if s is None:
+            continue
+        new = fn(s, i)
+        if new != s:
+            d[SHARDING] = new
+            changed = True
+    if changed:
+        _set_attr_dicts(func, key, dicts)
+
+
 def _first_non_maximal_mesh_ref(shardings, meshes: Meshes):
     for s in shardings:
         if s is not None:

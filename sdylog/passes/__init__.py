@@ -74,6 +74,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-import-func-calls": PassInfo(
         _P + "import_func_calls:run", {"add-data-flow-edges-on-named-computations": True},
         "Inline calls as sdy.named_computation ops (cloning bodies of functions called twice)."),
+    "sdy-import-pipeline": PassInfo(
+        _P + "pipelines:run", {"dedup-functions-fully": False},
+        "The import passes Shardy runs before propagation (see passes/pipelines.py)."),
     "sdy-inline-meshes": PassInfo(
         _P + "inline_meshes:run", {},
         "Inline mesh symbols into shardings and erase the sdy.mesh ops."),

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.shardings import func_result_sharding, func_type, get_sharding, set_func_result_sharding, set_sharding
+from sdylog.ir.shardings import map_func_shardings
 from sdylog.ir.symbols import main_func
 from sdylog.model.sharding import TensorSharding
 
@@ -31,12 +31,5 @@ def without_sub_axes(sharding):
 def run(module: ir.Module, options: dict, ctx) -> None:
     with module.context:
         func = main_func(module, ctx.filename)
-        if func.regions[0].blocks:
-            for arg in func.regions[0].blocks[0].arguments:
-                s = get_sharding(arg)
-                if s is not None:
-                    set_sharding(arg, without_sub_axes(s))
-        for i in range(len(func_type(func).results)):
-            s = func_result_sharding(func, i)
-            if s is not None:
-                set_func_result_sharding(func, i, without_sub_axes(s))
+        map_func_shardings(func, lambda s, _i: without_sub_axes(s))
+        map_func_shardings(func, lambda s, _i: without_sub_axes(s), results=True)

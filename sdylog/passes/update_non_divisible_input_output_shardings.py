@@ -13,11 +13,10 @@ import math
 from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import as_operation, static_shape
-from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_owners,
-                                 func_result_sharding, get_sharding, keeps_owner_shardings_divisible,
-                                 op_shardings, result_owner_shardings, result_owners,
-                                 set_block_arg_owner_shardings, set_func_result_sharding,
-                                 set_op_shardings, set_result_owner_shardings, set_sharding, func_type)
+from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_owners, func_type,
+                                 keeps_owner_shardings_divisible, map_func_shardings, op_shardings,
+                                 result_owner_shardings, result_owners, set_block_arg_owner_shardings,
+                                 set_op_shardings, set_result_owner_shardings)
 from sdylog.ir.walk import walk_ops
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.sharding import DimSharding, TensorSharding
@@ -63,15 +62,11 @@ def run(module: ir.Module, options: dict, ctx) -> None:
         meshes = Meshes(module)
         for func in [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]:
             ft = func_type(func)
-            if func.regions[0].blocks:
-                for arg, t in zip(func.regions[0].blocks[0].arguments, ft.inputs):
-                    s, shape = get_sharding(arg), static_shape(t)
-                    if s is not None and shape is not None:
-                        set_sharding(arg, evenly_sharded(s, shape, meshes))
-            for i, t in enumerate(ft.results):
-                s, shape = func_result_sharding(func, i), static_shape(t)
-                if s is not None and shape is not None:
-                    set_func_result_sharding(func, i, evenly_sharded(s, shape, meshes))
+            for types, results in ((list(ft.inputs), False), (list(ft.results), True)):
+                def even(s, i, types=types):
+                    shape = static_shape(types[i])
+                    return evenly_sharded(s, shape, meshes) if shape is not None else s
+                map_func_shardings(func, even, results=results)
         ops = list(walk_ops(module.operation))
         for call in ops:
             if call.name == "func.call":

@@ -1,0 +1,169 @@
+"""The pass sequences Shardy's `-sdy-propagation-pipeline` runs around propagation.
+
+Where the sequences come from: the oracle itself. jaxlib 0.10.2's Shardy
+prints its expanded pipelines (`str(PassManager.parse(
+"builtin.module(sdy-propagation-pipeline{dedup-functions-fully=...})"))`);
+they match `addImportPipeline` (import/import_pipeline.cc),
+`addPropagationPipeline` (propagation/propagation_pipeline.cc) and
+`addExportPipeline` (export/export_pipeline.cc) of openxla/shardy just
+before commit 019d995a (2026-06-24, the export pipeline without
+`sdy-verify-unreduced-axes`). `-sdy-propagation-pipeline` passes
+`inlineMeshes=false` and default options otherwise.
+
+`-sdy-import-pipeline` (registered here as a pass):
+    symbol-dce, sdy-lift-inlined-meshes, sdy-remove-size-one-axes,
+    sdy-propagate-sharding-from-func-to-call, sdy-constant-or-scalar-splitter,
+    symbol-dce, sdy-manual-axes-cleanup, (save-module), sdy-add-data-flow-edges,
+    and with dedup-functions-fully: sdy-apply-sharding-constraints,
+    sdy-sharding-group-import.
+
+`-sdy-propagation-pipeline`, before propagation (`run_import_pipeline`):
+    the import pipeline, then
+    conservative (default):  sdy-flatten-call-graph, symbol-dce,
+        sdy-import-func-calls, symbol-dce, sdy-apply-sharding-constraints,
+        sdy-sharding-group-import;
+    dedup-functions-fully:   sdy-add-func-data-flow-edges;
+    then sdy-pre-order-funcs.
+    (Propagation: sdy-user-priority-propagate with keep-sharding-rules=true.)
+
+after propagation (`run_export_propagation_steps`):
+    conservative: sdy-export-named-computations, sdy-propagate-to-func-results;
+    dedup:        sdy-propagate-to-func-results, sdy-sink-func-data-flow-edges;
+    then sdy-unflatten-call-graph (dedup-functions-fully=false in both modes:
+    that is what jaxlib's pipeline passes), symbol-dce,
+    sdy-insert-func-call-reshards, and the export pipeline:
+    sdy-constant-or-scalar-merger, sdy-sink-data-flow-edges,
+    sdy-remove-sharding-groups, sdy-sharding-constraint-to-reshard,
+    sdy-update-non-divisible-input-output-shardings,
+    sdy-remove-sub-axes-in-input-output-shardings, sdy-close-shardings,
+    (save-module), sdy-insert-explicit-reshards{enable-full-version=false},
+    canonicalize{enable-patterns=sdy-collective}, (save-module),
+    sdy-drop-sharding-rules.
+
+`save-module` only dumps files for debugging and is left out. `symbol-dce` is
+MLIR's; we run our own (sdylog.ir.symbols.symbol_dce). The canonicalizer
+step erases trivially dead ops (what the greedy rewriter does on its own);
+its `sdy-collective` patterns (no-op collectives) are not applied: in this
+pipeline collectives only come from the partitioner. `sdy-insert-explicit-
+reshards` belongs to the partitioner: it runs when registered in PASSES,
+otherwise the step is recorded in `ctx.report["skipped_steps"]`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.rewrite import erase_trivially_dead_ops
+from sdylog.ir.symbols import symbol_dce
+from sdylog.passes import PASSES, lookup
+
+SYMBOL_DCE = "symbol-dce"
+CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
+# The pass of the sequence that another part of sdylog (the partitioner) provides.
+PARTITIONER_PASSES = ("sdy-insert-explicit-reshards",)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One pass of a pipeline: a PASSES flag (or symbol-dce / canonicalize) and
+    the options Shardy runs it with (the rest take their defaults)."""
+    name: str
+    options: dict = field(default_factory=dict)
+
+
+def import_pipeline_steps(dedup_functions_fully: bool = False) -> list[Step]:
+    """What `-sdy-import-pipeline` runs."""
+    steps = [Step(SYMBOL_DCE), Step("sdy-lift-inlined-meshes"), Step("sdy-remove-size-one-axes"),
+             Step("sdy-propagate-sharding-from-func-to-call"), Step("sdy-constant-or-scalar-splitter"),
+             Step(SYMBOL_DCE), Step("sdy-manual-axes-cleanup"), Step("sdy-add-data-flow-edges")]
+    if dedup_functions_fully:
+        steps += [Step("sdy-apply-sharding-constraints"), Step("sdy-sharding-group-import")]
+    return steps
+
+
+def pre_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
+    """What `-sdy-propagation-pipeline` runs before propagating."""
+    steps = import_pipeline_steps(dedup_functions_fully)
+    if dedup_functions_fully:
+        steps += [Step("sdy-add-func-data-flow-edges")]
+    else:
+        steps += [Step("sdy-flatten-call-graph"), Step(SYMBOL_DCE),
+                  Step("sdy-import-func-calls", {"add-data-flow-edges-on-named-computations": True}),
+                  Step(SYMBOL_DCE), Step("sdy-apply-sharding-constraints"), Step("sdy-sharding-group-import")]
+    return steps + [Step("sdy-pre-order-funcs")]
+
+
+def export_pipeline_steps() -> list[Step]:
+    """The part of `addExportPipeline` that `-sdy-propagation-pipeline` runs
+    (default export options, meshes not inlined)."""
+    return [Step("sdy-constant-or-scalar-merger"), Step("sdy-sink-data-flow-edges"),
+            Step("sdy-remove-sharding-groups"), Step("sdy-sharding-constraint-to-reshard"),
+            Step("sdy-update-non-divisible-input-output-shardings"),
+            Step("sdy-remove-sub-axes-in-input-output-shardings"), Step("sdy-close-shardings"),
+            Step("sdy-insert-explicit-reshards", {"enable-full-version": False}),
+            Step(CANONICALIZE_COLLECTIVES), Step("sdy-drop-sharding-rules")]
+
+
+def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
+    """What `-sdy-propagation-pipeline` runs after propagating."""
+    if dedup_functions_fully:
+        steps = [Step("sdy-propagate-to-func-results"), Step("sdy-sink-func-data-flow-edges")]
+    else:
+        steps = [Step("sdy-export-named-computations"), Step("sdy-propagate-to-func-results")]
+    steps += [Step("sdy-unflatten-call-graph", {"dedup-functions-fully": False}), Step(SYMBOL_DCE),
+              Step("sdy-insert-func-call-reshards")]
+    return steps + export_pipeline_steps()
+
+
+def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
+    """Run `steps` in order. A partitioner step that is not registered is skipped
+    and noted in ctx.report["skipped_steps"] (an error with `strict`)."""
+    for step in steps:
+        if step.name == SYMBOL_DCE:
+            with module.context:
+                symbol_dce(module)
+        elif step.name == CANONICALIZE_COLLECTIVES:
+            with module.context:
+                erase_trivially_dead_ops(module.operation)
+        elif step.name in PARTITIONER_PASSES:
+            _run_if_registered(module, ctx, step, strict)
+        else:
+            _run_pass(module, ctx, step)
+
+
+def _run_pass(module, ctx, step: Step) -> None:
+    info = lookup(step.name)
+    options = dict(info.options)
+    options.update(step.options)
+    info.load()(module, options, ctx)
+
+
+def _run_if_registered(module, ctx, step: Step, strict: bool) -> None:
+    if step.name in PASSES:
+        _run_pass(module, ctx, step)
+    elif strict:
+        raise SdylogError(f"the pipeline needs -{step.name}, which sdylog does not provide yet")
+    else:
+        ctx.report.setdefault("skipped_steps", []).append(step.name)
+
+
+def _dedup(options: dict | None) -> bool:
+    return bool((options or {}).get("dedup-functions-fully", False))
+
+
+def run_import_pipeline(module, ctx, options: dict | None = None) -> None:
+    """Everything `-sdy-propagation-pipeline` runs before propagation.
+    options: {"dedup-functions-fully": bool}."""
+    run_steps(module, ctx, pre_propagation_steps(_dedup(options)))
+
+
+def run_export_propagation_steps(module, ctx, options: dict | None = None) -> None:
+    """Everything `-sdy-propagation-pipeline` runs after propagation.
+    options: {"dedup-functions-fully": bool, "strict": bool (fail instead of
+    skipping partitioner passes that are not registered)}."""
+    run_steps(module, ctx, post_propagation_steps(_dedup(options)), strict=bool((options or {}).get("strict")))
+
+
+def run(module, options: dict, ctx) -> None:
+    """-sdy-import-pipeline."""
+    run_steps(module, ctx, import_pipeline_steps(_dedup(options)))
