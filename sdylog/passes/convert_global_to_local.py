@@ -49,6 +49,21 @@ def run(module: ir.Module, options: dict, ctx) -> None:
                        "and partition-count > 1", ctx.filename)
     with ir.Location.unknown(module.context):
         GlobalToLocal(module, options, ctx.filename).convert()
+    _verify(module, ctx.filename)
+
+
+def _verify(module: ir.Module, filename: str) -> None:
+    """A per-device program whose types disagree means some sharding or collective
+    was implicit (an op without `sdy.sharding`, a reshard without collectives)."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        from sdylog.ir.diagnostics import format_location
+        diags = list(e.error_diagnostics)
+        first = diags[0] if diags else None
+        message = (first.message if first else str(e)).strip()
+        raise SdylogError(f"the per-device program does not verify: {message} (are all shardings and "
+                          "collectives explicit?)", format_location(first.location, filename) if first else None) from None
 
 
 @dataclass
@@ -407,8 +422,9 @@ class GlobalToLocal:
             self.localize(r, op)
 
     def convert_while(self, op) -> None:
-        for r in op.results:
-            self.localize(r, op)
+        # A loop carries its operands through: its results have their (local) types.
+        for r, v in zip(op.results, op.operands):
+            r.set_type(v.type)
         for region in op.regions:
             block = region.blocks[0]
             for a, r in zip(block.arguments, op.results):
