@@ -494,6 +494,7 @@ class GlobalToLocal:
         op.attributes["feature_group_count"] = i64_attr(fgc)
         op.attributes["batch_group_count"] = i64_attr(bgc)
         self.convert_generic(op)
+        _drop_sharding(op)  # a rebuilt op, as upstream prints it
 
     def convert_pad(self, op) -> None:
         x, pad_value = op.operands[0], op.operands[1]
@@ -581,6 +582,7 @@ class GlobalToLocal:
         op.attributes["start_indices"] = dense_i64_array(new_starts)
         op.attributes["limit_indices"] = dense_i64_array(new_limits)
         res.set_type(self.local_type_of(res, op))
+        _drop_sharding(op)
 
     def convert_reduce_window(self, op) -> None:
         self._check_windowed(op)
@@ -775,6 +777,11 @@ class GlobalToLocal:
             self.convert_block(block)
         for r in op.results:
             self.localize(r, op)
+
+
+def _drop_sharding(op) -> None:
+    if "sdy.sharding" in op.attributes:
+        del op.attributes["sdy.sharding"]
 
 
 def _np_int(et):
