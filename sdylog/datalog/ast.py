@@ -98,6 +98,28 @@ class Clause:
     rule_index: int           # which written rule it came from
 
 
+@dataclass(frozen=True)
+class Subsumption:
+    """Soufflé's subsumptive rule `dominated <= dominating :- body.`: a tuple of
+    the relation matching `dominated` is dropped when another tuple matching
+    `dominating` exists for which the body holds. Both atoms name one relation."""
+    dominated: Atom
+    dominating: Atom
+    body: tuple
+    loc: Loc
+    rule_index: int
+
+    @property
+    def relation(self) -> str:
+        return self.dominated.relation
+
+    def as_clause(self) -> Clause:
+        """The rule as a clause over both atoms (for checks and compilation):
+        head = the dominated atom, body = both atoms and the conditions."""
+        return Clause(self.dominated, (self.dominated, self.dominating) + tuple(self.body), self.loc,
+                      self.rule_index)
+
+
 # ---- declarations ----
 
 @dataclass(frozen=True)

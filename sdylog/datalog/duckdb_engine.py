@@ -61,7 +61,11 @@ class DuckDBEngine(Engine):
                 script.append(f"INSERT INTO {rel.table} SELECT * FROM {rel.edb_table}")
         try:
             for s in strata:
-                if s.recursive and (self.provenance or self.force_loop or not self._linear(program, s)):
+                if s.subsumptive:
+                    from sdylog.datalog.ranked import RankedEvaluation
+                    self._flush(script)
+                    RankedEvaluation(self, program, s).run()
+                elif s.recursive and (self.provenance or self.force_loop or not self._linear(program, s)):
                     self._flush(script)
                     self._loop(program, s)
                 elif s.recursive:

@@ -56,6 +56,7 @@ class ParsedRule:
     heads: list[Atom]
     bodies: list[list]   # disjunctive normal form: one list of literals per disjunct
     loc: Loc
+    dominating: Atom | None = None   # subsumption `heads[0] <= dominating :- body.`
 
 
 @dataclass
@@ -213,6 +214,8 @@ class Parser:
     # ---- rules ----
     def rule(self) -> ParsedRule:
         heads = [self.atom()]
+        if self.at("<="):
+            return self.subsumption(heads[0])
         while self.at(","):
             self.take()
             heads.append(self.atom())
@@ -225,6 +228,22 @@ class Parser:
         if self.at(".plan"):
             self.plan()
         return ParsedRule(heads, bodies, heads[0].loc)
+
+    def subsumption(self, dominated: Atom) -> ParsedRule:
+        """`A(..) <= A(..) :- body.`: A's tuples matching the left atom are subsumed
+        by those matching the right one when the body holds."""
+        self.take()
+        dominating = self.atom()
+        if dominating.relation != dominated.relation:
+            raise error(dominating.loc, f"a subsumptive rule relates tuples of one relation, not "
+                        f"'{dominated.relation}' and '{dominating.relation}'")
+        if self.at(":-"):
+            self.take()
+            bodies = self.disjunction()
+        else:
+            bodies = [[]]
+        self.expect(".")
+        return ParsedRule([dominated], bodies, dominated.loc, dominating)
 
     def plan(self):
         # An execution plan only orders joins in Soufflé; it does not change results.

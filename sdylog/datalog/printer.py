@@ -79,6 +79,9 @@ def print_program(program, io: list[str] | None = None) -> str:
             lines.append(f".{d.kind} {d.relation}" + (f"({params})" if params else ""))
     else:
         lines.extend(io)
+    for sub in getattr(program, "subsumptions", ()):
+        body = f" :- {', '.join(literal(l) for l in sub.body)}" if sub.body else ""
+        lines.append(f"{atom(sub.dominated)} <= {atom(sub.dominating)}{body}.")
     for c in program.clauses:
         head = atom(c.head)
         if c.body:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, TypeDecl
+from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
 from sdylog.datalog.semantics import check_clause
@@ -31,6 +31,12 @@ class Program:
     strata: list[Stratum]
     files: list[str] = field(default_factory=list)
     name: str = "<program>"
+    subsumptions: list[Subsumption] = field(default_factory=list)
+    subsumption_kinds: list[dict[str, str]] = field(default_factory=list)
+
+    def subsumptions_of(self, relation: str) -> list[int]:
+        """Indices of the subsumptive rules of a relation."""
+        return [i for i, s in enumerate(self.subsumptions) if s.relation == relation]
 
     def directives_of(self, kind: str) -> list[IODirective]:
         return [d for d in self.directives if d.kind == kind]
@@ -92,14 +98,22 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
     types = _resolve_types(parsed)
     relations = _declare(parsed, types)
     directives = _directives(parsed, relations)
-    clauses = []
+    clauses, subsumptions = [], []
     for i, rule in enumerate(parsed.rules):
         for head in rule.heads:
             for body in rule.bodies:
-                clauses.append(Clause(head, tuple(body), rule.loc, i))
+                if rule.dominating is not None:
+                    subsumptions.append(Subsumption(head, rule.dominating, tuple(body), rule.loc, i))
+                else:
+                    clauses.append(Clause(head, tuple(body), rule.loc, i))
     kinds = [check_clause(c, relations) for c in clauses]
-    strata = stratify(list(relations), clauses)
-    return Program(relations, types, clauses, kinds, directives, strata, pp.files, name)
+    sub_kinds = [check_clause(s.as_clause(), relations) for s in subsumptions]
+    for s in subsumptions:
+        if not any(c.head.relation == s.relation for c in clauses):
+            raise error(s.loc, f"subsumptive rule for '{s.relation}', which no rule derives")
+    strata = stratify(list(relations), clauses, subsumptions)
+    return Program(relations, types, clauses, kinds, directives, strata, pp.files, name,
+                   subsumptions, sub_kinds)
 
 
 def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:

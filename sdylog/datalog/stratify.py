@@ -14,6 +14,7 @@ class Stratum:
     relations: tuple[str, ...]     # derived here (in declaration order)
     clauses: tuple[int, ...]       # indices into Program.clauses whose head is here
     recursive: bool                # some clause reads a relation of this stratum
+    subsumptive: bool = False      # some relation here has subsumptive rules (evaluated in rank order)
 
 
 def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
@@ -64,11 +65,15 @@ def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]
     return out
 
 
-def stratify(relation_order: list[str], clauses: list[Clause]) -> list[Stratum]:
+def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=()) -> list[Stratum]:
     reads: dict[str, set[str]] = {r: set() for r in relation_order}
     for c in clauses:
         for atom, _ in atoms_of(c.body):
             reads[c.head.relation].add(atom.relation)
+    subsumed = {s.relation for s in subsumptions}
+    for s in subsumptions:   # a subsumption's conditions must be known when it applies
+        for atom, _ in atoms_of(s.body):
+            reads[s.relation].add(atom.relation)
     position = {r: i for i, r in enumerate(relation_order)}
     comps = _components(relation_order, reads)
     comp_of = {r: i for i, comp in enumerate(comps) for r in comp}
@@ -93,7 +98,7 @@ def stratify(relation_order: list[str], clauses: list[Clause]) -> list[Stratum]:
                                 f"'{c.head.relation}' (a cycle through "
                                 f"{'negation' if what == 'negates' else 'aggregation'})")
         if idx:
-            strata.append(Stratum(tuple(rels), tuple(idx), recursive))
+            strata.append(Stratum(tuple(rels), tuple(idx), recursive, bool(subsumed & set(rels))))
     return strata
 
 
