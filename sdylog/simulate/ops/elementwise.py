@@ -317,10 +317,10 @@ def _unary_table(name, dt, out):
         return _popcnt(dt), None
     if name == "count_leading_zeros":
         return _clz(dt), None
-    if name == "real":
-        return np.real, None
+    if name == "real":  # np.real returns a float operand itself: copy, results own their buffer
+        return (lambda x: np.array(np.real(x))), None
     if name == "imag":
-        return np.imag, None
+        return (lambda x: np.array(np.imag(x))), None
     if name == "is_finite":
         return np.isfinite, None
     if name == "round_nearest_afz":
