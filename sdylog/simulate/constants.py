@@ -107,9 +107,3 @@ def elements_from_op(op, name: str = "value") -> np.ndarray:
         if named.name == name:
             return _from_printed(str(named), element_dtype(t.element_type), tuple(t.shape))
     raise KeyError(name)
-
-
-def array_to_elements(arr: np.ndarray, tensor_type) -> ir.Attribute:
-    """A DenseElementsAttr of `tensor_type` holding `arr` (i64/i32/i1/f32 tables etc.)."""
-    arr = np.ascontiguousarray(arr)
-    return ir.DenseElementsAttr.get(arr, type=tensor_type)

@@ -72,7 +72,6 @@ class Region:
     arg_slots: list[int]
     steps: list[Step]
     result_slots: list[int]
-    n_slots_owner: "CompiledFunction"
 
     def run(self, env: list, rt: DeviceRuntime, args) -> list:
         for s, a in zip(self.arg_slots, args):
@@ -183,7 +182,7 @@ class FunctionCompiler:
                 result_slots = [self.slot(v) for v in op.operands]
                 continue
             steps.extend(self.lower(op, i, last_use))
-        return Region(arg_slots, steps, result_slots, self.fn)
+        return Region(arg_slots, steps, result_slots)
 
     def lower(self, op, index: int, last_use) -> list[Step]:
         from sdylog.simulate.registry import lowering_for

@@ -116,7 +116,6 @@ def gather(operand, indices, d: GatherDims, slice_sizes, result_shape):
         idx_arrays.append(np.reshape(start, start.shape + (1,) * rank) + off.reshape((1,) * nb + tuple(view)))
     g = operand[tuple(idx_arrays)]  # batch_shape + slice_sizes
     drop = set(d.collapsed_slice_dims) | set(d.operand_batching_dims)
-    keep = [nb + i for i in range(rank) if i not in drop]
     g = g.reshape(batch_shape + tuple(slice_sizes[i] for i in range(rank) if i not in drop))
     # result: offset dims at d.offset_dims, batch dims elsewhere in order
     out_rank = len(result_shape)
@@ -126,7 +125,6 @@ def gather(operand, indices, d: GatherDims, slice_sizes, result_shape):
         src_for[p] = j
     for j, p in enumerate(d.offset_dims):
         src_for[p] = nb + j
-    del keep
     return np.transpose(g, src_for).reshape(result_shape)
 
 
