@@ -1,0 +1,146 @@
+"""The IR helpers the import/export passes share: symbols, call-graph orders,
+dead-op erasure, and reading/writing shardings where Shardy keeps them."""
+from __future__ import annotations
+
+import pytest
+from jaxlib.mlir import ir
+
+from sdylog.ir import SdylogError, parse_module, print_module
+from sdylog.ir.rewrite import erase_trivially_dead_ops
+from sdylog.ir.shardings import (add_free_axes, erase_manual_axes, get_sharding, is_equivalent,
+                                 set_sharding, walk_shardings)
+from sdylog.ir.symbols import (SymbolTable, funcs_in_call_graph_post_order,
+                               funcs_in_call_graph_pre_order, main_func, symbol_dce, symbol_name_of)
+from sdylog.ir.walk import walk_ops
+
+FUNCS = '''
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @b(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = call @a(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+func.func private @a(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @b(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @b(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func private @unused(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @only_from_unused(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @only_from_unused(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func @public_unused(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+'''
+
+
+def names(ops):
+    return [symbol_name_of(op) for op in ops]
+
+
+def test_symbol_table_renames_with_one_counter():
+    module = parse_module(FUNCS)
+    with module.context:
+        table = SymbolTable(module)
+        got = [table.insert_at_end(table.append_clone(table.lookup(n))) for n in ("b", "b", "a", "b_0")]
+        assert got == ["b_0", "b_1", "a_2", "b_0_3"]
+        assert names(module.body.operations)[-4:] == got
+
+
+def test_symbol_dce_keeps_public_and_reachable():
+    module = parse_module(FUNCS)
+    with module.context:
+        symbol_dce(module)
+        assert names(module.body.operations) == ["main", "a", "b", "public_unused"]
+
+
+def test_call_graph_orders():
+    module = parse_module(FUNCS)
+    with module.context:
+        # from the external node: main -> (b, a); a -> b; then unused -> only_from_unused
+        post = names(funcs_in_call_graph_post_order(module))
+        assert post == ["b", "a", "main", "only_from_unused", "unused", "public_unused"]
+        assert names(funcs_in_call_graph_pre_order(module)) == list(reversed(post))
+
+
+def test_main_func():
+    module = parse_module(FUNCS)
+    with module.context:
+        assert symbol_name_of(main_func(module)) == "main"
+    two = parse_module("func.func @f() { return }\nfunc.func @g() { return }")
+    with two.context, pytest.raises(SdylogError, match="Failed to lookup function: main"):
+        main_func(two)
+
+
+def test_erase_trivially_dead_ops():
+    text = '''
+sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.abs %a : tensor<4xf32>
+  %1 = stablehlo.negate %0 : tensor<4xf32>
+  %2 = stablehlo.custom_call @effect(%a) {has_side_effect = true} : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = stablehlo.custom_call @pure(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = sdy.sharding_constraint %a <@m, [{"p"}]> : tensor<4xf32>
+  %5 = stablehlo.while(%i = %a) : tensor<4xf32>
+    cond {
+      %c = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      stablehlo.return %i : tensor<4xf32>
+    }
+  return %a : tensor<4xf32>
+}'''
+    module = parse_module(text)
+    with module.context:
+        assert erase_trivially_dead_ops(module.operation) == 4   # abs, negate, pure call, while
+        out = print_module(module)
+    assert "@effect" in out and "sdy.sharding_constraint" in out
+    assert "abs" not in out and "negate" not in out and "@pure" not in out and "while" not in out
+
+
+MANUAL = '''
+sdy.mesh @m = <["p"=2, "q"=2, "r"=2]>
+func.func @main(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@m, [{"p", "q"}, {?}], replicated={"r"}>]
+      out_shardings=[<@m, [{"p"}, {}]>] manual_axes={"p"} (%x: tensor<4x8xf32>) {
+    sdy.return %x : tensor<4x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}'''
+
+
+def test_manual_computation_body_argument_sharding():
+    module = parse_module(MANUAL)
+    with module.context:
+        mc = next(op for op in walk_ops(module.operation) if op.name == "sdy.manual_computation")
+        arg = mc.regions[0].blocks[0].arguments[0]
+        inner = get_sharding(arg)
+        assert str(inner) == '#sdy.sharding<@m, [{"q"}, {?}], replicated={"r"}>'
+        new = ir.Attribute.parse('#sdy.sharding<@m, [{"r"}, {}]>')
+        set_sharding(arg, new)
+        assert 'in_shardings=[<@m, [{"p", "r"}, {}]>]' in print_module(module)
+        assert str(erase_manual_axes(add_free_axes(inner, new, ["p"]), ["p"])) == str(new)
+
+
+def test_walk_shardings_order():
+    text = '''
+sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{}]>}) {
+  %0 = stablehlo.abs %a {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}]>]>} : tensor<4xf32>
+  %1 = sdy.sharding_constraint %0 <@m, [{"p", ?}]> : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}'''
+    module = parse_module(text)
+    seen = []
+    with module.context:
+        walk_shardings(module.operation, lambda s, v: seen.append(str(s)))
+    assert seen == ['#sdy.sharding<@m, [{"p"}]>', '#sdy.sharding<@m, [{}]>',
+                    '#sdy.sharding<@m, [{?}]>', '#sdy.sharding<@m, [{"p", ?}]>']
+
+
+def test_is_equivalent(mlir_ctx):
+    def s(t):
+        return ir.Attribute.parse(t)
+    assert is_equivalent(s('#sdy.sharding<@m, [{"p", ?}]>'), s('#sdy.sharding<@m, [{"p"}]>'))
+    assert is_equivalent(s('#sdy.sharding<@m, [{?}]>'), None)
+    assert not is_equivalent(s('#sdy.sharding<@m, [{"p"}]>'), None)
+    assert not is_equivalent(s('#sdy.sharding<@m, [{}], unreduced={"p"}>'), s('#sdy.sharding<@m, [{}]>'))

@@ -1,0 +1,87 @@
+"""The pass sequences around propagation: the same as jaxlib's expanded
+`-sdy-propagation-pipeline`, and end to end the same output as Shardy when
+propagation itself (and the partitioner step) is Shardy's."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from passes_oracle import ours, ours_steps, same_text, shardy
+from sdylog.passes.pipelines import (CANONICALIZE_COLLECTIVES, SYMBOL_DCE, post_propagation_steps,
+                                     pre_propagation_steps)
+
+
+def _shardy_pipeline_pass_names(dedup: bool) -> list[str]:
+    """Top-level and nested pass names of jaxlib's expanded pipeline."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import passmanager
+
+    flag = "true" if dedup else "false"
+    with jax_mlir.make_ir_context():
+        text = str(passmanager.PassManager.parse(
+            f"builtin.module(sdy-propagation-pipeline{{dedup-functions-fully={flag}}})"))
+    text = re.sub(r"\{[^{}]*(\{[^{}]*\}[^{}]*)*\}", "", text)      # options
+    text = text.replace("builtin.module(", "").replace("func.func(", "").replace(")", "")
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+@pytest.mark.parametrize("dedup", [False, True])
+def test_steps_are_jaxlibs_pipeline(dedup):
+    names = [n for n in _shardy_pipeline_pass_names(dedup) if n != "sdy-save-module"]
+    ours_names = [s.name for s in pre_propagation_steps(dedup)] + ["sdy-user-priority-propagate"] + \
+                 [s.name for s in post_propagation_steps(dedup)]
+    ours_names = ["canonicalize" if n == CANONICALIZE_COLLECTIVES else n for n in ours_names]
+    assert ours_names == names
+    assert SYMBOL_DCE in names
+
+
+PROGRAM = '''
+sdy.mesh @m = <["p"=2, "q"=2]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}, {}]>}, %b: tensor<8x8xf32>)
+    -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %c = stablehlo.constant dense<0.5> : tensor<8x8xf32>
+  %0 = call @layer(%a, %c) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = call @layer(%b, %c) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = sdy.sharding_constraint %1 <@m, [{}, {"q"}]> : tensor<8x8xf32>
+  %3:2 = stablehlo.while(%i = %0, %j = %2) : tensor<8x8xf32>, tensor<8x8xf32>
+    cond {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %s = stablehlo.add %i, %j : tensor<8x8xf32>
+      stablehlo.return %s, %j : tensor<8x8xf32>, tensor<8x8xf32>
+    }
+  %dead = stablehlo.negate %3#1 : tensor<8x8xf32>
+  return %3#0, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @layer(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+'''
+
+
+def _through_shardy_propagation(text: str, dedup: bool) -> str:
+    text = ours_steps(text, pre_propagation_steps(dedup))
+    text = shardy(text, "sdy-user-priority-propagate{keep-sharding-rules=true}")
+    post = post_propagation_steps(dedup)
+    cut = [s.name for s in post].index("sdy-insert-explicit-reshards")
+    text = ours_steps(text, post[:cut])
+    text = shardy(text, "sdy-insert-explicit-reshards{enable-full-version=false}")
+    return ours_steps(text, post[cut + 1:])
+
+
+@pytest.mark.parametrize("dedup", [False, True])
+def test_import_and_export_around_shardy_propagation(dedup):
+    flag = "true" if dedup else "false"
+    expected = shardy(PROGRAM, f"sdy-propagation-pipeline{{dedup-functions-fully={flag}}}")
+    assert same_text(_through_shardy_propagation(PROGRAM, dedup), expected)
+
+
+@pytest.mark.parametrize("dedup", [False, True])
+def test_import_pipeline_pass(dedup):
+    out = ours(PROGRAM, "sdy-import-pipeline", options={"dedup-functions-fully": dedup})
+    flag = "true" if dedup else "false"
+    assert same_text(out, shardy(PROGRAM, f"sdy-import-pipeline{{dedup-functions-fully={flag}}}"))
