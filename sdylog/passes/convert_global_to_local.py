@@ -189,7 +189,14 @@ class GlobalToLocal:
     def convert_op(self, op) -> None:
         name = op.name
         if name in _SPECIAL:
-            getattr(self, "convert_" + name.split(".", 1)[1])(op)
+            try:
+                getattr(self, "convert_" + name.split(".", 1)[1])(op)
+            except SdylogError as e:
+                if e.location and "failed to legalize" not in e.message:
+                    # as MLIR's conversion framework reports an op no pattern could convert
+                    e.message += (f"\n{e.location}: error: failed to legalize operation '{name}' "
+                                  "that was explicitly marked illegal")
+                raise
             return
         if name.startswith("sdy.") and name not in _SDY_PLAIN:
             raise self.error(op, f"'{name}' must be lowered to collectives before convert-global-to-local")
@@ -669,7 +676,7 @@ class GlobalToLocal:
         if any(d in index_map for d in trivial):
             base = indices
             if clamp:
-                lo = self._indices_like(b, indices, ivd, [0] * len(index_map))
+                lo = self._indices_like(b, indices, ivd, [0])
                 hi = self._indices_like(b, indices, ivd, [g_shape[d] - 1 for d in index_map])
                 base = b.clamp(lo, indices, hi)
             mins, maxs = [], []
@@ -683,9 +690,9 @@ class GlobalToLocal:
                 if mask:
                     maxs.append(b.binary("add", off, b.scalar(l_shape[d] - 1, et)))
             lo_t = self._bounds_tensor(b, mins, indices, ivd)
+            hi_t = self._bounds_tensor(b, maxs, indices, ivd) if mask else None
             adjusted = b.binary("subtract", base, lo_t)
             if mask:
-                hi_t = self._bounds_tensor(b, maxs, indices, ivd)
                 out_mask = b.binary("and", b.compare(base, lo_t, "GE"), b.compare(base, hi_t, "LE"))
         else:
             adjusted = indices
@@ -748,12 +755,16 @@ class GlobalToLocal:
             kind = _scatter_kind(op, n)
             if kind is None:
                 raise self.error(op, "failed to get scatter reduction identity.")
+            # Only one device of each group along the reduction axes keeps the
+            # operand; the others start from the identity, so the all_reduce
+            # after the scatter counts the operand once.
+            identity = b.constant(_identity_attr(kind, element_of(inputs[0])))
+            device = self.device_id(b)
             leader = [shard_index(d, mesh, reduction) == 0 for d in range(mesh.num_devices)]
-            table = b.bool_table(leader)
-            is_leader = b.dynamic_slice(table, [self.device_id(b)], [1])
+            is_leader = b.dynamic_slice(b.bool_table(leader), [device], [1])
             is_leader = b.broadcast(is_leader, local_in, [0] if local_in else [], ir.IntegerType.get_signless(1))
+            ident = b.broadcast(identity, local_in, [])
             for k, x in enumerate(inputs):
-                ident = b.broadcast(b.constant(_identity_attr(kind, element_of(x))), shape_of(x), [])
                 op.operands[k] = b.select(is_leader, x, ident)
         g_shape = self.global_shape(inputs[0])
         indexed = []
