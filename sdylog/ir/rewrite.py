@@ -37,10 +37,6 @@ def post_order_ops(root) -> list[ir.Operation]:
 
 
 # --- values --------------------------------------------------------------------
-def is_block_argument(value) -> bool:
-    return isinstance(value.owner, ir.Block)
-
-
 def defining_op(value) -> ir.Operation | None:
     """The op that produces `value`, None for a block argument."""
     owner = value.owner
@@ -57,10 +53,6 @@ def owning_op(value) -> ir.Operation:
 
 def result_number(value) -> int:
     return ir.OpResult(value).result_number
-
-
-def arg_number(value) -> int:
-    return ir.BlockArgument(value).arg_number
 
 
 def uses(value) -> list[tuple[ir.Operation, int]]:
@@ -82,9 +74,6 @@ def has_no_uses(value) -> bool:
     return next(iter(value.uses), None) is None
 
 
-def parent_block(value) -> ir.Block:
-    owner = value.owner
-    return owner if isinstance(owner, ir.Block) else as_operation(owner).block
 
 
 def is_static_shaped(type_) -> bool:
@@ -136,21 +125,8 @@ def ip_after_value(value) -> ir.InsertionPoint:
 
 
 def ip_after_op(op) -> ir.InsertionPoint:
-    op = as_operation(op)
-    nxt = next_op(op)
-    return ir.InsertionPoint(nxt) if nxt is not None else ir.InsertionPoint(op.block)
-
-
-def next_op(op) -> ir.Operation | None:
-    """The op after `op` in its block, None at the end."""
-    op = as_operation(op)
-    found = False
-    for other in op.block.operations:
-        if found:
-            return as_operation(other)
-        if as_operation(other) == op:
-            found = True
-    return None
+    """Right after `op`: ops inserted there one by one keep their order."""
+    return ir.InsertionPoint.after(as_operation(op))
 
 
 def move_after_value(op, value) -> None:

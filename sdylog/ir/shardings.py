@@ -18,16 +18,14 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
-from sdylog.ir.rewrite import (as_operation, defining_op, owning_op, result_number,
+from sdylog.ir.rewrite import (as_operation, owning_op, result_number,
                                single_user, tensor_rank)
 from sdylog.ir.walk import walk_ops
-from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding
 
 SHARDING = "sdy.sharding"
 SHARDING_RULE = "sdy.sharding_rule"
-ORIGINAL_FUNC_NAME = "sdy.original_func_name"
 FUNC_MANUAL_AXES = "sdy.func_manual_axes"
 EXECUTION_THREAD = "execution_thread"
 
@@ -635,8 +633,6 @@ def _walk_owner_lists(op, fn, transform: bool) -> None:
 
 
 # --- small conversions ------------------------------------------------------------------
-def axis_refs(attrs) -> list[AxisRef]:
-    return [AxisRef.from_attr(a) for a in attrs]
 
 
 def is_fully_closed(sharding) -> bool:
@@ -653,9 +649,6 @@ def with_unreduced(sharding, unreduced) -> ir.Attribute:
                                       list(s.replicated_axes), list(unreduced))
 
 
-def value_defining_name(value) -> str | None:
-    op = defining_op(value)
-    return op.name if op is not None else None
 
 
 def is_equivalent(sharding, other) -> bool:

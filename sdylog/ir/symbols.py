@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from jaxlib.mlir import ir
 
+from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.walk import walk_ops
 
@@ -206,8 +207,6 @@ def calls_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
 
 def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = None) -> ir.Operation:
     """The `func.func` named `name`, or an error at `user` (Shardy dies here)."""
-    from sdylog.ir.diagnostics import error_at
-
     op = symbols.lookup(name)
     if op is None or op.name != "func.func":
         raise error_at(user, f"Failed to lookup function: {name}", filename)
@@ -217,8 +216,6 @@ def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = No
 def main_func(module: ir.Module, filename: str | None = None) -> ir.Operation:
     """The module's only function if it has one, else `@main` (Shardy's
     getMainFuncOrDie with useSingleFunc)."""
-    from sdylog.ir.diagnostics import error_at
-
     funcs = _func_ops(module)
     if len(funcs) == 1:
         return funcs[0]

@@ -15,9 +15,8 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import (create_op, discardable_attributes, move_region_blocks,
                                post_order_ops, replace_op, replace_terminator, single_user)
-from sdylog.ir.shardings import (EXECUTION_THREAD, ORIGINAL_FUNC_NAME, SHARDING, per_value,
-                                 per_value_attr, set_func_arg_attr)
-from sdylog.ir.symbols import SymbolTable
+from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, per_value, per_value_attr, set_func_arg_attr
+from sdylog.ir.symbols import ORIGINAL_FUNC_NAME, SymbolTable
 from sdylog.passes.sink_data_flow_edges import shardings_from_edges
 
 

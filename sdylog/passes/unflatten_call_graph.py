@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.shardings import (FUNC_MANUAL_AXES, ORIGINAL_FUNC_NAME, Meshes,
+from sdylog.ir.shardings import (FUNC_MANUAL_AXES, Meshes,
                                  func_arg_shardings_or_open, func_result_shardings_or_open)
-from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func, original_func_name, symbol_name_of
+from sdylog.ir.symbols import (ORIGINAL_FUNC_NAME, SymbolTable, callee_name, lookup_func,
+                               original_func_name, symbol_name_of)
 from sdylog.ir.walk import walk_ops
 
 
