@@ -225,6 +225,69 @@ def erase_trivially_dead_ops(root) -> int:
             return erased
 
 
+# Ops MLIR's greedy rewriter unique as constants (the ConstantLike trait).
+_CONSTANT_LIKE = frozenset({"stablehlo.constant", "chlo.constant", "arith.constant"})
+
+
+def hoist_and_dedup_constants(root) -> None:
+    """What MLIR's greedy rewriter does to constants before applying patterns
+    (its `cseConstants`): in pre order, a constant equal (dialect, value, type)
+    to one already seen in the same isolated-from-above region is replaced by
+    it; any other constant moves to the front of that region's entry block,
+    unless it is there already (first, or right after such a hoisted constant)."""
+    root = as_operation(root)
+    seen: dict = {}
+    hoisted: set = set()
+    stack = [as_operation(inner) for region in reversed(list(root.regions))
+             for block in reversed(list(region.blocks)) for inner in reversed(list(block.operations))]
+    while stack:
+        op = stack.pop()
+        stack.extend(as_operation(inner) for region in reversed(list(op.regions))
+                     for block in reversed(list(region.blocks)) for inner in reversed(list(block.operations)))
+        if op.name not in _CONSTANT_LIKE:
+            continue
+        scope_op, region_index = _isolated_scope(op, root)
+        key = (scope_op, region_index, op.name.split(".")[0], op.attributes["value"], op.results[0].type)
+        first = seen.get(key)
+        if first is not None:
+            replace_op(op, first.results)
+            continue
+        entry = scope_op.regions[region_index].blocks[0]
+        front = as_operation(next(iter(entry.operations)))
+        if op.block != entry or (front != op and _previous_op(op) not in hoisted):
+            op.move_before(front)
+        seen[key] = op
+        hoisted.add(op)
+
+
+def _isolated_scope(op, root):
+    """(ancestor op, region index): the region, holding `op`, of the nearest
+    ancestor that is isolated from above (or `root`)."""
+    region_holder = op.parent
+    child = op
+    while True:
+        holder = as_operation(region_holder)
+        if holder == root or holder.name in _ISOLATED_FROM_ABOVE:
+            for i, region in enumerate(holder.regions):
+                if region == child.block.region:
+                    return holder, i
+        child, region_holder = holder, holder.parent
+
+
+_ISOLATED_FROM_ABOVE = frozenset({"func.func", "builtin.module", "sdy.named_computation",
+                                  "sdy.manual_computation", "stablehlo.async_start"})
+
+
+def _previous_op(op):
+    prev = None
+    for other in op.block.operations:
+        other = as_operation(other)
+        if other == op:
+            return prev
+        prev = other
+    return None
+
+
 # --- diagnostics ---------------------------------------------------------------
 def emit_warning(op_or_loc, message: str, filename: str | None = None) -> None:
     """A `file:line:col: warning: message` line on stderr, as MLIR prints warnings."""

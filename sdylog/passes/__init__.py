@@ -65,6 +65,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-drop-sharding-rules": PassInfo(
         _P + "drop_sharding_rules:run", {},
         "Remove non-custom sdy.sharding_rule attributes."),
+    "sdy-explicit-gather-scatter-batching": PassInfo(
+        _P + "explicit_gather_scatter_batching:run", {},
+        "Make the implicit (iota-indexed) batch dimension of gathers/scatters explicit."),
     "sdy-export-named-computations": PassInfo(
         _P + "export_named_computations:run", {},
         "Outline every sdy.named_computation into a private func and a call."),

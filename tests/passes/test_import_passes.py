@@ -340,3 +340,38 @@ func.func @main() { call @b() : () -> () call @c() : () -> () return }
     out = ours(text, "sdy-pre-order-funcs")
     assert out.index("@main()") < out.index("func.func private @b") < out.index("func.func private @c")
     assert same_text(out, shardy(text, "sdy-pre-order-funcs"))
+
+
+# --- explicit-gather-scatter-batching -------------------------------------------------------------
+BATCHING = '''
+func.func @main(%table: tensor<6x10x3xf32>, %col: tensor<6x1xi32>, %upd: tensor<6x3xf32>)
+    -> (tensor<6x3xf32>, tensor<6x10x3xf32>) {
+  %k = stablehlo.constant dense<1> : tensor<6x1xi32>
+  %iota = stablehlo.iota dim = 0 : tensor<6xi32>
+  %r = stablehlo.reshape %iota : (tensor<6xi32>) -> tensor<6x1xi32>
+  %idx = stablehlo.concatenate %col, %r, dim = 1 : (tensor<6x1xi32>, tensor<6x1xi32>) -> tensor<6x2xi32>
+  %g = "stablehlo.gather"(%table, %idx) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0, 1],
+                                          start_index_map = [1, 0], index_vector_dim = 1>,
+    slice_sizes = array<i64: 1, 1, 3>} : (tensor<6x10x3xf32>, tensor<6x2xi32>) -> tensor<6x3xf32>
+  %unused = stablehlo.add %col, %k : tensor<6x1xi32>
+  %s = "stablehlo.scatter"(%table, %idx, %upd) <{
+    scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0, 1],
+                                                   scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 1>,
+    unique_indices = true}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %m = stablehlo.maximum %x, %y : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<6x10x3xf32>, tensor<6x2xi32>, tensor<6x3xf32>) -> tensor<6x10x3xf32>
+  return %g, %s : tensor<6x3xf32>, tensor<6x10x3xf32>
+}
+'''
+
+
+def test_explicit_gather_scatter_batching():
+    out = ours(BATCHING, "sdy-explicit-gather-scatter-batching")
+    assert "operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1]" in out
+    assert "input_batching_dims = [0], scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1]" in out
+    assert "stablehlo.iota" not in out and "stablehlo.concatenate" not in out
+    assert "stablehlo.add" not in out and "stablehlo.constant" not in out   # dead code goes too
+    assert same_text(out, shardy(BATCHING, "sdy-explicit-gather-scatter-batching"))
