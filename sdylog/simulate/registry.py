@@ -28,6 +28,7 @@ _OP_MODULES = (
     "sdylog.simulate.ops.sdy_ops",
     "sdylog.simulate.ops.misc",
     "sdylog.simulate.ops.testing",
+    "sdylog.simulate.ops.chlo",
 )
 _loaded = False
 

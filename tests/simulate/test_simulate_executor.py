@@ -124,3 +124,23 @@ def test_runtime_failure_is_located():
     func.func private @missing(%a: tensor<2xf32>) -> tensor<2xf32>"""
     with pytest.raises(SdylogError, match="has no body"):
         run(text, np.ones(2, np.float32))
+
+
+def test_chlo_erf_top_k_and_map():
+    import scipy.special
+    text = """func.func @main(%a: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x2xi32>, tensor<2x5xf32>) {
+      %0 = chlo.erf %a : tensor<2x5xf32> -> tensor<2x5xf32>
+      %1:2 = chlo.top_k(%a, k = 2) : tensor<2x5xf32> -> (tensor<2x2xf32>, tensor<2x2xi32>)
+      %2 = "stablehlo.map"(%a, %0) ({
+        ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+          %m = stablehlo.multiply %x, %y : tensor<f32>
+          stablehlo.return %m : tensor<f32>
+      }) {dimensions = array<i64: 0, 1>} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+      return %0, %1#0, %1#1, %2 : tensor<2x5xf32>, tensor<2x2xf32>, tensor<2x2xi32>, tensor<2x5xf32>
+    }"""
+    a = np.array([[0.5, -1.0, 2.0, 0.1, 3.0], [1.0, 1.0, -2.0, 4.0, 0.0]], np.float32)
+    erf, vals, idx, prod = run(text, a)
+    np.testing.assert_allclose(erf, scipy.special.erf(a), rtol=1e-6)
+    np.testing.assert_array_equal(vals, [[3.0, 2.0], [4.0, 1.0]])
+    np.testing.assert_array_equal(idx, [[4, 2], [3, 0]])
+    np.testing.assert_allclose(prod, a * erf, rtol=1e-6)
