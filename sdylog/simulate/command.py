@@ -33,8 +33,11 @@ def interpret(path, entry, print_results):
 @click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
 @click.option("--pass-options", default=None,
               help="Options of -sdy-convert-global-to-local, e.g. 'per-dim-all-gather=true'.")
+@click.option("--pipeline", default=None,
+              help="sdylog opt flags to run first on the sharded side, e.g. "
+                   "'-sdy-propagation-pipeline -sdy-reshard-to-collectives' (space separated).")
 @reports_errors
-def simulate(path, seed, entry, rtol, atol, pass_options):
+def simulate(path, seed, entry, rtol, atol, pass_options, pipeline):
     """Run a sharded module on its simulated mesh and compare with the unsharded run.
 
     The module's shardings and collectives must be explicit (as after
@@ -45,7 +48,8 @@ def simulate(path, seed, entry, rtol, atol, pass_options):
     collectives (count, bytes); exits 1 on a mismatch.
     """
     from sdylog.simulate.simulate import simulate_main
-    report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options)
+    report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
+                           pipeline=pipeline.split() if pipeline else None)
     click.echo(report.text())
     if not report.ok:
         sys.exit(1)

@@ -120,8 +120,11 @@ def _compare(got, want, rtol, atol) -> tuple[bool, float]:
 
 
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
-                  rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None) -> SimulationReport:
-    """`pass_options`: options of -sdy-convert-global-to-local, as on the command line."""
+                  rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None,
+                  pipeline: list[str] | None = None) -> SimulationReport:
+    """`pass_options`: options of -sdy-convert-global-to-local, as on the command line.
+    `pipeline`: `sdylog opt` flags run first on the sharded side (propagation, reshards...),
+    for modules whose shardings and collectives are not yet explicit."""
     from sdylog.passes import PassContext, lookup, parse_options
 
     global_module = parse_module(text, filename)
@@ -137,6 +140,13 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
 
     local_module = parse_module(text, filename)
     with local_module.context:
+        if pipeline:
+            from sdylog.passes.driver import parse_flags, run_passes
+            run_passes(local_module, parse_flags(list(pipeline)), PassContext(filename=filename))
+            func = _entry(local_module, entry)   # the pipeline may have set shardings
+            arg_sh = [irs.func_arg_sharding(func, i) for i in range(len(inputs))]
+            res_sh = [irs.func_result_sharding(func, i) for i in range(n_results)]
+            meshes = meshes_of_module(local_module)
         name = "sdy-convert-global-to-local"
         lookup(name).load()(local_module, parse_options(name, pass_options), PassContext(filename=filename))
         program = Program(local_module, filename)

@@ -148,6 +148,13 @@ LINALG = [
     case("dot_general-batch", ["2x3x4x5xf32", "2x5x4x6xf32"], ["2x3x6xf32"], """
   %0 = stablehlo.dot_general %a0, %a1, batching_dims = [0] x [0], contracting_dims = [2, 3] x [2, 1] : (tensor<2x3x4x5xf32>, tensor<2x5x4x6xf32>) -> tensor<2x3x6xf32>
   return %0 : tensor<2x3x6xf32>""", tol=(1e-4, 1e-5)),
+    case("dot_general-bf16-to-f32", ["3x8xf32", "8x4xf32"], ["3x4xf32", "3x4xf32"], """
+  %a = stablehlo.convert %a0 : (tensor<3x8xf32>) -> tensor<3x8xbf16>
+  %b = stablehlo.convert %a1 : (tensor<8x4xf32>) -> tensor<8x4xbf16>
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<3x8xbf16>, tensor<8x4xbf16>) -> tensor<3x4xf32>
+  %1 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<3x8xbf16>, tensor<8x4xbf16>) -> tensor<3x4xbf16>
+  %2 = stablehlo.convert %1 : (tensor<3x4xbf16>) -> tensor<3x4xf32>
+  return %0, %2 : tensor<3x4xf32>, tensor<3x4xf32>""", tol=(1e-2, 1e-2)),
     case("dot_general-int", ["3x4xi32", "4x2xi32"], ["3x2xi32"], """
   %0 = stablehlo.dot_general %a0, %a1, contracting_dims = [1] x [0] : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>
   return %0 : tensor<3x2xi32>"""),
