@@ -64,7 +64,7 @@ class DuckDBEngine(Engine):
                 if s.subsumptive:
                     from sdylog.datalog.ranked import RankedEvaluation
                     self._flush(script)
-                    RankedEvaluation(self, program, s).run()
+                    RankedEvaluation(_RankedBackend(self, program), program, s, self.provenance).run()
                 elif s.recursive and (self.provenance or self.force_loop or not self._linear(program, s)):
                     self._flush(script)
                     self._loop(program, s)
@@ -261,6 +261,66 @@ class DuckDBEngine(Engine):
         self.con.execute(";\n".join(f"DROP TABLE IF EXISTS {t}" for r in here for t in delta[r]))
         for r in here:
             self.iterations[r] = iterations
+
+
+class _RankedBackend:
+    """What a rank-ordered stratum (sdylog/datalog/ranked.py) reads and writes here."""
+
+    def __init__(self, engine: DuckDBEngine, program: Program):
+        self.engine = engine
+        self.program = program
+
+    def rows(self, relation: str) -> list:
+        eng = self.engine
+        decl = eng.decl(relation)
+        if decl.arity == 0:
+            return [()] if eng.size(relation) else []
+        return eng.con.execute(f"SELECT {column_list(decl.arity)} FROM {eng.table(relation)}").fetchall()
+
+    def rule_id(self, ci: int) -> int:
+        return self.engine._rule_id(self.program, ci)
+
+    def rule_of(self, rule: int):
+        return self.engine.rules[rule]
+
+    def seeds(self, stratum, base_clauses):
+        eng = self.engine
+        for name in stratum.relations:
+            rel = eng.stored(name)
+            if rel.edb_table:
+                cols = column_list(rel.decl.arity)
+                yield name, eng.con.execute(f"SELECT {cols} FROM {rel.edb_table}").fetchall(), -1
+        for ci in base_clauses:
+            c = self.program.clauses[ci]
+            parts = eng._clause_parts(self.program, [ci])
+            yield c.head.relation, eng.con.execute(parts[0]).fetchall(), self.rule_id(ci)
+
+    def next_height(self) -> int:
+        return self.engine._next_height()
+
+    def set_height(self, height: int) -> None:
+        self.engine._height = max(self.engine._height, height)
+
+    def store(self, relation: str, tuples, prov) -> None:
+        import pyarrow as pa
+
+        from sdylog.datalog.data import to_arrow
+        eng = self.engine
+        rel = eng.stored(relation)
+        eng.con.execute(f"DELETE FROM {rel.table}")
+        rows = list(tuples)
+        if not rows:
+            return
+        tbl = to_arrow(rel.decl, rows)
+        if eng.provenance:
+            info = [prov.get(t, (-1, 0)) for t in rows] if prov is not None else [(-1, 0)] * len(rows)
+            tbl = tbl.append_column("_rule", pa.array([i[0] for i in info], pa.int32()))
+            tbl = tbl.append_column("_height", pa.array([i[1] for i in info], pa.int32()))
+        eng.con.register("__sdylog_ranked", tbl)
+        try:
+            eng.con.execute(f"INSERT INTO {rel.table} SELECT * FROM __sdylog_ranked")
+        finally:
+            eng.con.unregister("__sdylog_ranked")
 
 
 class _Layout:

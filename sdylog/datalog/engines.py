@@ -6,7 +6,7 @@ import shutil
 
 from sdylog.datalog.lexer import error
 
-ENGINES = ("duckdb", "souffle")
+ENGINES = ("duckdb", "memory", "souffle")
 
 
 def souffle_path() -> str | None:
@@ -14,7 +14,7 @@ def souffle_path() -> str | None:
 
 
 def available_engines() -> list[str]:
-    return ["duckdb"] + (["souffle"] if souffle_path() else [])
+    return ["duckdb", "memory"] + (["souffle"] if souffle_path() else [])
 
 
 def default_engine(provenance: bool = False) -> str:
@@ -31,6 +31,9 @@ def make_engine(program=None, engine: str | None = None, *, provenance: bool = F
     if name == "duckdb":
         from sdylog.datalog.duckdb_engine import DuckDBEngine
         return DuckDBEngine(program, provenance=provenance)
+    if name == "memory":
+        from sdylog.datalog.memory_engine import MemoryEngine
+        return MemoryEngine(program, provenance=provenance)
     if name == "souffle":
         from sdylog.datalog.souffle_engine import SouffleEngine
         return SouffleEngine(program, provenance=provenance)

@@ -9,7 +9,7 @@ from functools import cached_property
 from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
-from sdylog.datalog.semantics import check_clause
+from sdylog.datalog.semantics import check_clause, check_subsumption
 from sdylog.datalog.stratify import Stratum, stratify
 
 # Parameters of .input/.output that sdylog understands, with Soufflé's meaning.
@@ -107,7 +107,7 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
                 else:
                     clauses.append(Clause(head, tuple(body), rule.loc, i))
     kinds = [check_clause(c, relations) for c in clauses]
-    sub_kinds = [check_clause(s.as_clause(), relations) for s in subsumptions]
+    sub_kinds = [check_subsumption(s, relations) for s in subsumptions]
     for s in subsumptions:
         if not any(c.head.relation == s.relation for c in clauses):
             raise error(s.loc, f"subsumptive rule for '{s.relation}', which no rule derives")

@@ -385,3 +385,31 @@ def check_clause(clause: Clause, relations: dict[str, RelationDecl]) -> dict[str
     check_wildcards(clause)
     check_grounded(clause.body, clause.head.args, set(), "the head of a rule")
     return KindChecker(clause, relations).run()
+
+
+def check_subsumption(sub, relations: dict[str, RelationDecl]) -> dict[str, str]:
+    """The checks of a subsumptive rule `A <= B :- body.`: both atoms bind
+    variables like body atoms (wildcards allowed); returns variable kinds."""
+    from sdylog.datalog.ast import Clause
+    both = (sub.dominated, sub.dominating) + tuple(sub.body)
+    probe = Clause(Atom(sub.relation, tuple(a for a in sub.dominated.args if not isinstance(a, Wildcard)),
+                        sub.loc), both, sub.loc, sub.rule_index)
+    for atom, _ in atoms_of(both):
+        decl = relations.get(atom.relation)
+        if decl is None:
+            raise error(atom.loc, f"relation '{atom.relation}' is not declared")
+        if len(atom.args) != decl.arity:
+            raise error(atom.loc, f"'{atom.relation}' has {decl.arity} column{'s' if decl.arity != 1 else ''}, "
+                        f"used here with {len(atom.args)}")
+    _check_body_wildcards(both)
+    check_grounded(both, (), set(), "a subsumptive rule")
+    checker = KindChecker(probe, relations)
+    checker.clause = Clause(sub.dominated, both, sub.loc, sub.rule_index)
+    atoms = list(atoms_of(both))
+    for atom, _ in atoms:
+        for arg, col in zip(atom.args, relations[atom.relation].columns):
+            if isinstance(arg, Var):
+                checker.bind(arg, col.kind)
+    for c in checker._comparisons(both):
+        checker.comparison(c)
+    return checker.kinds

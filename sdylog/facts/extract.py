@@ -12,6 +12,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
+from sdylog.ir.op_properties import is_elementwise, would_be_trivially_dead
+from sdylog.ir.shardings import DATA_FLOW_OPS, edge_sources, shardable_value
 from sdylog.ir.walk import func_ops, is_tensor, shape_of, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -19,10 +21,23 @@ from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules import rule_for_op
 
-# Ops whose results carry data unchanged from their operands / regions:
-# they get data-flow edges instead of a sharding rule.
-_FLOW_OPS = {"stablehlo.while", "stablehlo.case", "stablehlo.if", "stablehlo.optimization_barrier",
-             "func.call", "sdy.named_computation", "sdy.manual_computation"}
+# Ops whose results carry data unchanged from their operands / regions: data
+# flows through them along data-flow edges, never through a sharding rule.
+_FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
+_OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
+
+
+def prime_units(size: int) -> list[tuple[int, int]]:
+    """(pre_size, size) of an axis's units: its prime factors, smallest first,
+    major to minor (an axis of size 1 is one unit of size 1)."""
+    units, pre, rest, p = [], 1, size, 2
+    while rest > 1:
+        while rest % p == 0:
+            units.append((pre, p))
+            pre *= p
+            rest //= p
+        p += 1
+    return units or [(1, 1)]
 
 
 @dataclass
@@ -33,6 +48,7 @@ class FactSet:
     value_ids: dict = field(default_factory=dict)  # ir.Value -> value id
     meshes: dict[str, Mesh] = field(default_factory=dict)
     module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
+    func_results: dict = field(default_factory=dict)  # tensor id of a func result slot -> (func op, index)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -49,7 +65,7 @@ class _Extractor:
         self.module = module
         self._inline_meshes: dict[Mesh, str] = {}
         self._num_shardings = 0
-        self._num_edges = 0
+        self._num_units = 0
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
 
@@ -86,6 +102,10 @@ class _Extractor:
         f.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
         for i, a in enumerate(mesh.axes):
             f.add("mesh_axis", name, a.name, i, a.size)
+        for a in mesh.axes:
+            for i, (pre, size) in enumerate(prime_units(a.size)):
+                f.add("axis_unit", self._num_units, name, a.name, i, pre, size)
+                self._num_units += 1
         if mesh.is_maximal:
             f.add("maximal_mesh", name, mesh.device_ids[0])
         elif mesh.device_ids:
@@ -115,17 +135,6 @@ class _Extractor:
             f.add("sharding_unreduced", sid, *ref(a))
         return sid
 
-    # ------------------------------------------------------------ edges
-    def add_edge(self, owner: int, kind: str, op_id: int, sources, targets) -> None:
-        f = self.facts
-        e = self._num_edges
-        self._num_edges += 1
-        f.add("flow_edge", e, owner, kind, op_id)
-        for v in sources:
-            f.add("flow_source", e, v)
-        for v in targets:
-            f.add("flow_target", e, v)
-
     # ------------------------------------------------------------ walk
     def run(self) -> FactSet:
         f = self.facts
@@ -133,9 +142,18 @@ class _Extractor:
             self.add_mesh(name, mesh)
         funcs = func_ops(self.module)
         self.returns = {}
+        self.func_edges = []
+        self.manual_edges = []
+        self.result_slots = {}
         for fn in funcs:
             self.add_func(fn)
-        self.add_call_edges()
+        self.add_func_edges()
+        first_slot = len(f.values)
+        for name, (fn, count) in self.result_slots.items():
+            for i in range(count):
+                t = first_slot + len(f.func_results)
+                f.func_results[t] = (fn, i)
+                f.add("func_result_tensor", name, i, t)
         return f
 
     def add_func(self, fn) -> None:
@@ -144,12 +162,15 @@ class _Extractor:
         vis = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
         f.add("func", name, int(vis is None or ir.StringAttr(vis).value == "public"))
         op_id = self.add_op_row(fn.operation, name, -1, -1)
+        if not len(fn.regions[0].blocks):
+            return
         block = fn.regions[0].blocks[0]
         arg_attrs = ir.ArrayAttr(fn.attributes["arg_attrs"]) if "arg_attrs" in fn.attributes else None
         for i, arg in enumerate(block.arguments):
             vid = self.value_id(arg, name)
             f.add("func_arg", name, i, vid)
             f.add("block_arg", op_id, 0, i, vid)
+            f.add("value_tensor", vid, vid)
             if arg_attrs is not None:
                 d = ir.DictAttr(arg_attrs[i])
                 if "sdy.sharding" in d:
@@ -165,6 +186,7 @@ class _Extractor:
         self.returns[name] = (op_id, block, rets)
         for i, vid in enumerate(rets):
             f.add("func_return", name, i, vid)
+        self.result_slots[name] = (fn.operation, len(rets))
 
     def add_op_row(self, op, func: str, parent: int, region: int) -> int:
         f = self.facts
@@ -179,6 +201,7 @@ class _Extractor:
 
     def add_op(self, op, func: str, parent: int, region: int) -> None:
         f = self.facts
+        self.current_func = func
         op_id = self.add_op_row(op, func, parent, region)
         operands = [self.value_id(v, func) for v in op.operands]
         for i, v in enumerate(operands):
@@ -200,8 +223,7 @@ class _Extractor:
                         f.add("region_yield", op_id, r, i, yields[r][i])
         self.add_op_shardings(op, op_id, results)
         self.add_op_kind_facts(op, op_id, operands, results)
-        if op.name in _FLOW_OPS and op.name != "func.call":
-            self.add_region_edges(op.name, op_id, operands, results, args, yields)
+        self.add_tensors(op, func, results, args)
         if op.name not in _FLOW_OPS:
             self.add_rule(op, op_id, operands, results)
 
@@ -214,13 +236,24 @@ class _Extractor:
                 raise error_at(op, f"sdy.sharding has {len(shardings)} shardings for {len(results)} results", self.filename)
             for vid, s in zip(results, shardings):
                 f.add("value_sharding", vid, self.add_sharding(s))
-        if op.name in ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge") and "sharding" in attrs:
+        if op.name in ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
+                       "sdy.func_data_flow_edge") and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
     def add_op_kind_facts(self, op, op_id: int, operands: list[int], results: list[int]) -> None:
         f = self.facts
         name = op.name
         attrs = op.attributes
+        if is_elementwise(op):
+            f.add("op_trait", op_id, "elementwise")
+        if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
+            f.add("op_trait", op_id, "offload")
+        if results and would_be_trivially_dead(op):
+            f.add("op_trait", op_id, "dead_if_unused")
+        if name == "sdy.data_flow_edge":
+            self.add_edge_sources(op, op_id, self.current_func)
+        elif name == "sdy.func_data_flow_edge":
+            self.func_edges.append((op_id, op, self.current_func))
         if name == "sdy.sharding_constraint":
             f.add("sharding_constraint", op_id)
         elif name == "sdy.sharding_group":
@@ -238,44 +271,70 @@ class _Extractor:
             for i in range(len(manual)):
                 f.add("manual_axis", op_id, manual[i])
 
-    def add_region_edges(self, kind: str, op_id: int, operands, results, args, yields) -> None:
-        """Edges of region-holding data-flow ops; func calls are done once all functions are known."""
-        for i, res in enumerate(results):
-            if kind == "stablehlo.while":
-                self.add_edge(res, kind, op_id, [operands[i], yields[1].get(i)],
-                              [res, args[0].get(i), args[1].get(i)])
-            elif kind in ("stablehlo.case", "stablehlo.if"):
-                self.add_edge(res, kind, op_id, [yields[r][i] for r in yields], [res])
-            elif kind == "stablehlo.optimization_barrier":
-                self.add_edge(res, kind, op_id, [operands[i]], [res])
-            else:  # named / manual computation: the body's yield flows out
-                self.add_edge(res, kind, op_id, [yields[0].get(i)], [res])
-        if kind in ("sdy.named_computation", "sdy.manual_computation"):
-            for i, v in enumerate(operands):
-                self.add_edge(args[0][i], kind, op_id, [v], [args[0][i]])
-
-    def add_call_edges(self) -> None:
+    def add_tensors(self, op, func: str, results: list[int], args) -> None:
+        """value_tensor rows for the op's results and its regions' arguments."""
         f = self.facts
-        calls = {row[0]: row[1] for row in f.rows("call")}
+        if op.name in DATA_FLOW_OPS or op.name == "stablehlo.async_start":
+            for res in op.results:
+                self.add_value_tensor(res, func)
+            for region in op.regions:
+                for block in region.blocks:
+                    for arg in block.arguments:
+                        self.add_value_tensor(arg, func)
+        else:
+            for vid in results:
+                f.add("value_tensor", vid, vid)
+
+    def add_value_tensor(self, value, func: str) -> None:
+        target = shardable_value(value)
+        if target is not None:
+            self.facts.add("value_tensor", self.value_id(value, func), self.value_id(target, func))
+
+    def add_edge_sources(self, op, op_id: int, func: str) -> None:
+        """Sources of a `sdy.data_flow_edge`: what flows into the edge's owner."""
+        f = self.facts
+        owner = op.operands[0]
+        if isinstance(owner.owner, ir.Block):
+            flow_op = owner.owner.owner
+        else:
+            flow_op = owner.owner
+        flow_op = flow_op.operation if hasattr(flow_op, "operation") else flow_op
+        if flow_op.name not in DATA_FLOW_OPS:
+            raise error_at(op, f"sdy.data_flow_edge on a value of '{flow_op.name}', which is not a data-flow op",
+                           self.filename)
+        for i, v in enumerate(edge_sources(flow_op, owner)):
+            f.add("edge_source", op_id, i, self.value_id(v, func))
+        if flow_op.name == "sdy.manual_computation":
+            self.manual_edges.append((op_id, flow_op, int(isinstance(owner.owner, ir.Block))))
+
+    def add_func_edges(self) -> None:
+        """Sources of `sdy.func_data_flow_edge`s (their callers' operands, or
+        the callee's returned value) and the manual computation of each edge."""
+        f = self.facts
+        op_ids = {op: i for i, op in enumerate(f.ops)}
+        for op_id, mc, is_arg in self.manual_edges:
+            f.add("edge_manual", op_id, op_ids[mc], is_arg)
+        if not self.func_edges:
+            return
+        calls: dict[str, list[int]] = defaultdict(list)
+        for op, callee in f.rows("call"):
+            calls[callee].append(op)
         operands = defaultdict(dict)
         for op, i, v in f.rows("op_operand"):
-            if op in calls:
-                operands[op][i] = v
-        results = defaultdict(dict)
-        for op, i, v in f.rows("op_result"):
-            if op in calls:
-                results[op][i] = v
-        args = defaultdict(dict)
-        for fn, i, v in f.rows("func_arg"):
-            args[fn][i] = v
-        for op, callee in calls.items():
-            if callee not in self.returns:
-                raise error_at(f.ops[op], f"call to unknown function @{callee}", self.filename)
-            rets = self.returns[callee][2]
-            for i, res in results[op].items():
-                self.add_edge(res, "func.call", op, [rets[i]], [res])
-            for i, v in operands[op].items():
-                self.add_edge(args[callee][i], "func.call", op, [v], [args[callee][i]])
+            operands[op][i] = v
+        for op_id, op, func in self.func_edges:
+            operand = op.operands[0]
+            if isinstance(operand.owner, ir.Block):
+                index = ir.BlockArgument(operand).arg_number
+                for k, call in enumerate(calls.get(func, ())):
+                    f.add("edge_source", op_id, k, operands[call][index])
+            else:
+                call = operand.owner
+                callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+                if callee not in self.returns:
+                    raise error_at(op, f"call to unknown function @{callee}", self.filename)
+                index = ir.OpResult(operand).result_number
+                f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
     def add_rule(self, op, op_id: int, operands: list[int], results: list[int]) -> None:
         rule_id = self.rule_id(op)

@@ -33,6 +33,12 @@ class PassContext:
 
 _P = "sdylog.passes."
 
+# The propagation passes' options (Shardy's PropagationOptions, per pass).
+_BASIC_OPTIONS = {"keep-sharding-rules": False, "module-dump-directory": "", "conservative-propagation": False,
+                  "debug-sharding-origins": False, "debug-propagation-edge-sharding": False}
+_AGGRESSIVE_OPTIONS = {**_BASIC_OPTIONS, "propagation-strategy": "aggressive"}
+_OP_PRIORITY_OPTIONS = {**_AGGRESSIVE_OPTIONS, "run-op-priority-propagation": True}
+
 # flag name -> PassInfo. Keep alphabetical.
 PASSES: dict[str, PassInfo] = {
     "sdy-add-data-flow-edges": PassInfo(
@@ -41,10 +47,16 @@ PASSES: dict[str, PassInfo] = {
     "sdy-add-func-data-flow-edges": PassInfo(
         _P + "add_func_data_flow_edges:run", {},
         "Insert sdy.func_data_flow_edge on non-main func arguments and call results."),
+    "sdy-aggressive-propagate": PassInfo(
+        _P + "aggressive_propagate:run", dict(_AGGRESSIVE_OPTIONS),
+        "Propagate shardings with the aggressive factor strategy (Datalog rules)."),
     "sdy-apply-sharding-constraints": PassInfo(
         _P + "apply_sharding_constraints:run",
         {"debug-sharding-origins": False, "debug-propagation-edge-sharding": False},
         "Copy fully closed sharding constraints to inputs that have no sharding."),
+    "sdy-basic-propagate": PassInfo(
+        _P + "basic_propagate:run", dict(_BASIC_OPTIONS),
+        "Propagate shardings with the basic factor strategy (Datalog rules)."),
     "sdy-close-shardings": PassInfo(
         _P + "close_shardings:run", {},
         "Close every dimension sharding and drop replicated axes."),
@@ -92,6 +104,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-manual-axes-cleanup": PassInfo(
         _P + "manual_axes_cleanup:run", {},
         "Sort manual axes and add unused ones to the replicated axes of in/out shardings."),
+    "sdy-op-priority-propagate": PassInfo(
+        _P + "op_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
+        "Aggressive propagation in op-priority steps (Datalog rules)."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
@@ -104,6 +119,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-propagate-to-func-results": PassInfo(
         _P + "propagate_to_func_results:run", {},
         "Set non-main func result shardings from the returned values."),
+    "sdy-propagation-pipeline": PassInfo(
+        _P + "propagation_pipeline:run", {"dedup-functions-fully": False},
+        "Import passes, user-priority propagation, export passes."),
     "sdy-remove-propagation-debug-info": PassInfo(
         _P + "remove_propagation_debug_info:run", {},
         "Remove propagation debug attributes (origins, edges)."),
@@ -135,6 +153,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-update-non-divisible-input-output-shardings": PassInfo(
         _P + "update_non_divisible_input_output_shardings:run", {},
         "Shrink func input/output shardings to evenly dividing prefixes."),
+    "sdy-user-priority-propagate": PassInfo(
+        _P + "user_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
+        "Op-priority propagation in rounds of user priorities (Datalog rules)."),
 }
 
 

@@ -6,7 +6,7 @@ from sdylog.datalog import load_program, make_engine
 
 from conftest import PROGRAMS, HAVE_SOUFFLE, as_text, program_cases, read_expected
 
-ENGINE_MODES = [("duckdb", False), ("duckdb", True)] + [pytest.param(
+ENGINE_MODES = [("duckdb", False), ("duckdb", True), ("memory", False), ("memory", True)] + [pytest.param(
     ("souffle", False), marks=pytest.mark.skipif(not HAVE_SOUFFLE, reason="souffle is not on PATH"))]
 
 

@@ -36,11 +36,15 @@ def dijkstra(edges, sources):
     return sorted(best.items())
 
 
+ENGINES = ["duckdb", "memory"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("seed", range(5))
-def test_shortest_paths_match_dijkstra(seed):
+def test_shortest_paths_match_dijkstra(seed, engine):
     rnd = random.Random(seed)
     edges = {(rnd.randrange(30), rnd.randrange(30), rnd.randrange(1, 9)) for _ in range(90)}
-    with make_engine(parse_program(SHORTEST), "duckdb") as e:
+    with make_engine(parse_program(SHORTEST), engine) as e:
         e.load("edge", sorted(edges))
         e.load("source", [(0,), (7,)])
         e.run()
@@ -60,8 +64,9 @@ reach(x, l1, r1) <= reach(x, l2, r2) :- l1 != l2, r2 <= r1.
 """
 
 
-def test_the_first_label_to_arrive_owns_a_node_and_ties_leave_it_empty():
-    with make_engine(parse_program(VORONOI), "duckdb") as e:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_first_label_to_arrive_owns_a_node_and_ties_leave_it_empty(engine):
+    with make_engine(parse_program(VORONOI), engine) as e:
         # a: 0-1-2-3-4 ; b starts at 4 and goes 4-3 ; 5 is reached by both at rank 1
         e.load("edge", [(0, 1), (1, 2), (2, 3), (3, 4), (4, 3), (10, 5), (11, 5), (5, 6)])
         e.load("seed", [(0, "a", 0), (4, "b", 0), (10, "a", 0), (11, "b", 0)])
@@ -73,7 +78,8 @@ def test_the_first_label_to_arrive_owns_a_node_and_ties_leave_it_empty():
         assert not any(x in (5, 6) for x, _ in got)
 
 
-def test_a_rule_that_lowers_the_rank_is_an_error():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_rule_that_lowers_the_rank_is_an_error(engine):
     prog = parse_program("""
 .type Rank <: number
 .decl e(x: number, y: number)
@@ -82,7 +88,7 @@ r(0, 5).
 r(y, k - 1) :- r(x, k), e(x, y).
 r(x, k1) <= r(x, k2) :- k2 < k1.
 """, "lower.dl")
-    with make_engine(prog, "duckdb") as e:
+    with make_engine(prog, engine) as e:
         e.load("e", [(0, 1)])
         with pytest.raises(SdylogError, match="must not lower ranks"):
             e.run()
@@ -110,8 +116,9 @@ def test_subsumption_front_end_checks_and_printing():
     assert print_program(parse_program(text)) == text
 
 
-def test_provenance_explains_ranked_tuples():
-    with make_engine(parse_program(SHORTEST), "duckdb", provenance=True) as e:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_provenance_explains_ranked_tuples(engine):
+    with make_engine(parse_program(SHORTEST), engine, provenance=True) as e:
         e.load("edge", [(0, 1, 2), (1, 2, 2), (0, 2, 9)])
         e.load("source", [(0,)])
         e.run()

@@ -95,37 +95,51 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x8xf32> {
     assert len(f.rows("rule_tensor")) == 9
 
 
-def test_call_edges(facts):
+def test_calls_have_no_rule_and_no_edges_of_their_own(facts):
+    # propagation crosses calls only once import-func-calls made them named
+    # computations (with sdy.data_flow_edge ops) or through func_data_flow_edge ops
     ops = {row[1]: row[0] for row in facts.rows("op")}
     call = ops["func.call"]
-    edges = {e: (owner, kind) for e, owner, kind, op in facts.rows("flow_edge") if op == call}
-    assert len(edges) == 2  # one for the result, one for the argument
-    (res,) = [v for o, i, v in facts.rows("op_result") if o == call]
-    (e,) = [e for e, (owner, _) in edges.items() if owner == res]
-    (ret,) = [v for f, i, v in facts.rows("func_return") if f == "relu"]
-    assert (e, ret) in by_name(facts, "flow_source") and (e, res) in by_name(facts, "flow_target")
+    assert not [r for r in facts.rows("op_rule") if r[0] == call]
+    assert not facts.rows("edge_source")
 
 
-def test_while_edges():
-    m = parse_module("""
+WHILE = """
 func.func @f(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
   %r:2 = stablehlo.while(%x = %a, %i = %n) : tensor<4xf32>, tensor<i32>
    cond { %c = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
           stablehlo.return %c : tensor<i1> }
    do { %y = stablehlo.add %x, %x : tensor<4xf32>
         stablehlo.return %y, %i : tensor<4xf32>, tensor<i32> }
-  return %r#0 : tensor<4xf32>
-}""")
-    f = extract_facts(m)
+  %e = sdy.data_flow_edge %r#0 : tensor<4xf32>
+  return %e : tensor<4xf32>
+}"""
+
+
+def test_data_flow_edge_sources_and_shared_tensors():
+    f = extract_facts(parse_module(WHILE))
     ops = {row[1]: row[0] for row in f.rows("op")}
-    w = ops["stablehlo.while"]
-    (e0,) = [e for e, owner, kind, op in f.rows("flow_edge") if op == w and owner == f.value_ids[f.ops[w].results[0]]]
-    sources = {v for e, v in f.rows("flow_source") if e == e0}
-    targets = {v for e, v in f.rows("flow_target") if e == e0}
-    add = ops["stablehlo.add"]
-    assert sources == {f.value_ids[f.ops[w].operands[0]], f.value_ids[f.ops[add].results[0]]}
+    w, edge, add = ops["stablehlo.while"], ops["sdy.data_flow_edge"], ops["stablehlo.add"]
+    vid = f.value_ids
+    sources = {(i, v) for o, i, v in f.rows("edge_source") if o == edge}
+    assert sources == {(0, vid[f.ops[w].operands[0]]), (1, vid[f.ops[add].results[0]])}
+    # the owner and both block arguments take their sharding from the edge
+    edge_value = vid[f.ops[edge].results[0]]
+    tensors = dict(f.rows("value_tensor"))
     cond_arg, body_arg = [v for o, r, i, v in f.rows("block_arg") if o == w and i == 0]
-    assert targets == {f.value_ids[f.ops[w].results[0]], cond_arg, body_arg}
+    assert tensors[vid[f.ops[w].results[0]]] == tensors[cond_arg] == tensors[body_arg] == edge_value
+    # the i32 loop counter has no edge: its block arguments are the while result's
+    (counter_arg,) = [v for o, r, i, v in f.rows("block_arg") if o == w and r == 1 and i == 1]
+    assert tensors[counter_arg] == vid[f.ops[w].results[1]]
+    assert ("main", 0) not in {(fn, i) for fn, i, _ in f.rows("func_result_tensor")}
+    (slot,) = [t for fn, i, t in f.rows("func_result_tensor") if fn == "f"]
+    assert slot >= len(f.values)
+
+
+def test_units_are_prime_sub_axes(facts):
+    units = {(a, i, pre, size) for _, m, a, i, pre, size in facts.rows("axis_unit")}
+    assert units == {("x", 0, 1, 2), ("x", 1, 2, 2), ("y", 0, 1, 2)}
+    assert len({u for u, *_ in facts.rows("axis_unit")}) == 3
 
 
 def test_every_relation_is_declared_once_with_its_arity(facts):

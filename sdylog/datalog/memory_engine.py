@@ -1,0 +1,424 @@
+"""The in-memory engine: relations as Python sets, every stratum evaluated by
+clauses compiled to Python (sdylog/datalog/pyeval.py).
+
+Same API as the DuckDB engine (load / replace / run / read / read_columns /
+save / explain). DuckDB is imported only to save a database or explain a
+tuple (both go through a DuckDB engine filled with these relations).
+
+Why a second engine: for the propagation program (~100 strata, most of them
+small joins) DuckDB spends ~5 ms planning each statement whatever the data
+size, and importing it costs ~0.3 s; compiled Python joins over hash
+indexes cost microseconds per tuple. `sdylog run`/`query` can pick either.
+
+Evaluation: a non-recursive stratum runs each clause once (joins in an order
+chosen from the relations' sizes); a recursive stratum runs semi-naively
+(each iteration joins only the tuples new in the last one); a stratum with
+subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
+"""
+from __future__ import annotations
+
+from sdylog.datalog.ast import Atom, RelationDecl
+from sdylog.datalog.lexer import error
+from sdylog.datalog.program import Program
+from sdylog.datalog.pyeval import Namespace, compile_clause
+from sdylog.datalog.ranked import RankedEvaluation, build_index
+
+_PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
+
+
+class MemoryEngine:
+    name = "memory"
+
+    def __init__(self, program: Program | None = None, *, provenance: bool = False):
+        self.provenance = provenance
+        self.program: Program | None = None
+        self._decls: dict[str, RelationDecl] = {}
+        self._data: dict[str, set] = {}
+        self._loaded: dict[str, set] = {}      # facts loaded into a relation (kept for re-runs)
+        self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
+        self._indexes: dict[tuple, object] = {}
+        self.rule_ids: dict[tuple[int, int], int] = {}
+        self.rules: list[tuple[Program, int]] = []
+        self._programs: list[Program] = []
+        self._height = 0
+        self.iterations: dict[str, int] = {}
+        if program is not None:
+            self.declare(program)
+            self.program = program
+
+    # ---- schema ----
+    def declare(self, program: Program) -> None:
+        for decl in program.relations.values():
+            have = self._decls.get(decl.name)
+            if have is not None:
+                if have.kinds != decl.kinds:
+                    raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
+                                f"({', '.join(decl.kinds)}) but the database holds it with "
+                                f"({', '.join(have.kinds)})")
+                continue
+            self._decls[decl.name] = decl
+            self._data[decl.name] = set()
+        if program not in self._programs:
+            self._programs.append(program)
+
+    def decl(self, relation: str) -> RelationDecl:
+        d = self._decls.get(relation)
+        if d is None:
+            raise error(None, f"unknown relation '{relation}'")
+        return d
+
+    def column_names(self, relation: str) -> list[str]:
+        return [c.name for c in self.decl(relation).columns]
+
+    @property
+    def relations(self) -> list[str]:
+        return list(self._decls)
+
+    # ---- facts in ----
+    def load(self, relation: str, data) -> None:
+        """Add facts (lists of tuples, or anything the DuckDB engine takes)."""
+        decl = self.decl(relation)
+        rows = self._rows_of(decl, data)
+        self._loaded.setdefault(relation, set()).update(rows)
+        self._data[relation].update(rows)
+        self._changed(relation)
+        if self.provenance:
+            p = self._prov.setdefault(relation, {})
+            for r in rows:
+                p.setdefault(r, (-1, 0))
+
+    def replace(self, relation: str, data) -> None:
+        self.clear(relation)
+        self.load(relation, data)
+
+    def clear(self, relation: str) -> None:
+        self.decl(relation)
+        self._data[relation] = set()
+        self._loaded.pop(relation, None)
+        self._prov.pop(relation, None)
+        self._changed(relation)
+
+    def _rows_of(self, decl: RelationDecl, data) -> set:
+        kinds = [_PY_KIND[k] for k in decl.kinds]
+        if isinstance(data, (list, tuple)) and all(isinstance(r, tuple) for r in data):
+            for r in data:
+                if len(r) != decl.arity:
+                    raise error(None, f"facts for '{decl.name}': tuple {r!r} has {len(r)} values, "
+                                f"the relation has {decl.arity} columns")
+            if all(type(v) is k or (k is float and type(v) is int) for r in data[:50] for v, k in zip(r, kinds)):
+                if float not in kinds:
+                    return set(data)
+            return {tuple(k(v) for v, k in zip(r, kinds)) for r in data}
+        from sdylog.datalog.data import to_arrow
+        tbl = to_arrow(decl, data)
+        if decl.arity == 0:
+            return {()} if tbl.num_rows else set()
+        cols = [tbl.column(i).to_pylist() for i in range(decl.arity)]
+        return set(zip(*cols))
+
+    def _changed(self, relation: str) -> None:
+        for key in [k for k in self._indexes if k[0] == relation]:
+            del self._indexes[key]
+
+    # ---- evaluation ----
+    def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
+        from sdylog.datalog.engine import needed_strata
+        program = program or self.program
+        if program is None:
+            raise error(None, "no program to run")
+        self.declare(program)
+        for r in relations or ():
+            program.relation(r)
+        strata = needed_strata(program, relations)
+        for s in strata:
+            for r in s.relations:
+                self._data[r] = set(self._loaded.get(r, ()))
+                self._changed(r)
+                if self.provenance:
+                    self._prov[r] = {t: (-1, 0) for t in self._data[r]}
+        for s in strata:
+            if s.subsumptive:
+                RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
+            elif s.recursive:
+                self._recursive(program, s)
+            else:
+                self._plain(program, s)
+
+    def _rule_id(self, program: Program, ci: int) -> int:
+        key = (id(program), ci)
+        rid = self.rule_ids.get(key)
+        if rid is None:
+            rid = self.rule_ids[key] = len(self.rules)
+            self.rules.append((program, ci))
+        return rid
+
+    def _next_height(self) -> int:
+        self._height += 1
+        return self._height
+
+    def _bind(self, ns: Namespace, live=frozenset()) -> None:
+        for name, (rel, key, negated) in ns.specs.items():
+            if name in ns.globals or rel in live:
+                continue
+            ns.globals[name] = self.index(rel, key, negated)
+
+    def index(self, rel: str, key: tuple, negated: bool = False):
+        k = (rel, key, negated)
+        idx = self._indexes.get(k)
+        if idx is None:
+            rows = self._data[rel]
+            idx = self._indexes[k] = build_index(list(rows) if not key and not negated else rows, key, negated)
+        return idx
+
+    def _sizes(self) -> dict[str, int]:
+        return {r: len(d) for r, d in self._data.items()}
+
+    def _plain(self, program: Program, s) -> None:
+        ns = Namespace()
+        sizes = self._sizes()
+        out: set = set()
+        prov = {} if self.provenance else None
+        height = self._next_height()
+        fns = []
+        for ci in s.clauses:
+            c = program.clauses[ci]
+            fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes))
+        self._bind(ns)
+        if prov is None:
+            add = out.add
+
+            def emit(_ri, tup, _rule):
+                add(tup)
+        else:
+            def emit(_ri, tup, rule):
+                if tup not in out:
+                    out.add(tup)
+                    prov[tup] = (rule, height)
+        for fn in fns:
+            fn(emit)
+        (rel,) = s.relations
+        self._store(rel, out, prov)
+
+    def _recursive(self, program: Program, s) -> None:
+        here = list(s.relations)
+        rid = {r: i for i, r in enumerate(here)}
+        ns = Namespace()
+        sizes = self._sizes()
+        base, delta_fns = [], [[] for _ in here]
+        for ci in s.clauses:
+            c = program.clauses[ci]
+            rule = self._rule_id(program, ci)
+            positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in rid]
+            head = rid[c.head.relation]
+            if not positions:
+                base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes))
+                continue
+            for p in positions:
+                delta_fns[rid[c.body[p].relation]].append(
+                    compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here)))
+        # live indexes of this stratum's relations, kept up to date as tuples arrive
+        from operator import itemgetter
+        live: list[list] = [[] for _ in here]
+        g = ns.globals
+        for name, (rel, key, negated) in ns.specs.items():
+            if rel in rid and name not in g:
+                container = {} if key else []
+                live[rid[rel]].append((itemgetter(*key) if key else None, container))
+                g[name] = container
+        self._bind(ns, set(here))
+        full = [self._data[r] for r in here]
+        prov = [self._prov.setdefault(r, {}) for r in here] if self.provenance else None
+        height = [self._next_height()]
+
+        def insert(ri, tup):
+            full[ri].add(tup)
+            for get, c in live[ri]:
+                if get is None:
+                    c.append(tup)
+                else:
+                    k = get(tup)
+                    lst = c.get(k)
+                    if lst is None:
+                        c[k] = [tup]
+                    else:
+                        lst.append(tup)
+
+        for ri, r in enumerate(here):
+            for tup in full[ri]:
+                for get, c in live[ri]:
+                    if get is None:
+                        c.append(tup)
+                    else:
+                        c.setdefault(get(tup), []).append(tup)
+        new: list[list] = [[] for _ in here]
+
+        def emit(ri, tup, rule):
+            if tup not in full[ri]:
+                insert(ri, tup)
+                new[ri].append(tup)
+                if prov is not None:
+                    prov[ri][tup] = (rule, height[0])
+
+        for fn in base:
+            fn(emit)
+        for ri in range(len(here)):   # facts loaded into the stratum's relations start it too
+            if not new[ri] and full[ri]:
+                new[ri] = list(full[ri])
+        iterations = 0
+        while any(new):
+            iterations += 1
+            delta, new[:] = list(new), [[] for _ in here]
+            height[0] = self._next_height()
+            for ri, tups in enumerate(delta):
+                if tups:
+                    for fn in delta_fns[ri]:
+                        fn(tups, emit)
+        for ri, r in enumerate(here):
+            self._changed(r)
+            self.iterations[r] = iterations
+
+    def _store(self, relation: str, tuples, prov) -> None:
+        self._data[relation] = set(tuples) | self._loaded.get(relation, set())
+        self._changed(relation)
+        if self.provenance:
+            p = {t: (-1, 0) for t in self._loaded.get(relation, ())}
+            if prov:
+                for t, v in prov.items():
+                    p.setdefault(t, v)
+            self._prov[relation] = p
+
+    # ---- facts out ----
+    def read(self, relation: str) -> list[tuple]:
+        self.decl(relation)
+        return sorted(self._data[relation])
+
+    def size(self, relation: str) -> int:
+        self.decl(relation)
+        return len(self._data[relation])
+
+    def contains(self, relation: str, tup: tuple) -> bool:
+        decl = self.decl(relation)
+        if len(tup) != decl.arity:
+            raise error(None, f"'{relation}' has {decl.arity} columns, the tuple has {len(tup)}")
+        return tuple(tup) in self._data[relation]
+
+    def read_columns(self, relation: str) -> dict:
+        import numpy as np
+        decl = self.decl(relation)
+        rows = self.read(relation)
+        out = {}
+        for i, c in enumerate(decl.columns):
+            vals = [r[i] for r in rows]
+            out[c.name] = np.array(vals, dtype=object if c.kind == "symbol" else None)
+        return out
+
+    def read_arrow(self, relation: str):
+        import pyarrow as pa
+        decl = self.decl(relation)
+        if decl.arity == 0:
+            return pa.table({"u": pa.array([True] * min(self.size(relation), 1))})
+        rows = self.read(relation)
+        return pa.table({c.name: [r[i] for r in rows] for i, c in enumerate(decl.columns)})
+
+    # ---- through DuckDB ----
+    def to_duckdb(self):
+        """A DuckDB engine holding these relations (and their provenance)."""
+        import pyarrow as pa
+
+        from sdylog.datalog.data import to_arrow
+        from sdylog.datalog.duckdb_engine import DuckDBEngine
+        db = DuckDBEngine(provenance=self.provenance)
+        for p in self._programs:
+            db.declare(p)
+        db.rules = list(self.rules)
+        db.rule_ids = dict(self.rule_ids)
+        db._height = self._height
+        for name, rows in self._data.items():
+            if not rows:
+                continue
+            decl = self._decls[name]
+            rows = sorted(rows)
+            tbl = to_arrow(decl, rows)
+            if self.provenance:
+                info = [self._prov.get(name, {}).get(t, (-1, 0)) for t in rows]
+                tbl = tbl.append_column("_rule", pa.array([i[0] for i in info], pa.int32()))
+                tbl = tbl.append_column("_height", pa.array([i[1] for i in info], pa.int32()))
+            db.con.register("__sdylog_mem", tbl)
+            try:
+                db.con.execute(f"INSERT INTO {db.table(name)} SELECT * FROM __sdylog_mem")
+            finally:
+                db.con.unregister("__sdylog_mem")
+        return db
+
+    def save(self, path: str) -> None:
+        db = self.to_duckdb()
+        try:
+            db.save(path)
+        finally:
+            db.close()
+
+    def explain(self, relation: str, values: tuple, max_depth: int = 100):
+        if not self.provenance:
+            raise error(None, "explain needs an engine made with provenance=True")
+        db = self.to_duckdb()
+        try:
+            return db.explain(relation, values, max_depth)
+        finally:
+            db.close()
+
+    def close(self) -> None:
+        self._data.clear()
+        self._indexes.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _Backend:
+    """What a rank-ordered stratum reads and writes in the memory engine."""
+
+    def __init__(self, engine: MemoryEngine, program: Program):
+        self.engine = engine
+        self.program = program
+
+    def rows(self, relation: str):
+        return list(self.engine._data[relation])
+
+    def index(self, relation: str, key: tuple, negated: bool):
+        return self.engine.index(relation, key, negated)
+
+    def rule_id(self, ci: int) -> int:
+        return self.engine._rule_id(self.program, ci)
+
+    def rule_of(self, rule: int):
+        return self.engine.rules[rule]
+
+    def seeds(self, stratum, base_clauses):
+        eng = self.engine
+        for name in stratum.relations:
+            if eng._loaded.get(name):
+                yield name, list(eng._loaded[name]), -1
+        ns = Namespace()
+        sizes = eng._sizes()
+        fns = []
+        for ci in base_clauses:
+            c = self.program.clauses[ci]
+            fns.append((c.head.relation, self.rule_id(ci),
+                        compile_clause(ns, c.body, c.head.args, 0, self.rule_id(ci), None, sizes)))
+        eng._bind(ns)
+        for rel, rule, fn in fns:
+            out = []
+            fn(lambda _ri, tup, _rule: out.append(tup))
+            yield rel, out, rule
+
+    def next_height(self) -> int:
+        return self.engine._next_height()
+
+    def set_height(self, height: int) -> None:
+        self.engine._height = max(self.engine._height, height)
+
+    def store(self, relation: str, tuples, prov) -> None:
+        self.engine._store(relation, tuples, prov)

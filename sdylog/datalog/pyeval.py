@@ -1,0 +1,378 @@
+"""Clauses compiled to Python functions: nested loops over hash indexes.
+
+What the in-memory engine and the rank-ordered evaluation run. A clause body
+becomes a function `f(delta, E)` (or `f(E)` with no delta atom): the delta
+atom's tuples are looped over first, then the other literals in an order
+chosen greedily (filters as soon as their variables are bound, then the
+atom with the most bound arguments, through an index on those columns),
+and every solution calls `E(relation_index, head_tuple, rule_id)`.
+
+Indexes are named by (relation, key positions, negated) and resolved in a
+namespace the caller fills in (`Namespace.bind`): a dict key -> list of
+tuples, a set of keys for negations, or the relation's tuples for a scan.
+A key of one column is the bare value; of several, a tuple.
+
+Soufflé's semantics kept: integer `/` and `%` truncate toward zero; `min` /
+`max` / `mean` over nothing have no result; `sum` over nothing is 0.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from sdylog.datalog.ast import (Aggregate, Atom, BoolLit, Comparison, Functor, Negation, NumberLit, StringLit,
+                                Var, Wildcard)
+from sdylog.datalog.lexer import error
+from sdylog.datalog.semantics import injected
+
+
+# ---------------------------------------------------------------- runtime helpers
+def _div(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return a / b
+    if b == 0:
+        raise error(None, "division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _mod(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return math.fmod(a, b)
+    if b == 0:
+        raise error(None, "division by zero")
+    return a - b * _div(a, b)
+
+
+def _substr(s, i, n):
+    if i < 0 or i > len(s):
+        return ""
+    return s[i:] if n < 0 else s[i:i + n]
+
+
+def _match(pattern, s):
+    return re.fullmatch(pattern, s) is not None
+
+
+def _to_number(s):
+    if isinstance(s, str):
+        m = re.match(r"\s*[+-]?[0-9]+", s)
+        if not m:
+            raise error(None, f'wrong string provided by to_number("{s}")')
+        return int(m.group(0))
+    return int(s)
+
+
+def _to_string(x):
+    return format(x, "g") if isinstance(x, float) else str(x)
+
+
+HELPERS = {"_div": _div, "_mod": _mod, "_substr": _substr, "_match": _match, "_to_number": _to_number,
+           "_to_string": _to_string, "math": math}
+
+_BINARY = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, {})", "%": "_mod({}, {})",
+           "^": "({} ** {})", "band": "({} & {})", "bor": "({} | {})", "bxor": "({} ^ {})",
+           "bshl": "({} << {})", "bshr": "({} >> {})", "bshru": "(({} % (1 << 64)) >> {})",
+           "land": "int(bool({}) and bool({}))", "lor": "int(bool({}) or bool({}))",
+           "lxor": "int(bool({}) != bool({}))"}
+_COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+class Unsupported(Exception):
+    pass
+
+
+class Namespace:
+    """Names the indexes compiled code reads; the evaluator binds them."""
+
+    def __init__(self):
+        self.globals: dict = dict(HELPERS)
+        self.specs: dict[str, tuple] = {}   # name -> (relation, key positions, negated)
+        self._agg = 0
+
+    def index(self, rel: str, key: tuple, negated: bool = False) -> str:
+        name = f"{'N' if negated else 'I'}_{rel}_{'_'.join(map(str, key)) or 'all'}"
+        self.specs[name] = (rel, key, negated)
+        return name
+
+    def fresh_function(self) -> str:
+        self._agg += 1
+        return f"_agg{self._agg}"
+
+
+class BodyCompiler:
+    """Python source for one clause body; see the module docstring."""
+
+    def __init__(self, ns: Namespace, items, sizes=None, live: set[str] = frozenset(),
+                 outer: set[str] = frozenset()):
+        self.ns = ns
+        self.items = list(items)          # everything of the clause (for aggregates' injected variables)
+        self.sizes = sizes or {}          # relation -> tuple count (join order)
+        self.live = live                  # relations of the stratum being computed
+        self.outer = set(outer)           # variables bound outside (aggregate bodies)
+        self.lines: list[str] = []
+        self.bound: set[str] = set(outer)
+        self.depth = 1
+        self.tmp = 0
+        self.deferred: list[Comparison] = []
+        self.extra_defs: list[str] = []   # functions of aggregates
+
+    # ---- output ----
+    def line(self, text: str):
+        self.lines.append("    " * self.depth + text)
+
+    @staticmethod
+    def var(name: str) -> str:
+        return f"v_{name}"
+
+    # ---- expressions ----
+    def can_compute(self, e) -> bool:
+        if isinstance(e, Var):
+            return e.name in self.bound
+        if isinstance(e, (NumberLit, StringLit)):
+            return True
+        if isinstance(e, Functor):
+            return all(self.can_compute(a) for a in e.args)
+        if isinstance(e, Aggregate):
+            return all(n in self.bound for n in injected(e, self.items, self.outer))
+        return False
+
+    def expr(self, e) -> str:
+        if isinstance(e, Var):
+            if e.name not in self.bound:
+                raise Unsupported(f"variable {e.name} used before it is bound")
+            return self.var(e.name)
+        if isinstance(e, NumberLit):
+            return repr(float(e.value)) if e.kind == "float" else repr(e.value)
+        if isinstance(e, StringLit):
+            return repr(e.value)
+        if isinstance(e, Functor):
+            args = [self.expr(a) for a in e.args]
+            op = e.op
+            if op in _BINARY:
+                return _BINARY[op].format(*args)
+            simple = {"neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})", "strlen": "len({})",
+                      "to_string": "_to_string({})", "to_number": "_to_number({})",
+                      "to_float": "float({})", "to_unsigned": "int({})"}
+            if op in simple:
+                return simple[op].format(args[0])
+            if op in ("min", "max"):
+                return f"{op}({', '.join(args)})"
+            if op == "cat":
+                return "(" + " + ".join(args) + ")"
+            if op == "substr":
+                return f"_substr({args[0]}, {args[1]}, {args[2]})"
+            raise Unsupported(f"functor {op}")
+        if isinstance(e, Aggregate):
+            return self.aggregate(e)
+        raise Unsupported(f"expression {e!r}")
+
+    def aggregate(self, agg: Aggregate) -> str:
+        """Call of a function computing the aggregate over its body, given the
+        injected variables; None (no result) skips the solution."""
+        names = sorted(injected(agg, self.items, self.outer))
+        fn = self.ns.fresh_function()
+        sub = BodyCompiler(self.ns, list(agg.body) + ([agg.target] if agg.target is not None else []),
+                           self.sizes, self.live, set(names))
+        if agg.op == "count":
+            init, step, fin = "acc = 0", "acc += 1", "return acc"
+        elif agg.op == "sum":
+            init, step, fin = "acc = 0", "acc += {t}", "return acc"
+        elif agg.op == "mean":
+            init, step, fin = "acc = 0; n = 0", "acc += {t}; n += 1", "return acc / n if n else None"
+        elif agg.op in ("min", "max"):
+            cmp = "<" if agg.op == "min" else ">"
+            init = "acc = None"
+            step = "if acc is None or {t} " + cmp + " acc: acc = {t}"
+            fin = "return acc"
+        else:
+            raise Unsupported(f"aggregate {agg.op}")
+        body_lines = sub.compile_body(agg.body, None, lambda c: [
+            step.format(t=c.expr(agg.target)) if agg.target is not None else step])
+        params = ", ".join(self.var(n) for n in names)
+        src = [f"def {fn}({params}):", f"    {init}"] + body_lines + [f"    {fin}"]
+        self.extra_defs.extend(sub.extra_defs)
+        self.extra_defs.append("\n".join(src))
+        self.tmp += 1
+        tmp = f"_a{self.tmp}"
+        self.line(f"{self.var(tmp)} = {fn}({params})")
+        if agg.op in ("min", "max", "mean"):
+            self.line(f"if {self.var(tmp)} is None: continue")
+        self.bound.add(tmp)
+        return self.var(tmp)
+
+    # ---- literals ----
+    def atom_step(self, atom: Atom, tvar: str, delta: bool):
+        key_pos, key_exprs = [], []
+        if not delta:
+            for i, a in enumerate(atom.args):
+                if isinstance(a, Wildcard) or (isinstance(a, Var) and a.name not in self.bound):
+                    continue
+                if self.can_compute(a):
+                    key_pos.append(i)
+                    key_exprs.append(self.expr(a))
+            source = self.ns.index(atom.relation, tuple(key_pos))
+            if key_pos:
+                key = key_exprs[0] if len(key_pos) == 1 else "(" + ", ".join(key_exprs) + ",)"
+                self.line(f"for {tvar} in {source}.get({key}, ()):")
+            else:
+                self.line(f"for {tvar} in {source}:")
+        else:
+            self.line(f"for {tvar} in delta:")
+        self.depth += 1
+        conds = []
+        for i, a in enumerate(atom.args):
+            if i in key_pos or isinstance(a, Wildcard):
+                continue
+            if isinstance(a, Var) and a.name not in self.bound:
+                self.line(f"{self.var(a.name)} = {tvar}[{i}]")
+                self.bound.add(a.name)
+                continue
+            if not self.can_compute(a):
+                # an expression of variables bound later: checked once they are
+                self.tmp += 1
+                name = f"_arg{self.tmp}"
+                self.line(f"{self.var(name)} = {tvar}[{i}]")
+                self.bound.add(name)
+                self.deferred.append(Comparison("=", Var(name, a.loc), a, a.loc))
+                continue
+            conds.append(f"{tvar}[{i}] != {self.expr(a)}")
+        if conds:
+            self.line(f"if {' or '.join(conds)}: continue")
+
+    def negation_step(self, neg: Negation):
+        atom = neg.atom
+        pos = [i for i, a in enumerate(atom.args) if not isinstance(a, Wildcard)]
+        exprs = [self.expr(atom.args[i]) for i in pos]
+        name = self.ns.index(atom.relation, tuple(pos), negated=True)
+        if not pos:
+            self.line(f"if {name}: continue")
+            return
+        key = exprs[0] if len(pos) == 1 else "(" + ", ".join(exprs) + ",)"
+        self.line(f"if {key} in {name}: continue")
+
+    def comparison_step(self, c: Comparison):
+        a, b = self.expr(c.left), self.expr(c.right)
+        if c.op in ("match", "contains"):
+            test = f"_match({a}, {b})" if c.op == "match" else f"({a} in {b})"
+            self.line(f"if {'' if c.negated else 'not '}{test}: continue")
+            return
+        self.line(f"if not ({a} {_COMPARE[c.op]} {b}): continue")
+
+    def assignment(self, c: Comparison) -> bool:
+        if c.op != "=":
+            return False
+        for a, b in ((c.left, c.right), (c.right, c.left)):
+            if isinstance(a, Var) and a.name not in self.bound and self.can_compute(b):
+                value = self.expr(b)
+                self.line(f"{self.var(a.name)} = {value}")
+                self.bound.add(a.name)
+                return True
+        return False
+
+    def ready(self, lit) -> bool:
+        if isinstance(lit, Negation):
+            return all(self.can_compute(a) for a in lit.atom.args if not isinstance(a, Wildcard))
+        if isinstance(lit, Comparison):
+            return self.can_compute(lit.left) and self.can_compute(lit.right)
+        return False
+
+    def atom_score(self, a: Atom):
+        bound = sum(1 for x in a.args if not isinstance(x, Wildcard) and self.can_compute(x))
+        live = a.relation in self.live
+        size = self.sizes.get(a.relation, 1000)
+        # index lookups first (live relations last: they grow), then small scans
+        return (bound > 0, not live, bound, -size)
+
+    def compile_body(self, body, delta_index: int | None, on_match) -> list[str]:
+        """Lines of the loops over `body` (delta atom first when given);
+        on_match(compiler) gives the lines run for each solution."""
+        todo = [(i, l) for i, l in enumerate(body)]
+        self.line("for _once in (None,):")   # so that a failed test can `continue` before any loop
+        self.depth += 1
+        if delta_index is not None:
+            todo = [(i, l) for i, l in todo if i != delta_index]
+            self.atom_step(body[delta_index], f"t{delta_index}", delta=True)
+            todo += [(-1, c) for c in self.deferred]
+            self.deferred = []
+        while todo:
+            progress = False
+            for k, (i, lit) in enumerate(todo):
+                if isinstance(lit, BoolLit):
+                    if not lit.value:
+                        self.line("continue")
+                elif isinstance(lit, Comparison) and self.assignment(lit):
+                    pass
+                elif self.ready(lit):
+                    if isinstance(lit, Negation):
+                        self.negation_step(lit)
+                    else:
+                        self.comparison_step(lit)
+                elif not isinstance(lit, (Atom,)) and not isinstance(lit, (Negation, Comparison)):
+                    # an aggregate target expression (aggregate bodies): nothing to do here
+                    pass
+                else:
+                    continue
+                todo.pop(k)
+                progress = True
+                break
+            if progress:
+                continue
+            atoms = [(i, l) for i, l in todo if isinstance(l, Atom) and all(
+                isinstance(x, (Var, Wildcard)) or self.can_compute(x) for x in l.args)]
+            if not atoms:
+                left = [l for _, l in todo if not (isinstance(l, Atom) or isinstance(l, (Negation, Comparison)))]
+                if left and len(left) == len(todo):
+                    break
+                raise Unsupported("no literal can be evaluated next")
+            i, a = max(atoms, key=lambda item: self.atom_score(item[1]))
+            todo.remove((i, a))
+            self.atom_step(a, f"t{i}" if i >= 0 else f"u{len(self.lines)}", delta=False)
+            todo += [(-1, c) for c in self.deferred]
+            self.deferred = []
+        for text in on_match(self):
+            self.line(text)
+        return self.lines
+
+
+def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
+                   delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None):
+    """A function for one clause. With head_rel: f([delta,] E) emits head
+    tuples. Without (a subsumption test): f(delta) is True when some solution
+    exists; `distinct_from` names a body atom whose tuple must differ from the
+    delta tuple."""
+    items = list(body) + list(head_exprs)
+    comp = BodyCompiler(ns, items, sizes, live)
+
+    def on_match(c):
+        if head_rel is None:
+            return ["return True"]
+        head = "(" + ", ".join(c.expr(e) for e in head_exprs) + ",)" if head_exprs else "()"
+        return [f"E({head_rel}, {head}, {rule})"]
+
+    if distinct_from is not None:
+        # the dominating atom is looped over after the delta; skip the delta tuple itself
+        orig = comp.atom_step
+
+        def atom_step(atom, tvar, delta):
+            orig(atom, tvar, delta)
+            if tvar == f"t{distinct_from}":
+                comp.line(f"if {tvar} == t{delta_index}: continue")
+        comp.atom_step = atom_step
+    try:
+        lines = comp.compile_body(list(body), delta_index, on_match)
+    except Unsupported as e:
+        raise error(body[0].loc if body else None, f"cannot compile this rule: {e}") from None
+    if head_rel is None:
+        params = "delta"
+        tail = ["    return False"]
+    else:
+        params = "delta, E" if delta_index is not None else "E"
+        tail = []
+    src = "\n\n".join(comp.extra_defs + [f"def f({params}):\n" + "\n".join(lines + tail) + "\n"])
+    local: dict = {}
+    exec(compile(src, f"<rule {rule}>", "exec"), ns.globals, local)
+    for name, obj in local.items():   # aggregate functions are called by name
+        if name != "f":
+            ns.globals[name] = obj
+    return local["f"]

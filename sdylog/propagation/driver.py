@@ -1,0 +1,103 @@
+"""One propagation run: facts in, rules evaluated once, shardings written back.
+
+The rules decide every sharding; this module only chooses what the run does
+(the pass options become run_flag / run_strategy facts), loads the facts,
+and writes the derived `final_*` relations into the module.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from sdylog import RULES_DIR
+from sdylog.ir.diagnostics import SdylogError, error_at
+
+PROGRAM_FILE = RULES_DIR / "propagation.dl"
+STRATEGIES = ("basic", "aggressive")
+
+
+@dataclass(frozen=True)
+class PropagationOptions:
+    strategies: tuple[str, ...] = ("aggressive",)   # factor strategies of each step, in order
+    op_priorities: bool = False     # the five op-priority steps (else one step, every direction)
+    user_priorities: bool = False   # dimension priorities in rounds
+    conservative: bool = False      # no sub-axes, rules built conservatively
+    keep_sharding_rules: bool = False
+
+
+@dataclass
+class PropagationResult:
+    engine: object                  # the Datalog engine, holding every input and derived relation
+    facts: object                   # the FactSet (ids back to IR ops and values)
+    timings: dict = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def propagation_program():
+    from sdylog.datalog import load_program
+    return load_program(str(PROGRAM_FILE))
+
+
+def run_facts(options: PropagationOptions) -> dict[str, list[tuple]]:
+    """The facts that tell the rules what this run does."""
+    for s in options.strategies:
+        if s not in STRATEGIES:
+            raise SdylogError(f"unknown propagation strategy '{s}' (choose from {', '.join(STRATEGIES)})")
+    return {
+        "run_flag": [("user_priorities", int(options.user_priorities)),
+                     ("op_priorities", int(options.op_priorities)),
+                     ("conservative", int(options.conservative))],
+        "run_strategy": list(enumerate(options.strategies)),
+    }
+
+
+def check_static_shapes(module, filename: str) -> None:
+    """Shardy propagates only statically shaped ranked tensors, and no tuples."""
+    from jaxlib.mlir import ir
+
+    from sdylog.ir.walk import walk_ops
+    for op in walk_ops(module.operation):
+        for r in op.results:
+            t = r.type
+            if isinstance(t, ir.TupleType):
+                raise error_at(op, f"Shardy propagation doesn't support tuples: {t}", filename)
+            if isinstance(t, ir.ShapedType) and not t.has_static_shape:
+                raise error_at(op, "Shardy propagation only supports ranked tensors with a static shape. "
+                               f"type: {t}", filename)
+
+
+def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResult:
+    """Propagate shardings through `module` in place; returns the engine with
+    every relation (facts and derived) and per-step timings (also added to
+    ctx.report["propagation"])."""
+    from sdylog.datalog import make_engine
+    from sdylog.facts.extract import extract_facts
+    from sdylog.propagation.writeback import write_back
+
+    filename = getattr(ctx, "filename", "-")
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with module.context:
+        check_static_shapes(module, filename)
+        facts = extract_facts(module, filename, conservative=options.conservative)
+    t1 = time.perf_counter()
+    timings["facts"] = t1 - t0
+    program = propagation_program()
+    engine_name = getattr(ctx, "engine", None) or "memory"
+    engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
+    inputs = set(program.relations)
+    for name, rows in list(facts.relations.items()) + list(run_facts(options).items()):
+        if name in inputs and rows:
+            engine.load(name, rows)
+    t2 = time.perf_counter()
+    timings["load"] = t2 - t1
+    engine.run()
+    t3 = time.perf_counter()
+    timings["rules"] = t3 - t2
+    with module.context:
+        write_back(module, engine, facts, options)
+    timings["write_back"] = time.perf_counter() - t3
+    if ctx is not None and hasattr(ctx, "report"):
+        ctx.report.setdefault("propagation", []).append(dict(timings))
+    return PropagationResult(engine, facts, timings)

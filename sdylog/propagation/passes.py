@@ -1,0 +1,31 @@
+"""What the five propagation passes share: their options and one run."""
+from __future__ import annotations
+
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.propagation.driver import PropagationOptions, propagate
+
+_STRATEGIES = {"aggressive": ("aggressive",), "basic": ("basic",),
+               "basic-then-aggressive": ("basic", "aggressive")}
+
+
+def strategies_of(options: dict) -> tuple[str, ...]:
+    name = options.get("propagation-strategy", "aggressive")
+    if name not in _STRATEGIES:
+        raise SdylogError(f"unknown propagation strategy '{name}' (choose from {', '.join(_STRATEGIES)})")
+    return _STRATEGIES[name]
+
+
+def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], op_priorities: bool,
+                    user_priorities: bool):
+    """One propagation pass: the rules' run, then Shardy's clean-up of sharding
+    rules (kept on every op with `keep-sharding-rules`, else none added)."""
+    opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
+                              user_priorities=user_priorities,
+                              conservative=bool(options.get("conservative-propagation", False)),
+                              keep_sharding_rules=bool(options.get("keep-sharding-rules", False)))
+    result = propagate(module, opts, ctx)
+    if opts.keep_sharding_rules:
+        from sdylog.passes import lookup
+        lookup("sdy-populate-op-sharding-rules").load()(
+            module, {"conservative-propagation": opts.conservative}, ctx)
+    return result
