@@ -15,10 +15,6 @@ from sdylog.simulate.mesh import DeviceRun, run_on_devices
 from sdylog.simulate.registry import lowering
 
 
-class CheckFailed(Exception):
-    pass
-
-
 def _show(x) -> str:
     return np.array2string(np.asarray(x), threshold=64, max_line_width=120)
 
