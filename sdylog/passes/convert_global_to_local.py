@@ -162,10 +162,9 @@ class GlobalToLocal:
         """Replica groups of a collective over `axes` (mesh-axes form with enable-rgv3)."""
         axes = list(axes)
         if self.options["enable-rgv3"] and all(a.sub is None for a in axes) and isinstance(sharding.mesh, str):
-            shlo_axes = ", ".join(f'#stablehlo.axis_ref<name = "{a.name}">' for a in axes)
-            return ir.Attribute.parse(
-                f"#stablehlo.replica_group_mesh_axes<mesh = @{sharding.mesh}, axes = [{shlo_axes}]>"), \
-                axes_size(axes, mesh)
+            attr = shlo.ReplicaGroupMeshAxesAttr.get(
+                ir.FlatSymbolRefAttr.get(sharding.mesh), ir.ArrayAttr.get([shlo.AxisRefAttr.get(a.name) for a in axes]))
+            return attr, axes_size(axes, mesh)
         groups = device_groups(axes, mesh)
         return replica_groups_attr(groups), len(groups[0])
 

@@ -172,3 +172,19 @@ def test_sdy_reductions_on_the_mesh_match_the_converted_program():
         np.testing.assert_array_equal(direct[d][1], args[y][0] + args[2 + y][0])
         for k in range(2):
             np.testing.assert_array_equal(lowered[d][k], direct[d][k])
+
+
+def test_mesh_axes_replica_groups_run_like_dense_groups():
+    text = """sdy.mesh @m = <["x"=2, "y"=2]>
+    func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x", "y"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}]>}) {
+      %0 = sdy.all_gather [{"y"}] %a out_sharding=<@m, [{"x"}]> : tensor<8xf32>
+      return %0 : tensor<8xf32>
+    }"""
+    from sdylog.passes.driver import optimize_text, parse_flags
+    v3 = optimize_text(text, "v3.mlir", parse_flags(["--sdy-convert-global-to-local=enable-rgv3=true"]))
+    assert "replica_group_mesh_axes" in v3
+    shards = [[np.arange(2, dtype=np.float32) + 2 * d] for d in range(4)]
+    out, _ = run_parallel(v3, shards)
+    for d in range(4):
+        x = d // 2
+        np.testing.assert_array_equal(out[d][0], np.arange(4 * x, 4 * x + 4, dtype=np.float32))
