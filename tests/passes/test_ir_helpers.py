@@ -144,3 +144,36 @@ def test_is_equivalent(mlir_ctx):
     assert is_equivalent(s('#sdy.sharding<@m, [{?}]>'), None)
     assert not is_equivalent(s('#sdy.sharding<@m, [{"p"}]>'), None)
     assert not is_equivalent(s('#sdy.sharding<@m, [{}], unreduced={"p"}>'), s('#sdy.sharding<@m, [{}]>'))
+
+
+def test_data_flow_edges_of_a_while():
+    text = '''
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.while(%i = %a) : tensor<4xf32>
+    cond {
+      %c = stablehlo.constant dense<true> : tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %n = stablehlo.negate %i : tensor<4xf32>
+      stablehlo.return %n : tensor<4xf32>
+    }
+  return %0 : tensor<4xf32>
+}'''
+    from sdylog.ir.shardings import (data_flow_edge_of_source, data_flow_edge_of_target, edge_sources,
+                                     non_owner_targets)
+    from sdylog.passes.add_data_flow_edges import add_data_flow_edges
+
+    module = parse_module(text)
+    with module.context:
+        loop = next(op for op in walk_ops(module.operation) if op.name == "stablehlo.while")
+        owner = loop.results[0]
+        cond_arg, body_arg = loop.regions[0].blocks[0].arguments[0], loop.regions[1].blocks[0].arguments[0]
+        assert non_owner_targets(loop, owner) == [cond_arg, body_arg]
+        add_data_flow_edges([owner])
+        edge = data_flow_edge_of_target(body_arg)        # a non-owner target finds the owner's edge
+        assert edge is not None and edge.operands[0] == owner
+        body_return = list(loop.regions[1].blocks[0].operations)[-1]
+        assert data_flow_edge_of_source(body_return, 0) == edge
+        assert data_flow_edge_of_source(loop, 0) == edge
+        operand, yielded = edge_sources(loop, owner)
+        assert operand == loop.operands[0] and yielded.owner.name == "stablehlo.negate"
