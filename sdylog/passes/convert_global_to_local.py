@@ -24,7 +24,7 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.walk import walk_ops
 from sdylog.model.mesh import Mesh, meshes_of_module
-from sdylog.model.sharding import TensorSharding, sharding_per_value
+from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr,
                                     replica_groups_attr, shape_of, tensor)

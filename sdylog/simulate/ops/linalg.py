@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from sdylog.simulate.dtypes import NARROW_FLOATS, compute_dtype, is_bool, is_complex, is_float
+from sdylog.simulate.dtypes import compute_dtype, is_bool
 from sdylog.simulate.registry import lowering
 
 

@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from sdylog.simulate.dtypes import NARROW_FLOATS, compute_dtype, is_bool, is_float
+from sdylog.simulate.dtypes import compute_dtype, is_bool, is_float
 from sdylog.simulate.registry import lowering
 
 _SIMPLE = {"stablehlo.add": ("add", np.add), "stablehlo.multiply": ("mul", np.multiply),
