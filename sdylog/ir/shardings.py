@@ -284,14 +284,15 @@ def _erase_axes(sharding, manual, keep_manual: bool):
 
 
 def add_free_axes(outer, new, manual: list[str]):
-    """Shardy's addFreeAxesToManualComputationSharding: the manual prefix of
-    `outer` followed by the axes of `new`, with `new`'s open/closed and
-    priority, and `new`'s replicated and unreduced axes."""
+    """Shardy's addFreeAxesToManualComputationSharding: per dimension, the manual
+    prefix of `outer` followed by the axes of `new`, with `new`'s open/closed
+    and priority; replicated and unreduced axes stay those of `outer`."""
     base = TensorSharding.from_attr(erase_free_axes(outer, manual))
+    o = TensorSharding.from_attr(outer)
     n = TensorSharding.from_attr(new)
     dims = [DimSharding(b.axes + d.axes, d.is_closed, d.priority) for b, d in zip(base.dims, n.dims)]
     dims += list(base.dims[len(dims):])
-    return TensorSharding(n.mesh, tuple(dims), n.replicated, n.unreduced).to_attr()
+    return TensorSharding(n.mesh, tuple(dims), o.replicated, o.unreduced).to_attr()
 
 
 # --- data-flow ops ------------------------------------------------------------------
@@ -652,24 +653,16 @@ def with_unreduced(sharding, unreduced) -> ir.Attribute:
 
 
 def is_equivalent(sharding, other) -> bool:
-    """Shardy's TensorShardingAttr::isEquivalent: same mesh, unreduced axes and
-    dimension axes (open/closed and priorities aside); None and fully
-    replicated shardings are all equivalent."""
-    def replicated(s) -> bool:
-        if s is None:
-            return True
-        t = sdy.TensorShardingAttr(s)
-        return not list(t.unreduced_axes) and all(
-            not list(sdy.DimensionShardingAttr(d).axes) for d in t.dimension_shardings)
+    """Shardy's TensorShardingAttr::isEquivalent (as in jaxlib's version): same
+    mesh and dimension axes; open/closed, priorities, replicated and unreduced
+    axes do not count; None and fully replicated shardings are all equivalent."""
+    def dim_axes(s) -> list:
+        return [list(sdy.DimensionShardingAttr(d).axes) for d in sdy.TensorShardingAttr(s).dimension_shardings]
 
-    if replicated(sharding):
-        return replicated(other)
+    if all(not axes for axes in dim_axes(sharding)):
+        return other is None or all(not axes for axes in dim_axes(other))
     if other is None:
         return False
-    a, b = sdy.TensorShardingAttr(sharding), sdy.TensorShardingAttr(other)
-    if a.mesh_or_ref != b.mesh_or_ref or list(a.unreduced_axes) != list(b.unreduced_axes):
+    if mesh_or_ref(sharding) != mesh_or_ref(other):
         return False
-    da, db = list(a.dimension_shardings), list(b.dimension_shardings)
-    return len(da) == len(db) and all(
-        list(sdy.DimensionShardingAttr(x).axes) == list(sdy.DimensionShardingAttr(y).axes)
-        for x, y in zip(da, db))
+    return dim_axes(sharding) == dim_axes(other)

@@ -52,7 +52,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jaxlib.mlir import ir
+
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.module import _diagnostics_error  # the one place MLIR diagnostics become errors
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
@@ -116,19 +119,30 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
 
 
 def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
-    """Run `steps` in order. A partitioner step that is not registered is skipped
-    and noted in ctx.report["skipped_steps"] (an error with `strict`)."""
+    """Run `steps` in order, verifying the module after each as MLIR's pass manager
+    does (an invalid result is an error, e.g. data-flow edges added twice). A
+    partitioner step that is not registered is skipped and noted in
+    ctx.report["skipped_steps"] (an error with `strict`)."""
     for step in steps:
-        if step.name == SYMBOL_DCE:
-            with module.context:
-                symbol_dce(module)
-        elif step.name == CANONICALIZE_COLLECTIVES:
-            with module.context:
-                erase_trivially_dead_ops(module.operation)
-        elif step.name in PARTITIONER_PASSES:
-            _run_if_registered(module, ctx, step, strict)
-        else:
-            _run_pass(module, ctx, step)
+        _run_step(module, ctx, step, strict)
+        with module.context:
+            try:
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise _diagnostics_error(e, ctx.filename) from None
+
+
+def _run_step(module, ctx, step: Step, strict: bool) -> None:
+    if step.name == SYMBOL_DCE:
+        with module.context:
+            symbol_dce(module)
+    elif step.name == CANONICALIZE_COLLECTIVES:
+        with module.context:
+            erase_trivially_dead_ops(module.operation)
+    elif step.name in PARTITIONER_PASSES:
+        _run_if_registered(module, ctx, step, strict)
+    else:
+        _run_pass(module, ctx, step)
 
 
 def _run_pass(module, ctx, step: Step) -> None:

@@ -27,7 +27,7 @@ def evenly_sharded(sharding, shape, meshes: Meshes):
     sizes = mesh.axis_sizes
     t = TensorSharding.from_attr(sharding)
     dims = []
-    for d, dim_size in zip(t.dims, shape, strict=True):
+    for d, dim_size in zip(t.dims, shape):  # a maximal-mesh sharding has no dimensions
         sharded = math.prod(a.size(sizes[a.name]) for a in d.axes)
         if dim_size % sharded == 0:
             dims.append(d)
