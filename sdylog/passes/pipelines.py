@@ -5,8 +5,10 @@ prints its expanded pipelines (`str(PassManager.parse(
 "builtin.module(sdy-propagation-pipeline{dedup-functions-fully=...})"))`);
 they match `addImportPipeline` (import/import_pipeline.cc),
 `addPropagationPipeline` (propagation/propagation_pipeline.cc) and
-`addExportPipeline` (export/export_pipeline.cc) of openxla/shardy just
-before commit 019d995a (2026-06-24, the export pipeline without
+`addExportPipeline` (export/export_pipeline.cc) of openxla/shardy as of
+mid-June 2026: after `sdy-insert-func-call-reshards` joined the pipeline
+(37c77393) and before d62c224b (2026-06-23; jaxlib's Shardy still ignores
+unreduced axes when comparing shardings) and 019d995a (which added
 `sdy-verify-unreduced-axes`). `-sdy-propagation-pipeline` passes
 `inlineMeshes=false` and default options otherwise.
 
