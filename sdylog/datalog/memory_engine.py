@@ -130,6 +130,16 @@ class MemoryEngine:
         for r in relations or ():
             program.relation(r)
         strata = needed_strata(program, relations)
+        import gc
+        enabled = gc.isenabled()
+        gc.disable()   # millions of short tuples: the cyclic collector would rescan them all, for nothing
+        try:
+            self._run_strata(program, strata)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run_strata(self, program: Program, strata) -> None:
         for s in strata:
             for r in s.relations:
                 self._data[r] = set(self._loaded.get(r, ()))
@@ -156,19 +166,33 @@ class MemoryEngine:
         self._height += 1
         return self._height
 
-    def _bind(self, ns: Namespace, live=frozenset()) -> None:
+    def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
+        """Put the indexes compiled code reads into its namespace (with `lazy`,
+        None and a loader the code calls where it first needs one)."""
+        if lazy:
+            def load_index(name):
+                rel, key, negated = ns.specs[name]
+                idx = ns.globals[name] = self.index(rel, key, negated)
+                return idx
+            ns.globals["_load_index"] = load_index
         for name, (rel, key, negated) in ns.specs.items():
             if name in ns.globals or rel in live:
                 continue
-            ns.globals[name] = self.index(rel, key, negated)
+            ns.globals[name] = None if lazy else self.index(rel, key, negated)
 
     def index(self, rel: str, key: tuple, negated: bool = False):
         k = (rel, key, negated)
         idx = self._indexes.get(k)
         if idx is None:
-            rows = self._data[rel]
-            idx = self._indexes[k] = build_index(list(rows) if not key and not negated else rows, key, negated)
+            idx = self._indexes[k] = build_index(self._data[rel], key, negated)
         return idx
+
+    def fanout(self, rel: str, key: tuple) -> float:
+        """Tuples per key of the index on `key` (what a lookup yields on average)."""
+        rows = self._data[rel]
+        if not rows:
+            return 0.0
+        return len(rows) / max(len(self.index(rel, key)), 1)
 
     def _sizes(self) -> dict[str, int]:
         return {r: len(d) for r, d in self._data.items()}
@@ -182,8 +206,9 @@ class MemoryEngine:
         fns = []
         for ci in s.clauses:
             c = program.clauses[ci]
-            fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes))
-        self._bind(ns)
+            fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
+                                      kinds=program.clause_kinds[ci], lazy=True))
+        self._bind(ns, lazy=True)
         if prov is None:
             add = out.add
 
@@ -211,11 +236,13 @@ class MemoryEngine:
             positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in rid]
             head = rid[c.head.relation]
             if not positions:
-                base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes))
+                base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes,
+                                            kinds=program.clause_kinds[ci]))
                 continue
             for p in positions:
                 delta_fns[rid[c.body[p].relation]].append(
-                    compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here)))
+                    compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here),
+                                   kinds=program.clause_kinds[ci]))
         # live indexes of this stratum's relations, kept up to date as tuples arrive
         from operator import itemgetter
         live: list[list] = [[] for _ in here]
@@ -390,6 +417,9 @@ class _Backend:
     def index(self, relation: str, key: tuple, negated: bool):
         return self.engine.index(relation, key, negated)
 
+    def fanout(self, relation: str, key: tuple) -> float:
+        return self.engine.fanout(relation, key)
+
     def rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
 
@@ -407,7 +437,8 @@ class _Backend:
         for ci in base_clauses:
             c = self.program.clauses[ci]
             fns.append((c.head.relation, self.rule_id(ci),
-                        compile_clause(ns, c.body, c.head.args, 0, self.rule_id(ci), None, sizes)))
+                        compile_clause(ns, c.body, c.head.args, 0, self.rule_id(ci), None, sizes,
+                                       kinds=self.program.clause_kinds[ci])))
         eng._bind(ns)
         for rel, rule, fn in fns:
             out = []

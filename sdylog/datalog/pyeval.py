@@ -104,8 +104,13 @@ class BodyCompiler:
     """Python source for one clause body; see the module docstring."""
 
     def __init__(self, ns: Namespace, items, sizes=None, live: set[str] = frozenset(),
-                 outer: set[str] = frozenset()):
+                 outer: set[str] = frozenset(), kinds: dict | None = None, lazy: bool = False,
+                 fanout=None):
         self.ns = ns
+        self.fanout = fanout  # (relation, key positions) -> tuples per key (join order), when known
+        self.lazy = lazy     # fetch indexes where first needed (a body run once, maybe never reaching them)
+        self.lazy_names: set[str] = set()
+        self.kinds = kinds   # variable -> kind; None: unknown (no integer-only shortcuts)
         self.items = list(items)          # everything of the clause (for aggregates' injected variables)
         self.sizes = sizes or {}          # relation -> tuple count (join order)
         self.live = live                  # relations of the stratum being computed
@@ -149,6 +154,13 @@ class BodyCompiler:
         if isinstance(e, Functor):
             args = [self.expr(a) for a in e.args]
             op = e.op
+            if op in ("/", "%") and all(self._integer(a) for a in e.args):
+                # Soufflé truncates toward zero: Python's floor division agrees for
+                # non-negative operands, the common case, without a call
+                a, b = args
+                py = "//" if op == "/" else "%"
+                slow = "_div" if op == "/" else "_mod"
+                return f"({a} {py} {b} if {a} >= 0 and {b} > 0 else {slow}({a}, {b}))"
             if op in _BINARY:
                 return _BINARY[op].format(*args)
             simple = {"neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})", "strlen": "len({})",
@@ -167,13 +179,23 @@ class BodyCompiler:
             return self.aggregate(e)
         raise Unsupported(f"expression {e!r}")
 
+    def _integer(self, e) -> bool:
+        """An expression known to hold an integer (no float anywhere in it)."""
+        if isinstance(e, NumberLit):
+            return e.kind != "float" and isinstance(e.value, int)
+        if isinstance(e, Var) and self.kinds is not None:
+            return self.kinds.get(e.name) in ("number", "unsigned")
+        if isinstance(e, Functor) and e.op in ("+", "-", "*", "/", "%", "min", "max", "neg"):
+            return all(self._integer(a) for a in e.args)
+        return False
+
     def aggregate(self, agg: Aggregate) -> str:
         """Call of a function computing the aggregate over its body, given the
         injected variables; None (no result) skips the solution."""
         names = sorted(injected(agg, self.items, self.outer))
         fn = self.ns.fresh_function()
         sub = BodyCompiler(self.ns, list(agg.body) + ([agg.target] if agg.target is not None else []),
-                           self.sizes, self.live, set(names))
+                           self.sizes, self.live, set(names), self.kinds, self.lazy, self.fanout)
         if agg.op == "count":
             init, step, fin = "acc = 0", "acc += 1", "return acc"
         elif agg.op == "sum":
@@ -190,7 +212,8 @@ class BodyCompiler:
         body_lines = sub.compile_body(agg.body, None, lambda c: [
             step.format(t=c.expr(agg.target)) if agg.target is not None else step])
         params = ", ".join(self.var(n) for n in names)
-        src = [f"def {fn}({params}):", f"    {init}"] + body_lines + [f"    {fin}"]
+        decl = [f"    global {', '.join(sorted(sub.lazy_names))}"] if sub.lazy_names else []
+        src = [f"def {fn}({params}):"] + decl + [f"    {init}"] + body_lines + [f"    {fin}"]
         self.extra_defs.extend(sub.extra_defs)
         self.extra_defs.append("\n".join(src))
         self.tmp += 1
@@ -212,6 +235,7 @@ class BodyCompiler:
                     key_pos.append(i)
                     key_exprs.append(self.expr(a))
             source = self.ns.index(atom.relation, tuple(key_pos))
+            self._fetch(source, atom.relation)
             if key_pos:
                 key = key_exprs[0] if len(key_pos) == 1 else "(" + ", ".join(key_exprs) + ",)"
                 self.line(f"for {tvar} in {source}.get({key}, ()):")
@@ -240,11 +264,17 @@ class BodyCompiler:
         if conds:
             self.line(f"if {' or '.join(conds)}: continue")
 
+    def _fetch(self, name: str, relation: str):
+        if self.lazy and relation not in self.live:
+            self.lazy_names.add(name)
+            self.line(f"if {name} is None: {name} = _load_index({name!r})")
+
     def negation_step(self, neg: Negation):
         atom = neg.atom
         pos = [i for i, a in enumerate(atom.args) if not isinstance(a, Wildcard)]
         exprs = [self.expr(atom.args[i]) for i in pos]
         name = self.ns.index(atom.relation, tuple(pos), negated=True)
+        self._fetch(name, atom.relation)
         if not pos:
             self.line(f"if {name}: continue")
             return
@@ -278,11 +308,14 @@ class BodyCompiler:
         return False
 
     def atom_score(self, a: Atom):
-        bound = sum(1 for x in a.args if not isinstance(x, Wildcard) and self.can_compute(x))
+        key = tuple(i for i, x in enumerate(a.args) if not isinstance(x, Wildcard) and self.can_compute(x))
         live = a.relation in self.live
         size = self.sizes.get(a.relation, 1000)
+        if self.fanout is not None and key and not live:
+            # the fewest tuples per lookup first (known from the index itself)
+            return (True, True, -self.fanout(a.relation, key), 0)
         # index lookups first (live relations last: they grow), then small scans
-        return (bound > 0, not live, bound, -size)
+        return (bool(key), not live, len(key) - (0 if live else 0.5), -size)
 
     def compile_body(self, body, delta_index: int | None, on_match) -> list[str]:
         """Lines of the loops over `body` (delta atom first when given);
@@ -336,13 +369,14 @@ class BodyCompiler:
 
 
 def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
-                   delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None):
+                   delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None,
+                   kinds: dict | None = None, lazy: bool = False, fanout=None):
     """A function for one clause. With head_rel: f([delta,] E) emits head
     tuples. Without (a subsumption test): f(delta) is True when some solution
     exists; `distinct_from` names a body atom whose tuple must differ from the
     delta tuple."""
     items = list(body) + list(head_exprs)
-    comp = BodyCompiler(ns, items, sizes, live)
+    comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout)
 
     def on_match(c):
         if head_rel is None:
@@ -369,9 +403,11 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
     else:
         params = "delta, E" if delta_index is not None else "E"
         tail = []
-    src = "\n\n".join(comp.extra_defs + [f"def f({params}):\n" + "\n".join(lines + tail) + "\n"])
+    decl = [f"    global {', '.join(sorted(comp.lazy_names))}"] if comp.lazy_names else []
+    src = "\n\n".join(comp.extra_defs + [f"def f({params}):\n" + "\n".join(decl + lines + tail) + "\n"])
     local: dict = {}
-    exec(compile(src, f"<rule {rule}>", "exec"), ns.globals, local)
+    from sdylog.datalog.cache import CODES
+    exec(CODES.compile(src, f"<rule {rule}>"), ns.globals, local)
     for name, obj in local.items():   # aggregate functions are called by name
         if name != "f":
             ns.globals[name] = obj

@@ -49,6 +49,7 @@ class FactSet:
     meshes: dict[str, Mesh] = field(default_factory=dict)
     module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
     func_results: dict = field(default_factory=dict)  # tensor id of a func result slot -> (func op, index)
+    func_args: dict = field(default_factory=dict)     # value id of a func argument -> (func op, index)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -169,6 +170,7 @@ class _Extractor:
         for i, arg in enumerate(block.arguments):
             vid = self.value_id(arg, name)
             f.add("func_arg", name, i, vid)
+            f.func_args[vid] = (fn.operation, i)
             f.add("block_arg", op_id, 0, i, vid)
             f.add("value_tensor", vid, vid)
             if arg_attrs is not None:

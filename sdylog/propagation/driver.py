@@ -36,7 +36,8 @@ class PropagationResult:
 @lru_cache(maxsize=1)
 def propagation_program():
     from sdylog.datalog import load_program
-    return load_program(str(PROGRAM_FILE))
+    from sdylog.datalog.cache import load_program_cached
+    return load_program_cached(str(PROGRAM_FILE), load_program)
 
 
 def run_facts(options: PropagationOptions) -> dict[str, list[tuple]]:
@@ -77,11 +78,11 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
 
     filename = getattr(ctx, "filename", "-")
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with module.context:
         check_static_shapes(module, filename)
         facts = extract_facts(module, filename, conservative=options.conservative)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     timings["facts"] = t1 - t0
     program = propagation_program()
     engine_name = getattr(ctx, "engine", None) or "memory"
@@ -90,14 +91,14 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
     for name, rows in list(facts.relations.items()) + list(run_facts(options).items()):
         if name in inputs and rows:
             engine.load(name, rows)
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     timings["load"] = t2 - t1
     engine.run()
-    t3 = time.perf_counter()
+    t3 = time.process_time()
     timings["rules"] = t3 - t2
     with module.context:
         write_back(module, engine, facts, options)
-    timings["write_back"] = time.perf_counter() - t3
+    timings["write_back"] = time.process_time() - t3
     if ctx is not None and hasattr(ctx, "report"):
         ctx.report.setdefault("propagation", []).append(dict(timings))
     return PropagationResult(engine, facts, timings)

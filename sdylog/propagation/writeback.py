@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sdylog.ir.shardings import get_sharding, set_func_result_sharding, set_sharding
+from jaxlib.mlir import ir
+
+from sdylog.ir.shardings import SHARDING, get_sharding, set_sharding
 from sdylog.model.axis import AxisRef
 from sdylog.model.sharding import DimSharding, TensorSharding
 
@@ -43,20 +45,50 @@ def final_shardings(engine, facts) -> dict[int, TensorSharding]:
 
 
 def write_back(module, engine, facts, options) -> None:
+    """Set every derived sharding where its value keeps it; function argument
+    and result attributes are rewritten once per function."""
     shardings = final_shardings(engine, facts)
+    attrs: dict[int, ir.Attribute] = {}
+
+    def attr(t):
+        a = attrs.get(t)
+        if a is None:
+            a = attrs[t] = shardings[t].to_attr()
+        return a
+
+    args = defaultdict(dict)      # func op -> argument index -> sharding
     for v, t in engine.read("final_value"):
-        _set_if_changed(facts.values[v], shardings[t])
-    slots = {t: facts.func_results[t] for _, _, t in engine.read("final_func_result")}
-    for t, (func, index) in slots.items():
-        from sdylog.ir.shardings import func_result_sharding
-        new = shardings[t]
-        old = func_result_sharding(func, index)
-        if old is None or TensorSharding.from_attr(old) != new:
-            set_func_result_sharding(func, index, new.to_attr())
+        if v in facts.func_args:
+            func, i = facts.func_args[v]
+            args[func][i] = attr(t)
+            continue
+        value = facts.values[v]
+        new = attr(t)
+        old = get_sharding(value)
+        if old is None or old != new:
+            set_sharding(value, new)
+    results = defaultdict(dict)
+    for _, _, t in engine.read("final_func_result"):
+        func, i = facts.func_results[t]
+        results[func][i] = attr(t)
+    for key, updates in (("arg_attrs", args), ("res_attrs", results)):
+        for func, by_index in updates.items():
+            _set_func_shardings(func, key, by_index)
 
 
-def _set_if_changed(value, new: TensorSharding) -> None:
-    old = get_sharding(value)
-    if old is not None and TensorSharding.from_attr(old) == new:
-        return
-    set_sharding(value, new.to_attr())
+def _set_func_shardings(func, key: str, by_index: dict) -> None:
+    count = len(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs
+                if key == "arg_attrs" else
+                ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results)
+    old = list(ir.ArrayAttr(func.attributes[key])) if key in func.attributes else [ir.DictAttr.get({})] * count
+    new, changed = [], False
+    for i, d in enumerate(old):
+        if i in by_index:
+            entries = {n.name: n.attr for n in ir.DictAttr(d)}
+            if SHARDING not in entries or entries[SHARDING] != by_index[i]:
+                entries[SHARDING] = by_index[i]
+                d = ir.DictAttr.get(entries)
+                changed = True
+        new.append(d)
+    if changed:
+        func.attributes[key] = ir.ArrayAttr.get(new)

@@ -1,0 +1,125 @@
+"""On-disk caches of the Datalog front end and compiler: parsed programs and
+compiled clause code, so that a process does not parse and compile the same
+rules again. Kept under $SDYLOG_CACHE_DIR (default ~/.cache/sdylog); any
+failure to read or write a cache just means working without it."""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import marshal
+import os
+import pickle
+import sys
+
+_VERSION = f"1-{sys.version_info[0]}.{sys.version_info[1]}"
+_MAX_CODES = 20000
+
+
+def cache_dir() -> str | None:
+    d = os.environ.get("SDYLOG_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "sdylog")
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError:
+        return None
+    return d
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+
+
+def load_program_cached(path: str, load):
+    """load(path), remembered on disk by the contents of the rule files it read."""
+    d = cache_dir()
+    index = os.path.join(d, "programs.idx") if d else None
+    key = None
+    if index:
+        try:
+            with open(index, "rb") as f:
+                known = pickle.load(f)
+            files = known.get(os.path.abspath(path))
+            if files is not None:
+                key = _files_key(files)
+                with open(os.path.join(d, f"program-{key}.pickle"), "rb") as f:
+                    return pickle.load(f)
+        except Exception:
+            pass
+    program = load(path)
+    if index:
+        try:
+            files = sorted(os.path.abspath(f) for f in program.files)
+            try:
+                with open(index, "rb") as f:
+                    known = pickle.load(f)
+            except Exception:
+                known = {}
+            known[os.path.abspath(path)] = files
+            _write_atomic(index, pickle.dumps(known))
+            _write_atomic(os.path.join(d, f"program-{_files_key(files)}.pickle"), pickle.dumps(program))
+        except Exception:
+            pass
+    return program
+
+
+def _files_key(files) -> str:
+    h = hashlib.sha256(_VERSION.encode())
+    for name in files:
+        h.update(name.encode())
+        with open(name, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:32]
+
+
+class CodeCache:
+    """Compiled Python code of generated sources, by the source's hash."""
+
+    def __init__(self):
+        self.codes: dict[str, object] | None = None
+        self.added = 0
+
+    def _load(self) -> None:
+        self.codes = {}
+        d = cache_dir()
+        if not d:
+            return
+        try:
+            with open(os.path.join(d, f"codes-{_VERSION}.marshal"), "rb") as f:
+                self.codes = marshal.load(f)
+        except Exception:
+            self.codes = {}
+
+    def compile(self, src: str, name: str):
+        if self.codes is None:
+            self._load()
+            atexit.register(self.save)
+        key = hashlib.sha1(src.encode()).hexdigest()
+        code = self.codes.get(key)
+        if code is None:
+            code = compile(src, name, "exec")
+            self.codes[key] = code
+            self.added += 1
+        return code
+
+    def save(self) -> None:
+        if not self.added or self.codes is None:
+            return
+        d = cache_dir()
+        if not d:
+            return
+        codes = self.codes
+        if len(codes) > _MAX_CODES:
+            codes = dict(list(codes.items())[-_MAX_CODES:])
+        _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
+        self.added = 0
+
+
+CODES = CodeCache()
