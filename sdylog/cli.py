@@ -20,6 +20,8 @@ COMMANDS = {
     "facts": "sdylog.facts.command:facts",
     "interpret": "sdylog.simulate.command:interpret",
     "opt": "sdylog.passes.command:opt",
+    "query": "sdylog.commands.query:query",
+    "run": "sdylog.commands.run:run",
     "simulate": "sdylog.simulate.command:simulate",
 }
 

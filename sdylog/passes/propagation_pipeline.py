@@ -12,6 +12,7 @@ def run(module, options: dict, ctx) -> None:
     steps = {"dedup-functions-fully": bool(options.get("dedup-functions-fully", False))}
     run_import_pipeline(module, ctx, steps)
     options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
-    run_propagation(module, options, ctx,
-                    strategies=("aggressive",), op_priorities=True, user_priorities=True)
+    result = run_propagation(module, options, ctx,
+                             strategies=("aggressive",), op_priorities=True, user_priorities=True)
     run_export_propagation_steps(module, ctx, steps)
+    return result  # `sdylog run` / `query` read the derived relations from it

@@ -1,0 +1,1 @@
+"""The user commands that drive the whole pipeline: run, query, explain."""

@@ -1,0 +1,44 @@
+"""`sdylog run FILE [-o OUT] [--db OUT.duckdb]`: the full pipeline."""
+import click
+
+from sdylog.cli import reports_errors
+
+
+@click.command()
+@click.argument("file")
+@click.option("-o", "--output", help="Write the propagated module here instead of stdout.")
+@click.option("--db", help="Save every input and derived relation in this DuckDB file.")
+@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
+@reports_errors
+def run(file, output, db, engine, quiet):
+    """Propagate shardings through FILE as -sdy-propagation-pipeline does;
+    print the module and a short report (values sharded, time per step)."""
+    from sdylog.commands.pipeline import Progress, report, run_pipeline
+    from sdylog.passes.driver import write_output
+
+    result = run_pipeline(file, engine=engine, progress=Progress())
+    text = result.text()
+    if db:
+        save_database(result.result.engine, db)
+    write_output(text, output)
+    if not quiet:
+        click.echo(report(result), err=True)
+
+
+def save_database(engine, path: str) -> None:
+    """engine.save into a temporary file renamed into place: never a partial file."""
+    import os
+    import tempfile
+
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".sdylog-", suffix=".duckdb")
+    os.close(fd)
+    os.unlink(tmp)  # DuckDB creates the file itself
+    try:
+        engine.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, tmp + ".wal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
