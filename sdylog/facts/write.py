@@ -25,9 +25,12 @@ def facts_text(facts: FactSet) -> dict[str, str]:
     return out
 
 
-def write_facts_dir(facts: FactSet, out_dir: str) -> list[str]:
-    """Write every file, each replaced whole, only once all are rendered."""
+def write_facts_dir(facts: FactSet, out_dir: str, extra: dict[str, list[tuple]] | None = None) -> list[str]:
+    """Write every file, each replaced whole, only once all are rendered.
+    `extra`: more relations (name -> rows), e.g. a run's configuration."""
     files = facts_text(facts)
+    for name, rows in (extra or {}).items():
+        files[f"{name}.facts"] = "".join("\t".join(map(str, row)) + "\n" for row in rows)
     d = Path(out_dir)
     try:
         d.mkdir(parents=True, exist_ok=True)

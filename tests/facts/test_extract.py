@@ -166,6 +166,9 @@ def test_facts_command_writes_souffle_files(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert (out / "mesh_axis.facts").read_text() == "mesh\tx\t0\t4\nmesh\ty\t1\t2\n"
+    # the pipeline's run configuration comes along, for rules/propagation.dl
+    assert "op_priorities\t1\n" in (out / "run_flag.facts").read_text()
+    assert (out / "run_strategy.facts").read_text() == "0\taggressive\n"
     # the files load into the Datalog engine as Soufflé would read them
     prog = tmp_path / "q.dl"
     prog.write_text('#include "%s"\n.decl sharded_arg(f: symbol, i: number)\n'
