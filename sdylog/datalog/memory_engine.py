@@ -319,6 +319,11 @@ class MemoryEngine:
         self.decl(relation)
         return sorted(self._data[relation])
 
+    def scan(self, relation: str):
+        """The tuples of a relation, in no particular order (no sorting: fast)."""
+        self.decl(relation)
+        return self._data[relation]
+
     def size(self, relation: str) -> int:
         self.decl(relation)
         return len(self._data[relation])

@@ -76,6 +76,21 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
     from sdylog.facts.extract import extract_facts
     from sdylog.propagation.writeback import write_back
 
+    import gc
+    enabled = gc.isenabled()
+    gc.disable()   # many small objects, no cycles worth collecting
+    try:
+        return _propagate(module, options, ctx)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
+    from sdylog.datalog import make_engine
+    from sdylog.facts.extract import extract_facts
+    from sdylog.propagation.writeback import write_back
+
     filename = getattr(ctx, "filename", "-")
     timings: dict[str, float] = {}
     t0 = time.process_time()

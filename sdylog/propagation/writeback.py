@@ -1,85 +1,156 @@
-"""Write the shardings the rules derived (relations final_*) into the IR."""
+"""Write the shardings the rules derived (relations final_*) into the IR.
+
+Shardings repeat a lot (every activation of a layer has the same one), so
+attributes are built once per distinct sharding. Op results are written one
+op at a time (all results of an op in one `sdy.sharding` list), function
+argument and result attributes once per function.
+"""
 from __future__ import annotations
 
 from collections import defaultdict
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
 
-from sdylog.ir.shardings import SHARDING, get_sharding, set_sharding
-from sdylog.model.axis import AxisRef
-from sdylog.model.sharding import DimSharding, TensorSharding
+from sdylog.ir.shardings import DATA_FLOW_OPS, SHARDING, get_sharding, set_sharding
+
+# Ops whose result shardings live somewhere else than the op's `sdy.sharding` list.
+_SPECIAL = DATA_FLOW_OPS | {"sdy.data_flow_edge", "sdy.func_data_flow_edge", "sdy.sharding_constraint",
+                            "sdy.reshard", "stablehlo.async_start"}
 
 
-def final_shardings(engine, facts) -> dict[int, TensorSharding]:
-    """Tensor id -> its derived sharding, from the final_* relations."""
-    mesh_of = dict(engine.read("final_mesh"))
-    dims = defaultdict(dict)
-    for t, d, closed, prio in engine.read("final_dim"):
-        dims[t][d] = (closed, None if prio < 0 else prio)
-    axes = defaultdict(list)
-    for t, d, pos, axis, pre, size in engine.read("final_dim_axis"):
-        axes[(t, d)].append((pos, axis, pre, size))
-    replicated, unreduced = defaultdict(list), defaultdict(list)
-    for t, a, pre, size in engine.read("final_replicated"):
-        replicated[t].append((a, pre, size))
-    for t, a, pre, size in engine.read("final_unreduced"):
-        unreduced[t].append((a, pre, size))
-    out = {}
-    for t, mesh_name in mesh_of.items():
-        mesh = facts.meshes[mesh_name]
-        sizes = mesh.axis_sizes
-        ref_mesh = mesh if mesh_name.startswith("@inline.") else mesh_name
+class _Attrs:
+    """Sharding attributes built from the final_* relations, shared by equal shardings."""
 
-        def ref(a, pre, size):
-            return AxisRef.of_interval(a, pre, pre * size, sizes.get(a, pre * size))
+    def __init__(self, engine, facts):
+        self.facts = facts
+        self.mesh_of = dict(_scan(engine, "final_mesh"))
+        self.dims = defaultdict(dict)
+        for t, d, closed, prio in _scan(engine, "final_dim"):
+            self.dims[t][d] = (closed, prio)
+        self.axes = defaultdict(list)
+        for t, d, pos, axis, pre, size in _scan(engine, "final_dim_axis"):
+            self.axes[(t, d)].append((pos, axis, pre, size))
+        self.replicated, self.unreduced = defaultdict(list), defaultdict(list)
+        for t, a, pre, size in _scan(engine, "final_replicated"):
+            self.replicated[t].append((a, pre, size))
+        for t, a, pre, size in _scan(engine, "final_unreduced"):
+            self.unreduced[t].append((a, pre, size))
+        self._refs: dict = {}
+        self._dims: dict = {}
+        self._shardings: dict = {}
+        self._meshes: dict = {}
+        self._open: dict = {}
 
-        dim_list = []
-        for d in sorted(dims[t]):
-            closed, prio = dims[t][d]
-            dim_axes = tuple(ref(a, pre, size) for _, a, pre, size in sorted(axes.get((t, d), ())))
-            dim_list.append(DimSharding(dim_axes, bool(closed), prio))
-        out[t] = TensorSharding(ref_mesh, tuple(dim_list),
-                                tuple(ref(*x) for x in replicated.get(t, ())),
-                                tuple(ref(*x) for x in unreduced.get(t, ())))
-    return out
+    def mesh_attr(self, name: str):
+        m = self._meshes.get(name)
+        if m is None:
+            if name.startswith("@inline."):
+                m = self.facts.meshes[name].to_attr()
+            else:
+                m = ir.FlatSymbolRefAttr.get(name)
+            self._meshes[name] = m
+        return m
+
+    def axis(self, mesh: str, a: str, pre: int, size: int):
+        key = (mesh, a, pre, size)
+        ref = self._refs.get(key)
+        if ref is None:
+            full = self.facts.meshes[mesh].axis_sizes.get(a, pre * size)
+            info = None if (pre == 1 and size == full) else sdy.SubAxisInfoAttr.get(pre, size)
+            ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
+        return ref
+
+    def of(self, t: int):
+        mesh = self.mesh_of[t]
+        dims = []
+        for d in sorted(self.dims[t]):
+            closed, prio = self.dims[t][d]
+            axes = tuple((a, pre, size) for _, a, pre, size in sorted(self.axes.get((t, d), ())))
+            dims.append((axes, closed, prio))
+        key = (mesh, tuple(dims), tuple(self.replicated.get(t, ())), tuple(self.unreduced.get(t, ())))
+        attr = self._shardings.get(key)
+        if attr is None:
+            dim_attrs = []
+            for axes, closed, prio in dims:
+                dk = (mesh, axes, closed, prio)
+                da = self._dims.get(dk)
+                if da is None:
+                    da = self._dims[dk] = sdy.DimensionShardingAttr.get(
+                        [self.axis(mesh, *x) for x in axes], bool(closed), None if prio < 0 else prio)
+                dim_attrs.append(da)
+            attr = self._shardings[key] = sdy.TensorShardingAttr.get(
+                self.mesh_attr(mesh), dim_attrs, [self.axis(mesh, *x) for x in key[2]],
+                [self.axis(mesh, *x) for x in key[3]])
+        return attr
+
+    def open_on(self, t: int, rank: int):
+        """A fully open sharding of the given rank on tensor t's mesh."""
+        mesh = self.mesh_of[t]
+        key = (mesh, rank)
+        a = self._open.get(key)
+        if a is None:
+            dim = sdy.DimensionShardingAttr.get([], False)
+            a = self._open[key] = sdy.TensorShardingAttr.get(self.mesh_attr(mesh), [dim] * rank, [], [])
+        return a
+
+
+def _scan(engine, relation: str):
+    scan = getattr(engine, "scan", None)
+    return scan(relation) if scan is not None else engine.read(relation)
 
 
 def write_back(module, engine, facts, options) -> None:
-    """Set every derived sharding where its value keeps it; function argument
-    and result attributes are rewritten once per function."""
-    shardings = final_shardings(engine, facts)
-    attrs: dict[int, ir.Attribute] = {}
-
-    def attr(t):
-        a = attrs.get(t)
-        if a is None:
-            a = attrs[t] = shardings[t].to_attr()
-        return a
-
+    attrs = _Attrs(engine, facts)
     args = defaultdict(dict)      # func op -> argument index -> sharding
-    for v, t in engine.read("final_value"):
+    by_op = defaultdict(dict)     # plain op -> result index -> sharding
+    for v, t in _scan(engine, "final_value"):
+        new = attrs.of(t)
         if v in facts.func_args:
             func, i = facts.func_args[v]
-            args[func][i] = attr(t)
+            args[func][i] = new
             continue
         value = facts.values[v]
-        new = attr(t)
-        old = get_sharding(value)
-        if old is None or old != new:
-            set_sharding(value, new)
+        owner = value.owner
+        if isinstance(owner, ir.Block) or owner.name in _SPECIAL:
+            old = get_sharding(value)
+            if old is None or old != new:
+                set_sharding(value, new)
+        else:
+            by_op[owner][ir.OpResult(value).result_number] = (new, t)
+    for op, by_index in by_op.items():
+        _set_result_shardings(op, by_index, attrs)
     results = defaultdict(dict)
-    for _, _, t in engine.read("final_func_result"):
+    for _, _, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
-        results[func][i] = attr(t)
+        results[func][i] = attrs.of(t)
     for key, updates in (("arg_attrs", args), ("res_attrs", results)):
         for func, by_index in updates.items():
             _set_func_shardings(func, key, by_index)
 
 
+def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
+    """An op's `sdy.sharding` list with the given entries (others kept, or
+    fully open when the op had none)."""
+    old = list(sdy.TensorShardingPerValueAttr(op.attributes[SHARDING]).shardings) \
+        if SHARDING in op.attributes else None
+    if old is not None and all(old[i] == s for i, (s, _) in by_index.items()):
+        return
+    if old is None:
+        _, t = next(iter(by_index.values()))
+        old = [attrs.open_on(t, _rank(r.type)) for r in op.results]
+    for i, (s, _) in by_index.items():
+        old[i] = s
+    op.attributes[SHARDING] = sdy.TensorShardingPerValueAttr.get(old)
+
+
+def _rank(t) -> int:
+    return t.rank if isinstance(t, ir.ShapedType) and t.has_rank else 0
+
+
 def _set_func_shardings(func, key: str, by_index: dict) -> None:
-    count = len(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs
-                if key == "arg_attrs" else
-                ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results)
+    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    count = len(ftype.inputs if key == "arg_attrs" else ftype.results)
     old = list(ir.ArrayAttr(func.attributes[key])) if key in func.attributes else [ir.DictAttr.get({})] * count
     new, changed = [], False
     for i, d in enumerate(old):
