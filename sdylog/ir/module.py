@@ -41,11 +41,17 @@ def parse_module(text: str, filename: str = "-", context: ir.Context | None = No
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise _diagnostics_error(e, filename) from None
+        verify_module(module, filename)
+    return module
+
+
+def verify_module(module: ir.Module, filename: str = "-") -> None:
+    """MLIR's verifier; its diagnostics become one located SdylogError."""
+    with module.context:
         try:
             module.operation.verify()
         except ir.MLIRError as e:
             raise _diagnostics_error(e, filename) from None
-    return module
 
 
 def load_module(path: str, allow_unregistered: bool = False,

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass, field
 
 from sdylog.ir import SdylogError, parse_module, print_module, split_input
-from sdylog.ir.module import display_name, read_source
+from sdylog.ir.module import display_name, read_source, verify_module
 from sdylog.passes import PassContext, lookup, parse_options
 
 _PASS_FLAG = re.compile(r"^--?(sdy-[a-z0-9-]+)(?:=(.*))?$", re.S)
@@ -45,8 +45,10 @@ def parse_flags(flags: list[str]) -> OptInvocation:
 
 
 def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
+    """Each pass, then MLIR's verifier, as sdy_opt's pass manager does."""
     for name, options in inv.passes:
         lookup(name).load()(module, options, ctx)
+        verify_module(module, ctx.filename)
 
 
 def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | None = None) -> str:

@@ -54,10 +54,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.module import _diagnostics_error  # the one place MLIR diagnostics become errors
+from sdylog.ir.module import verify_module
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
@@ -127,11 +126,7 @@ def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
     ctx.report["skipped_steps"] (an error with `strict`)."""
     for step in steps:
         _run_step(module, ctx, step, strict)
-        with module.context:
-            try:
-                module.operation.verify()
-            except ir.MLIRError as e:
-                raise _diagnostics_error(e, ctx.filename) from None
+        verify_module(module, ctx.filename)
 
 
 def _run_step(module, ctx, step: Step, strict: bool) -> None:

@@ -6,7 +6,7 @@ the pass never prints a module with silently missing rules.
 """
 from jaxlib.mlir import ir
 
-from sdylog.ir.module import _diagnostics_error
+from sdylog.ir.module import verify_module
 from sdylog.ir.walk import walk_ops
 from sdylog.oprules import rule_for_op
 
@@ -25,7 +25,4 @@ def run(module: ir.Module, options: dict, ctx) -> None:
         op.attributes["sdy.sharding_rule"] = rule.to_attr()
     # The sdy dialect checks each rule against its op (e.g. it rejects dynamic
     # shapes), as the verifier after Shardy's pass does.
-    try:
-        module.operation.verify()
-    except ir.MLIRError as e:
-        raise _diagnostics_error(e, ctx.filename) from None
+    verify_module(module, ctx.filename)
