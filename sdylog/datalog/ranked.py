@@ -144,24 +144,16 @@ class RankedEvaluation:
                 continue
             head_rel = self.rid[c.head.relation]
             for p in positions:
-                fn = compile_clause(self.ns, c.body, c.head.args, head_rel, rule, p, live=self.here,
-                                    kinds=prog.clause_kinds[ci], fanout=getattr(self.backend, "fanout", None))
+                fn = compile_clause(self.ns, c.body, c.head.args, head_rel, rule, p, live=self.here)
                 self.delta_fns[self.rid[c.body[p].relation]].append(fn)
         self.subsume_fns: list[list] = [[] for _ in self.rels]
-        for si, s in enumerate(prog.subsumptions):
+        for s in prog.subsumptions:
             if s.relation not in self.here:
                 continue
             cl = s.as_clause()
-            fn = compile_clause(self.ns, cl.body, (), None, -1, 0, live=self.here, distinct_from=1,
-                                kinds=prog.subsumption_kinds[si])
+            fn = compile_clause(self.ns, cl.body, (), None, -1, 0, live=self.here, distinct_from=1)
             self.subsume_fns[self.rid[s.relation]].append(fn)
         self._build_indexes()
-        for ri, fns in enumerate(self.subsume_fns):
-            if len(fns) > 1:
-                # one test per relation: `f1(d) or f2(d) or ...`
-                ns = {f"f{i}": fn for i, fn in enumerate(fns)}
-                exec("def g(d):\n    return " + " or ".join(f"f{i}(d)" for i in range(len(fns))), ns)
-                self.subsume_fns[ri] = [ns["g"]]
 
     # ---- evaluation ----
     def run(self) -> None:
@@ -190,7 +182,6 @@ class RankedEvaluation:
             for tup in rows:
                 emit(ri, tup, rule)
         inserters = [self._inserter(ri) for ri in range(len(self.rels))]
-        stores = self.store
         subsume_fns = self.subsume_fns
         delta_fns = self.delta_fns
         provenance = self.provenance
@@ -205,37 +196,30 @@ class RankedEvaluation:
             height += 1
             new: dict[int, list] = {}
             for ri, tup, rule in wave:
-                if tup in stores[ri]:
-                    continue
-                lst = new.get(ri)
-                if lst is None:
-                    new[ri] = lst = {}
-                if tup not in lst:
-                    lst[tup] = rule
-            for ri, cands in new.items():
+                if inserters[ri](tup):
+                    lst = new.get(ri)
+                    if lst is None:
+                        new[ri] = [tup]
+                    else:
+                        lst.append(tup)
+                    if provenance:
+                        prov[ri][tup] = (rule, height)
+            for ri, tups in new.items():
                 fns = subsume_fns[ri]
-                if fns:
-                    # dominated by a tuple kept earlier: dropped before it is stored
+                if not fns:
+                    continue
+                if len(fns) == 1:
                     fn = fns[0]
-                    kept = [t for t in cands if not fn((t,))]
+                    dominated = [t for t in tups if fn((t,))]
                 else:
-                    kept = list(cands)
-                insert = inserters[ri]
-                for t in kept:
-                    insert(t)
-                if fns and len(kept) > 1:
-                    # tuples of this wave that dominate each other (ties drop both)
-                    dominated = [t for t in kept if fn((t,))]
-                    if dominated:
-                        drop = set(dominated)
-                        for t in dominated:
-                            self._remove(ri, t)
-                        kept = [t for t in kept if t not in drop]
-                if provenance:
-                    p = prov[ri]
-                    for t in kept:
-                        p[t] = (cands[t], height)
-                new[ri] = kept
+                    dominated = [t for t in tups if any(fn((t,)) for fn in fns)]
+                if dominated:
+                    drop = set(dominated)
+                    for t in dominated:
+                        self._remove(ri, t)
+                        if provenance:
+                            prov[ri].pop(t, None)
+                    new[ri] = [t for t in tups if t not in drop]
             for ri, tups in new.items():
                 if tups:
                     for fn in delta_fns[ri]:
@@ -247,19 +231,22 @@ class RankedEvaluation:
 
 
 def build_index(rows, key: tuple, negated: bool):
-    """Index of rows: the rows themselves (no key: a scan), a dict key -> rows,
-    or a set of keys (negation). A one-column key is the bare value."""
-    from operator import itemgetter
+    """Index of rows: a list (no key), a dict key -> rows, or a set of keys (negation)."""
     if negated:
         if not key:
             return bool(rows)
-        get = itemgetter(*key)
-        return set(map(get, rows))
+        if len(key) == 1:
+            k0 = key[0]
+            return {r[k0] for r in rows}
+        return {tuple(r[k] for k in key) for r in rows}
     if not key:
-        return rows
-    get = itemgetter(*key)
-    d: dict = {}
-    setdefault = d.setdefault
-    for r in rows:
-        setdefault(get(r), []).append(r)
-    return d
+        return rows if isinstance(rows, list) else list(rows)
+    d = defaultdict(list)
+    if len(key) == 1:
+        k0 = key[0]
+        for r in rows:
+            d[r[k0]].append(r)
+    else:
+        for r in rows:
+            d[tuple(r[k] for k in key)].append(r)
+    return dict(d)
