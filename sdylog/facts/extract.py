@@ -5,6 +5,7 @@ the back end can write derived shardings into the module.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -12,8 +13,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
-from sdylog.ir.op_properties import is_elementwise, would_be_trivially_dead
-from sdylog.ir.shardings import DATA_FLOW_OPS, edge_sources, shardable_value
+from sdylog.ir.op_properties import is_elementwise
+from sdylog.ir.shardings import DATA_FLOW_OPS, edge_sources, get_sharding, shardable_value
 from sdylog.ir.walk import func_ops, is_tensor, shape_of, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -25,6 +26,41 @@ from sdylog.oprules import rule_for_op
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
+
+
+_DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
+
+
+def _direction_name(attr) -> str:
+    """A propagation barrier's allowed_direction (an i32 enum, or its printed name)."""
+    if isinstance(attr, ir.IntegerAttr):
+        return _DIRECTIONS[attr.value]
+    text = str(attr)
+    for name in _DIRECTIONS:
+        if name in text.upper():
+            return name
+    return text
+
+
+def axis_units(size: int, bounds: set[int], split_sizes: set[int], others: int) -> list[tuple[int, int]]:
+    """(pre_size, size) of the units of an axis of `size`: the coarsest split
+    such that every sub-axis propagation can make is a union of units.
+
+    Sub-axes come from the input (their boundaries `bounds`) and from
+    factors that are not their dimension's minor-most one: such a factor of
+    size s, after axes of total size P (a divisor of the other axes' sizes
+    `others`), takes gcd(s / P, size) of the axis. If that is ever a proper
+    divisor, the axis is split into its prime factors; otherwise it stays one
+    unit (cut at the input's boundaries, when they form a chain)."""
+    divisors_of_others = [p for p in range(1, others + 1) if others % p == 0]
+    for s in split_sizes:
+        for p in divisors_of_others:
+            if s % p == 0 and math.gcd(s // p, size) not in (1, size):
+                return prime_units(size)
+    cuts = sorted({1, size} | {b for b in bounds if 1 <= b <= size})
+    if all(b2 % b1 == 0 for b1, b2 in zip(cuts, cuts[1:])):
+        return [(b1, b2 // b1) for b1, b2 in zip(cuts, cuts[1:])] or [(1, size)]
+    return prime_units(size)
 
 
 def prime_units(size: int) -> list[tuple[int, int]]:
@@ -66,7 +102,8 @@ class _Extractor:
         self.module = module
         self._inline_meshes: dict[Mesh, str] = {}
         self._num_shardings = 0
-        self._num_units = 0
+        self._sub_bounds: dict[tuple[str, str], set[int]] = defaultdict(set)   # sub-axis boundaries in shardings
+        self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
 
@@ -103,10 +140,6 @@ class _Extractor:
         f.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
         for i, a in enumerate(mesh.axes):
             f.add("mesh_axis", name, a.name, i, a.size)
-        for a in mesh.axes:
-            for i, (pre, size) in enumerate(prime_units(a.size)):
-                f.add("axis_unit", self._num_units, name, a.name, i, pre, size)
-                self._num_units += 1
         if mesh.is_maximal:
             f.add("maximal_mesh", name, mesh.device_ids[0])
         elif mesh.device_ids:
@@ -130,6 +163,13 @@ class _Extractor:
             f.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
             for pos, a in enumerate(dim.axes):
                 f.add("sharding_dim_axis", sid, d, pos, *ref(a))
+        for d in sharding.dims:
+            for a in d.axes:
+                if a.sub is not None:
+                    self._sub_bounds[(mesh, a.name)].update((a.sub.pre_size, a.sub.next_pre_size))
+        for a in sharding.replicated + sharding.unreduced:
+            if a.sub is not None:
+                self._sub_bounds[(mesh, a.name)].update((a.sub.pre_size, a.sub.next_pre_size))
         for a in sharding.replicated:
             f.add("sharding_replicated", sid, *ref(a))
         for a in sharding.unreduced:
@@ -149,6 +189,7 @@ class _Extractor:
         for fn in funcs:
             self.add_func(fn)
         self.add_func_edges()
+        self.add_units()
         first_slot = len(f.values)
         for name, (fn, count) in self.result_slots.items():
             for i in range(count):
@@ -156,6 +197,33 @@ class _Extractor:
                 f.func_results[t] = (fn, i)
                 f.add("func_result_tensor", name, i, t)
         return f
+
+    def add_units(self) -> None:
+        """axis_unit and mesh_canonical: equal meshes share the first one's units;
+        each axis is split into the coarsest units every sub-axis propagation can
+        make is a union of (see axis_units)."""
+        f = self.facts
+        canonical: dict[Mesh, str] = {}
+        unit = 0
+        for name, mesh in f.meshes.items():
+            c = canonical.setdefault(mesh, name)
+            f.add("mesh_canonical", name, c)
+            if c != name:
+                continue
+            names = [a.name for a in mesh.axes]
+            bounds = defaultdict(set)
+            for m, a in list(self._sub_bounds):
+                if m in names or canonical.get(f.meshes.get(m)) == name:
+                    bounds[a] |= self._sub_bounds[(m, a)]
+            for a in mesh.axes:
+                others = 1
+                for b in mesh.axes:
+                    if b.name != a.name:
+                        others *= b.size
+                for i, (pre, size) in enumerate(axis_units(a.size, bounds.get(a.name, set()),
+                                                           self._split_sizes, others)):
+                    f.add("axis_unit", unit, name, a.name, i, pre, size)
+                    unit += 1
 
     def add_func(self, fn) -> None:
         f = self.facts
@@ -250,8 +318,6 @@ class _Extractor:
             f.add("op_trait", op_id, "elementwise")
         if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
             f.add("op_trait", op_id, "offload")
-        if results and would_be_trivially_dead(op):
-            f.add("op_trait", op_id, "dead_if_unused")
         if name == "sdy.data_flow_edge":
             self.add_edge_sources(op, op_id, self.current_func)
         elif name == "sdy.func_data_flow_edge":
@@ -261,7 +327,7 @@ class _Extractor:
         elif name == "sdy.sharding_group":
             f.add("sharding_group", operands[0], ir.IntegerAttr(attrs["group_id"]).value)
         elif name == "sdy.propagation_barrier":
-            f.add("propagation_barrier", op_id, str(attrs["allowed_direction"]).split("<")[-1].rstrip(">").upper())
+            f.add("propagation_barrier", op_id, _direction_name(attrs["allowed_direction"]))
         elif name == "func.call":
             f.add("call", op_id, ir.FlatSymbolRefAttr(attrs["callee"]).value)
         elif name == "sdy.manual_computation":
@@ -289,8 +355,16 @@ class _Extractor:
 
     def add_value_tensor(self, value, func: str) -> None:
         target = shardable_value(value)
-        if target is not None:
-            self.facts.add("value_tensor", self.value_id(value, func), self.value_id(target, func))
+        if target is None:
+            return
+        vid = self.value_id(value, func)
+        self.facts.add("value_tensor", vid, self.value_id(target, func))
+        if target == value and (isinstance(value.owner, ir.Block)
+                                or value.owner.name in ("sdy.named_computation", "sdy.manual_computation")):
+            # a block argument or result with no edge: its sharding is the op's in/out sharding
+            s = get_sharding(value)
+            if s is not None:
+                self.facts.add("value_sharding", vid, self.add_sharding(TensorSharding.from_attr(s)))
 
     def add_edge_sources(self, op, op_id: int, func: str) -> None:
         """Sources of a `sdy.data_flow_edge`: what flows into the edge's owner."""
@@ -380,6 +454,8 @@ class _Extractor:
             for d, factors in enumerate(mapping):
                 for pos, fac in enumerate(factors):
                     f.add("rule_dim_factor", rule_id, t, d, pos, fac)
+                for fac in factors[:-1]:
+                    self._split_sizes.add(rule.factor_sizes[fac])
         if rule.is_custom:
             f.add("custom_rule", rule_id)
 
