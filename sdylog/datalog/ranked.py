@@ -31,7 +31,6 @@ Clauses are compiled to Python functions (nested loops over hash indexes).
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
@@ -144,16 +143,24 @@ class RankedEvaluation:
                 continue
             head_rel = self.rid[c.head.relation]
             for p in positions:
-                fn = compile_clause(self.ns, c.body, c.head.args, head_rel, rule, p, live=self.here)
+                fn = compile_clause(self.ns, c.body, c.head.args, head_rel, rule, p, live=self.here,
+                                    kinds=prog.clause_kinds[ci], fanout=getattr(self.backend, "fanout", None))
                 self.delta_fns[self.rid[c.body[p].relation]].append(fn)
         self.subsume_fns: list[list] = [[] for _ in self.rels]
-        for s in prog.subsumptions:
+        for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
                 continue
             cl = s.as_clause()
-            fn = compile_clause(self.ns, cl.body, (), None, -1, 0, live=self.here, distinct_from=1)
+            fn = compile_clause(self.ns, cl.body, (), None, -1, 0, live=self.here, distinct_from=1,
+                                kinds=prog.subsumption_kinds[si])
             self.subsume_fns[self.rid[s.relation]].append(fn)
         self._build_indexes()
+        for ri, fns in enumerate(self.subsume_fns):
+            if len(fns) > 1:
+                # one test per relation: `f1(d) or f2(d) or ...`
+                ns = {f"f{i}": fn for i, fn in enumerate(fns)}
+                exec("def g(d):\n    return " + " or ".join(f"f{i}(d)" for i in range(len(fns))), ns)
+                self.subsume_fns[ri] = [ns["g"]]
 
     # ---- evaluation ----
     def run(self) -> None:
@@ -231,22 +238,18 @@ class RankedEvaluation:
 
 
 def build_index(rows, key: tuple, negated: bool):
-    """Index of rows: a list (no key), a dict key -> rows, or a set of keys (negation)."""
+    """Index of rows: the rows themselves (no key: a scan), a dict key -> rows,
+    or a set of keys (negation). A one-column key is the bare value."""
+    from operator import itemgetter
     if negated:
         if not key:
             return bool(rows)
-        if len(key) == 1:
-            k0 = key[0]
-            return {r[k0] for r in rows}
-        return {tuple(r[k] for k in key) for r in rows}
+        return set(map(itemgetter(*key), rows))
     if not key:
-        return rows if isinstance(rows, list) else list(rows)
-    d = defaultdict(list)
-    if len(key) == 1:
-        k0 = key[0]
-        for r in rows:
-            d[r[k0]].append(r)
-    else:
-        for r in rows:
-            d[tuple(r[k] for k in key)].append(r)
-    return dict(d)
+        return rows
+    get = itemgetter(*key)
+    d: dict = {}
+    setdefault = d.setdefault
+    for r in rows:
+        setdefault(get(r), []).append(r)
+    return d
