@@ -302,7 +302,9 @@ class _Extractor:
         attrs = op.attributes
         if "sdy.sharding" in attrs:
             shardings = sharding_per_value(attrs["sdy.sharding"])
-            if len(shardings) != len(results):
+            if not results:
+                shardings = []   # an op with no results may carry one (e.g. a side-effecting callback)
+            elif len(shardings) != len(results):
                 raise error_at(op, f"sdy.sharding has {len(shardings)} shardings for {len(results)} results", self.filename)
             for vid, s in zip(results, shardings):
                 f.add("value_sharding", vid, self.add_sharding(s))
