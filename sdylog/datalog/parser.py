@@ -326,16 +326,7 @@ class Parser:
         name, loc = self.relation_name()
         if name in _KEYWORDS:
             self.fail(f"'{name}' is a keyword, not a relation name")
-        self.expect("(")
-        args = []
-        if not self.at(")"):
-            while True:
-                args.append(self.expr())
-                if not self.at(","):
-                    break
-                self.take()
-        self.expect(")")
-        return Atom(name, tuple(args), loc)
+        return Atom(name, tuple(self.paren_exprs()), loc)
 
     def constraint(self) -> Comparison:
         t = self.tok
@@ -415,7 +406,8 @@ class Parser:
             self.fail(f"'{t.text}' (counters, user-defined functors, records) is not supported", t)
         self.fail(f"expected an expression, found {self.describe(t)}", t)
 
-    def call_args(self, name: Token) -> list:
+    def paren_exprs(self) -> list:
+        """`( expr, ... )`, possibly empty."""
         self.expect("(")
         args = []
         if not self.at(")"):
@@ -425,6 +417,10 @@ class Parser:
                     break
                 self.take()
         self.expect(")")
+        return args
+
+    def call_args(self, name: Token) -> list:
+        args = self.paren_exprs()
         arity = {"strlen": 1, "to_number": 1, "to_string": 1, "to_float": 1, "to_unsigned": 1,
                  "substr": 3}.get(name.text)
         if arity is not None and len(args) != arity:
@@ -436,7 +432,7 @@ class Parser:
     def aggregate_or_functor(self, t: Token):
         if t.text in ("min", "max") and self.at("("):
             save = self.pos
-            args = self.call_args_loose()
+            args = self.paren_exprs()
             if not self.at(":"):
                 if len(args) < 2:
                     self.fail(f"'{t.text}' needs two or more arguments", t)
@@ -460,18 +456,6 @@ class Parser:
         else:
             body = [self.atom()]
         return Aggregate(t.text, target, tuple(body), t.loc)
-
-    def call_args_loose(self) -> list:
-        self.expect("(")
-        args = []
-        if not self.at(")"):
-            while True:
-                args.append(self.expr())
-                if not self.at(","):
-                    break
-                self.take()
-        self.expect(")")
-        return args
 
 
 def left_loc(e) -> Loc | None:

@@ -202,8 +202,12 @@ def _no_wildcard(e, where):
 
 
 def check_atoms(clause: Clause, relations: dict[str, RelationDecl]):
-    atoms = [(clause.head, False)] + list(atoms_of(clause.body))
-    for atom, _ in atoms:
+    check_declared([clause.head] + [atom for atom, _ in atoms_of(clause.body)], relations)
+
+
+def check_declared(atoms, relations: dict[str, RelationDecl]):
+    """Every atom names a declared relation, with its number of columns."""
+    for atom in atoms:
         decl = relations.get(atom.relation)
         if decl is None:
             raise error(atom.loc, f"relation '{atom.relation}' is not declared")
@@ -394,13 +398,7 @@ def check_subsumption(sub, relations: dict[str, RelationDecl]) -> dict[str, str]
     both = (sub.dominated, sub.dominating) + tuple(sub.body)
     probe = Clause(Atom(sub.relation, tuple(a for a in sub.dominated.args if not isinstance(a, Wildcard)),
                         sub.loc), both, sub.loc, sub.rule_index)
-    for atom, _ in atoms_of(both):
-        decl = relations.get(atom.relation)
-        if decl is None:
-            raise error(atom.loc, f"relation '{atom.relation}' is not declared")
-        if len(atom.args) != decl.arity:
-            raise error(atom.loc, f"'{atom.relation}' has {decl.arity} column{'s' if decl.arity != 1 else ''}, "
-                        f"used here with {len(atom.args)}")
+    check_declared([atom for atom, _ in atoms_of(both)], relations)
     _check_body_wildcards(both)
     check_grounded(both, (), set(), "a subsumptive rule")
     checker = KindChecker(probe, relations)
