@@ -81,6 +81,19 @@ def _finish(r, out_dtype):
     return r.astype(out_dtype)
 
 
+def _contraction_step(ctx, plan):
+    """The step of a two-operand op computed by `plan(lhs, rhs, compute_dtype)` in
+    a wider type, then rounded to the result type."""
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    a, b = ctx.ins()
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        env[o] = _finish(plan(env[a], env[b], cdt), out)
+    return step
+
+
 @lowering("stablehlo.dot_general", alias="fresh")
 def lower_dot_general(ctx):
     from jaxlib.mlir.dialects import stablehlo as shlo
@@ -89,14 +102,7 @@ def lower_dot_general(ctx):
     plan = DotPlan(ctx.shape(lhs), ctx.shape(rhs), list(d.lhs_batching_dimensions),
                    list(d.rhs_batching_dimensions), list(d.lhs_contracting_dimensions),
                    list(d.rhs_contracting_dimensions), ctx.result_shape)
-    out = ctx.result_dtype
-    cdt = _compute_type(out)
-    a, b = ctx.ins()
-    o = ctx.out_slot()
-
-    def step(env, rt):
-        env[o] = _finish(plan(env[a], env[b], cdt), out)
-    return step
+    return _contraction_step(ctx, plan)
 
 
 @lowering("stablehlo.dot", alias="fresh")
@@ -104,14 +110,7 @@ def lower_dot(ctx):
     lhs, rhs = ctx.operands
     ls, rs = ctx.shape(lhs), ctx.shape(rhs)
     plan = DotPlan(ls, rs, [], [], [len(ls) - 1], [0], ctx.result_shape)
-    out = ctx.result_dtype
-    cdt = _compute_type(out)
-    a, b = ctx.ins()
-    o = ctx.out_slot()
-
-    def step(env, rt):
-        env[o] = _finish(plan(env[a], env[b], cdt), out)
-    return step
+    return _contraction_step(ctx, plan)
 
 
 class ConvPlan:
@@ -196,14 +195,7 @@ class ConvPlan:
 @lowering("stablehlo.convolution", alias="fresh")
 def lower_convolution(ctx):
     plan = ConvPlan(ctx)
-    out = ctx.result_dtype
-    cdt = _compute_type(out)
-    a, b = ctx.ins()
-    o = ctx.out_slot()
-
-    def step(env, rt):
-        env[o] = _finish(plan(env[a], env[b], cdt), out)
-    return step
+    return _contraction_step(ctx, plan)
 
 
 @lowering("stablehlo.fft", alias="fresh")
