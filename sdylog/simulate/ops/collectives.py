@@ -228,21 +228,14 @@ def lower_collective_broadcast(ctx):
     return step
 
 
-@lowering("stablehlo.partition_id")
-def lower_partition_id(ctx):
+@lowering("stablehlo.partition_id", "stablehlo.replica_id")
+def lower_device_id(ctx):
+    """The running device's partition_id or replica_id (the field of the runtime
+    named like the op)."""
     o = ctx.out_slot()
     dt = ctx.result_dtype
+    field = ctx.op.operation.name.split(".", 1)[1]
 
     def step(env, rt):
-        env[o] = np.asarray(rt.partition_id, dtype=dt)
-    return step
-
-
-@lowering("stablehlo.replica_id")
-def lower_replica_id(ctx):
-    o = ctx.out_slot()
-    dt = ctx.result_dtype
-
-    def step(env, rt):
-        env[o] = np.asarray(rt.replica_id, dtype=dt)
+        env[o] = np.asarray(getattr(rt, field), dtype=dt)
     return step
