@@ -1,6 +1,12 @@
 """Derivation trees from provenance: every derived tuple records the rule
 that first produced it and the height (evaluation step) it appeared at; its
-body tuples are found again top-down among tuples of smaller height."""
+body tuples are found again top-down among tuples of smaller height.
+
+Two ways to find them: SQL over a DuckDB engine's tables, or, for the
+in-memory engine, the clause compiled to Python with the head tuple as its
+first atom (so lookups go through indexes on the bound columns): what
+`sdylog explain` uses on whole models, where copying every relation into
+DuckDB would cost more than the propagation itself."""
 from __future__ import annotations
 
 import re
@@ -16,7 +22,7 @@ from sdylog.datalog.sql import ClauseCompiler, ident
 class Derivation:
     relation: str
     values: tuple
-    how: str                 # 'input', 'fact' or 'rule'
+    how: str                 # 'input', 'fact', 'rule' (or 'pending': premises not looked up yet)
     rule: str = ""           # file:line of the rule, for 'rule' and 'fact'
     rule_text: str = ""
     premises: list = field(default_factory=list)   # Derivation or str (negations, constraints)
@@ -50,80 +56,232 @@ def _show(v) -> str:
     return quote(v) if isinstance(v, str) else str(v)
 
 
-def explain(engine, relation: str, values: tuple, max_depth: int = 100) -> Derivation:
-    if not engine.provenance:
-        raise error(None, "explain needs an engine made with provenance=True")
+def explain(engine, relation: str, values: tuple, max_depth: int = 100, follow=()) -> Derivation:
+    """The derivation tree of a tuple, `max_depth` levels deep; tuples of the
+    relations in `follow` are expanded whatever the depth (a chain of steps)."""
+    finder = premise_finder(engine)
     values = tuple(values)
-    if not engine.contains(relation, values):
-        raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
-    return _explain(engine, relation, values, max_depth, set())
+    finder.check(relation, values)
+    return _explain(finder, relation, values, max_depth, set(), frozenset(follow))
 
 
-def _lookup(engine, relation, values):
-    decl = engine.decl(relation)
-    conds = " AND ".join(f"c{i} = ?" for i in range(decl.arity)) or "TRUE"
-    return engine.con.execute(f"SELECT _rule, _height FROM {engine.table(relation)} WHERE {conds}",
-                              list(values)).fetchone()
-
-
-def _explain(engine, relation, values, depth, seen) -> Derivation:
-    rule_id, height = _lookup(engine, relation, values)
+def derive(finder, relation: str, values: tuple, premises: bool = True) -> Derivation:
+    """One level: the tuple, its rule and its premises (themselves not expanded)."""
+    values = tuple(values)
+    rule_id, height = finder.origin(relation, values)
     if rule_id < 0:
         return Derivation(relation, values, "input")
-    program, ci = engine.rules[rule_id]
+    program, ci = finder.engine.rules[rule_id]
     clause = program.clauses[ci]
     where = f"{clause.loc.file}:{clause.loc.line}"
-    key = (relation, values)
     if not clause.body:
         return Derivation(relation, values, "fact", where)
     node = Derivation(relation, values, "rule", where, _clause_text(clause))
-    if key in seen or depth <= 0:
-        node.repeated = True
+    if not premises:
         return node
-    seen.add(key)
-    premises = _premises(engine, program, ci, values, height)
-    for item in premises:
+    for item in finder.premises(rule_id, values, height):
         if isinstance(item, tuple):
-            node.premises.append(_explain(engine, item[0], item[1], depth - 1, seen))
+            node.premises.append(Derivation(item[0], item[1], "pending"))
         else:
             node.premises.append(item)
     return node
 
 
-def _premises(engine, program, ci, values, height):
-    clause = program.clauses[ci]
-    kinds = program.clause_kinds[ci]
-    pins = [Comparison("=", arg, _literal(v), clause.loc) for arg, v in zip(clause.head.args, values)]
-    body = list(clause.body) + pins
-    atoms: list[tuple[Atom, str]] = []
+def premise_finder(engine):
+    """What finds premises in this engine (in memory, or SQL over DuckDB)."""
+    if not getattr(engine, "provenance", False):
+        raise error(None, "explain needs an engine made with provenance=True")
+    if hasattr(engine, "con"):
+        return _SqlPremises(engine)
+    return _MemoryPremises(engine)
 
-    def lower(position, atom, alias):
-        atoms.append((atom, alias))
-        return [f"{alias}._height < {height}"]
 
-    comp = ClauseCompiler(kinds, engine.table, extra_atom_conds=lower)
-    comp.items = body
-    scope = comp.body(body, {}, top=True)
-    names = sorted(n for n in kinds if n in scope.env)
-    outs = [f"{alias}.c{j} AS {ident(f'a{k}_{j}')}" for k, (atom, alias) in enumerate(atoms)
-            for j in range(len(atom.args))]
-    outs += [f"{scope.env[n]} AS {ident('v_' + n)}" for n in names]
-    sql = f"SELECT {', '.join(outs) or 'TRUE'}"
-    if scope.froms:
-        sql += " FROM " + ", ".join(scope.froms)
-    if scope.conds:
-        sql += " WHERE " + " AND ".join(scope.conds)
-    row = engine.con.execute(sql + " LIMIT 1").fetchone()
-    if row is None:
-        raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
-    cols = dict(zip([o.rsplit(" AS ", 1)[1].strip('"') for o in outs], row))
-    env = {n: cols[f"v_{n}"] for n in names}
+def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
+    key = (relation, values)
+    if key in seen or depth <= 0:
+        node = derive(finder, relation, values, premises=False)
+        node.repeated = node.how == "rule"
+        return node
+    node = derive(finder, relation, values)
+    if node.how != "rule":
+        return node
+    seen.add(key)
+    kids = []
+    for item in node.premises:
+        if isinstance(item, Derivation):
+            d = depth if item.relation in follow else depth - 1
+            kids.append(_explain(finder, item.relation, item.values, d, seen, follow))
+        else:
+            kids.append(item)
+    node.premises = kids
+    return node
+
+
+class _SqlPremises:
+    """Premises found with SQL over a DuckDB engine's tables (_rule, _height columns)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def check(self, relation, values):
+        if not self.engine.contains(relation, values):
+            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
+
+    def origin(self, relation, values):
+        engine = self.engine
+        decl = engine.decl(relation)
+        conds = " AND ".join(f"c{i} = ?" for i in range(decl.arity)) or "TRUE"
+        return engine.con.execute(f"SELECT _rule, _height FROM {engine.table(relation)} WHERE {conds}",
+                                  list(values)).fetchone()
+
+    def premises(self, rule_id, values, height):
+        engine = self.engine
+        program, ci = engine.rules[rule_id]
+        clause = program.clauses[ci]
+        kinds = program.clause_kinds[ci]
+        pins = [Comparison("=", arg, _literal(v), clause.loc) for arg, v in zip(clause.head.args, values)]
+        body = list(clause.body) + pins
+        atoms: list[tuple[Atom, str]] = []
+
+        def lower(position, atom, alias):
+            atoms.append((atom, alias))
+            return [f"{alias}._height < {height}"]
+
+        comp = ClauseCompiler(kinds, engine.table, extra_atom_conds=lower)
+        comp.items = body
+        scope = comp.body(body, {}, top=True)
+        names = sorted(n for n in kinds if n in scope.env)
+        outs = [f"{alias}.c{j} AS {ident(f'a{k}_{j}')}" for k, (atom, alias) in enumerate(atoms)
+                for j in range(len(atom.args))]
+        outs += [f"{scope.env[n]} AS {ident('v_' + n)}" for n in names]
+        sql = f"SELECT {', '.join(outs) or 'TRUE'}"
+        if scope.froms:
+            sql += " FROM " + ", ".join(scope.froms)
+        if scope.conds:
+            sql += " WHERE " + " AND ".join(scope.conds)
+        row = engine.con.execute(sql + " LIMIT 1").fetchone()
+        if row is None:
+            raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
+        cols = dict(zip([o.rsplit(" AS ", 1)[1].strip('"') for o in outs], row))
+        env = {n: cols[f"v_{n}"] for n in names}
+        atom_rows = [tuple(cols[f"a{k}_{j}"] for j in range(len(a.args))) for k, (a, _) in enumerate(atoms)]
+        return _items(clause, atom_rows, env)
+
+
+class _Found(Exception):
+    pass
+
+
+class _MemoryPremises:
+    """Premises found in the in-memory engine: the clause compiled to Python
+    with a first atom binding the head's arguments, whose solutions list the
+    body atoms' tuples and the variables; the first solution whose tuples
+    are all older than the head is the derivation."""
+
+    HEAD = "__head"
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.compiled: dict[int, tuple] = {}
+
+    def check(self, relation, values):
+        if not self.engine.contains(relation, values):
+            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
+
+    def origin(self, relation, values):
+        info = self.engine._prov.get(relation, {}).get(tuple(values))
+        if info is None:
+            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) has no recorded derivation")
+        return info
+
+    def _compile(self, rule_id):
+        from sdylog.datalog.ast import Wildcard
+        from sdylog.datalog.pyeval import Namespace, compile_clause
+        got = self.compiled.get(rule_id)
+        if got is not None:
+            return got
+        program, ci = self.engine.rules[rule_id]
+        clause = program.clauses[ci]
+        fresh = iter(range(1 << 30))
+
+        def named(atom):
+            return Atom(atom.relation, tuple(Var(f"_w{next(fresh)}", a.loc) if isinstance(a, Wildcard) else a
+                                             for a in atom.args), atom.loc)
+        body = [named(l) if isinstance(l, Atom) else l for l in clause.body]
+        names = sorted(set().union(*[_top_vars(l) for l in clause.body]) - {"_"})
+        atoms = [l for l in body if isinstance(l, Atom)]
+        out = [Var(n, clause.loc) for n in names] + [a for atom in atoms for a in atom.args]
+        head = Atom(self.HEAD, clause.head.args, clause.loc)
+        ns = Namespace()
+        fn = compile_clause(ns, [head] + body, out, 0, rule_id, 0, kinds=program.clause_kinds[ci])
+        for name, (rel, key, negated) in ns.specs.items():
+            if name not in ns.globals:
+                ns.globals[name] = self.engine.index(rel, key, negated)
+        got = self.compiled[rule_id] = (fn, names, [(a.relation, len(a.args)) for a in atoms])
+        return got
+
+    def premises(self, rule_id, values, height):
+        fn, names, shapes = self._compile(rule_id)
+        prov = self.engine._prov
+        program, ci = self.engine.rules[rule_id]
+        clause = program.clauses[ci]
+        found = []
+
+        def emit(_ri, tup, _rule):
+            env = dict(zip(names, tup))
+            rows, k = [], len(names)
+            for rel, n in shapes:
+                rows.append(tup[k:k + n])
+                k += n
+            for (rel, _), row in zip(shapes, rows):
+                info = prov.get(rel, {}).get(row)
+                if info is None or info[1] >= height:
+                    return
+            found.append((rows, env))
+            raise _Found
+
+        try:
+            fn([tuple(values)], emit)
+        except _Found:
+            pass
+        if not found:
+            raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
+        rows, env = found[0]
+        return _items(clause, rows, env)
+
+
+def _top_vars(lit) -> set:
+    """Variables of a body literal outside aggregate bodies."""
+    from sdylog.datalog.ast import Aggregate, Functor, Negation
+    out: set = set()
+
+    def walk(e):
+        if isinstance(e, Var):
+            out.add(e.name)
+        elif isinstance(e, Functor):
+            for a in e.args:
+                walk(a)
+        elif isinstance(e, Aggregate):
+            pass
+    if isinstance(lit, Atom):
+        for a in lit.args:
+            walk(a)
+    elif isinstance(lit, Negation):
+        for a in lit.atom.args:
+            walk(a)
+    elif isinstance(lit, Comparison):
+        walk(lit.left)
+        walk(lit.right)
+    return out
+
+
+def _items(clause, atom_rows, env) -> list:
+    """The clause's body as premises: (relation, tuple) for atoms, text for the rest."""
     out = []
-    k = 0
+    rows = iter(atom_rows)
     for lit in clause.body:
         if isinstance(lit, Atom):
-            out.append((lit.relation, tuple(cols[f"a{k}_{j}"] for j in range(len(lit.args)))))
-            k += 1
+            out.append((lit.relation, tuple(next(rows))))
         else:
             out.append(_substitute(literal(lit), env))
     return out
