@@ -17,6 +17,7 @@ from sdylog.ir.diagnostics import SdylogError
 # subcommand -> "module:click_command". Keep alphabetical.
 COMMANDS = {
     "datalog": "sdylog.datalog.command:datalog",
+    "explain": "sdylog.commands.explain:explain",
     "facts": "sdylog.facts.command:facts",
     "interpret": "sdylog.simulate.command:interpret",
     "opt": "sdylog.passes.command:opt",

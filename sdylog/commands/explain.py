@@ -1,0 +1,861 @@
+"""`sdylog explain FILE VALUE`: why a value gets its sharding.
+
+Runs what `sdylog run` runs up to the end of propagation (the import passes,
+then user-priority propagation with op priorities, the aggressive strategy,
+and provenance recorded), then reads the derivation of each unit of the
+value's final sharding back to the user annotation it came from: every hop
+is an op visit (rules/propagation/core.dl: unit_at <- write <- prop <-
+op_unit <- unit_at of another tensor of the op). Internal ids (tensors, units,
+ops, ranks) are turned back into the input's value names, axis names, source
+locations and phases. `--tree` prints the raw Datalog derivation instead.
+
+Values are named as MLIR prints the input (`%0`, `%arg0`, `%cst_1`, `%0#1`):
+the names of a file that MLIR or JAX printed. Names an author chose in a
+hand-written file (`%x`) are not kept by MLIR's parser.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import click
+
+from sdylog.cli import reports_errors
+from sdylog.ir.diagnostics import SdylogError
+
+# The relations one hop of propagation goes through (core.dl), and where chains start.
+CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
+INIT_OP = -999999      # unit_at's by_op for a unit a tensor starts with
+_FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
+
+
+# ---------------------------------------------------------------- names from the input
+@dataclass
+class InputValue:
+    """A value of the input module, named as MLIR prints it."""
+    func: str
+    name: str            # "%0", "%arg1", "%0#1"
+    handle: object       # the ir.Value (compared by identity only once passes ran)
+    type_text: str
+    key: tuple           # how to find its copies after import: (kind, location, index, type)
+    where: str           # "stablehlo.add at f.mlir:3:8"
+
+
+def input_values(module, filename: str) -> list[InputValue]:
+    """Every value of every function of the freshly parsed module."""
+    from jaxlib.mlir import ir
+
+    from sdylog.ir.walk import func_ops, symbol_name, walk_ops
+    out = []
+    with module.context:
+        state = ir.AsmState(module.operation)
+        for fn in func_ops(module):
+            func = symbol_name(fn)
+            if not len(fn.regions[0].blocks):
+                continue
+            for i, arg in enumerate(fn.regions[0].blocks[0].arguments):
+                out.append(InputValue(func, arg.get_name(state), arg, str(arg.type), ("farg", func, i),
+                                      f"argument {i} of @{func} at {_loc(arg, filename)}"))
+            for op in walk_ops(fn.operation):
+                if op == fn.operation:
+                    continue
+                loc = _loc(op, filename)
+                for r, region in enumerate(op.regions):
+                    for block in region.blocks:
+                        for i, arg in enumerate(block.arguments):
+                            out.append(InputValue(func, arg.get_name(state), arg, str(arg.type),
+                                                  ("barg", loc, r, i, str(arg.type)),
+                                                  f"block argument {i} of {op.name} at {_loc(arg, filename)}"))
+                for i, res in enumerate(op.results):
+                    out.append(InputValue(func, res.get_name(state), res, str(res.type),
+                                          ("res", loc, i, str(res.type)), f"{op.name} at {loc}"))
+    return out
+
+
+def _loc(op, filename: str) -> str:
+    """`file:line:col` of an op or block argument."""
+    from sdylog.ir.diagnostics import format_location
+    return format_location(op.location, filename) or "?"
+
+
+def _symbol(op) -> str:
+    from sdylog.ir.walk import symbol_name
+    return symbol_name(op)
+
+
+def _op_name(op) -> str:
+    """The op's MLIR name (an OpView's `.name` may be its symbol name)."""
+    return getattr(op, "operation", op).name
+
+
+@dataclass(frozen=True)
+class ValueSpec:
+    func: str | None     # None: the main (or only) function
+    name: str | None     # "%0", or None for a function result
+    result: int | None = None
+
+
+_SPEC = re.compile(r"^(?:@(?P<func>[\w.$-]+):)?(?:(?P<name>%[\w$.#-]+)|arg(?P<arg>\d+)|result(?P<res>\d+))$")
+
+
+def parse_spec(text: str) -> ValueSpec:
+    m = _SPEC.match(text.strip())
+    if not m or (m["func"] is None and m["name"] is None):
+        raise SdylogError(f"cannot read the value '{text}': write %name, @func:%name, @func:argN or @func:resultN")
+    if m["arg"] is not None:
+        return ValueSpec(m["func"], f"%arg{m['arg']}")
+    if m["res"] is not None:
+        return ValueSpec(m["func"], None, int(m["res"]))
+    return ValueSpec(m["func"], m["name"])
+
+
+def name_ranges(names) -> str:
+    """`%arg0..%arg3, %0..%41, %cst, %cst_0..%cst_2`: names with a numeric
+    suffix collapsed into runs, in first-seen order."""
+    groups: dict[str, list] = {}
+    for n in names:
+        m = re.match(r"^(.*?)(\d+)$", n)
+        prefix, num = (m[1], int(m[2])) if m else (n, None)
+        groups.setdefault(prefix, []).append(num)
+    parts = []
+    for prefix, nums in groups.items():
+        plain = [x for x in nums if x is None]
+        if plain:
+            parts.append(prefix)
+        ints = sorted({x for x in nums if x is not None})
+        start = prev = None
+        for x in ints + [None]:
+            if x is not None and prev is not None and x == prev + 1:
+                prev = x
+                continue
+            if start is not None:
+                parts.append(f"{prefix}{start}" if start == prev else f"{prefix}{start}..{prefix}{prev}")
+            start = prev = x
+    return ", ".join(parts)
+
+
+@dataclass
+class Target:
+    """What to explain: an input value, or a function result."""
+    func: str
+    label: str                       # "@main:%3"
+    value: InputValue | None = None
+    result: int | None = None
+
+
+def resolve(spec: ValueSpec, values: list[InputValue], funcs: list[str], result_counts: dict) -> list[Target]:
+    """The input values the spec names (several when sibling regions reuse a name)."""
+    if spec.func is None:
+        if "main" in funcs:
+            func = "main"
+        elif len(funcs) == 1:
+            func = funcs[0]
+        else:
+            raise SdylogError(f"no function @main and {len(funcs)} functions: write @func:%name "
+                              f"(functions are {', '.join('@' + f for f in funcs)})")
+    else:
+        func = spec.func
+        if func not in funcs:
+            raise SdylogError(f"no function @{func}; functions are {', '.join('@' + f for f in funcs)}")
+    if spec.name is None:
+        n = result_counts.get(func, 0)
+        if spec.result >= n:
+            raise SdylogError(f"@{func} has {n} result{'s' if n != 1 else ''}; results are "
+                              f"{', '.join(f'result{i}' for i in range(n)) or 'none'}")
+        return [Target(func, f"@{func}:result{spec.result}", result=spec.result)]
+    in_func = [v for v in values if v.func == func]
+    hits = [v for v in in_func if v.name == spec.name]
+    if not hits:
+        raise SdylogError(f"no value {spec.name} in @{func}; values are {name_ranges(v.name for v in in_func)}")
+    return [Target(func, f"@{func}:{spec.name}", value=v) for v in hits]
+
+
+# ---------------------------------------------------------------- running the pipeline
+@dataclass
+class Explained:
+    """The propagation run with provenance, and the way back to names."""
+    filename: str
+    engine: object
+    facts: object
+    values: list[InputValue]
+    funcs: list[str]
+    result_counts: dict
+    names: dict = field(default_factory=dict)     # fact value id -> InputValue
+    copies: dict = field(default_factory=dict)    # id(InputValue) -> [fact value ids]
+
+
+def run_with_provenance(path: str, engine: str | None = None) -> Explained:
+    """Parse, name the input's values, then the pipeline's import passes and
+    propagation exactly as `-sdy-propagation-pipeline` runs them (the export
+    passes are left out: they only rewrite what propagation decided)."""
+    from sdylog.ir import load_module
+    from sdylog.ir.module import display_name
+    from sdylog.ir.walk import func_ops, symbol_name
+    from sdylog.passes import PassContext, lookup
+    from sdylog.passes.pipelines import run_import_pipeline
+    from sdylog.propagation.passes import run_propagation
+
+    filename = display_name(path)
+    module = load_module(path)
+    values = input_values(module, filename)
+    funcs, result_counts = [], {}
+    with module.context:
+        for fn in func_ops(module):
+            name = symbol_name(fn)
+            funcs.append(name)
+            from jaxlib.mlir import ir
+            result_counts[name] = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
+    ctx = PassContext(filename=filename, engine=engine or "memory")
+    ctx.provenance = True
+    with module.context:
+        run_import_pipeline(module, ctx, {"dedup-functions-fully": False})
+        # as sdylog/passes/propagation_pipeline.py runs it
+        options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
+        result = run_propagation(module, options, ctx, strategies=("aggressive",), op_priorities=True,
+                                 user_priorities=True)
+    ex = Explained(filename, result.engine, result.facts, values, funcs, result_counts)
+    _match_values(ex)
+    return ex
+
+
+def _match_values(ex: Explained) -> None:
+    """Find each input value among the propagated module's values: the same
+    IR value when the import kept it (checked by type: a freed value's
+    address may be reused), else copies made by the import (inlined calls,
+    split constants) found by location, index and type."""
+    from jaxlib.mlir import ir
+    facts = ex.facts
+    by_key = defaultdict(list)
+    with facts.module.context:
+        for vid, v in enumerate(facts.values):
+            if vid in facts.func_args:
+                fn, i = facts.func_args[vid]
+                from sdylog.ir.walk import symbol_name
+                by_key[("farg", symbol_name(fn), i)].append(vid)
+                continue
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                op = owner.owner
+                arg = ir.BlockArgument(v)
+                region = _region_index(op, owner)
+                by_key[("barg", _loc(op, ex.filename), region, arg.arg_number, str(v.type))].append(vid)
+            else:
+                by_key[("res", _loc(owner, ex.filename), ir.OpResult(v).result_number, str(v.type))].append(vid)
+        for iv in ex.values:
+            vid = facts.value_ids.get(iv.handle)
+            if vid is not None and str(facts.values[vid].type) == iv.type_text:
+                found = [vid]
+            else:
+                found = by_key.get(iv.key, [])
+            ex.copies[id(iv)] = found
+            for v in found:
+                ex.names.setdefault(v, iv)
+
+
+def _region_index(op, block) -> int:
+    for r, region in enumerate(op.regions):
+        for b in region.blocks:
+            if b == block:
+                return r
+    return -1
+
+
+# ---------------------------------------------------------------- reading the relations
+class Relations:
+    """Indexed access to the derived relations explain reads."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self._idx = {}
+
+    def get(self, relation: str, key: tuple, *values):
+        """Tuples of `relation` whose columns `key` hold `values`."""
+        k = (relation, key)
+        idx = self._idx.get(k)
+        if idx is None:
+            idx = self._idx[k] = defaultdict(list)
+            for row in self.engine.scan(relation) if hasattr(self.engine, "scan") else self.engine.read(relation):
+                idx[tuple(row[i] for i in key)].append(row)
+        return sorted(idx.get(tuple(values), ()))
+
+    def one(self, relation: str, key: tuple, *values):
+        rows = self.get(relation, key, *values)
+        return rows[0] if rows else None
+
+
+def _rank_spans() -> tuple[int, int]:
+    """PHASE_SPAN and POSITION_SPAN as the rules define them (phases.dl)."""
+    from sdylog import RULES_DIR
+    text = (RULES_DIR / "propagation" / "phases.dl").read_text()
+    spans = dict(re.findall(r"#define (PHASE_SPAN|POSITION_SPAN) (\d+)", text))
+    return int(spans["PHASE_SPAN"]), int(spans["POSITION_SPAN"])
+
+
+class Namer:
+    """Ids of the rules' relations back to names a compiler engineer reads."""
+
+    def __init__(self, ex: Explained):
+        self.ex = ex
+        self.rel = Relations(ex.engine)
+        self.phase_span, self.position_span = _rank_spans()
+        self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in ex.engine.scan("axis_unit")}
+        self.axis_sizes = {(m, a): z for m, a, _i, z in ex.engine.scan("mesh_axis")}
+        self.members = defaultdict(list)   # tensor -> values
+        for v, t in ex.engine.scan("tensor_of"):
+            self.members[t].append(v)
+        self.func_result_of = {t: (f, i) for f, i, t in ex.engine.scan("func_result_tensor")}
+        self.home = self._main()   # names of this function are shown unqualified
+
+    # ---- values and tensors
+    def value(self, vid: int) -> str:
+        iv = self.ex.names.get(vid)
+        if iv is not None:
+            return self.named(iv)
+        v = self.ex.facts.values[vid]
+        from jaxlib.mlir import ir
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return f"<block argument of {_op_name(owner.owner)}>"
+        return f"<{_op_name(owner)} result at {_loc(owner, self.ex.filename)}>"
+
+    def tensor(self, t: int) -> str:
+        """`%3`, `%0#0 (= %iterArg in the body)`, or `@main:result0`."""
+        if t in self.func_result_of:
+            f, i = self.func_result_of[t]
+            return f"@{f}:result{i}"
+        named = sorted({self.named(self.ex.names[v]) for v in self.members.get(t, ()) if v in self.ex.names})
+        if named:
+            return "/".join(named)
+        return self.value(t)
+
+    def named(self, iv: InputValue) -> str:
+        """The value's name, with its function when it is not the one being explained."""
+        return iv.name if iv.func == self.home else f"@{iv.func}:{iv.name}"
+
+    def tensor_where(self, t: int) -> str:
+        if t in self.func_result_of:
+            f, i = self.func_result_of[t]
+            return f"result {i} of @{f}"
+        for v in sorted(self.members.get(t, ())):
+            if v in self.ex.names:
+                return self.ex.names[v].where
+        return self.value(t)
+
+    # ---- ops
+    def op(self, o: int) -> str:
+        """`stablehlo.add (f.mlir:3:8)`, a data-flow edge, or main's result link."""
+        if o < 0:
+            return f"the return of @{self._main()} (result {-1 - o})"
+        op = self.ex.facts.ops[o]
+        loc = _loc(op, self.ex.filename)
+        if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
+            owner = op.operands[0].owner
+            from jaxlib.mlir import ir
+            if isinstance(owner, ir.Block):
+                owner = owner.owner
+            return f"the data-flow edge of {_op_name(owner)} ({_loc(owner, self.ex.filename)})"
+        return f"{op.name} ({loc})"
+
+    def _main(self) -> str:
+        rows = self.ex.engine.scan("main_func")
+        return next(iter(rows))[0] if rows else "main"
+
+    def factor(self, o: int, f: int) -> str:
+        """`factor j (reduction)` of an op's rule; `dim 1` for identity visits."""
+        visit = self.rel.one("visit", (0,), o)
+        if visit is None or visit[1] < 0:
+            return f"dim {f}"
+        rule = visit[1]
+        name = _FACTOR_LETTERS[f] if f < len(_FACTOR_LETTERS) else f"f{f}"
+        kind = self.rel.one("rule_factor", (0, 1), rule, f)
+        return f"factor {name}" + (f" ({kind[3].replace('_', '-')})" if kind and kind[3] != "pass_through" else "")
+
+    def operand(self, o: int, j: int) -> str:
+        """How tensor j of visit o relates to the op: operand / result / edge source / edge."""
+        vt = self.rel.one("visit_tensor", (0, 1), o, j)
+        visit = self.rel.one("visit", (0,), o)
+        if vt is None or visit is None:
+            return f"tensor {j}"
+        if o < 0:
+            return "the func result slot" if vt[3] == 1 else "the returned value"
+        if visit[1] < 0:   # an identity visit: data-flow edge or barrier
+            name = self.ex.facts.ops[o].name
+            if name == "sdy.propagation_barrier":
+                return "the barrier's result" if vt[3] == 1 else "the barrier's operand"
+            return "the edge" if vt[3] == 1 else f"edge source {j}"
+        if vt[3] == 1:
+            n = len(self.rel.get("visit_tensor", (0, 3), o, 0))
+            return f"result {j - n}"
+        return f"operand {j}"
+
+    # ---- axes
+    def unit(self, u: int) -> str:
+        m, a, pre, z = self.units[u]
+        full = self.axis_sizes.get((m, a))
+        return f'"{a}"' if pre == 1 and z == full else f'"{a}":({pre}){z}'
+
+    def axis_ref(self, mesh: str, axis: str, pre: int, size: int) -> str:
+        full = self.axis_sizes.get((mesh, axis))
+        return f'"{axis}"' if pre == 1 and size == full else f'"{axis}":({pre}){size}'
+
+    # ---- phases
+    def round_of(self, rank: int) -> str:
+        """The user-priority round (`p0`, `p1`, ...) the rank's phase belongs to."""
+        row = self.rel.one("phase", (0,), rank // self.phase_span)
+        rnd = row[1] if row else 0
+        pr = [p for p, r in self.ex.engine.scan("priority_round") if r == rnd]
+        return f"p{min(pr) if pr else rnd}"
+
+    def phase(self, rank: int) -> str:
+        ph = rank // self.phase_span
+        row = self.rel.one("phase", (0,), ph)
+        if row is None:
+            return "final result sync"
+        _, _rnd, k, strategy = row
+        return f"round {self.round_of(rank)}, op-priority k={k}, {strategy}"
+
+
+def short_rule(where: str) -> str:
+    """`core.dl:183` from the clause's file:line (rule files have distinct names)."""
+    path, _, line = where.rpartition(":")
+    return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
+# ---------------------------------------------------------------- chains
+@dataclass
+class Hop:
+    """Unit u reached tensor t's dimension d through one op visit."""
+    tensor: int
+    dim: int
+    unit: int
+    rank: int
+    op: int
+    factor: int
+    j: int                   # the written tensor's index in the visit
+    src_j: int | None        # the proposing tensor's index (None: static manual axes)
+    src: tuple | None        # the proposing tensor's unit_at tuple
+    rules: list              # (relation, file:line) that made the step
+
+
+@dataclass
+class Origin:
+    """Where a chain starts: a user annotation (or a manual computation's axes)."""
+    tensor: int
+    dim: int
+    unit: int
+    rank: int
+    text: str
+    rules: list
+
+
+class ChainWalker:
+    def __init__(self, ex: Explained, namer: Namer):
+        from sdylog.datalog.explain import premise_finder
+        self.ex = ex
+        self.namer = namer
+        self.finder = premise_finder(ex.engine)
+
+    def derive(self, relation, tup):
+        from sdylog.datalog.explain import derive
+        return derive(self.finder, relation, tup)
+
+    @staticmethod
+    def premise(node, relation):
+        for p in node.premises:
+            if not isinstance(p, str) and p.relation == relation:
+                return p
+        return None
+
+    def chain(self, unit_at: tuple, limit: int = 100000) -> list:
+        """Hops from this unit back to its origin (the last item)."""
+        steps = []
+        cur = unit_at
+        seen = set()
+        while len(steps) < limit:
+            if cur in seen:
+                break
+            seen.add(cur)
+            t, d, p, u, _pre, _prev, r, _rc, by, f = cur
+            node = self.derive("unit_at", cur)
+            if by == INIT_OP:
+                steps.append(self.origin(node))
+                return steps
+            w = self.premise(node, "write")
+            wn = self.derive("write", w.values)
+            o, j = w.values[0], w.values[1]
+            pr = self.premise(wn, "prop")
+            pn = self.derive("prop", pr.values)
+            ou = self.premise(pn, "op_unit")
+            on = self.derive("op_unit", ou.values)
+            rules = [("unit_at", node.rule), ("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
+            src = self.premise(on, "unit_at")
+            vt = self.premise(on, "visit_tensor")
+            src_j = vt.values[1] if vt is not None and src is not None else None
+            steps.append(Hop(t, d, u, r, o, f, j, src_j, src.values if src else None, rules))
+            if src is None:   # the manual axes of a manual computation's in_sharding
+                steps.append(self.static_origin(on, t, d, u, r))
+                return steps
+            cur = src.values
+        return steps
+
+    def origin(self, node) -> Origin:
+        t, d, _p, u, _pre, _prev, r = node.values[:7]
+        rules = [("unit_at", node.rule)]
+        init = self.premise(node, "init_unit")
+        inode = self.derive("init_unit", init.values)
+        rules.append(("init_unit", inode.rule))
+        mre = self.premise(inode, "manual_result_edge")
+        if mre is not None:
+            mc = mre.values[1]
+            text = f"out_shardings of {self.namer.op(mc)}"
+            return Origin(t, d, u, r, text, rules)
+        ti = self.premise(inode, "tensor_init")
+        tnode = self.derive("tensor_init", ti.values)
+        rules.append(("tensor_init", tnode.rule))
+        text = self.annotation(tnode, t)
+        s = ti.values[1]
+        sd = self.namer.rel.one("sharding_dim", (0, 1), s, d)
+        if sd is not None:
+            closed, prio = sd[2], sd[3]
+            text += f" (priority p{prio})" if prio >= 0 else " (no priority)"
+            if closed:
+                text += ", closed dimension"
+        return Origin(t, d, u, r, text, rules)
+
+    def annotation(self, tnode, t: int) -> str:
+        n = self.namer
+        vs = self.premise(tnode, "value_sharding")
+        if vs is not None:
+            return self.holder(vs.values[0])
+        fr = self.premise(tnode, "func_result_sharding")
+        if fr is not None:
+            f, i, _ = fr.values
+            return f"user annotation: result sharding of @{f} result {i}"
+        gc = self.premise(tnode, "group_candidate")
+        if gc is not None:
+            g, v, _ = gc.values
+            return f"sharding group {g}: {self.holder(v)} (the group's first annotated member)"
+        return f"initial sharding of {n.tensor(t)}"
+
+    def holder(self, vid: int) -> str:
+        """What kind of annotation the sharding on value vid is."""
+        from jaxlib.mlir import ir
+        n = self.namer
+        facts = self.ex.facts
+        name = n.value(vid)
+        if vid in facts.func_args:
+            fn, i = facts.func_args[vid]
+            return f"user annotation on {name} (argument {i} of @{_symbol(fn)}) at {_loc(facts.values[vid], self.ex.filename)}"
+        v = facts.values[vid]
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            op = owner.owner
+            return f"in_shardings of {op.name} on {name} at {_loc(op, self.ex.filename)}"
+        loc = _loc(owner, self.ex.filename)
+        if owner.name == "sdy.sharding_constraint":
+            return f"sharding constraint {name} at {loc}"
+        if owner.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
+            src = owner.operands[0]
+            inner = src.owner.owner if isinstance(src.owner, ir.Block) else src.owner
+            kind = "in_shardings" if inner.name in ("sdy.manual_computation", "sdy.named_computation") \
+                and isinstance(src.owner, ir.Block) else "sharding"
+            if inner.name in ("sdy.manual_computation", "sdy.named_computation") and not isinstance(src.owner, ir.Block):
+                kind = "out_shardings"
+            return f"user annotation: {kind} of {inner.name} on {n.tensor(vid)} at {_loc(inner, self.ex.filename)}"
+        return f"user annotation: sdy.sharding of {owner.name} {name} at {loc}"
+
+    def static_origin(self, on, t, d, u, r) -> Origin:
+        o = on.values[0]
+        text = f"manual axes of the in_shardings at {self.namer.op(o)}"
+        return Origin(t, d, u, r, text, [("op_unit", on.rule)])
+
+
+# ---------------------------------------------------------------- the readable report
+def final_sharding_text(namer: Namer, t: int) -> str | None:
+    rel = namer.rel
+    mesh = rel.one("final_mesh", (0,), t)
+    if mesh is None:
+        return None
+    dims = rel.get("final_dim", (0,), t)
+    axes = rel.get("final_dim_axis", (0,), t)
+    parts = []
+    for _, d, _c, _p in dims:
+        refs = [namer.axis_ref(namer.canonical(mesh[1]), a, pre, z) for _, dd, _pos, a, pre, z in axes if dd == d]
+        parts.append("{" + ", ".join(refs) + "}")
+    return f"<@{mesh[1]}, [{', '.join(parts)}]>"
+
+
+def _canonical(self, mesh: str) -> str:
+    row = self.rel.one("mesh_canonical", (0,), mesh)
+    return row[1] if row else mesh
+
+
+Namer.canonical = _canonical
+
+
+def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
+    lines = []
+    tensors = _target_tensors(ex, target)
+    if not tensors:
+        return f"{target.label}: " + _no_tensor_reason(ex, target) + "\n"
+    walker = ChainWalker(ex, namer)
+    for t in tensors:
+        where = namer.tensor_where(t)
+        sharding = final_sharding_text(namer, t)
+        head = f"{target.label} ({where})"
+        if len(tensors) > 1:
+            head += f" [copy as {namer.tensor(t)}]"
+        rank = namer.rel.get("tensor_rank", (0,), t)
+        ndims = rank[0][1] if rank else 0
+        if sharding is None:
+            lines.append(f"{head} is not sharded")
+        else:
+            lines.append(f"{head} gets {sharding}")
+        units = defaultdict(list)
+        for row in namer.rel.get("unit_at", (0,), t):
+            units[row[1]].append(row)
+        for d in range(ndims):
+            rows = sorted(units.get(d, ()), key=lambda r: r[2])
+            if rows:
+                lines.extend(_explain_dim(namer, walker, t, d, rows))
+            else:
+                lines.extend(_why_not(namer, t, d))
+    return "\n".join(lines) + "\n"
+
+
+def _target_tensors(ex: Explained, target: Target) -> list[int]:
+    rel = Relations(ex.engine)
+    if target.result is not None:
+        row = rel.one("func_result_tensor", (0, 1), target.func, target.result)
+        return [row[2]] if row else []
+    out = []
+    for vid in ex.copies.get(id(target.value), []):
+        for _, t in rel.get("tensor_of", (0,), vid):
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def _no_tensor_reason(ex: Explained, target: Target) -> str:
+    if target.result is not None:
+        return f"propagation has no result slot for @{target.func} (only the main function's results have one)"
+    if not ex.copies.get(id(target.value)):
+        return ("this value is gone after the import passes (dead code, or a function that was inlined "
+                "or removed), so propagation never saw it")
+    return "propagation does not shard this value (a block argument of a region op such as a reduce body)"
+
+
+def _explain_dim(namer: Namer, walker: ChainWalker, t: int, d: int, rows: list) -> list[str]:
+    """Each axis of dimension d, with the chain of each of its units (one
+    chain when all units of an axis came the same way)."""
+    lines = []
+    groups = []   # [(axis text, [unit_at rows])]
+    for row in rows:
+        m, a, pre, z = namer.units[row[3]]
+        if groups and groups[-1][0][0] == a and groups[-1][0][1] * groups[-1][0][2] == pre:
+            (ga, gpre, gz), grows = groups[-1]
+            groups[-1] = ((ga, gpre, gz * z), grows + [row])
+        else:
+            groups.append(((a, pre, z), [row]))
+    for (a, pre, z), grows in groups:
+        m = namer.units[grows[0][3]][0]
+        chains = [walker.chain(r) for r in grows]
+        sigs = {tuple(_signature(s) for s in c) for c in chains}
+        label = namer.axis_ref(m, a, pre, z)
+        if len(sigs) == 1:
+            lines.append(f"  dim {d} {label}:")
+            lines.extend(_chain_lines(namer, chains[0], label))
+        else:
+            for r, c in zip(grows, chains):
+                ul = namer.unit(r[3])
+                lines.append(f"  dim {d} {ul} (part of {label}):")
+                lines.extend(_chain_lines(namer, c, ul))
+    return lines
+
+
+def _signature(step) -> tuple:
+    if isinstance(step, Hop):
+        return ("hop", step.tensor, step.dim, step.op, step.factor, step.src_j)
+    return ("origin", step.tensor, step.dim, step.text)
+
+
+def _rules_text(rules) -> str:
+    return ", ".join(f"{short_rule(w)} {rel}" for rel, w in rules)
+
+
+def _chain_lines(namer: Namer, chain: list, axis: str) -> list[str]:
+    lines = []
+    for k, s in enumerate(chain):
+        pad = "    " + "  " * min(k, 12)
+        if isinstance(s, Hop):
+            src = ""
+            if s.src is not None:
+                src = f" from {namer.operand(s.op, s.src_j)} {namer.tensor(s.src[0])} dim {s.src[1]}"
+            lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {namer.factor(s.op, s.factor)} of "
+                         f"{namer.op(s.op)}{src}")
+            lines.append(f"{pad}    [{namer.phase(s.rank)}; {_rules_text(s.rules)}]")
+        else:
+            lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {s.text}")
+            lines.append(f"{pad}    [from round {namer.round_of(s.rank)}; {_rules_text(s.rules)}]")
+    if len(chain) > 13:
+        lines.append(f"    ({len(chain) - 1} hops)")
+    return lines
+
+
+# ---------------------------------------------------------------- why a dimension has nothing
+def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: int = 6) -> list[str]:
+    """What the derived relations show about a dimension that got no axis.
+    From it, walk the dimensions that got nothing either (through the
+    factors of the ops relating them) and report where the walk stops: a
+    dimension closed by its annotation, or an op where some tensor holds
+    an axis in the factor and it did not come across (conflict, direction,
+    refused write)."""
+    rel = namer.rel
+    out = [f"  dim {d}: no axis"]
+    has_units = {(r[0], r[1]) for r in rel.engine.scan("unit_at")}
+    seen = {(t, d)}
+    queue = [(t, d, 0)]
+    reasons: list[tuple[int, str]] = []
+    done_ops = set()
+    k = 0
+    while k < len(queue) and len(seen) < max_nodes:
+        x, dx, hops = queue[k]
+        k += 1
+        init = rel.one("init_dim", (0, 1), x, dx)
+        if init is not None and init[2] == 1:
+            reasons.append((hops, f"{namer.tensor(x)} dim {dx} is closed by its annotation "
+                                  f"({namer.tensor_where(x)}): no axis can be added to it"))
+            if x != t:
+                continue
+        for o, j, _x, _g, _so, _k in rel.get("visit_tensor", (2,), x):
+            visit = rel.one("visit", (0,), o)
+            if visit is None:
+                continue
+            for tf in rel.get("rule_tf", (0, 1, 2), visit[1], j, dx):
+                f = tf[3]
+                others = [(vt[1], vt[2], tf2[2]) for tf2 in rel.get("rule_tf", (0, 3), visit[1], f)
+                          for vt in rel.get("visit_tensor", (0, 1), o, tf2[1]) if vt[2] != x or tf2[2] != dx]
+                if any((y, dy) in has_units for _j, y, dy in others):
+                    if (o, f) not in done_ops:
+                        done_ops.add((o, f))
+                        reasons.append((hops, _factor_diagnosis(namer, o, f, x, dx, j)))
+                    continue
+                for _j, y, dy in others:
+                    if (y, dy) not in seen:
+                        seen.add((y, dy))
+                        queue.append((y, dy, hops + 1))
+    if not reasons:
+        out.append("    no tensor related to it through op sharding rules or data-flow edges has an axis "
+                   "there (ops without a sharding rule, e.g. an unknown custom_call, stop propagation)")
+        return out
+    reasons.sort(key=lambda r: r[0])
+    for hops, text in reasons[:max_reasons]:
+        out.append(f"    {'here' if hops == 0 else f'{hops} hop' + ('s' if hops > 1 else '') + ' away'}: {text}")
+    if len(reasons) > max_reasons:
+        out.append(f"    ... and {len(reasons) - max_reasons} more places where propagation toward it stopped")
+    return out
+
+
+def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> str:
+    rel = namer.rel
+    what = f"{namer.factor(o, f)} of {namer.op(o)}"
+    present = [row for row in rel.get("op_unit", (0, 1), o, f) if row[2] == 0]
+    held = defaultdict(set)   # unit -> tensors holding it at the factor's first position
+    for row in present:
+        so = row[8]
+        vt = [x for x in rel.get("visit_tensor", (0,), o) if x[4] == so]
+        held[row[3]].update(x[2] for x in vt)
+    if not held:
+        return f"{what}: no tensor of the op has an axis there"
+    if rel.get("rule_blocked_factor", (0, 1), rel.one("visit", (0,), o)[1], f):
+        return f"{what}: the factor is blocked (its op's rule does not propagate it)"
+    desc = "; ".join(f"{'/'.join(namer.tensor(x) for x in sorted(ts))} has {namer.unit(u)}"
+                     for u, ts in sorted(held.items()))
+    if len(held) > 1:
+        return f"{what}: conflicting axes ({desc}): Shardy propagates nothing through a conflict"
+    u = next(iter(held))
+    props = [p for p in rel.get("prop", (0, 1), o, f) if p[2] == 0 and p[3] == u]
+    if not props:
+        return f"{what}: {desc}, but no tensor that may widen the factor proposes it in any phase " \
+               f"(propagation direction, op priorities, or a barrier)"
+    ph = props[0][6] // namer.phase_span
+    reasons = []
+    if rel.one("dim_closed_at", (0, 1, 2), t, d, ph):
+        reasons.append("the dimension is closed then (closed, or its priority's round comes later)")
+    if rel.one("unit_blocked_at", (0, 1, 2), t, u, ph):
+        reasons.append(f"{namer.unit(u)} is replicated, unreduced or held back for a later priority on this tensor")
+    if rel.one("mesh_clash", (0, 1), t, u):
+        reasons.append("the tensor is on another mesh")
+    used = [r for r in rel.get("unit_at", (0,), t) if r[3] == u]
+    if used:
+        reasons.append(f"{namer.unit(u)} is already used by dim {used[0][1]} of this tensor")
+    if rel.get("write", (0, 2, 3), o, t, d):
+        reasons.append("a write was made but lost: an equal-rank conflict (a tie drops both)")
+    if not reasons:
+        reasons.append("the write's checks refused it (divisibility of a non-minor-most factor, or "
+                       "an operand of an elementwise op taking no more than its result)")
+    return f"{what}: {desc} is proposed ({namer.phase(props[0][6])}) but not taken: " + "; ".join(reasons)
+
+
+# ---------------------------------------------------------------- --tree
+def tree_text(ex: Explained, namer: Namer, target: Target, depth: int) -> str:
+    from sdylog.datalog.explain import explain
+    out = []
+    for t in _target_tensors(ex, target):
+        out.append(f"// {target.label}: tensor {t} = {namer.tensor(t)} ({namer.tensor_where(t)})")
+        rows = namer.rel.get("unit_at", (0,), t)
+        if not rows:
+            out.append("// no unit_at tuple: nothing reached this tensor")
+        for row in rows:
+            tree = explain(ex.engine, "unit_at", row, max_depth=depth, follow=CHAIN_RELATIONS)
+            out.append(tree.format().rstrip("\n"))
+        tensors = sorted(_tensors_in(rows, ex, namer) | {t})
+        out.append("// units: " + ", ".join(f"{u} = {namer.unit(u)}" for u in sorted(namer.units)))
+        out.append("// tensors: " + ", ".join(f"{x} = {namer.tensor(x)}" for x in tensors))
+    if not out:
+        out.append(f"// {target.label}: {_no_tensor_reason(ex, target)}")
+    return "\n".join(out) + "\n"
+
+
+def _tensors_in(rows, ex, namer) -> set:
+    """Tensors along the chains of these unit_at tuples (for the legend)."""
+    walker = ChainWalker(ex, namer)
+    out = set()
+    for row in rows:
+        for s in walker.chain(row):
+            out.add(s.tensor)
+            if isinstance(s, Hop) and s.src is not None:
+                out.add(s.src[0])
+    return out
+
+
+# ---------------------------------------------------------------- command
+@click.command()
+@click.argument("file")
+@click.argument("value")
+@click.option("--tree", is_flag=True, help="Print the raw Datalog derivation tree (relations and tuples).")
+@click.option("--depth", type=int, default=1, show_default=True,
+              help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
+                   "are always followed to the annotation).")
+@click.option("--engine", help="Datalog engine (memory, duckdb).")
+@reports_errors
+def explain(file, value, tree, depth, engine):
+    """Explain the sharding propagation gives VALUE in FILE: for each axis of
+    its final sharding, the op visits it came through, back to the user
+    annotation; for each dimension with no axis, what stopped it.
+
+    VALUE: %name (in @main or the only function), @func:%name, @func:argN,
+    @func:resultN. Names are those MLIR prints for FILE (%0, %arg0, %cst_0)."""
+    spec = parse_spec(value)
+    ex = run_with_provenance(file, engine)
+    targets = resolve(spec, ex.values, ex.funcs, ex.result_counts)
+    namer = Namer(ex)
+    if len(targets) > 1:
+        click.echo(f"// {targets[0].label} names {len(targets)} values (sibling regions reuse names): "
+                   + "; ".join(t.value.where for t in targets))
+    for target in targets:
+        if tree:
+            click.echo(tree_text(ex, namer, target, depth), nl=False)
+        else:
+            click.echo(explain_target(ex, namer, target), nl=False)
