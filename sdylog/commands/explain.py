@@ -325,9 +325,9 @@ class Namer:
             f, i = self.func_result_of[t]
             return f"@{f}:result{i}"
         named = sorted({self.named(self.ex.names[v]) for v in self.members.get(t, ()) if v in self.ex.names})
-        if named:
-            return "/".join(named)
-        return self.value(t)
+        text = "/".join(named) if named else self.value(t)
+        group = self.rel.one("group_tensor", (1,), t)
+        return text + (" (a sharding group)" if group else "")
 
     def named(self, iv: InputValue) -> str:
         """The value's name, with its function when it is not the one being explained."""
@@ -601,7 +601,7 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
         return f"{target.label}: " + _no_tensor_reason(ex, target) + "\n"
     walker = ChainWalker(ex, namer)
     for t in tensors:
-        where = namer.tensor_where(t)
+        where = target.value.where if target.value is not None else namer.tensor_where(t)
         sharding = final_sharding_text(namer, t)
         head = f"{target.label} ({where})"
         if len(tensors) > 1:
@@ -609,7 +609,7 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
         rank = namer.rel.get("tensor_rank", (0,), t)
         ndims = rank[0][1] if rank else 0
         if sharding is None:
-            lines.append(f"{head} is not sharded")
+            lines.append(f"{head} is not sharded" + (" (a scalar: nothing to shard)" if ndims == 0 else ""))
         else:
             lines.append(f"{head} gets {sharding}")
         units = defaultdict(list)
@@ -746,8 +746,8 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
                         seen.add((y, dy))
                         queue.append((y, dy, hops + 1))
     if not reasons:
-        out.append("    no tensor related to it through op sharding rules or data-flow edges has an axis "
-                   "there (ops without a sharding rule, e.g. an unknown custom_call, stop propagation)")
+        out.append("    no annotation reaches it: no tensor connected to it through op factors and data-flow "
+                   "edges has an axis there (ops with no sharding rule, e.g. an unknown custom_call, connect nothing)")
         return out
     reasons.sort(key=lambda r: r[0])
     for hops, text in reasons[:max_reasons]:
@@ -795,7 +795,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
     if not reasons:
         reasons.append("the write's checks refused it (divisibility of a non-minor-most factor, or "
                        "an operand of an elementwise op taking no more than its result)")
-    return f"{what}: {desc} is proposed ({namer.phase(props[0][6])}) but not taken: " + "; ".join(reasons)
+    return f"{what}: {desc}, proposed ({namer.phase(props[0][6])}) but not taken: " + "; ".join(reasons)
 
 
 # ---------------------------------------------------------------- --tree
