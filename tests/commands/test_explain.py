@@ -1,0 +1,279 @@
+"""`sdylog explain`: derivations of real propagation runs on small modules of our own."""
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, name_ranges, parse_spec,
+                                     resolve, run_with_provenance)
+from sdylog.ir.diagnostics import SdylogError
+
+MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
+
+# %arg0's "a" goes negate -> transpose (dim 0 -> dim 1) -> exponential.
+CHAIN = MESH + """
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<16x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>
+  %1 = stablehlo.transpose %0, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  %2 = stablehlo.exponential %1 : tensor<16x8xf32>
+  return %2 : tensor<16x8xf32>
+}
+"""
+
+# dim 0 from a p1 annotation (round p1), dim 1 from a p0 one (round p0).
+PRIORITIES = MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}p1, {?}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {"b"}p0]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+# p0's "b" wins dim 0 of the add's operands before p1's "a" may move.
+PRIORITY_CONFLICT = MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", ?}p1, {?}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b", ?}p0, {?}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  %1 = stablehlo.negate %arg1 : tensor<8x8xf32>
+  %2 = stablehlo.add %0, %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+"""
+
+# The loop-carried value takes "a" through the while's data-flow edge and "b" from the body's add.
+WHILE = MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}) -> tensor<8x8xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %c) : tensor<8x8xf32>, tensor<i32>
+    cond {
+      %c_1 = stablehlo.constant dense<4> : tensor<i32>
+      %2 = stablehlo.compare LT, %iterArg_0, %c_1 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %2 : tensor<i1>
+    } do {
+      %2 = stablehlo.add %iterArg, %arg1 : tensor<8x8xf32>
+      %c_1 = stablehlo.constant dense<1> : tensor<i32>
+      %3 = stablehlo.add %iterArg_0, %c_1 : tensor<i32>
+      stablehlo.return %2, %3 : tensor<8x8xf32>, tensor<i32>
+    }
+  %1 = stablehlo.negate %0#0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+
+# dim 1 of %2 gets nothing: %arg1's dimension 1 is closed and empty.
+STOPPED = MESH + """
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+                %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> tensor<8x4xf32> {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %2 = stablehlo.tanh %0 : tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}
+"""
+
+# "a" and "b" meet in the add at the same time: nothing goes through.
+CONFLICT = MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.negate %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+
+
+def write(tmp_path, text, name="m.mlir"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def run_explain(*args):
+    result = CliRunner().invoke(explain, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def chain_of(path, value, dim):
+    """The hops and origin of the first unit of `value`'s dimension `dim`."""
+    ex = run_with_provenance(path)
+    namer = Namer(ex)
+    (target,) = resolve(parse_spec(value), ex.values, ex.funcs, ex.result_counts)
+    vid = ex.copies[id(target.value)][0]
+    (t,) = [t for v, t in ex.engine.scan("tensor_of") if v == vid]
+    rows = sorted(r for r in ex.engine.scan("unit_at") if r[0] == t and r[1] == dim)
+    return namer, ChainWalker(ex, namer).chain(rows[0])
+
+
+def test_chain_through_several_ops(tmp_path):
+    path = write(tmp_path, CHAIN)
+    namer, chain = chain_of(path, "%2", 1)
+    hops, origin = chain[:-1], chain[-1]
+    assert all(isinstance(h, Hop) for h in hops) and isinstance(origin, Origin)
+    assert [(namer.tensor(h.tensor), h.dim, namer.ex.facts.ops[h.op].name, namer.tensor(h.src[0]), h.src[1])
+            for h in hops] == [("%2", 1, "stablehlo.exponential", "%1", 1),
+                               ("%1", 1, "stablehlo.transpose", "%0", 0),
+                               ("%0", 0, "stablehlo.negate", "%arg0", 0)]
+    assert namer.tensor(origin.tensor) == "%arg0" and namer.unit(origin.unit) == '"a"'
+
+    code, out, _ = run_explain(path, "%2")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f'@main:%2 (stablehlo.exponential at {path}:6:8) gets <@mesh, [{{}}, {{"a"}}]>'
+    assert lines[1] == '  dim 0: no axis'
+    steps = [l.strip() for l in lines if ' "a": ' in l]
+    assert steps == [
+        f'%2 dim 1 "a": factor j of stablehlo.exponential ({path}:6:8) from operand 0 %1 dim 1',
+        f'%1 dim 1 "a": factor j of stablehlo.transpose ({path}:5:8) from operand 0 %0 dim 0',
+        f'%0 dim 0 "a": factor i of stablehlo.negate ({path}:4:8) from operand 0 %arg0 dim 0',
+        f'%arg0 dim 0 "a": user annotation on %arg0 (argument 0 of @main) at {path}:3:17 (no priority), '
+        'closed dimension']
+    # every hop names its phase and the rules that made it
+    assert "[round p0, op-priority k=0, aggressive; core.dl:" in out
+    assert "write, core.dl:" in out and "op_unit]" in out and "tensors.dl:" in out
+
+
+def test_value_reached_from_two_annotations_with_user_priorities(tmp_path):
+    path = write(tmp_path, PRIORITIES)
+    code, out, _ = run_explain(path, "@main:%0")
+    assert code == 0
+    lines = [l.strip() for l in out.splitlines()]
+    assert lines[0].endswith('gets <@mesh, [{"a"}, {"b"}]>')
+    i0, i1 = lines.index('dim 0 "a":'), lines.index('dim 1 "b":')
+    dim0, dim1 = lines[i0:i1], lines[i1:]
+    assert dim0[1].startswith("%0 dim 0 \"a\": factor i of stablehlo.add") and dim0[1].endswith("from operand 0 %arg0 dim 0")
+    assert dim0[2].startswith("[round p1, op-priority k=")   # held back until p1's round
+    assert "user annotation on %arg0 (argument 0 of @main)" in dim0[3] and "(priority p1)" in dim0[3]
+    assert dim0[4].startswith("[from round p1;")
+    assert dim1[1].endswith("from operand 1 %arg1 dim 1") and dim1[2].startswith("[round p0,")
+    assert "user annotation on %arg1 (argument 1 of @main)" in dim1[3] and "(priority p0)" in dim1[3]
+
+
+def test_an_earlier_priority_takes_the_dimension_first(tmp_path):
+    path = write(tmp_path, PRIORITY_CONFLICT)
+    namer, chain = chain_of(path, "%0", 0)
+    assert [namer.tensor(h.tensor) for h in chain[:-1]] == ["%0", "%1"]
+    assert namer.unit(chain[0].unit) == '"b"' and namer.phase(chain[0].rank).startswith("round p0,")
+    assert "(priority p0)" in chain[-1].text
+    _, out, _ = run_explain(path, "%arg0")
+    assert 'gets <@mesh, [{"a"}, {}]>' in out and "(priority p1)" in out and "[from round p1;" in out
+
+
+def test_data_flow_edge_of_a_while(tmp_path):
+    path = write(tmp_path, WHILE)
+    namer, chain = chain_of(path, "%1", 0)
+    assert [namer.op(h.op).split(" (")[0] for h in chain[:-1]] == ["stablehlo.negate",
+                                                                    "the data-flow edge of stablehlo.while"]
+    assert namer.tensor(chain[1].tensor) == "%0#0/%iterArg"    # the while result and its block arguments
+    assert namer.operand(chain[1].op, chain[1].src_j) == "edge source 0"
+    assert namer.tensor(chain[-1].tensor) == "%arg0"
+    namer, chain = chain_of(path, "%1", 1)   # "b" enters the loop-carried value from the body's add
+    assert [namer.ex.facts.ops[h.op].name for h in chain[:-1]] == ["stablehlo.negate", "stablehlo.add"]
+    assert namer.tensor(chain[-1].tensor) == "%arg1"
+    code, out, _ = run_explain(path, "%1")
+    assert code == 0 and 'gets <@mesh, [{"a"}, {"b"}]>' in out
+    assert f"dim 0 of the data-flow edge of stablehlo.while ({path}:6:10) from edge source 0 %arg0 dim 0" in out
+    # %2 names the compare of the condition and the add of the body (sibling regions)
+    code, out, _ = run_explain(path, "%2")
+    assert code == 0 and "names 2 values" in out
+    assert "(stablehlo.compare at" in out and "is not sharded (a scalar: nothing to shard)" in out
+    assert '(stablehlo.add at' in out and 'gets <@mesh, [{"a"}, {"b"}]>' in out
+
+
+def test_why_a_dimension_got_nothing(tmp_path):
+    path = write(tmp_path, STOPPED)
+    code, out, _ = run_explain(path, "%1")
+    assert code == 0
+    lines = out.splitlines()
+    i = lines.index("  dim 1: no axis")
+    assert lines[i + 1] == (f"    2 hops away: %arg1 dim 1 is closed by its annotation (argument 1 of @main at "
+                            f"{path}:4:17): no axis can be added to it")
+    path = write(tmp_path, CONFLICT, "conflict.mlir")
+    code, out, _ = run_explain(path, "%1")
+    assert code == 0
+    assert out.splitlines()[:3] == [
+        f"@main:%1 (stablehlo.negate at {path}:6:8) is not sharded",
+        "  dim 0: no axis",
+        f'    1 hop away: factor i of stablehlo.add ({path}:5:8): conflicting axes (%arg0 has "a"; %arg1 has "b"): '
+        "Shardy propagates nothing through a conflict"]
+
+
+def test_func_result_and_argument_specs(tmp_path):
+    path = write(tmp_path, CHAIN)
+    code, out, _ = run_explain(path, "@main:result0")
+    assert code == 0 and out.startswith('@main:result0 (result 0 of @main) gets <@mesh, [{}, {"a"}]>')
+    assert "from the returned value %2 dim 1" in out
+    code, out, _ = run_explain(path, "@main:arg0")
+    assert code == 0 and out.startswith(f"@main:%arg0 (argument 0 of @main at {path}:3:17)")
+
+
+def test_tree_prints_the_datalog_derivation(tmp_path):
+    path = write(tmp_path, CHAIN)
+    code, out, _ = run_explain(path, "%0", "--tree")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("// @main:%0: tensor 1 = %0")
+    assert lines[1].startswith("unit_at(1, 0, 0, ") and "[rule " in lines[1] and "core.dl:" in lines[1]
+    assert any(l.lstrip("│├└─ ").startswith("write(") for l in lines)
+    assert any("init_unit(0, 0, 0, " in l for l in lines)
+    assert any("value_sharding(0, 0)    [input]" in l for l in lines)   # the annotation, a fact
+    assert lines[-2].startswith("// units: ") and '= "a"' in lines[-2]
+    assert lines[-1] == "// tensors: 0 = %arg0, 1 = %0"
+
+
+def test_bad_values_name_what_is_there(tmp_path):
+    path = write(tmp_path, CHAIN)
+    cases = {
+        "%foo": "error: no value %foo in @main; values are %arg0, %0..%2",
+        "@f:%0": "error: no function @f; functions are @main",
+        "@main:result3": "error: @main has 1 result; results are result0",
+        "main:%0": "error: cannot read the value 'main:%0'",
+    }
+    for spec, message in cases.items():
+        code, out, err = run_explain(path, spec)
+        assert code == 1 and out == "" and err.startswith(message), (spec, err)
+    p = subprocess.run([sys.executable, "-m", "sdylog.cli", "explain", path, "%9"], capture_output=True, text=True)
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.strip() == "error: no value %9 in @main; values are %arg0, %0..%2"
+
+
+def test_name_ranges():
+    assert name_ranges(["%arg0", "%arg1", "%arg3", "%0", "%1", "%cst", "%cst_0", "%cst_1", "%0#0", "%0#1"]) == \
+        "%arg0..%arg1, %arg3, %0..%1, %cst, %cst_0..%cst_1, %0#0..%0#1"
+    with pytest.raises(SdylogError):
+        parse_spec("@main")
+
+
+def test_memory_and_duckdb_premises_agree():
+    """The in-memory premise search finds the same derivation as the SQL one."""
+    from sdylog.datalog import make_engine, parse_program
+    from sdylog.datalog.explain import explain as derivation
+    prog = parse_program("""
+.decl edge(x: number, y: number)
+.input edge
+.decl path(x: number, y: number)
+path(x, y) :- edge(x, y).
+path(x, z) :- path(x, y), edge(y, z), !edge(z, x), y != z, z - x < 9.
+""", "p.dl")
+    trees = []
+    for name in ("memory", "duckdb"):
+        with make_engine(prog, name, provenance=True) as e:
+            e.load("edge", [(1, 2), (2, 3), (3, 4), (4, 5)])
+            e.run()
+            trees.append(derivation(e, "path", (1, 5)).format())
+    assert trees[0] == trees[1]
+    assert "!edge(5, 1)" in trees[0] and "5 - 1 < 9" in trees[0]
+
+
+def test_every_premise_of_a_propagation_derivation_holds(tmp_path):
+    """Premises found in memory are tuples of the database, older than their conclusion."""
+    from sdylog.datalog.explain import derive, premise_finder
+    ex = run_with_provenance(write(tmp_path, WHILE))
+    finder = premise_finder(ex.engine)
+    for row in ex.engine.scan("unit_at"):
+        node = derive(finder, "unit_at", row)
+        _, height = finder.origin("unit_at", row)
+        for p in node.premises:
+            if not isinstance(p, str):
+                assert ex.engine.contains(p.relation, p.values)
+                assert finder.origin(p.relation, p.values)[1] < height
