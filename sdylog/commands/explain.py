@@ -262,6 +262,11 @@ def _region_index(op, block) -> int:
 
 
 # ---------------------------------------------------------------- reading the relations
+def rows_of(engine, relation: str):
+    """A relation's tuples in any order (the in-memory engine's own set when it has one)."""
+    return engine.scan(relation) if hasattr(engine, "scan") else engine.read(relation)
+
+
 class Relations:
     """Indexed access to the derived relations explain reads."""
 
@@ -275,7 +280,7 @@ class Relations:
         idx = self._idx.get(k)
         if idx is None:
             idx = self._idx[k] = defaultdict(list)
-            for row in self.engine.scan(relation) if hasattr(self.engine, "scan") else self.engine.read(relation):
+            for row in rows_of(self.engine, relation):
                 idx[tuple(row[i] for i in key)].append(row)
         return sorted(idx.get(tuple(values), ()))
 
@@ -299,12 +304,12 @@ class Namer:
         self.ex = ex
         self.rel = Relations(ex.engine)
         self.phase_span, self.position_span = _rank_spans()
-        self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in ex.engine.scan("axis_unit")}
-        self.axis_sizes = {(m, a): z for m, a, _i, z in ex.engine.scan("mesh_axis")}
+        self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in rows_of(ex.engine, "axis_unit")}
+        self.axis_sizes = {(m, a): z for m, a, _i, z in rows_of(ex.engine, "mesh_axis")}
         self.members = defaultdict(list)   # tensor -> values
-        for v, t in ex.engine.scan("tensor_of"):
+        for v, t in rows_of(ex.engine, "tensor_of"):
             self.members[t].append(v)
-        self.func_result_of = {t: (f, i) for f, i, t in ex.engine.scan("func_result_tensor")}
+        self.func_result_of = {t: (f, i) for f, i, t in rows_of(ex.engine, "func_result_tensor")}
         self.home = self._main()   # names of this function are shown unqualified
 
     # ---- values and tensors
@@ -358,7 +363,7 @@ class Namer:
         return f"{op.name} ({loc})"
 
     def _main(self) -> str:
-        rows = self.ex.engine.scan("main_func")
+        rows = rows_of(self.ex.engine, "main_func")
         return next(iter(rows))[0] if rows else "main"
 
     def factor(self, o: int, f: int) -> str:
@@ -404,7 +409,7 @@ class Namer:
         """The user-priority round (`p0`, `p1`, ...) the rank's phase belongs to."""
         row = self.rel.one("phase", (0,), rank // self.phase_span)
         rnd = row[1] if row else 0
-        pr = [p for p, r in self.ex.engine.scan("priority_round") if r == rnd]
+        pr = [p for p, r in rows_of(self.ex.engine, "priority_round") if r == rnd]
         return f"p{min(pr) if pr else rnd}"
 
     def phase(self, rank: int) -> str:
@@ -713,7 +718,7 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
     refused write)."""
     rel = namer.rel
     out = [f"  dim {d}: no axis"]
-    has_units = {(r[0], r[1]) for r in rel.engine.scan("unit_at")}
+    has_units = {(r[0], r[1]) for r in rows_of(rel.engine, "unit_at")}
     seen = {(t, d)}
     queue = [(t, d, 0)]
     reasons: list[tuple[int, str]] = []

@@ -277,3 +277,21 @@ def test_every_premise_of_a_propagation_derivation_holds(tmp_path):
             if not isinstance(p, str):
                 assert ex.engine.contains(p.relation, p.values)
                 assert finder.origin(p.relation, p.values)[1] < height
+
+
+def test_sub_axes_are_named(tmp_path):
+    """"a"=4 splits over the reshape's two factors: each part is explained as a sub-axis."""
+    path = write(tmp_path, 'sdy.mesh @mesh = <["a"=4, "b"=2]>\n' + """
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", "b"}]>}) -> tensor<2x4xf32> {
+  %0 = stablehlo.reshape %arg0 : (tensor<8xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+""")
+    code, out, _ = run_explain(path, "%0")
+    assert code == 0
+    lines = [l.strip() for l in out.splitlines()]
+    assert lines[0].endswith('gets <@mesh, [{"a":(1)2}, {"a":(2)2, "b"}]>')
+    assert [l for l in lines if l.startswith("dim ")] == ['dim 0 "a":(1)2:', 'dim 1 "a":(2)2:', 'dim 1 "b":']
+    assert '%0 dim 1 "a":(2)2: factor j of stablehlo.reshape' in out and "from operand 0 %arg0 dim 0" in out
+    code, out, _ = run_explain(path, "%0", "--tree")
+    assert '// units: 0 = "a":(1)2, 1 = "a":(2)2, 2 = "b"' in out
