@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.rewrite import (as_operation, owning_op, result_number,
                                single_user, tensor_rank)
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.walk import op_list
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding
 
@@ -185,9 +185,9 @@ def set_func_result_sharding(func, index: int, sharding) -> None:
     set_func_result_attr(func, index, SHARDING, sharding)
 
 
-def map_func_shardings(func, fn, results: bool = False) -> None:
+def map_func_shardings(func, fn, results: bool = False) -> bool:
     """Replace every argument (or result) sharding S of `func` by fn(S, index),
-    writing the attribute array once."""
+    writing the attribute array once. Returns whether any sharding changed."""
     key = "res_attrs" if results else "arg_attrs"
     dicts = _attr_dicts(func, key, _num_results(func) if results else _num_inputs(func))
     changed = False
@@ -201,6 +201,7 @@ def map_func_shardings(func, fn, results: bool = False) -> None:
             changed = True
     if changed:
         _set_attr_dicts(func, key, dicts)
+    return changed
 
 
 def _first_non_maximal_mesh_ref(shardings, meshes: Meshes):
@@ -560,8 +561,15 @@ def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Call
     _walk(root, consume, on_op, transform=False)
 
 
+# Single-result ops whose sharding is an attribute of its own (get_sharding).
+_OWN_SHARDING_ATTR = {"sdy.data_flow_edge": "sharding", "sdy.sharding_constraint": "sharding",
+                      "sdy.reshard": "sharding", **{name: "out_sharding" for name in COLLECTIVE_OPS}}
+
+
 def _walk(root, fn, on_op, transform: bool) -> None:
-    for op in walk_ops(root):
+    # Most ops have no sharding: only the op's name and a membership test in
+    # its attributes are read before skipping it.
+    for op in op_list(root):
         if on_op is not None:
             on_op(op)
         name = op.name
@@ -570,23 +578,30 @@ def _walk(root, fn, on_op, transform: bool) -> None:
         elif name == "sdy.manual_computation":
             _walk_list(op, "in_shardings", list(_body(op).arguments), fn, transform)
             _walk_list(op, "out_shardings", list(op.results), fn, transform)
-        elif is_data_flow_op(op):
+        elif name in DATA_FLOW_OPS:
             _walk_owner_lists(op, fn, transform)
-        elif len(op.results) == 1:
-            value = op.results[0]
-            s = get_sharding(value)
-            if s is not None:
-                new = fn(s, value)
+        elif name in _OWN_SHARDING_ATTR:
+            key = _OWN_SHARDING_ATTR[name]
+            attrs = op.attributes
+            if key in attrs:
+                s = attrs[key]
+                new = fn(s, op.results[0])
                 if transform and new != s:
-                    set_sharding(value, new)
-        else:
-            lst = op_shardings(op)
+                    attrs[key] = new
+        elif SHARDING in op.attributes:
+            lst = per_value(op.attributes[SHARDING])
             if not lst:
                 continue
-            values = list(op.results) or [None]
-            new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
-            if transform:
-                set_op_shardings(op, new)
+            results = list(op.results)
+            if len(results) == 1:
+                lst[0], old = fn(lst[0], results[0]), lst[0]
+                changed = lst[0] != old
+            else:
+                values = results or [None]
+                new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
+                changed, lst = new != lst, new
+            if transform and changed:
+                set_op_shardings(op, lst)
 
 
 def _walk_func(func, fn, transform: bool) -> None:

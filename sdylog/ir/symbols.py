@@ -107,10 +107,10 @@ def symbol_refs(op) -> Iterator[str]:
             yield from _refs_in_attr(attr)
 
 
-def symbol_dce(module: ir.Module) -> None:
+def symbol_dce(module: ir.Module) -> int:
     """MLIR's `symbol-dce` on a top-level module: erase private symbols that
     no live op references (transitively from the non-private symbols and the
-    non-symbol ops)."""
+    non-symbol ops). Returns how many it erased."""
     symbols = {}
     worklist = []
     live = set()
@@ -124,6 +124,8 @@ def symbol_dce(module: ir.Module) -> None:
         if not _is_private(op):
             live.add(op)
             worklist.append(op)
+    if len(live) == len(symbols):
+        return 0  # no private symbol: nothing to erase, no reference to follow
     while worklist:
         op = worklist.pop()
         for ref in symbol_refs(op):
@@ -131,9 +133,10 @@ def symbol_dce(module: ir.Module) -> None:
             if target is not None and target not in live:
                 live.add(target)
                 worklist.append(target)
-    for op in list(symbols.values()):
-        if op not in live:
-            op.erase()
+    dead = [op for op in symbols.values() if op not in live]
+    for op in dead:
+        op.erase()
+    return len(dead)
 
 
 def _is_private(op) -> bool:
@@ -158,17 +161,20 @@ def callee_name(call) -> str:
     return ir.FlatSymbolRefAttr(as_operation(call).attributes["callee"]).value
 
 
-def funcs_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
+def funcs_in_call_graph_post_order(module: ir.Module, has_calls: bool = True) -> list[ir.Operation]:
     """Functions with a body in post order of MLIR's CallGraph (callees before
     callers): a depth-first search from the external caller node, whose
     children are all functions in module order; a function's children are its
-    callees in the order of their first call."""
+    callees in the order of their first call. `has_calls=False` (the caller
+    knows the module has no func.call) spares looking for calls."""
     funcs = [f for f in _func_ops(module) if _has_body(f)]
     by_name = {symbol_name_of(f): f for f in funcs}
     visited: set = set()
     order: list[ir.Operation] = []
 
     def children(f):
+        if not has_calls:
+            return []
         seen = []
         for call in _calls_in(f):
             callee = by_name.get(callee_name(call))
@@ -193,9 +199,9 @@ def funcs_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
     return order
 
 
-def funcs_in_call_graph_pre_order(module: ir.Module) -> list[ir.Operation]:
+def funcs_in_call_graph_pre_order(module: ir.Module, has_calls: bool = True) -> list[ir.Operation]:
     """Reverse of the post order: callers before callees."""
-    return list(reversed(funcs_in_call_graph_post_order(module)))
+    return list(reversed(funcs_in_call_graph_post_order(module, has_calls)))
 
 
 def calls_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:

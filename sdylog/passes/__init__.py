@@ -29,6 +29,7 @@ class PassContext:
     filename: str = "-"
     engine: str | None = None        # Datalog engine for rule-driven passes
     report: dict = field(default_factory=dict)  # passes add numbers for the run report
+    census: dict | None = None       # a pipeline's shared census (sdylog/passes/census.py)
 
 
 _P = "sdylog.passes."

@@ -10,8 +10,8 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import create_op, ip_after_value, is_static_shaped
-from sdylog.ir.shardings import block_arg_owners, get_sharding, is_data_flow_op, result_owners
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.shardings import DATA_FLOW_OPS, block_arg_owners, get_sharding, result_owners
+from sdylog.passes.census import UNCHANGED, census
 
 
 def add_data_flow_edges(owners) -> None:
@@ -27,8 +27,11 @@ def add_data_flow_edges(owners) -> None:
         owner.replace_all_uses_except(edge.results[0], edge)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    ops = census(module, ctx).ops_of(sorted(DATA_FLOW_OPS))
+    if not ops:
+        return UNCHANGED
     with module.context:
-        for op in [op for op in walk_ops(module.operation) if is_data_flow_op(op)]:
+        for op in ops:
             add_data_flow_edges(block_arg_owners(op))
             add_data_flow_edges(result_owners(op))

@@ -17,6 +17,7 @@ from sdylog.ir.rewrite import (create_op, discardable_attributes, move_region_bl
                                post_order_ops, replace_op, replace_terminator, single_user)
 from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, per_value, per_value_attr, set_func_arg_attr
 from sdylog.ir.symbols import ORIGINAL_FUNC_NAME, SymbolTable
+from sdylog.passes.census import UNCHANGED, census
 from sdylog.passes.sink_data_flow_edges import shardings_from_edges
 
 
@@ -73,7 +74,9 @@ def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
     return list(call.results)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    if not census(module, ctx).has("sdy.named_computation"):
+        return UNCHANGED
     with module.context:
         symbols = SymbolTable(module)
         call_results = []

@@ -11,9 +11,12 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order,
                                clone_func_recursively, lookup_func)
+from sdylog.passes.census import UNCHANGED, census
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    if not census(module, ctx).has("func.call"):
+        return UNCHANGED
     with module.context:
         symbols = SymbolTable(module)
         called: set[str] = set()

@@ -20,6 +20,7 @@ from sdylog.ir.shardings import (EXECUTION_THREAD, SHARDING, Meshes, block_arg_o
 from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order,
                                lookup_func, original_func_name)
 from sdylog.passes.add_data_flow_edges import add_data_flow_edges
+from sdylog.passes.census import UNCHANGED, census
 
 
 class _Importer:
@@ -65,14 +66,18 @@ class _Importer:
         replace_op(call, nc.results)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    found = census(module, ctx)
+    add_edges = options["add-data-flow-edges-on-named-computations"]
+    if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
+        return UNCHANGED
     with module.context:
         importer = _Importer(module, ctx)
         for call in calls_in_call_graph_post_order(module):
             importer.import_call(call)
         for name in importer.moved:
             importer.symbols.erase(importer.symbols.lookup(name))
-        if options["add-data-flow-edges-on-named-computations"]:
+        if add_edges:
             for nc in [op for op in post_order_ops(module.operation) if op.name == "sdy.named_computation"]:
                 add_data_flow_edges(block_arg_owners(nc))
                 add_data_flow_edges(result_owners(nc))

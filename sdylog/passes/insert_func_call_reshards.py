@@ -15,7 +15,7 @@ from sdylog.ir.rewrite import create_op, ip_after_value
 from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, get_sharding,
                                  is_equivalent, op_shardings, set_op_shardings)
 from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 
 def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
@@ -37,9 +37,12 @@ def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
     set_op_shardings(call, func_shardings)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    calls = census(module, ctx).ops("func.call")
+    if not calls:
+        return UNCHANGED
     with module.context:
         symbols = SymbolTable(module)
         meshes = Meshes(module)
-        for call in [op for op in walk_ops(module.operation) if op.name == "func.call"]:
+        for call in calls:
             insert_reshards_on_results(lookup_func(symbols, callee_name(call), call, ctx.filename), call, meshes)

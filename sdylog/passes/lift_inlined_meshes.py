@@ -17,7 +17,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
 from sdylog.ir.shardings import transform_shardings
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 # Ops whose `replica_groups` may hold a mesh, in the order Shardy visits them.
 _REPLICA_GROUP_OPS = ("stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
@@ -31,6 +31,8 @@ class _MeshLifter:
         # mesh attribute, or reference to a merged-away mesh -> symbol name to use
         self.names: dict[ir.Attribute, str] = {}
         self.last_mesh = None
+        self.lifted: dict = {}     # sharding -> lifted sharding (shardings repeat across ops)
+        self.changed = False
 
     def dedup_existing(self) -> None:
         for op in list(self.module.body.operations):
@@ -42,6 +44,7 @@ class _MeshLifter:
             if mesh in self.names:
                 self.names[ir.FlatSymbolRefAttr.get(name)] = self.names[mesh]
                 self.symbols.erase(op)
+                self.changed = True
             else:
                 self.names[mesh] = name
                 self.last_mesh = op
@@ -55,6 +58,7 @@ class _MeshLifter:
         op = create_op("sdy.mesh", attributes={"sym_name": ir.StringAttr.get(base_name), "mesh": mesh_attr},
                        loc=loc, ip=ip)
         self.last_mesh = op
+        self.changed = True
         return self.symbols.insert(op)
 
     def name_for_sdy_mesh(self, mesh_attr, loc) -> str:
@@ -69,6 +73,14 @@ class _MeshLifter:
         return self._new_mesh(mesh_attr, base, loc)
 
     def lift_sharding(self, sharding, _value):
+        new = self.lifted.get(sharding)
+        if new is None:
+            new = self.lifted[sharding] = self._lift(sharding)
+        if new != sharding:
+            self.changed = True
+        return new
+
+    def _lift(self, sharding):
         s = sdy.TensorShardingAttr(sharding)
         key = s.mesh_or_ref
         name = self.names.get(key)
@@ -102,12 +114,14 @@ class _MeshLifter:
             self.names[key] = name
         op.attributes["replica_groups"] = stablehlo.ReplicaGroupMeshAxesAttr.get(
             ir.FlatSymbolRefAttr.get(name), groups.axes)
+        self.changed = True
 
     def attach_stablehlo_meshes(self) -> None:
         for op in self.module.body.operations:
             op = as_operation(op)
             if op.name == "sdy.mesh" and "stablehlo.mesh" not in op.attributes:
                 op.attributes["stablehlo.mesh"] = stablehlo_mesh_dict(op.attributes["mesh"])
+                self.changed = True
 
 
 def stablehlo_mesh_dict(mesh_attr) -> ir.Attribute:
@@ -123,14 +137,14 @@ def stablehlo_mesh_dict(mesh_attr) -> ir.Attribute:
     return ir.DictAttr.get(fields)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    found = census(module, ctx)
     with module.context, module.operation.location:
         lifter = _MeshLifter(module)
         lifter.dedup_existing()
         transform_shardings(module.operation, lifter.lift_sharding)
-        ops = list(walk_ops(module.operation))
         for name in _REPLICA_GROUP_OPS:
-            for op in ops:
-                if op.name == name:
-                    lifter.lift_replica_groups(op)
+            for op in found.ops(name):
+                lifter.lift_replica_groups(op)
         lifter.attach_stablehlo_meshes()
+    return None if lifter.changed else UNCHANGED

@@ -17,7 +17,7 @@ from jaxlib.mlir.dialects import sdy
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes, mesh_or_ref, per_value, per_value_attr
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
@@ -161,12 +161,13 @@ def _is_shaped(t) -> bool:
         return False
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    ops = census(module, ctx).ops("sdy.manual_computation")
+    if not ops:
+        return UNCHANGED
     with module.context:
         meshes = Meshes(module)
-        for op in walk_ops(module.operation):
-            if op.name != "sdy.manual_computation":
-                continue
+        for op in ops:
             ins = per_value(op.attributes["in_shardings"])
             outs = per_value(op.attributes["out_shardings"])
             axes = list(sdy.ManualAxesAttr(op.attributes["manual_axes"]))

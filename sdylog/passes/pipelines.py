@@ -60,6 +60,7 @@ from sdylog.ir.module import verify_module
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
+from sdylog.passes.census import UNCHANGED
 
 SYMBOL_DCE = "symbol-dce"
 CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
@@ -120,42 +121,50 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
 
 
 def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
-    """Run `steps` in order, verifying the module after each as MLIR's pass manager
-    does (an invalid result is an error, e.g. data-flow edges added twice). A
-    partitioner step that is not registered is skipped and noted in
-    ctx.report["skipped_steps"] (an error with `strict`)."""
-    for step in steps:
-        _run_step(module, ctx, step, strict)
-        verify_module(module, ctx.filename)
+    """Run `steps` in order, verifying the module after each one that changed it,
+    as MLIR's pass manager does after every pass (an invalid result is an
+    error, e.g. data-flow edges added twice; a module a step left as it was
+    verified before). The steps share one census of the module while they
+    leave it unchanged. A partitioner step that is not registered is skipped
+    and noted in ctx.report["skipped_steps"] (an error with `strict`)."""
+    outer = ctx.census
+    ctx.census = {}
+    try:
+        for step in steps:
+            if _run_step(module, ctx, step, strict) is not UNCHANGED:
+                ctx.census.clear()
+                verify_module(module, ctx.filename)
+    finally:
+        ctx.census = outer
 
 
-def _run_step(module, ctx, step: Step, strict: bool) -> None:
+def _run_step(module, ctx, step: Step, strict: bool):
+    """The step's result: UNCHANGED when it left the module as it was."""
     if step.name == SYMBOL_DCE:
         with module.context:
-            symbol_dce(module)
-    elif step.name == CANONICALIZE_COLLECTIVES:
+            return UNCHANGED if symbol_dce(module) == 0 else None
+    if step.name == CANONICALIZE_COLLECTIVES:
         with module.context:
-            erase_trivially_dead_ops(module.operation)
-    elif step.name in PARTITIONER_PASSES:
-        _run_if_registered(module, ctx, step, strict)
-    else:
-        _run_pass(module, ctx, step)
+            return UNCHANGED if erase_trivially_dead_ops(module.operation) == 0 else None
+    if step.name in PARTITIONER_PASSES:
+        return _run_if_registered(module, ctx, step, strict)
+    return _run_pass(module, ctx, step)
 
 
-def _run_pass(module, ctx, step: Step) -> None:
+def _run_pass(module, ctx, step: Step):
     info = lookup(step.name)
     options = dict(info.options)
     options.update(step.options)
-    info.load()(module, options, ctx)
+    return info.load()(module, options, ctx)
 
 
-def _run_if_registered(module, ctx, step: Step, strict: bool) -> None:
+def _run_if_registered(module, ctx, step: Step, strict: bool):
     if step.name in PASSES:
-        _run_pass(module, ctx, step)
-    elif strict:
+        return _run_pass(module, ctx, step)
+    if strict:
         raise SdylogError(f"the pipeline needs -{step.name}, which sdylog does not provide yet")
-    else:
-        ctx.report.setdefault("skipped_steps", []).append(step.name)
+    ctx.report.setdefault("skipped_steps", []).append(step.name)
+    return UNCHANGED
 
 
 def _dedup(options: dict | None) -> bool:

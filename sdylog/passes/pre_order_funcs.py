@@ -11,11 +11,15 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.symbols import funcs_in_call_graph_pre_order
+from sdylog.passes.census import UNCHANGED, census
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    moved = False
     with module.context:
-        for func in funcs_in_call_graph_pre_order(module):
+        for func in funcs_in_call_graph_pre_order(module, census(module, ctx).has("func.call")):
             last = as_operation(list(module.body.operations)[-1])
             if last != func:
                 func.move_after(last)
+                moved = True
+    return None if moved else UNCHANGED

@@ -11,15 +11,18 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import SHARDING, Meshes, func_result_shardings_or_open, set_op_shardings
 from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    calls = census(module, ctx).ops("func.call")
+    if not calls:
+        return UNCHANGED
     with module.context:
         symbols = SymbolTable(module)
         meshes = Meshes(module)
-        for call in walk_ops(module.operation):
-            if call.name != "func.call" or SHARDING in call.attributes:
+        for call in calls:
+            if SHARDING in call.attributes:
                 continue
             func = lookup_func(symbols, callee_name(call), call, ctx.filename)
             shardings = func_result_shardings_or_open(func, meshes)

@@ -8,9 +8,11 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import get_sharding, set_func_result_sharding
 from sdylog.ir.symbols import main_func
+from sdylog.passes.census import UNCHANGED
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    changed = False
     with module.context:
         main = main_func(module, ctx.filename)
         for func in [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]:
@@ -21,3 +23,5 @@ def run(module: ir.Module, options: dict, ctx) -> None:
                 continue
             for i, value in enumerate(ret.operands):
                 set_func_result_sharding(func, i, get_sharding(value))
+                changed = True
+    return None if changed else UNCHANGED

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    groups = census(module, ctx).ops("sdy.sharding_group")
+    if not groups:
+        return UNCHANGED
     with module.context:
-        for op in [op for op in walk_ops(module.operation) if op.name == "sdy.sharding_group"]:
+        for op in groups:
             op.erase()

@@ -10,6 +10,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import Meshes, transform_shardings
 from sdylog.model.sharding import DimSharding, TensorSharding
+from sdylog.passes.census import UNCHANGED
 
 
 def _without_size_one(sharding, meshes: Meshes):
@@ -35,5 +36,5 @@ def run(module: ir.Module, options: dict, ctx) -> None:
     with module.context:
         meshes = Meshes(module)
         if not any(a.size == 1 for name in meshes.attrs for a in meshes.named(name).axes):
-            return
+            return UNCHANGED
         transform_shardings(module.operation, lambda s, _v: _without_size_one(s, meshes))

@@ -10,6 +10,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.shardings import map_func_shardings
 from sdylog.ir.symbols import main_func
 from sdylog.model.sharding import TensorSharding
+from sdylog.passes.census import UNCHANGED
 
 
 def without_sub_axes(sharding):
@@ -28,8 +29,9 @@ def without_sub_axes(sharding):
     return replace(t, dims=tuple(dims)).to_attr()
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
     with module.context:
         func = main_func(module, ctx.filename)
-        map_func_shardings(func, lambda s, _i: without_sub_axes(s))
-        map_func_shardings(func, lambda s, _i: without_sub_axes(s), results=True)
+        changed = map_func_shardings(func, lambda s, _i: without_sub_axes(s))
+        changed |= map_func_shardings(func, lambda s, _i: without_sub_axes(s), results=True)
+    return None if changed else UNCHANGED

@@ -13,7 +13,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 
 def _group_id(op) -> int:
@@ -87,12 +87,12 @@ def validate(groups, filename) -> None:
                            f"shape for groupId: {gid}", filename)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    groups = census(module, ctx).ops("sdy.sharding_group")
+    if not groups:
+        return UNCHANGED
     with module.context:
-        groups = [op for op in walk_ops(module.operation) if op.name == "sdy.sharding_group"]
         validate(groups, ctx.filename)
-        if not groups:
-            return
         by_tensor: dict = {}
         for op in groups:
             by_tensor.setdefault(op.operands[0], []).append(op)

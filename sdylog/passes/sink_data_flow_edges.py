@@ -16,6 +16,7 @@ from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, full
                                  is_data_flow_op, mesh_or_ref, result_owners,
                                  set_block_arg_owner_shardings, set_result_owner_shardings)
 from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 
 def shardings_from_edges(owners) -> list:
@@ -49,10 +50,12 @@ def sink_edges(root) -> None:
             set_result_owner_shardings(op, result_shardings)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
     for flag in ("sink-debug-sharding-origins", "sink-debug-propagation-edge-sharding"):
         if options.get(flag):
             raise SdylogError(f"-sdy-sink-data-flow-edges: '{flag}' is not supported")
+    if not census(module, ctx).has("sdy.data_flow_edge"):
+        return UNCHANGED  # no edge to remove, none to take a sharding from
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
             sink_edges(func.operation)

@@ -16,7 +16,7 @@ from sdylog.ir.shardings import (FUNC_MANUAL_AXES, Meshes,
                                  func_arg_shardings_or_open, func_result_shardings_or_open)
 from sdylog.ir.symbols import (ORIGINAL_FUNC_NAME, SymbolTable, callee_name, lookup_func,
                                original_func_name, symbol_name_of)
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 
 
 def _freeze(shardings):
@@ -36,12 +36,16 @@ class _Keys:
                 _freeze(func_result_shardings_or_open(func, self.meshes)))
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
     fully = options["dedup-functions-fully"]
+    found = census(module, ctx)
+    calls = found.ops("func.call")
+    funcs = found.ops("func.func")
+    if not calls and not any(n in f.attributes for f in funcs for n in (ORIGINAL_FUNC_NAME, FUNC_MANUAL_AXES)):
+        return UNCHANGED
     with module.context:
         symbols = SymbolTable(module)
         keys = _Keys(Meshes(module))
-        calls = [op for op in walk_ops(module.operation) if op.name == "func.call"]
         callees = [lookup_func(symbols, callee_name(c), c, ctx.filename) for c in calls]
         chosen: dict = {}
         for func in callees:
@@ -57,8 +61,7 @@ def run(module: ir.Module, options: dict, ctx) -> None:
         for call, func in zip(calls, callees):
             target = chosen[keys.of(func, ignore_shardings=fully)]
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbol_name_of(target))
-        for op in walk_ops(module.operation):
-            if op.name == "func.func":
-                for name in (ORIGINAL_FUNC_NAME, FUNC_MANUAL_AXES):
-                    if name in op.attributes:
-                        del op.attributes[name]
+        for op in funcs:
+            for name in (ORIGINAL_FUNC_NAME, FUNC_MANUAL_AXES):
+                if name in op.attributes:
+                    del op.attributes[name]

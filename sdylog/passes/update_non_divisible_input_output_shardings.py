@@ -17,7 +17,7 @@ from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_ow
                                  keeps_owner_shardings_divisible, map_func_shardings, op_shardings,
                                  result_owner_shardings, result_owners, set_block_arg_owner_shardings,
                                  set_op_shardings, set_result_owner_shardings)
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, census
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.sharding import DimSharding, TensorSharding
 
@@ -57,7 +57,9 @@ def _update_list(values, shardings, meshes):
     return out
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    changed = False
+    found = census(module, ctx)
     with module.context:
         meshes = Meshes(module)
         for func in [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]:
@@ -66,19 +68,20 @@ def run(module: ir.Module, options: dict, ctx) -> None:
                 def even(s, i, types=types):
                     shape = static_shape(types[i])
                     return evenly_sharded(s, shape, meshes) if shape is not None else s
-                map_func_shardings(func, even, results=results)
-        ops = list(walk_ops(module.operation))
-        for call in ops:
-            if call.name == "func.call":
-                lst = op_shardings(call)
-                if lst:
-                    set_op_shardings(call, _update_list(list(call.results), lst, meshes))
-        for op in ops:
+                changed |= map_func_shardings(func, even, results=results)
+        for call in found.ops("func.call"):
+            lst = op_shardings(call)
+            if lst:
+                set_op_shardings(call, _update_list(list(call.results), lst, meshes))
+                changed = True
+        for op in found.ops("sdy.manual_computation"):
             if not keeps_owner_shardings_divisible(op):
                 continue
+            changed = True
             lst = block_arg_owner_shardings(op)
             if lst:
                 set_block_arg_owner_shardings(op, _update_list(block_arg_owners(op), lst, meshes))
             lst = result_owner_shardings(op)
             if lst:
                 set_result_owner_shardings(op, _update_list(result_owners(op), lst, meshes))
+    return None if changed else UNCHANGED
