@@ -486,23 +486,27 @@ class ChainWalker:
             if by == INIT_OP:
                 steps.append(self.origin(node))
                 return steps
-            w = self.premise(node, "write")
-            wn = self.derive("write", w.values)
-            o, j = w.values[0], w.values[1]
-            pr = self.premise(wn, "prop")
-            pn = self.derive("prop", pr.values)
-            ou = self.premise(pn, "op_unit")
-            on = self.derive("op_unit", ou.values)
-            rules = [("unit_at", node.rule), ("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
-            src = self.premise(on, "unit_at")
-            vt = self.premise(on, "visit_tensor")
-            src_j = vt.values[1] if vt is not None and src is not None else None
-            steps.append(Hop(t, d, u, r, o, f, j, src_j, src.values if src else None, rules))
-            if src is None:   # the manual axes of a manual computation's in_sharding
+            hop, on = self.hop(self.premise(node, "write").values, r)
+            hop.rules.insert(0, ("unit_at", node.rule))
+            steps.append(hop)
+            if hop.src is None:   # the manual axes of a manual computation's in_sharding
                 steps.append(self.static_origin(on, t, d, u, r))
                 return steps
-            cur = src.values
+            cur = hop.src
         return steps
+
+    def hop(self, write: tuple, rank: int) -> tuple[Hop, object]:
+        """The visit that made a write: the compatible axes (prop) it took and
+        the tensor of the op that proposed them (op_unit <- unit_at)."""
+        o, j, t, d, _dp, u, _pre, _rw, _rc, f = write
+        wn = self.derive("write", write)
+        pn = self.derive("prop", self.premise(wn, "prop").values)
+        on = self.derive("op_unit", self.premise(pn, "op_unit").values)
+        src = self.premise(on, "unit_at")
+        vt = self.premise(on, "visit_tensor")
+        src_j = vt.values[1] if vt is not None and src is not None else None
+        rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
+        return Hop(t, d, u, rank, o, f, j, src_j, src.values if src else None, rules), on
 
     def origin(self, node) -> Origin:
         t, d, _p, u, _pre, _prev, r = node.values[:7]
@@ -676,7 +680,61 @@ def _explain_dim(namer: Namer, walker: ChainWalker, t: int, d: int, rows: list) 
                 ul = namer.unit(r[3])
                 lines.append(f"  dim {d} {ul} (part of {label}):")
                 lines.extend(_chain_lines(namer, c, ul))
+        for r in grows:
+            lines.extend(_losers(namer, walker, r))
+    lines.extend(_conflicts_near(namer, t, d, {r[2]: r[3] for r in rows}))
     return lines
+
+
+def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) -> list[str]:
+    """Axes that other tensors of the ops around t hold in the factor of
+    dimension d, at a position where t holds another axis: they met this
+    one in a conflict and stayed out (only where the factor starts the
+    dimension, so that factor and dimension positions agree)."""
+    rel = namer.rel
+    out = []
+    for o, j, _t, _g, _so, _k in rel.get("visit_tensor", (2,), t):
+        visit = rel.one("visit", (0,), o)
+        if visit is None:
+            continue
+        for tf in rel.get("rule_tf", (0, 1, 2), visit[1], j, d):
+            f, q, start = tf[3], tf[4], tf[5]
+            if q != 0 or start != 1:
+                continue
+            seen = set()
+            for row in rel.get("op_unit", (0, 1), o, f):
+                p, u = row[2], row[3]
+                if p < 0 or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
+                    continue
+                seen.add((p, u))
+                tensors = [x[2] for x in rel.get("visit_tensor", (0,), o) if x[4] == row[8] and x[2] != t]
+                if not tensors:
+                    continue
+                out.append(f"    (conflict at {namer.op(o)}: {namer.tensor(tensors[0])} holds {namer.unit(u)} in "
+                           f"{namer.factor(o, f)} where this tensor has {namer.unit(held[p])}: "
+                           f"it does not go through)")
+    if len(out) > limit:
+        out = out[:limit] + [f"    (and {len(out) - limit} more conflicts around it)"]
+    return out
+
+
+def _losers(namer: Namer, walker: ChainWalker, won: tuple, limit: int = 3) -> list[str]:
+    """Other axes written at the same position of the dimension, later than
+    the one that stayed (the first arrival keeps a position)."""
+    t, d, p, u = won[:4]
+    out = []
+    writes = [w for w in namer.rel.get("write", (2, 3, 4), t, d, p) if w[5] != u]
+    for w in sorted(writes, key=lambda w: w[7])[:limit]:
+        hop, _ = walker.hop(w, w[7])
+        src = ""
+        if hop.src is not None:
+            src = f" from {namer.operand(hop.op, hop.src_j)} {namer.tensor(hop.src[0])} dim {hop.src[1]}"
+        out.append(f"    (also written there: {namer.unit(w[5])} by {namer.factor(hop.op, hop.factor)} of "
+                   f"{namer.op(hop.op)}{src} [{namer.phase(w[7])}; {_rules_text(hop.rules)}], after "
+                   f"{namer.unit(u)} arrived: the first arrival keeps the position)")
+    if len(writes) > limit:
+        out.append(f"    (and {len(writes) - limit} more later writes there)")
+    return out
 
 
 def _signature(step) -> tuple:

@@ -157,6 +157,9 @@ def test_an_earlier_priority_takes_the_dimension_first(tmp_path):
     assert "(priority p0)" in chain[-1].text
     _, out, _ = run_explain(path, "%arg0")
     assert 'gets <@mesh, [{"a"}, {}]>' in out and "(priority p1)" in out and "[from round p1;" in out
+    _, out, _ = run_explain(path, "%0")   # p1's "a" meets "b" at the negate and stays out
+    assert (f'(conflict at stablehlo.negate ({path}:5:8): %arg0 holds "a" in factor i where this tensor has "b": '
+            "it does not go through)") in out
 
 
 def test_data_flow_edge_of_a_while(tmp_path):
