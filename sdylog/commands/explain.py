@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import click
+from jaxlib.mlir import ir
 
 from sdylog.cli import reports_errors
 from sdylog.ir.diagnostics import SdylogError
@@ -44,7 +45,6 @@ class InputValue:
 
 def input_values(module, filename: str) -> list[InputValue]:
     """Every value of every function of the freshly parsed module."""
-    from jaxlib.mlir import ir
 
     from sdylog.ir.walk import func_ops, symbol_name, walk_ops
     out = []
@@ -204,7 +204,6 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
         for fn in func_ops(module):
             name = symbol_name(fn)
             funcs.append(name)
-            from jaxlib.mlir import ir
             result_counts[name] = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
     ctx = PassContext(filename=filename, engine=engine or "memory")
     ctx.provenance = True
@@ -224,15 +223,13 @@ def _match_values(ex: Explained) -> None:
     IR value when the import kept it (checked by type: a freed value's
     address may be reused), else copies made by the import (inlined calls,
     split constants) found by location, index and type."""
-    from jaxlib.mlir import ir
     facts = ex.facts
     by_key = defaultdict(list)
     with facts.module.context:
         for vid, v in enumerate(facts.values):
             if vid in facts.func_args:
                 fn, i = facts.func_args[vid]
-                from sdylog.ir.walk import symbol_name
-                by_key[("farg", symbol_name(fn), i)].append(vid)
+                by_key[("farg", _symbol(fn), i)].append(vid)
                 continue
             owner = v.owner
             if isinstance(owner, ir.Block):
@@ -289,12 +286,14 @@ class Relations:
         return rows[0] if rows else None
 
 
-def _rank_spans() -> tuple[int, int]:
-    """PHASE_SPAN and POSITION_SPAN as the rules define them (phases.dl)."""
+def _phase_span() -> int:
+    """PHASE_SPAN as the rules define it (phases.dl): a rank's phase is rank / PHASE_SPAN."""
     from sdylog import RULES_DIR
     text = (RULES_DIR / "propagation" / "phases.dl").read_text()
-    spans = dict(re.findall(r"#define (PHASE_SPAN|POSITION_SPAN) (\d+)", text))
-    return int(spans["PHASE_SPAN"]), int(spans["POSITION_SPAN"])
+    m = re.search(r"#define PHASE_SPAN (\d+)", text)
+    if m is None:
+        raise SdylogError("rules/propagation/phases.dl no longer defines PHASE_SPAN: explain cannot read phases")
+    return int(m[1])
 
 
 class Namer:
@@ -303,7 +302,7 @@ class Namer:
     def __init__(self, ex: Explained):
         self.ex = ex
         self.rel = Relations(ex.engine)
-        self.phase_span, self.position_span = _rank_spans()
+        self.phase_span = _phase_span()
         self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in rows_of(ex.engine, "axis_unit")}
         self.axis_sizes = {(m, a): z for m, a, _i, z in rows_of(ex.engine, "mesh_axis")}
         self.members = defaultdict(list)   # tensor -> values
@@ -318,14 +317,14 @@ class Namer:
         if iv is not None:
             return self.named(iv)
         v = self.ex.facts.values[vid]
-        from jaxlib.mlir import ir
         owner = v.owner
         if isinstance(owner, ir.Block):
             return f"<block argument of {_op_name(owner.owner)}>"
         return f"<{_op_name(owner)} result at {_loc(owner, self.ex.filename)}>"
 
     def tensor(self, t: int) -> str:
-        """`%3`, `%0#0 (= %iterArg in the body)`, or `@main:result0`."""
+        """`%3`; `%0#0/%iterArg` for a while result and its block arguments (one
+        tensor); `@main:result0`; `@f:%2` for values of another function."""
         if t in self.func_result_of:
             f, i = self.func_result_of[t]
             return f"@{f}:result{i}"
@@ -356,7 +355,6 @@ class Namer:
         loc = _loc(op, self.ex.filename)
         if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
             owner = op.operands[0].owner
-            from jaxlib.mlir import ir
             if isinstance(owner, ir.Block):
                 owner = owner.owner
             return f"the data-flow edge of {_op_name(owner)} ({_loc(owner, self.ex.filename)})"
@@ -549,29 +547,30 @@ class ChainWalker:
 
     def holder(self, vid: int) -> str:
         """What kind of annotation the sharding on value vid is."""
-        from jaxlib.mlir import ir
         n = self.namer
         facts = self.ex.facts
         name = n.value(vid)
         if vid in facts.func_args:
             fn, i = facts.func_args[vid]
-            return f"user annotation on {name} (argument {i} of @{_symbol(fn)}) at {_loc(facts.values[vid], self.ex.filename)}"
+            where = _loc(facts.values[vid], self.ex.filename)
+            return f"user annotation on {name} (argument {i} of @{_symbol(fn)}) at {where}"
         v = facts.values[vid]
         owner = v.owner
         if isinstance(owner, ir.Block):
             op = owner.owner
-            return f"in_shardings of {op.name} on {name} at {_loc(op, self.ex.filename)}"
+            return f"user annotation: in_shardings of {_op_name(op)} on {name} at {_loc(op, self.ex.filename)}"
         loc = _loc(owner, self.ex.filename)
         if owner.name == "sdy.sharding_constraint":
             return f"sharding constraint {name} at {loc}"
         if owner.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
-            src = owner.operands[0]
-            inner = src.owner.owner if isinstance(src.owner, ir.Block) else src.owner
-            kind = "in_shardings" if inner.name in ("sdy.manual_computation", "sdy.named_computation") \
-                and isinstance(src.owner, ir.Block) else "sharding"
-            if inner.name in ("sdy.manual_computation", "sdy.named_computation") and not isinstance(src.owner, ir.Block):
-                kind = "out_shardings"
-            return f"user annotation: {kind} of {inner.name} on {n.tensor(vid)} at {_loc(inner, self.ex.filename)}"
+            # the import moved the owner's sharding onto its edge
+            edge_owner = owner.operands[0]
+            is_arg = isinstance(edge_owner.owner, ir.Block)
+            op = edge_owner.owner.owner if is_arg else edge_owner.owner
+            kind = "sdy.sharding"
+            if _op_name(op) in ("sdy.manual_computation", "sdy.named_computation"):
+                kind = "in_shardings" if is_arg else "out_shardings"
+            return f"user annotation: {kind} of {_op_name(op)} on {n.tensor(vid)} at {_loc(op, self.ex.filename)}"
         return f"user annotation: sdy.sharding of {owner.name} {name} at {loc}"
 
     def static_origin(self, on, t, d, u, r) -> Origin:
@@ -582,6 +581,7 @@ class ChainWalker:
 
 # ---------------------------------------------------------------- the readable report
 def final_sharding_text(namer: Namer, t: int) -> str | None:
+    """`<@mesh, [{"a"}, {}]>`: the sharding propagation leaves on t (final_* relations)."""
     rel = namer.rel
     mesh = rel.one("final_mesh", (0,), t)
     if mesh is None:
@@ -590,17 +590,9 @@ def final_sharding_text(namer: Namer, t: int) -> str | None:
     axes = rel.get("final_dim_axis", (0,), t)
     parts = []
     for _, d, _c, _p in dims:
-        refs = [namer.axis_ref(namer.canonical(mesh[1]), a, pre, z) for _, dd, _pos, a, pre, z in axes if dd == d]
+        refs = [namer.axis_ref(mesh[1], a, pre, z) for _, dd, _pos, a, pre, z in axes if dd == d]
         parts.append("{" + ", ".join(refs) + "}")
     return f"<@{mesh[1]}, [{', '.join(parts)}]>"
-
-
-def _canonical(self, mesh: str) -> str:
-    row = self.rel.one("mesh_canonical", (0,), mesh)
-    return row[1] if row else mesh
-
-
-Namer.canonical = _canonical
 
 
 def explain_target(ex: Explained, namer: Namer, target: Target) -> str:

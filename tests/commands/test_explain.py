@@ -141,7 +141,8 @@ def test_value_reached_from_two_annotations_with_user_priorities(tmp_path):
     assert lines[0].endswith('gets <@mesh, [{"a"}, {"b"}]>')
     i0, i1 = lines.index('dim 0 "a":'), lines.index('dim 1 "b":')
     dim0, dim1 = lines[i0:i1], lines[i1:]
-    assert dim0[1].startswith("%0 dim 0 \"a\": factor i of stablehlo.add") and dim0[1].endswith("from operand 0 %arg0 dim 0")
+    assert dim0[1].startswith('%0 dim 0 "a": factor i of stablehlo.add')
+    assert dim0[1].endswith("from operand 0 %arg0 dim 0")
     assert dim0[2].startswith("[round p1, op-priority k=")   # held back until p1's round
     assert "user annotation on %arg0 (argument 0 of @main)" in dim0[3] and "(priority p1)" in dim0[3]
     assert dim0[4].startswith("[from round p1;")
