@@ -422,6 +422,9 @@ class _Backend:
     def index(self, relation: str, key: tuple, negated: bool):
         return self.engine.index(relation, key, negated)
 
+    def size(self, relation: str) -> int:
+        return len(self.engine._data[relation])
+
     def fanout(self, relation: str, key: tuple) -> float:
         return self.engine.fanout(relation, key)
 

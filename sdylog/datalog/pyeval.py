@@ -121,6 +121,7 @@ class BodyCompiler:
         self.tmp = 0
         self.deferred: list[Comparison] = []
         self.extra_defs: list[str] = []   # functions of aggregates
+        self.delta_var: str | None = None  # the delta tuple is this variable (no loop over `delta`)
 
     # ---- output ----
     def line(self, text: str):
@@ -241,6 +242,10 @@ class BodyCompiler:
                 self.line(f"for {tvar} in {source}.get({key}, ()):")
             else:
                 self.line(f"for {tvar} in {source}:")
+        elif self.delta_var is not None:
+            # grouped with other clauses reading the same delta tuple: no loop of its own
+            self.line(f"{tvar} = {self.delta_var}")
+            self.depth -= 1
         else:
             self.line(f"for {tvar} in delta:")
         self.depth += 1
@@ -368,15 +373,15 @@ class BodyCompiler:
         return self.lines
 
 
-def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
-                   delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None,
-                   kinds: dict | None = None, lazy: bool = False, fanout=None):
-    """A function for one clause. With head_rel: f([delta,] E) emits head
-    tuples. Without (a subsumption test): f(delta) is True when some solution
-    exists; `distinct_from` names a body atom whose tuple must differ from the
-    delta tuple."""
+def _clause_lines(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
+                  delta_index: int | None, sizes, live, distinct_from: int | None, kinds, lazy, fanout,
+                  depth: int = 1, delta_var: str | None = None):
+    """The lines of one clause's loops (and the compiler, for its lazy index
+    names and aggregate functions)."""
     items = list(body) + list(head_exprs)
     comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout)
+    comp.depth = depth
+    comp.delta_var = delta_var
 
     def on_match(c):
         if head_rel is None:
@@ -397,6 +402,28 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
         lines = comp.compile_body(list(body), delta_index, on_match)
     except Unsupported as e:
         raise error(body[0].loc if body else None, f"cannot compile this rule: {e}") from None
+    return lines, comp
+
+
+def _define(ns: Namespace, src: str, name: str):
+    local: dict = {}
+    from sdylog.datalog.cache import CODES
+    exec(CODES.compile(src, name), ns.globals, local)
+    for key, obj in local.items():   # aggregate functions are called by name
+        if key != "f":
+            ns.globals[key] = obj
+    return local["f"]
+
+
+def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
+                   delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None,
+                   kinds: dict | None = None, lazy: bool = False, fanout=None):
+    """A function for one clause. With head_rel: f([delta,] E) emits head
+    tuples. Without (a subsumption test): f(delta) is True when some solution
+    exists; `distinct_from` names a body atom whose tuple must differ from the
+    delta tuple."""
+    lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, distinct_from,
+                                kinds, lazy, fanout)
     if head_rel is None:
         params = "delta"
         tail = ["    return False"]
@@ -405,10 +432,33 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
         tail = []
     decl = [f"    global {', '.join(sorted(comp.lazy_names))}"] if comp.lazy_names else []
     src = "\n\n".join(comp.extra_defs + [f"def f({params}):\n" + "\n".join(decl + lines + tail) + "\n"])
-    local: dict = {}
-    from sdylog.datalog.cache import CODES
-    exec(CODES.compile(src, f"<rule {rule}>"), ns.globals, local)
-    for name, obj in local.items():   # aggregate functions are called by name
-        if name != "f":
-            ns.globals[name] = obj
-    return local["f"]
+    return _define(ns, src, f"<rule {rule}>")
+
+
+def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None):
+    """One function f(delta, E) for several clauses that read the same
+    relation: each delta tuple goes through every clause's loops in turn (one
+    call and one pass over the delta, whatever the number of clauses).
+    `clauses`: (body, head_exprs, head_rel, rule, delta_index, kinds)."""
+    blocks, defs = [], []
+    for body, head_exprs, head_rel, rule, delta_index, kinds in clauses:
+        lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
+                                    kinds, False, fanout, depth=2, delta_var="_d")
+        blocks += [f"        # rule {rule}"] + lines
+        defs += comp.extra_defs
+    src = "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + "\n".join(blocks) + "\n"])
+    return _define(ns, src, "<rules " + " ".join(str(c[3]) for c in clauses) + ">")
+
+
+def compile_domination_test(ns: Namespace, tests, live=frozenset()):
+    """One function f(tuple) -> bool: does some subsumptive rule of the
+    relation dominate the tuple (another tuple of it, body atom 1, with the
+    rule's conditions)? `tests`: (body, kinds) with the dominated atom at 0."""
+    blocks, defs = [], []
+    for body, kinds in tests:
+        lines, comp = _clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
+                                    depth=1, delta_var="_d")
+        blocks += lines
+        defs += comp.extra_defs
+    src = "\n\n".join(defs + ["def f(_d):\n" + "\n".join(blocks) + "\n    return False\n"])
+    return _define(ns, src, "<subsumption>")

@@ -31,10 +31,11 @@ Clauses are compiled to Python functions (nested loops over hash indexes).
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
-from sdylog.datalog.pyeval import Namespace, compile_clause
+from sdylog.datalog.pyeval import Namespace, compile_delta_group, compile_domination_test
 
 RANK_TYPE = "Rank"
 
@@ -73,7 +74,7 @@ class RankedEvaluation:
 
     # ---- indexes ----
     def _build_indexes(self):
-        static_rows: dict[str, list] = {}
+        static_rows = self._static_rows
         g = self.ns.globals
         for name, (rel, key, negated) in self.ns.specs.items():
             if name in g:
@@ -82,7 +83,8 @@ class RankedEvaluation:
                 if negated:
                     raise error(None, f"internal: negation of '{rel}' inside its own stratum")
                 ri = self.rid[rel]
-                container = [] if not key else {}
+                # (keyed: a defaultdict, for inserts; compiled code reads it with .get)
+                container = [] if not key else defaultdict(list)
                 self.live_indexes[ri].append((key or None, container))
                 g[name] = container
                 continue
@@ -93,47 +95,48 @@ class RankedEvaluation:
                 static_rows[rel] = self.backend.rows(rel)
             g[name] = build_index(static_rows[rel], key, negated)
 
-    def _inserter(self, ri: int):
-        """A function adding a tuple to relation ri's store and live indexes
-        (False if it was there already)."""
-        from operator import itemgetter
-        store = self.store[ri]
-        lists, keyed = [], []
-        for key, d in self.live_indexes[ri]:
+    def _index_code(self, ri: int):
+        """Python functions insert(tup) -> bool (False: already there) and
+        remove(tup) keeping relation ri's store and live indexes up to date,
+        generated for its indexes (a loop over them costs more than the
+        work)."""
+        env = {"store": self.store[ri]}
+        ins = ["def insert(t):", "    if t in store: return False", "    store.add(t)"]
+        rem = ["def remove(t):", "    store.discard(t)"]
+        for n, (key, d) in enumerate(self.live_indexes[ri]):
+            env[f"d{n}"] = d
             if key is None:
-                lists.append(d)
-            else:
-                keyed.append((itemgetter(*key), d))
+                ins.append(f"    d{n}.append(t)")
+                rem.append(f"    d{n}.remove(t)")
+                continue
+            k = f"t[{key[0]}]" if len(key) == 1 else "(" + ", ".join(f"t[{i}]" for i in key) + ")"
+            ins.append(f"    d{n}[{k}].append(t)")
+            rem.append(f"    d{n}[{k}].remove(t)")
+        ins.append("    return True")
+        exec("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", env)
+        return env["insert"], env["remove"]
 
-        def insert(tup):
-            if tup in store:
-                return False
-            store.add(tup)
-            for lst in lists:
-                lst.append(tup)
-            for get, d in keyed:
-                k = get(tup)
-                lst = d.get(k)
-                if lst is None:
-                    d[k] = [tup]
-                else:
-                    lst.append(tup)
-            return True
-        return insert
+    def _empty(self, rel: str) -> bool:
+        """Relation `rel` (of a lower stratum) has no tuples."""
+        size = getattr(self.backend, "size", None)
+        if size is not None:
+            return size(rel) == 0
+        if rel not in self._static_rows:
+            self._static_rows[rel] = self.backend.rows(rel)
+        return not self._static_rows[rel]
 
-    def _remove(self, ri: int, tup: tuple):
-        self.store[ri].discard(tup)
-        for key, d in self.live_indexes[ri]:
-            if key is None:
-                d.remove(tup)
-            else:
-                k = tup[key[0]] if len(key) == 1 else tuple(tup[i] for i in key)
-                d[k].remove(tup)
+    def _dead(self, body) -> bool:
+        """A body with an atom of an empty relation (outside the stratum)
+        has no solution: its clause never fires (the basic strategy's rules
+        in an aggressive run, say)."""
+        return any(isinstance(l, Atom) and l.relation not in self.here and self._empty(l.relation) for l in body)
 
     def _prepare(self):
         prog = self.program
+        self._static_rows: dict[str, list] = {}
         self.base_clauses = []
-        self.delta_fns: list[list] = [[] for _ in self.rels]   # relation -> [fn]
+        groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
+        fanout = getattr(self.backend, "fanout", None)
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
             rule = self.backend.rule_id(ci)
@@ -141,26 +144,25 @@ class RankedEvaluation:
             if not positions:
                 self.base_clauses.append(ci)
                 continue
+            if self._dead(c.body):
+                continue
             head_rel = self.rid[c.head.relation]
             for p in positions:
-                fn = compile_clause(self.ns, c.body, c.head.args, head_rel, rule, p, live=self.here,
-                                    kinds=prog.clause_kinds[ci], fanout=getattr(self.backend, "fanout", None))
-                self.delta_fns[self.rid[c.body[p].relation]].append(fn)
-        self.subsume_fns: list[list] = [[] for _ in self.rels]
+                groups[self.rid[c.body[p].relation]].append(
+                    (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
+        # relation -> one function running every clause that reads it on a delta (or None)
+        self.delta_fns = [compile_delta_group(self.ns, g, live=self.here, fanout=fanout) if g else None
+                          for g in groups]
+        tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
                 continue
             cl = s.as_clause()
-            fn = compile_clause(self.ns, cl.body, (), None, -1, 0, live=self.here, distinct_from=1,
-                                kinds=prog.subsumption_kinds[si])
-            self.subsume_fns[self.rid[s.relation]].append(fn)
+            if not self._dead(cl.body):
+                tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
+        # relation -> one test `is this tuple dominated` (or None)
+        self.dominated = [compile_domination_test(self.ns, t, live=self.here) if t else None for t in tests]
         self._build_indexes()
-        for ri, fns in enumerate(self.subsume_fns):
-            if len(fns) > 1:
-                # one test per relation: `f1(d) or f2(d) or ...`
-                ns = {f"f{i}": fn for i, fn in enumerate(fns)}
-                exec("def g(d):\n    return " + " or ".join(f"f{i}(d)" for i in range(len(fns))), ns)
-                self.subsume_fns[ri] = [ns["g"]]
 
     # ---- evaluation ----
     def run(self) -> None:
@@ -169,39 +171,62 @@ class RankedEvaluation:
         heap: list[int] = []
         rank_col = self.rank_col
         current = [None]
+        heappush = heapq.heappush
 
         def emit(ri, tup, rule):
             r = tup[rank_col[ri]]
-            cur = current[0]
-            if cur is not None and r < cur:
-                program, ci = self.backend.rule_of(rule)
-                c = program.clauses[ci]
-                raise error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {r} from tuples "
-                            f"of rank {cur}: rank-ordered rules must not lower ranks")
             lst = pending.get(r)
             if lst is None:
+                # (ranks pending are never below the current one: check new ones only)
+                cur = current[0]
+                if cur is not None and r < cur:
+                    program, ci = self.backend.rule_of(rule)
+                    c = program.clauses[ci]
+                    raise error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {r} from "
+                                f"tuples of rank {cur}: rank-ordered rules must not lower ranks")
                 pending[r] = lst = []
-                heapq.heappush(heap, r)
+                heappush(heap, r)
             lst.append((ri, tup, rule))
 
         for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses):
             ri = self.rid[rel]
             for tup in rows:
                 emit(ri, tup, rule)
-        inserters = [self._inserter(ri) for ri in range(len(self.rels))]
-        subsume_fns = self.subsume_fns
+        code = [self._index_code(ri) for ri in range(len(self.rels))]
+        inserters = [c[0] for c in code]
+        removers = [c[1] for c in code]
+        stores = self.store
+        dominated = self.dominated
         delta_fns = self.delta_fns
         provenance = self.provenance
         prov = self.prov
         height = self.backend.next_height()
         waves = 0
+        heappop = heapq.heappop
         while heap:
-            r = heapq.heappop(heap)
+            r = heappop(heap)
             wave = pending.pop(r)
             current[0] = r
             waves += 1
             height += 1
+            if len(wave) == 1:
+                # most waves: one tuple
+                ri, tup, rule = wave[0]
+                if tup in stores[ri]:
+                    continue
+                inserters[ri](tup)
+                dom = dominated[ri]
+                if dom is not None and dom(tup):
+                    removers[ri](tup)
+                    continue
+                if provenance:
+                    prov[ri][tup] = (rule, height)
+                fn = delta_fns[ri]
+                if fn is not None:
+                    fn((tup,), emit)
+                continue
             new: dict[int, list] = {}
+            rules: dict = {}
             for ri, tup, rule in wave:
                 if inserters[ri](tup):
                     lst = new.get(ri)
@@ -210,27 +235,28 @@ class RankedEvaluation:
                     else:
                         lst.append(tup)
                     if provenance:
-                        prov[ri][tup] = (rule, height)
+                        rules[(ri, tup)] = rule
+            # domination after the whole wave is in: tuples of one rank that
+            # dominate each other (a tie) all go
             for ri, tups in new.items():
-                fns = subsume_fns[ri]
-                if not fns:
+                dom = dominated[ri]
+                if dom is None:
                     continue
-                if len(fns) == 1:
-                    fn = fns[0]
-                    dominated = [t for t in tups if fn((t,))]
-                else:
-                    dominated = [t for t in tups if any(fn((t,)) for fn in fns)]
-                if dominated:
-                    drop = set(dominated)
-                    for t in dominated:
-                        self._remove(ri, t)
-                        if provenance:
-                            prov[ri].pop(t, None)
+                out = [t for t in tups if dom(t)]
+                if out:
+                    rm = removers[ri]
+                    for t in out:
+                        rm(t)
+                    drop = set(out)
                     new[ri] = [t for t in tups if t not in drop]
             for ri, tups in new.items():
-                if tups:
-                    for fn in delta_fns[ri]:
-                        fn(tups, emit)
+                if provenance:
+                    p = prov[ri]
+                    for t in tups:
+                        p[t] = (rules[(ri, t)], height)
+                fn = delta_fns[ri]
+                if tups and fn is not None:
+                    fn(tups, emit)
         self.waves = waves
         self.backend.set_height(height)
         for ri, name in enumerate(self.rels):
