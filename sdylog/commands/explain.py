@@ -41,11 +41,13 @@ class InputValue:
     type_text: str
     key: tuple           # how to find its copies after import: (kind, location, index, type)
     where: str           # "stablehlo.add at f.mlir:3:8"
+    annotated: bool = False   # the input gives it a sharding (else one the import added is not the user's)
 
 
 def input_values(module, filename: str) -> list[InputValue]:
     """Every value of every function of the freshly parsed module."""
 
+    from sdylog.ir.shardings import get_sharding
     from sdylog.ir.walk import func_ops, symbol_name, walk_ops
     out = []
     with module.context:
@@ -70,6 +72,8 @@ def input_values(module, filename: str) -> list[InputValue]:
                 for i, res in enumerate(op.results):
                     out.append(InputValue(func, res.get_name(state), res, str(res.type),
                                           ("res", loc, i, str(res.type)), f"{op.name} at {loc}"))
+        for iv in out:
+            iv.annotated = get_sharding(iv.handle) is not None
     return out
 
 
@@ -515,7 +519,7 @@ class ChainWalker:
         mre = self.premise(inode, "manual_result_edge")
         if mre is not None:
             mc = mre.values[1]
-            text = f"out_shardings of {self.namer.op(mc)}"
+            text = f"user annotation: out_shardings of {self.namer.op(mc)}"
             return Origin(t, d, u, r, text, rules)
         ti = self.premise(inode, "tensor_init")
         tnode = self.derive("tensor_init", ti.values)
@@ -542,7 +546,7 @@ class ChainWalker:
         gc = self.premise(tnode, "group_candidate")
         if gc is not None:
             g, v, _ = gc.values
-            return f"sharding group {g}: {self.holder(v)} (the group's first annotated member)"
+            return f"its sharding group takes the sharding of its first annotated member: {self.holder(v)}"
         return f"initial sharding of {n.tensor(t)}"
 
     def holder(self, vid: int) -> str:
@@ -550,6 +554,9 @@ class ChainWalker:
         n = self.namer
         facts = self.ex.facts
         name = n.value(vid)
+        iv = self.ex.names.get(vid)
+        if iv is not None and not iv.annotated:
+            return self.imported(vid)
         if vid in facts.func_args:
             fn, i = facts.func_args[vid]
             where = _loc(facts.values[vid], self.ex.filename)
@@ -572,6 +579,26 @@ class ChainWalker:
                 kind = "in_shardings" if is_arg else "out_shardings"
             return f"user annotation: {kind} of {_op_name(op)} on {n.tensor(vid)} at {_loc(op, self.ex.filename)}"
         return f"user annotation: sdy.sharding of {owner.name} {name} at {loc}"
+
+    def imported(self, vid: int) -> str:
+        """A sharding the import passes put on a value the input left bare:
+        sdy-apply-sharding-constraints copies a constraint's sharding, or a
+        manual computation's in_sharding, onto the value it reads."""
+        n = self.namer
+        name = n.value(vid)
+        for use in self.ex.facts.values[vid].uses:
+            user = use.owner
+            kind = _op_name(user)
+            where = _loc(user, self.ex.filename)
+            if kind == "sdy.sharding_constraint":
+                res = self.ex.facts.value_ids.get(user.results[0])
+                what = f"sharding constraint {n.value(res)}" if res is not None else "a sharding constraint"
+                return (f"user annotation: {what} at {where}, copied onto {name} by the import "
+                        "(sdy-apply-sharding-constraints)")
+            if kind == "sdy.manual_computation":
+                return (f"user annotation: in_shardings of sdy.manual_computation at {where} (operand "
+                        f"{use.operand_number}), copied onto {name} by the import (sdy-apply-sharding-constraints)")
+        return f"a sharding the import passes gave {name} (the input has none)"
 
     def static_origin(self, on, t, d, u, r) -> Origin:
         o = on.values[0]

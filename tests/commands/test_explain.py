@@ -299,3 +299,29 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a",
     assert '%0 dim 1 "a":(2)2: factor j of stablehlo.reshape' in out and "from operand 0 %arg0 dim 0" in out
     code, out, _ = run_explain(path, "%0", "--tree")
     assert '// units: 0 = "a":(1)2, 1 = "a":(2)2, 2 = "b"' in out
+
+
+# Named as MLIR prints it: the body of the (isolated) manual computation is numbered after %2.
+MANUAL = MESH + """
+func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>]
+      manual_axes={"a"} (%arg1: tensor<4x8xf32>) {
+    %3 = stablehlo.abs %arg1 : tensor<4x8xf32>
+    sdy.return %3 : tensor<4x8xf32>
+  } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+"""
+
+
+def test_manual_computation_in_and_out_shardings(tmp_path):
+    path = write(tmp_path, MANUAL)
+    _, out, _ = run_explain(path, "%arg0")
+    # the import copies the in_sharding onto %0 (its only use): the user's annotation, not %0's own
+    assert (f'%0 dim 0 "a": user annotation: in_shardings of sdy.manual_computation at {path}:5:8 (operand 0), '
+            "copied onto %0 by the import (sdy-apply-sharding-constraints)") in out
+    assert f'%arg0 dim 0 "a": factor i of stablehlo.negate ({path}:4:8) from result 0 %0 dim 0' in out
+    _, out, _ = run_explain(path, "%2")
+    assert f'%1 dim 0 "a": user annotation: out_shardings of sdy.manual_computation ({path}:5:8)' in out
