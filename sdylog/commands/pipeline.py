@@ -1,5 +1,7 @@
-"""The full pipeline on one module (`-sdy-propagation-pipeline`), timed step by
-step, keeping the Datalog engine with every input and derived relation."""
+"""The full pipeline on one module (`-sdy-propagation-pipeline`), timed phase
+by phase, keeping the Datalog engine with every input and derived relation,
+and the conflicts propagation left (rules/propagation/conflicts.dl) located
+in the source before the export steps erase the ops they name."""
 from __future__ import annotations
 
 import sys
@@ -7,8 +9,25 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog.ir import load_module, print_module
+from sdylog.ir.diagnostics import format_location
 from sdylog.ir.module import display_name
 from sdylog.passes import PassContext, lookup
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One row of the `conflict` relation, for people: where, and the two
+    tensors' shardings of the dimensions holding the factor."""
+    location: str | None    # file:line:col of the op, when it has one
+    op_name: str
+    factor: int
+    kind: str               # "diverge" or "prefix" (see conflicts.dl)
+    a: str                  # e.g. 'operand 0 dim 1 {"x"}'
+    b: str
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.op_name} factor {self.factor} ({self.kind}): {self.a} vs {self.b}"
 
 
 @dataclass
@@ -16,14 +35,15 @@ class PipelineRun:
     module: object
     result: object                  # sdylog.propagation.driver.PropagationResult
     ctx: PassContext
-    seconds: dict = field(default_factory=dict)  # step -> wall seconds
+    seconds: dict = field(default_factory=dict)  # phase -> wall seconds
+    conflicts: list[Conflict] = field(default_factory=list)
 
     def text(self) -> str:
         return print_module(self.module)
 
 
 class Progress:
-    """One line per step on stderr, only when stderr is a terminal."""
+    """One line per phase on stderr, only when stderr is a terminal."""
 
     def __init__(self, enabled: bool | None = None):
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
@@ -41,31 +61,92 @@ class Progress:
 
 def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
                  progress: Progress | None = None) -> PipelineRun:
+    """-sdy-propagation-pipeline on the module at `path`, as `sdylog opt` runs
+    it (sdylog/passes/propagation_pipeline.py), one phase at a time."""
+    from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
+    from sdylog.propagation.passes import run_propagation
+
     progress = progress or Progress(False)
-    seconds = {}
-    t = time.perf_counter()
-    progress.step("parse")
-    module = load_module(path)
-    seconds["parse"] = time.perf_counter() - t
+    seconds: dict[str, float] = {}
+
+    def phase(name, fn, *args, **kwargs):
+        progress.step(name)
+        t = time.perf_counter()
+        out = fn(*args, **kwargs)
+        seconds[name] = time.perf_counter() - t
+        return out
+
+    module = phase("parse", load_module, path)
     ctx = PassContext(filename=display_name(path), engine=engine)
     ctx.provenance = provenance  # read by the propagation driver
-    progress.step("propagate")
-    t = time.perf_counter()
+    steps = {"dedup-functions-fully": False}
     with module.context:
-        result = lookup("sdy-propagation-pipeline").load()(module, {"dedup-functions-fully": False}, ctx)
-    seconds["pipeline"] = time.perf_counter() - t
+        phase("import", run_import_pipeline, module, ctx, steps)
+        # The pipeline's propagation: user priorities, op priorities, aggressive.
+        options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
+        result = phase("propagation", run_propagation, module, options, ctx,
+                       strategies=("aggressive",), op_priorities=True, user_priorities=True)
+        conflicts = locate_conflicts(result, ctx.filename)
+        phase("export", run_export_propagation_steps, module, ctx, steps)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds)
+    return PipelineRun(module, result, ctx, seconds, conflicts)
 
 
-def report(run: PipelineRun) -> str:
-    """The short report `sdylog run` prints on stderr."""
+def locate_conflicts(result, filename: str) -> list[Conflict]:
+    """The `conflict` relation with op names, source locations and shardings
+    (read while the ops it names are still in the module)."""
+    engine, facts = result.engine, result.facts
+    if "conflict" not in engine.relations:
+        return []
+    rows = sorted(engine.read("conflict"))
+    if not rows:
+        return []
+    dims = _dim_shardings(engine, facts, {t for r in rows for t in (r[5], r[8])})
+    out = []
+    for o, name, f, kind, a, ta, da, b, tb, db in rows:
+        out.append(Conflict(_op_location(facts, o, tb, filename), name, f, kind,
+                            f"{a} dim {da} {dims.get((ta, da), '{}')}",
+                            f"{b} dim {db} {dims.get((tb, db), '{}')}"))
+    out.sort(key=lambda c: (c.location is None, c.location or "", c.factor, c.a, c.b))
+    return out
+
+
+def _op_location(facts, o: int, t_b: int, filename: str) -> str | None:
+    if o >= 0:
+        op = facts.ops[o]
+    else:  # main's result link -1 - i: its tensor b is the function result slot
+        func, _ = facts.func_results[t_b]
+        op = func.regions[0].blocks[0].operations[len(func.regions[0].blocks[0].operations) - 1]
+    return format_location(op.location, filename)
+
+
+def _dim_shardings(engine, facts, tensors: set) -> dict:
+    """(tensor, dim) -> its final axes as `{"x", "y":(1)2}`, for `tensors`."""
+    from sdylog.model.axis import AxisRef, SubAxis
+    from sdylog.model.sharding import DimSharding
+
+    mesh_of = {t: m for t, m in engine.read("final_mesh") if t in tensors}
+    axes: dict = {}
+    for t, d, pos, a, pre, size in engine.read("final_dim_axis"):
+        if t in tensors:
+            full = facts.meshes[mesh_of[t]].axis_sizes.get(a) if t in mesh_of else None
+            ref = AxisRef(a) if pre == 1 and size == full else AxisRef(a, SubAxis(pre, size))
+            axes.setdefault((t, d), []).append((pos, ref))
+    return {k: str(DimSharding(tuple(r for _, r in sorted(v)))) for k, v in axes.items()}
+
+
+def report(run: PipelineRun, verbose: bool = False) -> str:
+    """The short report `sdylog run` prints on stderr (with `verbose`, one
+    line per conflict)."""
     engine = run.result.engine
     sharded = {v for v, _t in engine.read("final_value")}
     values = len(run.result.facts.values)
     lines = [f"values sharded: {len(sharded)} of {values}"]
     if "conflict" in engine.relations:
-        lines.append(f"conflicts: {engine.size('conflict')}")
+        ops = {c[0] for c in engine.read("conflict")}
+        lines.append(f"conflicts: {engine.size('conflict')} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
+        if verbose:
+            lines.extend(f"  {c}" for c in run.conflicts)
     steps = dict(run.seconds)
     for timing in run.ctx.report.get("propagation", []):
         for k, v in timing.items():

@@ -10,10 +10,12 @@ from sdylog.cli import reports_errors
 @click.option("--db", help="Save every input and derived relation in this DuckDB file.")
 @click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="List the conflicts in the report, with their locations.")
 @reports_errors
-def run(file, output, db, engine, quiet):
+def run(file, output, db, engine, quiet, verbose):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
-    print the module and a short report (values sharded, time per step)."""
+    print the module and a short report on stderr (values sharded, conflicts
+    propagation left, time per phase)."""
     from sdylog.commands.pipeline import Progress, report, run_pipeline
     from sdylog.passes.driver import write_output
 
@@ -23,7 +25,7 @@ def run(file, output, db, engine, quiet):
         save_database(result.result.engine, db)
     write_output(text, output)
     if not quiet:
-        click.echo(report(result), err=True)
+        click.echo(report(result, verbose=verbose), err=True)
 
 
 def save_database(engine, path: str) -> None:

@@ -70,3 +70,135 @@ def test_query_errors(model):
     assert p.returncode == 1 and "unknown relation 'no_such_relation'" in p.stderr
     p = sdylog("query", str(model), "final_dim_axis", "--where", "nope=1")
     assert p.returncode == 1 and "has no column 'nope'" in p.stderr
+
+
+# ---------------------------------------------------------------- conflicts in the report
+# Operands sharded on different axes in the same dimension: the add's factor 0
+# diverges between them ("x" against "y", Shardy's conflict), and the result,
+# which takes neither, lacks each ("prefix").
+DIVERGING = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.add %a, %b : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+
+# A closed dimension stops "y" from reaching the dot's lhs contracting
+# dimension, and main's closed result stops "x": two "prefix" conflicts.
+CLOSED = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+"""
+
+# A manual computation on "x": the body sees local shardings (no "x"), which
+# is no conflict; the closed sharding of the negate stops "y" inside the body
+# (at the negate, and at the result edge against the out sharding).
+MANUAL = """
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<8x16xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"x"}, {"y"}]>] out_shardings=[<@mesh, [{"x"}, {"y"}]>] manual_axes={"x"} (%arg1: tensor<4x16xf32>) {
+    %1 = stablehlo.negate %arg1 NEGATE_SHARDING: tensor<4x16xf32>
+    sdy.return %1 : tensor<4x16xf32>
+  } : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = stablehlo.tanh %0 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+"""
+
+
+def _pipeline(tmp_path, text, name="m.mlir"):
+    from sdylog.commands.pipeline import run_pipeline
+    p = tmp_path / name
+    p.write_text(text)
+    return run_pipeline(str(p))
+
+
+def test_run_verbose_lists_conflicts_with_locations(tmp_path):
+    p = tmp_path / "d.mlir"
+    p.write_text(DIVERGING)
+    r = sdylog("run", str(p), "-v")
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert "conflicts: 3 (at 1 op)" in lines
+    assert f'  {p}:5:8: stablehlo.add factor 0 (diverge): operand 0 dim 0 {{"x"}} vs operand 1 dim 0 {{"y"}}' in lines
+    assert f'  {p}:5:8: stablehlo.add factor 0 (prefix): operand 0 dim 0 {{"x"}} vs result 0 dim 0 {{}}' in lines
+    assert f'  {p}:5:8: stablehlo.add factor 0 (prefix): operand 1 dim 0 {{"y"}} vs result 0 dim 0 {{}}' in lines
+    quiet = sdylog("run", str(p))   # without -v: the count only
+    assert "conflicts: 3 (at 1 op)" in quiet.stderr and "(diverge)" not in quiet.stderr
+
+
+def test_no_conflicts_when_every_factor_agrees(tmp_path):
+    from sdylog.commands.pipeline import report
+    run = _pipeline(tmp_path, MODULE)
+    assert run.result.engine.size("conflict") == 0 and run.conflicts == []
+    assert "conflicts: 0 (at 0 ops)" in report(run, verbose=True).splitlines()
+
+
+def test_conflicts_where_closed_dimensions_stop_propagation(tmp_path):
+    run = _pipeline(tmp_path, CLOSED)
+    rows = run.result.engine.read("conflict")
+    # (op name, factor, kind, a, dim_a, b, dim_b): the dot's contracting factor 2
+    # and main's result link (-1).
+    assert sorted((r[1], r[2], r[3], r[4], r[6], r[7], r[9]) for r in rows) == [
+        ("func.return", 0, "prefix", "operand 0", 0, "result 0", 0),
+        ("stablehlo.dot_general", 2, "prefix", "operand 0", 1, "operand 1", 0)]
+    assert [str(c).split(": ", 1)[1] for c in run.conflicts] == [
+        'stablehlo.dot_general factor 2 (prefix): operand 0 dim 1 {} vs operand 1 dim 0 {"y"}',
+        'func.return factor 0 (prefix): operand 0 dim 0 {"x"} vs result 0 dim 0 {}']
+    assert [c.location.rsplit("/", 1)[1] for c in run.conflicts] == ["m.mlir:6:8", "m.mlir:8:3"]
+
+
+def test_manual_axes_are_no_conflict(tmp_path):
+    run = _pipeline(tmp_path, MANUAL.replace("NEGATE_SHARDING", ""))
+    assert run.result.engine.size("conflict") == 0
+    closed = '{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} '
+    run = _pipeline(tmp_path, MANUAL.replace("NEGATE_SHARDING", closed))
+    got = sorted((c.op_name, c.factor, c.kind, c.a, c.b) for c in run.conflicts)
+    assert got == [("sdy.data_flow_edge", 1, "prefix", "operand 0 dim 1 {}", 'result 0 dim 1 {"y"}'),
+                   ("stablehlo.negate", 1, "prefix", 'operand 0 dim 1 {"y"}', "result 0 dim 1 {}")]
+
+
+def test_query_conflict_table(tmp_path):
+    p = tmp_path / "c.mlir"
+    p.write_text(CLOSED)
+    r = sdylog("query", str(p), "conflict", "--where", "op_name=stablehlo.dot_general")
+    assert r.returncode == 0, r.stderr
+    header, _rule, row, last = r.stdout.splitlines()
+    assert header.split() == ["op", "op_name", "factor", "kind", "a", "t_a", "dim_a", "b", "t_b", "dim_b"]
+    assert row.split()[1:5] == ["stablehlo.dot_general", "2", "prefix", "operand"]
+    assert last == "conflict: 1 tuple (filtered)"
+
+
+def test_propagation_does_not_read_the_conflict_relations():
+    """conflicts.dl only reports: no other rule file names its relations."""
+    import re
+
+    from sdylog import RULES_DIR
+    own = (RULES_DIR / "propagation" / "conflicts.dl").read_text()
+    declared = set(re.findall(r"^\.decl (\w+)", own, re.M))
+    assert "conflict" in declared
+    for f in RULES_DIR.rglob("*.dl"):
+        if f.name != "conflicts.dl":
+            code = re.sub(r"//.*", "", f.read_text())
+            used = set(re.findall(r"\b(\w+)\s*\(", code))
+            assert not (declared & used), f"{f} reads {declared & used}"
+
+
+def test_run_prints_what_opt_pipeline_prints(tmp_path):
+    """`sdylog run` runs the pipeline phase by phase: the same module as
+    `sdylog opt -sdy-propagation-pipeline`."""
+    from sdylog.ir import load_module, print_module
+    from sdylog.passes import PassContext, lookup
+    run = _pipeline(tmp_path, CLOSED)
+    module = load_module(str(tmp_path / "m.mlir"))
+    with module.context:
+        lookup("sdy-propagation-pipeline").load()(module, {"dedup-functions-fully": False}, PassContext())
+    assert run.text() == print_module(module)
