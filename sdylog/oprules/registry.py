@@ -77,6 +77,69 @@ RULES = {
 }
 
 
+# Builders that read nothing but the op's name, operand and result types and
+# attributes (no producer, user or region): equal such ops get equal rules.
+# The others (dynamic_update_slice and concatenate look at producers, scatter
+# at its body, custom calls at their users) are built op by op.
+_OP_LOCAL_BUILDERS = frozenset({
+    pointwise, no_rule, elementwise.batch_norm_inference, elementwise.bitcast_convert,
+    elementwise.operand_shaped, collectives.all_gather, collectives.all_to_all,
+    collectives.reduce_scatter, shape_ops.broadcast_in_dim, shape_ops.dynamic_slice,
+    shape_ops.padded_or_sliced, shape_ops.reshape, shape_ops.reverse, shape_ops.transpose,
+    contraction.convolution, contraction.dot, contraction.dot_general, reductions.reduce,
+    reductions.reduce_window, reductions.select_and_scatter, reductions.sort, indexing.gather,
+    linalg.cholesky, linalg.fft, linalg.rng_bit_generator, linalg.triangular_solve,
+})
+_USER_RULE = "sdy.sharding_rule"
+
+
+def rule_key(op) -> tuple | None:
+    """A key that equal-ruled ops share: (name, operand types, result types,
+    attributes other than sdy's discardable ones, which no builder reads).
+    None when the rule may depend on more than the op (its builder looks
+    around it, or a user rule is attached). Types and attributes are uniqued
+    by MLIR, so the key compares and hashes cheaply."""
+    op = op.operation if hasattr(op, "operation") else op
+    if RULES.get(op.name) not in _OP_LOCAL_BUILDERS:
+        return None
+    attrs = op.attributes
+    if _USER_RULE in attrs:
+        return None
+    return (op.name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results),
+            tuple((k, a) for k, a in attrs.items() if not k.startswith("sdy.")))
+
+
+class RuleCache:
+    """rule_for_op, once per rule_key, and each distinct rule's attribute once:
+    a module has thousands of ops but a few dozen distinct rules. The keys
+    hold the module's types and attributes: use one cache per module."""
+
+    def __init__(self, conservative: bool = False, filename: str | None = None, strict: bool = False):
+        self.conservative = conservative
+        self.filename = filename
+        self.strict = strict
+        self._rules: dict[tuple, OpShardingRule | None] = {}
+        self._attrs: dict[OpShardingRule, object] = {}
+
+    def rule(self, op) -> OpShardingRule | None:
+        key = rule_key(op)
+        if key is None:
+            return self._build(op)
+        if key not in self._rules:
+            self._rules[key] = self._build(op)
+        return self._rules[key]
+
+    def _build(self, op) -> OpShardingRule | None:
+        return rule_for_op(op, self.conservative, self.filename, self.strict)
+
+    def attr(self, rule: OpShardingRule):
+        """rule.to_attr(), built once per distinct rule."""
+        a = self._attrs.get(rule)
+        if a is None:
+            a = self._attrs[rule] = rule.to_attr()
+        return a
+
+
 def rule_for_op(op, conservative: bool = False, filename: str | None = None,
                 strict: bool = False) -> OpShardingRule | None:
     """The op's sharding rule, None when it has none.
@@ -87,8 +150,8 @@ def rule_for_op(op, conservative: bool = False, filename: str | None = None,
     the op's location instead, with Shardy's warning text.
     """
     op = op.operation if hasattr(op, "operation") else op
-    if "sdy.sharding_rule" in op.attributes:
-        return OpShardingRule.from_attr(op.attributes["sdy.sharding_rule"])
+    if _USER_RULE in op.attributes:
+        return OpShardingRule.from_attr(op.attributes[_USER_RULE])
     try:
         return _build(op, conservative)
     except UnknownOp as unknown:

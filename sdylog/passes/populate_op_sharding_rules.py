@@ -7,22 +7,24 @@ the pass never prints a module with silently missing rules.
 from jaxlib.mlir import ir
 
 from sdylog.ir.module import verify_module
-from sdylog.ir.walk import walk_ops
-from sdylog.oprules import rule_for_op
+from sdylog.ir.walk import op_list
+from sdylog.oprules import RuleCache
+
+SHARDING_RULE = "sdy.sharding_rule"
 
 
 def run(module: ir.Module, options: dict, ctx) -> None:
-    conservative = options["conservative-propagation"]
+    cache = RuleCache(options["conservative-propagation"], ctx.filename, strict=True)
     # Build every rule before attaching any: an error leaves the module untouched.
     rules = []
-    for op in walk_ops(module.operation):
-        if "sdy.sharding_rule" in op.attributes:
+    for op in op_list(module.operation):
+        if SHARDING_RULE in op.attributes:
             continue
-        rule = rule_for_op(op, conservative=conservative, filename=ctx.filename, strict=True)
+        rule = cache.rule(op)
         if rule is not None:
-            rules.append((op, rule))
-    for op, rule in rules:
-        op.attributes["sdy.sharding_rule"] = rule.to_attr()
+            rules.append((op, cache.attr(rule)))
+    for op, attr in rules:
+        op.attributes[SHARDING_RULE] = attr
     # The sdy dialect checks each rule against its op (e.g. it rejects dynamic
     # shapes), as the verifier after Shardy's pass does.
     verify_module(module, ctx.filename)
