@@ -27,6 +27,7 @@ class Derivation:
     rule_text: str = ""
     premises: list = field(default_factory=list)   # Derivation or str (negations, constraints)
     repeated: bool = False   # shown in full elsewhere in the tree
+    cut: bool = False        # not expanded: the depth limit
 
     @property
     def text(self) -> str:
@@ -41,8 +42,10 @@ class Derivation:
         note = {"input": "input", "fact": f"fact {self.rule}", "rule": f"rule {self.rule}"}[self.how]
         if self.repeated:
             note += ", derived above"
+        elif self.cut:
+            note += ", not expanded"
         lines.append(f"{first}{self.text}    [{note}]")
-        kids = self.premises if not self.repeated else []
+        kids = self.premises if not (self.repeated or self.cut) else []
         for i, k in enumerate(kids):
             last = i == len(kids) - 1
             a, b = ("└── ", "    ") if last else ("├── ", "│   ")
@@ -100,7 +103,8 @@ def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
     key = (relation, values)
     if key in seen or depth <= 0:
         node = derive(finder, relation, values, premises=False)
-        node.repeated = node.how == "rule"
+        if node.how == "rule":
+            node.repeated, node.cut = key in seen, key not in seen
         return node
     node = derive(finder, relation, values)
     if node.how != "rule":

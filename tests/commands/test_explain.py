@@ -223,6 +223,10 @@ def test_tree_prints_the_datalog_derivation(tmp_path):
     assert any("value_sharding(0, 0)    [input]" in l for l in lines)   # the annotation, a fact
     assert lines[-2].startswith("// units: ") and '= "a"' in lines[-2]
     assert lines[-1] == "// tensors: 0 = %arg0, 1 = %0"
+    # relations off the chain are shown --depth levels deep
+    assert any("tensor_of(0, 0)    [rule " in l and l.endswith(", not expanded]") for l in lines)
+    _, deeper, _ = run_explain(path, "%0", "--tree", "--depth", "2")
+    assert "value_tensor(0, 0)    [input]" in deeper and "value_tensor(0, 0)" not in out
 
 
 def test_bad_values_name_what_is_there(tmp_path):
