@@ -15,7 +15,8 @@ from jaxlib.mlir.dialects import sdy
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.op_properties import is_elementwise
 from sdylog.ir.shardings import DATA_FLOW_OPS, edge_sources, get_sharding, shardable_value
-from sdylog.ir.walk import func_ops, is_tensor, shape_of, symbol_name
+from sdylog.ir.types import is_tensor, shape_of
+from sdylog.ir.walk import func_ops, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind

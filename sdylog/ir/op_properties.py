@@ -6,7 +6,8 @@ or StableHLO's `BroadcastingElementwise` trait (StablehloOps.td, ChloOps.td).
 """
 from __future__ import annotations
 
-from sdylog.ir.rewrite import as_operation, is_static_shaped, static_shape
+from sdylog.ir.rewrite import as_operation
+from sdylog.ir.types import is_static_shaped, static_shape
 
 _STABLEHLO_ELEMENTWISE = (
     "abs", "add", "and", "atan2", "cbrt", "ceil", "complex", "convert", "cosine",

@@ -74,47 +74,6 @@ def has_no_uses(value) -> bool:
     return next(iter(value.uses), None) is None
 
 
-
-
-def is_static_shaped(type_) -> bool:
-    """A shaped type with a known rank and no dynamic dimension (not a token)."""
-    return static_shape(type_) is not None
-
-
-def _is_shaped(type_) -> bool:
-    try:
-        ir.ShapedType(type_)
-        return True
-    except (ValueError, TypeError):
-        return False
-
-
-def tensor_rank(type_) -> int:
-    """The rank of a shaped type, 0 for anything else (tokens, tuples)."""
-    if _is_shaped(type_):
-        t = ir.ShapedType(type_)
-        return t.rank if t.has_rank else 0
-    return 0
-
-
-def static_shape(type_) -> tuple[int, ...] | None:
-    """The shape of a statically shaped type, None otherwise."""
-    if not _is_shaped(type_):
-        return None
-    t = ir.ShapedType(type_)
-    if not t.has_rank or not t.has_static_shape:
-        return None
-    return tuple(t.shape)
-
-
-def is_scalar(value) -> bool:
-    """A ranked tensor of rank 0."""
-    if not _is_shaped(value.type):
-        return False
-    t = ir.ShapedType(value.type)
-    return t.has_rank and t.rank == 0
-
-
 # --- insertion points and moving ---------------------------------------------
 def ip_after_value(value) -> ir.InsertionPoint:
     """Right after the op defining `value`, or at the start of its block."""

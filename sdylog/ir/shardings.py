@@ -19,7 +19,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.rewrite import (as_operation, owning_op, result_number,
-                               single_user, tensor_rank)
+                               single_user)
+from sdylog.ir.types import rank_of
 from sdylog.ir.walk import op_list
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding
@@ -74,7 +75,7 @@ def open_shardings_with(types, index: int, sharding) -> list:
     """Fully open shardings for `types` on the mesh of `sharding`, with
     `sharding` itself at `index`."""
     ref = mesh_or_ref(sharding)
-    out = [fully_replicated(ref, tensor_rank(t), closed=False) for t in types]
+    out = [fully_replicated(ref, rank_of(t), closed=False) for t in types]
     out[index] = sharding
     return out
 
@@ -228,7 +229,7 @@ def _shardings_or_open(shardings, types, meshes: Meshes) -> list | None:
     ref = _first_non_maximal_mesh_ref(shardings, meshes)
     if ref is None:
         return None
-    return [s if s is not None else fully_replicated(ref, tensor_rank(t), closed=False)
+    return [s if s is not None else fully_replicated(ref, rank_of(t), closed=False)
             for s, t in zip(shardings, types)]
 
 
@@ -531,7 +532,7 @@ def get_or_create_sharding(value, mesh_ref, closed_if_missing: bool = False):
     s = get_sharding(value)
     if s is not None:
         return s
-    return fully_replicated(mesh_ref, tensor_rank(value.type), closed_if_missing)
+    return fully_replicated(mesh_ref, rank_of(value), closed_if_missing)
 
 
 # --- visiting every sharding ------------------------------------------------------------

@@ -34,21 +34,6 @@ def op_list(op) -> list[ir.Operation]:
     return out
 
 
-def shape_of(value) -> tuple[int, ...]:
-    """The static shape of a ranked tensor value; () for scalars and non-tensors."""
-    t = value.type
-    return tuple(t.shape) if isinstance(t, ir.RankedTensorType) else ()
-
-
-def rank_of(value) -> int:
-    t = value.type
-    return t.rank if isinstance(t, ir.RankedTensorType) else 0
-
-
-def is_tensor(value) -> bool:
-    return isinstance(value.type, ir.RankedTensorType)
-
-
 def func_ops(module: ir.Module) -> list:
     return [op for op in module.body.operations if op.operation.name == "func.func"]
 

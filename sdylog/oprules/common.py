@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.walk import rank_of, shape_of
+from sdylog.ir.types import rank_of, shape_of
 from sdylog.model.rule import NULL_DIM, FactorKind, OpShardingRule, RuleBuilder
 
 __all__ = ["NULL_DIM", "FactorKind", "OpShardingRule", "RuleBuilder", "builder_for", "shape_of",

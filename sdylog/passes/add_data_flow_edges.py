@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.rewrite import create_op, ip_after_value, is_static_shaped
+from sdylog.ir.rewrite import create_op, ip_after_value
 from sdylog.ir.shardings import DATA_FLOW_OPS, block_arg_owners, get_sharding, result_owners
+from sdylog.ir.types import is_static_shaped
 from sdylog.passes.census import UNCHANGED, census
 
 

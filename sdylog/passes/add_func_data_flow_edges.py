@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.rewrite import create_op, ip_after_op, is_static_shaped
+from sdylog.ir.rewrite import create_op, ip_after_op
 from sdylog.ir.shardings import get_sharding, set_op_shardings
 from sdylog.ir.symbols import main_func
+from sdylog.ir.types import is_static_shaped
 from sdylog.ir.walk import walk_ops
 
 

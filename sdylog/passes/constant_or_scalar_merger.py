@@ -10,7 +10,8 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_constant_like
-from sdylog.ir.rewrite import attributes_of, is_scalar, post_order_ops, replace_op
+from sdylog.ir.rewrite import attributes_of, post_order_ops, replace_op
+from sdylog.ir.types import is_scalar
 
 
 def _region_key(op):

@@ -20,17 +20,18 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
-from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_op, is_scalar, replace_op, users
+from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_op, replace_op, users
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.types import is_scalar
+from sdylog.passes.census import census
 
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
 
 
-def convert_constants(module: ir.Module) -> None:
-    """Every stablehlo.constant becomes an sdy.constant with the same attributes."""
-    for op in [op for op in walk_ops(module.operation) if op.name == "stablehlo.constant"]:
+def convert_constants(constants) -> None:
+    """Each of these stablehlo.constant ops becomes an sdy.constant with the same attributes."""
+    for op in constants:
         new = create_op("sdy.constant", results=[op.results[0].type],
                         attributes=attributes_of(op),
                         loc=op.location, ip=ir.InsertionPoint(op))
@@ -50,15 +51,8 @@ class _Splitter:
             return original_func_name(callee) not in self.non_const_funcs
         if op.name == "sdy.named_computation":
             return _nc_name(op) not in self.non_const_named_computations
-        if not is_pure(op):
-            return False
-        return op.name in _SHAPE_PRESERVING or is_elementwise(op)
-
-    def constant_expression(self, op, constants) -> bool:
-        if op.name in ("sdy.constant", "stablehlo.iota"):
-            return True
-        return self.constant_preserving(op) and all(
-            (d := defining_op(v)) is not None and d in constants for v in op.operands)
+        # The name first: is_pure reads every operand and result type.
+        return (op.name in _SHAPE_PRESERVING or is_elementwise(op)) and is_pure(op)
 
     # --- cloning -------------------------------------------------------------------
     def clone_value(self, value) -> ir.Value:
@@ -94,11 +88,15 @@ class _Splitter:
                 g.operands[0] = mapping[value]
 
     # --- walking -------------------------------------------------------------------
-    def split_region(self, region: ir.Region, func) -> None:
+    def split_region(self, region: ir.Region, func, nc=None) -> None:
+        """The ops of `region` (the body of `func`, or of the named computation
+        `nc` in it), not entering nested named computations."""
         constants: dict = {}          # insertion-ordered set
         expansions: dict = {}
+        func_name = original_func_name(func)
+        nc_name = _nc_name(nc) if nc is not None else None
         for op in _ops_skipping_named_computation_bodies(region):
-            self.process(op, func, constants, expansions)
+            self.process(op, func_name, nc_name, constants, expansions)
         for op in list(expansions) + list(reversed(list(constants))):
             us = users_of_op(op)
             if all(u.name == "sdy.sharding_group" for u in us):
@@ -106,22 +104,31 @@ class _Splitter:
                     u.erase()
                 op.erase()
 
-    def process(self, op, func, constants, expansions) -> None:
-        if op.name in ("func.func", "sdy.sharding_group"):
+    def process(self, op, func_name: str, nc_name: str | None, constants, expansions) -> None:
+        """A constant expression joins `constants`; any other op marks its
+        function (and named computation) non-constant unless it preserves
+        constants, and takes fresh clones of the constants and scalar
+        expansions it uses."""
+        name = op.name
+        if name in ("func.func", "sdy.sharding_group"):
             return
-        if self.constant_expression(op, constants):
+        if name in ("sdy.constant", "stablehlo.iota"):
             constants[op] = None
             return
-        if not self.constant_preserving(op) and not op.has_trait(ir.IsTerminatorTrait):
-            nc = _enclosing_named_computation(op)
-            if nc is not None:
-                self.non_const_named_computations.add(_nc_name(nc))
-            self.non_const_funcs.add(original_func_name(func))
-        if op.name == "stablehlo.broadcast_in_dim" and is_scalar(op.operands[0]):
+        operands = list(op.operands)
+        producers = [defining_op(v) for v in operands]
+        preserving = self.constant_preserving(op)
+        if preserving and all(d is not None and d in constants for d in producers):
+            constants[op] = None
+            return
+        if not preserving and not op.has_trait(ir.IsTerminatorTrait):
+            if nc_name is not None:
+                self.non_const_named_computations.add(nc_name)
+            self.non_const_funcs.add(func_name)
+        if name == "stablehlo.broadcast_in_dim" and is_scalar(operands[0]):
             expansions[op] = None
             return
-        for i, operand in enumerate(list(op.operands)):
-            d = defining_op(operand)
+        for i, (operand, d) in enumerate(zip(operands, producers)):
             if d is not None and (d in constants or d in expansions):
                 op.operands[i] = self.clone_value(operand)
 
@@ -135,18 +142,6 @@ def users_of_op(op) -> list:
 
 def _nc_name(op) -> str:
     return ir.StringAttr(as_operation(op).attributes["name"]).value
-
-
-def _enclosing_named_computation(op):
-    parent = op.parent
-    while parent is not None:
-        parent = as_operation(parent)
-        if parent.name == "sdy.named_computation":
-            return parent
-        if parent.name in ("func.func", "builtin.module"):
-            return None
-        parent = parent.parent
-    return None
 
 
 def _ops_skipping_named_computation_bodies(region: ir.Region):
@@ -183,10 +178,10 @@ def _named_computations_post_order(func) -> list:
 
 def run(module: ir.Module, options: dict, ctx) -> None:
     with module.context, module.operation.location:
-        convert_constants(module)
+        convert_constants(census(module, ctx).ops("stablehlo.constant"))
         symbols = SymbolTable(module)
         splitter = _Splitter(symbols)
         for func in funcs_in_call_graph_post_order(module):
             for nc in _named_computations_post_order(func):
-                splitter.split_region(nc.regions[0], func)
+                splitter.split_region(nc.regions[0], func, nc)
             splitter.split_region(func.regions[0], func)

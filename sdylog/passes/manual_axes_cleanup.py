@@ -17,10 +17,11 @@ from jaxlib.mlir.dialects import sdy
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes, mesh_or_ref, per_value, per_value_attr
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.ir.types import is_shaped
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
+from sdylog.passes.census import UNCHANGED, census
 
 _NO_OPERANDS_ERROR = ("'sdy.manual_computation' op has manual_axes when there are no in/out "
                       "shardings and the body is not empty. This isn't allowed at this stage, "
@@ -137,7 +138,7 @@ def _is_empty(mesh_attr) -> bool:
 def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: Mesh):
     new, changed = [], False
     for s, t in zip(shardings, types, strict=True):
-        if not _is_shaped(t):
+        if not is_shaped(t):
             new.append(s)
             continue
         ts = TensorSharding.from_attr(s)
@@ -151,14 +152,6 @@ def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: 
                                               [a.to_attr() for a in ts.unreduced]))
         changed = True
     return new if changed else None
-
-
-def _is_shaped(t) -> bool:
-    try:
-        ir.ShapedType(t)
-        return True
-    except ValueError:
-        return False
 
 
 def run(module: ir.Module, options: dict, ctx):

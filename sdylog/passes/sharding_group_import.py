@@ -13,6 +13,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
+from sdylog.ir.types import shape_of
 from sdylog.passes.census import UNCHANGED, census
 
 
@@ -28,14 +29,6 @@ def _enclosing_manual_computation(op):
             return parent
         parent = parent.parent
     return None
-
-
-def _shape(value):
-    t = value.type
-    try:
-        return tuple(ir.ShapedType(t).shape)
-    except ValueError:
-        return ()
 
 
 class _Classes:
@@ -81,7 +74,7 @@ def validate(groups, filename) -> None:
                                f"ManualComputationOp boundaries for groupId: {gid}", filename)
         else:
             parents[gid] = parent
-        shape = _shape(op.operands[0])
+        shape = shape_of(op.operands[0])
         if shapes.setdefault(gid, shape) != shape:
             raise error_at(op, "'sdy.sharding_group' op ShardingGroupOps values must have the same "
                            f"shape for groupId: {gid}", filename)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import replace_op, tensor_rank
+from sdylog.ir.rewrite import replace_op
 from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, fully_replicated,
                                  is_data_flow_op, mesh_or_ref, result_owners,
                                  set_block_arg_owner_shardings, set_result_owner_shardings)
+from sdylog.ir.types import rank_of
 from sdylog.ir.walk import walk_ops
 from sdylog.passes.census import UNCHANGED, census
 
@@ -31,7 +32,7 @@ def shardings_from_edges(owners) -> list:
         shardings.append(s)
     if ref is None:
         return []
-    return [s if s is not None else fully_replicated(ref, tensor_rank(o.type), closed=False)
+    return [s if s is not None else fully_replicated(ref, rank_of(o), closed=False)
             for s, o in zip(shardings, owners)]
 
 

@@ -12,14 +12,15 @@ import math
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.rewrite import as_operation, static_shape
+from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_owners, func_type,
                                  keeps_owner_shardings_divisible, map_func_shardings, op_shardings,
                                  result_owner_shardings, result_owners, set_block_arg_owner_shardings,
                                  set_op_shardings, set_result_owner_shardings)
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.ir.types import static_shape
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.sharding import DimSharding, TensorSharding
+from sdylog.passes.census import UNCHANGED, census
 
 
 def evenly_sharded(sharding, shape, meshes: Meshes):

@@ -1,0 +1,55 @@
+"""Shapes and ranks of values and types, the one place that reads them.
+
+Every helper takes a Value or a Type. Shaped types (tensors) have shapes;
+anything else (tokens, tuples) has rank 0, shape () and no static shape.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+
+def type_of(value_or_type) -> ir.Type:
+    return value_or_type.type if isinstance(value_or_type, ir.Value) else value_or_type
+
+
+def rank_of(value_or_type) -> int:
+    """The rank of a ranked shaped type, 0 for anything else."""
+    t = type_of(value_or_type)
+    return t.rank if isinstance(t, ir.ShapedType) and t.has_rank else 0
+
+
+def shape_of(value_or_type) -> tuple[int, ...]:
+    """The shape of a ranked shaped type (dynamic sizes as MLIR's sentinel);
+    () for scalars, unranked types and non-tensors."""
+    t = type_of(value_or_type)
+    return tuple(t.shape) if isinstance(t, ir.ShapedType) and t.has_rank else ()
+
+
+def is_shaped(value_or_type) -> bool:
+    """A shaped type (a tensor, ranked or not), not a token or tuple."""
+    return isinstance(type_of(value_or_type), ir.ShapedType)
+
+
+def static_shape(value_or_type) -> tuple[int, ...] | None:
+    """The shape of a statically shaped type, None otherwise."""
+    t = type_of(value_or_type)
+    if not isinstance(t, ir.ShapedType) or not t.has_static_shape:
+        return None
+    return tuple(t.shape)
+
+
+def is_static_shaped(value_or_type) -> bool:
+    """A shaped type with a known rank and no dynamic dimension (not a token)."""
+    t = type_of(value_or_type)
+    return isinstance(t, ir.ShapedType) and t.has_static_shape
+
+
+def is_tensor(value_or_type) -> bool:
+    """A ranked tensor."""
+    return isinstance(type_of(value_or_type), ir.RankedTensorType)
+
+
+def is_scalar(value_or_type) -> bool:
+    """A ranked tensor of rank 0."""
+    t = type_of(value_or_type)
+    return isinstance(t, ir.ShapedType) and t.has_rank and t.rank == 0
