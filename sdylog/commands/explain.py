@@ -280,10 +280,10 @@ class Relations:
         k = (relation, key)
         idx = self._idx.get(k)
         if idx is None:
-            idx = self._idx[k] = defaultdict(list)
-            for row in rows_of(self.engine, relation):
-                idx[tuple(row[i] for i in key)].append(row)
-        return sorted(idx.get(tuple(values), ()))
+            from sdylog.datalog.ranked import build_index
+            index = getattr(self.engine, "index", None)   # the in-memory engine's (shared with explain)
+            idx = self._idx[k] = index(relation, key) if index else build_index(self.engine.read(relation), key, False)
+        return sorted(idx.get(values[0] if len(values) == 1 else tuple(values), ()))
 
     def one(self, relation: str, key: tuple, *values):
         rows = self.get(relation, key, *values)
