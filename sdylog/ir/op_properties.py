@@ -100,6 +100,12 @@ _RECURSIVE_EFFECTS = frozenset([f"stablehlo.{n}" for n in (
     "while")] + ["sdy.named_computation", "sdy.manual_computation"])
 
 
+def may_be_effect_free(name: str) -> bool:
+    """Whether an op of this name can be without memory effects at all (a cheap
+    first test before would_be_trivially_dead)."""
+    return name in _EFFECT_FREE or name in _RECURSIVE_EFFECTS or name == "stablehlo.custom_call"
+
+
 def would_be_trivially_dead(op) -> bool:
     """MLIR's wouldOpBeTriviallyDead: not a terminator, and neither the op nor
     (for ops with recursive effects) anything nested in it has a memory effect.

@@ -12,6 +12,7 @@ import sys
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import format_location
+from sdylog.ir.walk import op_list
 
 
 def as_operation(op) -> ir.Operation:
@@ -22,18 +23,7 @@ def as_operation(op) -> ir.Operation:
 def post_order_ops(root) -> list[ir.Operation]:
     """`root` and every op nested in it, each after the ops nested in it (MLIR's
     default walk order)."""
-    out: list[ir.Operation] = []
-    stack = [(as_operation(root), False)]
-    while stack:
-        op, expanded = stack.pop()
-        if expanded:
-            out.append(op)
-            continue
-        stack.append((op, True))
-        children = [as_operation(inner) for region in op.regions for block in region.blocks
-                    for inner in block.operations]
-        stack.extend((c, False) for c in reversed(children))
-    return out
+    return op_list(root, post_order=True)
 
 
 # --- values --------------------------------------------------------------------
@@ -162,7 +152,7 @@ def erase_trivially_dead_ops(root) -> int:
     """Erase, until none is left, ops whose results are unused and that have no
     memory effect (what MLIR's greedy rewriter does before any pattern).
     Returns how many ops were erased."""
-    from sdylog.ir.op_properties import would_be_trivially_dead
+    from sdylog.ir.op_properties import may_be_effect_free, would_be_trivially_dead
 
     root = as_operation(root)
     erased = 0
@@ -172,7 +162,8 @@ def erase_trivially_dead_ops(root) -> int:
         # erases whole dead chains. An op with regions takes its nested ops
         # with it: start a new sweep after erasing one.
         for op in reversed(post_order_ops(root)):
-            if op == root or not all(has_no_uses(r) for r in op.results) or not would_be_trivially_dead(op):
+            if (not may_be_effect_free(op.name) or op == root or not all(has_no_uses(r) for r in op.results)
+                    or not would_be_trivially_dead(op)):
                 continue
             nested = bool(op.regions)
             op.erase()

@@ -7,7 +7,7 @@ from jaxlib.mlir import ir
 
 
 _ADVANCE = ir.WalkResult.ADVANCE
-_PRE_ORDER = ir.WalkOrder.PRE_ORDER
+_ORDERS = {False: ir.WalkOrder.PRE_ORDER, True: ir.WalkOrder.POST_ORDER}
 
 
 def walk_ops(op) -> Iterator[ir.Operation]:
@@ -18,10 +18,11 @@ def walk_ops(op) -> Iterator[ir.Operation]:
     return iter(op_list(op))
 
 
-def op_list(op) -> list[ir.Operation]:
-    """walk_ops as a list. MLIR's own walk collects the ops (3x faster than
-    reading regions and blocks from Python); the callback only appends, so no
-    Python exception has to cross it."""
+def op_list(op, post_order: bool = False) -> list[ir.Operation]:
+    """walk_ops as a list (with `post_order`, each op after the ops nested in
+    it). MLIR's own walk collects the ops (3x faster than reading regions and
+    blocks from Python); the callback only appends, so no Python exception
+    has to cross it."""
     op = op.operation if hasattr(op, "operation") else op
     out: list[ir.Operation] = []
     append = out.append
@@ -30,7 +31,7 @@ def op_list(op) -> list[ir.Operation]:
         append(o)
         return _ADVANCE
 
-    op.walk(visit, _PRE_ORDER)
+    op.walk(visit, _ORDERS[post_order])
     return out
 
 

@@ -90,6 +90,8 @@ _OP_LOCAL_BUILDERS = frozenset({
     reductions.reduce_window, reductions.select_and_scatter, reductions.sort, indexing.gather,
     linalg.cholesky, linalg.fft, linalg.rng_bit_generator, linalg.triangular_solve,
 })
+# Of those, the builders that read no attribute (types and name only).
+_TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert, elementwise.operand_shaped})
 _USER_RULE = "sdy.sharding_rule"
 
 
@@ -100,13 +102,17 @@ def rule_key(op) -> tuple | None:
     around it, or a user rule is attached). Types and attributes are uniqued
     by MLIR, so the key compares and hashes cheaply."""
     op = op.operation if hasattr(op, "operation") else op
-    if RULES.get(op.name) not in _OP_LOCAL_BUILDERS:
+    name = op.name
+    build = RULES.get(name)
+    if build not in _OP_LOCAL_BUILDERS:
         return None
     attrs = op.attributes
     if _USER_RULE in attrs:
         return None
-    return (op.name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results),
-            tuple((k, a) for k, a in attrs.items() if not k.startswith("sdy.")))
+    types = (name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results))
+    if build in _TYPE_ONLY_BUILDERS:
+        return types
+    return types + (tuple((k, a) for k, a in attrs.items() if not k.startswith("sdy.")),)
 
 
 class RuleCache:
