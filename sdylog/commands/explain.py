@@ -71,7 +71,7 @@ def input_values(module, filename: str) -> list[InputValue]:
                                                   f"block argument {i} of {op.name} at {_loc(arg, filename)}"))
                 for i, res in enumerate(op.results):
                     out.append(InputValue(func, res.get_name(state), res, str(res.type),
-                                          ("res", loc, i, str(res.type)), f"{op.name} at {loc}"))
+                                          ("res", _kind(op), loc, i, str(res.type)), f"{op.name} at {loc}"))
         for iv in out:
             iv.annotated = get_sharding(iv.handle) is not None
     return out
@@ -241,17 +241,26 @@ def _match_values(ex: Explained) -> None:
                 arg = ir.BlockArgument(v)
                 region = _region_index(op, owner)
                 by_key[("barg", _loc(op, ex.filename), region, arg.arg_number, str(v.type))].append(vid)
+                if _op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
+                    callee = ir.StringAttr(op.attributes["name"]).value
+                    by_key[("farg", callee, arg.arg_number)].append(vid)
             else:
-                by_key[("res", _loc(owner, ex.filename), ir.OpResult(v).result_number, str(v.type))].append(vid)
+                by_key[("res", _kind(owner), _loc(owner, ex.filename), ir.OpResult(v).result_number,
+                        str(v.type))].append(vid)
         for iv in ex.values:
             vid = facts.value_ids.get(iv.handle)
-            if vid is not None and str(facts.values[vid].type) == iv.type_text:
-                found = [vid]
-            else:
-                found = by_key.get(iv.key, [])
+            found = [vid] if vid is not None and str(facts.values[vid].type) == iv.type_text else []
+            if "?" not in iv.key:   # copies need a real location to be told apart
+                found += [v for v in by_key.get(iv.key, []) if v not in found]
             ex.copies[id(iv)] = found
             for v in found:
                 ex.names.setdefault(v, iv)
+
+
+def _kind(op) -> str:
+    """The op's name, a call counted as the named computation the import makes of it."""
+    name = _op_name(op)
+    return "sdy.named_computation" if name == "func.call" else name
 
 
 def _region_index(op, block) -> int:
@@ -340,6 +349,16 @@ class Namer:
     def named(self, iv: InputValue) -> str:
         """The value's name, with its function when it is not the one being explained."""
         return iv.name if iv.func == self.home else f"@{iv.func}:{iv.name}"
+
+    def context(self, t: int) -> str:
+        """Where a copy made by the import sits: `in the call at f.mlir:3:8`."""
+        op = self.ex.facts.values[t].owner
+        op = op.owner if isinstance(op, ir.Block) else op
+        while op is not None and _op_name(op) not in ("sdy.named_computation", "func.func"):
+            op = op.parent
+        if op is None or _op_name(op) == "func.func":
+            return f"as {self.tensor(t)}"
+        return f"in the call at {_loc(op, self.ex.filename)}"
 
     def tensor_where(self, t: int) -> str:
         if t in self.func_result_of:
@@ -633,7 +652,7 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
         sharding = final_sharding_text(namer, t)
         head = f"{target.label} ({where})"
         if len(tensors) > 1:
-            head += f" [copy as {namer.tensor(t)}]"
+            head += f" [the copy {namer.context(t)}]"
         rank = namer.rel.get("tensor_rank", (0,), t)
         ndims = rank[0][1] if rank else 0
         if sharding is None:

@@ -329,3 +329,33 @@ def test_manual_computation_in_and_out_shardings(tmp_path):
     assert f'%arg0 dim 0 "a": factor i of stablehlo.negate ({path}:4:8) from result 0 %0 dim 0' in out
     _, out, _ = run_explain(path, "%2")
     assert f'%1 dim 0 "a": user annotation: out_shardings of sdy.manual_computation ({path}:5:8)' in out
+
+
+CALLS = MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>})
+    -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = call @f(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = call @f(%arg1) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0, %1 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_a_function_called_twice_is_explained_per_call(tmp_path):
+    path = write(tmp_path, CALLS)
+    code, out, _ = run_explain(path, "@f:%0")
+    assert code == 0
+    heads = [l for l in out.splitlines() if l.startswith("@f:%0")]
+    assert heads == [f'@f:%0 (stablehlo.negate at {path}:11:8) [the copy in the call at {path}:6:8] '
+                     'gets <@mesh, [{"a"}, {}]>',
+                     f'@f:%0 (stablehlo.negate at {path}:11:8) [the copy in the call at {path}:7:8] '
+                     'gets <@mesh, [{}, {"b"}]>']
+    assert (f'@f:%arg0 dim 1 "b": dim 1 of the data-flow edge of sdy.named_computation ({path}:7:8) '
+            "from edge source 0 %arg1 dim 1") in out
+    code, out, _ = run_explain(path, "@f:result0")
+    assert out == "@f:result0: propagation has no result slot for @f (only the main function's results have one)\n"
