@@ -121,15 +121,15 @@ class BodyCompiler:
         self.tmp = 0
         self.deferred: list[Comparison] = []
         self.extra_defs: list[str] = []   # functions of aggregates
-        self.delta_var: str | None = None  # the delta tuple is this variable (no loop over `delta`)
+        self.delta_var: str | None = None  # the delta tuple is this variable, its columns _c0, _c1, ...
+        self.alias: dict[str, str] = {}    # variable -> the name holding it (a delta column)
 
     # ---- output ----
     def line(self, text: str):
         self.lines.append("    " * self.depth + text)
 
-    @staticmethod
-    def var(name: str) -> str:
-        return f"v_{name}"
+    def var(self, name: str) -> str:
+        return self.alias.get(name) or f"v_{name}"
 
     # ---- expressions ----
     def can_compute(self, e) -> bool:
@@ -161,6 +161,9 @@ class BodyCompiler:
                 a, b = args
                 py = "//" if op == "/" else "%"
                 slow = "_div" if op == "/" else "_mod"
+                d = e.args[1]
+                if isinstance(d, NumberLit) and d.value > 0:
+                    return f"({a} {py} {b} if {a} >= 0 else {slow}({a}, {b}))"
                 return f"({a} {py} {b} if {a} >= 0 and {b} > 0 else {slow}({a}, {b}))"
             if op in _BINARY:
                 return _BINARY[op].format(*args)
@@ -170,6 +173,10 @@ class BodyCompiler:
             if op in simple:
                 return simple[op].format(args[0])
             if op in ("min", "max"):
+                if len(args) == 2 and all(isinstance(x, (Var, NumberLit)) for x in e.args):
+                    # two names or numbers: a test, not a call (as Python's min/max, the first on ties)
+                    a, b = args
+                    return f"({a} if {a} {'>=' if op == 'max' else '<='} {b} else {b})"
                 return f"{op}({', '.join(args)})"
             if op == "cat":
                 return "(" + " + ".join(args) + ")"
@@ -212,14 +219,14 @@ class BodyCompiler:
             raise Unsupported(f"aggregate {agg.op}")
         body_lines = sub.compile_body(agg.body, None, lambda c: [
             step.format(t=c.expr(agg.target)) if agg.target is not None else step])
-        params = ", ".join(self.var(n) for n in names)
+        params = ", ".join(sub.var(n) for n in names)
         decl = [f"    global {', '.join(sorted(sub.lazy_names))}"] if sub.lazy_names else []
         src = [f"def {fn}({params}):"] + decl + [f"    {init}"] + body_lines + [f"    {fin}"]
         self.extra_defs.extend(sub.extra_defs)
         self.extra_defs.append("\n".join(src))
         self.tmp += 1
         tmp = f"_a{self.tmp}"
-        self.line(f"{self.var(tmp)} = {fn}({params})")
+        self.line(f"{self.var(tmp)} = {fn}({', '.join(self.var(n) for n in names)})")
         if agg.op in ("min", "max", "mean"):
             self.line(f"if {self.var(tmp)} is None: continue")
         self.bound.add(tmp)
@@ -243,31 +250,59 @@ class BodyCompiler:
             else:
                 self.line(f"for {tvar} in {source}:")
         elif self.delta_var is not None:
-            # grouped with other clauses reading the same delta tuple: no loop of its own
-            self.line(f"{tvar} = {self.delta_var}")
+            # grouped with other clauses reading the same delta tuple, unpacked
+            # once into _c0, _c1, ...: no loop and no extraction of its own
             self.depth -= 1
         else:
             self.line(f"for {tvar} in delta:")
         self.depth += 1
+        cols = delta and self.delta_var is not None
         conds = []
         for i, a in enumerate(atom.args):
             if i in key_pos or isinstance(a, Wildcard):
                 continue
             if isinstance(a, Var) and a.name not in self.bound:
-                self.line(f"{self.var(a.name)} = {tvar}[{i}]")
+                if cols:
+                    self.alias[a.name] = f"_c{i}"
+                else:
+                    self.line(f"{self.var(a.name)} = {tvar}[{i}]")
                 self.bound.add(a.name)
+                continue
+            if not self.can_compute(a) and self._solve(a, f"_c{i}" if cols else f"{tvar}[{i}]"):
                 continue
             if not self.can_compute(a):
                 # an expression of variables bound later: checked once they are
                 self.tmp += 1
                 name = f"_arg{self.tmp}"
-                self.line(f"{self.var(name)} = {tvar}[{i}]")
+                if cols:
+                    self.alias[name] = f"_c{i}"
+                else:
+                    self.line(f"{self.var(name)} = {tvar}[{i}]")
                 self.bound.add(name)
                 self.deferred.append(Comparison("=", Var(name, a.loc), a, a.loc))
                 continue
-            conds.append(f"{tvar}[{i}] != {self.expr(a)}")
+            conds.append(f"{f'_c{i}' if cols else f'{tvar}[{i}]'} != {self.expr(a)}")
         if conds:
             self.line(f"if {' or '.join(conds)}: continue")
+
+    def _solve(self, e, value: str) -> bool:
+        """Bind the one unbound variable of an integer argument `x + c`,
+        `c + x` or `x - c` (c computable) from the column's value: the
+        variable is known at once (an index key for what follows) instead
+        of checked later."""
+        if not (isinstance(e, Functor) and e.op in ("+", "-") and len(e.args) == 2):
+            return False
+        x, c = e.args
+        if e.op == "+" and not (isinstance(x, Var) and x.name not in self.bound):
+            x, c = c, x
+        if not (isinstance(x, Var) and x.name not in self.bound and self.can_compute(c)):
+            return False
+        if not (self._integer(x) and self._integer(c)):
+            return False
+        inverse = "-" if e.op == "+" else "+"
+        self.line(f"{self.var(x.name)} = {value} {inverse} {self.expr(c)}")
+        self.bound.add(x.name)
+        return True
 
     def _fetch(self, name: str, relation: str):
         if self.lazy and relation not in self.live:
@@ -396,7 +431,7 @@ def _clause_lines(ns: Namespace, body, head_exprs, head_rel: int | None, rule: i
         def atom_step(atom, tvar, delta):
             orig(atom, tvar, delta)
             if tvar == f"t{distinct_from}":
-                comp.line(f"if {tvar} == t{delta_index}: continue")
+                comp.line(f"if {tvar} == {delta_var or f't{delta_index}'}: continue")
         comp.atom_step = atom_step
     try:
         lines = comp.compile_body(list(body), delta_index, on_match)
@@ -413,6 +448,13 @@ def _define(ns: Namespace, src: str, name: str):
         if key != "f":
             ns.globals[key] = obj
     return local["f"]
+
+
+def _unpack(arity: int, depth: int) -> str:
+    """The line unpacking a delta tuple `_d` into _c0, _c1, ... (grouped clauses)."""
+    if arity == 0:
+        return ""
+    return "    " * depth + "".join(f"_c{i}, " for i in range(arity)) + "= _d\n"
 
 
 def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
@@ -446,7 +488,9 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
                                     kinds, False, fanout, depth=2, delta_var="_d")
         blocks += [f"        # rule {rule}"] + lines
         defs += comp.extra_defs
-    src = "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + "\n".join(blocks) + "\n"])
+    body, delta_index = clauses[0][0], clauses[0][4]
+    unpack = _unpack(len(body[delta_index].args), 2)
+    src = "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + unpack + "\n".join(blocks) + "\n"])
     return _define(ns, src, "<rules " + " ".join(str(c[3]) for c in clauses) + ">")
 
 
@@ -460,5 +504,6 @@ def compile_domination_test(ns: Namespace, tests, live=frozenset()):
                                     depth=1, delta_var="_d")
         blocks += lines
         defs += comp.extra_defs
-    src = "\n\n".join(defs + ["def f(_d):\n" + "\n".join(blocks) + "\n    return False\n"])
+    unpack = _unpack(len(tests[0][0][0].args), 1)
+    src = "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(blocks) + "\n    return False\n"])
     return _define(ns, src, "<subsumption>")
