@@ -257,10 +257,15 @@ def _match_values(ex: Explained) -> None:
                 ex.names.setdefault(v, iv)
 
 
+# Ops the import replaces by another kind: a call by a named computation, a
+# constant by sdy.constant (cloned per use).
+_IMPORTED_KIND = {"func.call": "sdy.named_computation", "stablehlo.constant": "sdy.constant"}
+
+
 def _kind(op) -> str:
-    """The op's name, a call counted as the named computation the import makes of it."""
+    """The op's name, as the import passes leave that kind of op."""
     name = _op_name(op)
-    return "sdy.named_computation" if name == "func.call" else name
+    return _IMPORTED_KIND.get(name, name)
 
 
 def _region_index(op, block) -> int:
@@ -356,9 +361,12 @@ class Namer:
         op = op.owner if isinstance(op, ir.Block) else op
         while op is not None and _op_name(op) not in ("sdy.named_computation", "func.func"):
             op = op.parent
-        if op is None or _op_name(op) == "func.func":
-            return f"as {self.tensor(t)}"
-        return f"in the call at {_loc(op, self.ex.filename)}"
+        if op is not None and _op_name(op) == "sdy.named_computation":
+            return f"in the call at {_loc(op, self.ex.filename)}"
+        users = [u.owner for u in self.ex.facts.values[t].uses]   # e.g. a constant split per use
+        if users:
+            return f"used by {_op_name(users[0])} at {_loc(users[0], self.ex.filename)}"
+        return f"as {self.tensor(t)}"
 
     def tensor_where(self, t: int) -> str:
         if t in self.func_result_of:

@@ -359,3 +359,22 @@ def test_a_function_called_twice_is_explained_per_call(tmp_path):
             "from edge source 0 %arg1 dim 1") in out
     code, out, _ = run_explain(path, "@f:result0")
     assert out == "@f:result0: propagation has no result slot for @f (only the main function's results have one)\n"
+
+
+def test_a_constant_split_per_use_is_explained_per_copy(tmp_path):
+    path = write(tmp_path, MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>})
+    -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %cst = stablehlo.constant dense<1.0> : tensor<8x8xf32>
+  %0 = stablehlo.add %arg0, %cst : tensor<8x8xf32>
+  %1 = stablehlo.add %arg1, %cst : tensor<8x8xf32>
+  return %0, %1 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+""")
+    _, out, _ = run_explain(path, "%cst")
+    assert [l for l in out.splitlines() if l.startswith("@")] == [
+        f'@main:%cst (stablehlo.constant at {path}:6:10) [the copy used by stablehlo.add at {path}:7:8] '
+        'gets <@mesh, [{"a"}, {}]>',
+        f'@main:%cst (stablehlo.constant at {path}:6:10) [the copy used by stablehlo.add at {path}:8:8] '
+        'gets <@mesh, [{}, {"b"}]>']
