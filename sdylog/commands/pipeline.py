@@ -98,7 +98,8 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
     engine, facts = result.engine, result.facts
     if "conflict" not in engine.relations:
         return []
-    rows = sorted(engine.read("conflict"))
+    # program order (op ids are pre-order positions), main's result links last
+    rows = sorted(engine.read("conflict"), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
     if not rows:
         return []
     dims = _dim_shardings(engine, facts, {t for r in rows for t in (r[5], r[8])})
@@ -107,7 +108,6 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
         out.append(Conflict(_op_location(facts, o, tb, filename), name, f, kind,
                             f"{a} dim {da} {dims.get((ta, da), '{}')}",
                             f"{b} dim {db} {dims.get((tb, db), '{}')}"))
-    out.sort(key=lambda c: (c.location is None, c.location or "", c.factor, c.a, c.b))
     return out
 
 
@@ -135,9 +135,9 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
     return {k: str(DimSharding(tuple(r for _, r in sorted(v)))) for k, v in axes.items()}
 
 
-def report(run: PipelineRun, verbose: bool = False) -> str:
-    """The short report `sdylog run` prints on stderr (with `verbose`, one
-    line per conflict)."""
+def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
+    """The report's lines that do not depend on time: values sharded, the
+    conflicts count (with `verbose`, one line per conflict)."""
     engine = run.result.engine
     sharded = {v for v, _t in engine.read("final_value")}
     values = len(run.result.facts.values)
@@ -147,9 +147,15 @@ def report(run: PipelineRun, verbose: bool = False) -> str:
         lines.append(f"conflicts: {engine.size('conflict')} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
+    return lines
+
+
+def report(run: PipelineRun, verbose: bool = False) -> str:
+    """The short report `sdylog run` prints on stderr: the summary, then the
+    time of each phase (and the propagation driver's own steps, CPU time)."""
     steps = dict(run.seconds)
     for timing in run.ctx.report.get("propagation", []):
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
-    lines.append("time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items()))
-    return "\n".join(lines)
+    time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
+    return "\n".join(summary(run, verbose) + [time_line])

@@ -1,0 +1,56 @@
+"""Golden files: each golden/CASE.in.mlir run through `sdylog run`'s code
+path (in-process) must print golden/CASE.out.mlir and the report lines of
+golden/CASE.report (the time-independent ones, conflicts listed as with -v).
+
+After a reviewed change of the output: SDYLOG_REGEN_GOLDEN=1 python -m pytest
+tests/golden rewrites the expected files (golden/README.md)."""
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import pytest
+
+from sdylog.commands.pipeline import run_pipeline, summary
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+CASES = sorted(p.name[:-len(".in.mlir")] for p in GOLDEN.glob("*.in.mlir"))
+EXPECTED = (".out.mlir", ".report")
+REGENERATE = os.environ.get("SDYLOG_REGEN_GOLDEN") == "1"
+
+
+def produce(case: str) -> dict[str, str]:
+    """What `sdylog run -v golden/CASE.in.mlir` prints: the module (stdout)
+    and the report without its time line (stderr)."""
+    run = run_pipeline(f"{case}.in.mlir")   # relative: locations read CASE.in.mlir:LINE:COL
+    return {".out.mlir": run.text(), ".report": "\n".join(summary(run, verbose=True)) + "\n"}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden(case, monkeypatch):
+    monkeypatch.chdir(GOLDEN)
+    got = produce(case)
+    problems = []
+    for suffix, text in got.items():
+        path = GOLDEN / f"{case}{suffix}"
+        if REGENERATE:
+            path.write_text(text)
+            continue
+        if not path.exists():
+            problems.append(f"{path.name} is missing (SDYLOG_REGEN_GOLDEN=1 writes it; review it first)")
+            continue
+        expected = path.read_text()
+        if text != expected:
+            diff = difflib.unified_diff(expected.splitlines(keepends=True), text.splitlines(keepends=True),
+                                        f"golden/{path.name}", f"sdylog run golden/{case}.in.mlir")
+            problems.append("".join(diff))
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+def test_every_expected_file_has_its_case():
+    assert CASES, f"no golden cases in {GOLDEN}"
+    stale = [p.name for p in GOLDEN.iterdir()
+             if p.name.endswith(EXPECTED) and p.name.split(".")[0] not in CASES]
+    assert not stale, f"expected files without a CASE.in.mlir: {stale}"
