@@ -801,8 +801,16 @@ def _chain_lines(namer: Namer, chain: list, axis: str) -> list[str]:
             src = ""
             if s.src is not None:
                 src = f" from {namer.operand(s.op, s.src_j)} {namer.tensor(s.src[0])} dim {s.src[1]}"
+            role = namer.operand(s.op, s.j)
+            # say so when the value is written as an input of the op (propagation going backward)
+            if role.startswith(("operand", "edge source")):
+                role = f" (into its {role})"
+            elif role in ("the returned value", "the barrier's operand"):
+                role = f" (into {role})"
+            else:
+                role = ""
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {namer.factor(s.op, s.factor)} of "
-                         f"{namer.op(s.op)}{src}")
+                         f"{namer.op(s.op)}{role}{src}")
             lines.append(f"{pad}    [{namer.phase(s.rank)}; {_rules_text(s.rules)}]")
         else:
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {s.text}")

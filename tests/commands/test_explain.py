@@ -66,7 +66,8 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
 STOPPED = MESH + """
 func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>},
                 %arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> tensor<8x4xf32> {
-  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]
+      : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   %2 = stablehlo.tanh %0 : tensor<8x4xf32>
   return %2 : tensor<8x4xf32>
 }
@@ -326,7 +327,8 @@ def test_manual_computation_in_and_out_shardings(tmp_path):
     # the import copies the in_sharding onto %0 (its only use): the user's annotation, not %0's own
     assert (f'%0 dim 0 "a": user annotation: in_shardings of sdy.manual_computation at {path}:5:8 (operand 0), '
             "copied onto %0 by the import (sdy-apply-sharding-constraints)") in out
-    assert f'%arg0 dim 0 "a": factor i of stablehlo.negate ({path}:4:8) from result 0 %0 dim 0' in out
+    assert (f'%arg0 dim 0 "a": factor i of stablehlo.negate ({path}:4:8) (into its operand 0) '
+            "from result 0 %0 dim 0") in out
     _, out, _ = run_explain(path, "%2")
     assert f'%1 dim 0 "a": user annotation: out_shardings of sdy.manual_computation ({path}:5:8)' in out
 
