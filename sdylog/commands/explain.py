@@ -894,8 +894,11 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
     u = next(iter(held))
     props = [p for p in rel.get("prop", (0, 1), o, f) if p[2] == 0 and p[3] == u]
     if not props:
+        barrier = rel.one("propagation_barrier", (0,), o)
+        if barrier is not None:
+            return f"{what}: {desc}, but the barrier lets shardings through {barrier[1]} only"
         return f"{what}: {desc}, but no tensor that may widen the factor proposes it in any phase " \
-               f"(propagation direction, op priorities, or a barrier)"
+               f"(propagation direction, op priorities)"
     ph = props[0][6] // namer.phase_span
     reasons = []
     if rel.one("dim_closed_at", (0, 1, 2), t, d, ph):

@@ -380,3 +380,19 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
         'gets <@mesh, [{"a"}, {}]>',
         f'@main:%cst (stablehlo.constant at {path}:6:10) [the copy used by stablehlo.add at {path}:8:8] '
         'gets <@mesh, [{}, {"b"}]>']
+
+
+def test_a_barrier_stops_the_other_direction(tmp_path):
+    path = write(tmp_path, MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  %1 = sdy.propagation_barrier %0 allowed_direction=BACKWARD : tensor<8x8xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+""")
+    _, out, _ = run_explain(path, "%2")
+    assert out.splitlines()[:3] == [
+        f"@main:%2 (stablehlo.exponential at {path}:6:8) is not sharded", "  dim 0: no axis",
+        f'    1 hop away: dim 0 of sdy.propagation_barrier ({path}:5:8): %0 has "a", but the barrier lets '
+        "shardings through BACKWARD only"]
