@@ -37,6 +37,8 @@ class MemoryEngine:
         self._loaded: dict[str, set] = {}      # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
         self._indexes: dict[tuple, object] = {}
+        self._index_keys: dict[str, list] = {}     # relation -> keys of self._indexes built on it
+        self._index_fanout: dict[str, dict] = {}   # relation -> {key: tuples per key} of its keyed indexes
         self.rule_ids: dict[tuple[int, int], int] = {}
         self.rules: list[tuple[Program, int]] = []
         self._programs: list[Program] = []
@@ -117,8 +119,9 @@ class MemoryEngine:
         return set(zip(*cols))
 
     def _changed(self, relation: str) -> None:
-        for key in [k for k in self._indexes if k[0] == relation]:
-            del self._indexes[key]
+        self._index_fanout.pop(relation, None)
+        for key in self._index_keys.pop(relation, ()):
+            self._indexes.pop(key, None)
 
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
@@ -184,8 +187,16 @@ class MemoryEngine:
         k = (rel, key, negated)
         idx = self._indexes.get(k)
         if idx is None:
-            idx = self._indexes[k] = build_index(self._data[rel], key, negated)
+            rows = self._data[rel]
+            idx = self._indexes[k] = build_index(rows, key, negated)
+            self._index_keys.setdefault(rel, []).append(k)
+            if key and not negated:
+                self._index_fanout.setdefault(rel, {})[key] = len(rows) / max(len(idx), 1)
         return idx
+
+    def built_indexes(self, rel: str) -> dict:
+        """{key: tuples per key} of the keyed indexes of `rel` built so far."""
+        return self._index_fanout.get(rel, {})
 
     def fanout(self, rel: str, key: tuple) -> float:
         """Tuples per key of the index on `key` (what a lookup yields on average)."""
@@ -207,13 +218,11 @@ class MemoryEngine:
         for ci in s.clauses:
             c = program.clauses[ci]
             fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
-                                      kinds=program.clause_kinds[ci], lazy=True))
+                                      kinds=program.clause_kinds[ci], lazy=True, indexes=self.built_indexes,
+                                      add=prov is None))
         self._bind(ns, lazy=True)
         if prov is None:
-            add = out.add
-
-            def emit(_ri, tup, _rule):
-                add(tup)
+            emit = out.add   # (compiled with `add`: E(tuple))
         else:
             def emit(_ri, tup, rule):
                 if tup not in out:
@@ -305,7 +314,13 @@ class MemoryEngine:
             self.iterations[r] = iterations
 
     def _store(self, relation: str, tuples, prov) -> None:
-        self._data[relation] = set(tuples) | self._loaded.get(relation, set())
+        loaded = self._loaded.get(relation)
+        if isinstance(tuples, set):
+            if loaded:
+                tuples |= loaded
+            self._data[relation] = tuples
+        else:
+            self._data[relation] = set(tuples) | (loaded or set())
         self._changed(relation)
         if self.provenance:
             p = {t: (-1, 0) for t in self._loaded.get(relation, ())}

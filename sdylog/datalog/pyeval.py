@@ -105,7 +105,7 @@ class BodyCompiler:
 
     def __init__(self, ns: Namespace, items, sizes=None, live: set[str] = frozenset(),
                  outer: set[str] = frozenset(), kinds: dict | None = None, lazy: bool = False,
-                 fanout=None):
+                 fanout=None, indexes=None):
         self.ns = ns
         self.fanout = fanout  # (relation, key positions) -> tuples per key (join order), when known
         self.lazy = lazy     # fetch indexes where first needed (a body run once, maybe never reaching them)
@@ -123,6 +123,8 @@ class BodyCompiler:
         self.extra_defs: list[str] = []   # functions of aggregates
         self.delta_var: str | None = None  # the delta tuple is this variable, its columns _c0, _c1, ...
         self.alias: dict[str, str] = {}    # variable -> the name holding it (a delta column)
+        self.indexes = indexes             # relation -> {key: tuples per key} of the indexes built, when known
+        self.base_depth = 1                # depth of the clause's first line
 
     # ---- output ----
     def line(self, text: str):
@@ -203,7 +205,8 @@ class BodyCompiler:
         names = sorted(injected(agg, self.items, self.outer))
         fn = self.ns.fresh_function()
         sub = BodyCompiler(self.ns, list(agg.body) + ([agg.target] if agg.target is not None else []),
-                           self.sizes, self.live, set(names), self.kinds, self.lazy, self.fanout)
+                           self.sizes, self.live, set(names), self.kinds, self.lazy, self.fanout, self.indexes)
+        sub.base_depth = -1   # (its loops run once per call: no scan for a constant key)
         if agg.op == "count":
             init, step, fin = "acc = 0", "acc += 1", "return acc"
         elif agg.op == "sum":
@@ -242,6 +245,11 @@ class BodyCompiler:
                 if self.can_compute(a):
                     key_pos.append(i)
                     key_exprs.append(self.expr(a))
+            used = self._index_key(atom, key_pos)
+            if used != key_pos:
+                # the other bound columns are tested on each tuple the index gives
+                key_exprs = [x for i, x in zip(key_pos, key_exprs) if i in used]
+                key_pos = used
             source = self.ns.index(atom.relation, tuple(key_pos))
             self._fetch(source, atom.relation)
             if key_pos:
@@ -284,6 +292,32 @@ class BodyCompiler:
             conds.append(f"{f'_c{i}' if cols else f'{tvar}[{i}]'} != {self.expr(a)}")
         if conds:
             self.line(f"if {' or '.join(conds)}: continue")
+
+    # an index already built whose key is part of the bound columns serves a
+    # lookup when it gives at most this many tuples per key (no new index)
+    REUSE_FANOUT = 4.0
+
+    def _index_key(self, atom: Atom, key_pos: list[int]) -> list[int]:
+        """The columns to look `atom` up by: the bound ones, or fewer.
+        Building an index costs a pass over the relation: a lookup whose
+        only key is constants at the outermost loop (run once) scans
+        instead, and an index already built on some of the bound columns,
+        selective enough, is used rather than a new one."""
+        if not key_pos or atom.relation in self.live:
+            return key_pos
+        if self.depth <= self.base_depth + 1 and all(
+                isinstance(atom.args[i], (NumberLit, StringLit)) for i in key_pos):
+            return []
+        if self.indexes is None:
+            return key_pos
+        have = self.indexes(atom.relation)
+        if tuple(key_pos) in have:
+            return key_pos
+        bound = set(key_pos)
+        fits = [(fan, -len(k), k) for k, fan in have.items() if k and set(k) <= bound and fan <= self.REUSE_FANOUT]
+        if not fits:
+            return key_pos
+        return list(min(fits)[2])
 
     def _solve(self, e, value: str) -> bool:
         """Bind the one unbound variable of an integer argument `x + c`,
@@ -410,19 +444,21 @@ class BodyCompiler:
 
 def _clause_lines(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
                   delta_index: int | None, sizes, live, distinct_from: int | None, kinds, lazy, fanout,
-                  depth: int = 1, delta_var: str | None = None):
+                  depth: int = 1, delta_var: str | None = None, indexes=None, add: bool = False):
     """The lines of one clause's loops (and the compiler, for its lazy index
     names and aggregate functions)."""
     items = list(body) + list(head_exprs)
-    comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout)
+    comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout, indexes=indexes)
     comp.depth = depth
+    # (grouped: the clause runs once per delta tuple, no loop is outermost)
+    comp.base_depth = depth if delta_var is None else -10
     comp.delta_var = delta_var
 
     def on_match(c):
         if head_rel is None:
             return ["return True"]
         head = "(" + ", ".join(c.expr(e) for e in head_exprs) + ",)" if head_exprs else "()"
-        return [f"E({head_rel}, {head}, {rule})"]
+        return [f"E({head})" if add else f"E({head_rel}, {head}, {rule})"]
 
     if distinct_from is not None:
         # the dominating atom is looped over after the delta; skip the delta tuple itself
@@ -459,13 +495,16 @@ def _unpack(arity: int, depth: int) -> str:
 
 def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
                    delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None,
-                   kinds: dict | None = None, lazy: bool = False, fanout=None):
+                   kinds: dict | None = None, lazy: bool = False, fanout=None, indexes=None,
+                   add: bool = False):
     """A function for one clause. With head_rel: f([delta,] E) emits head
-    tuples. Without (a subsumption test): f(delta) is True when some solution
+    tuples, calling E(head_rel, tuple, rule), or E(tuple) with `add`.
+    Without (a subsumption test): f(delta) is True when some solution
     exists; `distinct_from` names a body atom whose tuple must differ from the
-    delta tuple."""
+    delta tuple. `indexes`: relation -> {key: tuples per key} of the indexes
+    already built (lookups may use one of them)."""
     lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, distinct_from,
-                                kinds, lazy, fanout)
+                                kinds, lazy, fanout, indexes=indexes, add=add)
     if head_rel is None:
         params = "delta"
         tail = ["    return False"]
