@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import sdy
+from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.rewrite import (as_operation, owning_op, result_number,
                                single_user)
@@ -149,12 +149,7 @@ def func_arg_attr(func, index: int, name: str):
 
 def set_func_arg_attr(func, index: int, name: str, value) -> None:
     """Set (or with None remove) one attribute of one argument."""
-    dicts = _attr_dicts(func, "arg_attrs", _num_inputs(func))
-    if value is None:
-        dicts[index].pop(name, None)
-    else:
-        dicts[index][name] = value
-    _set_attr_dicts(func, "arg_attrs", dicts)
+    _set_func_attr(func, "arg_attrs", _num_inputs(func), index, name, value)
 
 
 def func_result_attr(func, index: int, name: str):
@@ -162,12 +157,16 @@ def func_result_attr(func, index: int, name: str):
 
 
 def set_func_result_attr(func, index: int, name: str, value) -> None:
-    dicts = _attr_dicts(func, "res_attrs", _num_results(func))
+    _set_func_attr(func, "res_attrs", _num_results(func), index, name, value)
+
+
+def _set_func_attr(func, key: str, count: int, index: int, name: str, value) -> None:
+    dicts = _attr_dicts(func, key, count)
     if value is None:
         dicts[index].pop(name, None)
     else:
         dicts[index][name] = value
-    _set_attr_dicts(func, "res_attrs", dicts)
+    _set_attr_dicts(func, key, dicts)
 
 
 def func_arg_shardings(func) -> list:
@@ -295,6 +294,19 @@ def add_free_axes(outer, new, manual: list[str]):
     dims = [DimSharding(b.axes + d.axes, d.is_closed, d.priority) for b, d in zip(base.dims, n.dims)]
     dims += list(base.dims[len(dims):])
     return TensorSharding(n.mesh, tuple(dims), o.replicated, o.unreduced).to_attr()
+
+
+# --- collectives ------------------------------------------------------------------
+def replica_groups_on_mesh(op):
+    """A stablehlo collective's `replica_groups` given as mesh axes (a
+    ReplicaGroupMeshAxesAttr, whose `mesh` is a mesh or a reference), else None."""
+    op = as_operation(op)
+    if "replica_groups" not in op.attributes:
+        return None
+    attr = op.attributes["replica_groups"]
+    if not stablehlo.ReplicaGroupMeshAxesAttr.isinstance(attr):
+        return None
+    return stablehlo.ReplicaGroupMeshAxesAttr(attr)
 
 
 # --- data-flow ops ------------------------------------------------------------------

@@ -111,28 +111,37 @@ def _bool(op, name: str) -> bool:
     return name in op.attributes and ir.BoolAttr(op.attributes[name]).value
 
 
+def _without_batch(op, operand_type, indices, ivd: int, index_map: list, dropped: list):
+    """(new indices, index map, dropped dims) once the batch dimension 0 becomes
+    explicit: the index component that is an iota over dimension 0 leaves the
+    indices (new ones are built before `op`) and the index map, dimension 0 the
+    collapsed (inserted) dims. None when it does not apply."""
+    component = _batch_component(operand_type, indices.type, ivd, index_map)
+    if component is None or not _iota_component(indices, ivd, component) or 0 not in dropped:
+        return None
+    index_map, dropped = list(index_map), list(dropped)
+    index_map.pop(component)
+    dropped.remove(0)
+    return _without_component(indices, ivd, component, op.location, ir.InsertionPoint(op)), index_map, dropped
+
+
 def rewrite_gather(op) -> bool:
     dims = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     if list(dims.operand_batching_dims):
         return False
     operand, indices = op.operands
-    ivd, index_map = dims.index_vector_dim, list(dims.start_index_map)
-    component = _batch_component(operand.type, indices.type, ivd, index_map)
-    if component is None or not _iota_component(indices, ivd, component):
+    ivd = dims.index_vector_dim
+    found = _without_batch(op, operand.type, indices, ivd, list(dims.start_index_map),
+                           list(dims.collapsed_slice_dims))
+    if found is None:
         return False
-    collapsed = list(dims.collapsed_slice_dims)
-    if 0 not in collapsed:
-        return False
-    index_map.pop(component)
-    collapsed.remove(0)
-    ip = ir.InsertionPoint(op)
-    new_indices = _without_component(indices, ivd, component, op.location, ip)
+    new_indices, index_map, collapsed = found
     attrs = attributes_of(op)
     attrs["dimension_numbers"] = stablehlo.GatherDimensionNumbers.get(
         list(dims.offset_dims), collapsed, [0], [0], index_map, ivd)
     attrs["indices_are_sorted"] = ir.BoolAttr.get(_bool(op, "indices_are_sorted"))
     new = create_op("stablehlo.gather", results=[op.results[0].type], operands=[operand, new_indices],
-                    attributes=attrs, loc=op.location, ip=ip)
+                    attributes=attrs, loc=op.location, ip=ir.InsertionPoint(op))
     replace_op(op, new.results)
     return True
 
@@ -143,17 +152,12 @@ def rewrite_scatter(op) -> bool:
         return False
     n = (len(op.operands) - 1) // 2
     inputs, indices, updates = list(op.operands[:n]), op.operands[n], list(op.operands[n + 1:])
-    ivd, index_map = dims.index_vector_dim, list(dims.scattered_dims_to_operand_dims)
-    component = _batch_component(inputs[0].type, indices.type, ivd, index_map)
-    if component is None or not _iota_component(indices, ivd, component):
+    ivd = dims.index_vector_dim
+    found = _without_batch(op, inputs[0].type, indices, ivd, list(dims.scattered_dims_to_operand_dims),
+                           list(dims.inserted_window_dims))
+    if found is None:
         return False
-    inserted = list(dims.inserted_window_dims)
-    if 0 not in inserted:
-        return False
-    index_map.pop(component)
-    inserted.remove(0)
-    ip = ir.InsertionPoint(op)
-    new_indices = _without_component(indices, ivd, component, op.location, ip)
+    new_indices, index_map, inserted = found
     attrs = attributes_of(op)
     attrs["scatter_dimension_numbers"] = stablehlo.ScatterDimensionNumbers.get(
         list(dims.update_window_dims), inserted, [0], [0], index_map, ivd)
@@ -161,7 +165,7 @@ def rewrite_scatter(op) -> bool:
     attrs["unique_indices"] = ir.BoolAttr.get(_bool(op, "unique_indices"))
     new = create_op("stablehlo.scatter", results=[r.type for r in op.results],
                     operands=inputs + [new_indices] + updates, attributes=attrs, regions=1,
-                    loc=op.location, ip=ip)
+                    loc=op.location, ip=ir.InsertionPoint(op))
     move_region_blocks(op.regions[0], new.regions[0])
     replace_op(op, new.results)
     return True

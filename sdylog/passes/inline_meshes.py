@@ -12,7 +12,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
-from sdylog.ir.shardings import Meshes, transform_shardings
+from sdylog.ir.shardings import Meshes, replica_groups_on_mesh, transform_shardings
 from sdylog.ir.walk import walk_ops
 
 
@@ -41,12 +41,9 @@ def run(module: ir.Module, options: dict, ctx) -> None:
                                               list(s.replicated_axes), list(s.unreduced_axes))
         transform_shardings(module.operation, inline)
         for op in walk_ops(module.operation):
-            if "replica_groups" not in op.attributes:
+            groups = replica_groups_on_mesh(op)
+            if groups is None:
                 continue
-            attr = op.attributes["replica_groups"]
-            if not stablehlo.ReplicaGroupMeshAxesAttr.isinstance(attr):
-                continue
-            groups = stablehlo.ReplicaGroupMeshAxesAttr(attr)
             ref = groups.mesh
             if isinstance(ref, ir.FlatSymbolRefAttr) and ref.value in meshes.attrs:
                 op.attributes["replica_groups"] = stablehlo.ReplicaGroupMeshAxesAttr.get(

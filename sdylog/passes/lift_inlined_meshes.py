@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
-from sdylog.ir.shardings import transform_shardings
+from sdylog.ir.shardings import replica_groups_on_mesh, transform_shardings
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
 from sdylog.passes.census import UNCHANGED, census
 
@@ -93,12 +93,9 @@ class _MeshLifter:
                                           list(s.replicated_axes), list(s.unreduced_axes))
 
     def lift_replica_groups(self, op) -> None:
-        if "replica_groups" not in op.attributes:
+        groups = replica_groups_on_mesh(op)
+        if groups is None:
             return
-        attr = op.attributes["replica_groups"]
-        if not stablehlo.ReplicaGroupMeshAxesAttr.isinstance(attr):
-            return
-        groups = stablehlo.ReplicaGroupMeshAxesAttr(attr)
         key = groups.mesh
         name = self.names.get(key)
         if name is None:
