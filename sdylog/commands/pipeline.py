@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from sdylog.ir import load_module, print_module
 from sdylog.ir.diagnostics import format_location
 from sdylog.ir.module import display_name
+from sdylog.ir.walk import symbol_name
 from sdylog.passes import PassContext, lookup
 
 
@@ -98,17 +99,43 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
     engine, facts = result.engine, result.facts
     if "conflict" not in engine.relations:
         return []
-    # program order (op ids are pre-order positions), main's result links last
+    # program order (op ids are pre-order positions), main's result links last;
+    # then sorted by source location (stable: program order among equals)
     rows = sorted(engine.read("conflict"), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
     if not rows:
         return []
     dims = _dim_shardings(engine, facts, {t for r in rows for t in (r[5], r[8])})
     out = []
     for o, name, f, kind, a, ta, da, b, tb, db in rows:
+        if o >= 0 and name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
+            name = f"{name} ({_edge_owner(facts.ops[o])})"
+        elif o < 0:
+            func, i = facts.func_results[tb]
+            name = f"{name} (@{symbol_name(func)} result {i})"
         out.append(Conflict(_op_location(facts, o, tb, filename), name, f, kind,
                             f"{a} dim {da} {dims.get((ta, da), '{}')}",
                             f"{b} dim {db} {dims.get((tb, db), '{}')}"))
+    out.sort(key=_source_order)
     return out
+
+
+def _source_order(c: Conflict):
+    """By line and column of the source (ops without a location last)."""
+    if c.location is None:
+        return (1, "", 0, 0)
+    path, line, col = c.location.rsplit(":", 2)
+    return (0, path, int(line), int(col))
+
+
+def _edge_owner(edge) -> str:
+    """What a data-flow edge op stands for: `stablehlo.while result 1`,
+    `stablehlo.while block argument 1`, ..."""
+    from jaxlib.mlir import ir
+
+    owner = edge.operands[0]
+    if isinstance(owner.owner, ir.Block):
+        return f"{owner.owner.owner.name} block argument {ir.BlockArgument(owner).arg_number}"
+    return f"{owner.owner.name} result {ir.OpResult(owner).result_number}"
 
 
 def _op_location(facts, o: int, t_b: int, filename: str) -> str | None:

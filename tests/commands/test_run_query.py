@@ -152,7 +152,7 @@ def test_conflicts_where_closed_dimensions_stop_propagation(tmp_path):
         ("stablehlo.dot_general", 2, "prefix", "operand 0", 1, "operand 1", 0)]
     assert [str(c).split(": ", 1)[1] for c in run.conflicts] == [
         'stablehlo.dot_general factor 2 (prefix): operand 0 dim 1 {} vs operand 1 dim 0 {"y"}',
-        'func.return factor 0 (prefix): operand 0 dim 0 {"x"} vs result 0 dim 0 {}']
+        'func.return (@main result 0) factor 0 (prefix): operand 0 dim 0 {"x"} vs result 0 dim 0 {}']
     assert [c.location.rsplit("/", 1)[1] for c in run.conflicts] == ["m.mlir:6:8", "m.mlir:8:3"]
 
 
@@ -162,7 +162,8 @@ def test_manual_axes_are_no_conflict(tmp_path):
     closed = '{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} '
     run = _pipeline(tmp_path, MANUAL.replace("NEGATE_SHARDING", closed))
     got = sorted((c.op_name, c.factor, c.kind, c.a, c.b) for c in run.conflicts)
-    assert got == [("sdy.data_flow_edge", 1, "prefix", "operand 0 dim 1 {}", 'result 0 dim 1 {"y"}'),
+    assert got == [("sdy.data_flow_edge (sdy.manual_computation result 0)", 1, "prefix", "operand 0 dim 1 {}",
+                    'result 0 dim 1 {"y"}'),
                    ("stablehlo.negate", 1, "prefix", 'operand 0 dim 1 {"y"}', "result 0 dim 1 {}")]
 
 
