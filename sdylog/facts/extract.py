@@ -107,6 +107,8 @@ class _Extractor:
         self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
+        self._value_types: list = []  # value id -> its type
+        self._type_rows: dict = {}   # type -> (shape, element type name): types repeat across values
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
@@ -116,8 +118,13 @@ class _Extractor:
             vid = len(f.values)
             f.value_ids[value] = vid
             f.values.append(value)
-            shape = shape_of(value)
-            f.add("value", vid, func, len(shape), str(value.type.element_type) if is_tensor(value) else str(value.type))
+            t = value.type
+            self._value_types.append(t)
+            row = self._type_rows.get(t)
+            if row is None:
+                row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t))
+            shape, element = row
+            f.add("value", vid, func, len(shape), element)
             for d, size in enumerate(shape):
                 f.add("value_dim", vid, d, size)
         return vid
@@ -416,7 +423,7 @@ class _Extractor:
                 f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
     def add_rule(self, op, op_id: int, operands: list[int], results: list[int]) -> None:
-        rule_id = self.rule_id(op)
+        rule_id = self.rule_id(op, operands, results)
         if rule_id is None:
             return
         f = self.facts
@@ -426,14 +433,15 @@ class _Extractor:
         for t, v in enumerate(values):
             f.add("rule_tensor", op_id, t, v, int(t >= n_ops))
 
-    def rule_id(self, op) -> int | None:
+    def rule_id(self, op, operands: list[int], results: list[int]) -> int | None:
         """The id of the op's sharding rule; equal rules share one id and one set of facts.
 
         Ops with equal `rule_key`s (8.4k ops of a transformer have ~100) get
         their id from the first one; ops whose rule depends on their
         neighbourhood (no key) are looked up one by one.
         """
-        key = rule_key(op)
+        types = self._value_types
+        key = rule_key(op, [types[v] for v in operands], [types[v] for v in results])
         if key is not None and key in self._rule_by_key:
             return self._rule_by_key[key]
         rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)

@@ -95,12 +95,13 @@ _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert
 _USER_RULE = "sdy.sharding_rule"
 
 
-def rule_key(op) -> tuple | None:
+def rule_key(op, operand_types=None, result_types=None) -> tuple | None:
     """A key that equal-ruled ops share: (name, operand types, result types,
     attributes other than sdy's discardable ones, which no builder reads).
     None when the rule may depend on more than the op (its builder looks
     around it, or a user rule is attached). Types and attributes are uniqued
-    by MLIR, so the key compares and hashes cheaply."""
+    by MLIR, so the key compares and hashes cheaply. A caller that has read
+    the op's operand and result types already may pass them."""
     op = op.operation if hasattr(op, "operation") else op
     name = op.name
     build = RULES.get(name)
@@ -109,7 +110,11 @@ def rule_key(op) -> tuple | None:
     attrs = op.attributes
     if _USER_RULE in attrs:
         return None
-    types = (name, tuple(v.type for v in op.operands), tuple(v.type for v in op.results))
+    if operand_types is None:
+        operand_types = [v.type for v in op.operands]
+    if result_types is None:
+        result_types = [v.type for v in op.results]
+    types = (name, tuple(operand_types), tuple(result_types))
     if build in _TYPE_ONLY_BUILDERS:
         return types
     return types + (tuple((k, a) for k, a in attrs.items() if not k.startswith("sdy.")),)

@@ -30,8 +30,16 @@ def without_sub_axes(sharding):
 
 
 def run(module: ir.Module, options: dict, ctx):
+    cut: dict = {}   # sharding -> without sub-axes (arguments repeat shardings)
+
+    def cut_sub_axes(sharding, _index):
+        new = cut.get(sharding)
+        if new is None:
+            new = cut[sharding] = without_sub_axes(sharding)
+        return new
+
     with module.context:
         func = main_func(module, ctx.filename)
-        changed = map_func_shardings(func, lambda s, _i: without_sub_axes(s))
-        changed |= map_func_shardings(func, lambda s, _i: without_sub_axes(s), results=True)
+        changed = map_func_shardings(func, cut_sub_axes)
+        changed |= map_func_shardings(func, cut_sub_axes, results=True)
     return None if changed else UNCHANGED

@@ -49,31 +49,41 @@ def evenly_sharded(sharding, shape, meshes: Meshes):
     return TensorSharding(t.mesh, tuple(dims), t.replicated, t.unreduced).to_attr()
 
 
-def _update_list(values, shardings, meshes):
-    """The shardings made even for the statically shaped values ([] stays [])."""
-    out = []
-    for v, s in zip(values, shardings, strict=True):
-        shape = static_shape(v.type)
-        out.append(evenly_sharded(s, shape, meshes) if shape is not None else s)
-    return out
+class _Evener:
+    """evenly_sharded once per distinct (sharding, type): inputs repeat them."""
+
+    def __init__(self, meshes: Meshes):
+        self.meshes = meshes
+        self._done: dict = {}
+
+    def of(self, sharding, type_):
+        """The sharding made even for a value of `type_` (as is if not statically shaped)."""
+        key = (sharding, type_)
+        new = self._done.get(key)
+        if new is None:
+            shape = static_shape(type_)
+            new = evenly_sharded(sharding, shape, self.meshes) if shape is not None else sharding
+            self._done[key] = new
+        return new
+
+    def of_list(self, values, shardings) -> list:
+        return [self.of(s, v.type) for v, s in zip(values, shardings, strict=True)]
 
 
 def run(module: ir.Module, options: dict, ctx):
     changed = False
     found = census(module, ctx)
     with module.context:
-        meshes = Meshes(module)
+        evener = _Evener(Meshes(module))
         for func in [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]:
             ft = func_type(func)
             for types, results in ((list(ft.inputs), False), (list(ft.results), True)):
-                def even(s, i, types=types):
-                    shape = static_shape(types[i])
-                    return evenly_sharded(s, shape, meshes) if shape is not None else s
-                changed |= map_func_shardings(func, even, results=results)
+                changed |= map_func_shardings(func, lambda s, i, types=types: evener.of(s, types[i]),
+                                              results=results)
         for call in found.ops("func.call"):
             lst = op_shardings(call)
             if lst:
-                set_op_shardings(call, _update_list(list(call.results), lst, meshes))
+                set_op_shardings(call, evener.of_list(list(call.results), lst))
                 changed = True
         for op in found.ops("sdy.manual_computation"):
             if not keeps_owner_shardings_divisible(op):
@@ -81,8 +91,8 @@ def run(module: ir.Module, options: dict, ctx):
             changed = True
             lst = block_arg_owner_shardings(op)
             if lst:
-                set_block_arg_owner_shardings(op, _update_list(block_arg_owners(op), lst, meshes))
+                set_block_arg_owner_shardings(op, evener.of_list(block_arg_owners(op), lst))
             lst = result_owner_shardings(op)
             if lst:
-                set_result_owner_shardings(op, _update_list(result_owners(op), lst, meshes))
+                set_result_owner_shardings(op, evener.of_list(result_owners(op), lst))
     return None if changed else UNCHANGED

@@ -41,6 +41,7 @@ class _Attrs:
         self._shardings: dict = {}
         self._meshes: dict = {}
         self._open: dict = {}
+        self._per_value: dict = {}
 
     def mesh_attr(self, name: str):
         m = self._meshes.get(name)
@@ -84,6 +85,14 @@ class _Attrs:
                 [self.axis(mesh, *x) for x in key[3]])
         return attr
 
+    def per_value(self, shardings: list):
+        """The `sdy.sharding` list attribute: ops repeat the same lists."""
+        key = tuple(shardings)
+        a = self._per_value.get(key)
+        if a is None:
+            a = self._per_value[key] = sdy.TensorShardingPerValueAttr.get(shardings)
+        return a
+
     def open_on(self, t: int, rank: int):
         """A fully open sharding of the given rank on tensor t's mesh."""
         mesh = self.mesh_of[t]
@@ -103,23 +112,27 @@ def _scan(engine, relation: str):
 def write_back(module, engine, facts, options) -> None:
     attrs = _Attrs(engine, facts)
     args = defaultdict(dict)      # func op -> argument index -> sharding
-    by_op = defaultdict(dict)     # plain op -> result index -> sharding
+    by_op = defaultdict(dict)     # plain op id -> result index -> sharding
+    # Where each value lives, from the facts (no IR access): op results by
+    # (op id, index), op names by id; anything else is a block argument.
+    result_of = {v: (op, i) for op, i, v in facts.rows("op_result")}
+    op_names = {row[0]: row[1] for row in facts.rows("op")}
     for v, t in _scan(engine, "final_value"):
         new = attrs.of(t)
         if v in facts.func_args:
             func, i = facts.func_args[v]
             args[func][i] = new
             continue
-        value = facts.values[v]
-        owner = value.owner
-        if isinstance(owner, ir.Block) or owner.name in _SPECIAL:
+        where = result_of.get(v)
+        if where is None or op_names[where[0]] in _SPECIAL:
+            value = facts.values[v]
             old = get_sharding(value)
             if old is None or old != new:
                 set_sharding(value, new)
         else:
-            by_op[owner][ir.OpResult(value).result_number] = (new, t)
-    for op, by_index in by_op.items():
-        _set_result_shardings(op, by_index, attrs)
+            by_op[where[0]][where[1]] = (new, t)
+    for op_id, by_index in by_op.items():
+        _set_result_shardings(facts.ops[op_id], by_index, attrs)
     results = defaultdict(dict)
     for _, _, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
@@ -141,7 +154,7 @@ def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
         old = [attrs.open_on(t, _rank(r.type)) for r in op.results]
     for i, (s, _) in by_index.items():
         old[i] = s
-    op.attributes[SHARDING] = sdy.TensorShardingPerValueAttr.get(old)
+    op.attributes[SHARDING] = attrs.per_value(old)
 
 
 def _rank(t) -> int:
