@@ -85,3 +85,64 @@ def test_import_pipeline_pass(dedup):
     out = ours(PROGRAM, "sdy-import-pipeline", options={"dedup-functions-fully": dedup})
     flag = "true" if dedup else "false"
     assert same_text(out, shardy(PROGRAM, f"sdy-import-pipeline{{dedup-functions-fully={flag}}}"))
+
+
+# --- the shared census and verification after changing steps ---------------------------
+BARRIER = '''sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.optimization_barrier %a : tensor<8xf32>
+  %1 = sdy.sharding_constraint %0 <@m, [{"p"}]> : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}'''
+
+
+def _counting(monkeypatch):
+    """Counts of census walks and verifications while run_steps runs."""
+    from sdylog.passes import census, pipelines
+    counts = {"census": 0, "verify": 0}
+    walk, verify = census.Census.of, pipelines.verify_module
+
+    def counted_walk(module):
+        counts["census"] += 1
+        return walk(module)
+
+    def counted_verify(module, filename="-"):
+        counts["verify"] += 1
+        return verify(module, filename)
+    monkeypatch.setattr(census.Census, "of", staticmethod(counted_walk))
+    monkeypatch.setattr(pipelines, "verify_module", counted_verify)
+    return counts
+
+
+def _run(text: str, names: list[str]):
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.pipelines import Step, run_steps
+    module = parse_module(text, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context:
+        run_steps(module, ctx, [Step(n) for n in names])
+    assert ctx.census is None   # the shared census does not outlive the pipeline
+    return module
+
+
+def test_steps_with_nothing_to_do_share_one_census_and_skip_verification(monkeypatch):
+    counts = _counting(monkeypatch)
+    module = _run(BARRIER, ["sdy-manual-axes-cleanup", "sdy-sharding-group-import",
+                            "sdy-remove-sharding-groups", "sdy-export-named-computations"])
+    assert counts == {"census": 1, "verify": 0}
+    assert "sdy.sharding_constraint" in str(module)
+
+
+def test_a_changing_step_is_verified_and_renews_the_census(monkeypatch):
+    counts = _counting(monkeypatch)
+    module = _run(BARRIER, ["sdy-manual-axes-cleanup", "sdy-sharding-constraint-to-reshard",
+                            "sdy-sharding-group-import", "sdy-remove-sharding-groups"])
+    assert counts == {"census": 2, "verify": 1}
+    assert "sdy.reshard" in str(module) and "sdy.sharding_constraint" not in str(module)
+
+
+def test_an_invalid_result_of_a_step_is_still_an_error():
+    from sdylog.ir import SdylogError
+    with pytest.raises(SdylogError, match=r"f\.mlir:3:8: error: 'sdy.data_flow_edge' op expected input"):
+        _run(BARRIER, ["sdy-add-data-flow-edges", "sdy-add-data-flow-edges"])
