@@ -55,7 +55,7 @@ driver.print_module = timed("(print)", driver.print_module)
 pdriver.check_static_shapes = timed("propagation: static-shape check", pdriver.check_static_shapes)
 extract.extract_facts = timed("propagation: facts", extract.extract_facts)
 writeback.write_back = timed("propagation: write-back", writeback.write_back)
-populate.run = timed("propagation: populate-op-sharding-rules", populate.run)
+populate.populate_rules = timed("propagation: populate-op-sharding-rules", populate.populate_rules)
 pdriver._propagate = timed("propagation: total", pdriver._propagate)
 make_engine = datalog.make_engine
 def make_timed_engine(*a, **k):

@@ -87,6 +87,7 @@ class FactSet:
     module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
     func_results: dict = field(default_factory=dict)  # tensor id of a func result slot -> (func op, index)
     func_args: dict = field(default_factory=dict)     # value id of a func argument -> (func op, index)
+    rules: list = field(default_factory=list)         # rule id -> OpShardingRule
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -450,6 +451,7 @@ class _Extractor:
             rule_id = self._rule_ids.get(rule)
             if rule_id is None:
                 rule_id = self._rule_ids[rule] = len(self._rule_ids)
+                self.facts.rules.append(rule)
                 self.add_rule_facts(rule_id, rule)
         if key is not None:
             self._rule_by_key[key] = rule_id

@@ -133,6 +133,9 @@ class RuleCache:
         self._attrs: dict[OpShardingRule, object] = {}
 
     def rule(self, op) -> OpShardingRule | None:
+        op = op.operation if hasattr(op, "operation") else op
+        if RULES.get(op.name) is no_rule and _USER_RULE not in op.attributes:
+            return None   # no key to build: constants and the like are many
         key = rule_key(op)
         if key is None:
             return self._build(op)

@@ -25,7 +25,10 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
                               keep_sharding_rules=bool(options.get("keep-sharding-rules", False)))
     result = propagate(module, opts, ctx)
     if opts.keep_sharding_rules:
-        from sdylog.passes import lookup
-        lookup("sdy-populate-op-sharding-rules").load()(
-            module, {"conservative-propagation": opts.conservative}, ctx)
+        # -sdy-populate-op-sharding-rules, reusing the rules the facts hold
+        # (write-back changed only shardings, which no rule depends on).
+        from sdylog.passes.populate_op_sharding_rules import populate_rules
+        facts = result.facts
+        known = {facts.ops[op]: facts.rules[rule] for op, rule in facts.rows("op_rule")}
+        populate_rules(module, opts.conservative, getattr(ctx, "filename", "-"), known)
     return result
