@@ -39,6 +39,7 @@ class MemoryEngine:
         self._indexes: dict[tuple, object] = {}
         self._index_keys: dict[str, list] = {}     # relation -> keys of self._indexes built on it
         self._index_fanout: dict[str, dict] = {}   # relation -> {key: tuples per key} of its keyed indexes
+        self._column_stats: dict[str, dict] = {}   # relation -> {column: distinct values}
         self.rule_ids: dict[tuple[int, int], int] = {}
         self.rules: list[tuple[Program, int]] = []
         self._programs: list[Program] = []
@@ -120,6 +121,7 @@ class MemoryEngine:
 
     def _changed(self, relation: str) -> None:
         self._index_fanout.pop(relation, None)
+        self._column_stats.pop(relation, None)
         for key in self._index_keys.pop(relation, ()):
             self._indexes.pop(key, None)
 
@@ -194,9 +196,37 @@ class MemoryEngine:
                 self._index_fanout.setdefault(rel, {})[key] = len(rows) / max(len(idx), 1)
         return idx
 
-    def built_indexes(self, rel: str) -> dict:
-        """{key: tuples per key} of the keyed indexes of `rel` built so far."""
-        return self._index_fanout.get(rel, {})
+    # an index on part of a lookup's columns serves it (the rest tested on
+    # each tuple it gives) when it gives at most this many tuples per key
+    SELECTIVE = 4.0
+
+    def index_key(self, rel: str, key: tuple) -> tuple:
+        """The columns to look `rel` up by when `key` is bound: an index
+        already built on part of them, or a single column that is selective
+        by itself, rather than a new index on all of them. An index costs a
+        pass over the relation; one on a single column serves more lookups."""
+        have = self._index_fanout.get(rel, {})
+        if key in have:
+            return key
+        fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]
+        if fits:
+            return min(fits)[2]
+        rows = self._data[rel]
+        if not rows:
+            return key
+        best = max(key, key=lambda i: self._distinct(rel, i))
+        if len(rows) <= self.SELECTIVE * self._distinct(rel, best):
+            return (best,)
+        return key
+
+    def _distinct(self, rel: str, col: int) -> int:
+        """How many distinct values column `col` of `rel` holds."""
+        stats = self._column_stats.setdefault(rel, {})
+        n = stats.get(col)
+        if n is None:
+            from operator import itemgetter
+            n = stats[col] = len(set(map(itemgetter(col), self._data[rel])))
+        return n
 
     def fanout(self, rel: str, key: tuple) -> float:
         """Tuples per key of the index on `key` (what a lookup yields on average)."""
@@ -218,7 +248,7 @@ class MemoryEngine:
         for ci in s.clauses:
             c = program.clauses[ci]
             fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
-                                      kinds=program.clause_kinds[ci], lazy=True, indexes=self.built_indexes,
+                                      kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
                                       add=prov is None))
         self._bind(ns, lazy=True)
         if prov is None:
@@ -246,12 +276,12 @@ class MemoryEngine:
             head = rid[c.head.relation]
             if not positions:
                 base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes,
-                                            kinds=program.clause_kinds[ci]))
+                                            kinds=program.clause_kinds[ci], indexes=self.index_key))
                 continue
             for p in positions:
                 delta_fns[rid[c.body[p].relation]].append(
                     compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here),
-                                   kinds=program.clause_kinds[ci]))
+                                   kinds=program.clause_kinds[ci], indexes=self.index_key))
         # live indexes of this stratum's relations, kept up to date as tuples arrive
         from operator import itemgetter
         live: list[list] = [[] for _ in here]
@@ -439,6 +469,9 @@ class _Backend:
 
     def size(self, relation: str) -> int:
         return len(self.engine._data[relation])
+
+    def index_key(self, relation: str, key: tuple) -> tuple:
+        return self.engine.index_key(relation, key)
 
     def fanout(self, relation: str, key: tuple) -> float:
         return self.engine.fanout(relation, key)

@@ -123,7 +123,7 @@ class BodyCompiler:
         self.extra_defs: list[str] = []   # functions of aggregates
         self.delta_var: str | None = None  # the delta tuple is this variable, its columns _c0, _c1, ...
         self.alias: dict[str, str] = {}    # variable -> the name holding it (a delta column)
-        self.indexes = indexes             # relation -> {key: tuples per key} of the indexes built, when known
+        self.indexes = indexes             # (relation, bound columns) -> the columns of the index to use
         self.base_depth = 1                # depth of the clause's first line
 
     # ---- output ----
@@ -293,31 +293,20 @@ class BodyCompiler:
         if conds:
             self.line(f"if {' or '.join(conds)}: continue")
 
-    # an index already built whose key is part of the bound columns serves a
-    # lookup when it gives at most this many tuples per key (no new index)
-    REUSE_FANOUT = 4.0
-
     def _index_key(self, atom: Atom, key_pos: list[int]) -> list[int]:
         """The columns to look `atom` up by: the bound ones, or fewer.
         Building an index costs a pass over the relation: a lookup whose
         only key is constants at the outermost loop (run once) scans
-        instead, and an index already built on some of the bound columns,
-        selective enough, is used rather than a new one."""
+        instead; `indexes(relation, key)` (when given) may choose fewer
+        columns (an index that serves other lookups too)."""
         if not key_pos or atom.relation in self.live:
             return key_pos
         if self.depth <= self.base_depth + 1 and all(
                 isinstance(atom.args[i], (NumberLit, StringLit)) for i in key_pos):
             return []
-        if self.indexes is None:
+        if self.indexes is None or len(key_pos) < 2:
             return key_pos
-        have = self.indexes(atom.relation)
-        if tuple(key_pos) in have:
-            return key_pos
-        bound = set(key_pos)
-        fits = [(fan, -len(k), k) for k, fan in have.items() if k and set(k) <= bound and fan <= self.REUSE_FANOUT]
-        if not fits:
-            return key_pos
-        return list(min(fits)[2])
+        return list(self.indexes(atom.relation, tuple(key_pos)))
 
     def _solve(self, e, value: str) -> bool:
         """Bind the one unbound variable of an integer argument `x + c`,
@@ -386,7 +375,9 @@ class BodyCompiler:
         live = a.relation in self.live
         size = self.sizes.get(a.relation, 1000)
         if self.fanout is not None and key and not live:
-            # the fewest tuples per lookup first (known from the index itself)
+            # the fewest tuples per lookup first (known from the index itself: the one it will use)
+            if self.indexes is not None and len(key) > 1:
+                key = tuple(self.indexes(a.relation, key))
             return (True, True, -self.fanout(a.relation, key), 0)
         # index lookups first (live relations last: they grow), then small scans
         return (bool(key), not live, len(key) - (0 if live else 0.5), -size)
@@ -501,8 +492,8 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
     tuples, calling E(head_rel, tuple, rule), or E(tuple) with `add`.
     Without (a subsumption test): f(delta) is True when some solution
     exists; `distinct_from` names a body atom whose tuple must differ from the
-    delta tuple. `indexes`: relation -> {key: tuples per key} of the indexes
-    already built (lookups may use one of them)."""
+    delta tuple. `indexes(relation, bound columns)`: the columns of the index
+    a lookup uses (default: all the bound ones)."""
     lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, distinct_from,
                                 kinds, lazy, fanout, indexes=indexes, add=add)
     if head_rel is None:
@@ -516,7 +507,7 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
     return _define(ns, src, f"<rule {rule}>")
 
 
-def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None):
+def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None):
     """One function f(delta, E) for several clauses that read the same
     relation: each delta tuple goes through every clause's loops in turn (one
     call and one pass over the delta, whatever the number of clauses).
@@ -524,7 +515,7 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
     blocks, defs = [], []
     for body, head_exprs, head_rel, rule, delta_index, kinds in clauses:
         lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
-                                    kinds, False, fanout, depth=2, delta_var="_d")
+                                    kinds, False, fanout, depth=2, delta_var="_d", indexes=indexes)
         blocks += [f"        # rule {rule}"] + lines
         defs += comp.extra_defs
     body, delta_index = clauses[0][0], clauses[0][4]
@@ -533,14 +524,14 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
     return _define(ns, src, "<rules " + " ".join(str(c[3]) for c in clauses) + ">")
 
 
-def compile_domination_test(ns: Namespace, tests, live=frozenset()):
+def compile_domination_test(ns: Namespace, tests, live=frozenset(), indexes=None):
     """One function f(tuple) -> bool: does some subsumptive rule of the
     relation dominate the tuple (another tuple of it, body atom 1, with the
     rule's conditions)? `tests`: (body, kinds) with the dominated atom at 0."""
     blocks, defs = [], []
     for body, kinds in tests:
         lines, comp = _clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
-                                    depth=1, delta_var="_d")
+                                    depth=1, delta_var="_d", indexes=indexes)
         blocks += lines
         defs += comp.extra_defs
     unpack = _unpack(len(tests[0][0][0].args), 1)

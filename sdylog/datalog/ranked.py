@@ -137,6 +137,7 @@ class RankedEvaluation:
         self.base_clauses = []
         groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
         fanout = getattr(self.backend, "fanout", None)
+        index_key = getattr(self.backend, "index_key", None)
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
             rule = self.backend.rule_id(ci)
@@ -151,8 +152,8 @@ class RankedEvaluation:
                 groups[self.rid[c.body[p].relation]].append(
                     (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
         # relation -> one function running every clause that reads it on a delta (or None)
-        self.delta_fns = [compile_delta_group(self.ns, g, live=self.here, fanout=fanout) if g else None
-                          for g in groups]
+        self.delta_fns = [compile_delta_group(self.ns, g, live=self.here, fanout=fanout, indexes=index_key)
+                          if g else None for g in groups]
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
@@ -161,7 +162,8 @@ class RankedEvaluation:
             if not self._dead(cl.body):
                 tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
         # relation -> one test `is this tuple dominated` (or None)
-        self.dominated = [compile_domination_test(self.ns, t, live=self.here) if t else None for t in tests]
+        self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key) if t else None
+                          for t in tests]
         self._build_indexes()
 
     # ---- evaluation ----
