@@ -63,7 +63,9 @@ class Progress:
 def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
                  progress: Progress | None = None) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path`, as `sdylog opt` runs
-    it (sdylog/passes/propagation_pipeline.py), one phase at a time."""
+    it (sdylog/passes/propagation_pipeline.py; a test checks both print the
+    same), one phase at a time so that each is timed and the conflicts are
+    located before the export steps erase the ops they name."""
     from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
     from sdylog.propagation.passes import run_propagation
 
@@ -99,8 +101,8 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
     engine, facts = result.engine, result.facts
     if "conflict" not in engine.relations:
         return []
-    # program order (op ids are pre-order positions), main's result links last;
-    # then sorted by source location (stable: program order among equals)
+    # program order (op ids are pre-order positions), then (a stable sort) by
+    # source location: equal locations keep program order
     rows = sorted(engine.read("conflict"), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
     if not rows:
         return []
@@ -143,7 +145,8 @@ def _op_location(facts, o: int, t_b: int, filename: str) -> str | None:
         op = facts.ops[o]
     else:  # main's result link -1 - i: its tensor b is the function result slot
         func, _ = facts.func_results[t_b]
-        op = func.regions[0].blocks[0].operations[len(func.regions[0].blocks[0].operations) - 1]
+        body = func.regions[0].blocks[0].operations
+        op = body[len(body) - 1]   # its func.return
     return format_location(op.location, filename)
 
 
