@@ -102,12 +102,12 @@ reach(x, l, r1) <= reach(x, l, r2) :- r2 < r1.
 
 
 def race_reference(edges, seeds):
-    """Dijkstra over (rank, node) where equal first ranks of different labels tie."""
+    """Dijkstra over (rank, node) where different labels arriving first with
+    equal ranks tie: none of them keeps the node, and a later arrival may."""
     import heapq
     adj = {}
     for x, y, w in edges:
         adj.setdefault(x, []).append((y, w))
-    best: dict = {}
     final = {}
     heap = [(0, x, l) for x, l in seeds]
     while heap:
@@ -117,11 +117,10 @@ def race_reference(edges, seeds):
             wave.append(heapq.heappop(heap))
         fresh = {}
         for _, x, l in wave:
-            if x in best:
+            if x in final:
                 continue
             fresh.setdefault(x, set()).add(l)
         for x, labels in fresh.items():
-            best[x] = r
             if len(labels) == 1:
                 (l,) = labels
                 final[x] = (l, r)
