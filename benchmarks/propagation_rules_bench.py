@@ -1,0 +1,106 @@
+"""Propagation rules benchmark: the time to evaluate rules/propagation.dl on
+the facts of a real model, per engine, and the cost per op.
+
+    python benchmarks/propagation_rules_bench.py [-n RUNS] [--engine memory,duckdb] [--needed] [MODEL.mlir ...]
+
+Default models: the corpus transformers L8, L24 and L48. For each model the
+facts are captured once from `sdylog opt MODEL -sdy-propagation-pipeline`
+(the facts its propagation run loads, after the import passes), then each
+engine evaluates the program RUNS times on a fresh engine (median and min of
+CPU and wall time). `--needed` evaluates only the strata the write-back
+reads (the final_* relations), not the reports' relations (conflicts.dl).
+Per-op cost is the median CPU time over the number of ops in the facts: it
+should not grow with the model.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+CORPUS = "/work/shared/corpus/jax"
+DEFAULT_MODELS = [f"{CORPUS}/transformer_L{n}.mlir" for n in (8, 24, 48)]
+NEEDED = ["final_dim_axis", "final_mesh", "final_dim", "final_value", "final_func_result",
+          "final_replicated", "final_unreduced"]
+
+
+def capture_facts(path: str) -> dict[str, list]:
+    """The facts the pipeline's propagation run loads into its engine."""
+    import sdylog.datalog as datalog
+    from sdylog.passes import driver
+
+    captured: list[dict] = []
+    real = datalog.make_engine
+
+    class Recording:
+        def __init__(self, engine):
+            self.engine = engine
+            self.loads: dict[str, list] = {}
+            captured.append(self.loads)
+
+        def load(self, name, rows):
+            self.loads[name] = list(rows)
+            self.engine.load(name, rows)
+
+        def __getattr__(self, name):
+            return getattr(self.engine, name)
+
+    def make(program=None, engine=None, *, provenance=False):
+        return Recording(real(program, engine, provenance=provenance))
+
+    datalog.make_engine = make
+    try:
+        with open(path) as f:
+            text = f.read()
+        driver.optimize_text(text, path, driver.parse_flags(["-sdy-propagation-pipeline"]))
+    finally:
+        datalog.make_engine = real
+    if len(captured) != 1:
+        raise SystemExit(f"{path}: expected one propagation run, saw {len(captured)}")
+    return captured[0]
+
+
+def time_engine(program, facts: dict, engine: str, runs: int, needed: bool):
+    from sdylog.datalog import make_engine
+    cpu, wall = [], []
+    for _ in range(runs):
+        e = make_engine(program, engine)
+        try:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            w, c = time.perf_counter(), time.process_time()
+            e.run(relations=NEEDED if needed else None)
+            cpu.append(time.process_time() - c)
+            wall.append(time.perf_counter() - w)
+        finally:
+            e.close()
+    return cpu, wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
+    ap.add_argument("-n", "--runs", type=int, default=5)
+    ap.add_argument("--engine", default="memory", help="comma-separated: memory, duckdb")
+    ap.add_argument("--needed", action="store_true", help="only the strata the write-back reads")
+    args = ap.parse_args()
+
+    from sdylog.propagation.driver import propagation_program
+    program = propagation_program()
+    print(f"{'model':22} {'engine':7} {'ops':>6} {'cpu med':>8} {'cpu min':>8} {'wall med':>8} {'us/op':>7}")
+    for path in args.models:
+        facts = capture_facts(path)
+        ops = len(facts.get("op", ()))
+        for engine in args.engine.split(","):
+            cpu, wall = time_engine(program, facts, engine, args.runs, args.needed)
+            med = statistics.median(cpu)
+            print(f"{os.path.basename(path)[:-5]:22} {engine:7} {ops:6d} {med:8.3f} {min(cpu):8.3f} "
+                  f"{statistics.median(wall):8.3f} {1e6 * med / max(ops, 1):7.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
