@@ -558,12 +558,29 @@ class FuncResult:
 ShardingFn = Callable[[ir.Attribute, object], ir.Attribute]
 
 
-def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None) -> None:
+def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_sharding_only: bool = False) -> None:
     """Replace every sharding S under `root` by fn(S, value-or-FuncResult), in
     Shardy's order: pre-order over ops; a function's arguments then results; a
     manual computation's in then out shardings; other data-flow ops' block
-    argument then result owners; any other op's result shardings."""
-    _walk(root, fn, on_op, transform=True)
+    argument then result owners; any other op's result shardings.
+
+    `of_sharding_only`: fn looks at S alone (never at the value) and is
+    called once per distinct sharding; ops' `sdy.sharding` lists, which
+    repeat, are then rewritten once per distinct list."""
+    if of_sharding_only:
+        fn = _once_per_sharding(fn)
+    _walk(root, fn, on_op, transform=True, lists={} if of_sharding_only else None)
+
+
+def _once_per_sharding(fn: ShardingFn) -> ShardingFn:
+    done: dict = {}
+
+    def once(sharding, _value):
+        new = done.get(sharding)
+        if new is None:
+            new = done[sharding] = fn(sharding, None)
+        return new
+    return once
 
 
 def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Callable | None = None) -> None:
@@ -579,7 +596,9 @@ _OWN_SHARDING_ATTR = {"sdy.data_flow_edge": "sharding", "sdy.sharding_constraint
                       "sdy.reshard": "sharding", **{name: "out_sharding" for name in COLLECTIVE_OPS}}
 
 
-def _walk(root, fn, on_op, transform: bool) -> None:
+def _walk(root, fn, on_op, transform: bool, lists: dict | None = None) -> None:
+    """`lists`: with a value-independent fn, (old `sdy.sharding` list, number
+    of results) -> new list."""
     # Most ops have no sharding: only the op's name and a membership test in
     # its attributes are read before skipping it.
     for op in op_list(root):
@@ -602,10 +621,16 @@ def _walk(root, fn, on_op, transform: bool) -> None:
                 if transform and new != s:
                     attrs[key] = new
         elif SHARDING in op.attributes:
-            lst = per_value(op.attributes[SHARDING])
+            attr = op.attributes[SHARDING]
+            results = list(op.results)
+            key = (attr, len(results))
+            if lists is not None and key in lists:
+                if lists[key] != attr:
+                    op.attributes[SHARDING] = lists[key]
+                continue
+            lst = per_value(attr)
             if not lst:
                 continue
-            results = list(op.results)
             if len(results) == 1:
                 lst[0], old = fn(lst[0], results[0]), lst[0]
                 changed = lst[0] != old
@@ -615,6 +640,8 @@ def _walk(root, fn, on_op, transform: bool) -> None:
                 changed, lst = new != lst, new
             if transform and changed:
                 set_op_shardings(op, lst)
+            if lists is not None:
+                lists[key] = op.attributes[SHARDING]
 
 
 def _walk_func(func, fn, transform: bool) -> None:

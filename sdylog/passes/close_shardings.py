@@ -16,13 +16,5 @@ def closed_like(sharding):
 
 
 def run(module: ir.Module, options: dict, ctx) -> None:
-    closed: dict = {}   # sharding -> closed sharding: shardings repeat across ops
-
-    def close(sharding, _value):
-        new = closed.get(sharding)
-        if new is None:
-            new = closed[sharding] = closed_like(sharding)
-        return new
-
     with module.context:
-        transform_shardings(module.operation, close)
+        transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True)

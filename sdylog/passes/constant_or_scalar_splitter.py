@@ -24,6 +24,7 @@ from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_o
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
+from sdylog.ir.walk import op_list
 from sdylog.passes.census import census
 
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
@@ -88,14 +89,14 @@ class _Splitter:
                 g.operands[0] = mapping[value]
 
     # --- walking -------------------------------------------------------------------
-    def split_region(self, region: ir.Region, func, nc=None) -> None:
-        """The ops of `region` (the body of `func`, or of the named computation
-        `nc` in it), not entering nested named computations."""
+    def split_region(self, ops, func, nc=None) -> None:
+        """`ops`: those of the body of `func` (or of the named computation `nc`
+        in it), in pre-order, not entering nested named computations."""
         constants: dict = {}          # insertion-ordered set
         expansions: dict = {}
         func_name = original_func_name(func)
         nc_name = _nc_name(nc) if nc is not None else None
-        for op in _ops_skipping_named_computation_bodies(region):
+        for op in ops:
             self.process(op, func_name, nc_name, constants, expansions)
         for op in list(expansions) + list(reversed(list(constants))):
             us = users_of_op(op)
@@ -177,11 +178,16 @@ def _named_computations_post_order(func) -> list:
 
 
 def run(module: ir.Module, options: dict, ctx) -> None:
+    found = census(module, ctx)
+    has_calls, has_named_computations = found.has("func.call"), found.has("sdy.named_computation")
     with module.context, module.operation.location:
-        convert_constants(census(module, ctx).ops("stablehlo.constant"))
+        convert_constants(found.ops("stablehlo.constant"))
         symbols = SymbolTable(module)
         splitter = _Splitter(symbols)
-        for func in funcs_in_call_graph_post_order(module):
+        for func in funcs_in_call_graph_post_order(module, has_calls):
+            if not has_named_computations:   # MLIR's walk, without the function itself
+                splitter.split_region(op_list(func)[1:], func)
+                continue
             for nc in _named_computations_post_order(func):
-                splitter.split_region(nc.regions[0], func, nc)
-            splitter.split_region(func.regions[0], func)
+                splitter.split_region(_ops_skipping_named_computation_bodies(nc.regions[0]), func, nc)
+            splitter.split_region(_ops_skipping_named_computation_bodies(func.regions[0]), func)

@@ -31,7 +31,6 @@ class _MeshLifter:
         # mesh attribute, or reference to a merged-away mesh -> symbol name to use
         self.names: dict[ir.Attribute, str] = {}
         self.last_mesh = None
-        self.lifted: dict = {}     # sharding -> lifted sharding (shardings repeat across ops)
         self.changed = False
 
     def dedup_existing(self) -> None:
@@ -73,9 +72,7 @@ class _MeshLifter:
         return self._new_mesh(mesh_attr, base, loc)
 
     def lift_sharding(self, sharding, _value):
-        new = self.lifted.get(sharding)
-        if new is None:
-            new = self.lifted[sharding] = self._lift(sharding)
+        new = self._lift(sharding)
         if new != sharding:
             self.changed = True
         return new
@@ -139,7 +136,7 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context, module.operation.location:
         lifter = _MeshLifter(module)
         lifter.dedup_existing()
-        transform_shardings(module.operation, lifter.lift_sharding)
+        transform_shardings(module.operation, lifter.lift_sharding, of_sharding_only=True)
         for name in _REPLICA_GROUP_OPS:
             for op in found.ops(name):
                 lifter.lift_replica_groups(op)

@@ -37,4 +37,4 @@ def run(module: ir.Module, options: dict, ctx) -> None:
         meshes = Meshes(module)
         if not any(a.size == 1 for name in meshes.attrs for a in meshes.named(name).axes):
             return UNCHANGED
-        transform_shardings(module.operation, lambda s, _v: _without_size_one(s, meshes))
+        transform_shardings(module.operation, lambda s, _v: _without_size_one(s, meshes), of_sharding_only=True)

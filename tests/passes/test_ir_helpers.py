@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 from sdylog.ir import SdylogError, parse_module, print_module
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.shardings import (add_free_axes, erase_manual_axes, get_sharding, is_equivalent,
-                                 set_sharding, walk_shardings)
+                                 set_sharding, transform_shardings, walk_shardings)
 from sdylog.ir.symbols import (SymbolTable, funcs_in_call_graph_post_order,
                                funcs_in_call_graph_pre_order, main_func, symbol_dce, symbol_name_of)
 from sdylog.ir.walk import walk_ops
@@ -138,6 +138,29 @@ func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>}) -
         walk_shardings(module.operation, lambda s, v: seen.append(str(s)))
     assert seen == ['#sdy.sharding<@m, [{"p"}]>', '#sdy.sharding<@m, [{}]>',
                     '#sdy.sharding<@m, [{?}]>', '#sdy.sharding<@m, [{"p", ?}]>']
+
+
+def test_transform_once_per_sharding_is_the_same_transform():
+    text = '''
+sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{?}]>}) -> tensor<4xf32> {
+  %0 = stablehlo.abs %a {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}]>]>} : tensor<4xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}]>]>} : tensor<4xf32>
+  %2 = stablehlo.abs %1 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}]>]>} : tensor<4xf32>
+  %3 = sdy.sharding_constraint %2 <@m, [{?}]> : tensor<4xf32>
+  return %3 : tensor<4xf32>
+}'''
+    outputs, calls = [], []
+    for once in (False, True):
+        module = parse_module(text)
+        with module.context:
+            def close(s, v):
+                calls.append(once)
+                return ir.Attribute.parse(str(s).replace(", ?", "").replace("?", ""))
+            transform_shardings(module.operation, close, of_sharding_only=once)
+        outputs.append(print_module(module))
+    assert outputs[0] == outputs[1] and "?" not in outputs[1]
+    assert calls.count(False) == 5 and calls.count(True) == 2   # two distinct shardings
 
 
 def test_is_equivalent(mlir_ctx):
