@@ -13,6 +13,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.shardings import DATA_FLOW_OPS, SHARDING, get_sharding, set_sharding
+from sdylog.ir.types import rank_of
 
 # Ops whose result shardings live somewhere else than the op's `sdy.sharding` list.
 _SPECIAL = DATA_FLOW_OPS | {"sdy.data_flow_edge", "sdy.func_data_flow_edge", "sdy.sharding_constraint",
@@ -151,14 +152,12 @@ def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
         return
     if old is None:
         _, t = next(iter(by_index.values()))
-        old = [attrs.open_on(t, _rank(r.type)) for r in op.results]
+        results = list(op.results)
+        # Fully open entries for the results the rules left alone (types read only for them).
+        old = [None if i in by_index else attrs.open_on(t, rank_of(r)) for i, r in enumerate(results)]
     for i, (s, _) in by_index.items():
         old[i] = s
     op.attributes[SHARDING] = attrs.per_value(old)
-
-
-def _rank(t) -> int:
-    return t.rank if isinstance(t, ir.ShapedType) and t.has_rank else 0
 
 
 def _set_func_shardings(func, key: str, by_index: dict) -> None:
