@@ -36,14 +36,17 @@ from sdylog.passes import populate_op_sharding_rules as populate
 import sdylog.datalog as datalog
 times = {"(imports)": time.perf_counter() - t0}
 
+cpu = {}
+
 def timed(key, fn):
     def wrapped(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             return fn(*a, **k)
         finally:
             name = key(*a) if callable(key) else key
             times[name] = times.get(name, 0.0) + time.perf_counter() - t
+            cpu[name] = cpu.get(name, 0.0) + time.process_time() - c
     return wrapped
 
 pipelines._run_step = timed(lambda m, c, s, *r: s.name, pipelines._run_step)
@@ -66,18 +69,21 @@ datalog.make_engine = make_timed_engine
 
 text = open(sys.argv[1]).read()
 inv = driver.parse_flags(["-sdy-propagation-pipeline"])
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 out = driver.optimize_text(text, sys.argv[1], inv)
 times["(total after imports)"] = time.perf_counter() - t
+cpu["(total after imports)"] = time.process_time() - c
 times["(ops in output)"] = out.count(" = ") + out.count("return ")
-print(json.dumps(times))
+print(json.dumps({"wall": times, "cpu": cpu}))
 """
 
 
-def run_once(model: Path) -> dict:
+def run_once(model: Path) -> tuple[dict, dict]:
+    """(wall seconds, CPU seconds) by step."""
     out = subprocess.run([sys.executable, "-c", _CHILD, str(model)], check=True,
                          capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    got = json.loads(out.strip().splitlines()[-1])
+    return got["wall"], got["cpu"]
 
 
 def main() -> None:
@@ -89,16 +95,21 @@ def main() -> None:
     models = [Path(m) for m in args.models] or [CORPUS / f"{m}.mlir" for m in DEFAULT_MODELS]
     for model in models:
         runs = [run_once(model) for _ in range(args.runs)]
-        keys = {k for r in runs for k in r}
-        med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
+        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+        keys = {k for r in walls for k in r}
+        med = {k: statistics.median(r.get(k, 0.0) for r in walls) for k in keys}
+        med_cpu = {k: statistics.median(r.get(k, 0.0) for r in cpus) for k in keys}
         ops = med.pop("(ops in output)")
-        not_rules = med["(total after imports)"] - med.get("propagation: rules (engine.run)", 0.0)
         print(f"== {model.name}: median of {args.runs} runs, ~{ops:.0f} ops in the output")
+        print("    wall       cpu  step")
         for k, v in sorted(med.items(), key=lambda kv: -kv[1]):
             if v >= args.min:
-                print(f"{v:8.3f}s  {k}")
-        print(f"{not_rules:8.3f}s  (not rules: total after imports - engine.run)")
-        print(f"{1e6 * not_rules / ops:8.1f}us (not rules, per op)")
+                print(f"{v:8.3f}s {med_cpu.get(k, 0.0):8.3f}s  {k}")
+        rules = "propagation: rules (engine.run)"
+        not_rules = med["(total after imports)"] - med.get(rules, 0.0)
+        not_rules_cpu = med_cpu["(total after imports)"] - med_cpu.get(rules, 0.0)
+        print(f"{not_rules:8.3f}s {not_rules_cpu:8.3f}s  (not rules: total after imports - engine.run)")
+        print(f"{1e6 * not_rules / ops:8.1f}us {1e6 * not_rules_cpu / ops:7.1f}us  (not rules, per op)")
 
 
 if __name__ == "__main__":
