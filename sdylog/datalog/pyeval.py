@@ -105,7 +105,7 @@ class BodyCompiler:
 
     def __init__(self, ns: Namespace, items, sizes=None, live: set[str] = frozenset(),
                  outer: set[str] = frozenset(), kinds: dict | None = None, lazy: bool = False,
-                 fanout=None, indexes=None):
+                 fanout=None, indexes=None, live_key=None):
         self.ns = ns
         self.fanout = fanout  # (relation, key positions) -> tuples per key (join order), when known
         self.lazy = lazy     # fetch indexes where first needed (a body run once, maybe never reaching them)
@@ -124,6 +124,7 @@ class BodyCompiler:
         self.delta_var: str | None = None  # the delta tuple is this variable, its columns _c0, _c1, ...
         self.alias: dict[str, str] = {}    # variable -> the name holding it (a delta column)
         self.indexes = indexes             # (relation, bound columns) -> the columns of the index to use
+        self.live_key = live_key           # the same for the relations of the stratum (indexes kept up to date)
         self.base_depth = 1                # depth of the clause's first line
 
     # ---- output ----
@@ -299,8 +300,10 @@ class BodyCompiler:
         only key is constants at the outermost loop (run once) scans
         instead; `indexes(relation, key)` (when given) may choose fewer
         columns (an index that serves other lookups too)."""
-        if not key_pos or atom.relation in self.live:
+        if not key_pos:
             return key_pos
+        if atom.relation in self.live:
+            return list(self.live_key(atom.relation, tuple(key_pos))) if self.live_key else key_pos
         if self.depth <= self.base_depth + 1 and all(
                 isinstance(atom.args[i], (NumberLit, StringLit)) for i in key_pos):
             return []
@@ -435,11 +438,13 @@ class BodyCompiler:
 
 def _clause_lines(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
                   delta_index: int | None, sizes, live, distinct_from: int | None, kinds, lazy, fanout,
-                  depth: int = 1, delta_var: str | None = None, indexes=None, add: bool = False):
+                  depth: int = 1, delta_var: str | None = None, indexes=None, add: bool = False,
+                  live_key=None):
     """The lines of one clause's loops (and the compiler, for its lazy index
     names and aggregate functions)."""
     items = list(body) + list(head_exprs)
-    comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout, indexes=indexes)
+    comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout, indexes=indexes,
+                        live_key=live_key)
     comp.depth = depth
     # (grouped: the clause runs once per delta tuple, no loop is outermost)
     comp.base_depth = depth if delta_var is None else -10
@@ -507,7 +512,8 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
     return _define(ns, src, f"<rule {rule}>")
 
 
-def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None):
+def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None,
+                        live_key=None):
     """One function f(delta, E) for several clauses that read the same
     relation: each delta tuple goes through every clause's loops in turn (one
     call and one pass over the delta, whatever the number of clauses).
@@ -515,7 +521,8 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
     blocks, defs = [], []
     for body, head_exprs, head_rel, rule, delta_index, kinds in clauses:
         lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
-                                    kinds, False, fanout, depth=2, delta_var="_d", indexes=indexes)
+                                    kinds, False, fanout, depth=2, delta_var="_d", indexes=indexes,
+                                    live_key=live_key)
         blocks += [f"        # rule {rule}"] + lines
         defs += comp.extra_defs
     body, delta_index = clauses[0][0], clauses[0][4]
@@ -524,14 +531,14 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
     return _define(ns, src, "<rules " + " ".join(str(c[3]) for c in clauses) + ">")
 
 
-def compile_domination_test(ns: Namespace, tests, live=frozenset(), indexes=None):
+def compile_domination_test(ns: Namespace, tests, live=frozenset(), indexes=None, live_key=None):
     """One function f(tuple) -> bool: does some subsumptive rule of the
     relation dominate the tuple (another tuple of it, body atom 1, with the
     rule's conditions)? `tests`: (body, kinds) with the dominated atom at 0."""
     blocks, defs = [], []
     for body, kinds in tests:
         lines, comp = _clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
-                                    depth=1, delta_var="_d", indexes=indexes)
+                                    depth=1, delta_var="_d", indexes=indexes, live_key=live_key)
         blocks += lines
         defs += comp.extra_defs
     unpack = _unpack(len(tests[0][0][0].args), 1)

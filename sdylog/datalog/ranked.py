@@ -131,6 +131,16 @@ class RankedEvaluation:
         in an aggressive run, say)."""
         return any(isinstance(l, Atom) and l.relation not in self.here and self._empty(l.relation) for l in body)
 
+    def _live_key(self, rel: str, key: tuple) -> tuple:
+        """The columns a relation of the stratum is looked up by: not its
+        rank when others are bound. Subsumption keeps few ranks per value of
+        the other columns, and a tie rule (`r2 = r1, ...`) would otherwise
+        add an index (one more to keep up to date on every insert)."""
+        rank = self.rank_col[self.rid[rel]]
+        if rank in key and len(key) > 1:
+            return tuple(i for i in key if i != rank)
+        return key
+
     def _prepare(self):
         prog = self.program
         self._static_rows: dict[str, list] = {}
@@ -152,8 +162,8 @@ class RankedEvaluation:
                 groups[self.rid[c.body[p].relation]].append(
                     (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
         # relation -> one function running every clause that reads it on a delta (or None)
-        self.delta_fns = [compile_delta_group(self.ns, g, live=self.here, fanout=fanout, indexes=index_key)
-                          if g else None for g in groups]
+        self.delta_fns = [compile_delta_group(self.ns, g, live=self.here, fanout=fanout, indexes=index_key,
+                                              live_key=self._live_key) if g else None for g in groups]
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
@@ -162,8 +172,8 @@ class RankedEvaluation:
             if not self._dead(cl.body):
                 tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
         # relation -> one test `is this tuple dominated` (or None)
-        self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key) if t else None
-                          for t in tests]
+        self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key,
+                                                  live_key=self._live_key) if t else None for t in tests]
         self._build_indexes()
 
     # ---- evaluation ----
