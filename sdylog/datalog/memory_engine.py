@@ -211,22 +211,31 @@ class MemoryEngine:
         fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]
         if fits:
             return min(fits)[2]
-        rows = self._data[rel]
-        if not rows:
+        if not self._data[rel]:
             return key
-        best = max(key, key=lambda i: self._distinct(rel, i))
-        if len(rows) <= self.SELECTIVE * self._distinct(rel, best):
+        best = max(key, key=lambda i: self._distinct_share(rel, i))
+        if self._distinct_share(rel, best) >= 1 / self.SELECTIVE:
             return (best,)
         return key
 
-    def _distinct(self, rel: str, col: int) -> int:
-        """How many distinct values column `col` of `rel` holds."""
+    SAMPLE = 2048
+
+    def _distinct_share(self, rel: str, col: int) -> float:
+        """Distinct values per tuple in column `col` of `rel`, on a sample
+        of its tuples (a set: in no meaningful order). A sample
+        overestimates it, so the test against SELECTIVE is made stricter."""
         stats = self._column_stats.setdefault(rel, {})
-        n = stats.get(col)
-        if n is None:
+        share = stats.get(col)
+        if share is None:
+            from itertools import islice
             from operator import itemgetter
-            n = stats[col] = len(set(map(itemgetter(col), self._data[rel])))
-        return n
+            rows = self._data[rel]
+            sample = list(islice(rows, self.SAMPLE)) if len(rows) > self.SAMPLE else rows
+            share = len(set(map(itemgetter(col), sample))) / len(sample)
+            if len(rows) > self.SAMPLE:
+                share /= 2
+            stats[col] = share
+        return share
 
     def fanout(self, rel: str, key: tuple) -> float:
         """Tuples per key of the index on `key` (what a lookup yields on average)."""
