@@ -244,8 +244,8 @@ class MemoryEngine:
             return 0.0
         return len(rows) / max(len(self.index(rel, key)), 1)
 
-    def _sizes(self) -> dict[str, int]:
-        return {r: len(d) for r, d in self._data.items()}
+    def _sizes(self) -> "_Sizes":
+        return _Sizes(self._data)
 
     def _plain(self, program: Program, s) -> None:
         ns = Namespace()
@@ -461,6 +461,21 @@ class MemoryEngine:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _Sizes:
+    """Relation -> tuple count, read when the planner asks (a dict of every
+    relation's size per stratum cost more than the lookups)."""
+
+    def __init__(self, data: dict):
+        self.data = data
+
+    def get(self, relation: str, default=None):
+        rows = self.data.get(relation)
+        return default if rows is None else len(rows)
+
+    def __getitem__(self, relation: str) -> int:
+        return len(self.data[relation])
 
 
 class _Backend:
