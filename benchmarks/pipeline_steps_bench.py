@@ -4,6 +4,8 @@ median of several runs, each run in a fresh process (as the CLI runs).
 
     python benchmarks/pipeline_steps_bench.py [--runs N] [MODEL.mlir ...]
     (default models: transformer_L8, transformer_L24, transformer_L48)
+    PYTHONPATH=/path/to/an/older/checkout python benchmarks/pipeline_steps_bench.py ...
+    times that checkout instead.
 
 Steps: parse, print, each pass of the import and export sequences,
 verification, and inside propagation: the static-shape check, fact
@@ -58,7 +60,10 @@ driver.print_module = timed("(print)", driver.print_module)
 pdriver.check_static_shapes = timed("propagation: static-shape check", pdriver.check_static_shapes)
 extract.extract_facts = timed("propagation: facts", extract.extract_facts)
 writeback.write_back = timed("propagation: write-back", writeback.write_back)
-populate.populate_rules = timed("propagation: populate-op-sharding-rules", populate.populate_rules)
+if hasattr(populate, "populate_rules"):
+    populate.populate_rules = timed("propagation: populate-op-sharding-rules", populate.populate_rules)
+else:   # before populate_rules existed (to compare with older commits through PYTHONPATH)
+    populate.run = timed("propagation: populate-op-sharding-rules", populate.run)
 pdriver._propagate = timed("propagation: total", pdriver._propagate)
 make_engine = datalog.make_engine
 def make_timed_engine(*a, **k):

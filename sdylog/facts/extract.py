@@ -288,27 +288,24 @@ class _Extractor:
         results = [self.value_id(v, func) for v in op.results]
         for i, v in enumerate(results):
             f.add("op_result", op_id, i, v)
-        args, yields = defaultdict(dict), defaultdict(dict)  # region -> index -> value
         for r, reg in enumerate(op.regions):
             for block in reg.blocks:
                 for i, arg in enumerate(block.arguments):
-                    args[r][i] = self.value_id(arg, func)
-                    f.add("block_arg", op_id, r, i, args[r][i])
+                    f.add("block_arg", op_id, r, i, self.value_id(arg, func))
                 self.add_block(block, func, op_id, r)
                 if len(block.operations):
                     term = block.operations[len(block.operations) - 1]
                     for i, v in enumerate(term.operands):
-                        yields[r][i] = self.value_id(v, func)
-                        f.add("region_yield", op_id, r, i, yields[r][i])
-        self.add_op_shardings(op, op_id, results)
-        self.add_op_kind_facts(op, op_id, operands, results)
-        self.add_tensors(op, func, results, args)
-        if op.name not in _FLOW_OPS:
+                        f.add("region_yield", op_id, r, i, self.value_id(v, func))
+        name, attrs = op.name, op.attributes   # each read goes through the bindings: once
+        self.add_op_shardings(op, name, attrs, results)
+        self.add_op_kind_facts(op, name, attrs, op_id, operands)
+        self.add_tensors(op, name, func, results)
+        if name not in _FLOW_OPS:
             self.add_rule(op, op_id, operands, results)
 
-    def add_op_shardings(self, op, op_id: int, results: list[int]) -> None:
+    def add_op_shardings(self, op, name: str, attrs, results: list[int]) -> None:
         f = self.facts
-        attrs = op.attributes
         if "sdy.sharding" in attrs:
             shardings = sharding_per_value(attrs["sdy.sharding"])
             if not results:
@@ -317,14 +314,12 @@ class _Extractor:
                 raise error_at(op, f"sdy.sharding has {len(shardings)} shardings for {len(results)} results", self.filename)
             for vid, s in zip(results, shardings):
                 f.add("value_sharding", vid, self.add_sharding(s))
-        if op.name in ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
-                       "sdy.func_data_flow_edge") and "sharding" in attrs:
+        if name in ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
+                    "sdy.func_data_flow_edge") and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
-    def add_op_kind_facts(self, op, op_id: int, operands: list[int], results: list[int]) -> None:
+    def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int]) -> None:
         f = self.facts
-        name = op.name
-        attrs = op.attributes
         if is_elementwise(op):
             f.add("op_trait", op_id, "elementwise")
         if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
@@ -350,10 +345,10 @@ class _Extractor:
             for i in range(len(manual)):
                 f.add("manual_axis", op_id, manual[i])
 
-    def add_tensors(self, op, func: str, results: list[int], args) -> None:
+    def add_tensors(self, op, name: str, func: str, results: list[int]) -> None:
         """value_tensor rows for the op's results and its regions' arguments."""
         f = self.facts
-        if op.name in DATA_FLOW_OPS or op.name == "stablehlo.async_start":
+        if name in DATA_FLOW_OPS or name == "stablehlo.async_start":
             for res in op.results:
                 self.add_value_tensor(res, func)
             for region in op.regions:
