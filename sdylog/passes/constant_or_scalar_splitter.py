@@ -92,21 +92,20 @@ class _Splitter:
     def split_region(self, ops, func, nc=None) -> None:
         """`ops`: those of the body of `func` (or of the named computation `nc`
         in it), in pre-order, not entering nested named computations."""
-        constants: dict = {}          # insertion-ordered set
-        expansions: dict = {}
+        found = _Found()
         func_name = original_func_name(func)
         nc_name = _nc_name(nc) if nc is not None else None
         for op in ops:
-            self.process(op, func_name, nc_name, constants, expansions)
-        for op in list(expansions) + list(reversed(list(constants))):
+            self.process(op, func_name, nc_name, found)
+        for op in list(found.expansions) + list(reversed(list(found.constants))):
             us = users_of_op(op)
             if all(u.name == "sdy.sharding_group" for u in us):
                 for u in us:
                     u.erase()
                 op.erase()
 
-    def process(self, op, func_name: str, nc_name: str | None, constants, expansions) -> None:
-        """A constant expression joins `constants`; any other op marks its
+    def process(self, op, func_name: str, nc_name: str | None, found: _Found) -> None:
+        """A constant expression joins the constants; any other op marks its
         function (and named computation) non-constant unless it preserves
         constants, and takes fresh clones of the constants and scalar
         expansions it uses."""
@@ -114,24 +113,43 @@ class _Splitter:
         if name in ("func.func", "sdy.sharding_group"):
             return
         if name in ("sdy.constant", "stablehlo.iota"):
-            constants[op] = None
+            found.add_constant(op)
             return
         operands = list(op.operands)
-        producers = [defining_op(v) for v in operands]
         preserving = self.constant_preserving(op)
-        if preserving and all(d is not None and d in constants for d in producers):
-            constants[op] = None
+        if preserving and all(v in found.constant_values for v in operands):
+            found.add_constant(op)
             return
         if not preserving and not op.has_trait(ir.IsTerminatorTrait):
             if nc_name is not None:
                 self.non_const_named_computations.add(nc_name)
             self.non_const_funcs.add(func_name)
         if name == "stablehlo.broadcast_in_dim" and is_scalar(operands[0]):
-            expansions[op] = None
+            found.add_expansion(op)
             return
-        for i, (operand, d) in enumerate(zip(operands, producers)):
-            if d is not None and (d in constants or d in expansions):
+        for i, operand in enumerate(operands):
+            if operand in found.constant_values or operand in found.expansion_values:
                 op.operands[i] = self.clone_value(operand)
+
+
+class _Found:
+    """The constant expressions and scalar expansions of a region so far (in
+    order), and their results: an operand is looked up by value, without
+    asking the bindings for its producer."""
+
+    def __init__(self):
+        self.constants: dict = {}           # insertion-ordered sets of ops
+        self.expansions: dict = {}
+        self.constant_values: set = set()
+        self.expansion_values: set = set()
+
+    def add_constant(self, op) -> None:
+        self.constants[op] = None
+        self.constant_values.update(op.results)
+
+    def add_expansion(self, op) -> None:
+        self.expansions[op] = None
+        self.expansion_values.update(op.results)
 
 
 def users_of_op(op) -> list:
