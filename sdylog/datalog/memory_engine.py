@@ -256,6 +256,8 @@ class MemoryEngine:
         fns = []
         for ci in s.clauses:
             c = program.clauses[ci]
+            if any(isinstance(lit, Atom) and not self._data[lit.relation] for lit in c.body):
+                continue   # an atom of an empty relation: no solution
             fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
                                       kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
                                       add=prov is None))

@@ -337,6 +337,8 @@ class BodyCompiler:
 
     def negation_step(self, neg: Negation):
         atom = neg.atom
+        if atom.relation not in self.live and self.sizes.get(atom.relation) == 0:
+            return   # nothing to be absent from: always true
         pos = [i for i, a in enumerate(atom.args) if not isinstance(a, Wildcard)]
         exprs = [self.expr(atom.args[i]) for i in pos]
         name = self.ns.index(atom.relation, tuple(pos), negated=True)

@@ -162,8 +162,10 @@ class RankedEvaluation:
                 groups[self.rid[c.body[p].relation]].append(
                     (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
         # relation -> one function running every clause that reads it on a delta (or None)
-        self.delta_fns = [compile_delta_group(self.ns, g, live=self.here, fanout=fanout, indexes=index_key,
-                                              live_key=self._live_key) if g else None for g in groups]
+        sizes = _Emptiness(self)
+        self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
+                                              indexes=index_key, live_key=self._live_key) if g else None
+                          for g in groups]
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
@@ -273,6 +275,21 @@ class RankedEvaluation:
         self.backend.set_height(height)
         for ri, name in enumerate(self.rels):
             self.backend.store(name, self.store[ri], self.prov[ri] if provenance else None)
+
+
+class _Emptiness:
+    """What the planner reads as relation sizes in a rank-ordered stratum:
+    0 for an empty relation below it (a negation of it is always true),
+    else unknown."""
+
+    def __init__(self, evaluation: RankedEvaluation):
+        self.evaluation = evaluation
+
+    def get(self, relation: str, default=None):
+        ev = self.evaluation
+        if relation in ev.here or not ev._empty(relation):
+            return default
+        return 0
 
 
 def build_index(rows, key: tuple, negated: bool):

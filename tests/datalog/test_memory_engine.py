@@ -29,6 +29,8 @@ kind_one(i) :- item(i, 1, _).
 mixed(a, b, min(w, v), max(w, v), w / 3, w % 3) :- link(a, b, w), link(b, a, v).
 .decl dead(a: number)
 dead(a) :- item(a, _, _), none(a).
+.decl alive(a: number)
+alive(a) :- item(a, _, _), !none(a).
 .decl shifted(a: number, c: number)
 shifted(a, c) :- link(a, b, _), item(b - 2, _, c).
 """, "planner.dl")
@@ -63,6 +65,8 @@ def test_solved_arguments_and_arithmetic():
         # Souffle's truncating / and %: -7 / 3 = -2, -7 % 3 = -1
         assert e.read("mixed") == [(1, 2, -7, 5, -2, -1), (2, 1, -7, 5, 1, 2)]
         assert e.read("shifted") == [(1, 4), (2, 3)]
+        # an empty relation: a clause needing it never fires, its negation always holds
+        assert e.read("dead") == [] and e.read("alive") == [(-1,), (0,)]
 
 
 def test_lookup_on_a_selective_column_of_a_big_relation():
