@@ -21,7 +21,7 @@ from sdylog.datalog.ast import Atom, RelationDecl
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
-from sdylog.datalog.ranked import RankedEvaluation, build_index
+from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
@@ -36,10 +36,7 @@ class MemoryEngine:
         self._data: dict[str, set] = {}
         self._loaded: dict[str, set] = {}      # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
-        self._indexes: dict[tuple, object] = {}
-        self._index_keys: dict[str, list] = {}     # relation -> keys of self._indexes built on it
-        self._index_fanout: dict[str, dict] = {}   # relation -> {key: tuples per key} of its keyed indexes
-        self._column_stats: dict[str, dict] = {}   # relation -> {column: distinct values}
+        self._static = StaticIndexes(self._data.__getitem__)   # indexes, dropped when a relation changes
         self.rule_ids: dict[tuple[int, int], int] = {}
         self.rules: list[tuple[Program, int]] = []
         self._programs: list[Program] = []
@@ -120,10 +117,7 @@ class MemoryEngine:
         return set(zip(*cols))
 
     def _changed(self, relation: str) -> None:
-        self._index_fanout.pop(relation, None)
-        self._column_stats.pop(relation, None)
-        for key in self._index_keys.pop(relation, ()):
-            self._indexes.pop(key, None)
+        self._static.forget(relation)
 
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
@@ -186,63 +180,16 @@ class MemoryEngine:
             ns.globals[name] = None if lazy else self.index(rel, key, negated)
 
     def index(self, rel: str, key: tuple, negated: bool = False):
-        k = (rel, key, negated)
-        idx = self._indexes.get(k)
-        if idx is None:
-            rows = self._data[rel]
-            idx = self._indexes[k] = build_index(rows, key, negated)
-            self._index_keys.setdefault(rel, []).append(k)
-            if key and not negated:
-                self._index_fanout.setdefault(rel, {})[key] = len(rows) / max(len(idx), 1)
-        return idx
-
-    # an index on part of a lookup's columns serves it (the rest tested on
-    # each tuple it gives) when it gives at most this many tuples per key
-    SELECTIVE = 4.0
-
-    def index_key(self, rel: str, key: tuple) -> tuple:
-        """The columns to look `rel` up by when `key` is bound: an index
-        already built on part of them, or a single column that is selective
-        by itself, rather than a new index on all of them. An index costs a
-        pass over the relation; one on a single column serves more lookups."""
-        have = self._index_fanout.get(rel, {})
-        if key in have:
-            return key
-        fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]
-        if fits:
-            return min(fits)[2]
-        if not self._data[rel]:
-            return key
-        best = max(key, key=lambda i: self._distinct_share(rel, i))
-        if self._distinct_share(rel, best) >= 1 / self.SELECTIVE:
-            return (best,)
-        return key
-
-    SAMPLE = 2048
-
-    def _distinct_share(self, rel: str, col: int) -> float:
-        """Distinct values per tuple in column `col` of `rel`, on a sample
-        of its tuples (a set: in no meaningful order). A sample
-        overestimates it, so the test against SELECTIVE is made stricter."""
-        stats = self._column_stats.setdefault(rel, {})
-        share = stats.get(col)
-        if share is None:
-            from itertools import islice
-            from operator import itemgetter
-            rows = self._data[rel]
-            sample = list(islice(rows, self.SAMPLE)) if len(rows) > self.SAMPLE else rows
-            share = len(set(map(itemgetter(col), sample))) / len(sample)
-            if len(rows) > self.SAMPLE:
-                share /= 2
-            stats[col] = share
-        return share
+        """The index of `rel` on `key` (see ranked.build_index), built once."""
+        return self._static.index(rel, key, negated)
 
     def fanout(self, rel: str, key: tuple) -> float:
         """Tuples per key of the index on `key` (what a lookup yields on average)."""
-        rows = self._data[rel]
-        if not rows:
-            return 0.0
-        return len(rows) / max(len(self.index(rel, key)), 1)
+        return self._static.fanout(rel, key)
+
+    def index_key(self, rel: str, key: tuple) -> tuple:
+        """The columns a lookup of `rel` with `key` bound uses (StaticIndexes.index_key)."""
+        return self._static.index_key(rel, key)
 
     def _sizes(self) -> "_Sizes":
         return _Sizes(self._data)
@@ -456,7 +403,7 @@ class MemoryEngine:
 
     def close(self) -> None:
         self._data.clear()
-        self._indexes.clear()
+        self._static.clear()
 
     def __enter__(self):
         return self
@@ -490,17 +437,10 @@ class _Backend:
     def rows(self, relation: str):
         return list(self.engine._data[relation])
 
-    def index(self, relation: str, key: tuple, negated: bool):
-        return self.engine.index(relation, key, negated)
-
-    def size(self, relation: str) -> int:
-        return len(self.engine._data[relation])
-
-    def index_key(self, relation: str, key: tuple) -> tuple:
-        return self.engine.index_key(relation, key)
-
-    def fanout(self, relation: str, key: tuple) -> float:
-        return self.engine.fanout(relation, key)
+    @property
+    def static(self) -> StaticIndexes:
+        """The engine's indexes of the relations below the stratum."""
+        return self.engine._static
 
     def rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)

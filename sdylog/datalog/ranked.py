@@ -74,7 +74,6 @@ class RankedEvaluation:
 
     # ---- indexes ----
     def _build_indexes(self):
-        static_rows = self._static_rows
         g = self.ns.globals
         for name, (rel, key, negated) in self.ns.specs.items():
             if name in g:
@@ -88,12 +87,7 @@ class RankedEvaluation:
                 self.live_indexes[ri].append((key or None, container))
                 g[name] = container
                 continue
-            if hasattr(self.backend, "index"):
-                g[name] = self.backend.index(rel, key, negated)
-                continue
-            if rel not in static_rows:
-                static_rows[rel] = self.backend.rows(rel)
-            g[name] = build_index(static_rows[rel], key, negated)
+            g[name] = self.static.index(rel, key, negated)
 
     def _index_code(self, ri: int):
         """Python functions insert(tup) -> bool (False: already there) and
@@ -118,12 +112,14 @@ class RankedEvaluation:
 
     def _empty(self, rel: str) -> bool:
         """Relation `rel` (of a lower stratum) has no tuples."""
-        size = getattr(self.backend, "size", None)
-        if size is not None:
-            return size(rel) == 0
-        if rel not in self._static_rows:
-            self._static_rows[rel] = self.backend.rows(rel)
-        return not self._static_rows[rel]
+        return self.static.size(rel) == 0
+
+    def _rows(self, rel: str):
+        """A lower stratum's relation, read from the backend once."""
+        rows = self._static_rows.get(rel)
+        if rows is None:
+            rows = self._static_rows[rel] = self.backend.rows(rel)
+        return rows
 
     def _dead(self, body) -> bool:
         """A body with an atom of an empty relation (outside the stratum)
@@ -144,10 +140,12 @@ class RankedEvaluation:
     def _prepare(self):
         prog = self.program
         self._static_rows: dict[str, list] = {}
+        # the relations below: the backend's own indexes (in memory), or built here from its rows
+        self.static = getattr(self.backend, "static", None) or StaticIndexes(self._rows)
         self.base_clauses = []
         groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
-        fanout = getattr(self.backend, "fanout", None)
-        index_key = getattr(self.backend, "index_key", None)
+        fanout = self.static.fanout
+        index_key = self.static.index_key
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
             rule = self.backend.rule_id(ci)
@@ -275,6 +273,93 @@ class RankedEvaluation:
         self.backend.set_height(height)
         for ri, name in enumerate(self.rels):
             self.backend.store(name, self.store[ri], self.prov[ri] if provenance else None)
+
+
+class StaticIndexes:
+    """Indexes over relations that do not change while they are read (the
+    strata below the one being evaluated), built on first use, and the
+    choice of the columns a lookup uses. `rows(relation)` gives a
+    relation's tuples; forget(relation) drops what was built on it."""
+
+    # an index on part of a lookup's columns serves it (the rest tested on
+    # each tuple it gives) when it gives at most this many tuples per key
+    SELECTIVE = 4.0
+    SAMPLE = 2048
+
+    def __init__(self, rows):
+        self.rows = rows
+        self._built: dict[tuple, object] = {}     # (relation, key, negated) -> index
+        self._keys: dict[str, list] = {}          # relation -> its entries in _built
+        self._fanout: dict[str, dict] = {}        # relation -> {key: tuples per key} (keyed, not negated)
+        self._share: dict[str, dict] = {}         # relation -> {column: distinct values per tuple}
+
+    def index(self, rel: str, key: tuple, negated: bool = False):
+        k = (rel, key, negated)
+        idx = self._built.get(k)
+        if idx is None:
+            rows = self.rows(rel)
+            idx = self._built[k] = build_index(rows, key, negated)
+            self._keys.setdefault(rel, []).append(k)
+            if key and not negated:
+                self._fanout.setdefault(rel, {})[key] = len(rows) / max(len(idx), 1)
+        return idx
+
+    def forget(self, rel: str) -> None:
+        self._fanout.pop(rel, None)
+        self._share.pop(rel, None)
+        for k in self._keys.pop(rel, ()):
+            self._built.pop(k, None)
+
+    def clear(self) -> None:
+        self._built.clear()
+        self._keys.clear()
+        self._fanout.clear()
+        self._share.clear()
+
+    def size(self, rel: str) -> int:
+        return len(self.rows(rel))
+
+    def fanout(self, rel: str, key: tuple) -> float:
+        """Tuples per key of the index on `key` (what a lookup yields on average)."""
+        rows = self.rows(rel)
+        if not rows:
+            return 0.0
+        return len(rows) / max(len(self.index(rel, key)), 1)
+
+    def index_key(self, rel: str, key: tuple) -> tuple:
+        """The columns to look `rel` up by when `key` is bound: an index
+        already built on part of them, or a single column that is selective
+        by itself, rather than a new index on all of them. An index costs a
+        pass over the relation; one on a single column serves more lookups."""
+        have = self._fanout.get(rel, {})
+        if key in have:
+            return key
+        fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]
+        if fits:
+            return min(fits)[2]
+        if not self.rows(rel):
+            return key
+        best = max(key, key=lambda i: self._distinct_share(rel, i))
+        if self._distinct_share(rel, best) >= 1 / self.SELECTIVE:
+            return (best,)
+        return key
+
+    def _distinct_share(self, rel: str, col: int) -> float:
+        """Distinct values per tuple in column `col` of `rel`, on a sample
+        of its tuples (in no meaningful order). A sample overestimates it,
+        so the test against SELECTIVE is made stricter."""
+        stats = self._share.setdefault(rel, {})
+        share = stats.get(col)
+        if share is None:
+            from itertools import islice
+            from operator import itemgetter
+            rows = self.rows(rel)
+            sample = list(islice(rows, self.SAMPLE)) if len(rows) > self.SAMPLE else rows
+            share = len(set(map(itemgetter(col), sample))) / len(sample)
+            if len(rows) > self.SAMPLE:
+                share /= 2
+            stats[col] = share
+        return share
 
 
 class _Emptiness:
