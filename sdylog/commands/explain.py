@@ -196,9 +196,8 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
     from sdylog.ir import load_module
     from sdylog.ir.module import display_name
     from sdylog.ir.walk import func_ops, symbol_name
-    from sdylog.passes import PassContext, lookup
-    from sdylog.passes.pipelines import run_import_pipeline
-    from sdylog.propagation.passes import run_propagation
+    from sdylog.passes import PassContext
+    from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
     filename = display_name(path)
     module = load_module(path)
@@ -212,11 +211,8 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
     ctx = PassContext(filename=filename, engine=engine or "memory")
     ctx.provenance = True
     with module.context:
-        run_import_pipeline(module, ctx, {"dedup-functions-fully": False})
-        # as sdylog/passes/propagation_pipeline.py runs it
-        options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
-        result = run_propagation(module, options, ctx, strategies=("aggressive",), op_priorities=True,
-                                 user_priorities=True)
+        import_phase(module, ctx)
+        result = propagation_phase(module, ctx)
     ex = Explained(filename, result.engine, result.facts, values, funcs, result_counts)
     _match_values(ex)
     return ex

@@ -12,7 +12,7 @@ from sdylog.ir import load_module, print_module
 from sdylog.ir.diagnostics import format_location
 from sdylog.ir.module import display_name
 from sdylog.ir.walk import symbol_name
-from sdylog.passes import PassContext, lookup
+from sdylog.passes import PassContext
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,7 @@ def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
     it (sdylog/passes/propagation_pipeline.py; a test checks both print the
     same), one phase at a time so that each is timed and the conflicts are
     located before the export steps erase the ops they name."""
-    from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
-    from sdylog.propagation.passes import run_propagation
+    from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
     progress = progress or Progress(False)
     seconds: dict[str, float] = {}
@@ -82,15 +81,11 @@ def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
     module = phase("parse", load_module, path)
     ctx = PassContext(filename=display_name(path), engine=engine)
     ctx.provenance = provenance  # read by the propagation driver
-    steps = {"dedup-functions-fully": False}
     with module.context:
-        phase("import", run_import_pipeline, module, ctx, steps)
-        # The pipeline's propagation: user priorities, op priorities, aggressive.
-        options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
-        result = phase("propagation", run_propagation, module, options, ctx,
-                       strategies=("aggressive",), op_priorities=True, user_priorities=True)
+        phase("import", import_phase, module, ctx)
+        result = phase("propagation", propagation_phase, module, ctx)
         conflicts = locate_conflicts(result, ctx.filename)
-        phase("export", run_export_propagation_steps, module, ctx, steps)
+        phase("export", export_phase, module, ctx)
     progress.done()
     return PipelineRun(module, result, ctx, seconds, conflicts)
 

@@ -1,6 +1,10 @@
 """-sdy-propagation-pipeline: the import passes, user-priority propagation
 (aggressive, op priorities on, sharding rules kept until export), the export
-passes (sdylog/passes/pipelines.py has the sequences)."""
+passes (sdylog/passes/pipelines.py has the sequences).
+
+The three phases are separate functions so that `sdylog run` can time them
+and read the derived relations between propagation and export, and `sdylog
+explain` can stop before export, all running exactly what `sdylog opt` runs."""
 from __future__ import annotations
 
 from sdylog.passes import lookup
@@ -8,11 +12,28 @@ from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pip
 from sdylog.propagation.passes import run_propagation
 
 
-def run(module, options: dict, ctx) -> None:
-    steps = {"dedup-functions-fully": bool(options.get("dedup-functions-fully", False))}
-    run_import_pipeline(module, ctx, steps)
+def _steps(options: dict) -> dict:
+    return {"dedup-functions-fully": bool(options.get("dedup-functions-fully", False))}
+
+
+def import_phase(module, ctx, options: dict | None = None) -> None:
+    run_import_pipeline(module, ctx, _steps(options or {}))
+
+
+def propagation_phase(module, ctx):
+    """User priorities, op priorities, the aggressive strategy; returns the
+    PropagationResult (engine with every derived relation, facts)."""
     options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
-    result = run_propagation(module, options, ctx,
-                             strategies=("aggressive",), op_priorities=True, user_priorities=True)
-    run_export_propagation_steps(module, ctx, steps)
+    return run_propagation(module, options, ctx,
+                           strategies=("aggressive",), op_priorities=True, user_priorities=True)
+
+
+def export_phase(module, ctx, options: dict | None = None) -> None:
+    run_export_propagation_steps(module, ctx, _steps(options or {}))
+
+
+def run(module, options: dict, ctx):
+    import_phase(module, ctx, options)
+    result = propagation_phase(module, ctx)
+    export_phase(module, ctx, options)
     return result  # `sdylog run` / `query` read the derived relations from it
