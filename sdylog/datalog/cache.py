@@ -12,7 +12,10 @@ import pickle
 import sys
 
 _VERSION = f"1-{sys.version_info[0]}.{sys.version_info[1]}"
-_MAX_CODES = 20000
+# The code cache keeps the most recently used entries only: one propagation run
+# uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
+# file grows to megabytes that each process reads whole before its first compile.
+_MAX_CODES = 1000
 
 
 def cache_dir() -> str | None:
@@ -80,10 +83,12 @@ def _files_key(files) -> str:
 
 
 class CodeCache:
-    """Compiled Python code of generated sources, by the source's hash."""
+    """Compiled Python code of generated sources, by the source's hash; saved
+    most recently used first, at most _MAX_CODES entries."""
 
     def __init__(self):
         self.codes: dict[str, object] | None = None
+        self.used: dict[str, None] = {}   # keys used by this process, in order
         self.added = 0
 
     def _load(self) -> None:
@@ -107,6 +112,7 @@ class CodeCache:
             code = compile(src, name, "exec")
             self.codes[key] = code
             self.added += 1
+        self.used[key] = None
         return code
 
     def save(self) -> None:
@@ -115,9 +121,11 @@ class CodeCache:
         d = cache_dir()
         if not d:
             return
-        codes = self.codes
-        if len(codes) > _MAX_CODES:
-            codes = dict(list(codes.items())[-_MAX_CODES:])
+        codes = {k: self.codes[k] for k in self.used}
+        for k, code in self.codes.items():
+            if len(codes) >= _MAX_CODES:
+                break
+            codes.setdefault(k, code)
         _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
         self.added = 0
 

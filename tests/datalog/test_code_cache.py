@@ -1,0 +1,37 @@
+"""The on-disk code cache stays bounded and keeps what was used last."""
+from sdylog.datalog import cache
+
+
+def _fresh(tmp_path, monkeypatch, limit):
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_MAX_CODES", limit)
+    return cache.CodeCache()
+
+
+def test_saved_codes_are_bounded_most_recent_first(tmp_path, monkeypatch):
+    first = _fresh(tmp_path, monkeypatch, 3)
+    for i in range(5):
+        first.compile(f"x = {i}", "gen")
+    first.save()
+    second = _fresh(tmp_path, monkeypatch, 3)
+    second.compile("x = 0", "gen")        # in the file: used again, kept first
+    second.compile("x = 9", "gen")        # new
+    second.save()
+    third = _fresh(tmp_path, monkeypatch, 3)
+    third._load()
+    sources = []
+    for code in third.codes.values():
+        ns = {}
+        exec(code, ns)
+        sources.append(ns["x"])
+    assert sources == [0, 9, 1]
+
+
+def test_cached_code_runs_like_compiled(tmp_path, monkeypatch):
+    c = _fresh(tmp_path, monkeypatch, 10)
+    c.compile("y = 2 * 21", "gen")
+    c.save()
+    again = _fresh(tmp_path, monkeypatch, 10)
+    ns = {}
+    exec(again.compile("y = 2 * 21", "gen"), ns)
+    assert ns["y"] == 42 and again.added == 0
