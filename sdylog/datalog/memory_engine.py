@@ -218,6 +218,7 @@ class MemoryEngine:
                     prov[tup] = (rule, height)
         for fn in fns:
             fn(emit)
+        ns.globals.clear()   # its functions and loader refer back to it: free the cycle now
         (rel,) = s.relations
         self._store(rel, out, prov)
 

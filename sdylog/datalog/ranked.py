@@ -95,6 +95,7 @@ class RankedEvaluation:
         generated for its indexes (a loop over them costs more than the
         work)."""
         env = {"store": self.store[ri]}
+        self.code_envs.append(env)
         ins = ["def insert(t):", "    if t in store: return False", "    store.add(t)"]
         rem = ["def remove(t):", "    store.discard(t)"]
         for n, (key, d) in enumerate(self.live_indexes[ri]):
@@ -204,6 +205,7 @@ class RankedEvaluation:
             ri = self.rid[rel]
             for tup in rows:
                 emit(ri, tup, rule)
+        self.code_envs: list[dict] = []
         code = [self._index_code(ri) for ri in range(len(self.rels))]
         inserters = [c[0] for c in code]
         removers = [c[1] for c in code]
@@ -273,6 +275,13 @@ class RankedEvaluation:
         self.backend.set_height(height)
         for ri, name in enumerate(self.rels):
             self.backend.store(name, self.store[ri], self.prov[ri] if provenance else None)
+        # The compiled functions and the live indexes in their namespace refer to
+        # each other: clear it so that refcounting frees the indexes now, rather
+        # than a later pass of the cyclic collector over everything allocated.
+        self.ns.globals.clear()
+        for env in self.code_envs:
+            env.clear()
+        self.delta_fns = self.dominated = self.live_indexes = None
 
 
 class StaticIndexes:

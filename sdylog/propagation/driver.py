@@ -83,6 +83,10 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
         return _propagate(module, options, ctx)
     finally:
         if enabled:
+            # The engine's millions of tuples would all be scanned by the next
+            # collection; they hold no cycles (the engines break their own), so
+            # refcounting frees them and the collector can leave them alone.
+            gc.freeze()
             gc.enable()
 
 
