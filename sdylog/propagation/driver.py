@@ -84,9 +84,12 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
     finally:
         if enabled:
             # The engine's millions of tuples would all be scanned by the next
-            # collection; they hold no cycles (the engines break their own), so
-            # refcounting frees them and the collector can leave them alone.
+            # young collection. They hold no cycles (the engines break their own)
+            # and refcounting frees them: move them straight to the oldest
+            # generation (freeze, then unfreeze), which only a full collection
+            # scans, and that is rare.
             gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
