@@ -471,6 +471,10 @@ def _clause_lines(ns: Namespace, body, head_exprs, head_rel: int | None, rule: i
         lines = comp.compile_body(list(body), delta_index, on_match)
     except Unsupported as e:
         raise error(body[0].loc if body else None, f"cannot compile this rule: {e}") from None
+    finally:
+        # atom_step refers to comp: break the cycle, or comp (and the relation
+        # sizes it holds, with every relation) lives until a full collection
+        comp.__dict__.pop("atom_step", None)
     return lines, comp
 
 

@@ -282,6 +282,7 @@ class RankedEvaluation:
         for env in self.code_envs:
             env.clear()
         self.delta_fns = self.dominated = self.live_indexes = None
+        self.backend = None   # compilers kept in cycles must not keep the engine alive
 
 
 class StaticIndexes:
