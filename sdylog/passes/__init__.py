@@ -33,6 +33,10 @@ class PassContext:
     engine: str | None = None        # Datalog engine for rule-driven passes
     report: dict = field(default_factory=dict)  # passes add numbers for the run report
     census: dict | None = None       # a pipeline's shared census (sdylog/passes/census.py)
+    provenance: bool = False         # propagation records how each tuple was derived (explain)
+    # Which relations propagation derives: "all", or "write-back" (only what the
+    # write-back reads: `sdylog opt` prints the module and nothing else)
+    derive: str = "all"
 
 
 _P = "sdylog.passes."

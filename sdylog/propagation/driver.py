@@ -96,7 +96,7 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     from sdylog.datalog import make_engine
     from sdylog.facts.extract import extract_facts
-    from sdylog.propagation.writeback import write_back
+    from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
 
     filename = getattr(ctx, "filename", "-")
     timings: dict[str, float] = {}
@@ -109,13 +109,14 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     program = propagation_program()
     engine_name = getattr(ctx, "engine", None) or "memory"
     engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
+    wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     inputs = set(program.relations)
     for name, rows in list(facts.relations.items()) + list(run_facts(options).items()):
         if name in inputs and rows:
             engine.load(name, rows)
     t2 = time.process_time()
     timings["load"] = t2 - t1
-    engine.run()
+    engine.run(relations=wanted)
     t3 = time.process_time()
     timings["rules"] = t3 - t2
     with module.context:

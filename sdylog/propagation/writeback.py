@@ -105,7 +105,14 @@ class _Attrs:
         return a
 
 
+# The derived relations write_back reads (rules/propagation/result.dl): all a
+# propagation run must derive when nothing else will read the engine.
+WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_replicated",
+                        "final_unreduced", "final_value", "final_func_result"]
+
+
 def _scan(engine, relation: str):
+    assert relation in WRITE_BACK_RELATIONS, relation
     scan = getattr(engine, "scan", None)
     return scan(relation) if scan is not None else engine.read(relation)
 
