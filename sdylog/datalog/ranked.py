@@ -108,7 +108,8 @@ class RankedEvaluation:
             ins.append(f"    d{n}[{k}].append(t)")
             rem.append(f"    d{n}[{k}].remove(t)")
         ins.append("    return True")
-        exec("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", env)
+        from sdylog.datalog.cache import CODES
+        exec(CODES.compile("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", "<index code>"), env)
         return env["insert"], env["remove"]
 
     def _empty(self, rel: str) -> bool:
