@@ -32,10 +32,9 @@ import time
 
 import numpy as np
 
-DEFAULT_MODULE = "/work/shared/corpus/jax/transformer_L2.mlir"
-if not os.path.exists(DEFAULT_MODULE):
-    DEFAULT_MODULE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus", "jax",
-                                  "transformer_L2.mlir")
+from corpus import CORPUS  # noqa: E402
+
+DEFAULT_MODULE = str(CORPUS / "transformer_L2.mlir")
 
 
 def make_inputs(text: str, seed: int) -> list[np.ndarray]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from sdylog.facts import extract_facts
 from sdylog.ir import load_module
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "jax"
+from corpus import CORPUS  # noqa: E402
 
 
 def main(paths):

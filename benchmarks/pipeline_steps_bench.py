@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "jax"
+from corpus import CORPUS  # noqa: E402
 DEFAULT_MODELS = ["transformer_L8", "transformer_L24", "transformer_L48"]
 
 # Runs in the child process: patch timers around the steps, run the pipeline once.

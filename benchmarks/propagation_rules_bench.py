@@ -22,10 +22,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-CORPUS = "/work/shared/corpus/jax"
-DEFAULT_MODELS = [f"{CORPUS}/transformer_L{n}.mlir" for n in (8, 24, 48)]
-NEEDED = ["final_dim_axis", "final_mesh", "final_dim", "final_value", "final_func_result",
-          "final_replicated", "final_unreduced"]
+from corpus import CORPUS  # noqa: E402
+from sdylog.propagation.writeback import WRITE_BACK_RELATIONS as NEEDED  # noqa: E402
+
+DEFAULT_MODELS = [str(CORPUS / f"transformer_L{n}.mlir") for n in (8, 24, 48)]
 
 
 def capture_facts(path: str) -> dict[str, list]:
