@@ -300,14 +300,10 @@ class Relations:
         return rows[0] if rows else None
 
 
-def _phase_span() -> int:
-    """PHASE_SPAN as the rules define it (phases.dl): a rank's phase is rank / PHASE_SPAN."""
-    from sdylog import RULES_DIR
-    text = (RULES_DIR / "propagation" / "phases.dl").read_text()
-    m = re.search(r"#define PHASE_SPAN (\d+)", text)
-    if m is None:
-        raise SdylogError("rules/propagation/phases.dl no longer defines PHASE_SPAN: explain cannot read phases")
-    return int(m[1])
+def _phase_span(engine) -> int:
+    """The rules' phase span (rank_span in phases.dl): a rank's phase is rank / span."""
+    ((span, _),) = rows_of(engine, "rank_span")
+    return span
 
 
 class Namer:
@@ -316,7 +312,7 @@ class Namer:
     def __init__(self, ex: Explained):
         self.ex = ex
         self.rel = Relations(ex.engine)
-        self.phase_span = _phase_span()
+        self.phase_span = _phase_span(ex.engine)
         self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in rows_of(ex.engine, "axis_unit")}
         self.axis_sizes = {(m, a): z for m, a, _i, z in rows_of(ex.engine, "mesh_axis")}
         self.members = defaultdict(list)   # tensor -> values
