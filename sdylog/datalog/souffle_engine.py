@@ -4,12 +4,15 @@ compiled once per content hash with `souffle -o` (cached under
 Relations live in the same DuckDB store as the embedded engine's."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 
+from sdylog.datalog.ast import NumberLit
 from sdylog.datalog.engine import Engine, _sql_str
 from sdylog.datalog.engines import souffle_path
 from sdylog.datalog.lexer import error
@@ -27,6 +30,45 @@ def cache_dir() -> str:
 def souffle_version(exe: str) -> str:
     out = subprocess.run([exe, "--version"], capture_output=True, text=True)
     return out.stdout.strip()
+
+
+def word_bits(version: str) -> int:
+    """Soufflé's number width, from `souffle --version` ("Word size: 64 bits")."""
+    m = re.search(r"Word size:\s*(\d+)", version)
+    return int(m[1]) if m else 32
+
+
+def wide_number(program: Program, bits: int):
+    """The first number literal of `program` that does not fit in `bits`-bit
+    signed words, or None."""
+    limit = 1 << (bits - 1)
+
+    def walk(node):
+        if isinstance(node, NumberLit):
+            return node if isinstance(node.value, int) and not -limit <= node.value < limit else None
+        if isinstance(node, (tuple, list)):
+            children = node
+        elif dataclasses.is_dataclass(node):
+            children = [getattr(node, f.name) for f in dataclasses.fields(node) if f.name != "loc"]
+        else:
+            return None
+        for child in children:
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+    return walk(program.clauses)
+
+
+def check_word_size(program: Program, exe: str) -> None:
+    """Soufflé's number width is fixed when Soufflé is built; a program with
+    wider constants would be refused with a page of type errors."""
+    bits = word_bits(souffle_version(exe))
+    wide = wide_number(program, bits)
+    if wide is not None:
+        raise error(wide.loc, f"the number {wide.value} does not fit in this souffle's {bits}-bit numbers "
+                    f"(`souffle --version`); build Soufflé with -DSOUFFLE_DOMAIN_64BIT=ON, or use "
+                    f"another engine (--engine memory or duckdb)")
 
 
 def compiled(text: str, exe: str | None = None) -> str:
@@ -85,6 +127,7 @@ class SouffleEngine(Engine):
                 if (r in reads and r not in derived) or (r in derived and self.stored(r).edb_table)]
         io = [f'.input {r}(IO=file, filename={quote(r + ".facts")}, delimiter="\\t")' for r in feed]
         io += [f'.output {r}(IO=file, filename={quote(r + ".csv")}, delimiter="\\t")' for r in derived]
+        check_word_size(program, souffle_path())
         binary = compiled(print_program(program, io))
         with tempfile.TemporaryDirectory(prefix="sdylog-souffle-") as d:
             for r in feed:
