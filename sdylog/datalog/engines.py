@@ -26,6 +26,14 @@ def default_engine(provenance: bool = False) -> str:
     return "souffle" if souffle_path() and not provenance else "duckdb"
 
 
+def propagation_engine(chosen: str | None = None) -> str:
+    """The engine for the propagation rules: `chosen`, else $SDYLOG_ENGINE, else
+    the in-memory one (on the corpus models it evaluates the propagation
+    program 1.5x (L48) to 4x (L8) faster than DuckDB, whose fixed cost per
+    statement dominates; both run the rank-ordered stratum the same way)."""
+    return chosen or os.environ.get("SDYLOG_ENGINE") or "memory"
+
+
 def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):
     name = engine or default_engine(provenance)
     if name == "duckdb":

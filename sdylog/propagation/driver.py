@@ -95,6 +95,7 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
 
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     from sdylog.datalog import make_engine
+    from sdylog.datalog.engines import propagation_engine
     from sdylog.facts.extract import extract_facts
     from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
 
@@ -107,7 +108,7 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     t1 = time.process_time()
     timings["facts"] = t1 - t0
     program = propagation_program()
-    engine_name = getattr(ctx, "engine", None) or "memory"
+    engine_name = propagation_engine(getattr(ctx, "engine", None))
     engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
     wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     inputs = set(program.relations)
