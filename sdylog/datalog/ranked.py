@@ -146,8 +146,6 @@ class RankedEvaluation:
         self.static = getattr(self.backend, "static", None) or StaticIndexes(self._rows)
         self.base_clauses = []
         groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
-        fanout = self.static.fanout
-        index_key = self.static.index_key
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
             rule = self.backend.rule_id(ci)
@@ -161,10 +159,31 @@ class RankedEvaluation:
             for p in positions:
                 groups[self.rid[c.body[p].relation]].append(
                     (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
-        # relation -> one function running every clause that reads it on a delta (or None)
+        # Compiled twice: first to learn the columns each relation of the stratum
+        # is looked up by, then with lookups served by fewer indexes (see _coarse_keys).
+        asked: dict[str, set] = {}
+
+        def first_key(rel, key):
+            k = self._live_key(rel, key)
+            asked.setdefault(rel, set()).add(k)
+            return k
+        self._compile(groups, prog, first_key)
+        coarse = _coarse_keys(asked)
+        if coarse:
+            self.ns.globals.clear()   # (the first functions and their namespace refer to each other)
+            self.ns = Namespace()
+            self._compile(groups, prog, lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
+        self._build_indexes()
+
+    def _compile(self, groups, prog, live_key) -> None:
+        """The delta functions and domination tests, in self.ns; live_key(relation,
+        bound columns) gives the columns of the live index a lookup uses."""
         sizes = _Emptiness(self)
+        fanout = self.static.fanout
+        index_key = self.static.index_key
+        # relation -> one function running every clause that reads it on a delta (or None)
         self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
-                                              indexes=index_key, live_key=self._live_key) if g else None
+                                              indexes=index_key, live_key=live_key) if g else None
                           for g in groups]
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
@@ -175,25 +194,28 @@ class RankedEvaluation:
                 tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
         # relation -> one test `is this tuple dominated` (or None)
         self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key,
-                                                  live_key=self._live_key) if t else None for t in tests]
-        self._build_indexes()
+                                                  live_key=live_key) if t else None for t in tests]
 
     # ---- evaluation ----
     def run(self) -> None:
         self._prepare()
-        pending: dict[int, list] = {}
-        heap: list[int] = []
+        pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
+        heap: list[int] = []            # the ranks in pending
+        same: list = []                 # tuples of the current rank derived by its waves: the next wave
         rank_col = self.rank_col
-        current = [None]
         heappush = heapq.heappush
+        cur = None
 
         def emit(ri, tup, rule):
             r = tup[rank_col[ri]]
+            if r == cur:
+                # (half the tuples: no dict, no heap; nothing pending is below the current rank)
+                same.append((ri, tup, rule))
+                return
             lst = pending.get(r)
             if lst is None:
                 # (ranks pending are never below the current one: check new ones only)
-                cur = current[0]
-                if cur is not None and r < cur:
+                if r < cur:
                     program, ci = self.backend.rule_of(rule)
                     c = program.clauses[ci]
                     raise error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {r} from "
@@ -204,13 +226,18 @@ class RankedEvaluation:
 
         for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses):
             ri = self.rid[rel]
+            rc = rank_col[ri]
             for tup in rows:
-                emit(ri, tup, rule)
+                r = tup[rc]
+                lst = pending.get(r)
+                if lst is None:
+                    pending[r] = lst = []
+                    heappush(heap, r)
+                lst.append((ri, tup, rule))
         self.code_envs: list[dict] = []
         code = [self._index_code(ri) for ri in range(len(self.rels))]
         inserters = [c[0] for c in code]
         removers = [c[1] for c in code]
-        stores = self.store
         dominated = self.dominated
         delta_fns = self.delta_fns
         provenance = self.provenance
@@ -218,18 +245,21 @@ class RankedEvaluation:
         height = self.backend.next_height()
         waves = 0
         heappop = heapq.heappop
-        while heap:
-            r = heappop(heap)
-            wave = pending.pop(r)
-            current[0] = r
+        while True:
+            if same:
+                wave, same = same, []
+            elif heap:
+                cur = heappop(heap)
+                wave = pending.pop(cur)
+            else:
+                break
             waves += 1
             height += 1
             if len(wave) == 1:
                 # most waves: one tuple
                 ri, tup, rule = wave[0]
-                if tup in stores[ri]:
+                if not inserters[ri](tup):
                     continue
-                inserters[ri](tup)
                 dom = dominated[ri]
                 if dom is not None and dom(tup):
                     removers[ri](tup)
@@ -371,6 +401,25 @@ class StaticIndexes:
                 share /= 2
             stats[col] = share
         return share
+
+
+def _coarse_keys(asked: dict[str, set]) -> dict[tuple, tuple]:
+    """(relation, key) -> a key of fewer columns to look it up by instead:
+    the largest of the keys asked for the relation that no other one asked
+    contains, among those inside it (the other columns tested on each tuple).
+    Each live index is kept up to date on every insert, and subsumption keeps
+    few tuples per value of a relation's other columns: fewer indexes cost
+    less than the tuples a coarser one gives."""
+    out = {}
+    for rel, keys in asked.items():
+        roots = [k for k in keys if k and not any(o and o != k and set(o) <= set(k) for o in keys)]
+        for k in keys:
+            if k in roots or not k:
+                continue
+            inside = [r for r in roots if set(r) < set(k)]
+            if inside:
+                out[(rel, k)] = max(inside, key=lambda r: (len(r), r))
+    return out
 
 
 class _Emptiness:

@@ -125,3 +125,45 @@ def test_provenance_explains_ranked_tuples(engine):
         assert e.read("dist") == [(0, 0), (1, 2), (2, 4)]
         tree = e.explain("dist", (2, 4)).format()
         assert "dist(1, 2)" in tree and "edge(1, 2, 2)" in tree and "source(0)" in tree
+
+
+def test_lookups_are_served_by_the_fewest_live_indexes():
+    from sdylog.datalog.ranked import _coarse_keys
+    asked = {"r": {(0, 1, 2, 3), (0, 1, 2), (0, 3), (0, 1, 3), ()}, "s": {(1,)}, "t": {(0, 1), (1, 2)}}
+    assert _coarse_keys(asked) == {("r", (0, 1, 2, 3)): (0, 1, 2), ("r", (0, 1, 3)): (0, 3)}
+
+
+# a label's tuples at one node are looked up by the node and by (node, label):
+# one live index on the node serves both
+LABELS = """
+.type Rank <: number
+.decl edge(x: number, y: number, w: number)
+.decl seed(x: number, label: number)
+.decl lab(x: number, label: number, r: Rank)
+lab(x, l, 0) :- seed(x, l).
+lab(y, l, r + w) :- lab(x, l, r), edge(x, y, w).
+lab(x, l1, r1) <= lab(x, l2, r2) :- l1 != l2, r2 + 2 <= r1.
+lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.
+"""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_coarser_live_indexes_give_the_same_result(seed, monkeypatch):
+    from sdylog.datalog import ranked
+    rng = random.Random(seed)
+    edges = [(rng.randrange(30), rng.randrange(30), rng.randrange(1, 4)) for _ in range(90)]
+    seeds = [(rng.randrange(30), rng.randrange(4)) for _ in range(5)]
+
+    def labels():
+        with make_engine(parse_program(LABELS), "memory") as e:
+            e.load("edge", edges)
+            e.load("seed", seeds)
+            e.run()
+            return e.read("lab")
+    asked = []
+    real = ranked._coarse_keys
+    monkeypatch.setattr(ranked, "_coarse_keys", lambda keys: asked.append(real(keys)) or asked[-1])
+    coarse = labels()
+    assert asked == [{("lab", (0, 1)): (0,)}]
+    monkeypatch.setattr(ranked, "_coarse_keys", lambda keys: {})
+    assert labels() == coarse
