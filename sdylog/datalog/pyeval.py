@@ -126,6 +126,7 @@ class BodyCompiler:
         self.indexes = indexes             # (relation, bound columns) -> the columns of the index to use
         self.live_key = live_key           # the same for the relations of the stratum (indexes kept up to date)
         self.base_depth = 1                # depth of the clause's first line
+        self.delta_lookups: list[str] = []  # index lookups whose key is made of the delta tuple's columns
 
     # ---- output ----
     def line(self, text: str):
@@ -255,7 +256,10 @@ class BodyCompiler:
             self._fetch(source, atom.relation)
             if key_pos:
                 key = key_exprs[0] if len(key_pos) == 1 else "(" + ", ".join(key_exprs) + ",)"
-                self.line(f"for {tvar} in {source}.get({key}, ()):")
+                lookup = f"{source}.get({key}, ())"
+                if all(self._of_delta(atom.args[i]) for i in key_pos):
+                    self.delta_lookups.append(lookup)
+                self.line(f"for {tvar} in {lookup}:")
             else:
                 self.line(f"for {tvar} in {source}:")
         elif self.delta_var is not None:
@@ -310,6 +314,16 @@ class BodyCompiler:
         if self.indexes is None or len(key_pos) < 2:
             return key_pos
         return list(self.indexes(atom.relation, tuple(key_pos)))
+
+    def _of_delta(self, e) -> bool:
+        """An expression of the grouped delta tuple's columns and constants only."""
+        if isinstance(e, Var):
+            return self.alias.get(e.name, "").startswith("_c")
+        if isinstance(e, (NumberLit, StringLit)):
+            return True
+        if isinstance(e, Functor):
+            return all(self._of_delta(a) for a in e.args)
+        return False
 
     def _solve(self, e, value: str) -> bool:
         """Bind the one unbound variable of an integer argument `x + c`,
@@ -518,19 +532,36 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: 
     return _define(ns, src, f"<rule {rule}>")
 
 
+def _shared_lookups(blocks: list[str], lookups: list[str], depth: int) -> list[str]:
+    """The lines computing once, before the blocks, the index lookups keyed by
+    the delta tuple alone that several of them make (blocks rewritten in place
+    to read them). The indexes must not change while the function runs."""
+    from collections import Counter
+    pre = []
+    for n, (lookup, times) in enumerate(sorted((k, v) for k, v in Counter(lookups).items() if v > 1)):
+        name = f"_l{n}"
+        pre.append("    " * depth + f"{name} = {lookup}")
+        blocks[:] = [b.replace(f" in {lookup}:", f" in {name}:") for b in blocks]
+    return pre
+
+
 def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None,
                         live_key=None):
     """One function f(delta, E) for several clauses that read the same
     relation: each delta tuple goes through every clause's loops in turn (one
     call and one pass over the delta, whatever the number of clauses).
-    `clauses`: (body, head_exprs, head_rel, rule, delta_index, kinds)."""
-    blocks, defs = [], []
+    `clauses`: (body, head_exprs, head_rel, rule, delta_index, kinds).
+    E must not change the indexes the function reads (a lookup that several
+    clauses make with the delta tuple's columns is made once per tuple)."""
+    blocks, defs, lookups = [], [], []
     for body, head_exprs, head_rel, rule, delta_index, kinds in clauses:
         lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
                                     kinds, False, fanout, depth=2, delta_var="_d", indexes=indexes,
                                     live_key=live_key)
         blocks += [f"        # rule {rule}"] + lines
         defs += comp.extra_defs
+        lookups += comp.delta_lookups
+    blocks = _shared_lookups(blocks, lookups, 2) + blocks
     body, delta_index = clauses[0][0], clauses[0][4]
     unpack = _unpack(len(body[delta_index].args), 2)
     src = "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + unpack + "\n".join(blocks) + "\n"])
@@ -541,12 +572,14 @@ def compile_domination_test(ns: Namespace, tests, live=frozenset(), indexes=None
     """One function f(tuple) -> bool: does some subsumptive rule of the
     relation dominate the tuple (another tuple of it, body atom 1, with the
     rule's conditions)? `tests`: (body, kinds) with the dominated atom at 0."""
-    blocks, defs = [], []
+    blocks, defs, lookups = [], [], []
     for body, kinds in tests:
         lines, comp = _clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
                                     depth=1, delta_var="_d", indexes=indexes, live_key=live_key)
         blocks += lines
         defs += comp.extra_defs
+        lookups += comp.delta_lookups
+    blocks = _shared_lookups(blocks, lookups, 1) + blocks
     unpack = _unpack(len(tests[0][0][0].args), 1)
     src = "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(blocks) + "\n    return False\n"])
     return _define(ns, src, "<subsumption>")

@@ -440,10 +440,14 @@ class _Emptiness:
 def build_index(rows, key: tuple, negated: bool):
     """Index of rows: the rows themselves (no key: a scan), a dict key -> rows,
     or a set of keys (negation). A one-column key is the bare value."""
+    from itertools import islice
     from operator import itemgetter
     if negated:
         if not key:
             return bool(rows)
+        if len(key) > 1 and key == tuple(range(len(key))) and isinstance(rows, (set, frozenset)) and all(
+                len(r) == len(key) for r in islice(rows, 1)):
+            return rows   # every column in order: the relation's own set of tuples is the set of keys
         return set(map(itemgetter(*key), rows))
     if not key:
         return rows

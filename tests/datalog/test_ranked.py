@@ -167,3 +167,33 @@ def test_coarser_live_indexes_give_the_same_result(seed, monkeypatch):
     assert asked == [{("lab", (0, 1)): (0,)}]
     monkeypatch.setattr(ranked, "_coarse_keys", lambda keys: {})
     assert labels() == coarse
+
+
+def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
+    from sdylog.datalog.pyeval import Namespace, compile_delta_group
+    prog = parse_program("""
+    .type Rank <: number
+    .decl edge(x: number, y: number, w: number)
+    .decl blocked(x: number)
+    .decl reach(x: number, r: Rank)
+    reach(y, r + w) :- reach(x, r), edge(x, y, w).
+    reach(y, r + 100) :- reach(x, r), blocked(x), edge(x, y, _).
+    """)
+    ns = Namespace()
+    group = [(c.body, c.head.args, 0, ci, 0, prog.clause_kinds[ci]) for ci, c in enumerate(prog.clauses)]
+    fn = compile_delta_group(ns, group, live={"reach"})
+
+    class Counting(dict):
+        calls = 0
+
+        def get(self, key, default=None):
+            Counting.calls += 1
+            return super().get(key, default)
+    edge = Counting({1: [(1, 2, 5), (1, 3, 7)], 2: [(2, 3, 1)]})
+    indexes = {("edge", (0,), False): edge, ("blocked", (0,), False): {1: [(1,)]}}
+    for name, spec in ns.specs.items():
+        ns.globals[name] = indexes[spec]
+    out = []
+    fn([(1, 0), (2, 4), (9, 1)], lambda ri, tup, rule: out.append((tup, rule)))
+    assert sorted(out) == [((2, 5), 0), ((2, 100), 1), ((3, 5), 0), ((3, 7), 0), ((3, 100), 1)]
+    assert Counting.calls == 3   # once per delta tuple, for both clauses
