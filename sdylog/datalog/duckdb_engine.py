@@ -25,6 +25,7 @@ around, this engine computes the exact value or raises an overflow error).
 from __future__ import annotations
 
 from sdylog.datalog.ast import Atom, Clause, NumberLit, StringLit
+from sdylog.datalog.derivation_steps import DerivationSteps
 from sdylog.datalog.engine import Engine
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
@@ -32,15 +33,13 @@ from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, ClauseCompiler, column_lis
 from sdylog.datalog.stratify import Stratum
 
 
-class DuckDBEngine(Engine):
+class DuckDBEngine(Engine, DerivationSteps):
     name = "duckdb"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
         super().__init__(program, provenance=provenance)
-        self._height = 0
+        self._init_derivation_steps()
         self.force_loop = False   # evaluate every recursive stratum with the Python loop (measuring)
-        self.rule_ids: dict[tuple[int, int], int] = {}     # (id(program), clause index) -> rule id
-        self.rules: list[tuple[Program, int]] = []
         self.iterations: dict[str, int] = {}               # relation -> loop iterations of its stratum (last run)
 
     def explain(self, relation: str, values: tuple, max_depth: int = 100):
@@ -80,18 +79,6 @@ class DuckDBEngine(Engine):
         if script:
             self.con.execute(";\n".join(script))
             script.clear()
-
-    def _rule_id(self, program: Program, ci: int) -> int:
-        key = (id(program), ci)
-        rid = self.rule_ids.get(key)
-        if rid is None:
-            rid = self.rule_ids[key] = len(self.rules)
-            self.rules.append((program, ci))
-        return rid
-
-    def _next_height(self) -> int:
-        self._height += 1
-        return self._height
 
     # ---- clause SQL ----
     def _select(self, program: Program, ci: int, source=None) -> str:

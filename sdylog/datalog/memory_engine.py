@@ -18,6 +18,7 @@ subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
 from __future__ import annotations
 
 from sdylog.datalog.ast import Atom, RelationDecl
+from sdylog.datalog.derivation_steps import DerivationSteps
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
@@ -26,7 +27,7 @@ from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
 
-class MemoryEngine:
+class MemoryEngine(DerivationSteps):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
@@ -37,10 +38,8 @@ class MemoryEngine:
         self._loaded: dict[str, set] = {}      # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
         self._static = StaticIndexes(self._data.__getitem__)   # indexes, dropped when a relation changes
-        self.rule_ids: dict[tuple[int, int], int] = {}
-        self.rules: list[tuple[Program, int]] = []
+        self._init_derivation_steps()
         self._programs: list[Program] = []
-        self._height = 0
         self.iterations: dict[str, int] = {}
         if program is not None:
             self.declare(program)
@@ -153,18 +152,6 @@ class MemoryEngine:
                 self._recursive(program, s)
             else:
                 self._plain(program, s)
-
-    def _rule_id(self, program: Program, ci: int) -> int:
-        key = (id(program), ci)
-        rid = self.rule_ids.get(key)
-        if rid is None:
-            rid = self.rule_ids[key] = len(self.rules)
-            self.rules.append((program, ci))
-        return rid
-
-    def _next_height(self) -> int:
-        self._height += 1
-        return self._height
 
     def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
         """Put the indexes compiled code reads into its namespace (with `lazy`,
