@@ -137,12 +137,17 @@ class Parser:
                 self.fail(f"expected a declaration, a directive or a rule, found {self.describe(t)}")
         return prog
 
-    def decl(self) -> ParsedDecl:
-        start = self.take()
+    def relation_names(self) -> list:
+        """`name, name, ...` (a declaration or directive may name several)."""
         names = [self.relation_name()]
         while self.at(","):
             self.take()
             names.append(self.relation_name())
+        return names
+
+    def decl(self) -> ParsedDecl:
+        start = self.take()
+        names = self.relation_names()
         self.expect("(")
         cols = []
         if not self.at(")"):
@@ -191,10 +196,7 @@ class Parser:
 
     def io_directive(self) -> ParsedDirective:
         start = self.take()
-        names = [self.relation_name()]
-        while self.at(","):
-            self.take()
-            names.append(self.relation_name())
+        names = self.relation_names()
         params: dict[str, str] = {}
         if self.at("("):
             self.take()
