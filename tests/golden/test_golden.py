@@ -2,8 +2,9 @@
 path (in-process) must print golden/CASE.out.mlir and the report lines of
 golden/CASE.report (the time-independent ones, conflicts listed as with -v).
 
-After a reviewed change of the output: SDYLOG_REGEN_GOLDEN=1 python -m pytest
-tests/golden rewrites the expected files (golden/README.md)."""
+After a reviewed change of the output: python -m pytest tests/golden
+--regen-golden (or SDYLOG_REGEN_GOLDEN=1) rewrites the expected files
+(golden/README.md)."""
 from __future__ import annotations
 
 import difflib
@@ -17,7 +18,10 @@ from sdylog.commands.pipeline import run_pipeline, summary
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = sorted(p.name[:-len(".in.mlir")] for p in GOLDEN.glob("*.in.mlir"))
 EXPECTED = (".out.mlir", ".report")
-REGENERATE = os.environ.get("SDYLOG_REGEN_GOLDEN") == "1"
+
+
+def regenerating(config) -> bool:
+    return config.getoption("--regen-golden") or os.environ.get("SDYLOG_REGEN_GOLDEN") == "1"
 
 
 def produce(case: str) -> dict[str, str]:
@@ -28,17 +32,18 @@ def produce(case: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_golden(case, monkeypatch):
+def test_golden(case, monkeypatch, request):
+    regenerate = regenerating(request.config)
     monkeypatch.chdir(GOLDEN)
     got = produce(case)
     problems = []
     for suffix, text in got.items():
         path = GOLDEN / f"{case}{suffix}"
-        if REGENERATE:
+        if regenerate:
             path.write_text(text)
             continue
         if not path.exists():
-            problems.append(f"{path.name} is missing (SDYLOG_REGEN_GOLDEN=1 writes it; review it first)")
+            problems.append(f"{path.name} is missing (--regen-golden writes it; review it first)")
             continue
         expected = path.read_text()
         if text != expected:
