@@ -125,9 +125,10 @@ class _Extractor:
             if row is None:
                 row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t))
             shape, element = row
-            f.add("value", vid, func, len(shape), element)
-            for d, size in enumerate(shape):
-                f.add("value_dim", vid, d, size)
+            relations = f.relations
+            relations["value"].append((vid, func, len(shape), element))
+            if shape:
+                relations["value_dim"].extend([(vid, d, size) for d, size in enumerate(shape)])
         return vid
 
     def mesh_name(self, mesh: str | Mesh) -> str:
@@ -282,12 +283,13 @@ class _Extractor:
         f = self.facts
         self.current_func = func
         op_id = self.add_op_row(op, func, parent, region)
-        operands = [self.value_id(v, func) for v in op.operands]
-        for i, v in enumerate(operands):
-            f.add("op_operand", op_id, i, v)
-        results = [self.value_id(v, func) for v in op.results]
-        for i, v in enumerate(results):
-            f.add("op_result", op_id, i, v)
+        value_id = self.value_id
+        operands = [value_id(v, func) for v in op.operands]
+        if operands:
+            f.relations["op_operand"].extend([(op_id, i, v) for i, v in enumerate(operands)])
+        results = [value_id(v, func) for v in op.results]
+        if results:
+            f.relations["op_result"].extend([(op_id, i, v) for i, v in enumerate(results)])
         for r, reg in enumerate(op.regions):
             for block in reg.blocks:
                 for i, arg in enumerate(block.arguments):
@@ -302,7 +304,7 @@ class _Extractor:
         self.add_op_kind_facts(op, name, attrs, op_id, operands)
         self.add_tensors(op, name, func, results)
         if name not in _FLOW_OPS:
-            self.add_rule(op, op_id, operands, results)
+            self.add_rule(op, name, attrs, op_id, operands, results)
 
     def add_op_shardings(self, op, name: str, attrs, results: list[int]) -> None:
         f = self.facts
@@ -320,7 +322,7 @@ class _Extractor:
 
     def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int]) -> None:
         f = self.facts
-        if is_elementwise(op):
+        if is_elementwise(op, name):
             f.add("op_trait", op_id, "elementwise")
         if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
             f.add("op_trait", op_id, "offload")
@@ -418,18 +420,18 @@ class _Extractor:
                 index = ir.OpResult(operand).result_number
                 f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
-    def add_rule(self, op, op_id: int, operands: list[int], results: list[int]) -> None:
-        rule_id = self.rule_id(op, operands, results)
+    def add_rule(self, op, name: str, attrs, op_id: int, operands: list[int], results: list[int]) -> None:
+        rule_id = self.rule_id(op, name, attrs, operands, results)
         if rule_id is None:
             return
-        f = self.facts
-        f.add("op_rule", op_id, rule_id)
-        values = operands + results
+        relations = self.facts.relations
+        relations["op_rule"].append((op_id, rule_id))
         n_ops = len(operands)
-        for t, v in enumerate(values):
-            f.add("rule_tensor", op_id, t, v, int(t >= n_ops))
+        if operands or results:   # (no empty relation where none was)
+            relations["rule_tensor"].extend([(op_id, t, v, int(t >= n_ops))
+                                             for t, v in enumerate(operands + results)])
 
-    def rule_id(self, op, operands: list[int], results: list[int]) -> int | None:
+    def rule_id(self, op, name: str, attrs, operands: list[int], results: list[int]) -> int | None:
         """The id of the op's sharding rule; equal rules share one id and one set of facts.
 
         Ops with equal `rule_key`s (8.4k ops of a transformer have ~100) get
@@ -437,7 +439,7 @@ class _Extractor:
         neighbourhood (no key) are looked up one by one.
         """
         types = self._value_types
-        key = rule_key(op, [types[v] for v in operands], [types[v] for v in results])
+        key = rule_key(op, [types[v] for v in operands], [types[v] for v in results], name, attrs)
         if key is not None and key in self._rule_by_key:
             return self._rule_by_key[key]
         rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)

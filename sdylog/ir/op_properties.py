@@ -51,11 +51,13 @@ _PURE_OPS = ELEMENTWISE_OPS | frozenset({
 CONSTANT_LIKE_OPS = frozenset({"stablehlo.constant", "chlo.constant", "arith.constant"})
 
 
-def is_elementwise(op) -> bool:
+def is_elementwise(op, name: str | None = None) -> bool:
     """Shardy's isElementwise: element-wise traits, a bitcast-convert that keeps
-    the shape (equal bit widths), and sdy's barrier, constraint and reshard."""
+    the shape (equal bit widths), and sdy's barrier, constraint and reshard.
+    A caller that has read the op's name already may pass it."""
     op = as_operation(op)
-    name = op.name
+    if name is None:
+        name = op.name
     if name in ELEMENTWISE_OPS or name in _SDY_ELEMENTWISE:
         return True
     if name == "stablehlo.bitcast_convert":
@@ -63,14 +65,28 @@ def is_elementwise(op) -> bool:
     return False
 
 
-def is_pure(op) -> bool:
+def is_pure(op, static_types: dict | None = None) -> bool:
     """MLIR's isPure for the ops we know: no memory effect, and (for StableHLO's
-    conditionally speculatable ops) static shapes everywhere."""
+    conditionally speculatable ops) static shapes everywhere.
+
+    `static_types` (type -> is_static_shaped), when given, remembers the
+    answer per type: a caller asking about many ops reads each distinct type's
+    shape through the bindings once."""
     op = as_operation(op)
-    if op.name not in _PURE_OPS:
+    name = op.name
+    if name not in _PURE_OPS:
         return False
-    if op.name.startswith("stablehlo.") or op.name.startswith("chlo."):
-        return all(is_static_shaped(v.type) for v in list(op.operands) + list(op.results))
+    if not name.startswith(("stablehlo.", "chlo.")):
+        return True
+    if static_types is None:
+        return all(is_static_shaped(v.type) for v in (*op.operands, *op.results))
+    for v in (*op.operands, *op.results):
+        t = v.type
+        static = static_types.get(t)
+        if static is None:
+            static = static_types[t] = is_static_shaped(t)
+        if not static:
+            return False
     return True
 
 

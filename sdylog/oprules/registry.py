@@ -95,19 +95,22 @@ _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert
 _USER_RULE = "sdy.sharding_rule"
 
 
-def rule_key(op, operand_types=None, result_types=None) -> tuple | None:
+def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -> tuple | None:
     """A key that equal-ruled ops share: (name, operand types, result types,
     attributes other than sdy's discardable ones, which no builder reads).
     None when the rule may depend on more than the op (its builder looks
     around it, or a user rule is attached). Types and attributes are uniqued
     by MLIR, so the key compares and hashes cheaply. A caller that has read
-    the op's operand and result types already may pass them."""
+    the op's operand and result types (and its name and attributes) already
+    may pass them."""
     op = op.operation if hasattr(op, "operation") else op
-    name = op.name
+    if name is None:
+        name = op.name
     build = RULES.get(name)
     if build not in _OP_LOCAL_BUILDERS:
         return None
-    attrs = op.attributes
+    if attrs is None:
+        attrs = op.attributes
     if _USER_RULE in attrs:
         return None
     if operand_types is None:

@@ -44,16 +44,18 @@ class _Splitter:
         self.symbols = symbols
         self.non_const_named_computations: set[str] = set()
         self.non_const_funcs: set[str] = set()
+        self.static_types: dict = {}   # type -> statically shaped (for is_pure)
 
     # --- classification ----------------------------------------------------------
-    def constant_preserving(self, op) -> bool:
-        if op.name == "func.call":
+    def constant_preserving(self, op, name: str) -> bool:
+        """`name`: the op's name (read once by the caller)."""
+        if name == "func.call":
             callee = lookup_func(self.symbols, callee_name(op), op)
             return original_func_name(callee) not in self.non_const_funcs
-        if op.name == "sdy.named_computation":
+        if name == "sdy.named_computation":
             return _nc_name(op) not in self.non_const_named_computations
         # The name first: is_pure reads every operand and result type.
-        return (op.name in _SHAPE_PRESERVING or is_elementwise(op)) and is_pure(op)
+        return (name in _SHAPE_PRESERVING or is_elementwise(op, name)) and is_pure(op, self.static_types)
 
     # --- cloning -------------------------------------------------------------------
     def clone_value(self, value) -> ir.Value:
@@ -116,7 +118,7 @@ class _Splitter:
             found.add_constant(op)
             return
         operands = list(op.operands)
-        preserving = self.constant_preserving(op)
+        preserving = self.constant_preserving(op, name)
         if preserving and all(v in found.constant_values for v in operands):
             found.add_constant(op)
             return
