@@ -29,6 +29,8 @@ _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
 
 
+_UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
+
 _DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
 
 
@@ -108,8 +110,9 @@ class _Extractor:
         self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
-        self._value_types: list = []  # value id -> its type
-        self._type_rows: dict = {}   # type -> (shape, element type name): types repeat across values
+        self._value_type_ids: list = []  # value id -> its type's id (in _type_rows)
+        # type -> (shape, element type name, type id): types repeat across values
+        self._type_rows: dict = {}
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
@@ -120,11 +123,12 @@ class _Extractor:
             f.value_ids[value] = vid
             f.values.append(value)
             t = value.type
-            self._value_types.append(t)
             row = self._type_rows.get(t)
             if row is None:
-                row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t))
-            shape, element = row
+                row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t),
+                                            len(self._type_rows))
+            shape, element, type_id = row
+            self._value_type_ids.append(type_id)
             relations = f.relations
             relations["value"].append((vid, func, len(shape), element))
             if shape:
@@ -438,10 +442,13 @@ class _Extractor:
         their id from the first one; ops whose rule depends on their
         neighbourhood (no key) are looked up one by one.
         """
-        types = self._value_types
+        # Type ids stand for the types in the key: ints compare without the bindings.
+        types = self._value_type_ids
         key = rule_key(op, [types[v] for v in operands], [types[v] for v in results], name, attrs)
-        if key is not None and key in self._rule_by_key:
-            return self._rule_by_key[key]
+        if key is not None:
+            known = self._rule_by_key.get(key, _UNKNOWN)
+            if known is not _UNKNOWN:
+                return known
         rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
         rule_id = None
         if rule is not None:

@@ -620,14 +620,20 @@ def _walk(root, fn, on_op, transform: bool, lists: dict | None = None) -> None:
                 new = fn(s, op.results[0])
                 if transform and new != s:
                     attrs[key] = new
-        elif SHARDING in op.attributes:
-            attr = op.attributes[SHARDING]
-            results = list(op.results)
-            key = (attr, len(results))
-            if lists is not None and key in lists:
-                if lists[key] != attr:
-                    op.attributes[SHARDING] = lists[key]
+        else:
+            attrs = op.attributes   # each read goes through the bindings: once
+            if SHARDING not in attrs:
                 continue
+            attr = attrs[SHARDING]
+            results = op.results
+            key = (attr, len(results))
+            if lists is not None:
+                done = lists.get(key)   # (lists hold attributes, never None)
+                if done is not None:
+                    if done != attr:
+                        attrs[SHARDING] = done
+                    continue
+            results = list(results)
             lst = per_value(attr)
             if not lst:
                 continue

@@ -102,7 +102,10 @@ def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -
     around it, or a user rule is attached). Types and attributes are uniqued
     by MLIR, so the key compares and hashes cheaply. A caller that has read
     the op's operand and result types (and its name and attributes) already
-    may pass them."""
+    may pass them; in place of the types, it may pass stand-ins that are
+    equal exactly when the types are (e.g. ids of its own), which compare
+    faster than types through the bindings, if it compares the keys it
+    gets only with each other."""
     op = op.operation if hasattr(op, "operation") else op
     if name is None:
         name = op.name

@@ -66,9 +66,16 @@ class _Attrs:
     def of(self, t: int):
         mesh = self.mesh_of[t]
         dims = []
-        for d in sorted(self.dims[t]):
-            closed, prio = self.dims[t][d]
-            axes = tuple((a, pre, size) for _, a, pre, size in sorted(self.axes.get((t, d), ())))
+        dims_of_t = self.dims[t]
+        for d in sorted(dims_of_t):
+            closed, prio = dims_of_t[d]
+            rows = self.axes.get((t, d))
+            if not rows:
+                axes = ()
+            elif len(rows) == 1:   # most sharded dimensions have one axis: nothing to sort
+                axes = (rows[0][1:],)
+            else:
+                axes = tuple(row[1:] for row in sorted(rows))
             dims.append((axes, closed, prio))
         key = (mesh, tuple(dims), tuple(self.replicated.get(t, ())), tuple(self.unreduced.get(t, ())))
         attr = self._shardings.get(key)
