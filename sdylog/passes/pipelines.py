@@ -1,16 +1,15 @@
 """The pass sequences Shardy's `-sdy-propagation-pipeline` runs around propagation.
 
-Where the sequences come from: the oracle itself. jaxlib 0.10.2's Shardy
-prints its expanded pipelines (`str(PassManager.parse(
-"builtin.module(sdy-propagation-pipeline{dedup-functions-fully=...})"))`);
-they match `addImportPipeline` (import/import_pipeline.cc),
+Where the sequences come from: `addImportPipeline` (import/import_pipeline.cc),
 `addPropagationPipeline` (propagation/propagation_pipeline.cc) and
 `addExportPipeline` (export/export_pipeline.cc) of openxla/shardy as of
 mid-June 2026: after `sdy-insert-func-call-reshards` joined the pipeline
 (37c77393) and before d62c224b (2026-06-23; jaxlib's Shardy still ignores
 unreduced axes when comparing shardings) and 019d995a (which added
 `sdy-verify-unreduced-axes`). `-sdy-propagation-pipeline` passes
-`inlineMeshes=false` and default options otherwise.
+`inlineMeshes=false` and default options otherwise. tests/passes/test_pipelines.py
+checks them against the pipeline jaxlib's Shardy prints (the oracle is used
+there only; nothing here runs it).
 
 `-sdy-import-pipeline` (registered here as a pass):
     symbol-dce, sdy-lift-inlined-meshes, sdy-remove-size-one-axes,
