@@ -208,8 +208,7 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
             name = symbol_name(fn)
             funcs.append(name)
             result_counts[name] = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
-    ctx = PassContext(filename=filename, engine=engine or "memory")
-    ctx.provenance = True
+    ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
     with module.context:
         import_phase(module, ctx)
         result = propagation_phase(module, ctx)

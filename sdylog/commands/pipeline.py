@@ -79,8 +79,7 @@ def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
         return out
 
     module = phase("parse", load_module, path)
-    ctx = PassContext(filename=display_name(path), engine=engine)
-    ctx.provenance = provenance  # read by the propagation driver
+    ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     with module.context:
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)

@@ -70,12 +70,9 @@ def check_static_shapes(module, filename: str) -> None:
 
 def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResult:
     """Propagate shardings through `module` in place; returns the engine with
-    every relation (facts and derived) and per-step timings (also added to
-    ctx.report["propagation"])."""
-    from sdylog.datalog import make_engine
-    from sdylog.facts.extract import extract_facts
-    from sdylog.propagation.writeback import write_back
-
+    the derived relations (all of them, or only the write-back's with
+    ctx.derive == "write-back"), the facts, and per-step timings (also added
+    to ctx.report["propagation"])."""
     import gc
     enabled = gc.isenabled()
     gc.disable()   # many small objects, no cycles worth collecting
