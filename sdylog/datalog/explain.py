@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sdylog.datalog.ast import Atom, Comparison, NumberLit, StringLit, Var
 from sdylog.datalog.lexer import error
 from sdylog.datalog.printer import literal, quote
+from sdylog.datalog.semantics import variable_names_outside_aggregates
 from sdylog.datalog.sql import ClauseCompiler, ident
 
 
@@ -64,7 +65,8 @@ def explain(engine, relation: str, values: tuple, max_depth: int = 100, follow=(
     relations in `follow` are expanded whatever the depth (a chain of steps)."""
     finder = premise_finder(engine)
     values = tuple(values)
-    finder.check(relation, values)
+    if not engine.contains(relation, values):
+        raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
     return _explain(finder, relation, values, max_depth, set(), frozenset(follow))
 
 
@@ -127,10 +129,6 @@ class _SqlPremises:
     def __init__(self, engine):
         self.engine = engine
 
-    def check(self, relation, values):
-        if not self.engine.contains(relation, values):
-            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
-
     def origin(self, relation, values):
         engine = self.engine
         decl = engine.decl(relation)
@@ -188,10 +186,6 @@ class _MemoryPremises:
         self.engine = engine
         self.compiled: dict[int, tuple] = {}
 
-    def check(self, relation, values):
-        if not self.engine.contains(relation, values):
-            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
-
     def origin(self, relation, values):
         info = self.engine._prov.get(relation, {}).get(tuple(values))
         if info is None:
@@ -212,15 +206,13 @@ class _MemoryPremises:
             return Atom(atom.relation, tuple(Var(f"_w{next(fresh)}", a.loc) if isinstance(a, Wildcard) else a
                                              for a in atom.args), atom.loc)
         body = [named(l) if isinstance(l, Atom) else l for l in clause.body]
-        names = sorted(set().union(*[_top_vars(l) for l in clause.body]) - {"_"})
+        names = sorted(variable_names_outside_aggregates(clause.body))
         atoms = [l for l in body if isinstance(l, Atom)]
         out = [Var(n, clause.loc) for n in names] + [a for atom in atoms for a in atom.args]
         head = Atom(self.HEAD, clause.head.args, clause.loc)
         ns = Namespace()
         fn = compile_clause(ns, [head] + body, out, 0, rule_id, 0, kinds=program.clause_kinds[ci])
-        for name, (rel, key, negated) in ns.specs.items():
-            if name not in ns.globals:
-                ns.globals[name] = self.engine.index(rel, key, negated)
+        self.engine._bind(ns)
         got = self.compiled[rule_id] = (fn, names, [(a.relation, len(a.args)) for a in atoms])
         return got
 
@@ -252,31 +244,6 @@ class _MemoryPremises:
             raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
         rows, env = found[0]
         return _items(clause, rows, env)
-
-
-def _top_vars(lit) -> set:
-    """Variables of a body literal outside aggregate bodies."""
-    from sdylog.datalog.ast import Aggregate, Functor, Negation
-    out: set = set()
-
-    def walk(e):
-        if isinstance(e, Var):
-            out.add(e.name)
-        elif isinstance(e, Functor):
-            for a in e.args:
-                walk(a)
-        elif isinstance(e, Aggregate):
-            pass
-    if isinstance(lit, Atom):
-        for a in lit.args:
-            walk(a)
-    elif isinstance(lit, Negation):
-        for a in lit.atom.args:
-            walk(a)
-    elif isinstance(lit, Comparison):
-        walk(lit.left)
-        walk(lit.right)
-    return out
 
 
 def _items(clause, atom_rows, env) -> list:

@@ -171,10 +171,6 @@ class MemoryEngine(DerivationSteps):
         """The index of `rel` on `key` (see ranked.build_index), built once."""
         return self._static.index(rel, key, negated)
 
-    def fanout(self, rel: str, key: tuple) -> float:
-        """Tuples per key of the index on `key` (what a lookup yields on average)."""
-        return self._static.fanout(rel, key)
-
     def index_key(self, rel: str, key: tuple) -> tuple:
         """The columns a lookup of `rel` with `key` bound uses (StaticIndexes.index_key)."""
         return self._static.index_key(rel, key)
@@ -411,9 +407,6 @@ class _Sizes:
     def get(self, relation: str, default=None):
         rows = self.data.get(relation)
         return default if rows is None else len(rows)
-
-    def __getitem__(self, relation: str) -> int:
-        return len(self.data[relation])
 
 
 class _Backend:

@@ -509,26 +509,18 @@ def _unpack(arity: int, depth: int) -> str:
     return "    " * depth + "".join(f"_c{i}, " for i in range(arity)) + "= _d\n"
 
 
-def compile_clause(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
-                   delta_index: int | None, sizes=None, live=frozenset(), distinct_from: int | None = None,
-                   kinds: dict | None = None, lazy: bool = False, fanout=None, indexes=None,
-                   add: bool = False):
-    """A function for one clause. With head_rel: f([delta,] E) emits head
-    tuples, calling E(head_rel, tuple, rule), or E(tuple) with `add`.
-    Without (a subsumption test): f(delta) is True when some solution
-    exists; `distinct_from` names a body atom whose tuple must differ from the
-    delta tuple. `indexes(relation, bound columns)`: the columns of the index
-    a lookup uses (default: all the bound ones)."""
-    lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, distinct_from,
-                                kinds, lazy, fanout, indexes=indexes, add=add)
-    if head_rel is None:
-        params = "delta"
-        tail = ["    return False"]
-    else:
-        params = "delta, E" if delta_index is not None else "E"
-        tail = []
+def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int,
+                   delta_index: int | None, sizes=None, live=frozenset(),
+                   kinds: dict | None = None, lazy: bool = False, indexes=None, add: bool = False):
+    """A function for one clause: f([delta,] E) emits head tuples, calling
+    E(head_rel, tuple, rule), or E(tuple) with `add`. `indexes(relation,
+    bound columns)`: the columns of the index a lookup uses (default: all
+    the bound ones). (Subsumption tests: compile_domination_test.)"""
+    lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
+                                kinds, lazy, None, indexes=indexes, add=add)
+    params = "delta, E" if delta_index is not None else "E"
     decl = [f"    global {', '.join(sorted(comp.lazy_names))}"] if comp.lazy_names else []
-    src = "\n\n".join(comp.extra_defs + [f"def f({params}):\n" + "\n".join(decl + lines + tail) + "\n"])
+    src = "\n\n".join(comp.extra_defs + [f"def f({params}):\n" + "\n".join(decl + lines) + "\n"])
     return _define(ns, src, f"<rule {rule}>")
 
 

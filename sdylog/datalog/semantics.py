@@ -84,6 +84,14 @@ def injected(agg: Aggregate, scope_items, outer: set[str]) -> set[str]:
     return {v.name for v in inside} & outside
 
 
+def variable_names_outside_aggregates(literals) -> set[str]:
+    """The names of the variables of `literals` that are not inside an aggregate's body."""
+    out: list[Var] = []
+    for lit in literals:
+        _outside_aggregates(lit, out)
+    return {v.name for v in out}
+
+
 def _outside_aggregates(x, out: list):
     if isinstance(x, Var):
         out.append(x)
