@@ -5,6 +5,7 @@ Relations live in the same DuckDB store as the embedded engine's."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -27,7 +28,10 @@ def cache_dir() -> str:
     return os.path.join(base, "sdylog", "souffle")
 
 
+@functools.cache
 def souffle_version(exe: str) -> str:
+    """`souffle --version` (asked once per process: the word-size check and the
+    compiled-binary cache key both need it)."""
     out = subprocess.run([exe, "--version"], capture_output=True, text=True)
     return out.stdout.strip()
 
