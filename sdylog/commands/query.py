@@ -9,7 +9,7 @@ from sdylog.cli import reports_errors
 @click.argument("relation")
 @click.option("--where", "-w", multiple=True, help="Keep tuples whose COLUMN equals VALUE.")
 @click.option("--limit", type=int, help="Print at most this many tuples.")
-@click.option("--engine", help="Datalog engine (duckdb, souffle).")
+@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
 @reports_errors
 def query(file, relation, where, limit, engine):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
@@ -17,6 +17,5 @@ def query(file, relation, where, limit, engine):
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.datalog.table import format_relation
 
-    # The table is read with SQL, so the relations must be in a DuckDB engine.
-    result = run_pipeline(file, engine=engine or "duckdb")
+    result = run_pipeline(file, engine=engine)
     click.echo(format_relation(result.result.engine, relation, list(where), limit).rstrip("\n"))

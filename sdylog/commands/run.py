@@ -22,25 +22,8 @@ def run(file, output, db, engine, quiet, verbose):
     result = run_pipeline(file, engine=engine, progress=Progress())
     text = result.text()
     if db:
-        save_database(result.result.engine, db)
+        result.result.engine.save(db)   # written whole, or not at all
     write_output(text, output)
     if not quiet:
         click.echo(report(result, verbose=verbose), err=True)
 
-
-def save_database(engine, path: str) -> None:
-    """engine.save into a temporary file renamed into place: never a partial file."""
-    import os
-    import tempfile
-
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".sdylog-", suffix=".duckdb")
-    os.close(fd)
-    os.unlink(tmp)  # DuckDB creates the file itself
-    try:
-        engine.save(tmp)
-        os.replace(tmp, path)
-    finally:
-        for leftover in (tmp, tmp + ".wal"):
-            if os.path.exists(leftover):
-                os.unlink(leftover)

@@ -229,9 +229,8 @@ class Engine:
 
     def save(self, path: str) -> None:
         """Write every relation (facts loaded and derived) into a DuckDB file,
-        one table per relation named as the relation, columns as declared."""
-        import duckdb
-
+        one table per relation named as the relation, columns as declared.
+        Written to a temporary file renamed into place: never a partial file."""
         tmp = f"{path}.tmp-{os.getpid()}"
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -248,12 +247,14 @@ class Engine:
                     or f"{UNIT_COLUMN}"
                 self.con.execute(f"CREATE TABLE __sdylog_save.{ident(target)} AS "
                                  f"SELECT {sel} FROM {rel.table} ORDER BY ALL")
-        except duckdb.Error:
+        finally:
             self.con.execute("DETACH __sdylog_save")
-            os.remove(tmp)
-            raise
-        self.con.execute("DETACH __sdylog_save")
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        finally:
+            for leftover in (tmp, tmp + ".wal"):
+                if os.path.exists(leftover):
+                    os.remove(leftover)
 
     def close(self) -> None:
         self.con.close()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from sdylog.datalog.lexer import error
-from sdylog.datalog.sql import ident
 
 
 def parse_filters(engine, relation: str, where) -> list[tuple[int, object]]:
@@ -38,13 +37,8 @@ def format_relation(engine, relation: str, where=None, limit: int | None = None)
     decl = engine.decl(relation)
     filters = parse_filters(engine, relation, where)
     names = [c.name for c in decl.columns]
-    if decl.arity:
-        cond = " AND ".join(f"c{i} = ?" for i, _ in filters) or "TRUE"
-        cols = ", ".join(f"c{i}" for i in range(decl.arity))
-        rows = engine.con.execute(f"SELECT {cols} FROM {engine.table(relation)} WHERE {cond} ORDER BY {cols}",
-                                  [v for _, v in filters]).fetchall()
-    else:
-        rows = [()] if engine.size(relation) else []
+    # (engine.read: sorted tuples, on every engine)
+    rows = [r for r in engine.read(relation) if all(r[i] == v for i, v in filters)]
     total = len(rows)
     shown = rows if limit is None else rows[:limit]
     cells = [[_cell(v) for v in r] for r in shown]
@@ -73,4 +67,4 @@ def _numeric(c: str) -> bool:
         return False
 
 
-__all__ = ["format_relation", "parse_filters", "ident"]
+__all__ = ["format_relation", "parse_filters"]
