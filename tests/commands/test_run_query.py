@@ -62,7 +62,13 @@ def test_query_prints_a_filtered_table(model):
     header, rule, *rows = p.stdout.splitlines()
     assert header.split() == ["t", "d", "pos", "axis", "pre_size", "size"]
     assert rows[-1].startswith("final_dim_axis: ") and "(filtered)" in rows[-1]
-    assert all(r.split()[3] == "y" for r in rows[:-1] if r.strip())
+    assert rows[:-1] and all(r.split()[3] == "y" for r in rows[:-1] if r.strip())
+
+
+def test_query_prints_the_same_table_on_every_embedded_engine(model):
+    tables = {e: sdylog("query", str(model), "final_dim_axis", "--engine", e) for e in ("memory", "duckdb")}
+    assert all(p.returncode == 0 for p in tables.values()), [p.stderr for p in tables.values()]
+    assert tables["memory"].stdout == tables["duckdb"].stdout
 
 
 def test_query_errors(model):
