@@ -492,6 +492,12 @@ def shardable_value(value):
     return None
 
 
+# Single-result ops whose sharding is an attribute of its own, not an entry
+# of an `sdy.sharding` list.
+OWN_SHARDING_ATTR = {"sdy.data_flow_edge": "sharding", "sdy.sharding_constraint": "sharding",
+                     "sdy.reshard": "sharding", **{name: "out_sharding" for name in COLLECTIVE_OPS}}
+
+
 def get_sharding(value):
     value = shardable_value(value)
     if value is None:
@@ -500,10 +506,8 @@ def get_sharding(value):
     name = op.name
     if name == "func.func":
         return func_arg_attr(op, ir.BlockArgument(value).arg_number, SHARDING)
-    if name in ("sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"):
-        return _optional_attr(op, "sharding")
-    if name in COLLECTIVE_OPS:
-        return op.attributes["out_sharding"]
+    if name in OWN_SHARDING_ATTR:
+        return _optional_attr(op, OWN_SHARDING_ATTR[name])
     if is_data_flow_op(op):
         return _edge_owner_sharding(op, value)
     lst = op_shardings(op)
@@ -518,10 +522,8 @@ def set_sharding(value, sharding) -> None:
     name = op.name
     if name == "func.func":
         set_func_arg_attr(op, ir.BlockArgument(value).arg_number, SHARDING, sharding)
-    elif name in ("sdy.data_flow_edge", "sdy.sharding_constraint", "sdy.reshard"):
-        op.attributes["sharding"] = sharding
-    elif name in COLLECTIVE_OPS:
-        op.attributes["out_sharding"] = sharding
+    elif name in OWN_SHARDING_ATTR:
+        op.attributes[OWN_SHARDING_ATTR[name]] = sharding
     elif is_data_flow_op(op):
         _set_edge_owner_sharding(op, value, sharding)
     else:
@@ -591,11 +593,6 @@ def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Call
     _walk(root, consume, on_op, transform=False)
 
 
-# Single-result ops whose sharding is an attribute of its own (get_sharding).
-_OWN_SHARDING_ATTR = {"sdy.data_flow_edge": "sharding", "sdy.sharding_constraint": "sharding",
-                      "sdy.reshard": "sharding", **{name: "out_sharding" for name in COLLECTIVE_OPS}}
-
-
 def _walk(root, fn, on_op, transform: bool, lists: dict | None = None) -> None:
     """`lists`: with a value-independent fn, (old `sdy.sharding` list, number
     of results) -> new list."""
@@ -612,8 +609,8 @@ def _walk(root, fn, on_op, transform: bool, lists: dict | None = None) -> None:
             _walk_list(op, "out_shardings", list(op.results), fn, transform)
         elif name in DATA_FLOW_OPS:
             _walk_owner_lists(op, fn, transform)
-        elif name in _OWN_SHARDING_ATTR:
-            key = _OWN_SHARDING_ATTR[name]
+        elif name in OWN_SHARDING_ATTR:
+            key = OWN_SHARDING_ATTR[name]
             attrs = op.attributes
             if key in attrs:
                 s = attrs[key]

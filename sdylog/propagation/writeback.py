@@ -12,12 +12,12 @@ from collections import defaultdict
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
-from sdylog.ir.shardings import DATA_FLOW_OPS, SHARDING, get_sharding, set_sharding
+from sdylog.ir.shardings import DATA_FLOW_OPS, OWN_SHARDING_ATTR, SHARDING, get_sharding, set_sharding
 from sdylog.ir.types import rank_of
 
-# Ops whose result shardings live somewhere else than the op's `sdy.sharding` list.
-_SPECIAL = DATA_FLOW_OPS | {"sdy.data_flow_edge", "sdy.func_data_flow_edge", "sdy.sharding_constraint",
-                            "sdy.reshard", "stablehlo.async_start"}
+# Ops whose result shardings live somewhere else than the op's `sdy.sharding`
+# list (set_sharding knows where).
+_SPECIAL = DATA_FLOW_OPS | OWN_SHARDING_ATTR.keys() | {"sdy.func_data_flow_edge", "stablehlo.async_start"}
 
 
 class _Attrs:
