@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from itertools import chain
 from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
@@ -177,11 +178,7 @@ class _Extractor:
             f.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
             for pos, a in enumerate(dim.axes):
                 f.add("sharding_dim_axis", sid, d, pos, *ref(a))
-        for d in sharding.dims:
-            for a in d.axes:
-                if a.sub is not None:
-                    self._sub_bounds[(mesh, a.name)].update((a.sub.pre_size, a.sub.next_pre_size))
-        for a in sharding.replicated + sharding.unreduced:
+        for a in chain(*(d.axes for d in sharding.dims), sharding.replicated, sharding.unreduced):
             if a.sub is not None:
                 self._sub_bounds[(mesh, a.name)].update((a.sub.pre_size, a.sub.next_pre_size))
         for a in sharding.replicated:
@@ -224,10 +221,9 @@ class _Extractor:
             f.add("mesh_canonical", name, c)
             if c != name:
                 continue
-            names = [a.name for a in mesh.axes]
             bounds = defaultdict(set)
-            for m, a in list(self._sub_bounds):
-                if m in names or canonical.get(f.meshes.get(m)) == name:
+            for m, a in self._sub_bounds:
+                if canonical.get(f.meshes.get(m)) == name:   # this mesh, or one equal to it
                     bounds[a] |= self._sub_bounds[(m, a)]
             for a in mesh.axes:
                 others = 1
