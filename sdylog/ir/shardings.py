@@ -570,11 +570,13 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
     called once per distinct sharding; ops' `sdy.sharding` lists, which
     repeat, are then rewritten once per distinct list."""
     if of_sharding_only:
-        fn = _once_per_sharding(fn)
+        fn = once_per_sharding(fn)
     _walk(root, fn, on_op, transform=True, lists={} if of_sharding_only else None)
 
 
-def _once_per_sharding(fn: ShardingFn) -> ShardingFn:
+def once_per_sharding(fn: ShardingFn) -> ShardingFn:
+    """fn for a sharding-only rewrite, called once per distinct sharding (its
+    second argument is not passed on)."""
     done: dict = {}
 
     def once(sharding, _value):

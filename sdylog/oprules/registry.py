@@ -8,6 +8,7 @@ from the table are unknown (Shardy warns about them and gives them no rule).
 from __future__ import annotations
 
 from sdylog.ir.diagnostics import error_at
+from sdylog.ir.shardings import SHARDING_RULE
 from sdylog.model.rule import OpShardingRule
 from sdylog.oprules import collectives, contraction, elementwise, indexing, linalg, reductions
 from sdylog.oprules import shape_ops
@@ -92,7 +93,6 @@ _OP_LOCAL_BUILDERS = frozenset({
 })
 # Of those, the builders that read no attribute (types and name only).
 _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert, elementwise.operand_shaped})
-_USER_RULE = "sdy.sharding_rule"
 
 
 def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -> tuple | None:
@@ -114,7 +114,7 @@ def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -
         return None
     if attrs is None:
         attrs = op.attributes
-    if _USER_RULE in attrs:
+    if SHARDING_RULE in attrs:
         return None
     if operand_types is None:
         operand_types = [v.type for v in op.operands]
@@ -140,7 +140,7 @@ class RuleCache:
 
     def rule(self, op) -> OpShardingRule | None:
         op = op.operation if hasattr(op, "operation") else op
-        if RULES.get(op.name) is no_rule and _USER_RULE not in op.attributes:
+        if RULES.get(op.name) is no_rule and SHARDING_RULE not in op.attributes:
             return None   # no key to build: constants and the like are many
         key = rule_key(op)
         if key is None:
@@ -170,8 +170,8 @@ def rule_for_op(op, conservative: bool = False, filename: str | None = None,
     the op's location instead, with Shardy's warning text.
     """
     op = op.operation if hasattr(op, "operation") else op
-    if _USER_RULE in op.attributes:
-        return OpShardingRule.from_attr(op.attributes[_USER_RULE])
+    if SHARDING_RULE in op.attributes:
+        return OpShardingRule.from_attr(op.attributes[SHARDING_RULE])
     try:
         return _build(op, conservative)
     except UnknownOp as unknown:

@@ -7,10 +7,10 @@ the pass never prints a module with silently missing rules.
 from jaxlib.mlir import ir
 
 from sdylog.ir.module import verify_module
+from sdylog.ir.shardings import SHARDING_RULE
 from sdylog.ir.walk import op_list
 from sdylog.oprules import RuleCache
 
-SHARDING_RULE = "sdy.sharding_rule"
 
 
 def run(module: ir.Module, options: dict, ctx) -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.shardings import map_func_shardings
+from sdylog.ir.shardings import map_func_shardings, once_per_sharding
 from sdylog.ir.symbols import main_func
 from sdylog.model.sharding import TensorSharding
 from sdylog.passes.census import UNCHANGED
@@ -30,13 +30,8 @@ def without_sub_axes(sharding):
 
 
 def run(module: ir.Module, options: dict, ctx):
-    cut: dict = {}   # sharding -> without sub-axes (arguments repeat shardings)
-
-    def cut_sub_axes(sharding, _index):
-        new = cut.get(sharding)
-        if new is None:
-            new = cut[sharding] = without_sub_axes(sharding)
-        return new
+    # (arguments repeat shardings: each distinct one is rewritten once)
+    cut_sub_axes = once_per_sharding(lambda sharding, _: without_sub_axes(sharding))
 
     with module.context:
         func = main_func(module, ctx.filename)
