@@ -70,6 +70,7 @@ def test_walk_is_a_snapshot():
         for op in walk_ops(module.operation):
             seen.append(op.name)
             if op.name == "stablehlo.negate":
-                op.clone(ip=ir.InsertionPoint(op))
+                # after the negate, where a live walk would reach it
+                op.clone(ip=ir.InsertionPoint.at_block_terminator(op.operation.block))
         assert seen.count("stablehlo.negate") == 1
         assert str(module).count("stablehlo.negate") == 2
