@@ -24,6 +24,7 @@ from jaxlib.mlir import ir
 
 from sdylog.cli import reports_errors
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
 CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
@@ -416,13 +417,10 @@ class Namer:
 
     # ---- axes
     def unit(self, u: int) -> str:
-        m, a, pre, z = self.units[u]
-        full = self.axis_sizes.get((m, a))
-        return f'"{a}"' if pre == 1 and z == full else f'"{a}":({pre}){z}'
+        return self.axis_ref(*self.units[u])
 
     def axis_ref(self, mesh: str, axis: str, pre: int, size: int) -> str:
-        full = self.axis_sizes.get((mesh, axis))
-        return f'"{axis}"' if pre == 1 and size == full else f'"{axis}":({pre}){size}'
+        return str(AxisRef.of_interval(axis, pre, pre * size, self.axis_sizes.get((mesh, axis))))
 
     # ---- phases
     def round_of(self, rank: int) -> str:

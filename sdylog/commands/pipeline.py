@@ -60,8 +60,7 @@ class Progress:
             sys.stderr.flush()
 
 
-def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
-                 progress: Progress | None = None) -> PipelineRun:
+def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path`, as `sdylog opt` runs
     it (sdylog/passes/propagation_pipeline.py; a test checks both print the
     same), one phase at a time so that each is timed and the conflicts are
@@ -79,7 +78,7 @@ def run_pipeline(path: str, engine: str | None = None, provenance: bool = False,
         return out
 
     module = phase("parse", load_module, path)
-    ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
+    ctx = PassContext(filename=display_name(path), engine=engine)
     with module.context:
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)
@@ -146,7 +145,7 @@ def _op_location(facts, o: int, t_b: int, filename: str) -> str | None:
 
 def _dim_shardings(engine, facts, tensors: set) -> dict:
     """(tensor, dim) -> its final axes as `{"x", "y":(1)2}`, for `tensors`."""
-    from sdylog.model.axis import AxisRef, SubAxis
+    from sdylog.model.axis import AxisRef
     from sdylog.model.sharding import DimSharding
 
     mesh_of = {t: m for t, m in engine.read("final_mesh") if t in tensors}
@@ -154,7 +153,7 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
     for t, d, pos, a, pre, size in engine.read("final_dim_axis"):
         if t in tensors:
             full = facts.meshes[mesh_of[t]].axis_sizes.get(a) if t in mesh_of else None
-            ref = AxisRef(a) if pre == 1 and size == full else AxisRef(a, SubAxis(pre, size))
+            ref = AxisRef.of_interval(a, pre, pre * size, full)
             axes.setdefault((t, d), []).append((pos, ref))
     return {k: str(DimSharding(tuple(r for _, r in sorted(v)))) for k, v in axes.items()}
 
