@@ -18,9 +18,10 @@ def facts(file, out_dir, conservative_propagation):
     from sdylog.facts.write import write_facts_dir
     from sdylog.ir import load_module
     from sdylog.ir.module import display_name
+    from sdylog.passes.propagation_pipeline import PIPELINE_PROPAGATION
 
     module = load_module(file)
-    pipeline = PropagationOptions(op_priorities=True, user_priorities=True, conservative=conservative_propagation)
+    pipeline = PropagationOptions(**PIPELINE_PROPAGATION, conservative=conservative_propagation)
     written = write_facts_dir(extract_facts(module, display_name(file), conservative_propagation), out_dir,
                               run_facts(pipeline))
     click.echo(f"wrote {len(written)} relations to {out_dir}", err=True)

@@ -12,6 +12,10 @@ from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pip
 from sdylog.propagation.passes import run_propagation
 
 
+# How the pipeline propagates (`sdylog facts` writes the same run configuration).
+PIPELINE_PROPAGATION = {"strategies": ("aggressive",), "op_priorities": True, "user_priorities": True}
+
+
 def _steps(options: dict) -> dict:
     return {"dedup-functions-fully": bool(options.get("dedup-functions-fully", False))}
 
@@ -24,8 +28,7 @@ def propagation_phase(module, ctx):
     """User priorities, op priorities, the aggressive strategy; returns the
     PropagationResult (engine with every derived relation, facts)."""
     options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
-    return run_propagation(module, options, ctx,
-                           strategies=("aggressive",), op_priorities=True, user_priorities=True)
+    return run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
 
 
 def export_phase(module, ctx, options: dict | None = None) -> None:
