@@ -24,6 +24,8 @@ from jaxlib.mlir import ir
 
 from sdylog.cli import reports_errors
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.rewrite import as_operation
+from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
@@ -49,7 +51,7 @@ def input_values(module, filename: str) -> list[InputValue]:
     """Every value of every function of the freshly parsed module."""
 
     from sdylog.ir.shardings import get_sharding
-    from sdylog.ir.walk import func_ops, symbol_name, walk_ops
+    from sdylog.ir.walk import func_ops, walk_ops
     out = []
     with module.context:
         state = ir.AsmState(module.operation)
@@ -84,14 +86,9 @@ def _loc(op, filename: str) -> str:
     return format_location(op.location, filename) or "?"
 
 
-def _symbol(op) -> str:
-    from sdylog.ir.walk import symbol_name
-    return symbol_name(op)
-
-
 def _op_name(op) -> str:
     """The op's MLIR name (an OpView's `.name` may be its symbol name)."""
-    return getattr(op, "operation", op).name
+    return as_operation(op).name
 
 
 @dataclass(frozen=True)
@@ -196,7 +193,7 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
     passes are left out: they only rewrite what propagation decided)."""
     from sdylog.ir import load_module
     from sdylog.ir.module import display_name
-    from sdylog.ir.walk import func_ops, symbol_name
+    from sdylog.ir.walk import func_ops
     from sdylog.passes import PassContext
     from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
@@ -229,7 +226,7 @@ def _match_values(ex: Explained) -> None:
         for vid, v in enumerate(facts.values):
             if vid in facts.func_args:
                 fn, i = facts.func_args[vid]
-                by_key[("farg", _symbol(fn), i)].append(vid)
+                by_key[("farg", symbol_name(fn), i)].append(vid)
                 continue
             owner = v.owner
             if isinstance(owner, ir.Block):
@@ -576,7 +573,7 @@ class ChainWalker:
         if vid in facts.func_args:
             fn, i = facts.func_args[vid]
             where = _loc(facts.values[vid], self.ex.filename)
-            return f"user annotation on {name} (argument {i} of @{_symbol(fn)}) at {where}"
+            return f"user annotation on {name} (argument {i} of @{symbol_name(fn)}) at {where}"
         v = facts.values[vid]
         owner = v.owner
         if isinstance(owner, ir.Block):
@@ -819,7 +816,6 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
     refused write)."""
     rel = namer.rel
     out = [f"  dim {d}: no axis"]
-    has_units = {(r[0], r[1]) for r in rows_of(rel.engine, "unit_at")}
     seen = {(t, d)}
     queue = [(t, d, 0)]
     reasons: list[tuple[int, str]] = []
@@ -842,7 +838,7 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
                 f = tf[3]
                 others = [(vt[1], vt[2], tf2[2]) for tf2 in rel.get("rule_tf", (0, 3), visit[1], f)
                           for vt in rel.get("visit_tensor", (0, 1), o, tf2[1]) if vt[2] != x or tf2[2] != dx]
-                if any((y, dy) in has_units for _j, y, dy in others):
+                if any(rel.one("unit_at", (0, 1), y, dy) is not None for _j, y, dy in others):
                     if (o, f) not in done_ops:
                         done_ops.add((o, f))
                         reasons.append((hops, _factor_diagnosis(namer, o, f, x, dx, j)))
