@@ -238,6 +238,7 @@ class RankedEvaluation:
         code = [self._index_code(ri) for ri in range(len(self.rels))]
         inserters = [c[0] for c in code]
         removers = [c[1] for c in code]
+        stores = self.store
         dominated = self.dominated
         delta_fns = self.delta_fns
         provenance = self.provenance
@@ -258,12 +259,14 @@ class RankedEvaluation:
             if len(wave) == 1:
                 # most waves: one tuple
                 ri, tup, rule = wave[0]
-                if not inserters[ri](tup):
+                # (tested before it goes in: the test skips the tuple itself,
+                # and the lookups it makes then find fewer tuples)
+                if tup in stores[ri]:
                     continue
                 dom = dominated[ri]
                 if dom is not None and dom(tup):
-                    removers[ri](tup)
                     continue
+                inserters[ri](tup)
                 if provenance:
                     prov[ri][tup] = (rule, height)
                 fn = delta_fns[ri]
