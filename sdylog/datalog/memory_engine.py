@@ -129,14 +129,9 @@ class MemoryEngine(DerivationSteps):
         for r in relations or ():
             program.relation(r)
         strata = needed_strata(program, relations)
-        import gc
-        enabled = gc.isenabled()
-        gc.disable()   # millions of short tuples: the cyclic collector would rescan them all, for nothing
-        try:
+        from sdylog.datalog.gc_pause import gc_paused
+        with gc_paused():
             self._run_strata(program, strata)
-        finally:
-            if enabled:
-                gc.enable()
 
     def _run_strata(self, program: Program, strata) -> None:
         for s in strata:

@@ -73,21 +73,10 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
     the derived relations (all of them, or only the write-back's with
     ctx.derive == "write-back"), the facts, and per-step timings (also added
     to ctx.report["propagation"])."""
-    import gc
-    enabled = gc.isenabled()
-    gc.disable()   # many small objects, no cycles worth collecting
-    try:
+    from sdylog.datalog.gc_pause import gc_paused
+    # (the facts and the engine's tuples outlive the run: promoted, see gc_paused)
+    with gc_paused(promote_survivors=True):
         return _propagate(module, options, ctx)
-    finally:
-        if enabled:
-            # The engine's millions of tuples would all be scanned by the next
-            # young collection. They hold no cycles (the engines break their own)
-            # and refcounting frees them: move them straight to the oldest
-            # generation (freeze, then unfreeze), which only a full collection
-            # scans, and that is rare.
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
 
 
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
