@@ -22,3 +22,25 @@ class DerivationSteps:
     def _next_height(self) -> int:
         self._height += 1
         return self._height
+
+
+class RankedBackendSteps:
+    """The rule ids and heights a rank-ordered stratum (sdylog/datalog/ranked.py)
+    asks its engine for: the same for every engine holding DerivationSteps.
+    An engine's backend adds how it reads, seeds and stores relations."""
+
+    def __init__(self, engine: DerivationSteps, program):
+        self.engine = engine
+        self.program = program
+
+    def rule_id(self, ci: int) -> int:
+        return self.engine._rule_id(self.program, ci)
+
+    def rule_of(self, rule: int):
+        return self.engine.rules[rule]
+
+    def next_height(self) -> int:
+        return self.engine._next_height()
+
+    def set_height(self, height: int) -> None:
+        self.engine._height = max(self.engine._height, height)

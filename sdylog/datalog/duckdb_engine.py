@@ -25,7 +25,7 @@ around, this engine computes the exact value or raises an overflow error).
 from __future__ import annotations
 
 from sdylog.datalog.ast import Atom, Clause, NumberLit, StringLit
-from sdylog.datalog.derivation_steps import DerivationSteps
+from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import Engine
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
@@ -250,12 +250,8 @@ class DuckDBEngine(Engine, DerivationSteps):
             self.iterations[r] = iterations
 
 
-class _RankedBackend:
+class _RankedBackend(RankedBackendSteps):
     """What a rank-ordered stratum (sdylog/datalog/ranked.py) reads and writes here."""
-
-    def __init__(self, engine: DuckDBEngine, program: Program):
-        self.engine = engine
-        self.program = program
 
     def rows(self, relation: str) -> list:
         eng = self.engine
@@ -263,12 +259,6 @@ class _RankedBackend:
         if decl.arity == 0:
             return [()] if eng.size(relation) else []
         return eng.con.execute(f"SELECT {column_list(decl.arity)} FROM {eng.table(relation)}").fetchall()
-
-    def rule_id(self, ci: int) -> int:
-        return self.engine._rule_id(self.program, ci)
-
-    def rule_of(self, rule: int):
-        return self.engine.rules[rule]
 
     def seeds(self, stratum, base_clauses):
         eng = self.engine
@@ -282,32 +272,16 @@ class _RankedBackend:
             parts = eng._clause_parts(self.program, [ci])
             yield c.head.relation, eng.con.execute(parts[0]).fetchall(), self.rule_id(ci)
 
-    def next_height(self) -> int:
-        return self.engine._next_height()
-
-    def set_height(self, height: int) -> None:
-        self.engine._height = max(self.engine._height, height)
-
     def store(self, relation: str, tuples, prov) -> None:
-        import pyarrow as pa
-
-        from sdylog.datalog.data import to_arrow
         eng = self.engine
-        rel = eng.stored(relation)
-        eng.con.execute(f"DELETE FROM {rel.table}")
+        eng.con.execute(f"DELETE FROM {eng.table(relation)}")
         rows = list(tuples)
         if not rows:
             return
-        tbl = to_arrow(rel.decl, rows)
+        derivations = None
         if eng.provenance:
-            info = [prov.get(t, (-1, 0)) for t in rows] if prov is not None else [(-1, 0)] * len(rows)
-            tbl = tbl.append_column("_rule", pa.array([i[0] for i in info], pa.int32()))
-            tbl = tbl.append_column("_height", pa.array([i[1] for i in info], pa.int32()))
-        eng.con.register("__sdylog_ranked", tbl)
-        try:
-            eng.con.execute(f"INSERT INTO {rel.table} SELECT * FROM __sdylog_ranked")
-        finally:
-            eng.con.unregister("__sdylog_ranked")
+            derivations = [prov.get(t, (-1, 0)) for t in rows] if prov is not None else [(-1, 0)] * len(rows)
+        eng.insert_rows(relation, rows, derivations)
 
 
 class _Layout:

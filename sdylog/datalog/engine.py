@@ -13,6 +13,50 @@ from sdylog.datalog.program import Program
 from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, column_list, columns, ident
 
 
+def unknown_relation(relation: str):
+    return error(None, f"unknown relation '{relation}'")
+
+
+class DeclaredRelations:
+    """The schema side every engine shares: relation declarations by name,
+    and a relation declared again must keep its column types. An engine
+    says where it holds them (`_declared`)."""
+
+    def _declared(self, relation: str) -> RelationDecl | None:
+        raise NotImplementedError
+
+    def _declared_again(self, decl: RelationDecl) -> bool:
+        """Whether DECL's relation is already held (an error if with other column types)."""
+        have = self._declared(decl.name)
+        if have is None:
+            return False
+        if have.kinds != decl.kinds:
+            raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
+                        f"({', '.join(decl.kinds)}) but the database holds it with "
+                        f"({', '.join(have.kinds)})")
+        return True
+
+    def decl(self, relation: str) -> RelationDecl:
+        d = self._declared(relation)
+        if d is None:
+            raise unknown_relation(relation)
+        return d
+
+    def column_names(self, relation: str) -> list[str]:
+        return [c.name for c in self.decl(relation).columns]
+
+    def _program_to_run(self, program, relations: list[str] | None):
+        """The program a run evaluates (default: the engine's), its relations
+        declared here; every relation asked for must be one of its own."""
+        program = program or self.program
+        if program is None:
+            raise error(None, "no program to run")
+        self.declare(program)
+        for r in relations or ():
+            program.relation(r)
+        return program
+
+
 @dataclass
 class StoredRelation:
     decl: RelationDecl
@@ -20,7 +64,7 @@ class StoredRelation:
     edb_table: str | None   # facts loaded into a relation that rules also derive
 
 
-class Engine:
+class Engine(DeclaredRelations):
     """Base class: the store. Subclasses implement `_evaluate`."""
 
     name = "base"
@@ -46,12 +90,7 @@ class Engine:
         derived = set(program.derived)
         script = []
         for decl in program.relations.values():
-            have = self._rels.get(decl.name)
-            if have is not None:
-                if have.decl.kinds != decl.kinds:
-                    raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
-                                f"({', '.join(decl.kinds)}) but the database holds it with "
-                                f"({', '.join(have.decl.kinds)})")
+            if self._declared_again(decl):
                 continue
             table = ident(f"r{len(self._rels)}:{decl.name}")
             self._rels[decl.name] = StoredRelation(decl, table, None)
@@ -77,17 +116,15 @@ class Engine:
     def stored(self, relation: str) -> StoredRelation:
         rel = self._rels.get(relation)
         if rel is None:
-            raise error(None, f"unknown relation '{relation}'")
+            raise unknown_relation(relation)
         return rel
+
+    def _declared(self, relation: str) -> RelationDecl | None:
+        rel = self._rels.get(relation)
+        return None if rel is None else rel.decl
 
     def table(self, relation: str) -> str:
         return self.stored(relation).table
-
-    def decl(self, relation: str) -> RelationDecl:
-        return self.stored(relation).decl
-
-    def column_names(self, relation: str) -> list[str]:
-        return [c.name for c in self.decl(relation).columns]
 
     @property
     def relations(self) -> list[str]:
@@ -106,6 +143,23 @@ class Engine:
             self._insert_facts(rel, "SELECT * FROM __sdylog_load")
         finally:
             self.con.unregister("__sdylog_load")
+
+    def insert_rows(self, relation: str, rows: list, derivations: list | None = None) -> None:
+        """Append ROWS (tuples, none already held) to a relation's table; with
+        provenance, DERIVATIONS holds each row's (rule id, height)."""
+        import pyarrow as pa
+
+        from sdylog.datalog.data import to_arrow
+        rel = self.stored(relation)
+        tbl = to_arrow(rel.decl, rows)
+        if self.provenance:
+            tbl = tbl.append_column("_rule", pa.array([d[0] for d in derivations], pa.int32()))
+            tbl = tbl.append_column("_height", pa.array([d[1] for d in derivations], pa.int32()))
+        self.con.register("__sdylog_rows", tbl)
+        try:
+            self.con.execute(f"INSERT INTO {rel.table} SELECT * FROM __sdylog_rows")
+        finally:
+            self.con.unregister("__sdylog_rows")
 
     def replace(self, relation: str, data) -> None:
         """Replace the facts of an input relation."""
@@ -176,12 +230,7 @@ class Engine:
         Relations the program derives are recomputed from their loaded facts;
         all others are read as they are. `relations` limits the work to the
         strata those relations need."""
-        program = program or self.program
-        if program is None:
-            raise error(None, "no program to run")
-        self.declare(program)
-        for r in relations or ():
-            program.relation(r)
+        program = self._program_to_run(program, relations)
         self._evaluate(program, needed_strata(program, relations))
         for s in needed_strata(program, relations):
             self._computed.update(s.relations)

@@ -18,7 +18,8 @@ subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
 from __future__ import annotations
 
 from sdylog.datalog.ast import Atom, RelationDecl
-from sdylog.datalog.derivation_steps import DerivationSteps
+from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
+from sdylog.datalog.engine import DeclaredRelations
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
@@ -27,7 +28,7 @@ from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
 
-class MemoryEngine(DerivationSteps):
+class MemoryEngine(DerivationSteps, DeclaredRelations):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
@@ -48,26 +49,15 @@ class MemoryEngine(DerivationSteps):
     # ---- schema ----
     def declare(self, program: Program) -> None:
         for decl in program.relations.values():
-            have = self._decls.get(decl.name)
-            if have is not None:
-                if have.kinds != decl.kinds:
-                    raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
-                                f"({', '.join(decl.kinds)}) but the database holds it with "
-                                f"({', '.join(have.kinds)})")
+            if self._declared_again(decl):
                 continue
             self._decls[decl.name] = decl
             self._data[decl.name] = set()
         if program not in self._programs:
             self._programs.append(program)
 
-    def decl(self, relation: str) -> RelationDecl:
-        d = self._decls.get(relation)
-        if d is None:
-            raise error(None, f"unknown relation '{relation}'")
-        return d
-
-    def column_names(self, relation: str) -> list[str]:
-        return [c.name for c in self.decl(relation).columns]
+    def _declared(self, relation: str) -> RelationDecl | None:
+        return self._decls.get(relation)
 
     @property
     def relations(self) -> list[str]:
@@ -122,12 +112,7 @@ class MemoryEngine(DerivationSteps):
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
         from sdylog.datalog.engine import needed_strata
-        program = program or self.program
-        if program is None:
-            raise error(None, "no program to run")
-        self.declare(program)
-        for r in relations or ():
-            program.relation(r)
+        program = self._program_to_run(program, relations)
         strata = needed_strata(program, relations)
         from sdylog.datalog.gc_pause import gc_paused
         with gc_paused():
@@ -338,9 +323,6 @@ class MemoryEngine(DerivationSteps):
     # ---- through DuckDB ----
     def to_duckdb(self):
         """A DuckDB engine holding these relations (and their provenance)."""
-        import pyarrow as pa
-
-        from sdylog.datalog.data import to_arrow
         from sdylog.datalog.duckdb_engine import DuckDBEngine
         db = DuckDBEngine(provenance=self.provenance)
         for p in self._programs:
@@ -351,18 +333,9 @@ class MemoryEngine(DerivationSteps):
         for name, rows in self._data.items():
             if not rows:
                 continue
-            decl = self._decls[name]
             rows = sorted(rows)
-            tbl = to_arrow(decl, rows)
-            if self.provenance:
-                info = [self._prov.get(name, {}).get(t, (-1, 0)) for t in rows]
-                tbl = tbl.append_column("_rule", pa.array([i[0] for i in info], pa.int32()))
-                tbl = tbl.append_column("_height", pa.array([i[1] for i in info], pa.int32()))
-            db.con.register("__sdylog_mem", tbl)
-            try:
-                db.con.execute(f"INSERT INTO {db.table(name)} SELECT * FROM __sdylog_mem")
-            finally:
-                db.con.unregister("__sdylog_mem")
+            prov = self._prov.get(name, {})
+            db.insert_rows(name, rows, [prov.get(t, (-1, 0)) for t in rows] if self.provenance else None)
         return db
 
     def save(self, path: str) -> None:
@@ -404,12 +377,8 @@ class _Sizes:
         return default if rows is None else len(rows)
 
 
-class _Backend:
+class _Backend(RankedBackendSteps):
     """What a rank-ordered stratum reads and writes in the memory engine."""
-
-    def __init__(self, engine: MemoryEngine, program: Program):
-        self.engine = engine
-        self.program = program
 
     def rows(self, relation: str):
         return list(self.engine._data[relation])
@@ -418,12 +387,6 @@ class _Backend:
     def static(self) -> StaticIndexes:
         """The engine's indexes of the relations below the stratum."""
         return self.engine._static
-
-    def rule_id(self, ci: int) -> int:
-        return self.engine._rule_id(self.program, ci)
-
-    def rule_of(self, rule: int):
-        return self.engine.rules[rule]
 
     def seeds(self, stratum, base_clauses):
         eng = self.engine
@@ -443,12 +406,6 @@ class _Backend:
             out = []
             fn(lambda _ri, tup, _rule: out.append(tup))
             yield rel, out, rule
-
-    def next_height(self) -> int:
-        return self.engine._next_height()
-
-    def set_height(self, height: int) -> None:
-        self.engine._height = max(self.engine._height, height)
 
     def store(self, relation: str, tuples, prov) -> None:
         self.engine._store(relation, tuples, prov)
