@@ -219,6 +219,11 @@ def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = No
     return op
 
 
+def callee_of(symbols: SymbolTable, call, filename: str | None = None) -> ir.Operation:
+    """The `func.func` a call calls, or an error at the call."""
+    return lookup_func(symbols, callee_name(call), call, filename)
+
+
 def main_func(module: ir.Module, filename: str | None = None) -> ir.Operation:
     """The module's only function if it has one, else `@main` (Shardy's
     getMainFuncOrDie with useSingleFunc)."""
@@ -245,7 +250,7 @@ def clone_func_recursively(func, symbols: SymbolTable) -> ir.Operation:
     clone = symbols.append_clone(func)
     clone.attributes[ORIGINAL_FUNC_NAME] = ir.StringAttr.get(original_func_name(func))
     for call in [op for op in walk_ops(clone) if op.name == "func.call"]:
-        callee = lookup_func(symbols, callee_name(call), call)
+        callee = callee_of(symbols, call)
         sub = clone_func_recursively(callee, symbols)
         call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbols.insert_at_end(sub))
     return clone

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from sdylog.ir.shardings import Meshes
+from sdylog.ir.symbols import SymbolTable, callee_of
 from sdylog.ir.walk import op_list
 
 # What a pass returns when it did not touch the module: the pipeline then
@@ -55,6 +57,31 @@ class Census:
         if len(wanted) <= 1:
             return self.ops(wanted[0]) if wanted else []
         return [op for op in op_list(self.module.operation) if op.name in wanted]
+
+
+def rewrite_each(module: ir.Module, ctx, name: str, rewrite):
+    """REWRITE every op named NAME (walk order), in the module's context: a pass
+    that only rewrites such ops one by one. UNCHANGED when there is none."""
+    ops = census(module, ctx).ops(name)
+    if not ops:
+        return UNCHANGED
+    with module.context:
+        for op in ops:
+            rewrite(op)
+
+
+def rewrite_each_call(module: ir.Module, ctx, rewrite):
+    """REWRITE(call, callee, meshes) for every `func.call` (walk order); the
+    callee is looked up only when REWRITE asks for it (`callee()`), an error
+    at the call if there is none. UNCHANGED when the module has no call."""
+    symbols = meshes = None
+
+    def rewrite_call(call):
+        nonlocal symbols, meshes
+        if symbols is None:   # only for a module with calls
+            symbols, meshes = SymbolTable(module), Meshes(module)
+        rewrite(call, lambda: callee_of(symbols, call, ctx.filename), meshes)
+    return rewrite_each(module, ctx, "func.call", rewrite_call)
 
 
 def census(module: ir.Module, ctx=None) -> Census:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order,
-                               clone_func_recursively, lookup_func)
+from sdylog.ir.symbols import (SymbolTable, callee_name, callee_of, calls_in_call_graph_post_order,
+                               clone_func_recursively)
 from sdylog.passes.census import UNCHANGED, census
 
 
@@ -21,7 +21,7 @@ def run(module: ir.Module, options: dict, ctx):
         symbols = SymbolTable(module)
         called: set[str] = set()
         for call in calls_in_call_graph_post_order(module):
-            func = lookup_func(symbols, callee_name(call), call, ctx.filename)
+            func = callee_of(symbols, call, ctx.filename)
             name = callee_name(call)
             if name not in called:
                 called.add(name)

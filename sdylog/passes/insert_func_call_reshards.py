@@ -14,8 +14,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import create_op, ip_after_value
 from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, get_sharding,
                                  is_equivalent, op_shardings, set_op_shardings)
-from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import rewrite_each_call
 
 
 def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
@@ -38,11 +37,5 @@ def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
 
 
 def run(module: ir.Module, options: dict, ctx):
-    calls = census(module, ctx).ops("func.call")
-    if not calls:
-        return UNCHANGED
-    with module.context:
-        symbols = SymbolTable(module)
-        meshes = Meshes(module)
-        for call in calls:
-            insert_reshards_on_results(lookup_func(symbols, callee_name(call), call, ctx.filename), call, meshes)
+    return rewrite_each_call(
+        module, ctx, lambda call, callee, meshes: insert_reshards_on_results(callee(), call, meshes))

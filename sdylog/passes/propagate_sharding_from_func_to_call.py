@@ -10,21 +10,16 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import SHARDING, Meshes, func_result_shardings_or_open, set_op_shardings
-from sdylog.ir.symbols import SymbolTable, callee_name, lookup_func
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import rewrite_each_call
+
+
+def take_callee_result_shardings(call, callee, meshes: Meshes) -> None:
+    if SHARDING in call.attributes:
+        return
+    shardings = func_result_shardings_or_open(callee(), meshes)
+    if shardings is not None:
+        set_op_shardings(call, shardings)
 
 
 def run(module: ir.Module, options: dict, ctx):
-    calls = census(module, ctx).ops("func.call")
-    if not calls:
-        return UNCHANGED
-    with module.context:
-        symbols = SymbolTable(module)
-        meshes = Meshes(module)
-        for call in calls:
-            if SHARDING in call.attributes:
-                continue
-            func = lookup_func(symbols, callee_name(call), call, ctx.filename)
-            shardings = func_result_shardings_or_open(func, meshes)
-            if shardings is not None:
-                set_op_shardings(call, shardings)
+    return rewrite_each_call(module, ctx, take_callee_result_shardings)

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import rewrite_each
 
 
 def run(module: ir.Module, options: dict, ctx):
-    groups = census(module, ctx).ops("sdy.sharding_group")
-    if not groups:
-        return UNCHANGED
-    with module.context:
-        for op in groups:
-            op.erase()
+    return rewrite_each(module, ctx, "sdy.sharding_group", ir.Operation.erase)

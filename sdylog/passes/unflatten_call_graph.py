@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import (FUNC_MANUAL_AXES, Meshes,
                                  func_arg_shardings_or_open, func_result_shardings_or_open)
-from sdylog.ir.symbols import (ORIGINAL_FUNC_NAME, SymbolTable, callee_name, lookup_func,
+from sdylog.ir.symbols import (ORIGINAL_FUNC_NAME, SymbolTable, callee_of,
                                original_func_name, symbol_name_of)
 from sdylog.passes.census import UNCHANGED, census
 
@@ -46,7 +46,7 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         symbols = SymbolTable(module)
         keys = _Keys(Meshes(module))
-        callees = [lookup_func(symbols, callee_name(c), c, ctx.filename) for c in calls]
+        callees = [callee_of(symbols, c, ctx.filename) for c in calls]
         chosen: dict = {}
         for func in callees:
             chosen.setdefault(keys.of(func, ignore_shardings=fully), func)
