@@ -221,15 +221,20 @@ class Parser:
         while self.at(","):
             self.take()
             heads.append(self.atom())
+        bodies = self.rule_bodies()
+        if self.at(".plan"):
+            self.plan()
+        return ParsedRule(heads, bodies, heads[0].loc)
+
+    def rule_bodies(self) -> list[list]:
+        """`:- body.` (its disjuncts), or just `.` for a fact: one empty body."""
         if self.at(":-"):
             self.take()
             bodies = self.disjunction()
         else:
             bodies = [[]]
         self.expect(".")
-        if self.at(".plan"):
-            self.plan()
-        return ParsedRule(heads, bodies, heads[0].loc)
+        return bodies
 
     def subsumption(self, dominated: Atom) -> ParsedRule:
         """`A(..) <= A(..) :- body.`: A's tuples matching the left atom are subsumed
@@ -239,12 +244,7 @@ class Parser:
         if dominating.relation != dominated.relation:
             raise error(dominating.loc, f"a subsumptive rule relates tuples of one relation, not "
                         f"'{dominated.relation}' and '{dominating.relation}'")
-        if self.at(":-"):
-            self.take()
-            bodies = self.disjunction()
-        else:
-            bodies = [[]]
-        self.expect(".")
+        bodies = self.rule_bodies()
         return ParsedRule([dominated], bodies, dominated.loc, dominating)
 
     def plan(self):
