@@ -34,6 +34,10 @@ import numpy as np
 
 from corpus import CORPUS  # noqa: E402
 
+# the reference interpreter as the simulator's tests run it
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "simulate"))
+from simulate_oracle import reference_timed  # noqa: E402
+
 DEFAULT_MODULE = str(CORPUS / "transformer_L2.mlir")
 
 
@@ -96,26 +100,9 @@ def run_xla(text: str, inputs, repeat: int):
     return out, compile_s, times[1:]
 
 
-def run_reference(text: str, inputs):
-    from jax._src.interpreters import mlir as jmlir
-    from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _stablehlo
-    ctx = jmlir.make_ir_context()
-    with ctx, ir.Location.unknown():
-        module = ir.Module.parse(text)
-        main = next(op for op in module.body.operations if op.operation.name == "func.func"
-                    and ir.StringAttr(op.attributes["sym_name"]).value == "main")
-        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
-        args = [ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=t) for x, t in zip(inputs, ftype.inputs)]
-        t0 = time.perf_counter()
-        outs = _stablehlo.eval_module(module, args)
-        seconds = time.perf_counter() - t0
-        return [np.array(o) for o in outs], seconds
-
-
 def _reference_child(module_path: str, seed: int, out_path: str) -> None:
     text = open(module_path).read()
-    outs, seconds = run_reference(text, make_inputs(text, seed))
+    outs, seconds = reference_timed(text, make_inputs(text, seed))
     np.savez(out_path, n=len(outs), seconds=seconds, **{f"out{i}": o for i, o in enumerate(outs)})
 
 

@@ -10,6 +10,13 @@ import numpy as np
 
 
 def reference(text: str, inputs) -> list[np.ndarray]:
+    return reference_timed(text, inputs)[0]
+
+
+def reference_timed(text: str, inputs) -> tuple[list[np.ndarray], float]:
+    """The reference interpreter's results, and the seconds its run took."""
+    import time
+
     from jax._src.interpreters import mlir as jmlir
     from jaxlib.mlir import ir
     from jaxlib.mlir._mlir_libs import _stablehlo
@@ -20,7 +27,10 @@ def reference(text: str, inputs) -> list[np.ndarray]:
                     and ir.StringAttr(op.attributes["sym_name"]).value == "main")
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         args = [_attr(np.asarray(x), t) for x, t in zip(inputs, ftype.inputs)]
-        return [np.array(o) for o in _stablehlo.eval_module(module, args)]
+        t0 = time.perf_counter()
+        outs = _stablehlo.eval_module(module, args)
+        seconds = time.perf_counter() - t0
+        return [np.array(o) for o in outs], seconds
 
 
 def _attr(x, t):
