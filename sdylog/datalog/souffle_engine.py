@@ -1,6 +1,6 @@
 """Soufflé as a backend: the program is printed back as Soufflé text,
-compiled once per content hash with `souffle -o` (cached under
-~/.cache/sdylog/souffle), and run with `-j` = cores, facts through `-F`/`-D`.
+compiled once per content hash with `souffle -o` (cached in the souffle
+folder of sdylog's cache, $SDYLOG_CACHE_DIR or ~/.cache/sdylog), and run with `-j` = cores, facts through `-F`/`-D`.
 Relations live in the same DuckDB store as the embedded engine's."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 
+from sdylog.datalog import cache
 from sdylog.datalog.ast import NumberLit
 from sdylog.datalog.engine import Engine, _sql_str
 from sdylog.datalog.engines import souffle_path
@@ -24,8 +25,11 @@ from sdylog.datalog.sql import column_list
 
 
 def cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "sdylog", "souffle")
+    """Where compiled programs are kept: a folder of sdylog's cache."""
+    base = cache.cache_dir()
+    if base is None:
+        raise error(None, "the souffle engine needs a writable cache folder ($SDYLOG_CACHE_DIR)")
+    return os.path.join(base, "souffle")
 
 
 @functools.cache

@@ -35,3 +35,10 @@ def test_cached_code_runs_like_compiled(tmp_path, monkeypatch):
     ns = {}
     exec(again.compile("y = 2 * 21", "gen"), ns)
     assert ns["y"] == 42 and again.added == 0
+
+
+def test_souffle_binaries_live_in_the_sdylog_cache_dir(tmp_path, monkeypatch):
+    from sdylog.datalog import souffle_engine
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "sdylog"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert souffle_engine.cache_dir() == str(tmp_path / "sdylog" / "souffle")
