@@ -24,7 +24,8 @@ from jaxlib.mlir import ir
 
 from sdylog.cli import reports_errors
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import as_operation
+from sdylog.ir.rewrite import as_operation, owning_op
+from sdylog.ir.shardings import data_flow_op_of_edge
 from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
@@ -346,8 +347,7 @@ class Namer:
 
     def context(self, t: int) -> str:
         """Where a copy made by the import sits: `in the call at f.mlir:3:8`."""
-        op = self.ex.facts.values[t].owner
-        op = op.owner if isinstance(op, ir.Block) else op
+        op = owning_op(self.ex.facts.values[t])
         while op is not None and _op_name(op) not in ("sdy.named_computation", "func.func"):
             op = op.parent
         if op is not None and _op_name(op) == "sdy.named_computation":
@@ -374,9 +374,7 @@ class Namer:
         op = self.ex.facts.ops[o]
         loc = _loc(op, self.ex.filename)
         if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
-            owner = op.operands[0].owner
-            if isinstance(owner, ir.Block):
-                owner = owner.owner
+            owner = data_flow_op_of_edge(op)
             return f"the data-flow edge of {_op_name(owner)} ({_loc(owner, self.ex.filename)})"
         return f"{op.name} ({loc})"
 
@@ -584,9 +582,8 @@ class ChainWalker:
             return f"sharding constraint {name} at {loc}"
         if owner.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
             # the import moved the owner's sharding onto its edge
-            edge_owner = owner.operands[0]
-            is_arg = isinstance(edge_owner.owner, ir.Block)
-            op = edge_owner.owner.owner if is_arg else edge_owner.owner
+            is_arg = isinstance(owner.operands[0].owner, ir.Block)
+            op = data_flow_op_of_edge(owner)
             kind = "sdy.sharding"
             if _op_name(op) in ("sdy.manual_computation", "sdy.named_computation"):
                 kind = "in_shardings" if is_arg else "out_shardings"

@@ -448,6 +448,12 @@ def _set_edge_owner_sharding(op, owner, sharding) -> None:
 
 
 # --- data-flow edges ------------------------------------------------------------------
+def data_flow_op_of_edge(edge) -> ir.Operation:
+    """The op a (func) data-flow edge stands for: the one whose result, or whose
+    region's block argument, the edge reads."""
+    return owning_op(as_operation(edge).operands[0])
+
+
 def data_flow_edge_of_owner(owner) -> ir.Operation | None:
     """The `sdy.data_flow_edge` on `owner`: its single user, if that is one."""
     if owner is None:
