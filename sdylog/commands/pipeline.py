@@ -25,6 +25,7 @@ class Conflict:
     kind: str               # "diverge" or "prefix" (see conflicts.dl)
     a: str                  # e.g. 'operand 0 dim 1 {"x"}'
     b: str
+    op: int                 # the op's id in the facts (< 0: a result of main)
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
@@ -109,7 +110,7 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
             name = f"{name} (@{symbol_name(func)} result {i})"
         out.append(Conflict(_op_location(facts, o, tb, filename), name, f, kind,
                             f"{a} dim {da} {dims.get((ta, da), '{}')}",
-                            f"{b} dim {db} {dims.get((tb, db), '{}')}"))
+                            f"{b} dim {db} {dims.get((tb, db), '{}')}", o))
     out.sort(key=_source_order)
     return out
 
@@ -166,8 +167,8 @@ def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
     values = len(run.result.facts.values)
     lines = [f"values sharded: {len(sharded)} of {values}"]
     if "conflict" in engine.relations:
-        ops = {c[0] for c in engine.read("conflict")}
-        lines.append(f"conflicts: {engine.size('conflict')} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
+        ops = {c.op for c in run.conflicts}
+        lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
     return lines
