@@ -7,6 +7,7 @@ from jaxlib.mlir import ir
 
 
 _ADVANCE = ir.WalkResult.ADVANCE
+_SKIP = ir.WalkResult.SKIP
 _ORDERS = {False: ir.WalkOrder.PRE_ORDER, True: ir.WalkOrder.POST_ORDER}
 
 
@@ -32,6 +33,27 @@ def op_list(op, post_order: bool = False) -> list[ir.Operation]:
         return _ADVANCE
 
     op.walk(visit, _ORDERS[post_order])
+    return out
+
+
+def nested_ops_not_entering(op, name: str) -> list[ir.Operation]:
+    """The ops nested in `op` (not `op` itself), pre-order as op_list; an op
+    named `name` is listed but its regions are not entered (MLIR's walk skips
+    them)."""
+    op = op.operation if hasattr(op, "operation") else op
+    out: list[ir.Operation] = []
+    append = out.append
+    root = True
+
+    def visit(o):
+        nonlocal root
+        if root:   # the walk starts at `op` itself
+            root = False
+            return _ADVANCE
+        append(o)
+        return _SKIP if o.name == name else _ADVANCE
+
+    op.walk(visit, _ORDERS[False])
     return out
 
 

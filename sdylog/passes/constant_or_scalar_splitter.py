@@ -24,9 +24,10 @@ from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_o
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
-from sdylog.ir.walk import op_list
+from sdylog.ir.walk import nested_ops_not_entering, op_list
 from sdylog.passes.census import census
 
+NAMED_COMPUTATION = "sdy.named_computation"
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
 
 
@@ -165,38 +166,6 @@ def _nc_name(op) -> str:
     return ir.StringAttr(as_operation(op).attributes["name"]).value
 
 
-def _ops_skipping_named_computation_bodies(region: ir.Region):
-    """Pre-order over the region's ops; a named computation is visited but not entered."""
-    stack = [as_operation(op) for block in reversed(list(region.blocks))
-             for op in reversed(list(block.operations))]
-    while stack:
-        op = stack.pop()
-        yield op
-        if op.name == "sdy.named_computation":
-            continue
-        stack.extend(as_operation(inner) for r in reversed(list(op.regions))
-                     for b in reversed(list(r.blocks)) for inner in reversed(list(b.operations)))
-
-
-def _named_computations_post_order(func) -> list:
-    """Named computations in `func`, inner ones before the ones holding them."""
-    out = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    visit(as_operation(inner))
-        if op.name == "sdy.named_computation":
-            out.append(op)
-
-    for region in func.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                visit(as_operation(inner))
-    return out
-
-
 def run(module: ir.Module, options: dict, ctx) -> None:
     found = census(module, ctx)
     has_calls, has_named_computations = found.has("func.call"), found.has("sdy.named_computation")
@@ -208,6 +177,8 @@ def run(module: ir.Module, options: dict, ctx) -> None:
             if not has_named_computations:   # MLIR's walk, without the function itself
                 splitter.split_region(op_list(func)[1:], func)
                 continue
-            for nc in _named_computations_post_order(func):
-                splitter.split_region(_ops_skipping_named_computation_bodies(nc.regions[0]), func, nc)
-            splitter.split_region(_ops_skipping_named_computation_bodies(func.regions[0]), func)
+            # inner named computations before the ones holding them; each body
+            # without the named computations nested in it
+            for nc in [op for op in op_list(func, post_order=True) if op.name == NAMED_COMPUTATION]:
+                splitter.split_region(nested_ops_not_entering(nc, NAMED_COMPUTATION), func, nc)
+            splitter.split_region(nested_ops_not_entering(func, NAMED_COMPUTATION), func)
