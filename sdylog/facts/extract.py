@@ -67,6 +67,18 @@ def axis_units(size: int, bounds: set[int], split_sizes: set[int], others: int) 
     return prime_units(size)
 
 
+def untiled_sub_axes(units: list[tuple[int, int]], sub_axes: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The sub-axes (pre_size, size) of the input that are not a run of the
+    axis's `units`: when the input's sub-axes do not form a chain (on an
+    axis of size 6, "a":(1)2 and "a":(3)2, which Shardy says cannot
+    coexist), no chain of units makes all of them. Each such sub-axis is a
+    unit of its own (index -1), and the rules keep it apart from the units
+    it cannot coexist with (units.dl, unit_clash)."""
+    starts = {pre for pre, _ in units}
+    ends = {pre * size for pre, size in units}
+    return {(pre, size) for pre, size in sub_axes if pre not in starts or pre * size not in ends}
+
+
 def prime_units(size: int) -> list[tuple[int, int]]:
     """(pre_size, size) of an axis's units: its prime factors, smallest first,
     major to minor (an axis of size 1 is one unit of size 1)."""
@@ -108,6 +120,7 @@ class _Extractor:
         self._inline_meshes: dict[Mesh, str] = {}
         self._num_shardings = 0
         self._sub_bounds: dict[tuple[str, str], set[int]] = defaultdict(set)   # sub-axis boundaries in shardings
+        self._sub_axes: dict[tuple[str, str], set[tuple[int, int]]] = defaultdict(set)  # their (pre_size, size)
         self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
@@ -181,6 +194,7 @@ class _Extractor:
         for a in chain(*(d.axes for d in sharding.dims), sharding.replicated, sharding.unreduced):
             if a.sub is not None:
                 self._sub_bounds[(mesh, a.name)].update((a.sub.pre_size, a.sub.next_pre_size))
+                self._sub_axes[(mesh, a.name)].add((a.sub.pre_size, a.sub.next_pre_size // a.sub.pre_size))
         for a in sharding.replicated:
             f.add("sharding_replicated", sid, *ref(a))
         for a in sharding.unreduced:
@@ -221,18 +235,22 @@ class _Extractor:
             f.add("mesh_canonical", name, c)
             if c != name:
                 continue
-            bounds = defaultdict(set)
+            bounds, subs = defaultdict(set), defaultdict(set)
             for m, a in self._sub_bounds:
                 if canonical.get(f.meshes.get(m)) == name:   # this mesh, or one equal to it
                     bounds[a] |= self._sub_bounds[(m, a)]
+                    subs[a] |= self._sub_axes[(m, a)]
             for a in mesh.axes:
                 others = 1
                 for b in mesh.axes:
                     if b.name != a.name:
                         others *= b.size
-                for i, (pre, size) in enumerate(axis_units(a.size, bounds.get(a.name, set()),
-                                                           self._split_sizes, others)):
+                units = axis_units(a.size, bounds.get(a.name, set()), self._split_sizes, others)
+                for i, (pre, size) in enumerate(units):
                     f.add("axis_unit", unit, name, a.name, i, pre, size)
+                    unit += 1
+                for pre, size in sorted(untiled_sub_axes(units, subs.get(a.name, set()))):
+                    f.add("axis_unit", unit, name, a.name, -1, pre, size)
                     unit += 1
 
     def add_func(self, fn) -> None:
