@@ -185,6 +185,22 @@ def set_func_result_sharding(func, index: int, sharding) -> None:
     set_func_result_attr(func, index, SHARDING, sharding)
 
 
+def set_func_shardings(func, by_index: dict, results: bool = False) -> bool:
+    """Set the shardings of some arguments (or results), by index, writing the
+    attribute array once, and only if one of them changed. Returns whether one did."""
+    key = "res_attrs" if results else "arg_attrs"
+    dicts = _attr_dicts(func, key, _num_results(func) if results else _num_inputs(func))
+    changed = False
+    for i, s in by_index.items():
+        old = dicts[i].get(SHARDING)
+        if old is None or old != s:
+            dicts[i][SHARDING] = s
+            changed = True
+    if changed:
+        _set_attr_dicts(func, key, dicts)
+    return changed
+
+
 def map_func_shardings(func, fn, results: bool = False) -> bool:
     """Replace every argument (or result) sharding S of `func` by fn(S, index),
     writing the attribute array once. Returns whether any sharding changed."""

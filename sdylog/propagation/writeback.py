@@ -12,7 +12,8 @@ from collections import defaultdict
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
-from sdylog.ir.shardings import DATA_FLOW_OPS, OWN_SHARDING_ATTR, SHARDING, get_sharding, set_sharding
+from sdylog.ir.shardings import (DATA_FLOW_OPS, OWN_SHARDING_ATTR, SHARDING, get_sharding, set_func_shardings,
+                                 set_sharding)
 from sdylog.ir.types import rank_of
 
 # Ops whose result shardings live somewhere else than the op's `sdy.sharding`
@@ -152,9 +153,10 @@ def write_back(module, engine, facts, options) -> None:
     for _, _, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
         results[func][i] = attrs.of(t)
-    for key, updates in (("arg_attrs", args), ("res_attrs", results)):
-        for func, by_index in updates.items():
-            _set_func_shardings(func, key, by_index)
+    for func, by_index in args.items():
+        set_func_shardings(func, by_index)
+    for func, by_index in results.items():
+        set_func_shardings(func, by_index, results=True)
 
 
 def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
@@ -172,20 +174,3 @@ def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
     for i, (s, _) in by_index.items():
         old[i] = s
     op.attributes[SHARDING] = attrs.per_value(old)
-
-
-def _set_func_shardings(func, key: str, by_index: dict) -> None:
-    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    count = len(ftype.inputs if key == "arg_attrs" else ftype.results)
-    old = list(ir.ArrayAttr(func.attributes[key])) if key in func.attributes else [ir.DictAttr.get({})] * count
-    new, changed = [], False
-    for i, d in enumerate(old):
-        if i in by_index:
-            entries = {n.name: n.attr for n in ir.DictAttr(d)}
-            if SHARDING not in entries or entries[SHARDING] != by_index[i]:
-                entries[SHARDING] = by_index[i]
-                d = ir.DictAttr.get(entries)
-                changed = True
-        new.append(d)
-    if changed:
-        func.attributes[key] = ir.ArrayAttr.get(new)
