@@ -322,6 +322,8 @@ def needed_strata(program: Program, relations: list[str] | None):
     from sdylog.datalog.semantics import atoms_of
     for c in program.clauses:
         reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
+    for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
+        reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
     want: set[str] = set()
     todo = list(relations)
     while todo:

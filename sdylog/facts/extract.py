@@ -15,7 +15,7 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.op_properties import is_elementwise
-from sdylog.ir.shardings import DATA_FLOW_OPS, edge_sources, get_sharding, shardable_value
+from sdylog.ir.shardings import DATA_FLOW_OPS, data_flow_op_of_edge, edge_sources, get_sharding, shardable_value
 from sdylog.ir.types import is_tensor, shape_of
 from sdylog.ir.walk import func_ops, symbol_name
 from sdylog.model.axis import AxisRef
@@ -396,11 +396,7 @@ class _Extractor:
         """Sources of a `sdy.data_flow_edge`: what flows into the edge's owner."""
         f = self.facts
         owner = op.operands[0]
-        if isinstance(owner.owner, ir.Block):
-            flow_op = owner.owner.owner
-        else:
-            flow_op = owner.owner
-        flow_op = flow_op.operation if hasattr(flow_op, "operation") else flow_op
+        flow_op = data_flow_op_of_edge(op)
         if flow_op.name not in DATA_FLOW_OPS:
             raise error_at(op, f"sdy.data_flow_edge on a value of '{flow_op.name}', which is not a data-flow op",
                            self.filename)

@@ -2,11 +2,9 @@
 `propagation-strategy`), every direction allowed."""
 from __future__ import annotations
 
-from sdylog.passes.sharding_group_sync import open_conflicting_groups
 from sdylog.propagation.passes import run_propagation, strategies_of
 
 
 def run(module, options: dict, ctx) -> None:
-    open_conflicting_groups(module, ctx)
     run_propagation(module, options, ctx, strategies=strategies_of(options), op_priorities=False,
                     user_priorities=False)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from sdylog.passes import lookup
 from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
-from sdylog.passes.sharding_group_sync import open_conflicting_groups
 from sdylog.propagation.passes import run_propagation
 
 
@@ -29,7 +28,6 @@ def propagation_phase(module, ctx):
     """User priorities, op priorities, the aggressive strategy; returns the
     PropagationResult (engine with every derived relation, facts)."""
     options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
-    open_conflicting_groups(module, ctx)
     return run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
 
 

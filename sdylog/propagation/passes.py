@@ -17,12 +17,16 @@ def strategies_of(options: dict) -> tuple[str, ...]:
 
 def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], op_priorities: bool,
                     user_priorities: bool):
-    """One propagation pass: the rules' run, then Shardy's clean-up of sharding
-    rules (kept on every op with `keep-sharding-rules`, else none added)."""
+    """One propagation pass: sharding groups whose members start apart get
+    open constraints (sharding_group_sync), the rules' run, then Shardy's
+    clean-up of sharding rules (kept on every op with `keep-sharding-rules`,
+    else none added)."""
+    from sdylog.passes.sharding_group_sync import open_conflicting_groups
     opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
                               user_priorities=user_priorities,
                               conservative=bool(options.get("conservative-propagation", False)),
                               keep_sharding_rules=bool(options.get("keep-sharding-rules", False)))
+    open_conflicting_groups(module, ctx)
     result = propagate(module, opts, ctx)
     if opts.keep_sharding_rules:
         # -sdy-populate-op-sharding-rules, reusing the rules the facts hold

@@ -197,3 +197,29 @@ def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
     fn([(1, 0), (2, 4), (9, 1)], lambda ri, tup, rule: out.append((tup, rule)))
     assert sorted(out) == [((2, 5), 0), ((2, 100), 1), ((3, 5), 0), ((3, 7), 0), ((3, 100), 1)]
     assert Counting.calls == 3   # once per delta tuple, for both clauses
+
+
+# `closed` is read only by a subsumptive rule: a run asked for `reach` alone
+# must still derive it (at a closed node, the first label to arrive wins).
+CLOSED_BY_SUBSUMPTION = """
+.type Rank <: number
+.decl edge(x: number, y: number, w: number)
+.decl source(x: number, label: symbol)
+.decl blocked(x: number)
+.decl closed(x: number)
+closed(x) :- blocked(x).
+.decl reach(x: number, label: symbol, d: Rank)
+reach(x, l, 0) :- source(x, l).
+reach(y, l, d + w) :- reach(x, l, d), edge(x, y, w).
+reach(x, l1, d1) <= reach(x, l2, d2) :- closed(x), l1 != l2, d2 <= d1.
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_run_for_some_relations_derives_what_their_subsumptive_rules_read(engine):
+    with make_engine(parse_program(CLOSED_BY_SUBSUMPTION), engine) as e:
+        e.load("edge", [(0, 2, 1), (1, 2, 2)])
+        e.load("source", [(0, "a"), (1, "b")])
+        e.load("blocked", [(2,)])
+        e.run(relations=["reach"])
+        assert e.read("reach") == [(0, "a", 0), (1, "b", 0), (2, "a", 1)]
