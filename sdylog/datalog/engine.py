@@ -231,8 +231,9 @@ class Engine(DeclaredRelations):
         all others are read as they are. `relations` limits the work to the
         strata those relations need."""
         program = self._program_to_run(program, relations)
-        self._evaluate(program, needed_strata(program, relations))
-        for s in needed_strata(program, relations):
+        strata = needed_strata(program, relations)
+        self._evaluate(program, strata)
+        for s in strata:
             self._computed.update(s.relations)
 
     def _evaluate(self, program: Program, strata) -> None:

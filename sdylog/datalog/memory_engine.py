@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from sdylog.datalog.ast import Atom, RelationDecl
 from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
-from sdylog.datalog.engine import DeclaredRelations
+from sdylog.datalog.engine import DeclaredRelations, needed_strata
+from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
@@ -111,10 +112,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
-        from sdylog.datalog.engine import needed_strata
         program = self._program_to_run(program, relations)
         strata = needed_strata(program, relations)
-        from sdylog.datalog.gc_pause import gc_paused
         with gc_paused():
             self._run_strata(program, strata)
 

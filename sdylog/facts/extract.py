@@ -119,8 +119,8 @@ class _Extractor:
         self.module = module
         self._inline_meshes: dict[Mesh, str] = {}
         self._num_shardings = 0
-        self._sub_bounds: dict[tuple[str, str], set[int]] = defaultdict(set)   # sub-axis boundaries in shardings
-        self._sub_axes: dict[tuple[str, str], set[tuple[int, int]]] = defaultdict(set)  # their (pre_size, size)
+        # (mesh, axis) -> the (pre_size, size) of its sub-axes in shardings
+        self._sub_axes: dict[tuple[str, str], set[tuple[int, int]]] = defaultdict(set)
         self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
@@ -193,7 +193,6 @@ class _Extractor:
                 f.add("sharding_dim_axis", sid, d, pos, *ref(a))
         for a in chain(*(d.axes for d in sharding.dims), sharding.replicated, sharding.unreduced):
             if a.sub is not None:
-                self._sub_bounds[(mesh, a.name)].update((a.sub.pre_size, a.sub.next_pre_size))
                 self._sub_axes[(mesh, a.name)].add((a.sub.pre_size, a.sub.next_pre_size // a.sub.pre_size))
         for a in sharding.replicated:
             f.add("sharding_replicated", sid, *ref(a))
@@ -235,17 +234,17 @@ class _Extractor:
             f.add("mesh_canonical", name, c)
             if c != name:
                 continue
-            bounds, subs = defaultdict(set), defaultdict(set)
-            for m, a in self._sub_bounds:
+            subs = defaultdict(set)
+            for (m, a), sub_axes in self._sub_axes.items():
                 if canonical.get(f.meshes.get(m)) == name:   # this mesh, or one equal to it
-                    bounds[a] |= self._sub_bounds[(m, a)]
-                    subs[a] |= self._sub_axes[(m, a)]
+                    subs[a] |= sub_axes
             for a in mesh.axes:
                 others = 1
                 for b in mesh.axes:
                     if b.name != a.name:
                         others *= b.size
-                units = axis_units(a.size, bounds.get(a.name, set()), self._split_sizes, others)
+                bounds = {b for pre, size in subs.get(a.name, ()) for b in (pre, pre * size)}
+                units = axis_units(a.size, bounds, self._split_sizes, others)
                 for i, (pre, size) in enumerate(units):
                     f.add("axis_unit", unit, name, a.name, i, pre, size)
                     unit += 1

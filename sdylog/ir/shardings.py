@@ -188,31 +188,25 @@ def set_func_result_sharding(func, index: int, sharding) -> None:
 def set_func_shardings(func, by_index: dict, results: bool = False) -> bool:
     """Set the shardings of some arguments (or results), by index, writing the
     attribute array once, and only if one of them changed. Returns whether one did."""
-    key = "res_attrs" if results else "arg_attrs"
-    dicts = _attr_dicts(func, key, _num_results(func) if results else _num_inputs(func))
-    changed = False
-    for i, s in by_index.items():
-        old = dicts[i].get(SHARDING)
-        if old is None or old != s:
-            dicts[i][SHARDING] = s
-            changed = True
-    if changed:
-        _set_attr_dicts(func, key, dicts)
-    return changed
+    return _rewrite_func_shardings(func, results, lambda i, _: by_index.get(i))
 
 
 def map_func_shardings(func, fn, results: bool = False) -> bool:
     """Replace every argument (or result) sharding S of `func` by fn(S, index),
     writing the attribute array once. Returns whether any sharding changed."""
+    return _rewrite_func_shardings(func, results, lambda i, s: None if s is None else fn(s, i))
+
+
+def _rewrite_func_shardings(func, results: bool, new_sharding) -> bool:
+    """new_sharding(index, current sharding or None) -> the sharding to set,
+    or None to leave it; the attribute array is written once, if one changed."""
     key = "res_attrs" if results else "arg_attrs"
     dicts = _attr_dicts(func, key, _num_results(func) if results else _num_inputs(func))
     changed = False
     for i, d in enumerate(dicts):
-        s = d.get(SHARDING)
-        if s is None:
-            continue
-        new = fn(s, i)
-        if new != s:
+        old = d.get(SHARDING)
+        new = new_sharding(i, old)
+        if new is not None and (old is None or new != old):
             d[SHARDING] = new
             changed = True
     if changed:

@@ -17,7 +17,8 @@ from sdylog.ir.types import shape_of
 from sdylog.passes.census import UNCHANGED, census
 
 
-def _group_id(op) -> int:
+def group_id(op) -> int:
+    """A `sdy.sharding_group` op's group id."""
     return ir.IntegerAttr(op.attributes["group_id"]).value
 
 
@@ -65,7 +66,7 @@ def validate(groups, filename) -> None:
     parents: dict[int, object] = {}
     shapes: dict[int, tuple] = {}
     for op in groups:
-        gid = _group_id(op)
+        gid = group_id(op)
         parent = _enclosing_manual_computation(op)
         if gid in parents:
             seen = parents[gid]
@@ -91,15 +92,15 @@ def run(module: ir.Module, options: dict, ctx):
             by_tensor.setdefault(op.operands[0], []).append(op)
         classes = _Classes()
         for ops in by_tensor.values():
-            canonical = _group_id(ops[0])
+            canonical = group_id(ops[0])
             for op in ops:
-                classes.union(canonical, _group_id(op))
+                classes.union(canonical, group_id(op))
         new_ids = classes.new_ids()
         i64 = ir.IntegerType.get_signless(64)
         by_new_id: dict[int, list] = {}
         for ops in by_tensor.values():
             for op in ops:
-                new = new_ids[_group_id(op)]
+                new = new_ids[group_id(op)]
                 op.attributes["group_id"] = ir.IntegerAttr.get(i64, new)
                 by_new_id.setdefault(new, []).append(op)
         for new in sorted(by_new_id):

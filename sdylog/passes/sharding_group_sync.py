@@ -20,6 +20,7 @@ from jaxlib.mlir.dialects import sdy
 from sdylog.ir.rewrite import create_op, emit_warning, ip_after_value, owning_op
 from sdylog.ir.shardings import fully_open_like, get_sharding
 from sdylog.passes.census import census
+from sdylog.passes.sharding_group_import import group_id
 
 
 def _says_something(sharding) -> bool:
@@ -33,8 +34,7 @@ def _groups(module: ir.Module, ctx) -> dict[int, list]:
     """Group id -> the values of its `sdy.sharding_group` ops, in walk order."""
     groups: dict[int, list] = {}
     for op in census(module, ctx).ops("sdy.sharding_group"):
-        gid = ir.IntegerAttr(op.attributes["group_id"]).value
-        groups.setdefault(gid, []).append(op.operands[0])
+        groups.setdefault(group_id(op), []).append(op.operands[0])
     return groups
 
 
