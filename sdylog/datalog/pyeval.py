@@ -537,6 +537,18 @@ def _shared_lookups(blocks: list[str], lookups: list[str], depth: int) -> list[s
     return pre
 
 
+def _joined_blocks(compiled, depth: int) -> tuple[list[str], list[str]]:
+    """The lines of several clauses run one after the other on the same delta
+    tuple (`compiled`: their (lines, compiler)), after the lookups they share
+    (_shared_lookups), and the helper functions they define."""
+    blocks, defs, lookups = [], [], []
+    for lines, comp in compiled:
+        blocks += lines
+        defs += comp.extra_defs
+        lookups += comp.delta_lookups
+    return _shared_lookups(blocks, lookups, depth) + blocks, defs
+
+
 def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None,
                         live_key=None):
     """One function f(delta, E) for several clauses that read the same
@@ -545,15 +557,13 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
     `clauses`: (body, head_exprs, head_rel, rule, delta_index, kinds).
     E must not change the indexes the function reads (a lookup that several
     clauses make with the delta tuple's columns is made once per tuple)."""
-    blocks, defs, lookups = [], [], []
+    compiled = []
     for body, head_exprs, head_rel, rule, delta_index, kinds in clauses:
         lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
                                     kinds, False, fanout, depth=2, delta_var="_d", indexes=indexes,
                                     live_key=live_key)
-        blocks += [f"        # rule {rule}"] + lines
-        defs += comp.extra_defs
-        lookups += comp.delta_lookups
-    blocks = _shared_lookups(blocks, lookups, 2) + blocks
+        compiled.append(([f"        # rule {rule}"] + lines, comp))
+    blocks, defs = _joined_blocks(compiled, 2)
     body, delta_index = clauses[0][0], clauses[0][4]
     unpack = _unpack(len(body[delta_index].args), 2)
     src = "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + unpack + "\n".join(blocks) + "\n"])
@@ -564,14 +574,10 @@ def compile_domination_test(ns: Namespace, tests, live=frozenset(), indexes=None
     """One function f(tuple) -> bool: does some subsumptive rule of the
     relation dominate the tuple (another tuple of it, body atom 1, with the
     rule's conditions)? `tests`: (body, kinds) with the dominated atom at 0."""
-    blocks, defs, lookups = [], [], []
-    for body, kinds in tests:
-        lines, comp = _clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
-                                    depth=1, delta_var="_d", indexes=indexes, live_key=live_key)
-        blocks += lines
-        defs += comp.extra_defs
-        lookups += comp.delta_lookups
-    blocks = _shared_lookups(blocks, lookups, 1) + blocks
+    compiled = [_clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
+                              depth=1, delta_var="_d", indexes=indexes, live_key=live_key)
+                for body, kinds in tests]
+    blocks, defs = _joined_blocks(compiled, 1)
     unpack = _unpack(len(tests[0][0][0].args), 1)
     src = "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(blocks) + "\n    return False\n"])
     return _define(ns, src, "<subsumption>")
