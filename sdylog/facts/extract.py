@@ -7,27 +7,36 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from itertools import chain
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain, repeat
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.op_properties import is_elementwise
-from sdylog.ir.shardings import DATA_FLOW_OPS, data_flow_op_of_edge, edge_sources, get_sharding, shardable_value
-from sdylog.ir.types import is_tensor, shape_of
-from sdylog.ir.walk import func_ops, symbol_name
+from sdylog.ir.shardings import (DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources, get_sharding,
+                                 shardable_value)
+from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
+from sdylog.ir.walk import func_ops, op_list, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
-from sdylog.oprules import rule_for_op, rule_key
+from sdylog.oprules import RULES, rule_for_op, rule_key
+from sdylog.oprules.common import no_rule
 
 # Ops whose results carry data unchanged from their operands / regions: data
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
+
+
+@lru_cache(maxsize=None)
+def _is_result(operands: int, results: int) -> tuple[int, ...]:
+    """rule_tensor's last column for an op's operands then results."""
+    return (0,) * operands + (1,) * results
 
 
 _UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
@@ -92,6 +101,19 @@ def prime_units(size: int) -> list[tuple[int, int]]:
     return units or [(1, 1)]
 
 
+class _OpenOp:
+    """An op whose nested ops the walk is reading (add_body): what its tail
+    rows need, its blocks still to read, and the ops left in the current one.
+    A function's body has op None (its rows are add_func's)."""
+    __slots__ = ("op_id", "op", "name", "operands", "results", "blocks", "region", "left")
+
+    def __init__(self, op_id: int, op, name, operands, results, blocks: list):
+        self.op_id, self.op, self.name, self.operands, self.results = op_id, op, name, operands, results
+        self.blocks = blocks   # (region index, block), in order
+        self.region = 0
+        self.left = 0
+
+
 @dataclass
 class FactSet:
     relations: dict[str, list[tuple]] = field(default_factory=lambda: defaultdict(list))
@@ -112,10 +134,13 @@ class FactSet:
 
 
 class _Extractor:
-    def __init__(self, module: ir.Module, filename: str, conservative: bool):
+    def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool):
         self.facts = FactSet(module=module)
         self.filename = filename
         self.conservative = conservative
+        self.static_shapes = static_shapes
+        # type id -> why propagation rejects results of that type (unpropagatable_type_error)
+        self._unpropagatable_types: dict[int, str] = {}
         self.module = module
         self._inline_meshes: dict[Mesh, str] = {}
         self._num_shardings = 0
@@ -141,12 +166,15 @@ class _Extractor:
             if row is None:
                 row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t),
                                             len(self._type_rows))
+                error = unpropagatable_type_error(t)
+                if error is not None:
+                    self._unpropagatable_types[row[2]] = error
             shape, element, type_id = row
             self._value_type_ids.append(type_id)
             relations = f.relations
             relations["value"].append((vid, func, len(shape), element))
-            if shape:
-                relations["value_dim"].extend([(vid, d, size) for d, size in enumerate(shape)])
+            if shape:   # (zip builds the rows in C: values are many)
+                relations["value_dim"].extend(zip(repeat(vid), range(len(shape)), shape))
         return vid
 
     def mesh_name(self, mesh: str | Mesh) -> str:
@@ -206,6 +234,11 @@ class _Extractor:
         for name, mesh in meshes_of_module(self.module).items():
             self.add_mesh(name, mesh)
         funcs = func_ops(self.module)
+        if self.static_shapes:   # (ops outside functions: add_body checks the others)
+            for op in self.module.body.operations:
+                for r in op.results:
+                    if unpropagatable_type_error(r.type) is not None:
+                        raise error_at(op, unpropagatable_type_error(r.type), self.filename)
         self.returns = {}
         self.func_edges = []
         self.manual_edges = []
@@ -277,7 +310,7 @@ class _Extractor:
                 d = ir.DictAttr(a)
                 if "sdy.sharding" in d:
                     f.add("func_result_sharding", name, i, self.add_sharding(TensorSharding.from_attr(d["sdy.sharding"])))
-        self.add_block(block, name, op_id, 0)
+        self.add_body(fn.operation, name, _OpenOp(op_id, None, None, (), (), [(0, block)]))
         term = block.operations[len(block.operations) - 1]
         rets = [self.value_id(v, name) for v in term.operands]
         self.returns[name] = (op_id, block, rets)
@@ -292,33 +325,91 @@ class _Extractor:
         f.add("op", op_id, op.name, func, parent, region, op_id)
         return op_id
 
-    def add_block(self, block, func: str, parent: int, region: int) -> None:
-        for op in block.operations:
-            self.add_op(op.operation, func, parent, region)
+    def add_body(self, fn, func: str, root: _OpenOp) -> None:
+        """The rows of every op nested in `fn`, read in one MLIR walk (half the
+        cost of reading each block's op list through the bindings).
 
-    def add_op(self, op, func: str, parent: int, region: int) -> None:
-        f = self.facts
-        self.current_func = func
-        op_id = self.add_op_row(op, func, parent, region)
-        value_id = self.value_id
-        operands = [value_id(v, func) for v in op.operands]
-        if operands:
-            f.relations["op_operand"].extend([(op_id, i, v) for i, v in enumerate(operands)])
-        results = [value_id(v, func) for v in op.results]
-        if results:
-            f.relations["op_result"].extend([(op_id, i, v) for i, v in enumerate(results)])
-        for r, reg in enumerate(op.regions):
-            for block in reg.blocks:
+        They come out in the order of a recursive walk: an op's head rows (op,
+        operands, results) before those of the ops nested in it, its block
+        arguments as each block starts, region yields as each block ends, and
+        its tail rows (shardings, kind, tensors, rule) after all of them.
+        `open` holds the region ops whose nested ops are being read."""
+        open_ = [root]
+        if not self.next_block(root, func):
+            return
+        for op in op_list(fn)[1:]:   # (the first one is fn)
+            top = open_[-1]
+            op_id, name, operands, results = self.add_op_head(op, func, top.op_id, top.region)
+            regions = op.regions
+            if len(regions):
+                entered = _OpenOp(op_id, op, name, operands, results,
+                                  [(r, block) for r, region in enumerate(regions) for block in region.blocks])
+                if self.next_block(entered, func):
+                    open_.append(entered)
+                    continue
+            self.add_op_tail(op, name, op_id, operands, results, func)
+            # `op` is complete: so may be the block it ends, and the op owning that.
+            last = operands
+            while True:
+                top = open_[-1]
+                top.left -= 1
+                if top.left or top.op is None:
+                    break
+                # top's block ended with `last`'s op, its terminator
+                self.facts.relations["region_yield"].extend([(top.op_id, top.region, i, v) for i, v in enumerate(last)])
+                if self.next_block(top, func):
+                    break
+                open_.pop()
+                self.add_op_tail(top.op, top.name, top.op_id, top.operands, top.results, func)
+                last = top.operands
+
+    def next_block(self, entered: _OpenOp, func: str) -> bool:
+        """Start the next block of `entered` that has ops (block_arg rows for
+        each block on the way); False when none is left."""
+        while entered.blocks:
+            r, block = entered.blocks.pop(0)
+            entered.region = r
+            if entered.op is not None:   # (a function's arguments are added by add_func)
                 for i, arg in enumerate(block.arguments):
-                    f.add("block_arg", op_id, r, i, self.value_id(arg, func))
-                self.add_block(block, func, op_id, r)
-                if len(block.operations):
-                    term = block.operations[len(block.operations) - 1]
-                    for i, v in enumerate(term.operands):
-                        f.add("region_yield", op_id, r, i, self.value_id(v, func))
-        name, attrs = op.name, op.attributes   # each read goes through the bindings: once
+                    self.facts.add("block_arg", entered.op_id, r, i, self.value_id(arg, func))
+            entered.left = len(block.operations)
+            if entered.left:
+                return True
+        return False
+
+    def add_op_head(self, op, func: str, parent: int, region: int) -> tuple:
+        """The op's row, its operands and results (ids, new ones given to results)."""
+        f = self.facts
+        relations = f.relations
+        op_id = len(f.ops)
+        f.ops.append(op)
+        name = op.name
+        relations["op"].append((op_id, name, func, parent, region, op_id))
+        # Operands are defined before their uses: a dict hit each, a new id only off SSA order.
+        get = f.value_ids.get
+        operands = [get(v) for v in op.operands]
+        if None in operands:
+            operands = [self.value_id(v, func) for v in op.operands]
+        if operands:
+            relations["op_operand"].extend(zip(repeat(op_id), range(len(operands)), operands))
+        results = [self.value_id(v, func) for v in op.results]
+        if results:
+            relations["op_result"].extend(zip(repeat(op_id), range(len(results)), results))
+            if self._unpropagatable_types and self.static_shapes:
+                self.check_result_types(op, results)
+        return op_id, name, operands, results
+
+    def check_result_types(self, op, results: list[int]) -> None:
+        types = self._value_type_ids
+        for vid in results:
+            error = self._unpropagatable_types.get(types[vid])
+            if error is not None:
+                raise error_at(op, error, self.filename)
+
+    def add_op_tail(self, op, name: str, op_id: int, operands: list[int], results: list[int], func: str) -> None:
+        attrs = op.attributes   # each read goes through the bindings: once
         self.add_op_shardings(op, name, attrs, results)
-        self.add_op_kind_facts(op, name, attrs, op_id, operands)
+        self.add_op_kind_facts(op, name, attrs, op_id, operands, func)
         self.add_tensors(op, name, func, results)
         if name not in _FLOW_OPS:
             self.add_rule(op, name, attrs, op_id, operands, results)
@@ -337,16 +428,16 @@ class _Extractor:
                     "sdy.func_data_flow_edge") and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
-    def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int]) -> None:
+    def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
         f = self.facts
         if is_elementwise(op, name):
             f.add("op_trait", op_id, "elementwise")
         if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
             f.add("op_trait", op_id, "offload")
         if name == "sdy.data_flow_edge":
-            self.add_edge_sources(op, op_id, self.current_func)
+            self.add_edge_sources(op, op_id, func)
         elif name == "sdy.func_data_flow_edge":
-            self.func_edges.append((op_id, op, self.current_func))
+            self.func_edges.append((op_id, op, func))
         if name == "sdy.sharding_constraint":
             f.add("sharding_constraint", op_id)
         elif name == "sdy.sharding_group":
@@ -374,9 +465,8 @@ class _Extractor:
                 for block in region.blocks:
                     for arg in block.arguments:
                         self.add_value_tensor(arg, func)
-        else:
-            for vid in results:
-                f.add("value_tensor", vid, vid)
+        elif results:
+            f.relations["value_tensor"].extend(zip(results, results))
 
     def add_value_tensor(self, value, func: str) -> None:
         target = shardable_value(value)
@@ -434,15 +524,17 @@ class _Extractor:
                 f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
     def add_rule(self, op, name: str, attrs, op_id: int, operands: list[int], results: list[int]) -> None:
+        if RULES.get(name) is no_rule and SHARDING_RULE not in attrs:
+            return   # no rule, and no key to build (constants are many)
         rule_id = self.rule_id(op, name, attrs, operands, results)
         if rule_id is None:
             return
         relations = self.facts.relations
         relations["op_rule"].append((op_id, rule_id))
-        n_ops = len(operands)
         if operands or results:   # (no empty relation where none was)
-            relations["rule_tensor"].extend([(op_id, t, v, int(t >= n_ops))
-                                             for t, v in enumerate(operands + results)])
+            tensors = operands + results
+            relations["rule_tensor"].extend(zip(repeat(op_id), range(len(tensors)), tensors,
+                                                _is_result(len(operands), len(results))))
 
     def rule_id(self, op, name: str, attrs, operands: list[int], results: list[int]) -> int | None:
         """The id of the op's sharding rule; equal rules share one id and one set of facts.
@@ -486,10 +578,13 @@ class _Extractor:
             f.add("custom_rule", rule_id)
 
 
-def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False) -> FactSet:
-    """The module's input relations (rules/schema.dl) and the id maps back to the IR."""
+def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
+                  static_shapes: bool = False) -> FactSet:
+    """The module's input relations (rules/schema.dl) and the id maps back to the IR.
+    `static_shapes`: an op result of a type propagation rejects (a tuple, a
+    dynamic shape) is an error, with unpropagatable_type_error's message."""
     with module.context:
-        return _Extractor(module, filename, conservative).run()
+        return _Extractor(module, filename, conservative, static_shapes).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on

@@ -53,3 +53,14 @@ def is_scalar(value_or_type) -> bool:
     """A ranked tensor of rank 0."""
     t = type_of(value_or_type)
     return isinstance(t, ir.ShapedType) and t.has_rank and t.rank == 0
+
+
+def unpropagatable_type_error(value_or_type) -> str | None:
+    """Why Shardy's propagation rejects a result of this type (tuples, and
+    shaped types without a static shape), or None when it does not."""
+    t = type_of(value_or_type)
+    if isinstance(t, ir.TupleType):
+        return f"Shardy propagation doesn't support tuples: {t}"
+    if isinstance(t, ir.ShapedType) and not t.has_static_shape:
+        return f"Shardy propagation only supports ranked tensors with a static shape. type: {t}"
+    return None

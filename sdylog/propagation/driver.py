@@ -54,18 +54,15 @@ def run_facts(options: PropagationOptions) -> dict[str, list[tuple]]:
 
 
 def check_static_shapes(module, filename: str) -> None:
-    """Shardy propagates only statically shaped ranked tensors, and no tuples."""
-    from jaxlib.mlir import ir
-
+    """Shardy propagates only statically shaped ranked tensors, and no tuples:
+    the first op result (pre-order) of another type is an error."""
+    from sdylog.ir.types import unpropagatable_type_error
     from sdylog.ir.walk import walk_ops
     for op in walk_ops(module.operation):
         for r in op.results:
-            t = r.type
-            if isinstance(t, ir.TupleType):
-                raise error_at(op, f"Shardy propagation doesn't support tuples: {t}", filename)
-            if isinstance(t, ir.ShapedType) and not t.has_static_shape:
-                raise error_at(op, "Shardy propagation only supports ranked tensors with a static shape. "
-                               f"type: {t}", filename)
+            error = unpropagatable_type_error(r.type)
+            if error is not None:
+                raise error_at(op, error, filename)
 
 
 def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResult:
@@ -89,8 +86,11 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     timings: dict[str, float] = {}
     t0 = time.process_time()
     with module.context:
-        check_static_shapes(module, filename)
-        facts = extract_facts(module, filename, conservative=options.conservative)
+        try:   # (the extraction checks the result types as it reads them: no walk of its own)
+            facts = extract_facts(module, filename, conservative=options.conservative, static_shapes=True)
+        except SdylogError:
+            check_static_shapes(module, filename)   # a type error comes first, wherever it is
+            raise
     t1 = time.process_time()
     timings["facts"] = t1 - t0
     program = propagation_program()
