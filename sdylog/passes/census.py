@@ -22,7 +22,7 @@ from sdylog.ir.symbols import SymbolTable, callee_of
 from sdylog.ir.walk import op_list
 
 # What a pass returns when it did not touch the module: the pipeline then
-# neither verifies the module again nor forgets its census.
+# keeps its census.
 UNCHANGED = False
 
 

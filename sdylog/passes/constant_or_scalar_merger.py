@@ -9,13 +9,31 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.op_properties import is_constant_like
+from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
 from sdylog.ir.rewrite import attributes_of, post_order_ops, replace_op
 from sdylog.ir.types import is_scalar
 
 
-def _region_key(op):
-    block = op.block
+# What merges: constants (ConstantLike ops and sdy.constant) and broadcasts.
+_CONSTANTS = CONSTANT_LIKE_OPS | {"sdy.constant"}
+
+
+class _Regions:
+    """The region holding an op, as (parent op, region index), looked up once
+    per block (blocks hash; the bindings' Region objects do not)."""
+
+    def __init__(self):
+        self.of_block: dict = {}
+
+    def key(self, op):
+        block = op.block
+        key = self.of_block.get(block)
+        if key is None:
+            key = self.of_block[block] = _region_key(op, block)
+        return key
+
+
+def _region_key(op, block):
     parent = op.parent
     if parent is None:
         return None
@@ -33,12 +51,17 @@ def _attr_key(op):
 def merge_in(root) -> None:
     constants: dict = {}
     broadcasts: dict = {}
+    regions = _Regions()
     for op in post_order_ops(root):
-        if op.name == "sdy.constant" or is_constant_like(op):
-            key = (_attr_key(op), _region_key(op))
+        name = op.name
+        if name in _CONSTANTS:
+            key = (_attr_key(op), regions.key(op))
             cache = constants
-        elif op.name == "stablehlo.broadcast_in_dim" and is_scalar(op.operands[0]):
-            key = (_attr_key(op), _region_key(op), op.results[0].type, op.operands[0])
+        elif name == "stablehlo.broadcast_in_dim":
+            operand = op.operands[0]
+            if not is_scalar(operand):
+                continue
+            key = (_attr_key(op), regions.key(op), op.results[0].type, operand)
             cache = broadcasts
         else:
             continue

@@ -20,7 +20,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
-from sdylog.ir.rewrite import as_operation, attributes_of, create_op, defining_op, replace_op, users
+from sdylog.ir.rewrite import as_operation, attributes_of, create_op, has_no_uses, replace_op, users
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
@@ -41,11 +41,15 @@ def convert_constants(constants) -> None:
 
 
 class _Splitter:
-    def __init__(self, symbols: SymbolTable):
+    def __init__(self, symbols: SymbolTable, has_calls_or_named_computations: bool):
         self.symbols = symbols
         self.non_const_named_computations: set[str] = set()
         self.non_const_funcs: set[str] = set()
         self.static_types: dict = {}   # type -> statically shaped (for is_pure)
+        # Which functions and named computations are not constant matters only
+        # to calls and named computations: without any, an op whose operands
+        # are not all constant is not asked whether it preserves constants.
+        self.marks_non_constant = has_calls_or_named_computations
 
     # --- classification ----------------------------------------------------------
     def constant_preserving(self, op, name: str) -> bool:
@@ -59,21 +63,22 @@ class _Splitter:
         return (name in _SHAPE_PRESERVING or is_elementwise(op, name)) and is_pure(op, self.static_types)
 
     # --- cloning -------------------------------------------------------------------
-    def clone_value(self, value) -> ir.Value:
-        """A fresh clone of the sub-computation producing `value` (itself if scalar)."""
+    def clone_value(self, value, producers: dict) -> ir.Value:
+        """A fresh clone of the sub-computation producing `value` (itself if
+        scalar); `producers`: value -> defining op, for every value of the
+        sub-computation (a constant expression's operands are constant)."""
         if is_scalar(value):
             return value
         mapping: dict = {}
-        self._clone_into(value, mapping)
+        self._clone_into(value, mapping, producers)
         return mapping[value]
 
-    def _clone_into(self, value, mapping: dict) -> None:
-        if is_scalar(value) or value in mapping:
+    def _clone_into(self, value, mapping: dict, producers: dict) -> None:
+        if value in mapping or is_scalar(value):
             return
-        op = defining_op(value)
+        op = producers[value]
         for operand in op.operands:
-            if defining_op(operand) is not None:
-                self._clone_into(operand, mapping)
+            self._clone_into(operand, mapping, producers)
         ip = ir.InsertionPoint(op)
         clone = op.clone(ip=ip)
         for i, operand in enumerate(op.operands):
@@ -101,7 +106,11 @@ class _Splitter:
         for op in ops:
             self.process(op, func_name, nc_name, found)
         for op in list(found.expansions) + list(reversed(list(found.constants))):
-            us = users_of_op(op)
+            results = op.results
+            if all(has_no_uses(r) for r in results):   # the usual case: every use took a clone
+                op.erase()
+                continue
+            us = [u for r in results for u in users(r)]
             if all(u.name == "sdy.sharding_group" for u in us):
                 for u in us:
                     u.erase()
@@ -119,47 +128,46 @@ class _Splitter:
             found.add_constant(op)
             return
         operands = list(op.operands)
-        preserving = self.constant_preserving(op, name)
-        if preserving and all(v in found.constant_values for v in operands):
-            found.add_constant(op)
-            return
-        if not preserving and not op.has_trait(ir.IsTerminatorTrait):
-            if nc_name is not None:
-                self.non_const_named_computations.add(nc_name)
-            self.non_const_funcs.add(func_name)
+        # Whether the op preserves constants reads its types: asked only when
+        # the answer matters.
+        all_constant = all(v in found.constant_values for v in operands)
+        if all_constant or self.marks_non_constant:
+            preserving = self.constant_preserving(op, name)
+            if preserving and all_constant:
+                found.add_constant(op)
+                return
+            if not preserving and not op.has_trait(ir.IsTerminatorTrait):
+                if nc_name is not None:
+                    self.non_const_named_computations.add(nc_name)
+                self.non_const_funcs.add(func_name)
         if name == "stablehlo.broadcast_in_dim" and is_scalar(operands[0]):
             found.add_expansion(op)
             return
         for i, operand in enumerate(operands):
-            if operand in found.constant_values or operand in found.expansion_values:
-                op.operands[i] = self.clone_value(operand)
+            if operand in found.producers:
+                op.operands[i] = self.clone_value(operand, found.producers)
 
 
 class _Found:
     """The constant expressions and scalar expansions of a region so far (in
-    order), and their results: an operand is looked up by value, without
-    asking the bindings for its producer."""
+    order), and the ops producing their results: an operand is looked up by
+    value, without asking the bindings for its producer."""
 
     def __init__(self):
         self.constants: dict = {}           # insertion-ordered sets of ops
         self.expansions: dict = {}
+        # result of a constant expression or scalar expansion -> its op
+        self.producers: dict = {}
         self.constant_values: set = set()
-        self.expansion_values: set = set()
 
     def add_constant(self, op) -> None:
         self.constants[op] = None
         self.constant_values.update(op.results)
+        self.producers.update((r, op) for r in op.results)
 
     def add_expansion(self, op) -> None:
         self.expansions[op] = None
-        self.expansion_values.update(op.results)
-
-
-def users_of_op(op) -> list:
-    out = []
-    for r in op.results:
-        out.extend(users(r))
-    return out
+        self.producers.update((r, op) for r in op.results)
 
 
 def _nc_name(op) -> str:
@@ -172,7 +180,7 @@ def run(module: ir.Module, options: dict, ctx) -> None:
     with module.context, module.operation.location:
         convert_constants(found.ops("stablehlo.constant"))
         symbols = SymbolTable(module)
-        splitter = _Splitter(symbols)
+        splitter = _Splitter(symbols, has_calls or has_named_computations)
         for func in funcs_in_call_graph_post_order(module, has_calls):
             if not has_named_computations:   # MLIR's walk, without the function itself
                 splitter.split_region(op_list(func)[1:], func)

@@ -6,12 +6,20 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.shardings import SHARDING_RULE
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.walk import op_list
 
 
 def run(module: ir.Module, options: dict, ctx) -> None:
+    custom: dict = {}   # rule -> is it custom (rules repeat: each distinct one is read once)
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            for op in walk_ops(func.operation):
-                if SHARDING_RULE in op.attributes and not sdy.OpShardingRuleAttr(op.attributes[SHARDING_RULE]).is_custom:
-                    del op.attributes[SHARDING_RULE]
+            for op in op_list(func.operation):
+                attrs = op.attributes   # each read goes through the bindings: once
+                if SHARDING_RULE not in attrs:
+                    continue
+                rule = attrs[SHARDING_RULE]
+                is_custom = custom.get(rule)
+                if is_custom is None:
+                    is_custom = custom[rule] = sdy.OpShardingRuleAttr(rule).is_custom
+                if not is_custom:
+                    del attrs[SHARDING_RULE]

@@ -41,6 +41,15 @@ after propagation (`run_export_propagation_steps`):
     canonicalize{enable-patterns=sdy-collective}, (save-module),
     sdy-drop-sharding-rules.
 
+Verification: none between the steps. MLIR's pass manager verifies after
+every pass, but here the input was verified when it was parsed, and a step
+can only make it invalid through a bug of ours; each verification walks the
+whole module (about 1 ms per transformer layer). Whoever runs a pipeline
+verifies its result once, before using or printing it: `sdylog opt` verifies
+after every pass it runs, a whole pipeline being one pass (as sdy_opt does
+for `-sdy-propagation-pipeline`). A pass list given to `sdylog opt` is still
+verified after each pass.
+
 `save-module` only dumps files for debugging and is left out. `symbol-dce` is
 MLIR's; we run our own (sdylog.ir.symbols.symbol_dce). The canonicalizer
 step erases trivially dead ops (what the greedy rewriter does on its own);
@@ -55,7 +64,6 @@ from dataclasses import dataclass, field
 
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.module import verify_module
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
@@ -120,19 +128,17 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
 
 
 def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
-    """Run `steps` in order, verifying the module after each one that changed it,
-    as MLIR's pass manager does after every pass (an invalid result is an
-    error, e.g. data-flow edges added twice; a module a step left as it was
-    verified before). The steps share one census of the module while they
-    leave it unchanged. A partitioner step that is not registered is skipped
-    and noted in ctx.report["skipped_steps"] (an error with `strict`)."""
+    """Run `steps` in order, without verifying in between (the caller verifies
+    the result: see the module docstring). The steps share one census of the
+    module while they leave it unchanged. A partitioner step that is not
+    registered is skipped and noted in ctx.report["skipped_steps"] (an error
+    with `strict`)."""
     outer = ctx.census
     ctx.census = {}
     try:
         for step in steps:
             if _run_step(module, ctx, step, strict) is not UNCHANGED:
                 ctx.census.clear()
-                verify_module(module, ctx.filename)
     finally:
         ctx.census = outer
 

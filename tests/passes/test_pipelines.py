@@ -97,20 +97,15 @@ func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
 
 
 def _counting(monkeypatch):
-    """Counts of census walks and verifications while run_steps runs."""
-    from sdylog.passes import census, pipelines
-    counts = {"census": 0, "verify": 0}
-    walk, verify = census.Census.of, pipelines.verify_module
+    """Counts of census walks while run_steps runs."""
+    from sdylog.passes import census
+    counts = {"census": 0}
+    walk = census.Census.of
 
     def counted_walk(module):
         counts["census"] += 1
         return walk(module)
-
-    def counted_verify(module, filename="-"):
-        counts["verify"] += 1
-        return verify(module, filename)
     monkeypatch.setattr(census.Census, "of", staticmethod(counted_walk))
-    monkeypatch.setattr(pipelines, "verify_module", counted_verify)
     return counts
 
 
@@ -126,23 +121,54 @@ def _run(text: str, names: list[str]):
     return module
 
 
-def test_steps_with_nothing_to_do_share_one_census_and_skip_verification(monkeypatch):
+def test_steps_with_nothing_to_do_share_one_census(monkeypatch):
     counts = _counting(monkeypatch)
     module = _run(BARRIER, ["sdy-manual-axes-cleanup", "sdy-sharding-group-import",
                             "sdy-remove-sharding-groups", "sdy-export-named-computations"])
-    assert counts == {"census": 1, "verify": 0}
+    assert counts == {"census": 1}
     assert "sdy.sharding_constraint" in str(module)
 
 
-def test_a_changing_step_is_verified_and_renews_the_census(monkeypatch):
+def test_a_changing_step_renews_the_census(monkeypatch):
     counts = _counting(monkeypatch)
     module = _run(BARRIER, ["sdy-manual-axes-cleanup", "sdy-sharding-constraint-to-reshard",
                             "sdy-sharding-group-import", "sdy-remove-sharding-groups"])
-    assert counts == {"census": 2, "verify": 1}
+    assert counts == {"census": 2}
     assert "sdy.reshard" in str(module) and "sdy.sharding_constraint" not in str(module)
 
 
-def test_an_invalid_result_of_a_step_is_still_an_error():
+def test_an_invalid_pipeline_result_is_an_error_of_sdylog_opt():
+    """The steps are not verified one by one; `sdylog opt` verifies the
+    pipeline's result as a whole (here a pipeline-like pass list)."""
     from sdylog.ir import SdylogError
+    from sdylog.ir.module import verify_module
+    module = _run(BARRIER, ["sdy-add-data-flow-edges", "sdy-add-data-flow-edges"])
     with pytest.raises(SdylogError, match=r"f\.mlir:3:8: error: 'sdy.data_flow_edge' op expected input"):
-        _run(BARRIER, ["sdy-add-data-flow-edges", "sdy-add-data-flow-edges"])
+        verify_module(module, "f.mlir")
+
+
+def test_sdylog_opt_verifies_the_pipeline_result_not_its_steps(monkeypatch):
+    """Inside -sdy-propagation-pipeline the import and export steps are not
+    verified; the driver verifies the result after the pass."""
+    from jaxlib.mlir import ir
+    from sdylog.passes import driver, pipelines
+    verified, in_steps = [], []
+    verify, run_steps = ir.Operation.verify, pipelines.run_steps
+
+    def counted_verify(op):
+        verified.append("in steps" if in_steps else "outside")
+        return verify(op)
+
+    def marked_run_steps(*args, **kwargs):
+        in_steps.append(1)
+        try:
+            return run_steps(*args, **kwargs)
+        finally:
+            in_steps.pop()
+    monkeypatch.setattr(ir.Operation, "verify", counted_verify)
+    monkeypatch.setattr(pipelines, "run_steps", marked_run_steps)
+    passes = driver.parse_flags(["-sdy-propagation-pipeline"])
+    monkeypatch.setattr(driver, "verify_module", lambda m, f="-": verified.append("driver"))
+    text = driver.optimize_text(BARRIER, "f.mlir", passes)
+    assert "in steps" not in verified and verified[-1] == "driver"
+    assert "sdy.reshard" in text
