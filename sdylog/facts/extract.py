@@ -31,6 +31,10 @@ from sdylog.oprules.common import no_rule
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
+# The ops add_op_kind_facts has more facts for than their elementwise trait.
+_KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
+                       "sdy.sharding_constraint", "sdy.sharding_group", "sdy.propagation_barrier", "func.call",
+                       "sdy.manual_computation"})
 
 
 @lru_cache(maxsize=None)
@@ -237,8 +241,9 @@ class _Extractor:
         if self.static_shapes:   # (ops outside functions: add_body checks the others)
             for op in self.module.body.operations:
                 for r in op.results:
-                    if unpropagatable_type_error(r.type) is not None:
-                        raise error_at(op, unpropagatable_type_error(r.type), self.filename)
+                    error = unpropagatable_type_error(r.type)
+                    if error is not None:
+                        raise error_at(op, error, self.filename)
         self.returns = {}
         self.func_edges = []
         self.manual_edges = []
@@ -290,7 +295,7 @@ class _Extractor:
         name = symbol_name(fn)
         vis = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
         f.add("func", name, int(vis is None or ir.StringAttr(vis).value == "public"))
-        op_id = self.add_op_row(fn.operation, name, -1, -1)
+        op_id = self.add_op_row(fn.operation, "func.func", name, -1, -1)
         if not len(fn.regions[0].blocks):
             return
         block = fn.regions[0].blocks[0]
@@ -318,11 +323,11 @@ class _Extractor:
             f.add("func_return", name, i, vid)
         self.result_slots[name] = (fn.operation, len(rets))
 
-    def add_op_row(self, op, func: str, parent: int, region: int) -> int:
+    def add_op_row(self, op, name: str, func: str, parent: int, region: int) -> int:
         f = self.facts
         op_id = len(f.ops)
         f.ops.append(op)
-        f.add("op", op_id, op.name, func, parent, region, op_id)
+        f.relations["op"].append((op_id, name, func, parent, region, op_id))
         return op_id
 
     def add_body(self, fn, func: str, root: _OpenOp) -> None:
@@ -333,7 +338,7 @@ class _Extractor:
         operands, results) before those of the ops nested in it, its block
         arguments as each block starts, region yields as each block ends, and
         its tail rows (shardings, kind, tensors, rule) after all of them.
-        `open` holds the region ops whose nested ops are being read."""
+        `open_` holds the region ops whose nested ops are being read."""
         open_ = [root]
         if not self.next_block(root, func):
             return
@@ -381,10 +386,8 @@ class _Extractor:
         """The op's row, its operands and results (ids, new ones given to results)."""
         f = self.facts
         relations = f.relations
-        op_id = len(f.ops)
-        f.ops.append(op)
         name = op.name
-        relations["op"].append((op_id, name, func, parent, region, op_id))
+        op_id = self.add_op_row(op, name, func, parent, region)
         # Operands are defined before their uses: a dict hit each, a new id only off SSA order.
         get = f.value_ids.get
         operands = [get(v) for v in op.operands]
@@ -432,6 +435,8 @@ class _Extractor:
         f = self.facts
         if is_elementwise(op, name):
             f.add("op_trait", op_id, "elementwise")
+        if name not in _KIND_OPS:
+            return   # (most ops: none of the names below)
         if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
             f.add("op_trait", op_id, "offload")
         if name == "sdy.data_flow_edge":

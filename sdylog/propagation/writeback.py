@@ -1,9 +1,11 @@
 """Write the shardings the rules derived (relations final_*) into the IR.
 
 Shardings repeat a lot (every activation of a layer has the same one), so
-attributes are built once per distinct sharding. Op results are written one
-op at a time (all results of an op in one `sdy.sharding` list), function
-argument and result attributes once per function.
+each distinct sharding gets a small id from its rows (no IR access) and its
+attribute is built once; an op's `sdy.sharding` list is cached by its ids.
+Op results are written one op at a time (all results of an op in one
+`sdy.sharding` list), function argument and result attributes once per
+function.
 """
 from __future__ import annotations
 
@@ -22,27 +24,32 @@ _SPECIAL = DATA_FLOW_OPS | OWN_SHARDING_ATTR.keys() | {"sdy.func_data_flow_edge"
 
 
 class _Attrs:
-    """Sharding attributes built from the final_* relations, shared by equal shardings."""
+    """Sharding attributes built from the final_* relations, shared by equal shardings.
+
+    A sharding is named by an id, one per distinct content (mesh, dimensions,
+    replicated and unreduced axes): ints hash and compare without the bindings."""
 
     def __init__(self, engine, facts):
         self.facts = facts
         self.mesh_of = dict(_scan(engine, "final_mesh"))
-        self.dims = defaultdict(dict)
+        # tensor -> its rows without the tensor column (grouped in one pass each)
+        self.dims = dims = defaultdict(list)
         for t, d, closed, prio in _scan(engine, "final_dim"):
-            self.dims[t][d] = (closed, prio)
-        self.axes = defaultdict(list)
+            dims[t].append((d, closed, prio))
+        self.axes = axes = defaultdict(list)
         for t, d, pos, axis, pre, size in _scan(engine, "final_dim_axis"):
-            self.axes[(t, d)].append((pos, axis, pre, size))
+            axes[t].append((d, pos, axis, pre, size))
         self.replicated, self.unreduced = defaultdict(list), defaultdict(list)
         for t, a, pre, size in _scan(engine, "final_replicated"):
             self.replicated[t].append((a, pre, size))
         for t, a, pre, size in _scan(engine, "final_unreduced"):
             self.unreduced[t].append((a, pre, size))
+        self._ids: dict = {}          # sharding content -> id
+        self.attrs: list = []         # id -> TensorShardingAttr
+        self.meshes_of_id: list = []  # id -> mesh name
         self._refs: dict = {}
         self._dims: dict = {}
-        self._shardings: dict = {}
         self._meshes: dict = {}
-        self._open: dict = {}
         self._per_value: dict = {}
 
     def mesh_attr(self, name: str):
@@ -64,52 +71,53 @@ class _Attrs:
             ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
         return ref
 
-    def of(self, t: int):
-        mesh = self.mesh_of[t]
-        dims = []
-        dims_of_t = self.dims[t]
-        for d in sorted(dims_of_t):
-            closed, prio = dims_of_t[d]
-            rows = self.axes.get((t, d))
-            if not rows:
-                axes = ()
-            elif len(rows) == 1:   # most sharded dimensions have one axis: nothing to sort
-                axes = (rows[0][1:],)
-            else:
-                axes = tuple(row[1:] for row in sorted(rows))
-            dims.append((axes, closed, prio))
-        key = (mesh, tuple(dims), tuple(self.replicated.get(t, ())), tuple(self.unreduced.get(t, ())))
-        attr = self._shardings.get(key)
-        if attr is None:
-            dim_attrs = []
-            for axes, closed, prio in dims:
-                dk = (mesh, axes, closed, prio)
-                da = self._dims.get(dk)
-                if da is None:
-                    da = self._dims[dk] = sdy.DimensionShardingAttr.get(
-                        [self.axis(mesh, *x) for x in axes], bool(closed), None if prio < 0 else prio)
-                dim_attrs.append(da)
-            attr = self._shardings[key] = sdy.TensorShardingAttr.get(
-                self.mesh_attr(mesh), dim_attrs, [self.axis(mesh, *x) for x in key[2]],
-                [self.axis(mesh, *x) for x in key[3]])
-        return attr
+    def id_of(self, t: int) -> int:
+        """The id of tensor t's derived sharding."""
+        dims = self.dims.get(t, ())
+        axes = self.axes.get(t, ())
+        content = (self.mesh_of[t], tuple(sorted(dims)) if len(dims) > 1 else tuple(dims),
+                   tuple(sorted(axes)) if len(axes) > 1 else tuple(axes),
+                   tuple(self.replicated.get(t, ())), tuple(self.unreduced.get(t, ())))
+        sid = self._ids.get(content)
+        if sid is None:
+            sid = self._new_id(content, content[0], self._build(*content))
+        return sid
 
-    def per_value(self, shardings: list):
-        """The `sdy.sharding` list attribute: ops repeat the same lists."""
-        key = tuple(shardings)
-        a = self._per_value.get(key)
-        if a is None:
-            a = self._per_value[key] = sdy.TensorShardingPerValueAttr.get(shardings)
-        return a
+    def _new_id(self, content, mesh: str, attr) -> int:
+        sid = self._ids[content] = len(self.attrs)
+        self.attrs.append(attr)
+        self.meshes_of_id.append(mesh)
+        return sid
 
-    def open_on(self, t: int, rank: int):
-        """A fully open sharding of the given rank on tensor t's mesh."""
-        mesh = self.mesh_of[t]
-        key = (mesh, rank)
-        a = self._open.get(key)
-        if a is None:
+    def _build(self, mesh: str, dims: tuple, axes: tuple, replicated: tuple, unreduced: tuple):
+        axes_of = defaultdict(list)   # dimension -> its axes, in position order
+        for d, _, *axis in axes:
+            axes_of[d].append(tuple(axis))
+        dim_attrs = []
+        for d, closed, prio in dims:
+            dk = (mesh, tuple(axes_of.get(d, ())), closed, prio)
+            da = self._dims.get(dk)
+            if da is None:
+                da = self._dims[dk] = sdy.DimensionShardingAttr.get(
+                    [self.axis(mesh, *x) for x in dk[1]], bool(closed), None if prio < 0 else prio)
+            dim_attrs.append(da)
+        return sdy.TensorShardingAttr.get(self.mesh_attr(mesh), dim_attrs, [self.axis(mesh, *x) for x in replicated],
+                                          [self.axis(mesh, *x) for x in unreduced])
+
+    def open_id(self, mesh: str, rank: int) -> int:
+        """A fully open sharding of the given rank on the mesh."""
+        content = ("open", mesh, rank)
+        sid = self._ids.get(content)
+        if sid is None:
             dim = sdy.DimensionShardingAttr.get([], False)
-            a = self._open[key] = sdy.TensorShardingAttr.get(self.mesh_attr(mesh), [dim] * rank, [], [])
+            sid = self._new_id(content, mesh, sdy.TensorShardingAttr.get(self.mesh_attr(mesh), [dim] * rank, [], []))
+        return sid
+
+    def per_value(self, ids: tuple):
+        """The `sdy.sharding` list attribute of these sharding ids: ops repeat the same lists."""
+        a = self._per_value.get(ids)
+        if a is None:
+            a = self._per_value[ids] = sdy.TensorShardingPerValueAttr.get([self.attrs[i] for i in ids])
         return a
 
 
@@ -128,31 +136,34 @@ def _scan(engine, relation: str):
 def write_back(module, engine, facts, options) -> None:
     attrs = _Attrs(engine, facts)
     args = defaultdict(dict)      # func op -> argument index -> sharding
-    by_op = defaultdict(dict)     # plain op id -> result index -> sharding
+    by_op = defaultdict(dict)     # plain op id -> result index -> sharding id
     # Where each value lives, from the facts (no IR access): op results by
     # (op id, index), op names by id; anything else is a block argument.
     result_of = {v: (op, i) for op, i, v in facts.rows("op_result")}
     op_names = {row[0]: row[1] for row in facts.rows("op")}
+    func_args = facts.func_args
     for v, t in _scan(engine, "final_value"):
-        new = attrs.of(t)
-        if v in facts.func_args:
-            func, i = facts.func_args[v]
-            args[func][i] = new
+        sid = attrs.id_of(t)
+        if v in func_args:
+            func, i = func_args[v]
+            args[func][i] = attrs.attrs[sid]
             continue
         where = result_of.get(v)
         if where is None or op_names[where[0]] in _SPECIAL:
+            new = attrs.attrs[sid]
             value = facts.values[v]
             old = get_sharding(value)
             if old is None or old != new:
                 set_sharding(value, new)
         else:
-            by_op[where[0]][where[1]] = (new, t)
+            by_op[where[0]][where[1]] = sid
+    ops = facts.ops
     for op_id, by_index in by_op.items():
-        _set_result_shardings(facts.ops[op_id], by_index, attrs)
+        _set_result_shardings(ops[op_id], by_index, attrs)
     results = defaultdict(dict)
     for _, _, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
-        results[func][i] = attrs.of(t)
+        results[func][i] = attrs.attrs[attrs.id_of(t)]
     for func, by_index in args.items():
         set_func_shardings(func, by_index)
     for func, by_index in results.items():
@@ -160,17 +171,23 @@ def write_back(module, engine, facts, options) -> None:
 
 
 def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
-    """An op's `sdy.sharding` list with the given entries (others kept, or
-    fully open when the op had none)."""
-    old = list(sdy.TensorShardingPerValueAttr(op.attributes[SHARDING]).shardings) \
-        if SHARDING in op.attributes else None
-    if old is not None and all(old[i] == s for i, (s, _) in by_index.items()):
+    """An op's `sdy.sharding` list with the given entries (sharding ids by
+    result index; others kept, or fully open when the op had none)."""
+    attributes = op.attributes   # (each read goes through the bindings: once)
+    if SHARDING in attributes:
+        old = list(sdy.TensorShardingPerValueAttr(attributes[SHARDING]).shardings)
+        if all(old[i] == attrs.attrs[sid] for i, sid in by_index.items()):
+            return
+        for i, sid in by_index.items():
+            old[i] = attrs.attrs[sid]
+        attributes[SHARDING] = sdy.TensorShardingPerValueAttr.get(old)
         return
-    if old is None:
-        _, t = next(iter(by_index.values()))
-        results = list(op.results)
-        # Fully open entries for the results the rules left alone (types read only for them).
-        old = [None if i in by_index else attrs.open_on(t, rank_of(r)) for i, r in enumerate(results)]
-    for i, (s, _) in by_index.items():
-        old[i] = s
-    op.attributes[SHARDING] = attrs.per_value(old)
+    if len(by_index) == 1 and 0 in by_index and len(op.results) == 1:   # most ops
+        ids = (by_index[0],)
+    else:
+        # Fully open entries, on the first entry's mesh, for the results the
+        # rules left alone (types read only for them).
+        mesh = attrs.meshes_of_id[next(iter(by_index.values()))]
+        ids = tuple(by_index[i] if i in by_index else attrs.open_id(mesh, rank_of(r))
+                    for i, r in enumerate(op.results))
+    attributes[SHARDING] = attrs.per_value(ids)

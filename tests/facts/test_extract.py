@@ -178,3 +178,47 @@ def test_facts_command_writes_souffle_files(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "main\t0" in p.stdout
+
+
+DYNAMIC = """
+func.func @main(%a: tensor<8xf32>, %n: tensor<1xi32>) -> tensor<?xf32> {
+  %0 = stablehlo.negate %a : tensor<8xf32>
+  %1 = stablehlo.real_dynamic_slice %0, %n, %n, %n : (tensor<8xf32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xf32>
+  return %1 : tensor<?xf32>
+}
+"""
+
+
+def test_static_shapes_rejects_a_dynamic_result_at_its_op():
+    module = parse_module(DYNAMIC)
+    assert len(extract_facts(module).rows("op")) == 4   # the check is opt-in
+    with pytest.raises(SdylogError, match=r"m.mlir:4:\d+: .*only supports ranked tensors with a static shape. "
+                                          r"type: tensor<\?xf32>"):
+        extract_facts(module, "m.mlir", static_shapes=True)
+
+
+def test_nested_ops_rows_keep_the_recursive_order():
+    # the reduce's body ops come right after the reduce, its own tail rows
+    # (op_trait, op_rule) after theirs; the op after it follows them all
+    f = extract_facts(parse_module("""
+func.func @main(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+   reducer(%x: tensor<f32>, %y: tensor<f32>) {
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }
+  %n = stablehlo.negate %r : tensor<4xf32>
+  return %n : tensor<4xf32>
+}"""))
+    names = [row[1] for row in f.rows("op")]
+    assert names == ["func.func", "stablehlo.constant", "stablehlo.reduce", "stablehlo.add", "stablehlo.return",
+                     "stablehlo.negate", "func.return"]
+    reduce_id, add_id, ret_id, neg_id = 2, 3, 4, 5
+    assert [(op, parent, region) for op, _, _, parent, region, _ in f.rows("op")][3:5] == [(3, 2, 0), (4, 2, 0)]
+    assert [row[0] for row in f.rows("op_rule")] == [add_id, reduce_id, neg_id]
+    result = {op: v for op, _, v in f.rows("op_result")}
+    x, y = [row[3] for row in f.rows("block_arg") if row[0] == reduce_id]
+    assert result[reduce_id] < x < y < result[add_id]   # body arguments get ids as the body starts
+    assert f.rows("region_yield") == [(reduce_id, 0, 0, result[add_id])]
+    assert (ret_id, 0, result[add_id]) in f.rows("op_operand")

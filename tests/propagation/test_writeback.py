@@ -1,0 +1,40 @@
+"""write_back: derived shardings land in each op's `sdy.sharding` list, one
+attribute per distinct sharding."""
+from sdylog.ir import parse_module
+from sdylog.ir.shardings import SHARDING, func_result_shardings
+from sdylog.ir.walk import op_list
+from sdylog.propagation.driver import PropagationOptions, propagate
+
+MODULE = """
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.negate %a : tensor<8x4xf32>
+  %1 = stablehlo.add %0, %b : tensor<8x4xf32>
+  %2 = stablehlo.abs %1 : tensor<8x4xf32>
+  %3 = stablehlo.reduce(%2 init: %c) across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+   reducer(%x: tensor<f32>, %y: tensor<f32>) {
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }
+  %4 = stablehlo.broadcast_in_dim %3, dims = [0] : (tensor<8xf32>) -> tensor<8x4xf32>
+  return %4 : tensor<8x4xf32>
+}
+"""
+
+
+def test_derived_shardings_are_written_once_per_distinct_sharding():
+    module = parse_module(MODULE)
+    with module.context:
+        propagate(module, PropagationOptions())
+        lists = {op.name if op.name != "stablehlo.add" or str(op.results[0].type) != "tensor<f32>" else "body add":
+                 op.attributes[SHARDING] for op in op_list(module.operation) if SHARDING in op.attributes}
+        assert "body add" not in lists   # a reduce body's scalars have no sharding
+        full = lists["stablehlo.negate"]
+        assert str(full) == '#sdy.sharding_per_value<[<@mesh, [{"x", ?}, {"y", ?}]>]>'
+        # equal shardings are the same (uniqued) attribute, built from one content
+        assert lists["stablehlo.add"] == full and lists["stablehlo.abs"] == full
+        assert str(lists["stablehlo.reduce"]) == '#sdy.sharding_per_value<[<@mesh, [{"x", ?}]>]>'
+        (result,) = func_result_shardings(module.body.operations[1])
+        assert str(result) == '#sdy.sharding<@mesh, [{"x", ?}, {?}]>'
