@@ -97,7 +97,13 @@ def move_after_value(op, value) -> None:
 def replace_op(op, new_values) -> None:
     """Replace every use of the op's results with `new_values`, then erase it."""
     op = as_operation(op)
-    for old, new in zip(op.results, new_values, strict=True):
+    results = op.results
+    if len(results) == 1:   # most ops: `op.result` costs less than iterating `op.results`
+        (new,) = new_values
+        pairs = ((op.result, new),)
+    else:
+        pairs = zip(results, new_values, strict=True)
+    for old, new in pairs:
         if old != new:
             old.replace_all_uses_with(new)
     op.erase()
@@ -148,10 +154,12 @@ def move_region_blocks(src: ir.Region, dst: ir.Region) -> None:
         block.append_to(dst)
 
 
-def erase_trivially_dead_ops(root) -> int:
+def erase_trivially_dead_ops(root, ops: list | None = None) -> int:
     """Erase, until none is left, ops whose results are unused and that have no
     memory effect (what MLIR's greedy rewriter does before any pattern).
-    Returns how many ops were erased."""
+    Returns how many ops were erased. `ops`: `root` and the ops nested in it
+    in pre-order (e.g. a census'), read by the first sweep instead of a walk
+    (in reverse pre-order too, users come before their producers)."""
     from sdylog.ir.op_properties import may_be_effect_free, would_be_trivially_dead
 
     root = as_operation(root)
@@ -160,10 +168,14 @@ def erase_trivially_dead_ops(root) -> int:
         sweep = 0
         # Users come before their producers in reverse post order, so one sweep
         # erases whole dead chains. An op with regions takes its nested ops
-        # with it: start a new sweep after erasing one.
-        for op in reversed(post_order_ops(root)):
-            if (not may_be_effect_free(op.name) or op == root or not all(has_no_uses(r) for r in op.results)
-                    or not would_be_trivially_dead(op)):
+        # with it: start a new sweep after erasing one. (`root` comes last in
+        # post order, first in pre-order: it is left out.)
+        if ops is None:
+            candidates = reversed(post_order_ops(root)[:-1])
+        else:
+            candidates, ops = reversed(ops[1:]), None
+        for op in candidates:
+            if not may_be_effect_free(op.name) or not results_unused(op) or not would_be_trivially_dead(op):
                 continue
             nested = bool(op.regions)
             op.erase()
@@ -173,6 +185,13 @@ def erase_trivially_dead_ops(root) -> int:
         erased += sweep
         if sweep == 0:
             return erased
+
+
+def results_unused(op) -> bool:
+    results = op.results
+    if len(results) == 1:   # most ops: `op.result` costs half as much as iterating `op.results`
+        return has_no_uses(op.result)
+    return all(has_no_uses(r) for r in results)
 
 
 # Ops MLIR's greedy rewriter unique as constants (the ConstantLike trait).

@@ -3,8 +3,9 @@
 One table: flag name -> where the pass lives and which options it takes (with
 defaults). A pass is a function `run(module, options, ctx)` that rewrites
 the module in place; it raises SdylogError on bad input. It may return
-census.UNCHANGED when it left the module as it was (a pipeline then keeps
-its census of the module), and may ask census.census(module, ctx) which ops the
+census.UNCHANGED when it left the module as it was, or tell how it changed
+the module's ops (census.SameOps, census.NewOps) so that a pipeline keeps
+its census of the module, and may ask census.census(module, ctx) which ops the
 module holds to find that out cheaply.
 """
 from __future__ import annotations

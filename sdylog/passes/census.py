@@ -1,15 +1,24 @@
 """Which ops a module holds, by name: one walk shared by the passes of a
-pipeline until one of them changes the module.
+pipeline for as long as its ops stay the same.
 
 Most passes of -sdy-propagation-pipeline look for a few kinds of ops (calls,
 named or manual computations, sharding groups, data-flow edges, ...) that
 most modules do not have; through the bindings, a walk over a large module
 costs more than such a pass's whole work. A pass asks `census(module, ctx)`
 whether its ops are there (and may take them from it, in walk order) and
-returns UNCHANGED when it left the module as it was.
+returns what it did to the module's ops:
 
-The census is shared only inside `pipelines.run_steps`, which drops it after
-any step that did not return UNCHANGED; elsewhere every call walks afresh.
+* UNCHANGED: it left the module as it was;
+* a SameOps: it changed attributes only (ATTRIBUTES_ONLY), or also erased
+  ops it took from the census' own lists (SameOps(erased)); the census
+  follows;
+* a NewOps: it created, erased or moved ops of these names only (no op with
+  regions); the lists of other names stay, and the census walks again only
+  when asked about one of these names or for all ops;
+* None (anything else): the census is dropped and walked again when asked.
+
+The census is shared only inside `pipelines.run_steps`; elsewhere every call
+walks afresh.
 """
 from __future__ import annotations
 
@@ -17,46 +26,127 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes
 from sdylog.ir.symbols import SymbolTable, callee_of
 from sdylog.ir.walk import op_list
 
-# What a pass returns when it did not touch the module: the pipeline then
-# keeps its census.
 UNCHANGED = False
+
+
+@dataclass(frozen=True)
+class SameOps:
+    """The result of a pass after which the module holds the census' ops
+    except `erased`: the very op objects of the census' lists that the pass
+    erased (the bindings hand out a new object per access, so they are
+    matched by identity: an erased op cannot be hashed any more)."""
+    erased: tuple = ()
+
+
+ATTRIBUTES_ONLY = SameOps()
+
+
+@dataclass(frozen=True)
+class NewOps:
+    """The result of a pass that created, erased or moved ops named `names`
+    only, none holding regions: where other ops are, and in which order,
+    did not change."""
+    names: frozenset
 
 
 @dataclass
 class Census:
     module: ir.Module
     by_name: dict[str, list[ir.Operation]]
+    # each top-level op and the ops nested in it, pre-order (a list, not a
+    # dict: an Operation's hash changes with its attributes); None when
+    # `stale` names make it out of date
+    tops: list[list[ir.Operation]] | None
+    # names whose ops were created or erased since the walk (see NewOps)
+    stale: frozenset = frozenset()
 
     @staticmethod
     def of(module: ir.Module) -> Census:
-        by_name: dict[str, list] = {}
-        for op in op_list(module.operation):
-            name = op.name
-            lst = by_name.get(name)
-            if lst is None:
-                by_name[name] = [op]
-            else:
-                lst.append(op)
-        return Census(module, by_name)
+        by_name: dict[str, list] = {"builtin.module": [module.operation]}
+        tops: list = []
+        for top in module.body.operations:
+            ops = op_list(top)
+            tops.append(ops)
+            for op in ops:
+                name = op.name
+                lst = by_name.get(name)
+                if lst is None:
+                    by_name[name] = [op]
+                else:
+                    lst.append(op)
+        return Census(module, by_name, tops)
 
     def has(self, *names: str) -> bool:
         """The module holds an op with one of these names."""
+        self._walk_again_for(names)
         return any(n in self.by_name for n in names)
 
     def ops(self, name: str) -> list[ir.Operation]:
         """The ops with this name, in walk order (pre-order)."""
+        self._walk_again_for((name,))
         return list(self.by_name.get(name, ()))
 
     def ops_of(self, names) -> list[ir.Operation]:
         """The ops with any of these names, in walk order (pre-order)."""
+        self._walk_again_for(names)
         wanted = [n for n in names if n in self.by_name]
         if len(wanted) <= 1:
             return self.ops(wanted[0]) if wanted else []
-        return [op for op in op_list(self.module.operation) if op.name in wanted]
+        return [op for op in self.all_ops() if op.name in wanted]
+
+    def all_ops(self) -> list[ir.Operation]:
+        """Every op, the module first, in walk order (pre-order)."""
+        if self.tops is None:
+            self._walk_again()
+        out = [self.module.operation]
+        for ops in self.tops:
+            out += ops
+        return out
+
+    def within(self, top) -> list[ir.Operation]:
+        """A top-level op (e.g. a function) and the ops nested in it, pre-order."""
+        if self.tops is None:
+            self._walk_again()
+        top = as_operation(top)
+        return list(next(ops for ops in self.tops if ops[0] == top))
+
+    def _walk_again_for(self, names) -> None:
+        if self.stale and any(n in self.stale for n in names):
+            self._walk_again()
+
+    def _walk_again(self) -> None:
+        fresh = Census.of(self.module)
+        self.by_name, self.tops, self.stale = fresh.by_name, fresh.tops, frozenset()
+
+    def follow(self, change) -> None:
+        """Keep up with a pass's SameOps or NewOps."""
+        if isinstance(change, NewOps):
+            for name in change.names:
+                self.by_name.pop(name, None)
+            self.stale |= change.names
+            self.tops = None
+            return
+        if not change.erased:
+            return
+        gone = {id(op) for op in change.erased}
+
+        def kept(ops):
+            return [op for op in ops if id(op) not in gone]
+        for name, ops in list(self.by_name.items()):
+            left = kept(ops)
+            if len(left) == len(ops):
+                continue
+            if left:
+                self.by_name[name] = left
+            else:
+                del self.by_name[name]
+        if self.tops is not None:
+            self.tops = [kept(ops) for ops in self.tops if id(ops[0]) not in gone]
 
 
 def rewrite_each(module: ir.Module, ctx, name: str, rewrite):
@@ -93,3 +183,15 @@ def census(module: ir.Module, ctx=None) -> Census:
     if current is None or current.module is not module:
         current = shared["census"] = Census.of(module)
     return current
+
+
+def follow_step(ctx, result) -> None:
+    """After a pipeline step: keep the shared census as far as the step's
+    result allows (see the module docstring)."""
+    if result is UNCHANGED:
+        return
+    current = ctx.census.get("census")
+    if isinstance(result, (SameOps, NewOps)) and current is not None:
+        current.follow(result)
+    else:
+        ctx.census.clear()

@@ -8,6 +8,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import transform_shardings
 from sdylog.model.sharding import TensorSharding
+from sdylog.passes.census import ATTRIBUTES_ONLY
 
 
 def closed_like(sharding):
@@ -15,6 +16,7 @@ def closed_like(sharding):
     return replace(t, dims=tuple(replace(d, is_closed=True) for d in t.dims), replicated=()).to_attr()
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
     with module.context:
         transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True)
+    return ATTRIBUTES_ONLY

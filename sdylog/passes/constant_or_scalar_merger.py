@@ -10,8 +10,9 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
-from sdylog.ir.rewrite import attributes_of, post_order_ops, replace_op
+from sdylog.ir.rewrite import as_operation, replace_op
 from sdylog.ir.types import is_scalar
+from sdylog.passes.census import UNCHANGED, SameOps, census
 
 
 # What merges: constants (ConstantLike ops and sdy.constant) and broadcasts.
@@ -45,14 +46,19 @@ def _region_key(op, block):
 
 
 def _attr_key(op):
-    return tuple(sorted(attributes_of(op).items(), key=lambda kv: kv[0]))
+    # (sorted by name: names are unique, attributes are never compared)
+    return tuple(sorted(as_operation(op).attributes.items()))
 
 
-def merge_in(root) -> None:
+def merge_in(ops) -> list:
+    """Merge among `ops`, a function and the ops nested in it in pre-order
+    (ops of one region come in program order, as in MLIR's post-order walk);
+    returns the erased ops."""
     constants: dict = {}
     broadcasts: dict = {}
     regions = _Regions()
-    for op in post_order_ops(root):
+    erased = []
+    for op in ops:
         name = op.name
         if name in _CONSTANTS:
             key = (_attr_key(op), regions.key(op))
@@ -61,16 +67,21 @@ def merge_in(root) -> None:
             operand = op.operands[0]
             if not is_scalar(operand):
                 continue
-            key = (_attr_key(op), regions.key(op), op.results[0].type, operand)
+            key = (_attr_key(op), regions.key(op), op.result.type, operand)
             cache = broadcasts
         else:
             continue
         first = cache.setdefault(key, op)
         if first != op:
             replace_op(op, first.results)
+            erased.append(op)
+    return erased
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    found = census(module, ctx)
+    erased = []
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            merge_in(func.operation)
+            erased += merge_in(found.within(func))
+    return SameOps(tuple(erased)) if erased else UNCHANGED

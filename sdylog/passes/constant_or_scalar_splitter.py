@@ -20,36 +20,49 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
-from sdylog.ir.rewrite import as_operation, attributes_of, create_op, has_no_uses, replace_op, users
+from sdylog.ir.rewrite import as_operation, attributes_of, create_op, replace_op, results_unused, users
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
 from sdylog.ir.walk import nested_ops_not_entering, op_list
-from sdylog.passes.census import census
+from sdylog.passes.census import UNCHANGED, NewOps, census
 
 NAMED_COMPUTATION = "sdy.named_computation"
+# The constant expressions that hold regions (or, for a call, whose clone clones a function).
+_WITH_REGIONS = frozenset({"func.call", NAMED_COMPUTATION})
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
 
 
-def convert_constants(constants) -> None:
-    """Each of these stablehlo.constant ops becomes an sdy.constant with the same attributes."""
+def convert_constants(constants) -> list:
+    """Each of these stablehlo.constant ops becomes an sdy.constant with the
+    same attributes; returns the new ops."""
+    out = []
     for op in constants:
-        new = create_op("sdy.constant", results=[op.results[0].type],
+        new = create_op("sdy.constant", results=[op.result.type],
                         attributes=attributes_of(op),
                         loc=op.location, ip=ir.InsertionPoint(op))
         replace_op(op, new.results)
+        out.append(new)
+    return out
 
 
 class _Splitter:
-    def __init__(self, symbols: SymbolTable, has_calls_or_named_computations: bool):
+    def __init__(self, symbols: SymbolTable, has_calls_or_named_computations: bool, has_sharding_groups: bool):
         self.symbols = symbols
+        self.has_sharding_groups = has_sharding_groups
         self.non_const_named_computations: set[str] = set()
         self.non_const_funcs: set[str] = set()
         self.static_types: dict = {}   # type -> statically shaped (for is_pure)
+        self.scalar_types: dict = {}   # type -> rank 0 (types repeat: each is read once)
         # Which functions and named computations are not constant matters only
         # to calls and named computations: without any, an op whose operands
         # are not all constant is not asked whether it preserves constants.
         self.marks_non_constant = has_calls_or_named_computations
+        # What the pass did to the module's ops, for the pipeline's census:
+        # the names of the ops created or erased, and whether a clone holds
+        # regions (a call's callee is cloned too, a named computation's body).
+        self.touched: set[str] = set()
+        self.cloned_regions = False
 
     # --- classification ----------------------------------------------------------
     def constant_preserving(self, op, name: str) -> bool:
@@ -62,39 +75,53 @@ class _Splitter:
         # The name first: is_pure reads every operand and result type.
         return (name in _SHAPE_PRESERVING or is_elementwise(op, name)) and is_pure(op, self.static_types)
 
+    def is_scalar(self, value) -> bool:
+        t = value.type
+        scalar = self.scalar_types.get(t)
+        if scalar is None:
+            scalar = self.scalar_types[t] = is_scalar(t)
+        return scalar
+
     # --- cloning -------------------------------------------------------------------
     def clone_value(self, value, producers: dict) -> ir.Value:
         """A fresh clone of the sub-computation producing `value` (itself if
         scalar); `producers`: value -> defining op, for every value of the
         sub-computation (a constant expression's operands are constant)."""
-        if is_scalar(value):
+        if self.is_scalar(value):
             return value
         mapping: dict = {}
         self._clone_into(value, mapping, producers)
         return mapping[value]
 
     def _clone_into(self, value, mapping: dict, producers: dict) -> None:
-        if value in mapping or is_scalar(value):
+        if value in mapping or self.is_scalar(value):
             return
         op = producers[value]
-        for operand in op.operands:
+        operands = list(op.operands)
+        for operand in operands:
             self._clone_into(operand, mapping, producers)
         ip = ir.InsertionPoint(op)
         clone = op.clone(ip=ip)
-        for i, operand in enumerate(op.operands):
+        for i, operand in enumerate(operands):
             if operand in mapping:
                 clone.operands[i] = mapping[operand]
         for old, new in zip(op.results, clone.results):
             mapping[old] = new
-        if clone.name == "func.call":
+        name = op.name
+        self.touched.add(name)
+        if name in _WITH_REGIONS:
+            self.cloned_regions = True
+        if name == "func.call":
             callee = lookup_func(self.symbols, callee_name(clone), clone)
             copy = clone_func_recursively(callee, self.symbols)
             clone.attributes["callee"] = ir.FlatSymbolRefAttr.get(self.symbols.insert_at_end(copy))
         # Sharding groups of the value follow it into the copy.
-        for user in users(value):
-            if user.name == "sdy.sharding_group":
-                g = user.clone(ip=ip)
-                g.operands[0] = mapping[value]
+        if self.has_sharding_groups:
+            for user in users(value):
+                if user.name == "sdy.sharding_group":
+                    g = user.clone(ip=ip)
+                    g.operands[0] = mapping[value]
+                    self.touched.add("sdy.sharding_group")
 
     # --- walking -------------------------------------------------------------------
     def split_region(self, ops, func, nc=None) -> None:
@@ -105,16 +132,19 @@ class _Splitter:
         nc_name = _nc_name(nc) if nc is not None else None
         for op in ops:
             self.process(op, func_name, nc_name, found)
-        for op in list(found.expansions) + list(reversed(list(found.constants))):
-            results = op.results
-            if all(has_no_uses(r) for r in results):   # the usual case: every use took a clone
-                op.erase()
-                continue
-            us = [u for r in results for u in users(r)]
-            if all(u.name == "sdy.sharding_group" for u in us):
+        for op in found.expansions + found.constants[::-1]:
+            # Usually every use took a clone; scalars are not cloned.
+            if not results_unused(op):
+                if not self.has_sharding_groups:
+                    continue
+                us = [u for r in op.results for u in users(r)]
+                if not all(u.name == "sdy.sharding_group" for u in us):
+                    continue
                 for u in us:
                     u.erase()
-                op.erase()
+                self.touched.add("sdy.sharding_group")
+            self.touched.add(op.name)
+            op.erase()
 
     def process(self, op, func_name: str, nc_name: str | None, found: _Found) -> None:
         """A constant expression joins the constants; any other op marks its
@@ -130,7 +160,7 @@ class _Splitter:
         operands = list(op.operands)
         # Whether the op preserves constants reads its types: asked only when
         # the answer matters.
-        all_constant = all(v in found.constant_values for v in operands)
+        all_constant = found.constant_values.issuperset(operands)
         if all_constant or self.marks_non_constant:
             preserving = self.constant_preserving(op, name)
             if preserving and all_constant:
@@ -140,12 +170,16 @@ class _Splitter:
                 if nc_name is not None:
                     self.non_const_named_computations.add(nc_name)
                 self.non_const_funcs.add(func_name)
-        if name == "stablehlo.broadcast_in_dim" and is_scalar(operands[0]):
+        if name == "stablehlo.broadcast_in_dim" and self.is_scalar(operands[0]):
             found.add_expansion(op)
+            return
+        if found.producers.keys().isdisjoint(operands):   # most ops
             return
         for i, operand in enumerate(operands):
             if operand in found.producers:
-                op.operands[i] = self.clone_value(operand, found.producers)
+                clone = self.clone_value(operand, found.producers)
+                if clone is not operand:   # (a scalar is used as it is)
+                    op.operands[i] = clone
 
 
 class _Found:
@@ -154,39 +188,47 @@ class _Found:
     value, without asking the bindings for its producer."""
 
     def __init__(self):
-        self.constants: dict = {}           # insertion-ordered sets of ops
-        self.expansions: dict = {}
+        self.constants: list = []   # (each op is processed once)
+        self.expansions: list = []
         # result of a constant expression or scalar expansion -> its op
         self.producers: dict = {}
         self.constant_values: set = set()
 
     def add_constant(self, op) -> None:
-        self.constants[op] = None
-        self.constant_values.update(op.results)
-        self.producers.update((r, op) for r in op.results)
+        self.constants.append(op)
+        results = list(op.results)
+        self.constant_values.update(results)
+        self.producers.update(dict.fromkeys(results, op))
 
     def add_expansion(self, op) -> None:
-        self.expansions[op] = None
-        self.producers.update((r, op) for r in op.results)
+        self.expansions.append(op)
+        self.producers.update(dict.fromkeys(op.results, op))
 
 
 def _nc_name(op) -> str:
     return ir.StringAttr(as_operation(op).attributes["name"]).value
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
     has_calls, has_named_computations = found.has("func.call"), found.has("sdy.named_computation")
+    constants = found.ops("stablehlo.constant")
     with module.context, module.operation.location:
-        convert_constants(found.ops("stablehlo.constant"))
+        # the census' ops, with the new constants in place of the old: no walk
+        converted = {id(old): new for old, new in zip(constants, convert_constants(constants))}
         symbols = SymbolTable(module)
-        splitter = _Splitter(symbols, has_calls or has_named_computations)
+        splitter = _Splitter(symbols, has_calls or has_named_computations, found.has("sdy.sharding_group"))
         for func in funcs_in_call_graph_post_order(module, has_calls):
             if not has_named_computations:   # MLIR's walk, without the function itself
-                splitter.split_region(op_list(func)[1:], func)
+                splitter.split_region([converted.get(id(op), op) for op in found.within(func)[1:]], func)
                 continue
             # inner named computations before the ones holding them; each body
             # without the named computations nested in it
             for nc in [op for op in op_list(func, post_order=True) if op.name == NAMED_COMPUTATION]:
                 splitter.split_region(nested_ops_not_entering(nc, NAMED_COMPUTATION), func, nc)
             splitter.split_region(nested_ops_not_entering(func, NAMED_COMPUTATION), func)
+    if splitter.cloned_regions:
+        return None
+    if constants:
+        splitter.touched.update(("stablehlo.constant", "sdy.constant"))
+    return NewOps(frozenset(splitter.touched)) if splitter.touched else UNCHANGED

@@ -6,14 +6,16 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.shardings import SHARDING_RULE
-from sdylog.ir.walk import op_list
+from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    found = census(module, ctx)
     custom: dict = {}   # rule -> is it custom (rules repeat: each distinct one is read once)
+    dropped = False
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            for op in op_list(func.operation):
+            for op in found.within(func):
                 attrs = op.attributes   # each read goes through the bindings: once
                 if SHARDING_RULE not in attrs:
                     continue
@@ -23,3 +25,5 @@ def run(module: ir.Module, options: dict, ctx) -> None:
                     is_custom = custom[rule] = sdy.OpShardingRuleAttr(rule).is_custom
                 if not is_custom:
                     del attrs[SHARDING_RULE]
+                    dropped = True
+    return ATTRIBUTES_ONLY if dropped else UNCHANGED

@@ -17,7 +17,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
 from sdylog.ir.shardings import replica_groups_on_mesh, transform_shardings
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
 
 # Ops whose `replica_groups` may hold a mesh, in the order Shardy visits them.
 _REPLICA_GROUP_OPS = ("stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
@@ -32,6 +32,7 @@ class _MeshLifter:
         self.names: dict[ir.Attribute, str] = {}
         self.last_mesh = None
         self.changed = False
+        self.ops_changed = False   # a mesh op was added or erased (not only attributes changed)
 
     def dedup_existing(self) -> None:
         for op in list(self.module.body.operations):
@@ -43,7 +44,7 @@ class _MeshLifter:
             if mesh in self.names:
                 self.names[ir.FlatSymbolRefAttr.get(name)] = self.names[mesh]
                 self.symbols.erase(op)
-                self.changed = True
+                self.changed = self.ops_changed = True
             else:
                 self.names[mesh] = name
                 self.last_mesh = op
@@ -57,7 +58,7 @@ class _MeshLifter:
         op = create_op("sdy.mesh", attributes={"sym_name": ir.StringAttr.get(base_name), "mesh": mesh_attr},
                        loc=loc, ip=ip)
         self.last_mesh = op
-        self.changed = True
+        self.changed = self.ops_changed = True
         return self.symbols.insert(op)
 
     def name_for_sdy_mesh(self, mesh_attr, loc) -> str:
@@ -141,4 +142,6 @@ def run(module: ir.Module, options: dict, ctx):
             for op in found.ops(name):
                 lifter.lift_replica_groups(op)
         lifter.attach_stablehlo_meshes()
-    return None if lifter.changed else UNCHANGED
+    if lifter.ops_changed:
+        return None
+    return ATTRIBUTES_ONLY if lifter.changed else UNCHANGED

@@ -67,7 +67,7 @@ from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import UNCHANGED, census, follow_step
 
 SYMBOL_DCE = "symbol-dce"
 CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
@@ -130,15 +130,14 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
 def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
-    module while they leave it unchanged. A partitioner step that is not
+    module for as long as their results allow (sdylog/passes/census.py). A partitioner step that is not
     registered is skipped and noted in ctx.report["skipped_steps"] (an error
     with `strict`)."""
     outer = ctx.census
     ctx.census = {}
     try:
         for step in steps:
-            if _run_step(module, ctx, step, strict) is not UNCHANGED:
-                ctx.census.clear()
+            follow_step(ctx, _run_step(module, ctx, step, strict))
     finally:
         ctx.census = outer
 
@@ -149,8 +148,9 @@ def _run_step(module, ctx, step: Step, strict: bool):
         with module.context:
             return UNCHANGED if symbol_dce(module) == 0 else None
     if step.name == CANONICALIZE_COLLECTIVES:
+        ops = census(module, ctx).all_ops()   # the first sweep reads the census, not a walk
         with module.context:
-            return UNCHANGED if erase_trivially_dead_ops(module.operation) == 0 else None
+            return UNCHANGED if erase_trivially_dead_ops(module.operation, ops) == 0 else None
     if step.name in PARTITIONER_PASSES:
         return _run_if_registered(module, ctx, step, strict)
     return _run_pass(module, ctx, step)

@@ -137,6 +137,64 @@ def test_a_changing_step_renews_the_census(monkeypatch):
     assert "sdy.reshard" in str(module) and "sdy.sharding_constraint" not in str(module)
 
 
+# Two equal constants (merged by the merger, then reshaped by a live op), a
+# dead op (canonicalize), and a sharding rule (drop-sharding-rules).
+CONSTANTS = '''sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %c0 = sdy.constant dense<1.0> : tensor<8xf32>
+  %c1 = sdy.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %c0, %c1 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}]>]>, sdy.sharding_rule = #sdy.op_sharding_rule<([i], [i])->([i]) {i=8}>} : tensor<8xf32>
+  %1 = stablehlo.negate %a : tensor<8xf32>
+  %2 = stablehlo.add %0, %a : tensor<8xf32>
+  return %2 : tensor<8xf32>
+}'''
+
+
+def test_steps_that_erase_census_ops_or_change_attributes_keep_the_census(monkeypatch):
+    """The merger erases ops it took from the census (SameOps), the attribute
+    passes change no op (ATTRIBUTES_ONLY): one walk serves them all."""
+    counts = _counting(monkeypatch)
+    module = _run(CONSTANTS, ["sdy-constant-or-scalar-merger", "sdy-sink-data-flow-edges",
+                              "sdy-remove-sharding-groups", "sdy-close-shardings",
+                              "sdy-drop-sharding-rules", "sdy-manual-axes-cleanup"])
+    assert counts == {"census": 1}
+    text = str(module)
+    assert text.count("sdy.constant") == 1 and "sdy.sharding_rule" not in text
+    assert '[{"p"}]' in text and "stablehlo.negate" in text
+    # canonicalize reads the census for its first sweep; erasing is a change
+    counts["census"] = 0
+    module = _run(CONSTANTS, ["sdy-manual-axes-cleanup", CANONICALIZE_COLLECTIVES, "sdy-manual-axes-cleanup"])
+    assert counts == {"census": 2} and "stablehlo.negate" not in str(module)
+
+
+def test_census_follows_erased_ops_and_new_ops():
+    from sdylog.ir import parse_module
+    from sdylog.passes.census import Census, NewOps, SameOps
+    module = parse_module(CONSTANTS, "f.mlir")
+    with module.context:
+        census = Census.of(module)
+        func = list(module.body.operations)[1]
+        assert [op.name for op in census.within(func)][:3] == ["func.func", "sdy.constant", "sdy.constant"]
+        negate = census.ops("stablehlo.negate")[0]
+        negate.erase()
+        census.follow(SameOps((negate,)))
+        assert not census.has("stablehlo.negate")
+        assert "stablehlo.negate" not in [op.name for op in census.all_ops()]
+        # a pass that made new constants: other names' lists stay, these are walked again
+        adds = census.ops("stablehlo.add")
+        census.follow(NewOps(frozenset({"sdy.constant"})))
+        assert census.tops is None and census.ops("stablehlo.add") == adds
+        assert len(census.ops("sdy.constant")) == 2 and census.tops is not None
+
+
+def test_the_splitter_keeps_the_census_for_other_ops(monkeypatch):
+    counts = _counting(monkeypatch)
+    module = _run(CONSTANTS, ["sdy-constant-or-scalar-splitter", "sdy-manual-axes-cleanup",
+                              "sdy-add-data-flow-edges", "sdy-sharding-group-import"])
+    assert counts == {"census": 1}
+    assert str(module).count("sdy.constant") == 2
+
+
 def test_an_invalid_pipeline_result_is_an_error_of_sdylog_opt():
     """The steps are not verified one by one; `sdylog opt` verifies the
     pipeline's result as a whole (here a pipeline-like pass list)."""
