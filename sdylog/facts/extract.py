@@ -31,7 +31,7 @@ from sdylog.oprules.common import no_rule
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
-# The ops add_op_kind_facts has more facts for than their elementwise trait.
+# The ops add_op_kind_facts has facts for.
 _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
                        "sdy.sharding_constraint", "sdy.sharding_group", "sdy.propagation_barrier", "func.call",
                        "sdy.manual_computation"})
@@ -159,27 +159,45 @@ class _Extractor:
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
+        vid = self.facts.value_ids.get(value)
+        return self.ids_of((value,), func)[0] if vid is None else vid
+
+    def ids_of(self, values, func: str) -> list[int]:
+        """The values' ids; a value seen for the first time gets the next id,
+        and its value and value_dim rows. (A batch, e.g. an op's results:
+        values are many, calls cost.)"""
         f = self.facts
-        vid = f.value_ids.get(value)
-        if vid is None:
-            vid = len(f.values)
-            f.value_ids[value] = vid
-            f.values.append(value)
+        value_ids, all_values, type_ids = f.value_ids, f.values, self._value_type_ids
+        value_rows, dim_rows = f.relations["value"], f.relations["value_dim"]
+        type_rows = self._type_rows
+        ids = []
+        for value in values:
+            vid = value_ids.get(value)   # (e.g. a data-flow edge's result, met at its data-flow op)
+            if vid is not None:
+                ids.append(vid)
+                continue
+            vid = len(all_values)
+            value_ids[value] = vid
+            all_values.append(value)
             t = value.type
-            row = self._type_rows.get(t)
+            row = type_rows.get(t)
             if row is None:
-                row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t),
-                                            len(self._type_rows))
-                error = unpropagatable_type_error(t)
-                if error is not None:
-                    self._unpropagatable_types[row[2]] = error
+                row = self.add_type(t)
             shape, element, type_id = row
-            self._value_type_ids.append(type_id)
-            relations = f.relations
-            relations["value"].append((vid, func, len(shape), element))
-            if shape:   # (zip builds the rows in C: values are many)
-                relations["value_dim"].extend(zip(repeat(vid), range(len(shape)), shape))
-        return vid
+            type_ids.append(type_id)
+            value_rows.append((vid, func, len(shape), element))
+            if shape:   # (zip builds the rows in C)
+                dim_rows.extend(zip(repeat(vid), range(len(shape)), shape))
+            ids.append(vid)
+        return ids
+
+    def add_type(self, t) -> tuple:
+        """(shape, element type name, type id) of a type seen for the first time."""
+        row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t), len(self._type_rows))
+        error = unpropagatable_type_error(t)
+        if error is not None:
+            self._unpropagatable_types[row[2]] = error
+        return row
 
     def mesh_name(self, mesh: str | Mesh) -> str:
         if isinstance(mesh, str):
@@ -392,14 +410,17 @@ class _Extractor:
         get = f.value_ids.get
         operands = [get(v) for v in op.operands]
         if None in operands:
-            operands = [self.value_id(v, func) for v in op.operands]
+            operands = self.ids_of(op.operands, func)
         if operands:
             relations["op_operand"].extend(zip(repeat(op_id), range(len(operands)), operands))
-        results = [self.value_id(v, func) for v in op.results]
-        if results:
+        results = op.results
+        if len(results):
+            results = self.ids_of(results, func)
             relations["op_result"].extend(zip(repeat(op_id), range(len(results)), results))
             if self._unpropagatable_types and self.static_shapes:
                 self.check_result_types(op, results)
+        else:
+            results = []
         return op_id, name, operands, results
 
     def check_result_types(self, op, results: list[int]) -> None:
@@ -412,7 +433,10 @@ class _Extractor:
     def add_op_tail(self, op, name: str, op_id: int, operands: list[int], results: list[int], func: str) -> None:
         attrs = op.attributes   # each read goes through the bindings: once
         self.add_op_shardings(op, name, attrs, results)
-        self.add_op_kind_facts(op, name, attrs, op_id, operands, func)
+        if is_elementwise(op, name):
+            self.facts.relations["op_trait"].append((op_id, "elementwise"))
+        if name in _KIND_OPS:   # (most ops are none of them: no call)
+            self.add_op_kind_facts(op, name, attrs, op_id, operands, func)
         self.add_tensors(op, name, func, results)
         if name not in _FLOW_OPS:
             self.add_rule(op, name, attrs, op_id, operands, results)
@@ -432,11 +456,8 @@ class _Extractor:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
     def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
+        """Facts of the ops in _KIND_OPS (other than their elementwise trait)."""
         f = self.facts
-        if is_elementwise(op, name):
-            f.add("op_trait", op_id, "elementwise")
-        if name not in _KIND_OPS:
-            return   # (most ops: none of the names below)
         if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
             f.add("op_trait", op_id, "offload")
         if name == "sdy.data_flow_edge":
@@ -503,7 +524,7 @@ class _Extractor:
         """Sources of `sdy.func_data_flow_edge`s (their callers' operands, or
         the callee's returned value) and the manual computation of each edge."""
         f = self.facts
-        op_ids = {op: i for i, op in enumerate(f.ops)}
+        op_ids = {op: i for i, op in enumerate(f.ops)} if self.manual_edges else {}   # (ops hash through the bindings)
         for op_id, mc, is_arg in self.manual_edges:
             f.add("edge_manual", op_id, op_ids[mc], is_arg)
         if not self.func_edges:
@@ -549,8 +570,8 @@ class _Extractor:
         neighbourhood (no key) are looked up one by one.
         """
         # Type ids stand for the types in the key: ints compare without the bindings.
-        types = self._value_type_ids
-        key = rule_key(op, [types[v] for v in operands], [types[v] for v in results], name, attrs)
+        type_of = self._value_type_ids.__getitem__
+        key = rule_key(op, tuple(map(type_of, operands)), tuple(map(type_of, results)), name, attrs)
         if key is not None:
             known = self._rule_by_key.get(key, _UNKNOWN)
             if known is not _UNKNOWN:

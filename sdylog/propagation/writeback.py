@@ -138,18 +138,20 @@ def write_back(module, engine, facts, options) -> None:
     args = defaultdict(dict)      # func op -> argument index -> sharding
     by_op = defaultdict(dict)     # plain op id -> result index -> sharding id
     # Where each value lives, from the facts (no IR access): op results by
-    # (op id, index), op names by id; anything else is a block argument.
+    # (op id, index), and which ops keep them elsewhere; anything else is a
+    # block argument.
     result_of = {v: (op, i) for op, i, v in facts.rows("op_result")}
-    op_names = {row[0]: row[1] for row in facts.rows("op")}
+    special = {row[0] for row in facts.rows("op") if row[1] in _SPECIAL}
     func_args = facts.func_args
+    id_of = attrs.id_of
     for v, t in _scan(engine, "final_value"):
-        sid = attrs.id_of(t)
+        sid = id_of(t)
         if v in func_args:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
             continue
         where = result_of.get(v)
-        if where is None or op_names[where[0]] in _SPECIAL:
+        if where is None or where[0] in special:
             new = attrs.attrs[sid]
             value = facts.values[v]
             old = get_sharding(value)
