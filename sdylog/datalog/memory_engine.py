@@ -13,7 +13,11 @@ indexes cost microseconds per tuple. `sdylog run`/`query` can pick either.
 Evaluation: a non-recursive stratum runs each clause once (joins in an order
 chosen from the relations' sizes); a recursive stratum runs semi-naively
 (each iteration joins only the tuples new in the last one); a stratum with
-subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
+subsumptive rules runs in rank order (sdylog/datalog/ranked.py), in C when
+the extension sdylog.datalog._native is built, provenance is off and its
+clauses lower to the C evaluator's instructions (native_plan.py: integer
+relations and arithmetic); SDYLOG_NATIVE=0 keeps it in Python. The other
+strata run as compiled Python.
 """
 from __future__ import annotations
 

@@ -127,6 +127,8 @@ class BodyCompiler:
         self.live_key = live_key           # the same for the relations of the stratum (indexes kept up to date)
         self.base_depth = 1                # depth of the clause's first line
         self.delta_lookups: list[str] = []  # index lookups whose key is made of the delta tuple's columns
+        self.delta_index: int | None = None  # the delta atom's position in the body
+        self.distinct_from: int | None = None  # body atom whose tuples must differ from the delta one
 
     # ---- output ----
     def line(self, text: str):
@@ -237,37 +239,89 @@ class BodyCompiler:
         self.bound.add(tmp)
         return self.var(tmp)
 
+    # ---- emission (this class: Python source; native_plan.NativeCompiler: instructions) ----
+    def emit_begin(self):
+        """Start of a clause body (a failed test before any loop ends it)."""
+        self.line("for _once in (None,):")   # so that a failed test can `continue` before any loop
+
+    def emit_loop(self, tvar: str, atom: Atom, source: str, key_pos: list[int], key_vals: list):
+        """Loop `tvar` over index `source` of atom's relation, looked up by
+        the values key_vals of its columns key_pos (none: a scan)."""
+        self._fetch(source, atom.relation)
+        if key_pos:
+            key = key_vals[0] if len(key_pos) == 1 else "(" + ", ".join(key_vals) + ",)"
+            lookup = f"{source}.get({key}, ())"
+            if all(self._of_delta(atom.args[i]) for i in key_pos):
+                self.delta_lookups.append(lookup)
+            self.line(f"for {tvar} in {lookup}:")
+        else:
+            self.line(f"for {tvar} in {source}:")
+
+    def emit_delta_loop(self, tvar: str):
+        self.line(f"for {tvar} in delta:")
+
+    def column(self, tvar: str, i: int, cols: bool):
+        """Column i of the tuple `tvar` (with `cols`: of the grouped delta tuple)."""
+        return f"_c{i}" if cols else f"{tvar}[{i}]"
+
+    def emit_bind(self, name: str, tvar: str, i: int):
+        self.line(f"{self.var(name)} = {tvar}[{i}]")
+
+    def emit_checks(self, tvar: str, conds: list, cols: bool):
+        """Skip the tuple unless column i holds value, for each (i, value)."""
+        self.line(f"if {' or '.join(f'{self.column(tvar, i, cols)} != {v}' for i, v in conds)}: continue")
+
+    def emit_distinct(self, tvar: str):
+        self.line(f"if {tvar} == {self.delta_var or f't{self.delta_index}'}: continue")
+
+    def emit_solve(self, name: str, value, inverse: str, c):
+        self.line(f"{self.var(name)} = {value} {inverse} {self.expr(c)}")
+
+    def emit_negation(self, name: str, relation: str, vals: list):
+        self._fetch(name, relation)
+        if not vals:
+            self.line(f"if {name}: continue")
+            return
+        key = vals[0] if len(vals) == 1 else "(" + ", ".join(vals) + ",)"
+        self.line(f"if {key} in {name}: continue")
+
+    def emit_assign(self, name: str, value):
+        self.line(f"{self.var(name)} = {value}")
+
+    def emit_fail(self):
+        self.line("continue")
+
+    def match_lines(self, head_exprs, head_rel, rule: int, add: bool) -> list[str]:
+        """What runs for each solution: emit the head tuple, or (head_rel
+        None) answer True."""
+        if head_rel is None:
+            return ["return True"]
+        head = "(" + ", ".join(self.expr(e) for e in head_exprs) + ",)" if head_exprs else "()"
+        return [f"E({head})" if add else f"E({head_rel}, {head}, {rule})"]
+
     # ---- literals ----
     def atom_step(self, atom: Atom, tvar: str, delta: bool):
-        key_pos, key_exprs = [], []
+        key_pos, key_vals = [], []
         if not delta:
             for i, a in enumerate(atom.args):
                 if isinstance(a, Wildcard) or (isinstance(a, Var) and a.name not in self.bound):
                     continue
                 if self.can_compute(a):
                     key_pos.append(i)
-                    key_exprs.append(self.expr(a))
+                    key_vals.append(self.expr(a))
             used = self._index_key(atom, key_pos)
             if used != key_pos:
                 # the other bound columns are tested on each tuple the index gives
-                key_exprs = [x for i, x in zip(key_pos, key_exprs) if i in used]
+                key_vals = [x for i, x in zip(key_pos, key_vals) if i in used]
                 key_pos = used
             source = self.ns.index(atom.relation, tuple(key_pos))
-            self._fetch(source, atom.relation)
-            if key_pos:
-                key = key_exprs[0] if len(key_pos) == 1 else "(" + ", ".join(key_exprs) + ",)"
-                lookup = f"{source}.get({key}, ())"
-                if all(self._of_delta(atom.args[i]) for i in key_pos):
-                    self.delta_lookups.append(lookup)
-                self.line(f"for {tvar} in {lookup}:")
-            else:
-                self.line(f"for {tvar} in {source}:")
+            self.emit_loop(tvar, atom, source, key_pos, key_vals)
         elif self.delta_var is not None:
             # grouped with other clauses reading the same delta tuple, unpacked
             # once into _c0, _c1, ...: no loop and no extraction of its own
             self.depth -= 1
         else:
-            self.line(f"for {tvar} in delta:")
+            self.emit_delta_loop(tvar)
         self.depth += 1
         cols = delta and self.delta_var is not None
         conds = []
@@ -278,10 +332,10 @@ class BodyCompiler:
                 if cols:
                     self.alias[a.name] = f"_c{i}"
                 else:
-                    self.line(f"{self.var(a.name)} = {tvar}[{i}]")
+                    self.emit_bind(a.name, tvar, i)
                 self.bound.add(a.name)
                 continue
-            if not self.can_compute(a) and self._solve(a, f"_c{i}" if cols else f"{tvar}[{i}]"):
+            if not self.can_compute(a) and self._solve(a, tvar, i, cols):
                 continue
             if not self.can_compute(a):
                 # an expression of variables bound later: checked once they are
@@ -290,13 +344,16 @@ class BodyCompiler:
                 if cols:
                     self.alias[name] = f"_c{i}"
                 else:
-                    self.line(f"{self.var(name)} = {tvar}[{i}]")
+                    self.emit_bind(name, tvar, i)
                 self.bound.add(name)
                 self.deferred.append(Comparison("=", Var(name, a.loc), a, a.loc))
                 continue
-            conds.append(f"{f'_c{i}' if cols else f'{tvar}[{i}]'} != {self.expr(a)}")
+            conds.append((i, self.expr(a)))
         if conds:
-            self.line(f"if {' or '.join(conds)}: continue")
+            self.emit_checks(tvar, conds, cols)
+        if self.distinct_from is not None and tvar == f"t{self.distinct_from}":
+            # the dominating atom is looped over after the delta; skip the delta tuple itself
+            self.emit_distinct(tvar)
 
     def _index_key(self, atom: Atom, key_pos: list[int]) -> list[int]:
         """The columns to look `atom` up by: the bound ones, or fewer.
@@ -325,7 +382,7 @@ class BodyCompiler:
             return all(self._of_delta(a) for a in e.args)
         return False
 
-    def _solve(self, e, value: str) -> bool:
+    def _solve(self, e, tvar: str, i: int, cols: bool) -> bool:
         """Bind the one unbound variable of an integer argument `x + c`,
         `c + x` or `x - c` (c computable) from the column's value: the
         variable is known at once (an index key for what follows) instead
@@ -340,7 +397,7 @@ class BodyCompiler:
         if not (self._integer(x) and self._integer(c)):
             return False
         inverse = "-" if e.op == "+" else "+"
-        self.line(f"{self.var(x.name)} = {value} {inverse} {self.expr(c)}")
+        self.emit_solve(x.name, self.column(tvar, i, cols), inverse, c)
         self.bound.add(x.name)
         return True
 
@@ -354,14 +411,8 @@ class BodyCompiler:
         if atom.relation not in self.live and self.sizes.get(atom.relation) == 0:
             return   # nothing to be absent from: always true
         pos = [i for i, a in enumerate(atom.args) if not isinstance(a, Wildcard)]
-        exprs = [self.expr(atom.args[i]) for i in pos]
-        name = self.ns.index(atom.relation, tuple(pos), negated=True)
-        self._fetch(name, atom.relation)
-        if not pos:
-            self.line(f"if {name}: continue")
-            return
-        key = exprs[0] if len(pos) == 1 else "(" + ", ".join(exprs) + ",)"
-        self.line(f"if {key} in {name}: continue")
+        vals = [self.expr(atom.args[i]) for i in pos]
+        self.emit_negation(self.ns.index(atom.relation, tuple(pos), negated=True), atom.relation, vals)
 
     def comparison_step(self, c: Comparison):
         a, b = self.expr(c.left), self.expr(c.right)
@@ -376,8 +427,7 @@ class BodyCompiler:
             return False
         for a, b in ((c.left, c.right), (c.right, c.left)):
             if isinstance(a, Var) and a.name not in self.bound and self.can_compute(b):
-                value = self.expr(b)
-                self.line(f"{self.var(a.name)} = {value}")
+                self.emit_assign(a.name, self.expr(b))
                 self.bound.add(a.name)
                 return True
         return False
@@ -405,9 +455,10 @@ class BodyCompiler:
         """Lines of the loops over `body` (delta atom first when given);
         on_match(compiler) gives the lines run for each solution."""
         todo = [(i, l) for i, l in enumerate(body)]
-        self.line("for _once in (None,):")   # so that a failed test can `continue` before any loop
+        self.emit_begin()
         self.depth += 1
         if delta_index is not None:
+            self.delta_index = delta_index
             todo = [(i, l) for i, l in todo if i != delta_index]
             self.atom_step(body[delta_index], f"t{delta_index}", delta=True)
             todo += [(-1, c) for c in self.deferred]
@@ -417,7 +468,7 @@ class BodyCompiler:
             for k, (i, lit) in enumerate(todo):
                 if isinstance(lit, BoolLit):
                     if not lit.value:
-                        self.line("continue")
+                        self.emit_fail()
                 elif isinstance(lit, Comparison) and self.assignment(lit):
                     pass
                 elif self.ready(lit):
@@ -455,40 +506,23 @@ class BodyCompiler:
 def _clause_lines(ns: Namespace, body, head_exprs, head_rel: int | None, rule: int,
                   delta_index: int | None, sizes, live, distinct_from: int | None, kinds, lazy, fanout,
                   depth: int = 1, delta_var: str | None = None, indexes=None, add: bool = False,
-                  live_key=None):
+                  live_key=None, compiler=BodyCompiler):
     """The lines of one clause's loops (and the compiler, for its lazy index
-    names and aggregate functions)."""
+    names and aggregate functions); with another `compiler` (a subclass
+    emitting something else), what it emits."""
     items = list(body) + list(head_exprs)
-    comp = BodyCompiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout, indexes=indexes,
-                        live_key=live_key)
+    comp = compiler(ns, items, sizes, live, kinds=kinds, lazy=lazy, fanout=fanout, indexes=indexes,
+                    live_key=live_key)
     comp.depth = depth
     # (grouped: the clause runs once per delta tuple, no loop is outermost)
     comp.base_depth = depth if delta_var is None else -10
     comp.delta_var = delta_var
-
-    def on_match(c):
-        if head_rel is None:
-            return ["return True"]
-        head = "(" + ", ".join(c.expr(e) for e in head_exprs) + ",)" if head_exprs else "()"
-        return [f"E({head})" if add else f"E({head_rel}, {head}, {rule})"]
-
-    if distinct_from is not None:
-        # the dominating atom is looped over after the delta; skip the delta tuple itself
-        orig = comp.atom_step
-
-        def atom_step(atom, tvar, delta):
-            orig(atom, tvar, delta)
-            if tvar == f"t{distinct_from}":
-                comp.line(f"if {tvar} == {delta_var or f't{delta_index}'}: continue")
-        comp.atom_step = atom_step
+    comp.distinct_from = distinct_from
     try:
-        lines = comp.compile_body(list(body), delta_index, on_match)
+        lines = comp.compile_body(list(body), delta_index,
+                                  lambda c: c.match_lines(head_exprs, head_rel, rule, add))
     except Unsupported as e:
         raise error(body[0].loc if body else None, f"cannot compile this rule: {e}") from None
-    finally:
-        # atom_step refers to comp: break the cycle, or comp (and the relation
-        # sizes it holds, with every relation) lives until a full collection
-        comp.__dict__.pop("atom_step", None)
     return lines, comp
 
 
@@ -549,6 +583,23 @@ def _joined_blocks(compiled, depth: int) -> tuple[list[str], list[str]]:
     return _shared_lookups(blocks, lookups, depth) + blocks, defs
 
 
+def delta_group_clauses(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None,
+                        live_key=None, compiler=BodyCompiler) -> list[tuple]:
+    """(lines, compiler) of each clause of a delta group (compile_delta_group),
+    each planned and emitted by `compiler`."""
+    return [_clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None, kinds, False,
+                          fanout, depth=2, delta_var="_d", indexes=indexes, live_key=live_key, compiler=compiler)
+            for body, head_exprs, head_rel, rule, delta_index, kinds in clauses]
+
+
+def domination_clauses(ns: Namespace, tests, live=frozenset(), indexes=None, live_key=None,
+                       compiler=BodyCompiler) -> list[tuple]:
+    """(lines, compiler) of each test of a domination test (compile_domination_test)."""
+    return [_clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
+                          depth=1, delta_var="_d", indexes=indexes, live_key=live_key, compiler=compiler)
+            for body, kinds in tests]
+
+
 def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fanout=None, indexes=None,
                         live_key=None):
     """One function f(delta, E) for several clauses that read the same
@@ -557,12 +608,8 @@ def compile_delta_group(ns: Namespace, clauses, sizes=None, live=frozenset(), fa
     `clauses`: (body, head_exprs, head_rel, rule, delta_index, kinds).
     E must not change the indexes the function reads (a lookup that several
     clauses make with the delta tuple's columns is made once per tuple)."""
-    compiled = []
-    for body, head_exprs, head_rel, rule, delta_index, kinds in clauses:
-        lines, comp = _clause_lines(ns, body, head_exprs, head_rel, rule, delta_index, sizes, live, None,
-                                    kinds, False, fanout, depth=2, delta_var="_d", indexes=indexes,
-                                    live_key=live_key)
-        compiled.append(([f"        # rule {rule}"] + lines, comp))
+    compiled = [([f"        # rule {c[3]}"] + lines, comp) for c, (lines, comp) in zip(
+        clauses, delta_group_clauses(ns, clauses, sizes, live, fanout, indexes, live_key))]
     blocks, defs = _joined_blocks(compiled, 2)
     body, delta_index = clauses[0][0], clauses[0][4]
     unpack = _unpack(len(body[delta_index].args), 2)
@@ -574,10 +621,7 @@ def compile_domination_test(ns: Namespace, tests, live=frozenset(), indexes=None
     """One function f(tuple) -> bool: does some subsumptive rule of the
     relation dominate the tuple (another tuple of it, body atom 1, with the
     rule's conditions)? `tests`: (body, kinds) with the dominated atom at 0."""
-    compiled = [_clause_lines(ns, body, (), None, -1, 0, None, live, 1, kinds, False, None,
-                              depth=1, delta_var="_d", indexes=indexes, live_key=live_key)
-                for body, kinds in tests]
-    blocks, defs = _joined_blocks(compiled, 1)
+    blocks, defs = _joined_blocks(domination_clauses(ns, tests, live, indexes, live_key), 1)
     unpack = _unpack(len(tests[0][0][0].args), 1)
     src = "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(blocks) + "\n    return False\n"])
     return _define(ns, src, "<subsumption>")

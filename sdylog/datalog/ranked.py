@@ -26,7 +26,13 @@ of two tied tuples; on programs where neither happens the results agree.
 
 Why not SQL: ranks follow long chains (thousands of waves of a few tuples
 each), and a DuckDB query per wave costs far more than the wave's work.
-Clauses are compiled to Python functions (nested loops over hash indexes).
+Clauses are compiled to Python functions (nested loops over hash indexes),
+or, when the C extension is built (sdylog.datalog._native), provenance is
+off and every clause lowers (native_plan.py: integers only), the whole wave
+loop runs in C on the same plans; SDYLOG_NATIVE=0 keeps it in Python. The C
+run hands back to Python on what Python's integers would compute differently
+(an overflow) or report (a division by zero): the stratum is then evaluated
+here, from the start.
 """
 from __future__ import annotations
 
@@ -35,6 +41,8 @@ from collections import defaultdict
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
+from sdylog.datalog.native_plan import (NATIVE_KINDS, CannotLower, IndexSlots, lower_delta_group,
+                                        lower_domination_test, native_module)
 from sdylog.datalog.pyeval import Namespace, compile_delta_group, compile_domination_test
 
 RANK_TYPE = "Rank"
@@ -139,7 +147,9 @@ class RankedEvaluation:
             return tuple(i for i in key if i != rank)
         return key
 
-    def _prepare(self):
+    def _prepare(self, native: bool = False):
+        """Plan the clauses: compiled to Python functions, or (`native`) lowered
+        to programs of the C evaluator (CannotLower when one cannot be)."""
         prog = self.program
         self._static_rows: dict[str, list] = {}
         # the relations below: the backend's own indexes (in memory), or built here from its rows
@@ -167,24 +177,23 @@ class RankedEvaluation:
             k = self._live_key(rel, key)
             asked.setdefault(rel, set()).add(k)
             return k
-        self._compile(groups, prog, first_key)
+        self._compile(groups, prog, first_key, native)
         coarse = _coarse_keys(asked)
         if coarse:
             self.ns.globals.clear()   # (the first functions and their namespace refer to each other)
             self.ns = Namespace()
-            self._compile(groups, prog, lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
-        self._build_indexes()
+            self._compile(groups, prog, lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k),
+                          native)
+        if not native:
+            self._build_indexes()
 
-    def _compile(self, groups, prog, live_key) -> None:
-        """The delta functions and domination tests, in self.ns; live_key(relation,
-        bound columns) gives the columns of the live index a lookup uses."""
+    def _compile(self, groups, prog, live_key, native: bool) -> None:
+        """The delta functions and domination tests, in self.ns (or, `native`,
+        their programs and self.slots); live_key(relation, bound columns) gives
+        the columns of the live index a lookup uses."""
         sizes = _Emptiness(self)
         fanout = self.static.fanout
         index_key = self.static.index_key
-        # relation -> one function running every clause that reads it on a delta (or None)
-        self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
-                                              indexes=index_key, live_key=live_key) if g else None
-                          for g in groups]
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
@@ -192,12 +201,74 @@ class RankedEvaluation:
             cl = s.as_clause()
             if not self._dead(cl.body):
                 tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
+        if native:
+            self.slots = IndexSlots(self.ns)
+            arity = [len(self.program.relations[r].columns) for r in self.rels]
+            self.delta_progs = [lower_delta_group(self.slots, g, arity[ri], sizes=sizes, live=self.here,
+                                                  fanout=fanout, indexes=index_key, live_key=live_key)
+                                for ri, g in enumerate(groups)]
+            self.dom_progs = [lower_domination_test(self.slots, t, arity[ri], live=self.here, indexes=index_key,
+                                                    live_key=live_key) if t else []
+                              for ri, t in enumerate(tests)]
+            return
+        # relation -> one function running every clause that reads it on a delta (or None)
+        self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
+                                              indexes=index_key, live_key=live_key) if g else None
+                          for g in groups]
         # relation -> one test `is this tuple dominated` (or None)
         self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key,
                                                   live_key=live_key) if t else None for t in tests]
 
+    def _rank_error(self, rule: int, rank: int, cur: int):
+        program, ci = self.backend.rule_of(rule)
+        c = program.clauses[ci]
+        return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {rank} from "
+                     f"tuples of rank {cur}: rank-ordered rules must not lower ranks")
+
+    # ---- evaluation in C ----
+    def _run_native(self, native) -> bool:
+        """The whole evaluation by the C extension `native`; False (nothing
+        stored) when the stratum does not lower or the C run hands back."""
+        try:
+            self._prepare(native=True)
+        except CannotLower:
+            return False
+        finally:
+            self.ns.globals.clear()
+        decls = self.program.relations
+        specs = self.slots.specs()
+        if any(set(decls[r].kinds) - NATIVE_KINDS for r in self.here | {rel for rel, _ in specs}):
+            return False   # symbols or floats: the Python path
+        if any(rel in self.here and negated for rel, _, negated in self.ns.specs.values()):
+            return False   # (the Python path reports it)
+        statics: dict[str, int] = {}
+        for rel, _ in specs:
+            if rel not in self.here:
+                statics.setdefault(rel, len(statics))
+        indexes = [(1, self.rid[rel], key) if rel in self.here else (0, statics[rel], key) for rel, key in specs]
+        seeds = [(self.rid[rel], rule, rows)
+                 for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses)]
+        rows = self.static.rows
+        result = native.ranked_run([(len(decls[r].columns), self.rank_col[ri]) for ri, r in enumerate(self.rels)],
+                                   [(len(decls[rel].columns), rows(rel)) for rel in statics],
+                                   indexes, self.delta_progs, self.dom_progs, seeds)
+        if result[0] == "abort":
+            return False
+        if result[0] == "rank":
+            raise self._rank_error(*result[1:])
+        _, sets, self.waves = result
+        self.backend.set_height(self.backend.next_height() + self.waves)
+        for ri, name in enumerate(self.rels):
+            self.backend.store(name, sets[ri], None)
+        self.backend = None
+        return True
+
     # ---- evaluation ----
     def run(self) -> None:
+        native = None if self.provenance else native_module()
+        if native is not None and self._run_native(native):
+            return
+        self.ns = Namespace()
         self._prepare()
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
@@ -216,10 +287,7 @@ class RankedEvaluation:
             if lst is None:
                 # (ranks pending are never below the current one: check new ones only)
                 if r < cur:
-                    program, ci = self.backend.rule_of(rule)
-                    c = program.clauses[ci]
-                    raise error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {r} from "
-                                f"tuples of rank {cur}: rank-ordered rules must not lower ranks")
+                    raise self._rank_error(rule, r, cur)
                 pending[r] = lst = []
                 heappush(heap, r)
             lst.append((ri, tup, rule))

@@ -1,0 +1,7 @@
+"""The optional C extension sdylog.datalog._native (rank-ordered Datalog
+evaluation, sdylog/datalog/native/). `optional=True`: where no C compiler
+exists the install still succeeds and the engine runs in Python."""
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("sdylog.datalog._native", ["sdylog/datalog/native/ranked.c"],
+                             extra_compile_args=["-O2", "-std=c11"], optional=True)])

@@ -1,0 +1,197 @@
+"""The C evaluation of rank-ordered strata (sdylog.datalog._native) against
+the Python one: the same relations, the same errors, and the cases that
+keep the Python path."""
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sdylog.datalog import make_engine, parse_program, ranked
+from sdylog.datalog.engine import needed_strata
+from sdylog.datalog.native_plan import _native
+from sdylog.ir.diagnostics import SdylogError
+
+pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built "
+                                "(no C compiler at install time): the Python path is tested elsewhere")
+
+
+class Counting:
+    """The extension, counting its runs."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def ranked_run(self, *args):
+        self.runs += 1
+        return _native.ranked_run(*args)
+
+
+def evaluate(text, facts, *, use_native, provenance=False):
+    """Every relation after a run (or the error's text), and how many times C ran."""
+    counting = Counting()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ranked, "native_module", lambda: counting if use_native else None)
+        with make_engine(parse_program(text, "gen.dl"), "memory", provenance=provenance) as e:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            try:
+                e.run()
+            except SdylogError as err:
+                return str(err), counting.runs
+            return {r: e.read(r) for r in e.relations}, counting.runs
+
+
+# ---- generated programs: subsumption with ties, negation, arithmetic, lowered ranks ----
+HEAD = """
+.type Rank <: number
+.decl edge(x: number, y: number, w: number)
+.decl block(x: number)
+.decl seed(x: number, l: number, r: number)
+.decl lab(x: number, l: number, r: Rank)
+.decl best(x: number, r: Rank)
+lab(x, l, r) :- seed(x, l, r).
+best(x, r) :- lab(x, _, r).
+"""
+OPTIONAL_RULES = [
+    "lab(y, l, r + w) :- lab(x, l, r), edge(x, y, w), !block(y).",
+    "lab(y, l, max(r, w * {k})) :- lab(x, l, r), edge(x, y, w), l % 2 = 0.",
+    "lab(y, l + 1, r + (w / {k})) :- lab(x, l, r), edge(x, y, w), l < {k}.",
+    "lab(y, l, r - {k}) :- lab(x, l, r), edge(x, y, w), w > 2.",   # may lower ranks: an error
+    "lab(y, l, r + 1) :- best(x, r), edge(x, y, _), seed(y, l, _), !block(x).",
+    "best(y, min(r + w, {k} * 3)) :- best(x, r), edge(x, y, w), y != x.",
+]
+SUBSUMPTIONS = [
+    "lab(x, l1, r1) <= lab(x, l2, r2) :- l1 != l2, r2 <= r1.",   # equal ranks tie
+    "lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.",
+    "lab(x, l1, r1) <= lab(x, l2, r2) :- l2 < l1, r2 + {k} <= r1.",
+    "best(x, r1) <= best(x, r2) :- r2 < r1.",
+    "best(x, r1) <= best(x, r2) :- r2 <= r1, block(x).",
+]
+
+
+@st.composite
+def programs(draw):
+    k = draw(st.integers(1, 4))
+    rules = draw(st.lists(st.sampled_from(OPTIONAL_RULES), min_size=1, max_size=4, unique=True))
+    # (with rule 0 and a cycle, ranks grow without end unless a smaller one of
+    # the same label dominates: 1 and 3 are always there)
+    subs = [SUBSUMPTIONS[1], SUBSUMPTIONS[3]] + draw(st.lists(st.sampled_from(SUBSUMPTIONS[0:3:2] + SUBSUMPTIONS[4:]),
+                                                               max_size=2, unique=True))
+    text = HEAD + "\n".join(r.format(k=k) for r in rules + subs) + "\n"
+    node = st.integers(0, 7)
+    facts = {
+        "edge": draw(st.lists(st.tuples(node, node, st.integers(1, 4)), max_size=20)),
+        "block": draw(st.lists(st.tuples(node), max_size=3)),
+        "seed": draw(st.lists(st.tuples(node, st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=4)),
+    }
+    return text, facts
+
+
+@settings(max_examples=150, deadline=None)
+@given(programs())
+def test_generated_programs_give_the_same_relations_and_errors(program):
+    text, facts = program
+    py, _ = evaluate(text, facts, use_native=False)
+    c, runs = evaluate(text, facts, use_native=True)
+    assert c == py
+    if not isinstance(py, str):   # (an error stops at its stratum)
+        assert runs == sum(s.subsumptive for s in needed_strata(parse_program(text), None))
+
+
+def test_the_rank_lowering_error_names_the_rule():
+    text = HEAD + "lab(y, l, r - 5) :- lab(x, l, r), edge(x, y, _).\nlab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n"
+    facts = {"edge": [(0, 1, 1)], "seed": [(0, 0, 9)]}
+    py, _ = evaluate(text, facts, use_native=False)
+    c, runs = evaluate(text, facts, use_native=True)
+    assert runs == 1
+    assert c == py
+    assert c.startswith("gen.dl:10:") and "derived a tuple of rank 4 from tuples of rank 9" in c
+
+
+# ---- the Python path ----
+SYMBOLS = """
+.type Rank <: number
+.decl edge(x: number, y: number)
+.decl seed(x: number, label: symbol, r: number)
+.decl reach(x: number, label: symbol, r: Rank)
+reach(x, l, r) :- seed(x, l, r).
+reach(y, l, r + 1) :- reach(x, l, r), edge(x, y).
+reach(x, l1, r1) <= reach(x, l2, r2) :- l1 != l2, r2 <= r1.
+"""
+
+
+def test_symbols_keep_the_python_path():
+    facts = {"edge": [(0, 1), (1, 2), (3, 2)], "seed": [(0, "a", 0), (3, "b", 0)]}
+    got, runs = evaluate(SYMBOLS, facts, use_native=True)
+    assert runs == 0
+    assert got["reach"] == [(0, "a", 0), (1, "a", 1), (2, "b", 1), (3, "b", 0)]
+
+
+@pytest.mark.parametrize("rule, fact", [
+    # overflows 64 bits: Python's integers give the exact result
+    ("lab(y, l, r * 4611686018427387904) :- lab(x, l, r), edge(x, y, _).", (0, 0, 3)),
+    # Python's error message for a division by zero
+    ("lab(y, l, r + r / w) :- lab(x, l, r), edge(x, y, w).", (0, 0, 3)),
+])
+def test_what_c_cannot_compute_is_evaluated_in_python(rule, fact):
+    text = HEAD + rule + "\nlab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n"
+    facts = {"edge": [(0, 1, 0), (1, 2, 0)], "seed": [fact]}
+    py, _ = evaluate(text, facts, use_native=False)
+    c, runs = evaluate(text, facts, use_native=True)
+    assert runs == 1   # tried, handed back
+    assert c == py
+    if "4611686018427387904" in rule:
+        assert (1, 0, 3 * 4611686018427387904) in py["lab"]
+    else:
+        assert "division by zero" in py
+
+
+def test_a_rule_that_does_not_lower_keeps_the_python_path():
+    text = HEAD + "lab(y, l, r ^ 2) :- lab(x, l, r), edge(x, y, _).\nlab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n"
+    facts = {"edge": [(0, 1, 1)], "seed": [(0, 0, 3)]}
+    got, runs = evaluate(text, facts, use_native=True)
+    assert runs == 0
+    assert got["lab"] == [(0, 0, 3), (1, 0, 9)]
+
+
+def test_sdylog_native_0_and_provenance_keep_the_python_path(monkeypatch):
+    facts = {"edge": [(0, 1, 1)], "seed": [(0, 0, 3)]}
+    text = HEAD + SUBSUMPTIONS[1] + "\n" + OPTIONAL_RULES[0] + "\n"
+    monkeypatch.setattr(ranked, "native_module", ranked.native_module)
+    monkeypatch.setenv("SDYLOG_NATIVE", "0")
+    assert ranked.native_module() is None
+    monkeypatch.delenv("SDYLOG_NATIVE")
+    assert ranked.native_module() is _native
+    got, runs = evaluate(text, facts, use_native=True, provenance=True)
+    assert runs == 0
+    assert got["lab"] == [(0, 0, 3), (1, 0, 4)]
+
+
+# ---- the propagation program on corpus models ----
+CORPUS = os.environ.get("SDYLOG_CORPUS") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
+                                                         "corpus", "jax")
+
+
+@pytest.mark.parametrize("model", ["mlp", "scan_rnn", "transformer_L2"])
+def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
+    import sdylog.datalog as datalog
+    from sdylog.passes import driver
+
+    path = os.path.join(CORPUS, model + ".mlir")
+    if not os.path.exists(path):
+        pytest.skip(f"corpus model {path} not found (set SDYLOG_CORPUS)")
+    with open(path) as f:
+        text = f.read()
+    results = {}
+    real = datalog.make_engine
+    for use_native in (False, True):
+        counting = Counting()
+        monkeypatch.setattr(ranked, "native_module", lambda c=counting, n=use_native: c if n else None)
+        engines = []
+        monkeypatch.setattr(datalog, "make_engine", lambda *a, **k: engines.append(real(*a, **k)) or engines[-1])
+        out = driver.optimize_text(text, path, driver.parse_flags(["-sdy-propagation-pipeline"]))
+        (engine,) = engines
+        results[use_native] = (out, {r: engine.read(r) for r in engine.relations})
+        assert counting.runs == (1 if use_native else 0)
+    assert results[True] == results[False]
