@@ -105,12 +105,14 @@ class _Splitter:
         for i, operand in enumerate(operands):
             if operand in mapping:
                 clone.operands[i] = mapping[operand]
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
         name = op.name
         self.touched.add(name)
         if name in _WITH_REGIONS:
             self.cloned_regions = True
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        else:   # element-wise, shape-preserving, iota, constant: one result
+            mapping[value] = clone.result
         if name == "func.call":
             callee = lookup_func(self.symbols, callee_name(clone), clone)
             copy = clone_func_recursively(callee, self.symbols)

@@ -155,3 +155,55 @@ func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>})
     out = ours(text, "sdy-remove-propagation-debug-info")
     assert "propagation_edges" not in out and 'sdy.sharding = #sdy.sharding<@m' in out
     assert same_text(out, shardy(text, "sdy-remove-propagation-debug-info"))
+
+
+# Equal constants and scalar broadcasts in a function body, in a while body
+# (a region of its own), and in a second function: merged per region only.
+MERGE_REGIONS = MESH + '''
+func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %s0 = sdy.constant dense<2.0> : tensor<f32>
+  %c0 = sdy.constant dense<1.0> : tensor<8xf32>
+  %w:2 = stablehlo.while(%i = %n, %x = %a) : tensor<i32>, tensor<8xf32>
+    cond {
+      %k = sdy.constant dense<0> : tensor<i32>
+      %p = stablehlo.compare GT, %i, %k : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %s1 = sdy.constant dense<2.0> : tensor<f32>
+      %c1 = sdy.constant dense<1.0> : tensor<8xf32>
+      %c2 = sdy.constant dense<1.0> : tensor<8xf32>
+      %b1 = stablehlo.broadcast_in_dim %s1, dims = [] : (tensor<f32>) -> tensor<8xf32>
+      %b2 = stablehlo.broadcast_in_dim %s0, dims = [] : (tensor<f32>) -> tensor<8xf32>
+      %y = stablehlo.add %x, %c1 : tensor<8xf32>
+      %z = stablehlo.add %y, %c2 : tensor<8xf32>
+      %u = stablehlo.multiply %z, %b1 : tensor<8xf32>
+      %v = stablehlo.multiply %u, %b2 : tensor<8xf32>
+      stablehlo.return %i, %v : tensor<i32>, tensor<8xf32>
+    }
+  %c3 = sdy.constant dense<1.0> : tensor<8xf32>
+  %s2 = sdy.constant dense<2.0> : tensor<f32>
+  %b3 = stablehlo.broadcast_in_dim %s0, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %b4 = stablehlo.broadcast_in_dim %s2, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %r0 = stablehlo.add %w#1, %c0 : tensor<8xf32>
+  %r1 = stablehlo.add %r0, %c3 : tensor<8xf32>
+  %r2 = stablehlo.multiply %r1, %b3 : tensor<8xf32>
+  %r3 = stablehlo.multiply %r2, %b4 : tensor<8xf32>
+  %r4 = call @g(%r3) : (tensor<8xf32>) -> tensor<8xf32>
+  return %r4 : tensor<8xf32>
+}
+func.func private @g(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %c = sdy.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %a, %c : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+'''
+
+
+def test_merger_merges_per_region():
+    out = ours(MERGE_REGIONS, "sdy-constant-or-scalar-merger")
+    # main: c3 into c0, s2 into s0, then b4 (now of s0) into b3; the while body:
+    # c2 into c1, s1 stays (another region than s0), b1 and b2 differ; @g keeps its own
+    assert out.count("dense<1.000000e+00> : tensor<8xf32>") == 3
+    assert out.count("dense<2.000000e+00> : tensor<f32>") == 2
+    assert out.count("stablehlo.broadcast_in_dim") == 3
+    assert same_text(out, shardy(MERGE_REGIONS, "sdy-constant-or-scalar-merger"))
