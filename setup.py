@@ -4,4 +4,4 @@ exists the install still succeeds and the engine runs in Python."""
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("sdylog.datalog._native", ["sdylog/datalog/native/ranked.c"],
-                             extra_compile_args=["-O2", "-std=c11"], optional=True)])
+                             extra_compile_args=["-O2", "-std=gnu11"], optional=True)])

@@ -31,7 +31,7 @@ _ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "min": 5, "max": 6, "band": 7,
           "bshl": 10, "bshr": 11}
 _UNARY = {"neg": 0, "bnot": 1}
 _CMP = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
-MAX_REGISTERS = 256
+MAX_REGISTERS = 1024
 MAX_TUPLES = 64
 INT64 = (-(1 << 63), (1 << 63) - 1)
 NATIVE_KINDS = frozenset({"number", "unsigned"})
@@ -73,15 +73,17 @@ class NativeCompiler(BodyCompiler):
         self.regs: dict[str, int] = {}
         self.nregs = arity
         self.tuples: dict[str, int] = {}
+        self.consts: dict[int, int] = {}   # value -> the register holding it (set once, not per use)
         self.slots = slots
 
     def line(self, text: str):
         raise CannotLower(f"no instruction for {text.strip()!r}")
 
-    def program(self) -> tuple[int, int, list[int]]:
+    def program(self) -> tuple:
+        """(registers, tuple slots, instruction words, [register, constant, ...])."""
         if self.nregs > MAX_REGISTERS or len(self.tuples) > MAX_TUPLES:
             raise CannotLower("too many registers")
-        return (max(self.nregs, 1), len(self.tuples), self.code)
+        return (max(self.nregs, 1), len(self.tuples), self.code, [w for v, r in self.consts.items() for w in (r, v)])
 
     def new_reg(self) -> int:
         self.nregs += 1
@@ -108,8 +110,9 @@ class NativeCompiler(BodyCompiler):
         if isinstance(e, NumberLit):
             if e.kind == "float" or not isinstance(e.value, int) or not INT64[0] <= e.value <= INT64[1]:
                 raise CannotLower("not a 64-bit integer")
-            r = self.new_reg()
-            self.code += [OP_CONST, r, e.value]
+            r = self.consts.get(e.value)
+            if r is None:
+                r = self.consts[e.value] = self.new_reg()
             return r
         if isinstance(e, Functor):
             args = [self.expr(a) for a in e.args]

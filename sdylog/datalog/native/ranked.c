@@ -33,7 +33,8 @@
  *   FAIL                   next solution
  *   EMIT rel rule n r1..rn a head tuple
  *   TRUE                   the domination test holds
- * Registers 0..arity-1 hold the delta tuple (or the tuple tested). An
+ * Registers 0..arity-1 hold the delta tuple (or the tuple tested); each
+ * program has its own registers, its constants set once when it is loaded. An
  * integer overflow, a division by zero or a bad shift aborts the run: the
  * caller evaluates the stratum in Python instead (Python's integers do not
  * overflow, and it raises the division error with its message).
@@ -55,6 +56,8 @@ enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE };
 enum { ST_OK = 0, ST_ABORT = 1, ST_RANK = 2, ST_NOMEM = 3 };
 
 #define MAXKEY 32
+#define MAX_REGS 1024
+#define MAX_TUPLES 64
 
 /* ------------------------------------------------------------ vectors */
 typedef struct { int32_t *v; int32_t n, cap; } IdVec;
@@ -318,6 +321,7 @@ typedef struct {
     i64 *code;
     Py_ssize_t len;
     int nregs, ntup;
+    i64 *regs;           /* its registers: the constants set once, the delta tuple per run */
 } Prog;
 
 typedef struct { int32_t ri, rule; i64 off; } Entry;
@@ -509,156 +513,149 @@ static int arith(Eval *ev, int op, i64 a, i64 b, i64 *out) {
     return 0;
 }
 
-/* run code from pc: 0 done, 1 TRUE reached, -1 stop (ev->status says why) */
+/* run code from pc: 0 done, 1 TRUE reached, -1 stop (ev->status says why).
+   A loop runs the rest of the program once per tuple (a recursive call);
+   a failed test returns to the innermost loop. Dispatch by computed goto
+   (GCC, Clang): one indirect jump per instruction, predicted per opcode. */
 static int run(Eval *ev, const i64 *code, i64 pc, i64 *R, const i64 **T) {
-    for (;;) {
-        switch (code[pc]) {
-        case OP_END:
-            return 0;
-        case OP_SCAN: {
-            Index *ix = &ev->ix[code[pc + 1]];
-            int ts = (int)code[pc + 2];
-            Table *t = ix->t;
-            if (t->live) {
-                IdVec *a = &ix->all;
-                for (int32_t i = 0; i < a->n; i++) {
-                    T[ts] = row(t, a->v[i]);
-                    int rc = run(ev, code, pc + 3, R, T);
-                    if (rc) return rc;
-                }
-            } else {
-                for (i64 i = 0; i < t->n; i++) {
-                    T[ts] = row(t, i);
-                    int rc = run(ev, code, pc + 3, R, T);
-                    if (rc) return rc;
-                }
-            }
-            return 0;
-        }
-        case OP_LOOKUP: {
-            Index *ix = &ev->ix[code[pc + 1]];
-            int ts = (int)code[pc + 2];
-            int n = (int)code[pc + 3];
-            i64 key[MAXKEY];
-            u64 h = 0x12345;
-            for (int i = 0; i < n; i++) {
-                key[i] = R[code[pc + 4 + i]];
-                h = hash_step(h, key[i]);
-            }
-            Bucket *b = index_find(ix, key, hash_final(h));
-            if (!b) return 0;
-            Table *t = ix->t;
-            IdVec *a = &b->ids;
-            if (ix->packed) {
-                const i64 *r = ix->packed + (i64)b->rep * t->arity;
-                for (int32_t i = 0; i < a->n; i++, r += t->arity) {
-                    T[ts] = r;
-                    int rc = run(ev, code, pc + 4 + n, R, T);
-                    if (rc) return rc;
-                }
-                return 0;
-            }
+    static const void *const op[] = {
+        &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_const, &&op_arith, &&op_unary,
+        &&op_cmp, &&op_notin, &&op_empty, &&op_distinct, &&op_fail, &&op_emit, &&op_true,
+    };
+#define NEXT(k) do { pc += (k); goto *op[code[pc]]; } while (0)
+    goto *op[code[pc]];
+op_end:
+    return 0;
+op_scan: {
+        Index *ix = &ev->ix[code[pc + 1]];
+        int ts = (int)code[pc + 2];
+        Table *t = ix->t;
+        if (t->live) {
+            IdVec *a = &ix->all;
             for (int32_t i = 0; i < a->n; i++) {
                 T[ts] = row(t, a->v[i]);
+                int rc = run(ev, code, pc + 3, R, T);
+                if (rc) return rc;
+            }
+        } else {
+            for (i64 i = 0; i < t->n; i++) {
+                T[ts] = row(t, i);
+                int rc = run(ev, code, pc + 3, R, T);
+                if (rc) return rc;
+            }
+        }
+        return 0;
+    }
+op_lookup: {
+        Index *ix = &ev->ix[code[pc + 1]];
+        int ts = (int)code[pc + 2];
+        int n = (int)code[pc + 3];
+        i64 key[MAXKEY];
+        u64 h = 0x12345;
+        for (int i = 0; i < n; i++) {
+            key[i] = R[code[pc + 4 + i]];
+            h = hash_step(h, key[i]);
+        }
+        Bucket *b = index_find(ix, key, hash_final(h));
+        if (!b) return 0;
+        Table *t = ix->t;
+        IdVec *a = &b->ids;
+        if (ix->packed) {
+            const i64 *r = ix->packed + (i64)b->rep * t->arity;
+            for (int32_t i = 0; i < a->n; i++, r += t->arity) {
+                T[ts] = r;
                 int rc = run(ev, code, pc + 4 + n, R, T);
                 if (rc) return rc;
             }
             return 0;
         }
-        case OP_BIND:
-            R[code[pc + 1]] = T[code[pc + 2]][code[pc + 3]];
-            pc += 4;
-            break;
-        case OP_CHECK:
-            if (T[code[pc + 1]][code[pc + 2]] != R[code[pc + 3]]) return 0;
-            pc += 4;
-            break;
-        case OP_CONST:
-            R[code[pc + 1]] = code[pc + 2];
-            pc += 3;
-            break;
-        case OP_ARITH:
-            if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
-            pc += 5;
-            break;
-        case OP_UNARY: {
-            i64 a = R[code[pc + 3]];
-            if (code[pc + 1] == U_NEG) {
-                if (a == INT64_MIN) ABORT();
-                R[code[pc + 2]] = -a;
-            } else {
-                R[code[pc + 2]] = ~a;
-            }
-            pc += 4;
-            break;
+        for (int32_t i = 0; i < a->n; i++) {
+            T[ts] = row(t, a->v[i]);
+            int rc = run(ev, code, pc + 4 + n, R, T);
+            if (rc) return rc;
         }
-        case OP_CMP: {
-            i64 a = R[code[pc + 2]], b = R[code[pc + 3]];
-            int ok;
-            switch (code[pc + 1]) {
-            case C_EQ: ok = a == b; break;
-            case C_NE: ok = a != b; break;
-            case C_LT: ok = a < b; break;
-            case C_LE: ok = a <= b; break;
-            case C_GT: ok = a > b; break;
-            default: ok = a >= b; break;
-            }
-            if (!ok) return 0;
-            pc += 4;
-            break;
-        }
-        case OP_NOTIN: {
-            Index *ix = &ev->ix[code[pc + 1]];
-            int n = (int)code[pc + 2];
-            i64 key[MAXKEY];
-            u64 h = 0x12345;
-            for (int i = 0; i < n; i++) {
-                key[i] = R[code[pc + 3 + i]];
-                h = hash_step(h, key[i]);
-            }
-            Bucket *b = index_find(ix, key, hash_final(h));
-            if (b && b->ids.n) return 0;
-            pc += 3 + n;
-            break;
-        }
-        case OP_EMPTY: {
-            Table *t = ev->ix[code[pc + 1]].t;
-            if ((t->live ? t->count : t->n) > 0) return 0;
-            pc += 2;
-            break;
-        }
-        case OP_DISTINCT:
-            if (memcmp(T[code[pc + 1]], ev->tested, sizeof(i64) * (size_t)ev->tested_arity) == 0) return 0;
-            pc += 2;
-            break;
-        case OP_FAIL:
-            return 0;
-        case OP_EMIT: {
-            int ri = (int)code[pc + 1], rule = (int)code[pc + 2], n = (int)code[pc + 3];
-            i64 vals[MAXKEY * 2];
-            for (int i = 0; i < n; i++) vals[i] = R[code[pc + 4 + i]];
-            if (emit(ev, ri, rule, vals) < 0) return -1;
-            pc += 4 + n;
-            break;
-        }
-        case OP_TRUE:
-            return 1;
-        default:
-            ABORT();
-        }
+        return 0;
     }
+op_bind:
+    R[code[pc + 1]] = T[code[pc + 2]][code[pc + 3]];
+    NEXT(4);
+op_check:
+    if (T[code[pc + 1]][code[pc + 2]] != R[code[pc + 3]]) return 0;
+    NEXT(4);
+op_const:
+    R[code[pc + 1]] = code[pc + 2];
+    NEXT(3);
+op_arith:
+    if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
+    NEXT(5);
+op_unary: {
+        i64 a = R[code[pc + 3]];
+        if (code[pc + 1] == U_NEG) {
+            if (a == INT64_MIN) ABORT();
+            R[code[pc + 2]] = -a;
+        } else {
+            R[code[pc + 2]] = ~a;
+        }
+        NEXT(4);
+    }
+op_cmp: {
+        i64 a = R[code[pc + 2]], b = R[code[pc + 3]];
+        int ok;
+        switch (code[pc + 1]) {
+        case C_EQ: ok = a == b; break;
+        case C_NE: ok = a != b; break;
+        case C_LT: ok = a < b; break;
+        case C_LE: ok = a <= b; break;
+        case C_GT: ok = a > b; break;
+        default: ok = a >= b; break;
+        }
+        if (!ok) return 0;
+        NEXT(4);
+    }
+op_notin: {
+        Index *ix = &ev->ix[code[pc + 1]];
+        int n = (int)code[pc + 2];
+        i64 key[MAXKEY];
+        u64 h = 0x12345;
+        for (int i = 0; i < n; i++) {
+            key[i] = R[code[pc + 3 + i]];
+            h = hash_step(h, key[i]);
+        }
+        Bucket *b = index_find(ix, key, hash_final(h));
+        if (b && b->ids.n) return 0;
+        NEXT(3 + n);
+    }
+op_empty: {
+        Table *t = ev->ix[code[pc + 1]].t;
+        if ((t->live ? t->count : t->n) > 0) return 0;
+        NEXT(2);
+    }
+op_distinct:
+    if (memcmp(T[code[pc + 1]], ev->tested, sizeof(i64) * (size_t)ev->tested_arity) == 0) return 0;
+    NEXT(2);
+op_fail:
+    return 0;
+op_emit: {
+        int ri = (int)code[pc + 1], rule = (int)code[pc + 2], n = (int)code[pc + 3];
+        i64 vals[MAXKEY * 2];
+        for (int i = 0; i < n; i++) vals[i] = R[code[pc + 4 + i]];
+        if (emit(ev, ri, rule, vals) < 0) return -1;
+        NEXT(4 + n);
+    }
+op_true:
+    return 1;
+#undef NEXT
 }
 
 /* run a relation's programs on one tuple: 1 when one reaches TRUE, -1 stop */
 static int run_programs(Eval *ev, Prog *progs, int n, const i64 *vals, int arity) {
-    i64 regs[256];
-    const i64 *tups[64];
+    const i64 *tups[MAX_TUPLES];
     ev->tested = vals;
     ev->tested_arity = arity;
     for (int k = 0; k < n; k++) {
         Prog *p = &progs[k];
-        memcpy(regs, vals, sizeof(i64) * (size_t)arity);
-        int rc = run(ev, p->code, 0, regs, tups);
+        memcpy(p->regs, vals, sizeof(i64) * (size_t)arity);
+        int rc = run(ev, p->code, 0, p->regs, tups);
         if (rc) return rc;
     }
     return 0;
@@ -704,26 +701,102 @@ static int load_rows(Table *t, PyObject *rows, int live) {
     return status;
 }
 
+/* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
+static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {
+    PyObject *seq = PySequence_Fast(list, "a list of integers");
+    if (!seq) return NULL;
+    *n = PySequence_Fast_GET_SIZE(seq);
+    i64 *a = malloc(sizeof(i64) * (size_t)(*n + extra + 1));
+    if (!a) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        a[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (a[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); free(a); return NULL; }
+    }
+    Py_DECREF(seq);
+    return a;
+}
+
 static int load_prog(PyObject *spec, Prog *p) {
-    /* (nregs, ntup, [words]) */
-    PyObject *words;
-    if (!PyArg_ParseTuple(spec, "iiO", &p->nregs, &p->ntup, &words)) return -1;
-    if (p->nregs > 256 || p->ntup > 64) {
+    /* (nregs, ntup, [words], [register, value, register, value, ...]) */
+    PyObject *words, *consts;
+    if (!PyArg_ParseTuple(spec, "iiOO", &p->nregs, &p->ntup, &words, &consts)) return -1;
+    if (p->nregs < 1 || p->nregs > MAX_REGS || p->ntup < 0 || p->ntup > MAX_TUPLES) {
         PyErr_SetString(PyExc_ValueError, "program needs too many registers");
         return -1;
     }
-    PyObject *seq = PySequence_Fast(words, "program words");
-    if (!seq) return -1;
-    p->len = PySequence_Fast_GET_SIZE(seq);
-    p->code = malloc(sizeof(i64) * (size_t)(p->len + 1));
-    if (!p->code) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
-    for (Py_ssize_t i = 0; i < p->len; i++) {
-        p->code[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (p->code[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); return -1; }
-    }
+    p->code = int_array(words, &p->len, 1);
+    if (!p->code) return -1;
     p->code[p->len] = OP_END;
-    Py_DECREF(seq);
+    p->regs = calloc((size_t)p->nregs, sizeof(i64));
+    if (!p->regs) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t nc;
+    i64 *c = int_array(consts, &nc, 0);
+    if (!c) return -1;
+    for (Py_ssize_t i = 0; i + 1 < nc; i += 2) {
+        if (c[i] < 0 || c[i] >= p->nregs) { free(c); PyErr_SetString(PyExc_ValueError, "constant register"); return -1; }
+        p->regs[c[i]] = c[i + 1];
+    }
+    free(c);
     return 0;
+}
+
+/* the operands of a program in range (the interpreter does not check them) */
+static int check_prog(Eval *ev, Prog *p, int arity) {
+    const i64 *c = p->code;
+    Py_ssize_t pc = 0;
+#define REG(x) ((x) >= 0 && (x) < p->nregs)
+#define TUP(x) ((x) >= 0 && (x) < p->ntup)
+#define IDX(x) ((x) >= 0 && (x) < ev->nix)
+#define FITS(k) (pc + (k) <= p->len)
+    if (p->nregs < arity) goto bad;
+    while (pc < p->len) {
+        i64 op = c[pc];
+        Py_ssize_t n = 0;
+        switch (op) {
+        case OP_SCAN:
+            if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]].nkey || !TUP(c[pc + 2])) goto bad;
+            pc += 3;
+            break;
+        case OP_LOOKUP: case OP_NOTIN: {
+            int at = op == OP_LOOKUP ? 4 : 3;
+            if (!FITS(at) || !IDX(c[pc + 1])) goto bad;
+            n = c[pc + at - 1];
+            if (n < 1 || n > MAXKEY || n != ev->ix[c[pc + 1]].nkey || !FITS(at + n)) goto bad;
+            if (op == OP_LOOKUP && !TUP(c[pc + 2])) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + at + i])) goto bad;
+            pc += at + n;
+            break;
+        }
+        case OP_BIND: case OP_CHECK: {
+            int r = op == OP_BIND ? 1 : 3, t = op == OP_BIND ? 2 : 1, col = op == OP_BIND ? 3 : 2;
+            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= MAXKEY * 2) goto bad;
+            pc += 4;
+            break;
+        }
+        case OP_CONST: if (!FITS(3) || !REG(c[pc + 1])) goto bad; pc += 3; break;
+        case OP_ARITH: if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad; pc += 5; break;
+        case OP_UNARY: case OP_CMP: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
+        case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_FAIL: case OP_TRUE: pc += 1; break;
+        case OP_EMIT:
+            if (!FITS(4) || c[pc + 1] < 0 || c[pc + 1] >= ev->nlive) goto bad;
+            n = c[pc + 3];
+            if (n != ev->live[c[pc + 1]].arity || !FITS(4 + n)) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 4 + i])) goto bad;
+            pc += 4 + n;
+            break;
+        default: goto bad;
+        }
+    }
+    return 0;
+bad:
+    PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
+    return -1;
+#undef REG
+#undef TUP
+#undef IDX
+#undef FITS
 }
 
 /* per live relation, a list of programs */
@@ -750,11 +823,11 @@ static void eval_free(Eval *ev) {
     for (int i = 0; i < ev->nlive; i++) {
         table_free(&ev->live[i]);
         if (ev->delta && ev->delta[i]) {
-            for (int k = 0; k < ev->ndelta[i]; k++) free(ev->delta[i][k].code);
+            for (int k = 0; k < ev->ndelta[i]; k++) { free(ev->delta[i][k].code); free(ev->delta[i][k].regs); }
             free(ev->delta[i]);
         }
         if (ev->dom && ev->dom[i]) {
-            for (int k = 0; k < ev->ndom[i]; k++) free(ev->dom[i][k].code);
+            for (int k = 0; k < ev->ndom[i]; k++) { free(ev->dom[i][k].code); free(ev->dom[i][k].regs); }
             free(ev->dom[i]);
         }
     }
@@ -920,7 +993,8 @@ static PyObject *table_to_set(Table *t, IntSlot *cache) {
 PyDoc_STRVAR(ranked_run_doc,
 "ranked_run(relations, statics, indexes, delta_programs, domination_programs, seeds)\n"
 "relations: [(arity, rank column)] of the stratum; statics: [(arity, rows)] below it;\n"
-"indexes: [(live?, table number, key columns)]; *_programs: per relation [(nregs, ntup, words)];\n"
+"indexes: [(live?, table number, key columns)]; *_programs: per relation [(nregs, ntup, words,\n"
+"[register, constant, ...])];\n"
 "seeds: [(relation number, rule id, rows)]. Returns ('ok', [set per relation], waves),\n"
 "('rank', rule id, rank, current rank) or ('abort', reason).");
 
@@ -998,10 +1072,8 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     /* check the programs' operands once, so that the interpreter need not */
     for (int pass = 0; pass < 2; pass++)
         for (int ri = 0; ri < ev.nlive; ri++)
-            for (int k = 0; k < (pass ? ev.ndom[ri] : ev.ndelta[ri]); k++) {
-                Prog *p = pass ? &ev.dom[ri][k] : &ev.delta[ri][k];
-                if (p->nregs < ev.live[ri].arity) { PyErr_SetString(PyExc_ValueError, "registers"); goto out; }
-            }
+            for (int k = 0; k < (pass ? ev.ndom[ri] : ev.ndelta[ri]); k++)
+                if (check_prog(&ev, pass ? &ev.dom[ri][k] : &ev.delta[ri][k], ev.live[ri].arity) < 0) goto out;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seeds); i++) {
         int ri, rule;
         PyObject *rows;
