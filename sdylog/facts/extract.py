@@ -31,6 +31,11 @@ from sdylog.oprules.common import no_rule
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
+# Ops with a sharding of their own (add_op_shardings).
+_OWN_SHARDING_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
+                               "sdy.func_data_flow_edge"})
+# Ops whose results' (and regions' arguments') tensors are found through their data-flow edges.
+_TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
 # The ops add_op_kind_facts has facts for.
 _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
                        "sdy.sharding_constraint", "sdy.sharding_group", "sdy.propagation_barrier", "func.call",
@@ -357,12 +362,35 @@ class _Extractor:
         arguments as each block starts, region yields as each block ends, and
         its tail rows (shardings, kind, tensors, rule) after all of them.
         `open_` holds the region ops whose nested ops are being read."""
+        f = self.facts
+        ops, op_rows = f.ops, f.relations["op"]
+        operand_rows, result_rows = f.relations["op_operand"], f.relations["op_result"]
+        get, ids_of = f.value_ids.get, self.ids_of
         open_ = [root]
         if not self.next_block(root, func):
             return
         for op in op_list(fn)[1:]:   # (the first one is fn)
             top = open_[-1]
-            op_id, name, operands, results = self.add_op_head(op, func, top.op_id, top.region)
+            # The op's head rows: its row (add_op_row's), operands and results.
+            # (Written in the loop: ops are many, calls cost.)
+            op_id = len(ops)
+            ops.append(op)
+            name = op.name
+            op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
+            # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
+            operands = [get(v) for v in op.operands]
+            if None in operands:
+                operands = ids_of(op.operands, func)
+            if operands:
+                operand_rows.extend(zip(repeat(op_id), range(len(operands)), operands))
+            results = op.results
+            if len(results):
+                results = ids_of(results, func)
+                result_rows.extend(zip(repeat(op_id), range(len(results)), results))
+                if self._unpropagatable_types and self.static_shapes:
+                    self.check_result_types(op, results)
+            else:
+                results = []
             regions = op.regions
             if len(regions):
                 entered = _OpenOp(op_id, op, name, operands, results,
@@ -400,29 +428,6 @@ class _Extractor:
                 return True
         return False
 
-    def add_op_head(self, op, func: str, parent: int, region: int) -> tuple:
-        """The op's row, its operands and results (ids, new ones given to results)."""
-        f = self.facts
-        relations = f.relations
-        name = op.name
-        op_id = self.add_op_row(op, name, func, parent, region)
-        # Operands are defined before their uses: a dict hit each, a new id only off SSA order.
-        get = f.value_ids.get
-        operands = [get(v) for v in op.operands]
-        if None in operands:
-            operands = self.ids_of(op.operands, func)
-        if operands:
-            relations["op_operand"].extend(zip(repeat(op_id), range(len(operands)), operands))
-        results = op.results
-        if len(results):
-            results = self.ids_of(results, func)
-            relations["op_result"].extend(zip(repeat(op_id), range(len(results)), results))
-            if self._unpropagatable_types and self.static_shapes:
-                self.check_result_types(op, results)
-        else:
-            results = []
-        return op_id, name, operands, results
-
     def check_result_types(self, op, results: list[int]) -> None:
         types = self._value_type_ids
         for vid in results:
@@ -431,13 +436,20 @@ class _Extractor:
                 raise error_at(op, error, self.filename)
 
     def add_op_tail(self, op, name: str, op_id: int, operands: list[int], results: list[int], func: str) -> None:
+        # Most ops have no sharding, no kind facts and no tensors of their
+        # own: the helpers for those are called only for the ops they are for.
+        relations = self.facts.relations
         attrs = op.attributes   # each read goes through the bindings: once
-        self.add_op_shardings(op, name, attrs, results)
+        if name in _OWN_SHARDING_OPS or "sdy.sharding" in attrs:
+            self.add_op_shardings(op, name, attrs, results)
         if is_elementwise(op, name):
-            self.facts.relations["op_trait"].append((op_id, "elementwise"))
-        if name in _KIND_OPS:   # (most ops are none of them: no call)
+            relations["op_trait"].append((op_id, "elementwise"))
+        if name in _KIND_OPS:
             self.add_op_kind_facts(op, name, attrs, op_id, operands, func)
-        self.add_tensors(op, name, func, results)
+        if name in _TENSOR_OPS:
+            self.add_flow_tensors(op, func)
+        elif results:   # each result is its own tensor
+            relations["value_tensor"].extend(zip(results, results))
         if name not in _FLOW_OPS:
             self.add_rule(op, name, attrs, op_id, operands, results)
 
@@ -451,8 +463,7 @@ class _Extractor:
                 raise error_at(op, f"sdy.sharding has {len(shardings)} shardings for {len(results)} results", self.filename)
             for vid, s in zip(results, shardings):
                 f.add("value_sharding", vid, self.add_sharding(s))
-        if name in ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
-                    "sdy.func_data_flow_edge") and "sharding" in attrs:
+        if name in _OWN_SHARDING_OPS and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
     def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
@@ -481,18 +492,14 @@ class _Extractor:
             for i in range(len(manual)):
                 f.add("manual_axis", op_id, manual[i])
 
-    def add_tensors(self, op, name: str, func: str, results: list[int]) -> None:
-        """value_tensor rows for the op's results and its regions' arguments."""
-        f = self.facts
-        if name in DATA_FLOW_OPS or name == "stablehlo.async_start":
-            for res in op.results:
-                self.add_value_tensor(res, func)
-            for region in op.regions:
-                for block in region.blocks:
-                    for arg in block.arguments:
-                        self.add_value_tensor(arg, func)
-        elif results:
-            f.relations["value_tensor"].extend(zip(results, results))
+    def add_flow_tensors(self, op, func: str) -> None:
+        """value_tensor rows for the results and regions' arguments of an op in _TENSOR_OPS."""
+        for res in op.results:
+            self.add_value_tensor(res, func)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    self.add_value_tensor(arg, func)
 
     def add_value_tensor(self, value, func: str) -> None:
         target = shardable_value(value)
@@ -550,9 +557,20 @@ class _Extractor:
                 f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
     def add_rule(self, op, name: str, attrs, op_id: int, operands: list[int], results: list[int]) -> None:
+        """The op's op_rule and rule_tensor rows. Ops with equal `rule_key`s
+        (8.4k ops of a transformer have ~100) share the first one's rule id;
+        ops whose rule depends on their neighbourhood (no key) are looked up
+        one by one."""
         if RULES.get(name) is no_rule and SHARDING_RULE not in attrs:
             return   # no rule, and no key to build (constants are many)
-        rule_id = self.rule_id(op, name, attrs, operands, results)
+        # Type ids stand for the types in the key: ints compare without the bindings.
+        type_of = self._value_type_ids.__getitem__
+        key = rule_key(op, tuple(map(type_of, operands)), tuple(map(type_of, results)), name, attrs)
+        rule_id = _UNKNOWN if key is None else self._rule_by_key.get(key, _UNKNOWN)
+        if rule_id is _UNKNOWN:
+            rule_id = self.rule_id(op)
+            if key is not None:
+                self._rule_by_key[key] = rule_id
         if rule_id is None:
             return
         relations = self.facts.relations
@@ -562,20 +580,8 @@ class _Extractor:
             relations["rule_tensor"].extend(zip(repeat(op_id), range(len(tensors)), tensors,
                                                 _is_result(len(operands), len(results))))
 
-    def rule_id(self, op, name: str, attrs, operands: list[int], results: list[int]) -> int | None:
-        """The id of the op's sharding rule; equal rules share one id and one set of facts.
-
-        Ops with equal `rule_key`s (8.4k ops of a transformer have ~100) get
-        their id from the first one; ops whose rule depends on their
-        neighbourhood (no key) are looked up one by one.
-        """
-        # Type ids stand for the types in the key: ints compare without the bindings.
-        type_of = self._value_type_ids.__getitem__
-        key = rule_key(op, tuple(map(type_of, operands)), tuple(map(type_of, results)), name, attrs)
-        if key is not None:
-            known = self._rule_by_key.get(key, _UNKNOWN)
-            if known is not _UNKNOWN:
-                return known
+    def rule_id(self, op) -> int | None:
+        """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""
         rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
         rule_id = None
         if rule is not None:
@@ -584,8 +590,6 @@ class _Extractor:
                 rule_id = self._rule_ids[rule] = len(self._rule_ids)
                 self.facts.rules.append(rule)
                 self.add_rule_facts(rule_id, rule)
-        if key is not None:
-            self._rule_by_key[key] = rule_id
         return rule_id
 
     def add_rule_facts(self, rule_id: int, rule) -> None:
