@@ -222,3 +222,12 @@ func.func @main(%a: tensor<4x8xf32>) -> tensor<4xf32> {
     assert result[reduce_id] < x < y < result[add_id]   # body arguments get ids as the body starts
     assert f.rows("region_yield") == [(reduce_id, 0, 0, result[add_id])]
     assert (ret_id, 0, result[add_id]) in f.rows("op_operand")
+
+
+def test_propagation_reports_an_unpropagatable_result_at_its_op():
+    from sdylog.propagation.driver import PropagationOptions, propagate
+
+    class Ctx:
+        filename = "m.mlir"
+    with pytest.raises(SdylogError, match=r"m.mlir:4:\d+: .*static shape. type: tensor<\?xf32>"):
+        propagate(parse_module(DYNAMIC), PropagationOptions(), Ctx())
