@@ -130,9 +130,9 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
 def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
-    module for as long as their results allow (sdylog/passes/census.py). A partitioner step that is not
-    registered is skipped and noted in ctx.report["skipped_steps"] (an error
-    with `strict`)."""
+    module for as long as their results allow (sdylog/passes/census.py). A
+    partitioner step that is not registered is skipped and noted in
+    ctx.report["skipped_steps"] (an error with `strict`)."""
     outer = ctx.census
     ctx.census = {}
     try:
@@ -143,7 +143,8 @@ def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
 
 
 def _run_step(module, ctx, step: Step, strict: bool):
-    """The step's result: UNCHANGED when it left the module as it was."""
+    """The step's result: what it did to the module (census.py: UNCHANGED,
+    SameOps, NewOps, or None for anything else)."""
     if step.name == SYMBOL_DCE:
         with module.context:
             return UNCHANGED if symbol_dce(module) == 0 else None
