@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sdylog.ir import load_module, print_module
 from sdylog.ir.diagnostics import format_location
-from sdylog.ir.module import display_name
+from sdylog.ir.module import display_name, verify_module
 from sdylog.ir.walk import symbol_name
 from sdylog.passes import PassContext
 
@@ -85,6 +85,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         result = phase("propagation", propagation_phase, module, ctx)
         conflicts = locate_conflicts(result, ctx.filename)
         phase("export", export_phase, module, ctx)
+        # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
+        verify_module(module, ctx.filename)
     progress.done()
     return PipelineRun(module, result, ctx, seconds, conflicts)
 

@@ -90,10 +90,6 @@ def is_pure(op, static_types: dict | None = None) -> bool:
     return True
 
 
-def is_constant_like(op) -> bool:
-    return as_operation(op).name in CONSTANT_LIKE_OPS
-
-
 # --- memory effects (for dead-code elimination) ------------------------------------
 # Ops that declare no memory effect (Pure / NoMemoryEffect), beyond the
 # element-wise ones.

@@ -11,6 +11,7 @@ from sdylog.datalog import make_engine, parse_program, ranked
 from sdylog.datalog.engine import needed_strata
 from sdylog.datalog.native_plan import _native
 from sdylog.ir.diagnostics import SdylogError
+from test_ranked import VORONOI  # (pytest puts this directory on sys.path)
 
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built "
                                 "(no C compiler at install time): the Python path is tested elsewhere")
@@ -110,15 +111,8 @@ def test_the_rank_lowering_error_names_the_rule():
 
 
 # ---- the Python path ----
-SYMBOLS = """
-.type Rank <: number
-.decl edge(x: number, y: number)
-.decl seed(x: number, label: symbol, r: number)
-.decl reach(x: number, label: symbol, r: Rank)
-reach(x, l, r) :- seed(x, l, r).
-reach(y, l, r + 1) :- reach(x, l, r), edge(x, y).
-reach(x, l1, r1) <= reach(x, l2, r2) :- l1 != l2, r2 <= r1.
-"""
+# (a rank-ordered stratum with a symbol column; test_ranked.py checks its result)
+SYMBOLS = VORONOI
 
 
 def test_symbols_keep_the_python_path():
