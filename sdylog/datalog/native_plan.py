@@ -17,7 +17,7 @@ import os
 from functools import partial
 
 from sdylog.datalog.ast import Aggregate, Functor, NumberLit, StringLit, Var
-from sdylog.datalog.pyeval import (BodyCompiler, Unsupported, delta_group_clauses, domination_clauses)
+from sdylog.datalog.pyeval import BodyCompiler, delta_group_clauses, domination_clauses
 
 try:
     from sdylog.datalog import _native
@@ -104,9 +104,7 @@ class NativeCompiler(BodyCompiler):
     # ---- expressions: a register holding the value ----
     def expr(self, e) -> int:
         if isinstance(e, Var):
-            if e.name not in self.bound:
-                raise Unsupported(f"variable {e.name} used before it is bound")
-            return self.var(e.name)
+            return super().expr(e)   # (its register: self.var)
         if isinstance(e, NumberLit):
             if e.kind == "float" or not isinstance(e.value, int) or not INT64[0] <= e.value <= INT64[1]:
                 raise CannotLower("not a 64-bit integer")
