@@ -148,6 +148,13 @@ static u64 hash_vals(const i64 *vals, int n) {
     return hash_final(h);
 }
 
+/* An instruction's lookup key: the registers regs[0..n-1] copied to key;
+ * returns its hash. */
+static inline u64 gather_key(const i64 *R, const i64 *regs, int n, i64 *key) {
+    for (int i = 0; i < n; i++) key[i] = R[regs[i]];
+    return hash_vals(key, n);
+}
+
 static u64 hash_key_of(Index *ix, const i64 *r) {
     u64 h = 0x12345;
     for (int i = 0; i < ix->nkey; i++) h = hash_step(h, r[ix->key[i]]);
@@ -551,12 +558,7 @@ op_lookup: {
         int ts = (int)code[pc + 2];
         int n = (int)code[pc + 3];
         i64 key[MAXKEY];
-        u64 h = 0x12345;
-        for (int i = 0; i < n; i++) {
-            key[i] = R[code[pc + 4 + i]];
-            h = hash_step(h, key[i]);
-        }
-        Bucket *b = index_find(ix, key, hash_final(h));
+        Bucket *b = index_find(ix, key, gather_key(R, code + pc + 4, n, key));
         if (!b) return 0;
         Table *t = ix->t;
         IdVec *a = &b->ids;
@@ -616,12 +618,7 @@ op_notin: {
         Index *ix = &ev->ix[code[pc + 1]];
         int n = (int)code[pc + 2];
         i64 key[MAXKEY];
-        u64 h = 0x12345;
-        for (int i = 0; i < n; i++) {
-            key[i] = R[code[pc + 3 + i]];
-            h = hash_step(h, key[i]);
-        }
-        Bucket *b = index_find(ix, key, hash_final(h));
+        Bucket *b = index_find(ix, key, gather_key(R, code + pc + 3, n, key));
         if (b && b->ids.n) return 0;
         NEXT(3 + n);
     }
