@@ -16,6 +16,9 @@ _VERSION = f"1-{sys.version_info[0]}.{sys.version_info[1]}"
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
 _MAX_CODES = 1000
+# Parsed programs: one file per distinct set of rule texts, so each rule edit
+# adds one; the least recently used beyond this many are removed.
+_MAX_PROGRAMS = 16
 
 
 def cache_dir() -> str | None:
@@ -52,8 +55,11 @@ def load_program_cached(path: str, load):
             files = known.get(os.path.abspath(path))
             if files is not None:
                 key = _files_key(files)
-                with open(os.path.join(d, f"program-{key}.pickle"), "rb") as f:
-                    return pickle.load(f)
+                cached = os.path.join(d, f"program-{key}.pickle")
+                with open(cached, "rb") as f:
+                    program = pickle.load(f)
+                os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
+                return program
         except Exception:
             pass
     program = load(path)
@@ -68,9 +74,23 @@ def load_program_cached(path: str, load):
             known[os.path.abspath(path)] = files
             _write_atomic(index, pickle.dumps(known))
             _write_atomic(os.path.join(d, f"program-{_files_key(files)}.pickle"), pickle.dumps(program))
+            _drop_old_programs(d)
         except Exception:
             pass
     return program
+
+
+def _drop_old_programs(d: str) -> None:
+    """Remove all but the _MAX_PROGRAMS most recently used program files."""
+    paths = [os.path.join(d, n) for n in os.listdir(d) if n.startswith("program-") and n.endswith(".pickle")]
+    if len(paths) <= _MAX_PROGRAMS:
+        return
+    paths.sort(key=os.path.getmtime, reverse=True)
+    for old in paths[_MAX_PROGRAMS:]:
+        try:
+            os.remove(old)
+        except OSError:
+            pass
 
 
 def _files_key(files) -> str:

@@ -42,3 +42,28 @@ def test_souffle_binaries_live_in_the_sdylog_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "sdylog"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert souffle_engine.cache_dir() == str(tmp_path / "sdylog" / "souffle")
+
+
+def test_parsed_programs_are_bounded_least_recently_used_go(tmp_path, monkeypatch):
+    import os
+    from types import SimpleNamespace
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(cache_dir))
+    monkeypatch.setattr(cache, "_MAX_PROGRAMS", 2)
+    rules = tmp_path / "rules.dl"
+
+    def load(path):
+        return SimpleNamespace(text=rules.read_text(), files=[str(rules)])
+
+    def programs():
+        return sorted(p.name for p in cache_dir.glob("program-*.pickle"))
+
+    for version in range(4):   # each edit of the rules: one more parsed program
+        rules.write_text(f"// version {version}\n")
+        assert cache.load_program_cached(str(rules), load).text == f"// version {version}\n"
+        os.utime(rules)
+    assert len(programs()) == 2
+    kept = programs()
+    rules.write_text("// version 3\n")   # the latest, read from the cache
+    assert cache.load_program_cached(str(rules), lambda p: None).text == "// version 3\n"
+    assert programs() == kept
