@@ -1,5 +1,6 @@
-"""The in-memory engine: relations as Python sets, every stratum evaluated by
-clauses compiled to Python (sdylog/datalog/pyeval.py).
+"""The in-memory engine: relations held in C (native_db.py) or as Python
+sets, strata evaluated in C or by clauses compiled to Python
+(sdylog/datalog/pyeval.py).
 
 Same API as the DuckDB engine (load / replace / run / read / read_columns /
 save / explain). DuckDB is imported only to save a database or explain a
@@ -13,11 +14,16 @@ indexes cost microseconds per tuple. `sdylog run`/`query` can pick either.
 Evaluation: a non-recursive stratum runs each clause once (joins in an order
 chosen from the relations' sizes); a recursive stratum runs semi-naively
 (each iteration joins only the tuples new in the last one); a stratum with
-subsumptive rules runs in rank order (sdylog/datalog/ranked.py), in C when
-the extension sdylog.datalog._native is built, provenance is off and its
-clauses lower to the C evaluator's instructions (native_plan.py: integer
-relations and arithmetic); SDYLOG_NATIVE=0 keeps it in Python. The other
-strata run as compiled Python.
+subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
+
+Where the relations live: when the extension sdylog.datalog._native is built
+and provenance is off, every relation without a float column is a C table
+(native_db.py), and a plain or recursive stratum whose clauses lower to the
+C evaluator's instructions (native_plan.py) runs there. Another stratum runs
+in Python on sets made from the tables (`_data`: made when first read after
+the table changed) and its results go back into them; the relations read
+through the API are made the same way. Without the extension, with
+provenance, or with SDYLOG_NATIVE=0, every relation is a Python set.
 """
 from __future__ import annotations
 
@@ -26,6 +32,8 @@ from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import DeclaredRelations, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
+from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_stratum
+from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
@@ -40,8 +48,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self.provenance = provenance
         self.program: Program | None = None
         self._decls: dict[str, RelationDecl] = {}
-        self._data: dict[str, set] = {}
-        self._loaded: dict[str, set] = {}      # facts loaded into a relation (kept for re-runs)
+        native = None if provenance else native_module()
+        self._db = NativeDB(native) if native is not None and hasattr(native, "Database") else None
+        self._cindexes = NativeIndexes(self._db) if self._db is not None else None
+        # relation -> its tuples (C relations: made from the table when first read, see _Tables)
+        self._data: dict[str, set] = _Tables(self._db) if self._db is not None else {}
+        self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
         self._static = StaticIndexes(self._data.__getitem__)   # indexes, dropped when a relation changes
         self._init_derivation_steps()
@@ -57,7 +69,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             if self._declared_again(decl):
                 continue
             self._decls[decl.name] = decl
-            self._data[decl.name] = set()
+            if self._db is not None:
+                self._db.declare(decl)
+            if not self._in_c(decl.name):
+                self._data[decl.name] = set()
         if program not in self._programs:
             self._programs.append(program)
 
@@ -69,13 +84,19 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         return list(self._decls)
 
     # ---- facts in ----
+    def _in_c(self, relation: str) -> bool:
+        return self._db is not None and self._db.holds(relation)
+
     def load(self, relation: str, data) -> None:
         """Add facts (lists of tuples, or anything the DuckDB engine takes)."""
         decl = self.decl(relation)
         rows = self._rows_of(decl, data)
-        self._loaded.setdefault(relation, set()).update(rows)
-        self._data[relation].update(rows)
-        self._changed(relation)
+        self._loaded.setdefault(relation, []).extend(rows)
+        if self._in_c(relation):
+            self._insert_c(relation, rows)
+        else:
+            self._data[relation].update(rows)
+            self._changed(relation)
         if self.provenance:
             p = self._prov.setdefault(relation, {})
             for r in rows:
@@ -87,12 +108,47 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def clear(self, relation: str) -> None:
         self.decl(relation)
-        self._data[relation] = set()
         self._loaded.pop(relation, None)
         self._prov.pop(relation, None)
+        self._reset(relation)
+
+    def _reset(self, relation: str) -> None:
+        """The relation back to its loaded facts."""
+        if self._in_c(relation):
+            self._db.clear(relation)
+            self._insert_c(relation, self._loaded.get(relation, ()))
+            return
+        self._data[relation] = set(self._loaded.get(relation, ()))
         self._changed(relation)
 
-    def _rows_of(self, decl: RelationDecl, data) -> set:
+    def _insert_c(self, relation: str, rows) -> None:
+        """Rows into a C table; a value with no C form (an int beyond 64 bits)
+        sends every relation back to Python for the engine's life."""
+        self._c_changed(relation)
+        if not self._db.insert(relation, rows):
+            self._leave_c()
+            self._data[relation].update(rows)
+
+    def _leave_c(self) -> None:
+        data = {name: self._data[name] for name in self._decls}
+        self._db = self._cindexes = None
+        self._data = data
+
+    def _c_changed(self, relation: str) -> None:
+        """A C table changed: its set (if made) and what was built on it go."""
+        self._data.pop(relation, None)
+        self._cindexes.forget(relation)
+        self._static.forget(relation)
+
+    def _to_c(self, relation: str) -> None:
+        """A C relation's set, written by Python, into its table (the set stays valid)."""
+        rows = self._data[relation]
+        self._db.clear(relation)
+        self._cindexes.forget(relation)
+        if not self._db.insert(relation, rows):
+            self._leave_c()
+
+    def _rows_of(self, decl: RelationDecl, data):
         kinds = [_PY_KIND[k] for k in decl.kinds]
         # (the checks over every row are made by map/set, not a Python loop: ~100k facts per model)
         if isinstance(data, (list, tuple)) and all(issubclass(t, tuple) for t in set(map(type, data))):
@@ -102,14 +158,14 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                             f"the relation has {decl.arity} columns")
             if all(type(v) is k or (k is float and type(v) is int) for r in data[:50] for v, k in zip(r, kinds)):
                 if float not in kinds:
-                    return set(data)
-            return {tuple(k(v) for v, k in zip(r, kinds)) for r in data}
+                    return data
+            return [tuple(k(v) for v, k in zip(r, kinds)) for r in data]
         from sdylog.datalog.data import to_arrow
         tbl = to_arrow(decl, data)
         if decl.arity == 0:
-            return {()} if tbl.num_rows else set()
+            return [()] if tbl.num_rows else []
         cols = [tbl.column(i).to_pylist() for i in range(decl.arity)]
-        return set(zip(*cols))
+        return list(zip(*cols))
 
     def _changed(self, relation: str) -> None:
         self._static.forget(relation)
@@ -124,17 +180,30 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def _run_strata(self, program: Program, strata) -> None:
         for s in strata:
             for r in s.relations:
-                self._data[r] = set(self._loaded.get(r, ()))
-                self._changed(r)
+                self._reset(r)
                 if self.provenance:
                     self._prov[r] = {t: (-1, 0) for t in self._data[r]}
         for s in strata:
+            if self._db is not None and not s.subsumptive:
+                rounds = run_stratum(self._db, self._cindexes, program, s)
+                for r in s.relations:
+                    self._c_changed(r)
+                if rounds is not None:
+                    if s.recursive:
+                        self.iterations.update(dict.fromkeys(s.relations, rounds))
+                    continue
+                for r in s.relations:   # (a run handed back: from the start, in Python)
+                    self._reset(r)
             if s.subsumptive:
                 RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
             elif s.recursive:
                 self._recursive(program, s)
             else:
                 self._plain(program, s)
+            if self._db is not None:
+                for r in s.relations:
+                    if self._in_c(r):
+                        self._to_c(r)
 
     def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
         """Put the indexes compiled code reads into its namespace (with `lazy`,
@@ -159,7 +228,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         return self._static.index_key(rel, key)
 
     def _sizes(self) -> "_Sizes":
-        return _Sizes(self._data)
+        return _Sizes(self)
 
     def _plain(self, program: Program, s) -> None:
         ns = Namespace()
@@ -170,7 +239,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         fns = []
         for ci in s.clauses:
             c = program.clauses[ci]
-            if any(isinstance(lit, Atom) and not self._data[lit.relation] for lit in c.body):
+            if any(isinstance(lit, Atom) and not self.size(lit.relation) for lit in c.body):
                 continue   # an atom of an empty relation: no solution
             fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
                                       kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
@@ -253,9 +322,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
         for fn in base:
             fn(emit)
-        for ri in range(len(here)):   # facts loaded into the stratum's relations start it too
-            if not new[ri] and full[ri]:
-                new[ri] = list(full[ri])
+        # the first round: every tuple (facts loaded into the stratum's relations start it too)
+        new = [list(f) for f in full]
         iterations = 0
         while any(new):
             iterations += 1
@@ -273,10 +341,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         loaded = self._loaded.get(relation)
         if isinstance(tuples, set):
             if loaded:
-                tuples |= loaded
+                tuples.update(loaded)
             self._data[relation] = tuples
         else:
-            self._data[relation] = set(tuples) | (loaded or set())
+            self._data[relation] = set(tuples).union(loaded or ())
         self._changed(relation)
         if self.provenance:
             p = {t: (-1, 0) for t in self._loaded.get(relation, ())}
@@ -297,6 +365,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def size(self, relation: str) -> int:
         self.decl(relation)
+        if self._in_c(relation) and relation not in self._data:
+            return self._db.size(relation)
         return len(self._data[relation])
 
     def contains(self, relation: str, tup: tuple) -> bool:
@@ -333,7 +403,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         db.rules = list(self.rules)
         db.rule_ids = dict(self.rule_ids)
         db._height = self._height
-        for name, rows in self._data.items():
+        for name in self._decls:
+            rows = self._data[name]
             if not rows:
                 continue
             rows = sorted(rows)
@@ -360,6 +431,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def close(self) -> None:
         self._data.clear()
         self._static.clear()
+        self._db = self._cindexes = None
 
     def __enter__(self):
         return self
@@ -372,12 +444,24 @@ class _Sizes:
     """Relation -> tuple count, read when the planner asks (a dict of every
     relation's size per stratum cost more than the lookups)."""
 
-    def __init__(self, data: dict):
-        self.data = data
+    def __init__(self, engine: MemoryEngine):
+        self.engine = engine
 
     def get(self, relation: str, default=None):
-        rows = self.data.get(relation)
-        return default if rows is None else len(rows)
+        return self.engine.size(relation) if relation in self.engine._decls else default
+
+
+class _Tables(dict):
+    """Relation -> its tuples as a Python set; a relation held in C is made
+    from its table when first read (and dropped when the table changes)."""
+
+    def __init__(self, db: NativeDB):
+        super().__init__()
+        self.db = db
+
+    def __missing__(self, relation: str) -> set:
+        rows = self[relation] = self.db.rows(relation)
+        return rows
 
 
 class _Backend(RankedBackendSteps):

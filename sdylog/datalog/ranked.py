@@ -449,7 +449,7 @@ class StaticIndexes:
         fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]
         if fits:
             return min(fits)[2]
-        if not self.rows(rel):
+        if not self.size(rel):
             return key
         best = max(key, key=lambda i: self._distinct_share(rel, i))
         if self._distinct_share(rel, best) >= 1 / self.SELECTIVE:

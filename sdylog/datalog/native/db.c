@@ -1,0 +1,462 @@
+/* _native.Database: every relation of a memory-engine run held in C, and the
+ * evaluation of its plain and recursive strata (sdylog/datalog/native_db.py
+ * drives it).
+ *
+ * A relation is a DbTable (db.h): int64 rows deduplicated by a hash set;
+ * symbols are interned (one table of strings per database: equal strings,
+ * equal ids). Indexes a stratum reads are built once per table version
+ * (packed, see table.h) and reused by later strata until the table changes.
+ *
+ * run(out, indexes, base, deltas) evaluates one stratum semi-naively: the
+ * base programs (clauses reading no relation of the stratum) run once, then
+ * each delta program runs on every tuple new in the last round, until no
+ * round adds any (a plain stratum has no delta programs: one round). EMIT
+ * appends to a buffer, inserted into the tables after the round: a table is
+ * never changed while a program reads it. Relations of the stratum are read
+ * through indexes kept up to date on insert ("live" ones).
+ */
+#include "interp.h"
+#include "db.h"
+
+/* ------------------------------------------------------------ tables */
+static void db_table_reset(DbTable *d) {
+    int arity = d->t.arity;
+    table_free(&d->t);
+    memset(&d->t, 0, sizeof d->t);
+    d->t.arity = arity;
+}
+
+void db_changed(Database *db, int tno) {
+    DbTable *d = db->tab[tno];
+    for (int i = 0; i < d->ncache; i++) {
+        index_free(d->cache[i]);
+        free(d->cache[i]);
+    }
+    free(d->cache);
+    d->cache = NULL;
+    d->ncache = 0;
+}
+
+Index *db_index(Database *db, int tno, const int *key, int nkey) {
+    DbTable *d = db->tab[tno];
+    for (int i = 0; i < d->ncache; i++) {
+        Index *ix = d->cache[i];
+        if (ix->nkey == nkey && memcmp(ix->key, key, sizeof(int) * (size_t)nkey) == 0) return ix;
+    }
+    Index *ix = calloc(1, sizeof(Index));
+    Index **c = realloc(d->cache, sizeof(Index *) * (size_t)(d->ncache + 1));
+    if (!ix || !c) { free(ix); if (c) d->cache = c; PyErr_NoMemory(); return NULL; }
+    d->cache = c;
+    ix->t = &d->t;
+    ix->nkey = nkey;
+    memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
+    if (nkey) {
+        for (i64 r = 0; r < d->t.n; r++)
+            if (index_add(ix, (int32_t)r) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
+        if (index_pack(ix) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
+    }
+    d->cache[d->ncache++] = ix;
+    return ix;
+}
+
+/* the id of symbol s (a new one when first seen); -1 with a Python error */
+static int intern(Database *db, PyObject *s, i64 *out) {
+    PyObject *id = PyDict_GetItemWithError(db->ids, s);
+    if (id) {
+        *out = PyLong_AsLongLong(id);
+        return 0;
+    }
+    if (PyErr_Occurred()) return -1;
+    Py_ssize_t n = PyList_GET_SIZE(db->names);
+    PyObject *o = PyLong_FromSsize_t(n);
+    if (!o) return -1;
+    int err = PyDict_SetItem(db->ids, s, o) < 0 || PyList_Append(db->names, s) < 0;
+    Py_DECREF(o);
+    if (err) return -1;
+    *out = n;
+    return 0;
+}
+
+static int table_number(Database *db, PyObject *o) {
+    long t = PyLong_AsLong(o);
+    if (t < 0 || t >= db->ntab) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such table");
+        return -1;
+    }
+    return (int)t;
+}
+
+/* ------------------------------------------------------------ methods: data in and out */
+static PyObject *db_add_table(Database *db, PyObject *args) {
+    int arity;
+    PyObject *sym;
+    if (!PyArg_ParseTuple(args, "iO!", &arity, &PyTuple_Type, &sym)) return NULL;
+    if (arity < 0 || arity > MAXKEY * 2 || PyTuple_GET_SIZE(sym) != arity) {
+        PyErr_SetString(PyExc_ValueError, "arity");
+        return NULL;
+    }
+    if (db->ntab == db->cap) {
+        int cap = db->cap ? db->cap * 2 : 64;
+        DbTable **n = realloc(db->tab, sizeof(DbTable *) * (size_t)cap);
+        if (!n) return PyErr_NoMemory();
+        db->tab = n;
+        db->cap = cap;
+    }
+    DbTable *d = calloc(1, sizeof(DbTable));
+    char *s = calloc((size_t)arity + 1, 1);
+    if (!d || !s) { free(d); free(s); return PyErr_NoMemory(); }
+    for (int i = 0; i < arity; i++) s[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
+    d->t.arity = arity;
+    d->sym = s;
+    db->tab[db->ntab] = d;
+    return PyLong_FromLong(db->ntab++);
+}
+
+static PyObject *db_insert(Database *db, PyObject *args) {
+    PyObject *tno_o, *rows;
+    if (!PyArg_ParseTuple(args, "OO", &tno_o, &rows)) return NULL;
+    int tno = table_number(db, tno_o);
+    if (tno < 0) return NULL;
+    DbTable *d = db->tab[tno];
+    db_changed(db, tno);
+    PyObject *it = PyObject_GetIter(rows);
+    if (!it) return NULL;
+    PyObject *tup;
+    i64 vals[MAXKEY * 2];
+    int fits = 1;
+    while (fits && (tup = PyIter_Next(it))) {
+        if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != d->t.arity) fits = 0;
+        for (int i = 0; fits && i < d->t.arity; i++) {
+            PyObject *v = PyTuple_GET_ITEM(tup, i);
+            if (d->sym[i]) {
+                if (!PyUnicode_Check(v)) fits = 0;
+                else if (intern(db, v, &vals[i]) < 0) { Py_DECREF(tup); Py_DECREF(it); return NULL; }
+            } else if (!PyLong_Check(v) || to_i64(v, &vals[i]) < 0) {
+                fits = 0;
+            }
+        }
+        Py_DECREF(tup);
+        if (fits && table_insert(&d->t, vals) == -2) { Py_DECREF(it); return PyErr_NoMemory(); }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return NULL;
+    return PyBool_FromLong(fits);
+}
+
+static PyObject *db_clear(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    db_changed(db, tno);
+    db_table_reset(db->tab[tno]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *db_size(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    return PyLong_FromLongLong(db->tab[tno]->t.n);
+}
+
+static PyObject *db_rows(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    DbTable *d = db->tab[tno];
+    IntSlot *cache = calloc(INT_CACHE, sizeof(IntSlot));
+    if (!cache) return PyErr_NoMemory();
+    PyObject *set = table_to_set(&d->t, cache, d->sym, db->names);
+    for (int i = 0; i < INT_CACHE; i++) Py_XDECREF(cache[i].o);
+    free(cache);
+    return set;
+}
+
+/* key columns (a tuple of ints) into key[]: their number, -1 with a Python error */
+static int key_columns(PyObject *tup, int arity, int *key) {
+    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) > MAXKEY) {
+        PyErr_SetString(PyExc_ValueError, "index key");
+        return -1;
+    }
+    int n = (int)PyTuple_GET_SIZE(tup);
+    for (int k = 0; k < n; k++) {
+        key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(tup, k));
+        if (key[k] < 0 || key[k] >= arity) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "index column");
+            return -1;
+        }
+    }
+    return n;
+}
+
+static PyObject *db_index_keys(Database *db, PyObject *args) {
+    PyObject *tno_o, *key_o;
+    int key[MAXKEY];
+    if (!PyArg_ParseTuple(args, "OO", &tno_o, &key_o)) return NULL;
+    int tno = table_number(db, tno_o);
+    if (tno < 0) return NULL;
+    int nkey = key_columns(key_o, db->tab[tno]->t.arity, key);
+    if (nkey < 0) return NULL;
+    Index *ix = db_index(db, tno, key, nkey);
+    if (!ix) return NULL;
+    return PyLong_FromLongLong(nkey ? ix->used : (db->tab[tno]->t.n > 0));
+}
+
+static PyObject *db_distinct(Database *db, PyObject *args) {
+    int tno, col;
+    Py_ssize_t sample;
+    if (!PyArg_ParseTuple(args, "iin", &tno, &col, &sample)) return NULL;
+    if (tno < 0 || tno >= db->ntab || col < 0 || col >= db->tab[tno]->t.arity || sample < 1) {
+        PyErr_SetString(PyExc_ValueError, "distinct");
+        return NULL;
+    }
+    Table *t = &db->tab[tno]->t;
+    i64 n = t->n < sample ? t->n : sample, cap = 16, count = 0;
+    while (cap < 2 * n) cap *= 2;
+    i64 *vals = malloc(sizeof(i64) * (size_t)cap);
+    char *used = calloc((size_t)cap, 1);
+    if (!vals || !used) { free(vals); free(used); return PyErr_NoMemory(); }
+    for (i64 r = 0; r < n; r++) {
+        i64 v = row(t, r)[col];
+        for (i64 s = (i64)(hash_vals(&v, 1) & (u64)(cap - 1));; s = (s + 1) & (cap - 1)) {
+            if (!used[s]) { used[s] = 1; vals[s] = v; count++; break; }
+            if (vals[s] == v) break;
+        }
+    }
+    free(vals);
+    free(used);
+    return PyLong_FromLongLong(count);
+}
+
+static PyObject *db_intern(Database *db, PyObject *s) {
+    if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "a symbol is a str"); return NULL; }
+    i64 id;
+    if (intern(db, s, &id) < 0) return NULL;
+    return PyLong_FromLongLong(id);
+}
+
+/* ------------------------------------------------------------ evaluation of a stratum */
+typedef struct {
+    Interp in;     /* (first: an Interp * is a Run *) */
+    Table *buf;    /* per relation of the stratum: tuples emitted this round */
+} Run;
+
+static int buffer_emit(Interp *in, int rel, int rule, const i64 *vals) {
+    (void)rule;
+    if (table_append(&((Run *)in)->buf[rel], vals) < 0) { in->status = ST_NOMEM; return -1; }
+    return 0;
+}
+
+/* the buffered tuples into their tables: -1 out of memory */
+static int flush(Run *run) {
+    for (int ri = 0; ri < run->in.nout; ri++) {
+        Table *b = &run->buf[ri];
+        for (i64 k = 0; k < b->n; k++)
+            if (table_insert(run->in.out[ri], row(b, k)) == -2) return -1;
+        b->n = 0;
+    }
+    return 0;
+}
+
+/* the rounds (see the header comment): 0, or -1 stop (run->in.status) */
+static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i64 *iterations) {
+    Interp *in = &run->in;
+    static const i64 no_delta[1];
+    for (int k = 0; k < nbase; k++)
+        if (run_programs(in, &base[k], 1, no_delta, 0) < 0) return -1;
+    if (flush(run) < 0) { in->status = ST_NOMEM; return -1; }
+    i64 *lo = calloc((size_t)in->nout + 1, sizeof(i64)), *hi = calloc((size_t)in->nout + 1, sizeof(i64));
+    if (!lo || !hi) { free(lo); free(hi); in->status = ST_NOMEM; return -1; }
+    int rc = 0;
+    for (;;) {
+        int any = 0;
+        for (int ri = 0; ri < in->nout; ri++) {
+            hi[ri] = in->out[ri]->n;
+            if (hi[ri] > lo[ri] && ndelta[ri]) any = 1;
+        }
+        if (!any) break;
+        (*iterations)++;
+        for (int ri = 0; ri < in->nout && rc == 0; ri++) {
+            Table *t = in->out[ri];
+            for (i64 r = lo[ri]; r < hi[ri] && ndelta[ri]; r++)
+                if (run_programs(in, delta[ri], ndelta[ri], row(t, r), t->arity) < 0) { rc = -1; break; }
+            lo[ri] = hi[ri];
+        }
+        if (rc == 0 && flush(run) < 0) { in->status = ST_NOMEM; rc = -1; }
+        if (rc) break;
+    }
+    free(lo);
+    free(hi);
+    return rc;
+}
+
+/* a list of programs into a new array: its length, -1 with a Python error */
+static int load_programs(PyObject *list, Prog **out) {
+    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
+    int n = (int)PyList_GET_SIZE(list);
+    *out = calloc((size_t)n + 1, sizeof(Prog));
+    if (!*out) { PyErr_NoMemory(); return -1; }
+    for (int k = 0; k < n; k++)
+        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0) return -1;
+    return n;
+}
+
+PyDoc_STRVAR(db_run_doc,
+"run(out, indexes, base, deltas): evaluate a stratum (see db.c).\n"
+"out: [table] the relations of the stratum (EMIT's relation numbers);\n"
+"indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
+"base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
+"a program: (nregs, ntup, words, [register, constant, ...]).\n"
+"Returns ('ok', rounds) or ('abort', reason): the stratum's tables are then partly filled.");
+
+static PyObject *db_run(Database *db, PyObject *args) {
+    PyObject *out_l, *ix_l, *base_l, *delta_l;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
+                          &PyList_Type, &delta_l))
+        return NULL;
+    Run run;
+    memset(&run, 0, sizeof run);
+    Interp *in = &run.in;
+    int nout = (int)PyList_GET_SIZE(out_l), nix = (int)PyList_GET_SIZE(ix_l), nbase = 0;
+    int *outno = calloc((size_t)nout + 1, sizeof(int));
+    Index **owned = calloc((size_t)nix + 1, sizeof(Index *));   /* the live indexes, built for this run */
+    Prog *base = NULL, **delta = calloc((size_t)nout + 1, sizeof(Prog *));
+    int *ndelta = calloc((size_t)nout + 1, sizeof(int));
+    PyObject *result = NULL;
+    in->nout = nout;
+    in->nix = nix;
+    in->out = calloc((size_t)nout + 1, sizeof(Table *));
+    in->ix = calloc((size_t)nix + 1, sizeof(Index *));
+    in->emit = buffer_emit;
+    run.buf = calloc((size_t)nout + 1, sizeof(Table));
+    if (!outno || !owned || !delta || !ndelta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
+    if (PyList_GET_SIZE(delta_l) != nout) { PyErr_SetString(PyExc_ValueError, "one delta list per relation"); goto out; }
+    for (int ri = 0; ri < nout; ri++) {
+        if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
+        db_changed(db, outno[ri]);
+        in->out[ri] = &db->tab[outno[ri]]->t;
+        run.buf[ri].arity = in->out[ri]->arity;
+    }
+    for (int i = 0; i < nix; i++) {
+        PyObject *tno_o, *key_o;
+        int live, key[MAXKEY];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(ix_l, i), "OOp", &tno_o, &key_o, &live)) goto out;
+        int tno = table_number(db, tno_o);
+        if (tno < 0) goto out;
+        int nkey = key_columns(key_o, db->tab[tno]->t.arity, key);
+        if (nkey < 0) goto out;
+        if (!live) {
+            if (!(in->ix[i] = db_index(db, tno, key, nkey))) goto out;
+            continue;
+        }
+        /* a relation of the stratum: an index kept up to date as its table grows
+           (no key: a scan of the table's rows, nothing to keep) */
+        Index *ix = owned[i] = in->ix[i] = calloc(1, sizeof(Index));
+        if (!ix) { PyErr_NoMemory(); goto out; }
+        Table *t = ix->t = &db->tab[tno]->t;
+        ix->nkey = nkey;
+        memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
+        if (!nkey) continue;
+        for (i64 r = 0; r < t->n; r++)
+            if (index_add(ix, (int32_t)r) < 0) { PyErr_NoMemory(); goto out; }
+        Index **n = realloc(t->idx, sizeof(Index *) * (size_t)(t->nidx + 1));
+        if (!n) { PyErr_NoMemory(); goto out; }
+        t->idx = n;
+        t->idx[t->nidx++] = ix;
+    }
+    if ((nbase = load_programs(base_l, &base)) < 0) goto out;
+    for (int k = 0; k < nbase; k++)
+        if (check_prog(in, &base[k], 0) < 0) goto out;
+    for (int ri = 0; ri < nout; ri++) {
+        if ((ndelta[ri] = load_programs(PyList_GET_ITEM(delta_l, ri), &delta[ri])) < 0) goto out;
+        for (int k = 0; k < ndelta[ri]; k++)
+            if (check_prog(in, &delta[ri][k], in->out[ri]->arity) < 0) goto out;
+    }
+    i64 iterations = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rounds(&run, base, nbase, delta, ndelta, &iterations);
+    Py_END_ALLOW_THREADS
+    if (rc < 0 && in->status == ST_NOMEM)
+        PyErr_NoMemory();
+    else if (rc < 0)
+        result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
+    else
+        result = Py_BuildValue("(sL)", "ok", (long long)iterations);
+out:
+    for (int ri = 0; ri < nout && outno && in->out; ri++) {
+        if (!in->out[ri]) continue;
+        Table *t = in->out[ri];   /* the live indexes go: later strata read packed ones */
+        free(t->idx);
+        t->idx = NULL;
+        t->nidx = 0;
+        db_changed(db, outno[ri]);
+    }
+    for (int i = 0; owned && i < nix; i++) {
+        if (owned[i]) { index_free(owned[i]); free(owned[i]); }
+    }
+    for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
+    free(base);
+    for (int ri = 0; delta && ri < nout; ri++) {
+        for (int k = 0; delta[ri] && k < ndelta[ri]; k++) prog_free(&delta[ri][k]);
+        free(delta[ri]);
+    }
+    for (int ri = 0; run.buf && ri < nout; ri++) table_free(&run.buf[ri]);
+    free(run.buf);
+    free(delta);
+    free(ndelta);
+    free(owned);
+    free(outno);
+    free(in->out);
+    free(in->ix);
+    return result;
+}
+
+/* ------------------------------------------------------------ the type */
+static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (!PyArg_ParseTuple(args, ":Database")) return NULL;
+    Database *db = (Database *)type->tp_alloc(type, 0);
+    if (!db) return NULL;
+    db->names = PyList_New(0);
+    db->ids = PyDict_New();
+    if (!db->names || !db->ids) { Py_DECREF(db); return NULL; }
+    return (PyObject *)db;
+}
+
+static void db_dealloc(Database *db) {
+    for (int i = 0; i < db->ntab; i++) {
+        db_changed(db, i);
+        table_free(&db->tab[i]->t);
+        free(db->tab[i]->sym);
+        free(db->tab[i]);
+    }
+    free(db->tab);
+    Py_XDECREF(db->names);
+    Py_XDECREF(db->ids);
+    Py_TYPE(db)->tp_free((PyObject *)db);
+}
+
+static PyMethodDef db_methods[] = {
+    {"add_table", (PyCFunction)db_add_table, METH_VARARGS,
+     "add_table(arity, symbol columns: tuple of bools) -> table number"},
+    {"insert", (PyCFunction)db_insert, METH_VARARGS,
+     "insert(table, rows) -> False when a value does not fit (an int beyond 64 bits, a wrong type)"},
+    {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
+    {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
+    {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
+    {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,
+     "index_keys(table, key columns) -> distinct keys (the index is built and kept)"},
+    {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
+     "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
+    {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
+    {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject DatabaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sdylog.datalog._native.Database",
+    .tp_basicsize = sizeof(Database),
+    .tp_dealloc = (destructor)db_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The relations of a memory-engine run, held in C (see sdylog/datalog/native/db.c).",
+    .tp_methods = db_methods,
+    .tp_new = db_new,
+};

@@ -1,0 +1,32 @@
+/* The database of a memory-engine run (db.c): every relation held in C. */
+#ifndef SDYLOG_NATIVE_DB_H
+#define SDYLOG_NATIVE_DB_H
+#include "table.h"
+
+/* A relation: its rows (deduplicated by the table's hash set), which columns
+   hold symbol ids, and the packed indexes built on it (freed when it changes). */
+typedef struct {
+    Table t;
+    char *sym;
+    Index **cache;
+    int ncache;
+} DbTable;
+
+typedef struct {
+    PyObject_HEAD
+    DbTable **tab;       /* (each allocated alone: indexes point at its Table) */
+    int ntab, cap;
+    PyObject *names;     /* list: symbol id -> its string */
+    PyObject *ids;       /* dict: string -> symbol id */
+} Database;
+
+extern PyTypeObject DatabaseType;
+
+/* the index of table `tno` on `key` (packed, built on first use); NULL with
+   a Python error when out of memory */
+Index *db_index(Database *db, int tno, const int *key, int nkey);
+
+/* table `tno` changed: drop the indexes built on it */
+void db_changed(Database *db, int tno);
+
+#endif

@@ -1,0 +1,385 @@
+/* The interpreter of lowered clause programs, shared by the C evaluators.
+ *
+ * Python plans every clause (sdylog/datalog/pyeval.py, BodyCompiler) and
+ * lowers it (sdylog/datalog/native_plan.py) to a program of int64 words.
+ *
+ * Instruction set (a clause's program; registers r, tuple slots t, indexes idx
+ * numbered by the run):
+ *   SCAN idx t             loop: t = each row of index idx (no key)
+ *   LOOKUP idx t n k1..kn  loop: t = each row whose key is (r[k1]..r[kn])
+ *   BIND r t c             r = t[c]
+ *   CHECK t c r            next solution unless t[c] == r
+ *   CONST r v              r = v
+ *   ARITH op d a b         d = a op b (+ - * / % min max band bor bxor bshl bshr;
+ *                          / and % truncate like Soufflé)
+ *   UNARY op d a           d = -a or ~a
+ *   CMP op a b             next solution unless a op b (= != < <= > >=)
+ *   NOTIN idx n k1..kn     next solution if the key is in index idx
+ *   EMPTY idx              next solution unless index idx's table is empty
+ *   DISTINCT t             next solution if t is the tuple being tested
+ *   FAIL                   next solution
+ *   EMIT rel rule n r1..rn a head tuple (what it does: the evaluator's `emit`)
+ *   TRUE                   the domination test holds
+ *   AGG op acc cnt n ...   aggregate (count sum min max): r[acc] = r[cnt] = 0,
+ *                          run the n words that follow (its body, ending in
+ *                          ACC) once, then go on after them; min / max over
+ *                          no solution: next solution
+ *   ACC op acc cnt v       fold r[v] (count: 1) into r[acc], r[cnt] += 1;
+ *                          next solution of the aggregate's body
+ * Registers 0..arity-1 hold the delta tuple (or the tuple tested); each
+ * program has its own registers, its constants set once when it is loaded. An
+ * integer overflow, a division by zero or a bad shift aborts the run: the
+ * caller evaluates the stratum in Python instead (Python's integers do not
+ * overflow, and it raises the division error with its message).
+ */
+#ifndef SDYLOG_NATIVE_INTERP_H
+#define SDYLOG_NATIVE_INTERP_H
+#include "table.h"
+
+enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_CONST, OP_ARITH, OP_UNARY, OP_CMP,
+       OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC };
+enum { A_ADD = 0, A_SUB, A_MUL, A_DIV, A_MOD, A_MIN, A_MAX, A_BAND, A_BOR, A_BXOR, A_BSHL, A_BSHR };
+enum { U_NEG = 0, U_BNOT };
+enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE };
+enum { G_COUNT = 0, G_SUM, G_MIN, G_MAX };
+enum { ST_OK = 0, ST_ABORT = 1, ST_RANK = 2, ST_NOMEM = 3 };
+
+#define MAX_REGS 1024
+#define MAX_TUPLES 64
+
+/* ------------------------------------------------------------ programs */
+typedef struct {
+    i64 *code;
+    Py_ssize_t len;
+    int nregs, ntup;
+    i64 *regs;           /* its registers: the constants set once, the delta tuple per run */
+} Prog;
+
+/* What a program runs against: its indexes, the relations EMIT writes (what
+   it does with a tuple: `emit`), and why a run stopped. */
+typedef struct Interp {
+    Index **ix;
+    int nix;
+    Table **out;
+    int nout;
+    int (*emit)(struct Interp *in, int rel, int rule, const i64 *vals);   /* 0, or -1 stop (status set) */
+    int status;
+    const i64 *tested; int tested_arity;   /* the tuple a domination test is about */
+} Interp;
+
+static void prog_free(Prog *p) {
+    free(p->code);
+    free(p->regs);
+}
+
+/* ------------------------------------------------------------ the interpreter */
+#define ABORT() do { ev->status = ST_ABORT; return -1; } while (0)
+
+static int arith(Interp *ev, int op, i64 a, i64 b, i64 *out) {
+    i64 r;
+    switch (op) {
+    case A_ADD: if (__builtin_add_overflow(a, b, &r)) ABORT(); break;
+    case A_SUB: if (__builtin_sub_overflow(a, b, &r)) ABORT(); break;
+    case A_MUL: if (__builtin_mul_overflow(a, b, &r)) ABORT(); break;
+    case A_DIV: if (b == 0 || (a == INT64_MIN && b == -1)) ABORT(); r = a / b; break;
+    case A_MOD: if (b == 0 || (a == INT64_MIN && b == -1)) ABORT(); r = a % b; break;
+    case A_MIN: r = a <= b ? a : b; break;
+    case A_MAX: r = a >= b ? a : b; break;
+    case A_BAND: r = a & b; break;
+    case A_BOR: r = a | b; break;
+    case A_BXOR: r = a ^ b; break;
+    case A_BSHL:
+        if (b < 0 || b > 62) ABORT();
+        r = (i64)((u64)a << b);
+        if ((r >> b) != a) ABORT();
+        break;
+    case A_BSHR:
+        if (b < 0) ABORT();
+        r = b > 63 ? (a < 0 ? -1 : 0) : (a >> b);
+        break;
+    default: ABORT();
+    }
+    *out = r;
+    return 0;
+}
+
+/* run code from pc: 0 done, 1 TRUE reached, -1 stop (ev->status says why).
+   A loop runs the rest of the program once per tuple (a recursive call);
+   a failed test returns to the innermost loop. Dispatch by computed goto
+   (GCC, Clang): one indirect jump per instruction, predicted per opcode. */
+static int run(Interp *ev, const i64 *code, i64 pc, i64 *R, const i64 **T) {
+    static const void *const op[] = {
+        &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_const, &&op_arith, &&op_unary,
+        &&op_cmp, &&op_notin, &&op_empty, &&op_distinct, &&op_fail, &&op_emit, &&op_true,
+        &&op_agg, &&op_acc,
+    };
+#define NEXT(k) do { pc += (k); goto *op[code[pc]]; } while (0)
+    goto *op[code[pc]];
+op_end:
+    return 0;
+op_scan: {
+        Index *ix = ev->ix[code[pc + 1]];
+        int ts = (int)code[pc + 2];
+        Table *t = ix->t;
+        if (t->live) {
+            IdVec *a = &ix->all;
+            for (int32_t i = 0; i < a->n; i++) {
+                T[ts] = row(t, a->v[i]);
+                int rc = run(ev, code, pc + 3, R, T);
+                if (rc) return rc;
+            }
+        } else {
+            for (i64 i = 0; i < t->n; i++) {
+                T[ts] = row(t, i);
+                int rc = run(ev, code, pc + 3, R, T);
+                if (rc) return rc;
+            }
+        }
+        return 0;
+    }
+op_lookup: {
+        Index *ix = ev->ix[code[pc + 1]];
+        int ts = (int)code[pc + 2];
+        int n = (int)code[pc + 3];
+        i64 key[MAXKEY];
+        Bucket *b = index_find(ix, key, gather_key(R, code + pc + 4, n, key));
+        if (!b) return 0;
+        Table *t = ix->t;
+        IdVec *a = &b->ids;
+        if (ix->packed) {
+            const i64 *r = ix->packed + (i64)b->rep * t->arity;
+            for (int32_t i = 0; i < a->n; i++, r += t->arity) {
+                T[ts] = r;
+                int rc = run(ev, code, pc + 4 + n, R, T);
+                if (rc) return rc;
+            }
+            return 0;
+        }
+        for (int32_t i = 0; i < a->n; i++) {
+            T[ts] = row(t, a->v[i]);
+            int rc = run(ev, code, pc + 4 + n, R, T);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+op_bind:
+    R[code[pc + 1]] = T[code[pc + 2]][code[pc + 3]];
+    NEXT(4);
+op_check:
+    if (T[code[pc + 1]][code[pc + 2]] != R[code[pc + 3]]) return 0;
+    NEXT(4);
+op_const:
+    R[code[pc + 1]] = code[pc + 2];
+    NEXT(3);
+op_arith:
+    if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
+    NEXT(5);
+op_unary: {
+        i64 a = R[code[pc + 3]];
+        if (code[pc + 1] == U_NEG) {
+            if (a == INT64_MIN) ABORT();
+            R[code[pc + 2]] = -a;
+        } else {
+            R[code[pc + 2]] = ~a;
+        }
+        NEXT(4);
+    }
+op_cmp: {
+        i64 a = R[code[pc + 2]], b = R[code[pc + 3]];
+        int ok;
+        switch (code[pc + 1]) {
+        case C_EQ: ok = a == b; break;
+        case C_NE: ok = a != b; break;
+        case C_LT: ok = a < b; break;
+        case C_LE: ok = a <= b; break;
+        case C_GT: ok = a > b; break;
+        default: ok = a >= b; break;
+        }
+        if (!ok) return 0;
+        NEXT(4);
+    }
+op_notin: {
+        Index *ix = ev->ix[code[pc + 1]];
+        int n = (int)code[pc + 2];
+        i64 key[MAXKEY];
+        Bucket *b = index_find(ix, key, gather_key(R, code + pc + 3, n, key));
+        if (b && b->ids.n) return 0;
+        NEXT(3 + n);
+    }
+op_empty: {
+        Table *t = ev->ix[code[pc + 1]]->t;
+        if ((t->live ? t->count : t->n) > 0) return 0;
+        NEXT(2);
+    }
+op_distinct:
+    if (memcmp(T[code[pc + 1]], ev->tested, sizeof(i64) * (size_t)ev->tested_arity) == 0) return 0;
+    NEXT(2);
+op_fail:
+    return 0;
+op_emit: {
+        int ri = (int)code[pc + 1], rule = (int)code[pc + 2], n = (int)code[pc + 3];
+        i64 vals[MAXKEY * 2];
+        for (int i = 0; i < n; i++) vals[i] = R[code[pc + 4 + i]];
+        if (ev->emit(ev, ri, rule, vals) < 0) return -1;
+        NEXT(4 + n);
+    }
+op_true:
+    return 1;
+op_agg: {
+        i64 acc = code[pc + 2], cnt = code[pc + 3], n = code[pc + 4];
+        R[acc] = 0;
+        R[cnt] = 0;
+        if (run(ev, code, pc + 5, R, T) < 0) return -1;   /* (its body holds no TRUE) */
+        if ((code[pc + 1] == G_MIN || code[pc + 1] == G_MAX) && R[cnt] == 0) return 0;
+        NEXT(5 + n);
+    }
+op_acc: {
+        i64 *acc = &R[code[pc + 2]], *cnt = &R[code[pc + 3]], v = R[code[pc + 4]];
+        switch (code[pc + 1]) {
+        case G_COUNT: (*acc)++; break;
+        case G_SUM: if (__builtin_add_overflow(*acc, v, acc)) ABORT(); break;
+        case G_MIN: if (!*cnt || v < *acc) *acc = v; break;
+        default: if (!*cnt || v > *acc) *acc = v; break;
+        }
+        (*cnt)++;
+        return 0;
+    }
+#undef NEXT
+}
+
+/* run a relation's programs on one tuple: 1 when one reaches TRUE, -1 stop */
+static int run_programs(Interp *ev, Prog *progs, int n, const i64 *vals, int arity) {
+    const i64 *tups[MAX_TUPLES];
+    ev->tested = vals;
+    ev->tested_arity = arity;
+    for (int k = 0; k < n; k++) {
+        Prog *p = &progs[k];
+        memcpy(p->regs, vals, sizeof(i64) * (size_t)arity);
+        int rc = run(ev, p->code, 0, p->regs, tups);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ Python boundary */
+static int to_i64(PyObject *o, i64 *out) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
+static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {
+    PyObject *seq = PySequence_Fast(list, "a list of integers");
+    if (!seq) return NULL;
+    *n = PySequence_Fast_GET_SIZE(seq);
+    i64 *a = malloc(sizeof(i64) * (size_t)(*n + extra + 1));
+    if (!a) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        a[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (a[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); free(a); return NULL; }
+    }
+    Py_DECREF(seq);
+    return a;
+}
+
+static int load_prog(PyObject *spec, Prog *p) {
+    /* (nregs, ntup, [words], [register, value, register, value, ...]) */
+    PyObject *words, *consts;
+    if (!PyArg_ParseTuple(spec, "iiOO", &p->nregs, &p->ntup, &words, &consts)) return -1;
+    if (p->nregs < 1 || p->nregs > MAX_REGS || p->ntup < 0 || p->ntup > MAX_TUPLES) {
+        PyErr_SetString(PyExc_ValueError, "program needs too many registers");
+        return -1;
+    }
+    p->code = int_array(words, &p->len, 1);
+    if (!p->code) return -1;
+    p->code[p->len] = OP_END;
+    p->regs = calloc((size_t)p->nregs, sizeof(i64));
+    if (!p->regs) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t nc;
+    i64 *c = int_array(consts, &nc, 0);
+    if (!c) return -1;
+    for (Py_ssize_t i = 0; i + 1 < nc; i += 2) {
+        if (c[i] < 0 || c[i] >= p->nregs) { free(c); PyErr_SetString(PyExc_ValueError, "constant register"); return -1; }
+        p->regs[c[i]] = c[i + 1];
+    }
+    free(c);
+    return 0;
+}
+
+/* the operands of a program in range (the interpreter does not check them) */
+static int check_prog(Interp *ev, Prog *p, int arity) {
+    const i64 *c = p->code;
+    Py_ssize_t pc = 0;
+#define REG(x) ((x) >= 0 && (x) < p->nregs)
+#define TUP(x) ((x) >= 0 && (x) < p->ntup)
+#define IDX(x) ((x) >= 0 && (x) < ev->nix)
+#define FITS(k) (pc + (k) <= p->len)
+    if (p->nregs < arity) goto bad;
+    while (pc < p->len) {
+        i64 op = c[pc];
+        Py_ssize_t n = 0;
+        switch (op) {
+        case OP_SCAN:
+            if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]]->nkey || !TUP(c[pc + 2])) goto bad;
+            pc += 3;
+            break;
+        case OP_LOOKUP: case OP_NOTIN: {
+            int at = op == OP_LOOKUP ? 4 : 3;
+            if (!FITS(at) || !IDX(c[pc + 1])) goto bad;
+            n = c[pc + at - 1];
+            if (n < 1 || n > MAXKEY || n != ev->ix[c[pc + 1]]->nkey || !FITS(at + n)) goto bad;
+            if (op == OP_LOOKUP && !TUP(c[pc + 2])) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + at + i])) goto bad;
+            pc += at + n;
+            break;
+        }
+        case OP_BIND: case OP_CHECK: {
+            int r = op == OP_BIND ? 1 : 3, t = op == OP_BIND ? 2 : 1, col = op == OP_BIND ? 3 : 2;
+            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= MAXKEY * 2) goto bad;
+            pc += 4;
+            break;
+        }
+        case OP_CONST: if (!FITS(3) || !REG(c[pc + 1])) goto bad; pc += 3; break;
+        case OP_ARITH: if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad; pc += 5; break;
+        case OP_UNARY: case OP_CMP: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
+        case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_FAIL: case OP_TRUE: pc += 1; break;
+        case OP_AGG:   /* (its body's words are checked as the next instructions) */
+            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
+                || c[pc + 4] < 0 || !FITS(5 + c[pc + 4])) goto bad;
+            pc += 5;
+            break;
+        case OP_ACC:
+            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
+                || !REG(c[pc + 4])) goto bad;
+            pc += 5;
+            break;
+        case OP_EMIT:
+            if (!FITS(4) || c[pc + 1] < 0 || c[pc + 1] >= ev->nout) goto bad;
+            n = c[pc + 3];
+            if (n != ev->out[c[pc + 1]]->arity || !FITS(4 + n)) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 4 + i])) goto bad;
+            pc += 4 + n;
+            break;
+        default: goto bad;
+        }
+    }
+    return 0;
+bad:
+    PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
+    return -1;
+#undef REG
+#undef TUP
+#undef IDX
+#undef FITS
+}
+
+
+#endif

@@ -1,0 +1,342 @@
+/* Tables, indexes and hashing: what the C evaluators (ranked.c: rank-ordered
+ * strata; db.c: the database of a memory-engine run and its plain and
+ * recursive strata) share. Included by both (static functions).
+ *
+ *   Table   rows of `arity` int64 in one growing array; a tuple is its row
+ *           number (rows are never moved or freed while a run lasts, so a
+ *           removed tuple's values stay readable). A table with a hash set
+ *           (table_insert) deduplicates; a live table (a relation of a
+ *           rank-ordered stratum) may lose rows (table_remove) and keeps its
+ *           indexes up to date on insert / remove (t->idx).
+ *   Index   key columns -> the rows with that key, in insertion order (open
+ *           addressing; a bucket remembers one row holding its key). No key:
+ *           every row (a scan). A negation reads an index as a key set. A
+ *           packed index (of a table that does not change while it is read)
+ *           holds copies of the rows in bucket order.
+ */
+#ifndef SDYLOG_NATIVE_TABLE_H
+#define SDYLOG_NATIVE_TABLE_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int64_t i64;
+typedef uint64_t u64;
+
+#define MAXKEY 32   /* key columns; a row has at most 2 * MAXKEY */
+
+/* ------------------------------------------------------------ vectors */
+typedef struct { int32_t *v; int32_t n, cap; } IdVec;
+
+static int idvec_push(IdVec *a, int32_t x) {
+    if (a->n == a->cap) {
+        int32_t cap = a->cap ? a->cap * 2 : 4;
+        int32_t *v = realloc(a->v, sizeof(int32_t) * (size_t)cap);
+        if (!v) return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+static void idvec_remove(IdVec *a, int32_t x) {   /* the first occurrence, order kept */
+    for (int32_t i = 0; i < a->n; i++) {
+        if (a->v[i] == x) {
+            memmove(a->v + i, a->v + i + 1, sizeof(int32_t) * (size_t)(a->n - i - 1));
+            a->n--;
+            return;
+        }
+    }
+}
+
+static inline u64 hash_step(u64 h, i64 x) {
+    h ^= (u64)x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+static inline u64 hash_final(u64 h) {
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+    return h | 1;   /* 0 marks an empty slot */
+}
+
+/* ------------------------------------------------------------ tables and indexes */
+struct Index;
+
+typedef struct {
+    int arity;
+    i64 *data;
+    i64 n, cap;
+    int live;            /* rows may be removed: scans read Index.all, sizes `count` */
+    int32_t *set;        /* row numbers, -1 empty, -2 removed (tables filled by table_insert) */
+    i64 set_cap, set_used, count;
+    struct Index **idx;  /* the indexes to keep up to date on insert / remove */
+    int nidx;
+} Table;
+
+typedef struct { u64 h; int32_t rep; IdVec ids; } Bucket;
+
+typedef struct Index {
+    Table *t;
+    int nkey;
+    int key[MAXKEY];
+    Bucket *b;
+    i64 cap, used;
+    IdVec all;           /* no key, live table: its rows in insertion order */
+    i64 *packed;         /* static, keyed: the rows in bucket order; a bucket's are
+                            rep .. rep + ids.n - 1 (one memory area per lookup) */
+} Index;
+
+static inline i64 *row(Table *t, i64 id) { return t->data + id * t->arity; }
+
+static inline const i64 *bucket_row(Index *ix, Bucket *b) {
+    return ix->packed ? ix->packed + (i64)b->rep * ix->t->arity : row(ix->t, b->rep);
+}
+
+static int table_append(Table *t, const i64 *vals) {
+    if (t->n == t->cap) {
+        i64 cap = t->cap ? t->cap * 2 : 64;
+        i64 *d = realloc(t->data, sizeof(i64) * (size_t)(cap * (t->arity ? t->arity : 1)));
+        if (!d) return -1;
+        t->data = d;
+        t->cap = cap;
+    }
+    if (t->arity) memcpy(row(t, t->n), vals, sizeof(i64) * (size_t)t->arity);
+    t->n++;
+    return 0;
+}
+
+static u64 hash_vals(const i64 *vals, int n) {
+    u64 h = 0x12345;
+    for (int i = 0; i < n; i++) h = hash_step(h, vals[i]);
+    return hash_final(h);
+}
+
+/* An instruction's lookup key: the registers regs[0..n-1] copied to key;
+ * returns its hash. */
+static inline u64 gather_key(const i64 *R, const i64 *regs, int n, i64 *key) {
+    for (int i = 0; i < n; i++) key[i] = R[regs[i]];
+    return hash_vals(key, n);
+}
+
+static u64 hash_key_of(Index *ix, const i64 *r) {
+    u64 h = 0x12345;
+    for (int i = 0; i < ix->nkey; i++) h = hash_step(h, r[ix->key[i]]);
+    return hash_final(h);
+}
+
+static inline int key_matches(Index *ix, const i64 *r, const i64 *key) {
+    for (int i = 0; i < ix->nkey; i++)
+        if (r[ix->key[i]] != key[i]) return 0;
+    return 1;
+}
+
+static Bucket *index_find(Index *ix, const i64 *key, u64 h) {
+    if (!ix->cap) return NULL;
+    i64 mask = ix->cap - 1;
+    for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
+        Bucket *b = &ix->b[s];
+        if (!b->h) return NULL;
+        if (b->h == h && key_matches(ix, bucket_row(ix, b), key)) return b;
+    }
+}
+
+static int index_grow(Index *ix) {
+    i64 cap = ix->cap ? ix->cap * 2 : 16;
+    Bucket *nb = calloc((size_t)cap, sizeof(Bucket));
+    if (!nb) return -1;
+    for (i64 i = 0; i < ix->cap; i++) {
+        Bucket *b = &ix->b[i];
+        if (!b->h) continue;
+        i64 s = (i64)(b->h & (u64)(cap - 1));
+        while (nb[s].h) s = (s + 1) & (cap - 1);
+        nb[s] = *b;
+    }
+    free(ix->b);
+    ix->b = nb;
+    ix->cap = cap;
+    return 0;
+}
+
+static int index_add(Index *ix, int32_t id) {
+    if (ix->nkey == 0) return idvec_push(&ix->all, id);
+    if ((ix->used + 1) * 2 > ix->cap && index_grow(ix) < 0) return -1;
+    const i64 *r = row(ix->t, id);
+    u64 h = hash_key_of(ix, r);
+    i64 mask = ix->cap - 1;
+    i64 s = (i64)(h & (u64)mask);
+    for (;; s = (s + 1) & mask) {
+        Bucket *b = &ix->b[s];
+        if (!b->h) {
+            b->h = h;
+            b->rep = id;
+            ix->used++;
+            return idvec_push(&b->ids, id);
+        }
+        if (b->h == h) {
+            const i64 *o = row(ix->t, b->rep);
+            int same = 1;
+            for (int i = 0; i < ix->nkey; i++)
+                if (o[ix->key[i]] != r[ix->key[i]]) { same = 0; break; }
+            if (same) return idvec_push(&b->ids, id);
+        }
+    }
+}
+
+static void index_remove(Index *ix, int32_t id) {
+    if (ix->nkey == 0) { idvec_remove(&ix->all, id); return; }
+    const i64 *r = row(ix->t, id);
+    i64 key[MAXKEY];
+    for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
+    Bucket *b = index_find(ix, key, hash_key_of(ix, r));
+    if (b) idvec_remove(&b->ids, id);
+}
+
+static void index_free(Index *ix) {
+    for (i64 i = 0; i < ix->cap; i++) free(ix->b[i].ids.v);
+    free(ix->b);
+    free(ix->all.v);
+    free(ix->packed);
+}
+
+/* a static index's rows copied in bucket order (see Index.packed) */
+static int index_pack(Index *ix) {
+    Table *t = ix->t;
+    int a = t->arity;
+    ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
+    if (!ix->packed) return -1;
+    i64 at = 0;
+    for (i64 i = 0; i < ix->cap; i++) {
+        Bucket *b = &ix->b[i];
+        if (!b->h) continue;
+        for (int32_t k = 0; k < b->ids.n; k++)
+            memcpy(ix->packed + (at + k) * a, row(t, b->ids.v[k]), sizeof(i64) * (size_t)a);
+        b->rep = (int32_t)at;
+        at += b->ids.n;
+        free(b->ids.v);
+        b->ids.v = NULL;
+    }
+    return 0;
+}
+
+/* live tables: the set of present rows */
+static i64 set_find(Table *t, const i64 *vals, u64 h) {
+    if (!t->set_cap) return -1;
+    i64 mask = t->set_cap - 1;
+    for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
+        int32_t id = t->set[s];
+        if (id == -1) return -1;
+        if (id >= 0 && memcmp(row(t, id), vals, sizeof(i64) * (size_t)t->arity) == 0) return id;
+    }
+}
+
+static int set_grow(Table *t) {
+    i64 cap = t->set_cap ? t->set_cap * 2 : 64;
+    int32_t *ns = malloc(sizeof(int32_t) * (size_t)cap);
+    if (!ns) return -1;
+    memset(ns, 0xff, sizeof(int32_t) * (size_t)cap);
+    i64 used = 0;
+    for (i64 i = 0; i < t->set_cap; i++) {
+        int32_t id = t->set[i];
+        if (id < 0) continue;
+        i64 s = (i64)(hash_vals(row(t, id), t->arity) & (u64)(cap - 1));
+        while (ns[s] != -1) s = (s + 1) & (cap - 1);
+        ns[s] = id;
+        used++;
+    }
+    free(t->set);
+    t->set = ns;
+    t->set_cap = cap;
+    t->set_used = used;
+    return 0;
+}
+
+/* insert a tuple: its row number, -1 when already there, -2 out of memory */
+static i64 table_insert(Table *t, const i64 *vals) {
+    u64 h = hash_vals(vals, t->arity);
+    if (set_find(t, vals, h) >= 0) return -1;
+    if ((t->set_used + 1) * 2 > t->set_cap && set_grow(t) < 0) return -2;
+    if (table_append(t, vals) < 0) return -2;
+    int32_t id = (int32_t)(t->n - 1);
+    i64 mask = t->set_cap - 1;
+    i64 s = (i64)(h & (u64)mask);
+    while (t->set[s] >= 0) s = (s + 1) & mask;   /* (a removed slot is reused) */
+    if (t->set[s] == -1) t->set_used++;
+    t->set[s] = id;
+    t->count++;
+    for (int i = 0; i < t->nidx; i++)
+        if (index_add(t->idx[i], id) < 0) return -2;
+    return id;
+}
+
+static inline void table_remove(Table *t, int32_t id) {   /* (inline: db.c never removes) */
+    const i64 *vals = row(t, id);
+    u64 h = hash_vals(vals, t->arity);
+    i64 mask = t->set_cap - 1;
+    for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
+        if (t->set[s] == -1) return;
+        if (t->set[s] == id) { t->set[s] = -2; break; }
+    }
+    t->count--;
+    for (int i = 0; i < t->nidx; i++) index_remove(t->idx[i], id);
+}
+
+static void table_free(Table *t) {
+    free(t->data);
+    free(t->set);
+    free(t->idx);
+}
+
+
+typedef struct { i64 v; PyObject *o; } IntSlot;
+#define INT_CACHE 4096
+
+static PyObject *cached_int(IntSlot *cache, i64 v) {
+    IntSlot *s = &cache[((u64)v * 0x9e3779b97f4a7c15ULL) >> 52];
+    if (s->o && s->v == v) {
+        Py_INCREF(s->o);
+        return s->o;
+    }
+    PyObject *o = PyLong_FromLongLong(v);
+    if (!o) return NULL;
+    Py_XDECREF(s->o);
+    Py_INCREF(o);
+    s->v = v;
+    s->o = o;
+    return o;
+}
+
+/* the rows of t (those in its set) as a Python set of tuples; the columns
+   marked in `sym` (or none, NULL) hold symbol ids: their strings, from `names` */
+static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObject *names) {
+    PyObject *set = PySet_New(NULL);
+    if (!set) return NULL;
+    for (i64 s = 0; s < t->set_cap; s++) {
+        int32_t id = t->set[s];
+        if (id < 0) continue;
+        const i64 *r = row(t, id);
+        PyObject *tup = PyTuple_New(t->arity);
+        if (!tup) { Py_DECREF(set); return NULL; }
+        for (int i = 0; i < t->arity; i++) {
+            PyObject *v;
+            if (sym && sym[i]) {
+                v = PyList_GET_ITEM(names, r[i]);   /* (ids come from `names`: in range) */
+                Py_INCREF(v);
+            } else {
+                v = cached_int(cache, r[i]);
+            }
+            if (!v) { Py_DECREF(tup); Py_DECREF(set); return NULL; }
+            PyTuple_SET_ITEM(tup, i, v);
+        }
+        int err = PySet_Add(set, tup);
+        Py_DECREF(tup);
+        if (err < 0) { Py_DECREF(set); return NULL; }
+    }
+    return set;
+}
+
+#endif

@@ -1,0 +1,134 @@
+"""The relations of a memory-engine run held in C, and its plain and
+recursive strata evaluated there (sdylog.datalog._native.Database, source in
+sdylog/datalog/native/db.c).
+
+Every relation without a float column is a C table of int64 rows; symbols
+are interned to ids by the database (one table of strings per engine).
+A stratum whose clauses lower (native_plan.py: the plans BodyCompiler makes,
+with sizes and index choices read from the C tables) runs in C, its results
+written into the stratum's tables; one that does not lower runs in Python on
+sets made from the tables (memory_engine.py), its results loaded back.
+"""
+from __future__ import annotations
+
+from sdylog.datalog.ast import Atom
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower_clause, lower_delta_group
+from sdylog.datalog.pyeval import Namespace
+from sdylog.datalog.ranked import StaticIndexes
+
+
+class NativeDB:
+    """The C tables of an engine's relations (those with no float column)."""
+
+    def __init__(self, native):
+        self.db = native.Database()
+        self.table: dict[str, int] = {}   # relation -> table number
+        self.intern = self.db.intern      # str -> symbol id
+
+    def declare(self, decl) -> None:
+        if decl.name not in self.table and "float" not in decl.kinds:
+            self.table[decl.name] = self.db.add_table(decl.arity, tuple(k == "symbol" for k in decl.kinds))
+
+    def holds(self, relation: str) -> bool:
+        return relation in self.table
+
+    def insert(self, relation: str, rows) -> bool:
+        """Add rows (tuples of the relation's Python values); False when a
+        value has no C form (an int beyond 64 bits): the table is then partly loaded."""
+        return self.db.insert(self.table[relation], rows)
+
+    def clear(self, relation: str) -> None:
+        self.db.clear(self.table[relation])
+
+    def size(self, relation: str) -> int:
+        return self.db.size(self.table[relation])
+
+    def rows(self, relation: str) -> set:
+        return self.db.rows(self.table[relation])
+
+
+class NativeIndexes(StaticIndexes):
+    """StaticIndexes' answers to the planner (sizes, tuples per key, the
+    columns a lookup uses) read from the C tables and their indexes."""
+
+    def __init__(self, ndb: NativeDB):
+        super().__init__(None)
+        self.ndb = ndb
+
+    def size(self, rel: str) -> int:
+        return self.ndb.size(rel)
+
+    def fanout(self, rel: str, key: tuple) -> float:
+        size = self.size(rel)
+        if not size:
+            return 0.0
+        fan = self.ndb.db.index_keys(self.ndb.table[rel], key)
+        if key:
+            self._fanout.setdefault(rel, {})[key] = size / max(fan, 1)
+        return size / max(fan, 1)
+
+    def _distinct_share(self, rel: str, col: int) -> float:
+        stats = self._share.setdefault(rel, {})
+        share = stats.get(col)
+        if share is None:
+            size = self.size(rel)
+            share = self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE) / min(size, self.SAMPLE)
+            if size > self.SAMPLE:
+                share /= 2   # (as StaticIndexes: a sample overestimates it)
+            stats[col] = share
+        return share
+
+
+class _Sizes:
+    """Relation -> tuple count for the planner (None: not a C relation)."""
+
+    def __init__(self, ndb: NativeDB):
+        self.ndb = ndb
+
+    def get(self, relation: str, default=None):
+        return self.ndb.size(relation) if self.ndb.holds(relation) else default
+
+
+def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int | None:
+    """Evaluate a plain or recursive stratum in C into its tables (which hold
+    its loaded facts): the rounds it took, or None when it does not lower or
+    the run hands back (an overflow, a division by zero; the tables are then
+    partly written)."""
+    here = list(stratum.relations)
+    rid = {r: i for i, r in enumerate(here)}
+    if not all(ndb.holds(r) for r in here):
+        return None
+    slots = IndexSlots(Namespace())
+    plan = dict(symbols=ndb.intern, sizes=_Sizes(ndb), indexes=indexes.index_key)
+    base, groups = [], [[] for _ in here]
+    try:
+        for ci in stratum.clauses:
+            c = program.clauses[ci]
+            atoms = [lit for lit in c.body if isinstance(lit, Atom)]
+            if not all(ndb.holds(a.relation) for a in atoms):
+                return None
+            kinds = program.clause_kinds[ci]
+            head = rid[c.head.relation]
+            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
+            if not positions:
+                if any(ndb.size(a.relation) == 0 for a in atoms):
+                    continue   # an atom of an empty relation: no solution
+                base.append(lower_clause(slots, c.body, c.head.args, head, kinds, **plan))
+            for p in positions:
+                groups[rid[c.body[p].relation]].append((c.body, c.head.args, head, -1, p, kinds))
+        arity = [program.relations[r].arity for r in here]
+        deltas = [lower_delta_group(slots, g, arity[ri], live=set(here), **plan) if g else []
+                  for ri, g in enumerate(groups)]
+    except CannotLower:
+        return None
+    specs = slots.specs()
+    if not all(ndb.holds(rel) for rel, _ in specs):
+        return None
+    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
+                        base, deltas)
+    if result[0] != "ok":
+        return None
+    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
+        if key and rel not in rid:
+            indexes.fanout(rel, key)
+    return result[1]

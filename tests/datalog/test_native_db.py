@@ -1,0 +1,159 @@
+"""Relations held in C and plain / recursive strata evaluated there
+(sdylog/datalog/native_db.py, native/db.c) against the all-Python path
+(SDYLOG_NATIVE=0): the same relations, the same errors, and the strata that
+keep the Python path."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sdylog.datalog import make_engine, memory_engine, parse_program
+from sdylog.datalog.native_plan import _native
+from sdylog.ir.diagnostics import SdylogError
+
+pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
+
+
+def evaluate(text, facts, *, use_native, monkeypatch):
+    """Every relation after a run (or the error's text), and per stratum
+    (its relations) whether C evaluated it."""
+    monkeypatch.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
+    in_c = {}
+    real = memory_engine.run_stratum
+
+    def counting(db, indexes, program, stratum):
+        rounds = real(db, indexes, program, stratum)
+        in_c[stratum.relations] = rounds is not None
+        return rounds
+    monkeypatch.setattr(memory_engine, "run_stratum", counting)
+    with make_engine(parse_program(text, "gen.dl"), "memory") as e:
+        assert (e._db is not None) == use_native
+        for name, rows in facts.items():
+            e.load(name, rows)
+        try:
+            e.run()
+        except SdylogError as err:
+            return str(err), in_c
+        return {r: e.read(r) for r in e.relations}, in_c
+
+
+def same(text, facts, monkeypatch):
+    py, _ = evaluate(text, facts, use_native=False, monkeypatch=monkeypatch)
+    c, in_c = evaluate(text, facts, use_native=True, monkeypatch=monkeypatch)
+    assert c == py
+    return c, in_c
+
+
+PROGRAM = """
+.decl edge(x: symbol, y: symbol, w: number)
+.decl blocked(x: symbol)
+.decl node(x: symbol)
+.decl path(x: symbol, y: symbol)
+.decl open_edge(x: symbol, y: symbol, w: number)
+.decl out_degree(x: symbol, n: number)
+.decl weight(x: symbol, total: number, lo: number, hi: number)
+.decl lonely(x: symbol)
+.decl tagged(x: symbol, y: symbol)
+node(x) :- edge(x, _, _).
+node(y) :- edge(_, y, _).
+open_edge(x, y, w) :- edge(x, y, w), !blocked(y), x != y.
+path(x, y) :- open_edge(x, y, _).
+path(x, z) :- path(x, y), open_edge(y, z, _).
+out_degree(x, n) :- node(x), n = count : { open_edge(x, _, _) }.
+weight(x, t, lo, hi) :- node(x), t = sum w : { edge(x, _, w) }, lo = min w : { edge(x, _, w) },
+    hi = max w + 1 : { edge(x, y, w), path(y, _) }.
+lonely(x) :- node(x), !path(x, _), !path(_, x).
+tagged(x, "hub") :- out_degree(x, n), n >= 2.
+tagged(x, y) :- path(x, y), y = "a".
+"""
+
+
+def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
+    facts = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("e", "e", 1), ("c", "f", 7)],
+             "blocked": [("d",)]}
+    got, in_c = same(PROGRAM, facts, monkeypatch)
+    assert all(in_c.values()) and len(in_c) == 7   # (every derived relation)
+    assert ("b", "a") in got["path"] and ("a", "d") not in got["path"]
+    assert got["weight"] == [("a", 6, 1, 2), ("b", 2, 2, 3), ("c", 10, 3, 4)]   # (e: max over nothing)
+    assert got["lonely"] == [("d",), ("e",)]
+    assert got["tagged"] == [("a", "a"), ("b", "a"), ("c", "a"), ("c", "hub")]   # (a -> d is blocked)
+
+
+@st.composite
+def graphs(draw):
+    node = st.sampled_from("abcdef")
+    return {"edge": draw(st.lists(st.tuples(node, node, st.integers(-3, 3)), max_size=15)),
+            "blocked": draw(st.lists(st.tuples(node), max_size=2))}
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs())
+def test_generated_facts_give_the_same_relations(facts):
+    with pytest.MonkeyPatch.context() as mp:
+        same(PROGRAM, facts, mp)
+
+
+@pytest.mark.parametrize("rule", [
+    'name(x, cat(x, "!")) :- item(x, _).',        # a string functor
+    "name(x, x) :- item(x, _), x < \"m\".",        # the order of strings
+    "name(x, to_string(n)) :- item(x, n).",
+])
+def test_strata_that_do_not_lower_run_in_python(rule, monkeypatch):
+    text = f"""
+.decl item(x: symbol, n: number)
+.decl name(x: symbol, y: symbol)
+.decl again(x: symbol, y: symbol)
+{rule}
+again(y, x) :- name(x, y), item(x, _).
+"""
+    got, in_c = same(text, {"item": [("b", 1), ("z", 2)]}, monkeypatch)
+    assert in_c == {("name",): False, ("again",): True}   # (what Python wrote is read from C)
+    assert got["name"]
+
+
+def test_floats_stay_in_python(monkeypatch):
+    text = """
+.decl m(x: number, f: float)
+.decl n(x: number)
+.decl k(x: number, f: float)
+n(x) :- m(x, f), f > 0.5, x > 0.
+k(x, f * 2.0) :- m(x, f).
+"""
+    got, in_c = same(text, {"m": [(1, 0.25), (2, 0.75)]}, monkeypatch)
+    assert in_c == {("n",): False, ("k",): False}   # (k holds a float: not a C relation)
+    assert got["n"] == [(2,)] and got["k"] == [(1, 0.5), (2, 1.5)]
+
+
+@pytest.mark.parametrize("rule", [
+    "big(x * 4611686018427387904) :- v(x).",        # beyond 64 bits: Python's integers
+    "big(x / (x - 3)) :- v(x).",                     # Python's division error
+    "big(s) :- v(_), s = sum x * 4611686018427387904 : { v(x) }.",
+])
+def test_what_c_cannot_compute_is_evaluated_in_python(rule, monkeypatch):
+    text = f".decl v(x: number)\n.decl big(x: number)\n.decl after(x: number)\n{rule}\nafter(x + 1) :- big(x).\n"
+    got, in_c = same(text, {"v": [(1,), (3,)]}, monkeypatch)
+    assert in_c.get(("big",)) is False
+    assert isinstance(got, str) and "division by zero" in got or max(got["big"])[0] > 2 ** 63
+
+
+def test_facts_loaded_into_a_recursive_relation_start_it(monkeypatch):
+    text = ".decl e(x: number, y: number)\n.decl p(x: number, y: number)\np(x, y) :- e(x, y).\n" \
+           "p(x, z) :- p(x, y), e(y, z).\n"
+    got, in_c = same(text, {"e": [(2, 3)], "p": [(1, 2)]}, monkeypatch)
+    assert in_c == {("p",): True}
+    assert got["p"] == [(1, 2), (1, 3), (2, 3)]
+
+
+def test_the_engine_api_reads_relations_held_in_c(monkeypatch):
+    monkeypatch.setenv("SDYLOG_NATIVE", "1")
+    with make_engine(parse_program(PROGRAM, "gen.dl"), "memory") as e:
+        e.load("edge", [("a", "b", 1), ("b", "a", 2)])
+        e.run()
+        assert e.size("path") == 4 and e.contains("path", ("a", "a"))
+        assert e.scan("path") == {("a", "a"), ("a", "b"), ("b", "a"), ("b", "b")}
+        assert list(e.read_columns("out_degree")["n"]) == [1, 1]
+        e.load("edge", [("b", "c", 3)])   # a change: read again after the next run
+        e.run()
+        assert e.size("path") == 6 and ("a", "c") in e.scan("path")
+        e.clear("edge")
+        e.run()
+        assert e.read("path") == [] and e.read("node") == []
