@@ -194,16 +194,13 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                     continue
                 for r in s.relations:   # (a run handed back: from the start, in Python)
                     self._reset(r)
+            # (what Python writes goes into the C tables: _store, _recursive)
             if s.subsumptive:
                 RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
             elif s.recursive:
                 self._recursive(program, s)
             else:
                 self._plain(program, s)
-            if self._db is not None:
-                for r in s.relations:
-                    if self._in_c(r):
-                        self._to_c(r)
 
     def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
         """Put the indexes compiled code reads into its namespace (with `lazy`,
@@ -336,6 +333,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         for ri, r in enumerate(here):
             self._changed(r)
             self.iterations[r] = iterations
+            if self._in_c(r):
+                self._to_c(r)
 
     def _store(self, relation: str, tuples, prov) -> None:
         loaded = self._loaded.get(relation)
@@ -346,6 +345,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         else:
             self._data[relation] = set(tuples).union(loaded or ())
         self._changed(relation)
+        if self._in_c(relation):
+            self._to_c(relation)
         if self.provenance:
             p = {t: (-1, 0) for t in self._loaded.get(relation, ())}
             if prov:
@@ -474,6 +475,20 @@ class _Backend(RankedBackendSteps):
     def static(self) -> StaticIndexes:
         """The engine's indexes of the relations below the stratum."""
         return self.engine._static
+
+    @property
+    def native_db(self) -> NativeDB | None:
+        """The engine's C tables (the C evaluation reads and writes them)."""
+        return self.engine._db
+
+    @property
+    def native_static(self) -> NativeIndexes | None:
+        """Planning answers from the C tables."""
+        return self.engine._cindexes
+
+    def stored_in_c(self, relation: str) -> None:
+        """The C evaluation wrote the relation's table."""
+        self.engine._c_changed(relation)
 
     def seeds(self, stratum, base_clauses):
         eng = self.engine

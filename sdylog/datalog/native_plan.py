@@ -263,7 +263,7 @@ def lower_delta_group(slots: IndexSlots, clauses, arity: int, symbols=None, **pl
     return [c.program() for _, c in delta_group_clauses(slots.ns, clauses, compiler=comp, **plan)]
 
 
-def lower_domination_test(slots: IndexSlots, tests, arity: int, **plan) -> list[tuple]:
+def lower_domination_test(slots: IndexSlots, tests, arity: int, symbols=None, **plan) -> list[tuple]:
     """The programs of a domination test (pyeval.compile_domination_test's arguments in `plan`)."""
-    comp = partial(NativeCompiler, arity=arity, slots=slots)
+    comp = partial(NativeCompiler, arity=arity, slots=slots, symbols=symbols)
     return [c.program() for _, c in domination_clauses(slots.ns, tests, compiler=comp, **plan)]

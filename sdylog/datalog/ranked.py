@@ -28,11 +28,14 @@ Why not SQL: ranks follow long chains (thousands of waves of a few tuples
 each), and a DuckDB query per wave costs far more than the wave's work.
 Clauses are compiled to Python functions (nested loops over hash indexes),
 or, when the C extension is built (sdylog.datalog._native), provenance is
-off and every clause lowers (native_plan.py: integers only), the whole wave
-loop runs in C on the same plans; SDYLOG_NATIVE=0 keeps it in Python. The C
-run hands back to Python on what Python's integers would compute differently
-(an overflow) or report (a division by zero): the stratum is then evaluated
-here, from the start.
+off and every clause lowers (native_plan.py: integers, interned symbols),
+the whole wave loop runs in C on the same plans, over the tables of a C
+database: the memory engine's own (native_db.py: read and written in place,
+its planning questions answered from them), or one filled here from the
+backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
+Python on what Python's integers would compute differently (an overflow) or
+report (a division by zero): the stratum is then evaluated here, from the
+start.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ from collections import defaultdict
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_plan import (NATIVE_KINDS, CannotLower, IndexSlots, lower_delta_group,
+from sdylog.datalog.native_plan import (CannotLower, IndexSlots, lower_clause, lower_delta_group,
                                         lower_domination_test, native_module)
 from sdylog.datalog.pyeval import Namespace, compile_delta_group, compile_domination_test
 
@@ -79,6 +82,7 @@ class RankedEvaluation:
         self.provenance = provenance
         self.prov: list[dict] = [{} for _ in self.rels]
         self.waves = 0
+        self.in_engine_db = False   # evaluated in C over the engine's own database (_run_native)
 
     # ---- indexes ----
     def _build_indexes(self):
@@ -153,7 +157,8 @@ class RankedEvaluation:
         prog = self.program
         self._static_rows: dict[str, list] = {}
         # the relations below: the backend's own indexes (in memory), or built here from its rows
-        self.static = getattr(self.backend, "static", None) or StaticIndexes(self._rows)
+        statics = getattr(self.backend, "native_static" if native and self.in_engine_db else "static", None)
+        self.static = statics or StaticIndexes(self._rows)
         self.base_clauses = []
         groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
         for ci in self.stratum.clauses:
@@ -194,6 +199,7 @@ class RankedEvaluation:
         sizes = _Emptiness(self)
         fanout = self.static.fanout
         index_key = self.static.index_key
+        symbols = self.native_db.intern if native else None
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
@@ -204,12 +210,16 @@ class RankedEvaluation:
         if native:
             self.slots = IndexSlots(self.ns)
             arity = [len(self.program.relations[r].columns) for r in self.rels]
-            self.delta_progs = [lower_delta_group(self.slots, g, arity[ri], sizes=sizes, live=self.here,
+            self.delta_progs = [lower_delta_group(self.slots, g, arity[ri], symbols, sizes=sizes, live=self.here,
                                                   fanout=fanout, indexes=index_key, live_key=live_key)
                                 for ri, g in enumerate(groups)]
-            self.dom_progs = [lower_domination_test(self.slots, t, arity[ri], live=self.here, indexes=index_key,
-                                                    live_key=live_key) if t else []
+            self.dom_progs = [lower_domination_test(self.slots, t, arity[ri], symbols, live=self.here,
+                                                    indexes=index_key, live_key=live_key) if t else []
                               for ri, t in enumerate(tests)]
+            # (seeds computed in C: only over the engine's own tables, see _run_native)
+            self.base_progs = [lower_clause(self.slots, c.body, c.head.args, self.rid[c.head.relation],
+                                            prog.clause_kinds[ci], symbols, sizes=sizes, indexes=index_key)
+                               for ci in self.base_clauses for c in [prog.clauses[ci]]] if self.in_engine_db else []
             return
         # relation -> one function running every clause that reads it on a delta (or None)
         self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
@@ -228,39 +238,59 @@ class RankedEvaluation:
     # ---- evaluation in C ----
     def _run_native(self, native) -> bool:
         """The whole evaluation by the C extension `native`; False (nothing
-        stored) when the stratum does not lower or the C run hands back."""
+        stored) when the stratum does not lower or the C run hands back.
+        Over the engine's C database (`backend.native_db`) when it has one:
+        its seeds computed there too; else over one filled with the rows of
+        the relations read and the seeds."""
+        from sdylog.datalog.native_db import NativeDB
+        db = getattr(self.backend, "native_db", None)
+        self.in_engine_db = db is not None
+        self.native_db = db if db is not None else NativeDB(native)
         try:
             self._prepare(native=True)
         except CannotLower:
             return False
         finally:
             self.ns.globals.clear()
-        decls = self.program.relations
         specs = self.slots.specs()
-        if any(set(decls[r].kinds) - NATIVE_KINDS for r in self.here | {rel for rel, _ in specs}):
-            return False   # symbols or floats: the Python path
         if any(rel in self.here and negated for rel, _, negated in self.ns.specs.values()):
             return False   # (the Python path reports it)
-        statics: dict[str, int] = {}
-        for rel, _ in specs:
-            if rel not in self.here:
-                statics.setdefault(rel, len(statics))
-        indexes = [(1, self.rid[rel], key) if rel in self.here else (0, statics[rel], key) for rel, key in specs]
-        seeds = [(self.rid[rel], rule, rows)
-                 for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses)]
-        rows = self.static.rows
-        result = native.ranked_run([(len(decls[r].columns), self.rank_col[ri]) for ri, r in enumerate(self.rels)],
-                                   [(len(decls[rel].columns), rows(rel)) for rel in statics],
-                                   indexes, self.delta_progs, self.dom_progs, seeds)
+        db = self.native_db
+        if not self.in_engine_db and not self._fill(db, {rel for rel, _ in specs} - self.here):
+            return False
+        if not all(db.holds(r) for r in self.here | {rel for rel, _ in specs}):
+            return False   # floats: the Python path
+        indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
+        result = native.ranked_run(db.db, [(db.table[r], self.rank_col[ri]) for ri, r in enumerate(self.rels)],
+                                   indexes, self.delta_progs, self.dom_progs, self.base_progs)
         if result[0] == "abort":
             return False
         if result[0] == "rank":
             raise self._rank_error(*result[1:])
-        _, sets, self.waves = result
+        _, self.waves = result
         self.backend.set_height(self.backend.next_height() + self.waves)
-        for ri, name in enumerate(self.rels):
-            self.backend.store(name, sets[ri], None)
+        for name in self.rels:
+            if self.in_engine_db:
+                self.backend.stored_in_c(name)
+            else:
+                self.backend.store(name, db.rows(name), None)
         self.backend = None
+        return True
+
+    def _fill(self, db, below) -> bool:
+        """A new database `db` given the rows of the relations `below` and the
+        seeds; False when one has no C form (a float, an int beyond 64 bits)."""
+        decls = self.program.relations
+        for rel in sorted(below) + self.rels:
+            db.declare(decls[rel])
+            if not db.holds(rel):
+                return False
+        for rel in sorted(below):
+            if not db.insert(rel, self._rows(rel)):
+                return False
+        for rel, rows, _rule in self.backend.seeds(self.stratum, self.base_clauses):
+            if not db.insert(rel, rows):
+                return False
         return True
 
     # ---- evaluation ----

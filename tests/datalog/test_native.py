@@ -110,16 +110,19 @@ def test_the_rank_lowering_error_names_the_rule():
     assert c.startswith("gen.dl:10:") and "derived a tuple of rank 4 from tuples of rank 9" in c
 
 
-# ---- the Python path ----
 # (a rank-ordered stratum with a symbol column; test_ranked.py checks its result)
 SYMBOLS = VORONOI
 
 
-def test_symbols_keep_the_python_path():
+def test_symbols_are_interned():
     facts = {"edge": [(0, 1), (1, 2), (3, 2)], "seed": [(0, "a", 0), (3, "b", 0)]}
     got, runs = evaluate(SYMBOLS, facts, use_native=True)
-    assert runs == 0
+    assert runs == 1
     assert got["reach"] == [(0, "a", 0), (1, "a", 1), (2, "b", 1), (3, "b", 0)]
+    assert got == evaluate(SYMBOLS, facts, use_native=False)[0]
+
+
+# ---- the Python path ----
 
 
 @pytest.mark.parametrize("rule, fact", [

@@ -18,6 +18,67 @@
 #include "interp.h"
 #include "db.h"
 
+/* ------------------------------------------------------------ Python values */
+static int to_i64(PyObject *o, i64 *out) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Python ints for int64 values, remembered in a direct-mapped cache: values
+   repeat across tuples (ids, ranks), and one object each costs less to make */
+typedef struct { i64 v; PyObject *o; } IntSlot;
+#define INT_CACHE 4096
+
+static PyObject *cached_int(IntSlot *cache, i64 v) {
+    IntSlot *s = &cache[((u64)v * 0x9e3779b97f4a7c15ULL) >> 52];
+    if (s->o && s->v == v) {
+        Py_INCREF(s->o);
+        return s->o;
+    }
+    PyObject *o = PyLong_FromLongLong(v);
+    if (!o) return NULL;
+    Py_XDECREF(s->o);
+    Py_INCREF(o);
+    s->v = v;
+    s->o = o;
+    return o;
+}
+
+/* the rows of t (those in its set) as a Python set of tuples; the columns
+   marked in `sym` (or none, NULL) hold symbol ids: their strings, from `names` */
+static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObject *names) {
+    PyObject *set = PySet_New(NULL);
+    if (!set) return NULL;
+    for (i64 s = 0; s < t->set_cap; s++) {
+        int32_t id = t->set[s];
+        if (id < 0) continue;
+        const i64 *r = row(t, id);
+        PyObject *tup = PyTuple_New(t->arity);
+        if (!tup) { Py_DECREF(set); return NULL; }
+        for (int i = 0; i < t->arity; i++) {
+            PyObject *v;
+            if (sym && sym[i]) {
+                v = PyList_GET_ITEM(names, r[i]);   /* (ids come from `names`: in range) */
+                Py_INCREF(v);
+            } else {
+                v = cached_int(cache, r[i]);
+            }
+            if (!v) { Py_DECREF(tup); Py_DECREF(set); return NULL; }
+            PyTuple_SET_ITEM(tup, i, v);
+        }
+        int err = PySet_Add(set, tup);
+        Py_DECREF(tup);
+        if (err < 0) { Py_DECREF(set); return NULL; }
+    }
+    return set;
+}
+
 /* ------------------------------------------------------------ tables */
 static void db_table_reset(DbTable *d) {
     int arity = d->t.arity;
@@ -35,6 +96,15 @@ void db_changed(Database *db, int tno) {
     free(d->cache);
     d->cache = NULL;
     d->ncache = 0;
+}
+
+int db_replace_rows(Database *db, int tno, Table *src) {
+    DbTable *d = db->tab[tno];
+    db_changed(db, tno);
+    db_table_reset(d);
+    for (i64 s = 0; s < src->set_cap; s++)
+        if (src->set[s] >= 0 && table_insert(&d->t, row(src, src->set[s])) == -2) return -1;
+    return 0;
 }
 
 Index *db_index(Database *db, int tno, const int *key, int nkey) {

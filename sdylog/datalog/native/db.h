@@ -26,6 +26,9 @@ extern PyTypeObject DatabaseType;
    a Python error when out of memory */
 Index *db_index(Database *db, int tno, const int *key, int nkey);
 
+/* table `tno` now holds the rows of src's set: 0, -1 out of memory */
+int db_replace_rows(Database *db, int tno, Table *src);
+
 /* table `tno` changed: drop the indexes built on it */
 void db_changed(Database *db, int tno);
 

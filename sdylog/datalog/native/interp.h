@@ -261,17 +261,7 @@ static int run_programs(Interp *ev, Prog *progs, int n, const i64 *vals, int ari
     return 0;
 }
 
-/* ------------------------------------------------------------ Python boundary */
-static int to_i64(PyObject *o, i64 *out) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+/* ------------------------------------------------------------ programs from Python */
 
 /* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
 static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {

@@ -2,8 +2,8 @@
  *
  * See ranked.py's docstring for the semantics of the wave loop, mirrored by
  * ranked_run below; the programs it runs and their instructions: interp.h;
- * tables and indexes: table.h. The relations below the stratum are rows
- * given by Python (ranked_run) or tables of a Database (db.c).
+ * tables and indexes: table.h. The relations below the stratum, its seeds
+ * and its result are tables of a Database (db.c).
  *
  *   pending rank -> entries (relation, rule, values), a min-heap of ranks,
  *           and `same`: the next wave of the current rank.
@@ -19,9 +19,7 @@ typedef struct {
     Interp in;      /* (first: an Interp * is an Eval *) */
     Table *live;
     int nlive;
-    Table *statics;
-    int nstatic;
-    Index *ix;      /* the indexes this run builds (in.ix points at them, or at a database's) */
+    Index *ix;      /* the live indexes (in.ix points at them, or at the database's) */
     int *rank_col;
     Prog **delta;   int *ndelta;   /* per live relation */
     Prog **dom;     int *ndom;
@@ -168,34 +166,6 @@ static int seed(Eval *ev, int ri, int rule, const i64 *vals) {
     return idvec_push(&s->v, (int32_t)en);
 }
 
-/* rows (an iterable of tuples of ints) into table t: 0, 1 when a value does not fit, -1 error */
-static int load_rows(Table *t, PyObject *rows, int live) {
-    PyObject *it = PyObject_GetIter(rows);
-    if (!it) return -1;
-    PyObject *tup;
-    i64 vals[MAXKEY * 2];
-    int status = 0;
-    while ((tup = PyIter_Next(it))) {
-        if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != t->arity) {
-            Py_DECREF(tup);
-            status = 1;
-            break;
-        }
-        for (int i = 0; i < t->arity; i++)
-            if (to_i64(PyTuple_GET_ITEM(tup, i), &vals[i]) < 0) { status = 1; break; }
-        Py_DECREF(tup);
-        if (status) break;
-        if (live ? table_insert(t, vals) == -2 : table_append(t, vals) < 0) {
-            PyErr_NoMemory();
-            status = -1;
-            break;
-        }
-    }
-    Py_DECREF(it);
-    if (PyErr_Occurred()) return -1;
-    return status;
-}
-
 /* per live relation, a list of programs */
 static int load_prog_lists(PyObject *lists, int nlive, Prog **progs, int *n) {
     if (!PyList_Check(lists) || PyList_GET_SIZE(lists) != nlive) {
@@ -230,9 +200,7 @@ static void eval_free(Eval *ev) {
             free(ev->dom[i]);
         }
     }
-    for (int i = 0; i < ev->nstatic; i++) table_free(&ev->statics[i]);
     free(ev->live);
-    free(ev->statics);
     free(ev->rank_col);
     free(ev->delta);
     free(ev->ndelta);
@@ -350,30 +318,56 @@ done:
 
 /* Python ints for int64 values, remembered in a direct-mapped cache: values
    repeat across tuples (ids, ranks), and one object each costs less to make */
+/* a tuple of a base program: a seed */
+static int seed_emit(Interp *in, int ri, int rule, const i64 *vals) {
+    if (seed((Eval *)in, ri, rule, vals) < 0) { in->status = ST_NOMEM; return -1; }
+    return 0;
+}
+
+/* the seeds (the rows the stratum's tables hold, then the base programs'
+   tuples) and the waves: 0, or -1 stop (ev->in.status) */
+static int evaluate(Eval *ev, Database *db, const int *tables, Prog *base, int nbase, i64 *waves) {
+    static const i64 no_delta[1];
+    for (int ri = 0; ri < ev->nlive; ri++) {
+        Table *t = &db->tab[tables[ri]]->t;
+        for (i64 r = 0; r < t->n; r++)
+            if (seed(ev, ri, -1, row(t, r)) < 0) { ev->in.status = ST_NOMEM; return -1; }
+    }
+    ev->in.emit = seed_emit;
+    for (int k = 0; k < nbase; k++)
+        if (run_programs(&ev->in, &base[k], 1, no_delta, 0) < 0) return -1;
+    ev->in.emit = emit;
+    return waves_run(ev, waves);
+}
+
 PyDoc_STRVAR(ranked_run_doc,
-"ranked_run(relations, statics, indexes, delta_programs, domination_programs, seeds)\n"
-"relations: [(arity, rank column)] of the stratum; statics: [(arity, rows)] below it;\n"
-"indexes: [(live?, table number, key columns)]; *_programs: per relation [(nregs, ntup, words,\n"
-"[register, constant, ...])];\n"
-"seeds: [(relation number, rule id, rows)]. Returns ('ok', [set per relation], waves),\n"
-"('rank', rule id, rank, current rank) or ('abort', reason).");
+"ranked_run(db, relations, indexes, delta_programs, domination_programs, base_programs)\n"
+"db: the Database holding the relations; relations: [(table, rank column)] of the stratum;\n"
+"indexes: [(live?, relation number (live) or table, key columns)]; delta_ and domination_programs:\n"
+"per relation [program]; base_programs: [program] (clauses reading no relation of the stratum);\n"
+"a program: (nregs, ntup, words, [register, constant, ...]).\n"
+"The seeds are the rows the stratum's tables hold and the base programs' tuples; the tables\n"
+"then hold the result. Returns ('ok', waves), ('rank', rule id, rank, current rank) or\n"
+"('abort', reason) (the tables unchanged).");
 
 static PyObject *ranked_run(PyObject *self, PyObject *args) {
-    PyObject *rels, *statics, *indexes, *deltas, *doms, *seeds;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &PyList_Type, &rels, &PyList_Type, &statics, &PyList_Type,
-                          &indexes, &PyList_Type, &deltas, &PyList_Type, &doms, &PyList_Type, &seeds))
+    Database *db;
+    PyObject *rels, *indexes, *deltas, *doms, *base_l;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &DatabaseType, &db, &PyList_Type, &rels, &PyList_Type, &indexes,
+                          &PyList_Type, &deltas, &PyList_Type, &doms, &PyList_Type, &base_l))
         return NULL;
     Eval ev;
     memset(&ev, 0, sizeof ev);
     PyObject *result = NULL;
-    int loaded;
+    Prog *base = NULL;
+    int nbase = (int)PyList_GET_SIZE(base_l);
     ev.nlive = (int)PyList_GET_SIZE(rels);
-    ev.nstatic = (int)PyList_GET_SIZE(statics);
     ev.in.nix = (int)PyList_GET_SIZE(indexes);
     ev.in.nout = ev.nlive;
     ev.in.emit = emit;
+    int *tables = calloc((size_t)ev.nlive + 1, sizeof(int));
+    base = calloc((size_t)nbase + 1, sizeof(Prog));
     ev.live = calloc((size_t)ev.nlive + 1, sizeof(Table));
-    ev.statics = calloc((size_t)ev.nstatic + 1, sizeof(Table));
     ev.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index));
     ev.in.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index *));
     ev.in.out = calloc((size_t)ev.nlive + 1, sizeof(Table *));
@@ -382,84 +376,63 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     ev.dom = calloc((size_t)ev.nlive + 1, sizeof(Prog *));
     ev.ndelta = calloc((size_t)ev.nlive + 1, sizeof(int));
     ev.ndom = calloc((size_t)ev.nlive + 1, sizeof(int));
-    if (!ev.live || !ev.statics || !ev.ix || !ev.rank_col || !ev.delta || !ev.dom || !ev.ndelta || !ev.ndom
+    if (!tables || !base || !ev.live || !ev.ix || !ev.rank_col || !ev.delta || !ev.dom || !ev.ndelta || !ev.ndom
         || !ev.in.ix || !ev.in.out) {
         PyErr_NoMemory();
         goto out;
     }
     for (int i = 0; i < ev.nlive; i++) {
         Table *t = &ev.live[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels, i), "ii", &t->arity, &ev.rank_col[i])) goto out;
-        if (t->arity > MAXKEY * 2 || t->arity < 1) { PyErr_SetString(PyExc_ValueError, "arity"); goto out; }
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels, i), "ii", &tables[i], &ev.rank_col[i])) goto out;
+        if (tables[i] < 0 || tables[i] >= db->ntab) { PyErr_SetString(PyExc_ValueError, "no such table"); goto out; }
+        t->arity = db->tab[tables[i]]->t.arity;
+        if (t->arity < 1 || ev.rank_col[i] < 0 || ev.rank_col[i] >= t->arity) {
+            PyErr_SetString(PyExc_ValueError, "rank column");
+            goto out;
+        }
         t->live = 1;
         ev.in.out[i] = t;
     }
-    for (int i = 0; i < ev.nstatic; i++) {
-        Table *t = &ev.statics[i];
-        PyObject *rows;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(statics, i), "iO", &t->arity, &rows)) goto out;
-        if (t->arity > MAXKEY * 2) { PyErr_SetString(PyExc_ValueError, "arity"); goto out; }
-        loaded = load_rows(t, rows, 0);
-        if (loaded < 0) goto out;
-        if (loaded) { result = Py_BuildValue("(ss)", "abort", "a value does not fit in 64 bits"); goto out; }
-    }
     for (int i = 0; i < ev.in.nix; i++) {
-        Index *ix = ev.in.ix[i] = &ev.ix[i];
-        int live, tno;
-        PyObject *key;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(indexes, i), "iiO!", &live, &tno, &PyTuple_Type, &key)) goto out;
-        if (tno < 0 || tno >= (live ? ev.nlive : ev.nstatic) || PyTuple_GET_SIZE(key) > MAXKEY) {
+        int live, tno, key[MAXKEY];
+        PyObject *key_o;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(indexes, i), "iiO!", &live, &tno, &PyTuple_Type, &key_o)) goto out;
+        if (tno < 0 || tno >= (live ? ev.nlive : db->ntab) || PyTuple_GET_SIZE(key_o) > MAXKEY) {
             PyErr_SetString(PyExc_ValueError, "index spec");
             goto out;
         }
-        ix->t = live ? &ev.live[tno] : &ev.statics[tno];
-        ix->nkey = (int)PyTuple_GET_SIZE(key);
-        for (int k = 0; k < ix->nkey; k++) {
-            ix->key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(key, k));
-            if (ix->key[k] < 0 || ix->key[k] >= ix->t->arity) {
-                PyErr_SetString(PyExc_ValueError, "index column");
-                goto out;
-            }
+        Table *t = live ? &ev.live[tno] : &db->tab[tno]->t;
+        int nkey = (int)PyTuple_GET_SIZE(key_o);
+        for (int k = 0; k < nkey; k++) {
+            key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(key_o, k));
+            if (key[k] < 0 || key[k] >= t->arity) { PyErr_SetString(PyExc_ValueError, "index column"); goto out; }
         }
-        if (live) {
-            Table *t = ix->t;
-            Index **n = realloc(t->idx, sizeof(Index *) * (size_t)(t->nidx + 1));
-            if (!n) { PyErr_NoMemory(); goto out; }
-            t->idx = n;
-            t->idx[t->nidx++] = ix;
-        } else if (ix->nkey) {
-            for (i64 r = 0; r < ix->t->n; r++)
-                if (index_add(ix, (int32_t)r) < 0) { PyErr_NoMemory(); goto out; }
-            if (index_pack(ix) < 0) { PyErr_NoMemory(); goto out; }
+        if (!live) {   /* below the stratum: the database's index */
+            if (!(ev.in.ix[i] = db_index(db, tno, key, nkey))) goto out;
+            continue;
         }
+        Index *ix = ev.in.ix[i] = &ev.ix[i];
+        ix->t = t;
+        ix->nkey = nkey;
+        memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
+        Index **n = realloc(t->idx, sizeof(Index *) * (size_t)(t->nidx + 1));
+        if (!n) { PyErr_NoMemory(); goto out; }
+        t->idx = n;
+        t->idx[t->nidx++] = ix;
     }
     if (load_prog_lists(deltas, ev.nlive, ev.delta, ev.ndelta) < 0) goto out;
     if (load_prog_lists(doms, ev.nlive, ev.dom, ev.ndom) < 0) goto out;
+    for (int k = 0; k < nbase; k++)
+        if (load_prog(PyList_GET_ITEM(base_l, k), &base[k]) < 0 || check_prog(&ev.in, &base[k], 0) < 0) goto out;
     /* check the programs' operands once, so that the interpreter need not */
     for (int pass = 0; pass < 2; pass++)
         for (int ri = 0; ri < ev.nlive; ri++)
             for (int k = 0; k < (pass ? ev.ndom[ri] : ev.ndelta[ri]); k++)
                 if (check_prog(&ev.in, pass ? &ev.dom[ri][k] : &ev.delta[ri][k], ev.live[ri].arity) < 0) goto out;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seeds); i++) {
-        int ri, rule;
-        PyObject *rows;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(seeds, i), "iiO", &ri, &rule, &rows)) goto out;
-        if (ri < 0 || ri >= ev.nlive) { PyErr_SetString(PyExc_ValueError, "seed relation"); goto out; }
-        Table tmp = {0};
-        tmp.arity = ev.live[ri].arity;
-        loaded = load_rows(&tmp, rows, 0);
-        if (loaded == 0)
-            for (i64 r = 0; r < tmp.n; r++)
-                if (seed(&ev, ri, rule, row(&tmp, r)) < 0) { loaded = -2; break; }
-        table_free(&tmp);
-        if (loaded == -2) { PyErr_NoMemory(); goto out; }
-        if (loaded < 0) goto out;
-        if (loaded) { result = Py_BuildValue("(ss)", "abort", "a value does not fit in 64 bits"); goto out; }
-    }
     i64 waves = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = waves_run(&ev, &waves);
+    rc = evaluate(&ev, db, tables, base, nbase, &waves);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         if (ev.in.status == ST_RANK)
@@ -470,20 +443,13 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
             result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
         goto out;
     }
-    PyObject *sets = PyList_New(ev.nlive);
-    if (!sets) goto out;
-    IntSlot *cache = calloc(INT_CACHE, sizeof(IntSlot));
-    if (!cache) { Py_DECREF(sets); PyErr_NoMemory(); goto out; }
-    for (int i = 0; i < ev.nlive; i++) {
-        PyObject *s = table_to_set(&ev.live[i], cache, NULL, NULL);
-        if (!s) { Py_DECREF(sets); sets = NULL; break; }
-        PyList_SET_ITEM(sets, i, s);
-    }
-    for (int i = 0; i < INT_CACHE; i++) Py_XDECREF(cache[i].o);
-    free(cache);
-    if (!sets) goto out;
-    result = Py_BuildValue("(sNL)", "ok", sets, (long long)waves);
+    for (int i = 0; i < ev.nlive; i++)
+        if (db_replace_rows(db, tables[i], &ev.live[i]) < 0) { PyErr_NoMemory(); goto out; }
+    result = Py_BuildValue("(sL)", "ok", (long long)waves);
 out:
+    for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
+    free(base);
+    free(tables);
     eval_free(&ev);
     return result;
 }

@@ -204,7 +204,7 @@ static void index_free(Index *ix) {
 }
 
 /* a static index's rows copied in bucket order (see Index.packed) */
-static int index_pack(Index *ix) {
+static inline int index_pack(Index *ix) {   /* (inline: ranked.c does not pack) */
     Table *t = ix->t;
     int a = t->arity;
     ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
@@ -289,54 +289,6 @@ static void table_free(Table *t) {
     free(t->data);
     free(t->set);
     free(t->idx);
-}
-
-
-typedef struct { i64 v; PyObject *o; } IntSlot;
-#define INT_CACHE 4096
-
-static PyObject *cached_int(IntSlot *cache, i64 v) {
-    IntSlot *s = &cache[((u64)v * 0x9e3779b97f4a7c15ULL) >> 52];
-    if (s->o && s->v == v) {
-        Py_INCREF(s->o);
-        return s->o;
-    }
-    PyObject *o = PyLong_FromLongLong(v);
-    if (!o) return NULL;
-    Py_XDECREF(s->o);
-    Py_INCREF(o);
-    s->v = v;
-    s->o = o;
-    return o;
-}
-
-/* the rows of t (those in its set) as a Python set of tuples; the columns
-   marked in `sym` (or none, NULL) hold symbol ids: their strings, from `names` */
-static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObject *names) {
-    PyObject *set = PySet_New(NULL);
-    if (!set) return NULL;
-    for (i64 s = 0; s < t->set_cap; s++) {
-        int32_t id = t->set[s];
-        if (id < 0) continue;
-        const i64 *r = row(t, id);
-        PyObject *tup = PyTuple_New(t->arity);
-        if (!tup) { Py_DECREF(set); return NULL; }
-        for (int i = 0; i < t->arity; i++) {
-            PyObject *v;
-            if (sym && sym[i]) {
-                v = PyList_GET_ITEM(names, r[i]);   /* (ids come from `names`: in range) */
-                Py_INCREF(v);
-            } else {
-                v = cached_int(cache, r[i]);
-            }
-            if (!v) { Py_DECREF(tup); Py_DECREF(set); return NULL; }
-            PyTuple_SET_ITEM(tup, i, v);
-        }
-        int err = PySet_Add(set, tup);
-        Py_DECREF(tup);
-        if (err < 0) { Py_DECREF(set); return NULL; }
-    }
-    return set;
 }
 
 #endif
