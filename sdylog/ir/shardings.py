@@ -115,20 +115,72 @@ class Meshes:
 
 
 # --- function arguments and results ----------------------------------------------
-def _attr_dicts(func, key: str, count: int) -> list[dict]:
-    func = as_operation(func)
-    if key not in func.attributes:
-        return [{} for _ in range(count)]
-    return [{n.name: n.attr for n in ir.DictAttr(d)} for d in ir.ArrayAttr(func.attributes[key])]
+class _FuncAttrs:
+    """A function's `arg_attrs` or `res_attrs`, one DictAttr per argument (or
+    result). Arguments repeat the same few dictionaries (hundreds of weights,
+    a handful of shardings): each distinct one is read, and each distinct
+    change built, once."""
 
+    def __init__(self, func, key: str):
+        """`key`: "arg_attrs" or "res_attrs"."""
+        self.func = as_operation(func)
+        self.key = key
+        attrs = self.func.attributes
+        if key in attrs:
+            self.items = list(ir.ArrayAttr(attrs[key]))
+        else:
+            count = _num_inputs(self.func) if key == "arg_attrs" else _num_results(self.func)
+            self.items = [ir.DictAttr.get({})] * count
+        self.changed = False
+        self._parsed: dict = {}    # DictAttr -> {name: attribute} (not to be mutated)
+        self._updated: dict = {}   # (DictAttr, name, new attribute) -> DictAttr
+        self._entries: dict = {}   # (DictAttr, name) -> attribute or None
 
-def _set_attr_dicts(func, key: str, dicts: list[dict]) -> None:
-    func = as_operation(func)
-    if all(not d for d in dicts):
-        if key in func.attributes:
-            del func.attributes[key]
-        return
-    func.attributes[key] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in dicts])
+    def get(self, index: int, name: str):
+        """One entry of one argument's dictionary (None when absent); the
+        dictionaries need not be all distinct (results' often are: names)."""
+        d = self.items[index]
+        key = (d, name)
+        value = self._entries.get(key, self)
+        if value is self:
+            value = self._entries[key] = d[name] if name in d else None
+        return value
+
+    def all_of(self, name: str) -> list:
+        """Each argument's entry `name` (None where absent)."""
+        return [self.get(i, name) for i in range(len(self.items))]
+
+    def _parse(self, d) -> dict:
+        parsed = self._parsed.get(d)
+        if parsed is None:
+            parsed = self._parsed[d] = {n.name: n.attr for n in ir.DictAttr(d)}
+        return parsed
+
+    def set(self, index: int, name: str, value) -> None:
+        """Set (or with None remove) one entry of one argument's dictionary."""
+        old = self.items[index]
+        key = (old, name, value)
+        new = self._updated.get(key)
+        if new is None:
+            entries = {k: v for k, v in self._parse(old).items() if k != name}
+            if value is not None:
+                entries[name] = value
+            new = self._updated[key] = ir.DictAttr.get(entries)
+        if new != old:
+            self.items[index] = new
+            self.changed = True
+
+    def write(self, always: bool = False) -> None:
+        """Store the dictionaries when one changed (or `always`); none at all
+        when all are empty."""
+        if not (self.changed or always):
+            return
+        attrs = self.func.attributes
+        if all(not self._parse(d) for d in self.items):
+            if self.key in attrs:
+                del attrs[self.key]
+            return
+        attrs[self.key] = ir.ArrayAttr.get(self.items)
 
 
 def _num_inputs(func) -> int:
@@ -144,37 +196,34 @@ def func_type(func) -> ir.FunctionType:
 
 
 def func_arg_attr(func, index: int, name: str):
-    return _attr_dicts(func, "arg_attrs", _num_inputs(func))[index].get(name)
+    return _FuncAttrs(func, "arg_attrs").get(index, name)
 
 
 def set_func_arg_attr(func, index: int, name: str, value) -> None:
     """Set (or with None remove) one attribute of one argument."""
-    _set_func_attr(func, "arg_attrs", _num_inputs(func), index, name, value)
+    _set_func_attr(func, "arg_attrs", index, name, value)
 
 
 def func_result_attr(func, index: int, name: str):
-    return _attr_dicts(func, "res_attrs", _num_results(func))[index].get(name)
+    return _FuncAttrs(func, "res_attrs").get(index, name)
 
 
 def set_func_result_attr(func, index: int, name: str, value) -> None:
-    _set_func_attr(func, "res_attrs", _num_results(func), index, name, value)
+    _set_func_attr(func, "res_attrs", index, name, value)
 
 
-def _set_func_attr(func, key: str, count: int, index: int, name: str, value) -> None:
-    dicts = _attr_dicts(func, key, count)
-    if value is None:
-        dicts[index].pop(name, None)
-    else:
-        dicts[index][name] = value
-    _set_attr_dicts(func, key, dicts)
+def _set_func_attr(func, key: str, index: int, name: str, value) -> None:
+    attrs = _FuncAttrs(func, key)
+    attrs.set(index, name, value)
+    attrs.write(always=True)
 
 
 def func_arg_shardings(func) -> list:
-    return [d.get(SHARDING) for d in _attr_dicts(func, "arg_attrs", _num_inputs(func))]
+    return _FuncAttrs(func, "arg_attrs").all_of(SHARDING)
 
 
 def func_result_shardings(func) -> list:
-    return [d.get(SHARDING) for d in _attr_dicts(func, "res_attrs", _num_results(func))]
+    return _FuncAttrs(func, "res_attrs").all_of(SHARDING)
 
 
 def func_result_sharding(func, index: int):
@@ -201,17 +250,14 @@ def _rewrite_func_shardings(func, results: bool, new_sharding) -> bool:
     """new_sharding(index, current sharding or None) -> the sharding to set,
     or None to leave it; the attribute array is written once, if one changed."""
     key = "res_attrs" if results else "arg_attrs"
-    dicts = _attr_dicts(func, key, _num_results(func) if results else _num_inputs(func))
-    changed = False
-    for i, d in enumerate(dicts):
-        old = d.get(SHARDING)
+    attrs = _FuncAttrs(func, key)
+    for i in range(len(attrs.items)):
+        old = attrs.get(i, SHARDING)
         new = new_sharding(i, old)
         if new is not None and (old is None or new != old):
-            d[SHARDING] = new
-            changed = True
-    if changed:
-        _set_attr_dicts(func, key, dicts)
-    return changed
+            attrs.set(i, SHARDING, new)
+    attrs.write()
+    return attrs.changed
 
 
 def _first_non_maximal_mesh_ref(shardings, meshes: Meshes):
@@ -576,7 +622,8 @@ class FuncResult:
 ShardingFn = Callable[[ir.Attribute, object], ir.Attribute]
 
 
-def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_sharding_only: bool = False) -> None:
+def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_sharding_only: bool = False,
+                        ops: list | None = None) -> None:
     """Replace every sharding S under `root` by fn(S, value-or-FuncResult), in
     Shardy's order: pre-order over ops; a function's arguments then results; a
     manual computation's in then out shardings; other data-flow ops' block
@@ -584,10 +631,13 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
 
     `of_sharding_only`: fn looks at S alone (never at the value) and is
     called once per distinct sharding; ops' `sdy.sharding` lists, which
-    repeat, are then rewritten once per distinct list."""
+    repeat, are then rewritten once per distinct list.
+
+    `ops`: `root` and the ops nested in it in pre-order (e.g. a census'),
+    read instead of walking."""
     if of_sharding_only:
         fn = once_per_sharding(fn)
-    _walk(root, fn, on_op, transform=True, lists={} if of_sharding_only else None)
+    _walk(root, fn, on_op, transform=True, lists={} if of_sharding_only else None, ops=ops)
 
 
 def once_per_sharding(fn: ShardingFn) -> ShardingFn:
@@ -611,12 +661,12 @@ def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Call
     _walk(root, consume, on_op, transform=False)
 
 
-def _walk(root, fn, on_op, transform: bool, lists: dict | None = None) -> None:
+def _walk(root, fn, on_op, transform: bool, lists: dict | None = None, ops: list | None = None) -> None:
     """`lists`: with a value-independent fn, (old `sdy.sharding` list, number
-    of results) -> new list."""
+    of results) -> new list. `ops`: as transform_shardings'."""
     # Most ops have no sharding: only the op's name and a membership test in
     # its attributes are read before skipping it.
-    for op in op_list(root):
+    for op in op_list(root) if ops is None else ops:
         if on_op is not None:
             on_op(op)
         name = op.name
@@ -667,20 +717,17 @@ def _walk(root, fn, on_op, transform: bool, lists: dict | None = None) -> None:
 
 def _walk_func(func, fn, transform: bool) -> None:
     args = list(func.regions[0].blocks[0].arguments) if func.regions[0].blocks else None
-    for key, count, target in (("arg_attrs", _num_inputs(func), "arg"), ("res_attrs", _num_results(func), "res")):
-        dicts = _attr_dicts(func, key, count)
-        changed = False
-        for i, d in enumerate(dicts):
-            s = d.get(SHARDING)
+    for key, target in (("arg_attrs", "arg"), ("res_attrs", "res")):
+        attrs = _FuncAttrs(func, key)
+        for i in range(len(attrs.items)):
+            s = attrs.get(i, SHARDING)
             if s is None:
                 continue
             where = (args[i] if args is not None else None) if target == "arg" else FuncResult(func, i)
             new = fn(s, where)
             if transform and new != s:
-                d[SHARDING] = new
-                changed = True
-        if changed:
-            _set_attr_dicts(func, key, dicts)
+                attrs.set(i, SHARDING, new)
+        attrs.write()
 
 
 def _walk_list(op, attr_name, values, fn, transform: bool) -> None:

@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import transform_shardings
 from sdylog.model.sharding import TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY
+from sdylog.passes.census import ATTRIBUTES_ONLY, census
 
 
 def closed_like(sharding):
@@ -18,5 +18,6 @@ def closed_like(sharding):
 
 def run(module: ir.Module, options: dict, ctx):
     with module.context:
-        transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True)
+        transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True,
+                            ops=census(module, ctx).all_ops())
     return ATTRIBUTES_ONLY

@@ -136,8 +136,11 @@ def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
     with module.context, module.operation.location:
         lifter = _MeshLifter(module)
+        ops = found.all_ops()
         lifter.dedup_existing()
-        transform_shardings(module.operation, lifter.lift_sharding, of_sharding_only=True)
+        # the census' ops, unless a merged mesh symbol is gone from them
+        transform_shardings(module.operation, lifter.lift_sharding, of_sharding_only=True,
+                            ops=None if lifter.ops_changed else ops)
         for name in _REPLICA_GROUP_OPS:
             for op in found.ops(name):
                 lifter.lift_replica_groups(op)
