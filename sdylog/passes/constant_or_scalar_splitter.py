@@ -159,7 +159,16 @@ class _Splitter:
         if name in ("sdy.constant", "stablehlo.iota"):
             found.add_constant(op)
             return
+        if (found.unseen_uses == 0 and not self.marks_non_constant and name != "stablehlo.broadcast_in_dim"
+                and len(op.operands)):
+            # Every use of the constants and expansions so far was seen
+            # (users come after producers), so this op uses none of them: it
+            # is neither a constant expression nor takes a clone (and whether
+            # it preserves constants does not matter without calls or named
+            # computations). Its operands are not read: ops are many.
+            return
         operands = list(op.operands)
+        found.see_uses(operands)
         # Whether the op preserves constants reads its types: asked only when
         # the answer matters.
         all_constant = found.constant_values.issuperset(operands)
@@ -195,16 +204,34 @@ class _Found:
         # result of a constant expression or scalar expansion -> its op
         self.producers: dict = {}
         self.constant_values: set = set()
+        # Uses of the producers' results (when they were found) by ops not
+        # processed yet: ops after the last such use use none of them. A use
+        # by an op that process() returns from early (a sharding group) is
+        # never seen: the count then stays above 0, which only costs time.
+        self.unseen_uses = 0
+
+    def _count_uses(self, results) -> None:
+        for r in results:
+            self.unseen_uses += sum(1 for _ in r.uses)
+
+    def see_uses(self, operands) -> None:
+        """An op with these operands is being processed."""
+        if self.unseen_uses:
+            producers = self.producers
+            self.unseen_uses -= sum(1 for v in operands if v in producers)
 
     def add_constant(self, op) -> None:
         self.constants.append(op)
         results = list(op.results)
         self.constant_values.update(results)
         self.producers.update(dict.fromkeys(results, op))
+        self._count_uses(results)
 
     def add_expansion(self, op) -> None:
         self.expansions.append(op)
-        self.producers.update(dict.fromkeys(op.results, op))
+        results = list(op.results)
+        self.producers.update(dict.fromkeys(results, op))
+        self._count_uses(results)
 
 
 def _nc_name(op) -> str:

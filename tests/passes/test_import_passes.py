@@ -149,6 +149,56 @@ def test_constant_or_scalar_splitter_clones_constant_callees():
     assert same_text(out, shardy(SPLIT_CALLS, "sdy-constant-or-scalar-splitter"))
 
 
+# Uses far from their constants: after ops that use none (which the splitter
+# skips once every use found so far was seen), twice in one op, inside a
+# while body, through a scalar whose clones add uses, and by a sharding group.
+SPLIT_FAR_USES = '''
+func.func @main(%a: tensor<4xf32>, %i: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %s = stablehlo.constant dense<2.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %l = stablehlo.log %e : tensor<4xf32>
+  %c = stablehlo.constant dense<3.0> : tensor<4xf32>
+  %t = stablehlo.tanh %l : tensor<4xf32>
+  %m = stablehlo.multiply %c, %c : tensor<4xf32>
+  %n = stablehlo.negate %t : tensor<4xf32>
+  %w:2 = stablehlo.while(%it = %i, %x = %n) : tensor<i32>, tensor<4xf32>
+    cond {
+      %k = stablehlo.constant dense<8> : tensor<i32>
+      %lt = stablehlo.compare LT, %it, %k : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %y = stablehlo.add %x, %b : tensor<4xf32>
+      %z = stablehlo.subtract %y, %m : tensor<4xf32>
+      stablehlo.return %it, %z : tensor<i32>, tensor<4xf32>
+    }
+  %r = stablehlo.add %w#1, %b : tensor<4xf32>
+  %q = stablehlo.abs %r : tensor<4xf32>
+  %u = stablehlo.multiply %q, %c : tensor<4xf32>
+  %v = stablehlo.sine %u : tensor<4xf32>
+  %d = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %o = stablehlo.cosine %v : tensor<4xf32>
+  %p = stablehlo.add %o, %d : tensor<4xf32>
+  return %p, %m : tensor<4xf32>, tensor<4xf32>
+}
+func.func @grouped(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<3.0> : tensor<4xf32>
+  sdy.sharding_group %c group_id=7 : tensor<4xf32>
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %u = stablehlo.multiply %e, %c : tensor<4xf32>
+  %v = stablehlo.add %u, %c : tensor<4xf32>
+  return %v : tensor<4xf32>
+}
+'''
+
+
+def test_constant_or_scalar_splitter_finds_far_uses():
+    out = ours(SPLIT_FAR_USES, "sdy-constant-or-scalar-splitter")
+    assert out.count("stablehlo.broadcast_in_dim") == 2   # the while body's add and the add after it
+    assert out.count("sdy.sharding_group") == 2           # one per copy of the grouped constant
+    assert same_text(out, shardy(SPLIT_FAR_USES, "sdy-constant-or-scalar-splitter"))
+
+
 # --- manual-axes-cleanup -----------------------------------------------------------------------
 MANUAL = '''
 sdy.mesh @m = <["p"=2, "q"=4, "r"=2]>
