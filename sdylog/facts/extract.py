@@ -25,6 +25,7 @@ from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules import RULES, rule_for_op, rule_key
+from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind
 from sdylog.oprules.common import no_rule
 
 # Ops whose results carry data unchanged from their operands / regions: data
@@ -40,6 +41,15 @@ _TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
 _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
                        "sdy.sharding_constraint", "sdy.sharding_group", "sdy.propagation_barrier", "func.call",
                        "sdy.manual_computation"})
+
+
+def _name_kind(name: str) -> tuple[int, int]:
+    """What add_body's loop needs to know of an op by its name: whether it is
+    element-wise (1 yes, 2 ask is_elementwise, 0 no), and the key_kind of its
+    rule (NO_KEY for the ops add_op_tail has more rows for)."""
+    elementwise = 2 if name == "stablehlo.bitcast_convert" else int(is_elementwise(None, name))
+    special = name in _OWN_SHARDING_OPS or name in _KIND_OPS or name in _TENSOR_OPS or name in _FLOW_OPS
+    return elementwise, NO_KEY if special else key_kind(name)
 
 
 @lru_cache(maxsize=None)
@@ -134,6 +144,7 @@ class FactSet:
     func_results: dict = field(default_factory=dict)  # tensor id of a func result slot -> (func op, index)
     func_args: dict = field(default_factory=dict)     # value id of a func argument -> (func op, index)
     rules: list = field(default_factory=list)         # rule id -> OpShardingRule
+    sharded_ops: set = field(default_factory=set)     # ids of the ops with a `sdy.sharding` list
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -158,51 +169,64 @@ class _Extractor:
         self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
-        self._value_type_ids: list = []  # value id -> its type's id (in _type_rows)
-        # type -> (shape, element type name, type id): types repeat across values
-        self._type_rows: dict = {}
+        self._value_type_ids: list = []  # value id -> its type's id
+        self._value_funcs: list = []     # value id -> its function's name
+        # types repeat across values: type -> its id -> (shape, element type name)
+        self._type_ids: dict = {}
+        self._types: list = []
+        self._results_ahead = 0          # op results with ids whose op the walk has not read yet
+        self._name_kinds: dict = {}      # op name -> _name_kind(name)
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
         vid = self.facts.value_ids.get(value)
         return self.ids_of((value,), func)[0] if vid is None else vid
 
-    def ids_of(self, values, func: str) -> list[int]:
-        """The values' ids; a value seen for the first time gets the next id,
-        and its value and value_dim rows. (A batch, e.g. an op's results:
-        values are many, calls cost.)"""
-        f = self.facts
-        value_ids, all_values, type_ids = f.value_ids, f.values, self._value_type_ids
-        value_rows, dim_rows = f.relations["value"], f.relations["value_dim"]
-        type_rows = self._type_rows
+    def ids_of(self, values, func: str, walked: bool = False) -> list[int]:
+        """The values' ids; a value seen for the first time gets the next id
+        (its value and value_dim rows are written at the end, add_value_rows).
+        An op result given an id before the walk reads its op (`walked`
+        False: e.g. a data-flow edge's result, met at its data-flow op) is
+        counted in _results_ahead."""
+        value_ids, all_values = self.facts.value_ids, self.facts.values
         ids = []
         for value in values:
-            vid = value_ids.get(value)   # (e.g. a data-flow edge's result, met at its data-flow op)
+            vid = value_ids.get(value)
             if vid is not None:
                 ids.append(vid)
                 continue
             vid = len(all_values)
             value_ids[value] = vid
             all_values.append(value)
-            t = value.type
-            row = type_rows.get(t)
-            if row is None:
-                row = self.add_type(t)
-            shape, element, type_id = row
-            type_ids.append(type_id)
-            value_rows.append((vid, func, len(shape), element))
-            if shape:   # (zip builds the rows in C)
-                dim_rows.extend(zip(repeat(vid), range(len(shape)), shape))
+            self._value_type_ids.append(self.type_id(value.type))
+            self._value_funcs.append(func)
+            if not walked and not isinstance(value, ir.BlockArgument) and not isinstance(value.owner, ir.Block):
+                self._results_ahead += 1
             ids.append(vid)
         return ids
 
-    def add_type(self, t) -> tuple:
-        """(shape, element type name, type id) of a type seen for the first time."""
-        row = self._type_rows[t] = (shape_of(t), str(t.element_type) if is_tensor(t) else str(t), len(self._type_rows))
-        error = unpropagatable_type_error(t)
-        if error is not None:
-            self._unpropagatable_types[row[2]] = error
-        return row
+    def type_id(self, t) -> int:
+        """The id of a type (its shape and element type name in _types)."""
+        tid = self._type_ids.get(t)
+        if tid is None:
+            tid = self._type_ids[t] = len(self._types)
+            self._types.append((shape_of(t), str(t.element_type) if is_tensor(t) else str(t)))
+            error = unpropagatable_type_error(t)
+            if error is not None:
+                self._unpropagatable_types[tid] = error
+        return tid
+
+    def add_value_rows(self) -> None:
+        """The value and value_dim rows of every value, in id order, from
+        their types (values are many, types a few)."""
+        rels = self.facts.relations
+        ranks = [len(shape) for shape, _ in self._types]
+        elements = [element for _, element in self._types]
+        type_ids = self._value_type_ids
+        rels["value"].extend(zip(range(len(type_ids)), self._value_funcs, map(ranks.__getitem__, type_ids),
+                                 map(elements.__getitem__, type_ids)))
+        dims = [tuple(enumerate(shape)) for shape, _ in self._types]
+        rels["value_dim"].extend([(v, d, size) for v, t in enumerate(type_ids) for d, size in dims[t]])
 
     def mesh_name(self, mesh: str | Mesh) -> str:
         if isinstance(mesh, str):
@@ -274,6 +298,7 @@ class _Extractor:
         for fn in funcs:
             self.add_func(fn)
         self.add_func_edges()
+        self.add_value_rows()
         self.add_units()
         first_slot = len(f.values)
         for name, (fn, count) in self.result_slots.items():
@@ -361,32 +386,60 @@ class _Extractor:
         operands, results) before those of the ops nested in it, its block
         arguments as each block starts, region yields as each block ends, and
         its tail rows (shardings, kind, tensors, rule) after all of them.
-        `open_` holds the region ops whose nested ops are being read."""
+        `open_` holds the region ops whose nested ops are being read.
+
+        Ops are many and each call (Python's or the bindings') costs, so the
+        loop reads each op's name, operands, results, result types and
+        attributes once, and writes the rows of the common op itself: an op
+        whose results are new values, that has no sharding, kind facts or
+        tensors of its own, and whose rule is keyed by its types (and
+        attributes). Any other op goes through add_op_tail."""
         f = self.facts
         ops, op_rows = f.ops, f.relations["op"]
         operand_rows, result_rows = f.relations["op_operand"], f.relations["op_result"]
-        get, ids_of = f.value_ids.get, self.ids_of
+        relations = f.relations
+        trait_rows, tensor_rows = relations["op_trait"], relations["value_tensor"]
+        op_rule_rows, rule_tensor_rows = relations["op_rule"], relations["rule_tensor"]
+        value_ids, all_values = f.value_ids, f.values
+        get, ids_of = value_ids.get, self.ids_of
+        type_ids, value_funcs = self._value_type_ids, self._value_funcs
+        type_id_of = self._type_ids.get
+        type_of = type_ids.__getitem__
+        rule_by_key = self._rule_by_key
+        kinds = self._name_kinds
         open_ = [root]
         if not self.next_block(root, func):
             return
         for op in op_list(fn)[1:]:   # (the first one is fn)
             top = open_[-1]
             # The op's head rows: its row (add_op_row's), operands and results.
-            # (Written in the loop: ops are many, calls cost.)
             op_id = len(ops)
             ops.append(op)
             name = op.name
             op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
             # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
-            operands = [get(v) for v in op.operands]
+            operands = list(map(get, op.operands))
             if None in operands:
                 operands = ids_of(op.operands, func)
             if operands:
                 operand_rows.extend(zip(repeat(op_id), range(len(operands)), operands))
-            results = op.results
-            if len(results):
-                results = ids_of(results, func)
-                result_rows.extend(zip(repeat(op_id), range(len(results)), results))
+            values = list(op.results)
+            n = len(values)
+            if n:
+                if self._results_ahead:   # some op results have ids already (see ids_of)
+                    results = self.result_ids(values, func)
+                else:   # new values: ids in a row, types by id
+                    first = len(all_values)
+                    results = list(range(first, first + n))
+                    value_ids.update(zip(values, results))
+                    all_values.extend(values)
+                    types = [values[0].type] if n == 1 else op.results.types
+                    tids = list(map(type_id_of, types))
+                    if None in tids:
+                        tids = [self.type_id(t) for t in types]
+                    type_ids.extend(tids)
+                    value_funcs.extend(repeat(func, n))
+                result_rows.extend(zip(repeat(op_id), range(n), results))
                 if self._unpropagatable_types and self.static_shapes:
                     self.check_result_types(op, results)
             else:
@@ -398,7 +451,37 @@ class _Extractor:
                 if self.next_block(entered, func):
                     open_.append(entered)
                     continue
-            self.add_op_tail(op, name, op_id, operands, results, func)
+            # The op's tail rows.
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = _name_kind(name)
+            elementwise, key_kind = kind
+            attrs = op.attributes   # (each read goes through the bindings: once)
+            # (add_rule's keys: type ids for types; a sharding or a user rule, an
+            # unknown key: add_op_tail)
+            rule_id = _UNKNOWN
+            if key_kind == ATTR_KEY:
+                items = attrs.items()
+                if not [k for k, _ in items if k.startswith("sdy.")]:
+                    rule_id = rule_by_key.get((name, tuple(map(type_of, operands)), tuple(map(type_of, results)),
+                                               tuple(items)), _UNKNOWN)
+            elif key_kind <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
+                # (`in` asks for one attribute; len() and items() build the op's whole dictionary)
+                rule_id = None if key_kind == NO_RULE else rule_by_key.get(
+                    (name, tuple(map(type_of, operands)), tuple(map(type_of, results))), _UNKNOWN)
+            if rule_id is _UNKNOWN:
+                self.add_op_tail(op, name, op_id, operands, results, func)
+            else:   # add_op_tail's rows for a common op whose rule is known
+                if elementwise == 1 or (elementwise and is_elementwise(op, name)):
+                    trait_rows.append((op_id, "elementwise"))
+                if results:
+                    tensor_rows.extend(zip(results, results))
+                if rule_id is not None:
+                    op_rule_rows.append((op_id, rule_id))
+                    if operands or results:
+                        tensors = operands + results
+                        rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors,
+                                                    _is_result(len(operands), len(results))))
             # `op` is complete: so may be the block it ends, and the op owning that.
             last = operands
             while True:
@@ -413,6 +496,14 @@ class _Extractor:
                 open_.pop()
                 self.add_op_tail(top.op, top.name, top.op_id, top.operands, top.results, func)
                 last = top.operands
+
+    def result_ids(self, results, func: str) -> list[int]:
+        """ids_of for an op's results, while some op results have ids before
+        their op is read (_results_ahead counts those not read yet)."""
+        met = sum(1 for v in results if v in self.facts.value_ids)
+        ids = self.ids_of(results, func, walked=True)
+        self._results_ahead -= met
+        return ids
 
     def next_block(self, entered: _OpenOp, func: str) -> bool:
         """Start the next block of `entered` that has ops (block_arg rows for
@@ -441,7 +532,7 @@ class _Extractor:
         relations = self.facts.relations
         attrs = op.attributes   # each read goes through the bindings: once
         if name in _OWN_SHARDING_OPS or "sdy.sharding" in attrs:
-            self.add_op_shardings(op, name, attrs, results)
+            self.add_op_shardings(op, name, attrs, op_id, results)
         if is_elementwise(op, name):
             relations["op_trait"].append((op_id, "elementwise"))
         if name in _KIND_OPS:
@@ -453,9 +544,10 @@ class _Extractor:
         if name not in _FLOW_OPS:
             self.add_rule(op, name, attrs, op_id, operands, results)
 
-    def add_op_shardings(self, op, name: str, attrs, results: list[int]) -> None:
+    def add_op_shardings(self, op, name: str, attrs, op_id: int, results: list[int]) -> None:
         f = self.facts
         if "sdy.sharding" in attrs:
+            f.sharded_ops.add(op_id)
             shardings = sharding_per_value(attrs["sdy.sharding"])
             if not results:
                 shardings = []   # an op with no results may carry one (e.g. a side-effecting callback)
@@ -563,7 +655,8 @@ class _Extractor:
         one by one."""
         if RULES.get(name) is no_rule and SHARDING_RULE not in attrs:
             return   # no rule, and no key to build (constants are many)
-        # Type ids stand for the types in the key: ints compare without the bindings.
+        # Type ids stand for the types in the key: ints compare without the bindings
+        # (add_body builds the same keys).
         type_of = self._value_type_ids.__getitem__
         key = rule_key(op, tuple(map(type_of, operands)), tuple(map(type_of, results)), name, attrs)
         rule_id = _UNKNOWN if key is None else self._rule_by_key.get(key, _UNKNOWN)

@@ -92,7 +92,27 @@ _OP_LOCAL_BUILDERS = frozenset({
     linalg.cholesky, linalg.fft, linalg.rng_bit_generator, linalg.triangular_solve,
 })
 # Of those, the builders that read no attribute (types and name only).
-_TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert, elementwise.operand_shaped})
+_TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert, elementwise.operand_shaped,
+                                 shape_ops.reshape})
+
+
+# What equal-ruled ops share, by op name (key_kind): no rule at all (no key
+# needed), their types, their types and attributes, or nothing (no key: the
+# builder looks around the op, or the op is not in the table).
+NO_RULE, TYPE_KEY, ATTR_KEY, NO_KEY = range(4)
+
+
+def key_kind(name: str) -> int:
+    """Which of NO_RULE, TYPE_KEY, ATTR_KEY, NO_KEY the rules of ops named `name`
+    are keyed by (an op carrying a user rule has no key, whatever its name)."""
+    build = RULES.get(name)
+    if build is no_rule:
+        return NO_RULE
+    if build in _TYPE_ONLY_BUILDERS:
+        return TYPE_KEY
+    if build in _OP_LOCAL_BUILDERS:
+        return ATTR_KEY
+    return NO_KEY
 
 
 def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -> tuple | None:
@@ -109,8 +129,8 @@ def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -
     op = op.operation if hasattr(op, "operation") else op
     if name is None:
         name = op.name
-    build = RULES.get(name)
-    if build not in _OP_LOCAL_BUILDERS:
+    kind = key_kind(name)
+    if kind == NO_KEY:
         return None
     if attrs is None:
         attrs = op.attributes
@@ -121,7 +141,7 @@ def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -
     if result_types is None:
         result_types = [v.type for v in op.results]
     types = (name, tuple(operand_types), tuple(result_types))
-    if build in _TYPE_ONLY_BUILDERS:
+    if kind != ATTR_KEY:
         return types
     return types + (tuple((k, a) for k, a in attrs.items() if not k.startswith("sdy.")),)
 

@@ -9,7 +9,9 @@ function.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from itertools import compress
+from operator import itemgetter
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
@@ -121,6 +123,9 @@ class _Attrs:
         return a
 
 
+_FIRST = itemgetter(0)
+
+
 # The derived relations write_back reads (rules/propagation/result.dl): all a
 # propagation run must derive when nothing else will read the engine.
 WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_replicated",
@@ -140,8 +145,11 @@ def write_back(module, engine, facts, options) -> None:
     # Where each value lives, from the facts (no IR access): op results by
     # (op id, index), and which ops keep them elsewhere; anything else is a
     # block argument.
-    result_of = {v: (op, i) for op, i, v in facts.rows("op_result")}
-    special = {row[0] for row in facts.rows("op") if row[1] in _SPECIAL}
+    result_rows = facts.rows("op_result")
+    result_of = dict(zip(map(itemgetter(2), result_rows), map(itemgetter(0, 1), result_rows)))
+    op_rows = facts.rows("op")
+    special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(itemgetter(1), op_rows))))
+    written_elsewhere = False   # a value of a special op or a block argument was written
     func_args = facts.func_args
     id_of = attrs.id_of
     for v, t in _scan(engine, "final_value"):
@@ -152,6 +160,7 @@ def write_back(module, engine, facts, options) -> None:
             continue
         where = result_of.get(v)
         if where is None or where[0] in special:
+            written_elsewhere = True
             new = attrs.attrs[sid]
             value = facts.values[v]
             old = get_sharding(value)
@@ -160,8 +169,18 @@ def write_back(module, engine, facts, options) -> None:
         else:
             by_op[where[0]][where[1]] = sid
     ops = facts.ops
+    # What the facts know of each op, so the IR is not asked: the ops with an
+    # `sdy.sharding` list when the facts were read (unless writes elsewhere
+    # may have added one since), and how many results each has.
+    sharded = None if written_elsewhere else facts.sharded_ops
+    result_counts = Counter(map(_FIRST, result_rows))
+    per_value = attrs.per_value
     for op_id, by_index in by_op.items():
-        _set_result_shardings(ops[op_id], by_index, attrs)
+        if sharded is not None and op_id not in sharded and result_counts[op_id] == 1:   # most ops
+            ops[op_id].attributes[SHARDING] = per_value((by_index[0],))
+        else:
+            _set_result_shardings(ops[op_id], by_index, attrs,
+                                  None if sharded is None else op_id in sharded, result_counts[op_id])
     results = defaultdict(dict)
     for _, _, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
@@ -172,11 +191,14 @@ def write_back(module, engine, facts, options) -> None:
         set_func_shardings(func, by_index, results=True)
 
 
-def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
+def _set_result_shardings(op, by_index: dict, attrs: _Attrs, has_list: bool | None, num_results: int) -> None:
     """An op's `sdy.sharding` list with the given entries (sharding ids by
-    result index; others kept, or fully open when the op had none)."""
+    result index; others kept, or fully open when the op had none).
+    `has_list`: whether the op has a list (None: ask the op)."""
     attributes = op.attributes   # (each read goes through the bindings: once)
-    if SHARDING in attributes:
+    if has_list is None:
+        has_list = SHARDING in attributes
+    if has_list:
         old = list(sdy.TensorShardingPerValueAttr(attributes[SHARDING]).shardings)
         if all(old[i] == attrs.attrs[sid] for i, sid in by_index.items()):
             return
@@ -184,7 +206,7 @@ def _set_result_shardings(op, by_index: dict, attrs: _Attrs) -> None:
             old[i] = attrs.attrs[sid]
         attributes[SHARDING] = sdy.TensorShardingPerValueAttr.get(old)
         return
-    if len(by_index) == 1 and 0 in by_index and len(op.results) == 1:   # most ops
+    if num_results == 1:   # most ops (by_index has its one result)
         ids = (by_index[0],)
     else:
         # Fully open entries, on the first entry's mesh, for the results the

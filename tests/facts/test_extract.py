@@ -231,3 +231,54 @@ def test_propagation_reports_an_unpropagatable_result_at_its_op():
         filename = "m.mlir"
     with pytest.raises(SdylogError, match=r"m.mlir:4:\d+: .*static shape. type: tensor<\?xf32>"):
         propagate(parse_module(DYNAMIC), PropagationOptions(), Ctx())
+
+
+def test_a_rule_known_by_key_gives_the_same_rows_as_building_it():
+    # the walk writes a common op's tail rows itself once its rule key is
+    # known; an op with a sharding or a user rule, or a data-flow edge met
+    # before its result is read, goes the long way: the rows agree
+    f = extract_facts(parse_module("""
+sdy.mesh @mesh = <["x"=2]>
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4x8xf32>
+  %1 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<4x8xf32>
+  %2 = stablehlo.add %0, %1 : tensor<4x8xf32>
+  %3 = stablehlo.add %0, %1 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=4, j=8}>} : tensor<4x8xf32>
+  %4 = stablehlo.dot_general %0, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %5 = stablehlo.dot_general %2, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %6 = stablehlo.dot_general %3, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %7 = stablehlo.transpose %6, dims = [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %8 = stablehlo.transpose %7, dims = [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %9 = stablehlo.broadcast_in_dim %8, dims = [0, 1] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %10 = stablehlo.broadcast_in_dim %8, dims = [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %10 : tensor<4x4xf32>
+}"""))
+    rule_of = dict(f.rows("op_rule"))
+    adds, dots, (t0, t1), (b0, b1) = [[row[0] for row in f.rows("op") if row[1] == f"stablehlo.{n}"]
+                                      for n in ("add", "dot_general", "transpose", "broadcast_in_dim")]
+    assert rule_of[adds[0]] == rule_of[adds[1]] == rule_of[adds[2]] == rule_of[adds[3]]   # the user rule equals it
+    assert rule_of[dots[0]] == rule_of[dots[1]] == rule_of[dots[2]]
+    assert rule_of[t0] == rule_of[t1] and rule_of[b0] != rule_of[b1]   # attributes count
+    assert f.sharded_ops == {adds[1]}
+    assert {op for op, _ in f.rows("op_trait")} == set(adds)
+    for op in rule_of:   # each ruled op's tensors: its operands, then its results
+        operands = [v for o, _, v in sorted(f.rows("op_operand")) if o == op]
+        results = [v for o, _, v in sorted(f.rows("op_result")) if o == op]
+        assert [(v, r) for o, _, v, r in sorted(f.rows("rule_tensor")) if o == op] == \
+            [(v, 0) for v in operands] + [(v, 1) for v in results]
+    values = {row[0]: row[1:] for row in f.rows("value")}
+    assert values[results[0]] == ("f", 2, "f32") and len(values) == len(f.values) == 2 + 11
+    assert sorted(r[1:] for r in f.rows("value_dim") if r[0] == results[0]) == [(0, 4), (1, 4)]
+
+
+def test_results_met_before_their_op_keep_their_ids():
+    # the while's results are read at the while; the edge's result (its
+    # tensor) gets an id then, before the walk reaches the edge
+    f = extract_facts(parse_module(WHILE))
+    ops = {row[1]: row[0] for row in f.rows("op")}
+    edge_value = f.value_ids[f.ops[ops["sdy.data_flow_edge"]].results[0]]
+    assert [v for o, _, v in f.rows("op_result") if o == ops["sdy.data_flow_edge"]] == [edge_value]
+    assert sorted(r[0] for r in f.rows("value")) == list(range(len(f.values)))
+    # values after the edge's result continue the numbering
+    (ret,) = [v for o, _, v in f.rows("op_operand") if o == ops["func.return"]]
+    assert ret == edge_value
