@@ -55,7 +55,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self._data: dict[str, set] = _Tables(self._db) if self._db is not None else {}
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
-        self._static = StaticIndexes(self._data.__getitem__)   # indexes, dropped when a relation changes
+        # indexes, dropped when a relation changes (read through self._data: _leave_c replaces it)
+        self._static = StaticIndexes(lambda relation: self._data[relation])
         self._init_derivation_steps()
         self._programs: list[Program] = []
         self.iterations: dict[str, int] = {}
@@ -133,6 +134,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         data = {name: self._data[name] for name in self._decls}
         self._db = self._cindexes = None
         self._data = data
+        self._static.clear()
 
     def _c_changed(self, relation: str) -> None:
         """A C table changed: its set (if made) and what was built on it go."""

@@ -120,11 +120,7 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     ix->t = &d->t;
     ix->nkey = nkey;
     memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-    if (nkey) {
-        for (i64 r = 0; r < d->t.n; r++)
-            if (index_add(ix, (int32_t)r) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
-        if (index_pack(ix) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
-    }
+    if (nkey && index_build_packed(ix) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
     d->cache[d->ncache++] = ix;
     return ix;
 }

@@ -316,8 +316,6 @@ done:
     return rc;
 }
 
-/* Python ints for int64 values, remembered in a direct-mapped cache: values
-   repeat across tuples (ids, ranks), and one object each costs less to make */
 /* a tuple of a base program: a seed */
 static int seed_emit(Interp *in, int ri, int rule, const i64 *vals) {
     if (seed((Eval *)in, ri, rule, vals) < 0) { in->status = ST_NOMEM; return -1; }

@@ -203,23 +203,58 @@ static void index_free(Index *ix) {
     free(ix->packed);
 }
 
-/* a static index's rows copied in bucket order (see Index.packed) */
-static inline int index_pack(Index *ix) {   /* (inline: ranked.c does not pack) */
+/* the packed index of a table that does not change while it is read: the
+   rows counted per key, then copied in key order (Index.packed), insertion
+   order kept within a key (no list per bucket to allocate). -1 out of memory. */
+static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
     int a = t->arity;
+    i64 cap = 16;
+    while (cap < 2 * t->n) cap *= 2;
+    ix->b = calloc((size_t)cap, sizeof(Bucket));
+    int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
     ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
-    if (!ix->packed) return -1;
-    i64 at = 0;
-    for (i64 i = 0; i < ix->cap; i++) {
-        Bucket *b = &ix->b[i];
-        if (!b->h) continue;
-        for (int32_t k = 0; k < b->ids.n; k++)
-            memcpy(ix->packed + (at + k) * a, row(t, b->ids.v[k]), sizeof(i64) * (size_t)a);
-        b->rep = (int32_t)at;
-        at += b->ids.n;
-        free(b->ids.v);
-        b->ids.v = NULL;
+    if (!ix->b || !slot || !ix->packed) { free(slot); return -1; }
+    ix->cap = cap;
+    for (i64 r = 0; r < t->n; r++) {
+        const i64 *rw = row(t, r);
+        u64 h = hash_key_of(ix, rw);
+        i64 s = (i64)(h & (u64)(cap - 1));
+        for (;; s = (s + 1) & (cap - 1)) {
+            Bucket *b = &ix->b[s];
+            if (!b->h) {
+                b->h = h;
+                b->rep = (int32_t)r;
+                ix->used++;
+                break;
+            }
+            if (b->h == h) {
+                const i64 *o = row(t, b->rep);
+                int same = 1;
+                for (int k = 0; k < ix->nkey; k++)
+                    if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
+                if (same) break;
+            }
+        }
+        ix->b[s].ids.n++;
+        slot[r] = (int32_t)s;
     }
+    i64 at = 0;   /* each key's first place; ids.cap: its next place while copying */
+    for (i64 s = 0; s < cap; s++) {
+        Bucket *b = &ix->b[s];
+        if (!b->h) continue;
+        b->ids.cap = (int32_t)at;
+        at += b->ids.n;
+    }
+    for (i64 r = 0; r < t->n; r++)
+        memcpy(ix->packed + (i64)(ix->b[slot[r]].ids.cap++) * a, row(t, r), sizeof(i64) * (size_t)a);
+    for (i64 s = 0; s < cap; s++) {
+        Bucket *b = &ix->b[s];
+        if (!b->h) continue;
+        b->rep = b->ids.cap - b->ids.n;
+        b->ids.cap = 0;
+    }
+    free(slot);
     return 0;
 }
 
