@@ -421,11 +421,30 @@ class _Extractor:
             operands = list(map(get, op.operands))
             if None in operands:
                 operands = ids_of(op.operands, func)
-            if operands:
-                operand_rows.extend(zip(repeat(op_id), range(len(operands)), operands))
+            k = len(operands)
+            # (one or two rows are built here: zip and repeat objects cost more)
+            if k == 1:
+                operand_rows.append((op_id, 0, operands[0]))
+            elif k == 2:
+                operand_rows += ((op_id, 0, operands[0]), (op_id, 1, operands[1]))
+            elif k:
+                operand_rows.extend(zip(repeat(op_id), range(k), operands))
             values = list(op.results)
             n = len(values)
-            if n:
+            if n == 1 and not self._results_ahead:   # most ops: one new value
+                value = values[0]
+                vid = len(all_values)
+                value_ids[value] = vid
+                all_values.append(value)
+                t = value.type
+                tid = type_id_of(t)
+                type_ids.append(self.type_id(t) if tid is None else tid)
+                value_funcs.append(func)
+                results = [vid]
+                result_rows.append((op_id, 0, vid))
+                if self._unpropagatable_types and self.static_shapes:
+                    self.check_result_types(op, results)
+            elif n:
                 if self._results_ahead:   # some op results have ids already (see ids_of)
                     results = self.result_ids(values, func)
                 else:   # new values: ids in a row, types by id
@@ -433,7 +452,7 @@ class _Extractor:
                     results = list(range(first, first + n))
                     value_ids.update(zip(values, results))
                     all_values.extend(values)
-                    types = [values[0].type] if n == 1 else op.results.types
+                    types = op.results.types
                     tids = list(map(type_id_of, types))
                     if None in tids:
                         tids = [self.type_id(t) for t in types]
@@ -462,26 +481,34 @@ class _Extractor:
             rule_id = _UNKNOWN
             if key_kind == ATTR_KEY:
                 items = attrs.items()
-                if not [k for k, _ in items if k.startswith("sdy.")]:
-                    rule_id = rule_by_key.get((name, tuple(map(type_of, operands)), tuple(map(type_of, results)),
+                if not [a for a, _ in items if a.startswith("sdy.")]:
+                    rule_id = rule_by_key.get((name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
+                                               (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)),
                                                tuple(items)), _UNKNOWN)
             elif key_kind <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
                 # (`in` asks for one attribute; len() and items() build the op's whole dictionary)
                 rule_id = None if key_kind == NO_RULE else rule_by_key.get(
-                    (name, tuple(map(type_of, operands)), tuple(map(type_of, results))), _UNKNOWN)
+                    (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
+                     (type_of(results[0]),) if n == 1 else tuple(map(type_of, results))), _UNKNOWN)
             if rule_id is _UNKNOWN:
                 self.add_op_tail(op, name, op_id, operands, results, func)
             else:   # add_op_tail's rows for a common op whose rule is known
                 if elementwise == 1 or (elementwise and is_elementwise(op, name)):
                     trait_rows.append((op_id, "elementwise"))
-                if results:
+                if n == 1:
+                    tensor_rows.append((results[0], results[0]))
+                elif results:
                     tensor_rows.extend(zip(results, results))
                 if rule_id is not None:
                     op_rule_rows.append((op_id, rule_id))
-                    if operands or results:
+                    if n == 1 and k == 1:
+                        rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, results[0], 1))
+                    elif n == 1 and k == 2:
+                        rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, operands[1], 0),
+                                             (op_id, 2, results[0], 1))
+                    elif operands or results:
                         tensors = operands + results
-                        rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors,
-                                                    _is_result(len(operands), len(results))))
+                        rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors, _is_result(k, n)))
             # `op` is complete: so may be the block it ends, and the op owning that.
             last = operands
             while True:
