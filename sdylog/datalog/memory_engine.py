@@ -91,6 +91,11 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def load(self, relation: str, data) -> None:
         """Add facts (lists of tuples, or anything the DuckDB engine takes)."""
         decl = self.decl(relation)
+        if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
+            # (C checked every row: the usual case skips _rows_of's checks)
+            self._c_changed(relation)
+            self._loaded.setdefault(relation, []).extend(data)
+            return
         rows = self._rows_of(decl, data)
         self._loaded.setdefault(relation, []).extend(rows)
         if self._in_c(relation):
@@ -126,7 +131,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         """Rows into a C table; a value with no C form (an int beyond 64 bits)
         sends every relation back to Python for the engine's life."""
         self._c_changed(relation)
-        if not self._db.insert(relation, rows):
+        if rows and not self._db.insert(relation, rows):
             self._leave_c()
             self._data[relation].update(rows)
 

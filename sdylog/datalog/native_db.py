@@ -33,8 +33,9 @@ class NativeDB:
         return relation in self.table
 
     def insert(self, relation: str, rows) -> bool:
-        """Add rows (tuples of the relation's Python values); False when a
-        value has no C form (an int beyond 64 bits): the table is then partly loaded."""
+        """Add rows (tuples of the relation's Python values: int, str for a
+        symbol); False, nothing added, when one has no C form (a row of
+        another arity, a value of another type, an int beyond 64 bits)."""
         return self.db.insert(self.table[relation], rows)
 
     def clear(self, relation: str) -> None:

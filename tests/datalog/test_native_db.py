@@ -167,3 +167,22 @@ def test_the_engine_api_reads_relations_held_in_c(monkeypatch):
         e.clear("edge")
         e.run()
         assert e.read("path") == [] and e.read("node") == []
+
+
+def test_facts_are_checked_and_converted_as_in_python(monkeypatch):
+    def loaded(use_native):
+        monkeypatch.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
+        with make_engine(parse_program(PROGRAM, "gen.dl"), "memory") as e:
+            with pytest.raises(SdylogError, match="has 2 values"):
+                e.load("edge", [("a", "b", 1), ("a", "b")])
+            assert e.size("edge") == 0   # (nothing of a bad batch goes in)
+            e.load("edge", [("a", "b", 1), (7, "c", True), ("c", "a", 2)])   # (converted by kind: "7", 1)
+            assert (e._db is not None) == use_native
+            e.load("edge", [("z", "a", 2 ** 70)])   # no C form: every relation back in Python sets
+            assert e._db is None
+            e.run()
+            return {r: e.read(r) for r in e.relations}
+    got = loaded(True)
+    assert got == loaded(False)
+    assert got["edge"] == [("7", "c", 1), ("a", "b", 1), ("c", "a", 2), ("z", "a", 2 ** 70)]
+    assert ("z", 2 ** 70, 2 ** 70, 2 ** 70 + 1) in got["weight"]

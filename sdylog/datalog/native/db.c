@@ -178,35 +178,50 @@ static PyObject *db_add_table(Database *db, PyObject *args) {
     return PyLong_FromLong(db->ntab++);
 }
 
+/* a row's values in C form (symbols interned): 1, 0 when one has none
+   (not a tuple of the table's arity, a value of another type, an int beyond
+   64 bits), -1 with a Python error */
+static int row_values(Database *db, DbTable *d, PyObject *tup, i64 *vals, int intern_symbols) {
+    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != d->t.arity) return 0;
+    for (int i = 0; i < d->t.arity; i++) {
+        PyObject *v = PyTuple_GET_ITEM(tup, i);
+        if (d->sym[i]) {
+            if (!PyUnicode_Check(v)) return 0;
+            if (intern_symbols && intern(db, v, &vals[i]) < 0) return -1;
+        } else if (!PyLong_Check(v) || to_i64(v, &vals[i]) < 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *db_insert(Database *db, PyObject *args) {
     PyObject *tno_o, *rows;
     if (!PyArg_ParseTuple(args, "OO", &tno_o, &rows)) return NULL;
     int tno = table_number(db, tno_o);
     if (tno < 0) return NULL;
     DbTable *d = db->tab[tno];
-    db_changed(db, tno);
-    PyObject *it = PyObject_GetIter(rows);
-    if (!it) return NULL;
-    PyObject *tup;
+    PyObject *seq = PySequence_Fast(rows, "rows: an iterable of tuples");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
     i64 vals[MAXKEY * 2];
-    int fits = 1;
-    while (fits && (tup = PyIter_Next(it))) {
-        if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != d->t.arity) fits = 0;
-        for (int i = 0; fits && i < d->t.arity; i++) {
-            PyObject *v = PyTuple_GET_ITEM(tup, i);
-            if (d->sym[i]) {
-                if (!PyUnicode_Check(v)) fits = 0;
-                else if (intern(db, v, &vals[i]) < 0) { Py_DECREF(tup); Py_DECREF(it); return NULL; }
-            } else if (!PyLong_Check(v) || to_i64(v, &vals[i]) < 0) {
-                fits = 0;
+    int ok = 1;
+    /* every row checked first: all go in, or none */
+    for (Py_ssize_t k = 0; k < n && ok == 1; k++) ok = row_values(db, d, items[k], vals, 0);
+    if (ok == 1 && n) {
+        db_changed(db, tno);
+        if (table_reserve(&d->t, n) < 0) { Py_DECREF(seq); return PyErr_NoMemory(); }
+        for (Py_ssize_t k = 0; k < n && ok == 1; k++) {
+            if ((ok = row_values(db, d, items[k], vals, 1)) == 1 && table_insert(&d->t, vals) == -2) {
+                Py_DECREF(seq);
+                return PyErr_NoMemory();
             }
         }
-        Py_DECREF(tup);
-        if (fits && table_insert(&d->t, vals) == -2) { Py_DECREF(it); return PyErr_NoMemory(); }
     }
-    Py_DECREF(it);
-    if (PyErr_Occurred()) return NULL;
-    return PyBool_FromLong(fits);
+    Py_DECREF(seq);
+    if (ok < 0) return NULL;
+    return PyBool_FromLong(ok);
 }
 
 static PyObject *db_clear(Database *db, PyObject *arg) {
@@ -503,7 +518,8 @@ static PyMethodDef db_methods[] = {
     {"add_table", (PyCFunction)db_add_table, METH_VARARGS,
      "add_table(arity, symbol columns: tuple of bools) -> table number"},
     {"insert", (PyCFunction)db_insert, METH_VARARGS,
-     "insert(table, rows) -> False when a value does not fit (an int beyond 64 bits, a wrong type)"},
+     "insert(table, rows) -> False (nothing inserted) when a row has no C form (not a tuple of the\n"
+     "table's arity, an int beyond 64 bits, a value of another type)"},
     {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},

@@ -269,8 +269,7 @@ static i64 set_find(Table *t, const i64 *vals, u64 h) {
     }
 }
 
-static int set_grow(Table *t) {
-    i64 cap = t->set_cap ? t->set_cap * 2 : 64;
+static int set_resize(Table *t, i64 cap) {
     int32_t *ns = malloc(sizeof(int32_t) * (size_t)cap);
     if (!ns) return -1;
     memset(ns, 0xff, sizeof(int32_t) * (size_t)cap);
@@ -288,6 +287,23 @@ static int set_grow(Table *t) {
     t->set_cap = cap;
     t->set_used = used;
     return 0;
+}
+
+static int set_grow(Table *t) { return set_resize(t, t->set_cap ? t->set_cap * 2 : 64); }
+
+/* room for `extra` more rows (and their set entries) at once: no doubling
+   steps (each copies the rows, rehashes the set) while a batch goes in */
+static inline int table_reserve(Table *t, i64 extra) {   /* (inline: ranked.c does not reserve) */
+    i64 want = t->n + extra;
+    if (want > t->cap) {
+        i64 *d = realloc(t->data, sizeof(i64) * (size_t)(want * (t->arity ? t->arity : 1)));
+        if (!d) return -1;
+        t->data = d;
+        t->cap = want;
+    }
+    i64 cap = t->set_cap ? t->set_cap : 64;
+    while ((t->set_used + extra + 1) * 2 > cap) cap *= 2;
+    return cap > t->set_cap ? set_resize(t, cap) : 0;
 }
 
 /* insert a tuple: its row number, -1 when already there, -2 out of memory */
