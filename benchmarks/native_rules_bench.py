@@ -3,13 +3,15 @@ real models, with the C extension (sdylog.datalog._native: relations held
 in C, plain, recursive and rank-ordered strata evaluated there) and without
 it (SDYLOG_NATIVE=0: Python sets and compiled Python).
 
-    python benchmarks/native_rules_bench.py [-n RUNS] [MODEL.mlir ...]
+    python benchmarks/native_rules_bench.py [-n RUNS] [--strata K] [MODEL.mlir ...]
 
 Default models: the corpus transformers L8 and L48. For each model the facts
 are captured once (propagation_rules_bench.capture_facts), then the memory
 engine loads them and evaluates the strata the write-back reads RUNS times
 per mode; the minimum CPU time is printed for loading the facts, for all the
-rules, and for the rank-ordered stratum alone (plan + waves).
+rules, and for the rank-ordered stratum alone (plan + waves); with --strata,
+the K strata that cost most with the extension (min CPU s per stratum; an
+index is built by the first stratum that reads it).
 """
 from __future__ import annotations
 
@@ -26,22 +28,37 @@ from propagation_rules_bench import NEEDED, capture_facts  # noqa: E402
 DEFAULT_MODELS = [str(CORPUS / f"transformer_L{n}.mlir") for n in (8, 48)]
 
 
-def time_rules(program, facts: dict, native: bool) -> tuple[float, float, float]:
-    """CPU seconds of one run: loading the facts, all rules, and the rank-ordered strata."""
-    from sdylog.datalog import ranked
+def time_rules(program, facts: dict, native: bool, strata: dict) -> tuple[float, float, float]:
+    """CPU seconds of one run: loading the facts, all rules, and the rank-ordered
+    strata; strata: stratum relations -> [CPU seconds] (C or Python), appended to."""
+    from sdylog.datalog import memory_engine, ranked
     from sdylog.datalog.gc_pause import gc_paused
     from sdylog.datalog.memory_engine import MemoryEngine
     os.environ["SDYLOG_NATIVE"] = "1" if native else "0"
     spent = [0.0]
     real = ranked.RankedEvaluation.run
+    real_stratum, real_plain, real_recursive = (memory_engine.run_stratum, MemoryEngine._plain,
+                                                MemoryEngine._recursive)
+
+    def per_stratum(fn, stratum_of):
+        def run(*args):
+            t = time.process_time()
+            try:
+                return fn(*args)
+            finally:
+                strata.setdefault(stratum_of(args).relations, []).append(time.process_time() - t)
+        return run
 
     def timed(self):
         t = time.process_time()
         try:
-            return real(self)
+            return per_stratum(real, lambda args: args[0].stratum)(self)
         finally:
             spent[0] += time.process_time() - t
     ranked.RankedEvaluation.run = timed
+    memory_engine.run_stratum = per_stratum(real_stratum, lambda args: args[3])
+    MemoryEngine._plain = per_stratum(real_plain, lambda args: args[2])
+    MemoryEngine._recursive = per_stratum(real_recursive, lambda args: args[2])
     try:
         with gc_paused():
             t = time.process_time()
@@ -56,12 +73,15 @@ def time_rules(program, facts: dict, native: bool) -> tuple[float, float, float]
         e.close()
     finally:
         ranked.RankedEvaluation.run = real
+        memory_engine.run_stratum = real_stratum
+        MemoryEngine._plain, MemoryEngine._recursive = real_plain, real_recursive
     return load, total, spent[0]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", "--runs", type=int, default=5)
+    ap.add_argument("--strata", type=int, default=0, metavar="K", help="print the K costliest strata (native)")
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     args = ap.parse_args()
     from sdylog.datalog.native_plan import _native
@@ -74,11 +94,15 @@ def main() -> None:
     for path in args.models:
         facts = capture_facts(path)
         for native in (False, True):
-            runs = [time_rules(program, facts, native) for _ in range(args.runs)]
+            strata: dict = {}
+            runs = [time_rules(program, facts, native, strata) for _ in range(args.runs)]
             load, total, rank = (min(r[i] for r in runs) for i in range(3))
             other = min(r[1] - r[2] for r in runs)
             print(f"{os.path.basename(path):<20} {'native' if native else 'python':<7} {load:>6.3f} {total:>10.3f} "
                   f"{rank:>8.3f} {other:>8.3f}")
+        for relations, times in sorted(strata.items(), key=lambda kv: -min(kv[1]))[:args.strata]:
+            # (a stratum run in C and handed back to Python counts both)
+            print(f"    {min(times):.4f}  {', '.join(relations)}")
     os.environ.pop("SDYLOG_NATIVE", None)
 
 
