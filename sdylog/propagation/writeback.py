@@ -35,12 +35,23 @@ class _Attrs:
         self.facts = facts
         self.mesh_of = dict(_scan(engine, "final_mesh"))
         # tensor -> its rows without the tensor column (grouped in one pass each)
-        self.dims = dims = defaultdict(list)
+        # (a tensor's first row starts its list: a defaultdict's factory call costs more)
+        self.dims = dims = {}
+        get = dims.get
         for t, d, closed, prio in _scan(engine, "final_dim"):
-            dims[t].append((d, closed, prio))
-        self.axes = axes = defaultdict(list)
+            rows = get(t)
+            if rows is None:
+                dims[t] = [(d, closed, prio)]
+            else:
+                rows.append((d, closed, prio))
+        self.axes = axes = {}
+        get = axes.get
         for t, d, pos, axis, pre, size in _scan(engine, "final_dim_axis"):
-            axes[t].append((d, pos, axis, pre, size))
+            rows = get(t)
+            if rows is None:
+                axes[t] = [(d, pos, axis, pre, size)]
+            else:
+                rows.append((d, pos, axis, pre, size))
         self.replicated, self.unreduced = defaultdict(list), defaultdict(list)
         for t, a, pre, size in _scan(engine, "final_replicated"):
             self.replicated[t].append((a, pre, size))
@@ -123,7 +134,7 @@ class _Attrs:
         return a
 
 
-_FIRST = itemgetter(0)
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 # The derived relations write_back reads (rules/propagation/result.dl): all a
@@ -141,14 +152,17 @@ def _scan(engine, relation: str):
 def write_back(module, engine, facts, options) -> None:
     attrs = _Attrs(engine, facts)
     args = defaultdict(dict)      # func op -> argument index -> sharding
-    by_op = defaultdict(dict)     # plain op id -> result index -> sharding id
+    by_op = defaultdict(dict)     # plain op id with several results -> result index -> sharding id
+    single_ops, single_ids = [], []   # plain ops with one result, and its sharding id
     # Where each value lives, from the facts (no IR access): op results by
-    # (op id, index), and which ops keep them elsewhere; anything else is a
+    # op id and index, and which ops keep them elsewhere; anything else is a
     # block argument.
     result_rows = facts.rows("op_result")
-    result_of = dict(zip(map(itemgetter(2), result_rows), map(itemgetter(0, 1), result_rows)))
+    op_of = dict(zip(map(_THIRD, result_rows), map(_FIRST, result_rows)))
+    index_of = dict(zip(map(_THIRD, result_rows), map(_SECOND, result_rows)))
+    result_counts = Counter(map(_FIRST, result_rows))
     op_rows = facts.rows("op")
-    special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(itemgetter(1), op_rows))))
+    special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
     written_elsewhere = False   # a value of a special op or a block argument was written
     func_args = facts.func_args
     id_of = attrs.id_of
@@ -158,29 +172,35 @@ def write_back(module, engine, facts, options) -> None:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
             continue
-        where = result_of.get(v)
-        if where is None or where[0] in special:
+        op = op_of.get(v)
+        if op is None or op in special:
             written_elsewhere = True
             new = attrs.attrs[sid]
             value = facts.values[v]
             old = get_sharding(value)
             if old is None or old != new:
                 set_sharding(value, new)
+        elif result_counts[op] == 1:
+            single_ops.append(op)
+            single_ids.append(sid)
         else:
-            by_op[where[0]][where[1]] = sid
+            by_op[op][index_of[v]] = sid
     ops = facts.ops
-    # What the facts know of each op, so the IR is not asked: the ops with an
-    # `sdy.sharding` list when the facts were read (unless writes elsewhere
-    # may have added one since), and how many results each has.
+    # Whether an op has an `sdy.sharding` list: the facts know (unless writes
+    # elsewhere may have added one since), so the IR is not asked.
     sharded = None if written_elsewhere else facts.sharded_ops
-    result_counts = Counter(map(_FIRST, result_rows))
-    per_value = attrs.per_value
-    for op_id, by_index in by_op.items():
-        if sharded is not None and op_id not in sharded and result_counts[op_id] == 1:   # most ops
-            ops[op_id].attributes[SHARDING] = per_value((by_index[0],))
+    one = {}   # sharding id -> its one-entry list
+    for op_id, sid in zip(single_ops, single_ids):
+        if sharded is not None and op_id not in sharded:   # most ops
+            lst = one.get(sid)
+            if lst is None:
+                lst = one[sid] = attrs.per_value((sid,))
+            ops[op_id].attributes[SHARDING] = lst
         else:
-            _set_result_shardings(ops[op_id], by_index, attrs,
-                                  None if sharded is None else op_id in sharded, result_counts[op_id])
+            _set_result_shardings(ops[op_id], {0: sid}, attrs, None if sharded is None else True, 1)
+    for op_id, by_index in by_op.items():
+        _set_result_shardings(ops[op_id], by_index, attrs,
+                              None if sharded is None else op_id in sharded, result_counts[op_id])
     results = defaultdict(dict)
     for _, _, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]

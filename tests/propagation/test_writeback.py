@@ -38,3 +38,33 @@ def test_derived_shardings_are_written_once_per_distinct_sharding():
         assert str(lists["stablehlo.reduce"]) == '#sdy.sharding_per_value<[<@mesh, [{"x", ?}]>]>'
         (result,) = func_result_shardings(module.body.operations[1])
         assert str(result) == '#sdy.sharding<@mesh, [{"x", ?}, {?}]>'
+
+
+def test_ops_with_a_list_and_writes_elsewhere_keep_their_entries():
+    # %1 has a list of its own (its sharding is kept, not replaced by a fresh
+    # one-entry list); the while's edge is written elsewhere, after which the
+    # ops' lists are read from the IR again
+    module = parse_module("""
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %n: tensor<i32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.negate %a : tensor<8x4xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<8x4xf32>
+  %r:2 = stablehlo.while(%x = %1, %i = %n) : tensor<8x4xf32>, tensor<i32>
+   cond { %c = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1> }
+   do { %y = stablehlo.add %x, %x : tensor<8x4xf32>
+        stablehlo.return %y, %i : tensor<8x4xf32>, tensor<i32> }
+  %e = sdy.data_flow_edge %r#0 : tensor<8x4xf32>
+  %2 = stablehlo.negate %e : tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}""")
+    with module.context:
+        propagate(module, PropagationOptions())
+        ops = op_list(module.operation)
+        lists = [(op.name, str(op.attributes[SHARDING])) for op in ops if SHARDING in op.attributes]
+        assert lists == [("stablehlo.negate", '#sdy.sharding_per_value<[<@mesh, [{"x", ?}, {"y", ?}]>]>'),
+                         ("stablehlo.abs", '#sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>'),   # closed: kept
+                         ("stablehlo.add", '#sdy.sharding_per_value<[<@mesh, [{?}, {"y", ?}]>]>'),
+                         ("stablehlo.negate", '#sdy.sharding_per_value<[<@mesh, [{?}, {"y", ?}]>]>')]
+        (edge,) = [op for op in ops if op.name == "sdy.data_flow_edge"]
+        assert str(edge.attributes["sharding"]) == '#sdy.sharding<@mesh, [{?}, {"y", ?}]>'
