@@ -623,10 +623,11 @@ def final_sharding_text(namer: Namer, t: int) -> str | None:
     mesh = rel.one("final_mesh", (0,), t)
     if mesh is None:
         return None
-    dims = rel.get("final_dim", (0,), t)
+    # (final_dim lists only closed or prioritized dimensions; a maximal sharding has none)
+    rank = [] if rel.get("maximal_mesh", (0,), mesh[1]) else rel.get("tensor_rank", (0,), t)
     axes = rel.get("final_dim_axis", (0,), t)
     parts = []
-    for _, d, _c, _p in dims:
+    for d in range(rank[0][1] if rank else 0):
         refs = [namer.axis_ref(mesh[1], a, pre, z) for _, dd, _pos, a, pre, z in axes if dd == d]
         parts.append("{" + ", ".join(refs) + "}")
     return f"<@{mesh[1]}, [{', '.join(parts)}]>"

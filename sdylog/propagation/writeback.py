@@ -36,14 +36,10 @@ class _Attrs:
         self.mesh_of = dict(_scan(engine, "final_mesh"))
         # tensor -> its rows without the tensor column (grouped in one pass each)
         # (a tensor's first row starts its list: a defaultdict's factory call costs more)
-        self.dims = dims = {}
-        get = dims.get
+        # (only the dimensions that are not open without priority have a final_dim row: few)
+        self.dims = dims = defaultdict(list)
         for t, d, closed, prio in _scan(engine, "final_dim"):
-            rows = get(t)
-            if rows is None:
-                dims[t] = [(d, closed, prio)]
-            else:
-                rows.append((d, closed, prio))
+            dims[t].append((d, closed, prio))
         self.axes = axes = {}
         get = axes.get
         for t, d, pos, axis, pre, size in _scan(engine, "final_dim_axis"):
@@ -84,11 +80,11 @@ class _Attrs:
             ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
         return ref
 
-    def id_of(self, t: int) -> int:
-        """The id of tensor t's derived sharding."""
-        dims = self.dims.get(t, ())
+    def id_of(self, t: int, rank: int) -> int:
+        """The id of tensor t's derived sharding (t has `rank` dimensions)."""
+        dims = self.dims.get(t)
         axes = self.axes.get(t, ())
-        content = (self.mesh_of[t], tuple(sorted(dims)) if len(dims) > 1 else tuple(dims),
+        content = (self.mesh_of[t], rank, tuple(sorted(dims)) if dims else (),
                    tuple(sorted(axes)) if len(axes) > 1 else tuple(axes),
                    tuple(self.replicated.get(t, ())), tuple(self.unreduced.get(t, ())))
         sid = self._ids.get(content)
@@ -102,12 +98,16 @@ class _Attrs:
         self.meshes_of_id.append(mesh)
         return sid
 
-    def _build(self, mesh: str, dims: tuple, axes: tuple, replicated: tuple, unreduced: tuple):
+    def _build(self, mesh: str, rank: int, dims: tuple, axes: tuple, replicated: tuple, unreduced: tuple):
         axes_of = defaultdict(list)   # dimension -> its axes, in position order
         for d, _, *axis in axes:
             axes_of[d].append(tuple(axis))
+        flags = {d: (closed, prio) for d, closed, prio in dims}   # the others are open, no priority
+        if self.facts.meshes[mesh].is_maximal:
+            rank = 0   # (a maximal sharding has no dimensions, whatever the tensor's rank)
         dim_attrs = []
-        for d, closed, prio in dims:
+        for d in range(rank):
+            closed, prio = flags.get(d, (0, -1))
             dk = (mesh, tuple(axes_of.get(d, ())), closed, prio)
             da = self._dims.get(dk)
             if da is None:
@@ -166,8 +166,9 @@ def write_back(module, engine, facts, options) -> None:
     written_elsewhere = False   # a value of a special op or a block argument was written
     func_args = facts.func_args
     id_of = attrs.id_of
+    rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
     for v, t in _scan(engine, "final_value"):
-        sid = id_of(t)
+        sid = id_of(t, rank_of_value[v])
         if v in func_args:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
@@ -202,9 +203,10 @@ def write_back(module, engine, facts, options) -> None:
         _set_result_shardings(ops[op_id], by_index, attrs,
                               None if sharded is None else op_id in sharded, result_counts[op_id])
     results = defaultdict(dict)
-    for _, _, t in _scan(engine, "final_func_result"):
+    returned = {(f, i): v for f, i, v in facts.rows("func_return")}   # (the result tensor's rank is its value's)
+    for f, index, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
-        results[func][i] = attrs.attrs[attrs.id_of(t)]
+        results[func][i] = attrs.attrs[id_of(t, rank_of_value[returned[f, index]])]
     for func, by_index in args.items():
         set_func_shardings(func, by_index)
     for func, by_index in results.items():

@@ -68,3 +68,27 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
                          ("stablehlo.negate", '#sdy.sharding_per_value<[<@mesh, [{?}, {"y", ?}]>]>')]
         (edge,) = [op for op in ops if op.name == "sdy.data_flow_edge"]
         assert str(edge.attributes["sharding"]) == '#sdy.sharding<@mesh, [{?}, {"y", ?}]>'
+
+
+def test_dimensions_without_rows_are_open_and_maximal_shardings_have_none():
+    # final_dim lists only closed or prioritized dimensions: the writer fills
+    # in the others from the rank (a maximal sharding has no dimensions)
+    module = parse_module("""
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+sdy.mesh @maximal = <[], device_ids=[0]>
+func.func @main(%a: tensor<8x4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}p1, {?}, {}]>},
+                %b: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@maximal, []>}) -> tensor<8x4x2xf32> {
+  %0 = stablehlo.negate %a : tensor<8x4x2xf32>
+  %1 = stablehlo.abs %b : tensor<8x4xf32>
+  return %0 : tensor<8x4x2xf32>
+}""")
+    with module.context:
+        propagate(module, PropagationOptions())
+        ops = op_list(module.operation)
+        lists = [(op.name, str(op.attributes[SHARDING])) for op in ops if SHARDING in op.attributes]
+        assert ("stablehlo.negate", '#sdy.sharding_per_value<[<@mesh, [{"x", ?}, {?}, {?}]>]>') in lists
+        func = module.body.operations[2]
+        args = [str(a) for a in func.attributes["arg_attrs"]]
+        assert '{"x"}p1, {?}, {}' in args[0] and "<@maximal, []>" in args[1]
+        (result,) = func_result_shardings(func)
+        assert str(result) == '#sdy.sharding<@mesh, [{"x", ?}, {?}, {?}]>'
