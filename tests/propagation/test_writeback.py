@@ -40,6 +40,13 @@ def test_derived_shardings_are_written_once_per_distinct_sharding():
         assert str(result) == '#sdy.sharding<@mesh, [{"x", ?}, {?}]>'
 
 
+def _propagated_lists(module):
+    """Propagate; the module's ops and each op's (name, sharding list) where it has one."""
+    propagate(module, PropagationOptions())
+    ops = op_list(module.operation)
+    return ops, [(op.name, str(op.attributes[SHARDING])) for op in ops if SHARDING in op.attributes]
+
+
 def test_ops_with_a_list_and_writes_elsewhere_keep_their_entries():
     # %1 has a list of its own (its sharding is kept, not replaced by a fresh
     # one-entry list); the while's edge is written elsewhere, after which the
@@ -59,9 +66,7 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
   return %2 : tensor<8x4xf32>
 }""")
     with module.context:
-        propagate(module, PropagationOptions())
-        ops = op_list(module.operation)
-        lists = [(op.name, str(op.attributes[SHARDING])) for op in ops if SHARDING in op.attributes]
+        ops, lists = _propagated_lists(module)
         assert lists == [("stablehlo.negate", '#sdy.sharding_per_value<[<@mesh, [{"x", ?}, {"y", ?}]>]>'),
                          ("stablehlo.abs", '#sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>'),   # closed: kept
                          ("stablehlo.add", '#sdy.sharding_per_value<[<@mesh, [{?}, {"y", ?}]>]>'),
@@ -83,9 +88,7 @@ func.func @main(%a: tensor<8x4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"
   return %0 : tensor<8x4x2xf32>
 }""")
     with module.context:
-        propagate(module, PropagationOptions())
-        ops = op_list(module.operation)
-        lists = [(op.name, str(op.attributes[SHARDING])) for op in ops if SHARDING in op.attributes]
+        _, lists = _propagated_lists(module)
         assert ("stablehlo.negate", '#sdy.sharding_per_value<[<@mesh, [{"x", ?}, {?}, {?}]>]>') in lists
         func = module.body.operations[2]
         args = [str(a) for a in func.attributes["arg_attrs"]]
