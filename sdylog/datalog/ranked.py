@@ -246,6 +246,8 @@ class RankedEvaluation:
         db = getattr(self.backend, "native_db", None)
         self.in_engine_db = db is not None
         self.native_db = db if db is not None else NativeDB(native)
+        if self.in_engine_db and not all(db.holds(r) for r in self._relations_read()):
+            return False   # floats: the Python path (the planner asks the C tables their sizes)
         try:
             self._prepare(native=True)
         except CannotLower:
@@ -258,8 +260,6 @@ class RankedEvaluation:
         db = self.native_db
         if not self.in_engine_db and not self._fill(db, {rel for rel, _ in specs} - self.here):
             return False
-        if not all(db.holds(r) for r in self.here | {rel for rel, _ in specs}):
-            return False   # floats: the Python path
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_col[ri]) for ri, r in enumerate(self.rels)],
                                    indexes, self.delta_progs, self.dom_progs, self.base_progs)
@@ -276,6 +276,13 @@ class RankedEvaluation:
                 self.backend.store(name, db.rows(name), None)
         self.backend = None
         return True
+
+    def _relations_read(self) -> set:
+        """The stratum's relations and those its clauses and subsumptive rules read."""
+        prog = self.program
+        bodies = [prog.clauses[ci].body for ci in self.stratum.clauses]
+        bodies += [s.body for s in prog.subsumptions if s.relation in self.here]
+        return self.here | {lit.relation for body in bodies for lit in body if isinstance(lit, Atom)}
 
     def _fill(self, db, below) -> bool:
         """A new database `db` given the rows of the relations `below` and the

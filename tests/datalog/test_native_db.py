@@ -123,6 +123,22 @@ k(x, f * 2.0) :- m(x, f).
     assert got["n"] == [(2,)] and got["k"] == [(1, 0.5), (2, 1.5)]
 
 
+def test_a_rank_ordered_stratum_reading_floats_runs_in_python(monkeypatch):
+    # (float relations are not C tables: the rank-ordered stratum's planner
+    # must not ask the C database about one)
+    text = """
+.type Rank <: number
+.decl edge(x: number, y: number, w: number)
+.decl weight(x: number, f: float)
+.decl dist(x: number, d: Rank)
+dist(0, 0).
+dist(y, d + w) :- dist(x, d), edge(x, y, w), weight(x, _).
+dist(x, d1) <= dist(x, d2) :- d2 < d1.
+"""
+    got, _ = same(text, {"edge": [(0, 1, 2), (1, 2, 3), (0, 2, 9)], "weight": [(0, 0.5), (1, 1.5)]}, monkeypatch)
+    assert got["dist"] == [(0, 0), (1, 2), (2, 5)]
+
+
 @pytest.mark.parametrize("rule", [
     "big(x * 4611686018427387904) :- v(x).",        # beyond 64 bits: Python's integers
     "big(x / (x - 3)) :- v(x).",                     # Python's division error
