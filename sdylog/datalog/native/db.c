@@ -250,23 +250,6 @@ static PyObject *db_rows(Database *db, PyObject *arg) {
     return set;
 }
 
-/* key columns (a tuple of ints) into key[]: their number, -1 with a Python error */
-static int key_columns(PyObject *tup, int arity, int *key) {
-    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) > MAXKEY) {
-        PyErr_SetString(PyExc_ValueError, "index key");
-        return -1;
-    }
-    int n = (int)PyTuple_GET_SIZE(tup);
-    for (int k = 0; k < n; k++) {
-        key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(tup, k));
-        if (key[k] < 0 || key[k] >= arity) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "index column");
-            return -1;
-        }
-    }
-    return n;
-}
-
 static PyObject *db_index_keys(Database *db, PyObject *args) {
     PyObject *tno_o, *key_o;
     int key[MAXKEY];
@@ -368,17 +351,6 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
     return rc;
 }
 
-/* a list of programs into a new array: its length, -1 with a Python error */
-static int load_programs(PyObject *list, Prog **out) {
-    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
-    int n = (int)PyList_GET_SIZE(list);
-    *out = calloc((size_t)n + 1, sizeof(Prog));
-    if (!*out) { PyErr_NoMemory(); return -1; }
-    for (int k = 0; k < n; k++)
-        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0) return -1;
-    return n;
-}
-
 PyDoc_STRVAR(db_run_doc,
 "run(out, indexes, base, deltas): evaluate a stratum (see db.c).\n"
 "out: [table] the relations of the stratum (EMIT's relation numbers);\n"
@@ -437,19 +409,11 @@ static PyObject *db_run(Database *db, PyObject *args) {
         if (!nkey) continue;
         for (i64 r = 0; r < t->n; r++)
             if (index_add(ix, (int32_t)r) < 0) { PyErr_NoMemory(); goto out; }
-        Index **n = realloc(t->idx, sizeof(Index *) * (size_t)(t->nidx + 1));
-        if (!n) { PyErr_NoMemory(); goto out; }
-        t->idx = n;
-        t->idx[t->nidx++] = ix;
+        if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
-    if ((nbase = load_programs(base_l, &base)) < 0) goto out;
-    for (int k = 0; k < nbase; k++)
-        if (check_prog(in, &base[k], 0) < 0) goto out;
-    for (int ri = 0; ri < nout; ri++) {
-        if ((ndelta[ri] = load_programs(PyList_GET_ITEM(delta_l, ri), &delta[ri])) < 0) goto out;
-        for (int k = 0; k < ndelta[ri]; k++)
-            if (check_prog(in, &delta[ri][k], in->out[ri]->arity) < 0) goto out;
-    }
+    if (load_checked(base_l, in, 0, &base, &nbase) < 0) goto out;
+    for (int ri = 0; ri < nout; ri++)
+        if (load_checked(PyList_GET_ITEM(delta_l, ri), in, in->out[ri]->arity, &delta[ri], &ndelta[ri]) < 0) goto out;
     i64 iterations = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS

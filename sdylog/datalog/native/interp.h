@@ -302,6 +302,23 @@ static int load_prog(PyObject *spec, Prog *p) {
     return 0;
 }
 
+static int check_prog(Interp *ev, Prog *p, int arity);
+
+/* A list of programs into a new array *out, each checked against the
+   interpreter `in` (`arity`: the columns of the tuple a program starts from,
+   0 for none): 0, or -1 with a Python error. *n is the array's length from
+   the start, so that the caller frees every program (prog_free) either way. */
+static int load_checked(PyObject *list, Interp *in, int arity, Prog **out, int *n) {
+    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
+    int len = (int)PyList_GET_SIZE(list);
+    *out = calloc((size_t)len + 1, sizeof(Prog));
+    if (!*out) { PyErr_NoMemory(); return -1; }
+    *n = len;
+    for (int k = 0; k < len; k++)
+        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0 || check_prog(in, &(*out)[k], arity) < 0) return -1;
+    return 0;
+}
+
 /* the operands of a program in range (the interpreter does not check them) */
 static int check_prog(Interp *ev, Prog *p, int arity) {
     const i64 *c = p->code;

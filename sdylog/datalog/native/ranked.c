@@ -166,21 +166,14 @@ static int seed(Eval *ev, int ri, int rule, const i64 *vals) {
     return idvec_push(&s->v, (int32_t)en);
 }
 
-/* per live relation, a list of programs */
-static int load_prog_lists(PyObject *lists, int nlive, Prog **progs, int *n) {
-    if (!PyList_Check(lists) || PyList_GET_SIZE(lists) != nlive) {
+/* per live relation, a list of programs, checked (see load_checked) */
+static int load_prog_lists(Eval *ev, PyObject *lists, Prog **progs, int *n) {
+    if (!PyList_Check(lists) || PyList_GET_SIZE(lists) != ev->nlive) {
         PyErr_SetString(PyExc_ValueError, "one program list per relation");
         return -1;
     }
-    for (int ri = 0; ri < nlive; ri++) {
-        PyObject *l = PyList_GET_ITEM(lists, ri);
-        if (!PyList_Check(l)) { PyErr_SetString(PyExc_TypeError, "program list"); return -1; }
-        n[ri] = (int)PyList_GET_SIZE(l);
-        progs[ri] = calloc((size_t)(n[ri] ? n[ri] : 1), sizeof(Prog));
-        if (!progs[ri]) { PyErr_NoMemory(); return -1; }
-        for (int k = 0; k < n[ri]; k++)
-            if (load_prog(PyList_GET_ITEM(l, k), &progs[ri][k]) < 0) return -1;
-    }
+    for (int ri = 0; ri < ev->nlive; ri++)
+        if (load_checked(PyList_GET_ITEM(lists, ri), &ev->in, ev->live[ri].arity, &progs[ri], &n[ri]) < 0) return -1;
     return 0;
 }
 
@@ -358,13 +351,12 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     memset(&ev, 0, sizeof ev);
     PyObject *result = NULL;
     Prog *base = NULL;
-    int nbase = (int)PyList_GET_SIZE(base_l);
+    int nbase = 0;
     ev.nlive = (int)PyList_GET_SIZE(rels);
     ev.in.nix = (int)PyList_GET_SIZE(indexes);
     ev.in.nout = ev.nlive;
     ev.in.emit = emit;
     int *tables = calloc((size_t)ev.nlive + 1, sizeof(int));
-    base = calloc((size_t)nbase + 1, sizeof(Prog));
     ev.live = calloc((size_t)ev.nlive + 1, sizeof(Table));
     ev.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index));
     ev.in.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index *));
@@ -374,7 +366,7 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     ev.dom = calloc((size_t)ev.nlive + 1, sizeof(Prog *));
     ev.ndelta = calloc((size_t)ev.nlive + 1, sizeof(int));
     ev.ndom = calloc((size_t)ev.nlive + 1, sizeof(int));
-    if (!tables || !base || !ev.live || !ev.ix || !ev.rank_col || !ev.delta || !ev.dom || !ev.ndelta || !ev.ndom
+    if (!tables || !ev.live || !ev.ix || !ev.rank_col || !ev.delta || !ev.dom || !ev.ndelta || !ev.ndom
         || !ev.in.ix || !ev.in.out) {
         PyErr_NoMemory();
         goto out;
@@ -395,16 +387,13 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
         int live, tno, key[MAXKEY];
         PyObject *key_o;
         if (!PyArg_ParseTuple(PyList_GET_ITEM(indexes, i), "iiO!", &live, &tno, &PyTuple_Type, &key_o)) goto out;
-        if (tno < 0 || tno >= (live ? ev.nlive : db->ntab) || PyTuple_GET_SIZE(key_o) > MAXKEY) {
+        if (tno < 0 || tno >= (live ? ev.nlive : db->ntab)) {
             PyErr_SetString(PyExc_ValueError, "index spec");
             goto out;
         }
         Table *t = live ? &ev.live[tno] : &db->tab[tno]->t;
-        int nkey = (int)PyTuple_GET_SIZE(key_o);
-        for (int k = 0; k < nkey; k++) {
-            key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(key_o, k));
-            if (key[k] < 0 || key[k] >= t->arity) { PyErr_SetString(PyExc_ValueError, "index column"); goto out; }
-        }
+        int nkey = key_columns(key_o, t->arity, key);
+        if (nkey < 0) goto out;
         if (!live) {   /* below the stratum: the database's index */
             if (!(ev.in.ix[i] = db_index(db, tno, key, nkey))) goto out;
             continue;
@@ -413,20 +402,12 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
         ix->t = t;
         ix->nkey = nkey;
         memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-        Index **n = realloc(t->idx, sizeof(Index *) * (size_t)(t->nidx + 1));
-        if (!n) { PyErr_NoMemory(); goto out; }
-        t->idx = n;
-        t->idx[t->nidx++] = ix;
+        if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
-    if (load_prog_lists(deltas, ev.nlive, ev.delta, ev.ndelta) < 0) goto out;
-    if (load_prog_lists(doms, ev.nlive, ev.dom, ev.ndom) < 0) goto out;
-    for (int k = 0; k < nbase; k++)
-        if (load_prog(PyList_GET_ITEM(base_l, k), &base[k]) < 0 || check_prog(&ev.in, &base[k], 0) < 0) goto out;
-    /* check the programs' operands once, so that the interpreter need not */
-    for (int pass = 0; pass < 2; pass++)
-        for (int ri = 0; ri < ev.nlive; ri++)
-            for (int k = 0; k < (pass ? ev.ndom[ri] : ev.ndelta[ri]); k++)
-                if (check_prog(&ev.in, pass ? &ev.dom[ri][k] : &ev.delta[ri][k], ev.live[ri].arity) < 0) goto out;
+    /* (the programs' operands are checked once, so that the interpreter need not) */
+    if (load_prog_lists(&ev, deltas, ev.delta, ev.ndelta) < 0) goto out;
+    if (load_prog_lists(&ev, doms, ev.dom, ev.ndom) < 0) goto out;
+    if (load_checked(base_l, &ev.in, 0, &base, &nbase) < 0) goto out;
     i64 waves = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS

@@ -342,4 +342,30 @@ static void table_free(Table *t) {
     free(t->idx);
 }
 
+/* index `ix` kept up to date as rows go into `t`: 0, -1 out of memory */
+static int table_watch(Table *t, struct Index *ix) {
+    struct Index **n = realloc(t->idx, sizeof(struct Index *) * (size_t)(t->nidx + 1));
+    if (!n) return -1;
+    t->idx = n;
+    t->idx[t->nidx++] = ix;
+    return 0;
+}
+
+/* key columns (a tuple of ints) into key[]: their number, -1 with a Python error */
+static int key_columns(PyObject *tup, int arity, int *key) {
+    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) > MAXKEY) {
+        PyErr_SetString(PyExc_ValueError, "index key");
+        return -1;
+    }
+    int n = (int)PyTuple_GET_SIZE(tup);
+    for (int k = 0; k < n; k++) {
+        key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(tup, k));
+        if (key[k] < 0 || key[k] >= arity) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "index column");
+            return -1;
+        }
+    }
+    return n;
+}
+
 #endif
