@@ -63,21 +63,13 @@ class NativeIndexes(StaticIndexes):
         size = self.size(rel)
         if not size:
             return 0.0
-        fan = self.ndb.db.index_keys(self.ndb.table[rel], key)
+        fan = size / max(self.ndb.db.index_keys(self.ndb.table[rel], key), 1)
         if key:
-            self._fanout.setdefault(rel, {})[key] = size / max(fan, 1)
-        return size / max(fan, 1)
+            self._fanout.setdefault(rel, {})[key] = fan
+        return fan
 
-    def _distinct_share(self, rel: str, col: int) -> float:
-        stats = self._share.setdefault(rel, {})
-        share = stats.get(col)
-        if share is None:
-            size = self.size(rel)
-            share = self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE) / min(size, self.SAMPLE)
-            if size > self.SAMPLE:
-                share /= 2   # (as StaticIndexes: a sample overestimates it)
-            stats[col] = share
-        return share
+    def _sample_distinct(self, rel: str, col: int) -> int:
+        return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
 class _Sizes:

@@ -500,15 +500,18 @@ class StaticIndexes:
         stats = self._share.setdefault(rel, {})
         share = stats.get(col)
         if share is None:
-            from itertools import islice
-            from operator import itemgetter
-            rows = self.rows(rel)
-            sample = list(islice(rows, self.SAMPLE)) if len(rows) > self.SAMPLE else rows
-            share = len(set(map(itemgetter(col), sample))) / len(sample)
-            if len(rows) > self.SAMPLE:
+            size = self.size(rel)
+            share = self._sample_distinct(rel, col) / min(size, self.SAMPLE)
+            if size > self.SAMPLE:
                 share /= 2
             stats[col] = share
         return share
+
+    def _sample_distinct(self, rel: str, col: int) -> int:
+        """Distinct values in column `col` of the first SAMPLE tuples of `rel`."""
+        from itertools import islice
+        from operator import itemgetter
+        return len(set(map(itemgetter(col), islice(self.rows(rel), self.SAMPLE))))
 
 
 def _coarse_keys(asked: dict[str, set]) -> dict[tuple, tuple]:
