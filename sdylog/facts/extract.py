@@ -26,7 +26,6 @@ from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules import RULES, rule_for_op, rule_key
 from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind
-from sdylog.oprules.common import no_rule
 
 # Ops whose results carry data unchanged from their operands / regions: data
 # flows through them along data-flow edges, never through a sharding rule.
@@ -680,7 +679,7 @@ class _Extractor:
         (8.4k ops of a transformer have ~100) share the first one's rule id;
         ops whose rule depends on their neighbourhood (no key) are looked up
         one by one."""
-        if RULES.get(name) is no_rule and SHARDING_RULE not in attrs:
+        if key_kind(name) == NO_RULE and SHARDING_RULE not in attrs:
             return   # no rule, and no key to build (constants are many)
         # Type ids stand for the types in the key: ints compare without the bindings
         # (add_body builds the same keys).
