@@ -24,7 +24,7 @@ from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
-from sdylog.oprules import RULES, rule_for_op, rule_key
+from sdylog.oprules import rule_for_op, rule_key
 from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind
 
 # Ops whose results carry data unchanged from their operands / regions: data
@@ -473,20 +473,20 @@ class _Extractor:
             kind = kinds.get(name)
             if kind is None:
                 kind = kinds[name] = _name_kind(name)
-            elementwise, key_kind = kind
+            elementwise, keyed_by = kind
             attrs = op.attributes   # (each read goes through the bindings: once)
             # (add_rule's keys: type ids for types; a sharding or a user rule, an
             # unknown key: add_op_tail)
             rule_id = _UNKNOWN
-            if key_kind == ATTR_KEY:
+            if keyed_by == ATTR_KEY:
                 items = attrs.items()
                 if not [a for a, _ in items if a.startswith("sdy.")]:
                     rule_id = rule_by_key.get((name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
                                                (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)),
                                                tuple(items)), _UNKNOWN)
-            elif key_kind <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
+            elif keyed_by <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
                 # (`in` asks for one attribute; len() and items() build the op's whole dictionary)
-                rule_id = None if key_kind == NO_RULE else rule_by_key.get(
+                rule_id = None if keyed_by == NO_RULE else rule_by_key.get(
                     (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
                      (type_of(results[0]),) if n == 1 else tuple(map(type_of, results))), _UNKNOWN)
             if rule_id is _UNKNOWN:
