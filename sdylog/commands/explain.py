@@ -196,6 +196,7 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
     from sdylog.ir.module import display_name
     from sdylog.ir.walk import func_ops
     from sdylog.passes import PassContext
+    from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
     filename = display_name(path)
@@ -208,7 +209,7 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
             funcs.append(name)
             result_counts[name] = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
     ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
-    with module.context:
+    with module.context, shared_census(ctx):
         import_phase(module, ctx)
         result = propagation_phase(module, ctx)
     ex = Explained(filename, result.engine, result.facts, values, funcs, result_counts)

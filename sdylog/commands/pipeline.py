@@ -66,6 +66,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     it (sdylog/passes/propagation_pipeline.py; a test checks both print the
     same), one phase at a time so that each is timed and the conflicts are
     located before the export steps erase the ops they name."""
+    from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
     progress = progress or Progress(False)
@@ -80,7 +81,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
 
     module = phase("parse", load_module, path)
     ctx = PassContext(filename=display_name(path), engine=engine)
-    with module.context:
+    with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)
         conflicts = locate_conflicts(result, ctx.filename)

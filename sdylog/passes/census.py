@@ -17,11 +17,13 @@ returns what it did to the module's ops:
   when asked about one of these names or for all ops;
 * None (anything else): the census is dropped and walked again when asked.
 
-The census is shared only inside `pipelines.run_steps`; elsewhere every call
-walks afresh.
+The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
+`pipelines.run_steps`), and the phases of -sdy-propagation-pipeline, whose
+propagation changes attributes only. Elsewhere every call walks afresh.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -185,13 +187,29 @@ def census(module: ir.Module, ctx=None) -> Census:
     return current
 
 
-def follow_step(ctx, result) -> None:
-    """After a pipeline step: keep the shared census as far as the step's
-    result allows (see the module docstring)."""
-    if result is UNCHANGED:
+@contextmanager
+def shared_census(ctx):
+    """Let everything run inside share one census (through `census(module,
+    ctx)`, each step reporting its changes to `follow_step`); inside an open
+    scope, the outer one is shared."""
+    if ctx.census is not None:
+        yield
         return
-    current = ctx.census.get("census")
+    ctx.census = {}
+    try:
+        yield
+    finally:
+        ctx.census = None
+
+
+def follow_step(ctx, result) -> None:
+    """After a step: keep the shared census, if one is open, as far as the
+    step's result allows (see the module docstring)."""
+    shared = getattr(ctx, "census", None)
+    if result is UNCHANGED or shared is None:
+        return
+    current = shared.get("census")
     if isinstance(result, (SameOps, NewOps)) and current is not None:
         current.follow(result)
     else:
-        ctx.census.clear()
+        shared.clear()

@@ -25,7 +25,9 @@ there only; nothing here runs it).
         sdy-sharding-group-import;
     dedup-functions-fully:   sdy-add-func-data-flow-edges;
     then sdy-pre-order-funcs.
-    (Propagation: sdy-user-priority-propagate with keep-sharding-rules=true.)
+    (Propagation: sdy-user-priority-propagate with keep-sharding-rules=true,
+    which here holds only when the partitioner is registered: see
+    propagation_pipeline.propagation_phase.)
 
 after propagation (`run_export_propagation_steps`):
     conservative: sdy-export-named-computations, sdy-propagate-to-func-results;
@@ -67,7 +69,7 @@ from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import UNCHANGED, census, follow_step
+from sdylog.passes.census import UNCHANGED, census, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
 CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
@@ -130,16 +132,13 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
 def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
-    module for as long as their results allow (sdylog/passes/census.py). A
+    module for as long as their results allow (sdylog/passes/census.py), the
+    caller's if it opened one. A
     partitioner step that is not registered is skipped and noted in
     ctx.report["skipped_steps"] (an error with `strict`)."""
-    outer = ctx.census
-    ctx.census = {}
-    try:
+    with shared_census(ctx):
         for step in steps:
             follow_step(ctx, _run_step(module, ctx, step, strict))
-    finally:
-        ctx.census = outer
 
 
 def _run_step(module, ctx, step: Step, strict: bool):

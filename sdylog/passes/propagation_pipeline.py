@@ -4,11 +4,14 @@ passes (sdylog/passes/pipelines.py has the sequences).
 
 The three phases are separate functions so that `sdylog run` can time them
 and read the derived relations between propagation and export, and `sdylog
-explain` can stop before export, all running exactly what `sdylog opt` runs."""
+explain` can stop before export, all running exactly what `sdylog opt` runs
+(in one `shared_census`: the walk of the module's ops made for the import
+serves propagation and export too)."""
 from __future__ import annotations
 
-from sdylog.passes import lookup
-from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
+from sdylog.passes import PASSES, lookup
+from sdylog.passes.census import shared_census
+from sdylog.passes.pipelines import PARTITIONER_PASSES, run_export_propagation_steps, run_import_pipeline
 from sdylog.propagation.passes import run_propagation
 
 
@@ -26,8 +29,16 @@ def import_phase(module, ctx, options: dict | None = None) -> None:
 
 def propagation_phase(module, ctx):
     """User priorities, op priorities, the aggressive strategy; returns the
-    PropagationResult (engine with every derived relation, facts)."""
-    options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": True}
+    PropagationResult (engine with every derived relation, facts).
+
+    Shardy keeps the sharding rules here for the partitioner's
+    sdy-insert-explicit-reshards; sdy-drop-sharding-rules removes them (all
+    but custom ones, which populating leaves alone) at the end of export,
+    and no other step reads them. Without the partitioner they are not
+    attached: the output is the same, without a walk, a rule attribute per
+    op and a verification."""
+    keep_rules = any(name in PASSES for name in PARTITIONER_PASSES)
+    options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": keep_rules}
     return run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
 
 
@@ -36,7 +47,8 @@ def export_phase(module, ctx, options: dict | None = None) -> None:
 
 
 def run(module, options: dict, ctx):
-    import_phase(module, ctx, options)
-    result = propagation_phase(module, ctx)
-    export_phase(module, ctx, options)
+    with shared_census(ctx):   # (the phases' callers elsewhere share it too)
+        import_phase(module, ctx, options)
+        result = propagation_phase(module, ctx)
+        export_phase(module, ctx, options)
     return result  # `sdylog run` / `query` read the derived relations from it

@@ -19,7 +19,7 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.rewrite import create_op, emit_warning, ip_after_value, owning_op
 from sdylog.ir.shardings import fully_open_like, get_sharding
-from sdylog.passes.census import census
+from sdylog.passes.census import UNCHANGED, NewOps, census
 from sdylog.passes.sharding_group_import import group_id
 
 
@@ -53,10 +53,12 @@ def _first_conflict(members: list):
     return None
 
 
-def open_conflicting_groups(module: ir.Module, ctx) -> None:
+def open_conflicting_groups(module: ir.Module, ctx):
     """Give each group whose members start with different shardings an open
-    sharding constraint after every member, in the member's place."""
+    sharding constraint after every member, in the member's place. Returns
+    what it did to the module's ops (census.py)."""
     filename = getattr(ctx, "filename", None)
+    created = False
     with module.context:
         for gid, members in sorted(_groups(module, ctx).items()):
             if len(members) < 2:
@@ -74,3 +76,5 @@ def open_conflicting_groups(module: ir.Module, ctx) -> None:
                               attributes={"sharding": fully_open_like(sharding)}, loc=v.location,
                               ip=ip_after_value(v))
                 v.replace_all_uses_except(c.result, c)
+                created = True
+    return NewOps(frozenset({"sdy.sharding_constraint"})) if created else UNCHANGED

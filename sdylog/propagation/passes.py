@@ -21,13 +21,15 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
     open constraints (sharding_group_sync), the rules' run, then Shardy's
     clean-up of sharding rules (kept on every op with `keep-sharding-rules`,
     else none added)."""
+    from sdylog.passes.census import ATTRIBUTES_ONLY, follow_step
     from sdylog.passes.sharding_group_sync import open_conflicting_groups
     opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
                               user_priorities=user_priorities,
                               conservative=bool(options.get("conservative-propagation", False)),
                               keep_sharding_rules=bool(options.get("keep-sharding-rules", False)))
-    open_conflicting_groups(module, ctx)
+    follow_step(ctx, open_conflicting_groups(module, ctx))
     result = propagate(module, opts, ctx)
+    follow_step(ctx, ATTRIBUTES_ONLY)   # the write-back sets shardings only
     if opts.keep_sharding_rules:
         # -sdy-populate-op-sharding-rules, reusing the rules the facts hold
         # (write-back changed only shardings, which no rule depends on).
@@ -35,4 +37,5 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
         facts = result.facts
         known = {facts.ops[op]: facts.rules[rule] for op, rule in facts.rows("op_rule")}
         populate_rules(module, opts.conservative, getattr(ctx, "filename", "-"), known)
+        follow_step(ctx, ATTRIBUTES_ONLY)
     return result

@@ -195,6 +195,58 @@ def test_the_splitter_keeps_the_census_for_other_ops(monkeypatch):
     assert str(module).count("sdy.constant") == 2
 
 
+# Two members of a group start apart: propagation's sync puts open constraints
+# after them (NewOps) before the rules run.
+GROUPS = '''sdy.mesh @m = <["p"=2, "q"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>},
+                %b: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"q"}]>}) -> tensor<8xf32> {
+  sdy.sharding_group %a group_id=0 : tensor<8xf32>
+  sdy.sharding_group %b group_id=0 : tensor<8xf32>
+  %0 = stablehlo.add %a, %b : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}'''
+
+
+@pytest.mark.parametrize("text, reshards", [(BARRIER, 1), (GROUPS, 2)])
+def test_the_propagation_pipeline_shares_one_census(monkeypatch, text, reshards):
+    """Import, propagation (attributes only, or new constraints for groups
+    that start apart) and export read one census: propagation walks for
+    none, and the whole takes fewer walks than the phases on their own,
+    with the same output."""
+    import traceback
+
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext, census
+    from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase, run
+    walks = []
+    walk = census.Census.of
+
+    def counted_walk(module):
+        walks.append([frame.name for frame in traceback.extract_stack()])
+        return walk(module)
+    monkeypatch.setattr(census.Census, "of", staticmethod(counted_walk))
+
+    def pipeline(phases):
+        module = parse_module(text, "f.mlir")
+        ctx = PassContext(filename="f.mlir")
+        with module.context:
+            phases(module, ctx)
+        assert ctx.census is None   # the shared census does not outlive the pipeline
+        return str(module)
+
+    def one_by_one(module, ctx):
+        import_phase(module, ctx)
+        propagation_phase(module, ctx)
+        export_phase(module, ctx)
+    expected = pipeline(one_by_one)
+    apart = len(walks)
+    walks.clear()
+    assert pipeline(lambda module, ctx: run(module, {}, ctx)) == expected
+    assert not [stack for stack in walks if "propagation_phase" in stack]
+    assert len(walks) < apart
+    assert expected.count("sdy.reshard") == reshards   # (export turns constraints into reshards)
+
+
 def test_an_invalid_pipeline_result_is_an_error_of_sdylog_opt():
     """The steps are not verified one by one; `sdylog opt` verifies the
     pipeline's result as a whole (here a pipeline-like pass list)."""
@@ -230,3 +282,23 @@ def test_sdylog_opt_verifies_the_pipeline_result_not_its_steps(monkeypatch):
     text = driver.optimize_text(BARRIER, "f.mlir", passes)
     assert "in steps" not in verified and verified[-1] == "driver"
     assert "sdy.reshard" in text
+
+
+def test_propagation_keeps_sharding_rules_only_for_the_partitioner(monkeypatch):
+    """Shardy's pipeline keeps the rules for sdy-insert-explicit-reshards;
+    without it nothing reads them before sdy-drop-sharding-rules."""
+    from sdylog.ir import parse_module
+    from sdylog.passes import PASSES, PassContext, PassInfo
+    from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
+
+    def after_propagation():
+        module = parse_module(CONSTANTS, "f.mlir")
+        ctx = PassContext(filename="f.mlir")
+        with module.context:
+            import_phase(module, ctx)
+            propagation_phase(module, ctx)
+        return str(module).count("sdy.sharding_rule")
+    assert "sdy-insert-explicit-reshards" not in PASSES
+    assert after_propagation() == 1    # the rule the input gave its add, only
+    monkeypatch.setitem(PASSES, "sdy-insert-explicit-reshards", PassInfo("sdylog.passes.drop_sharding_rules:run"))
+    assert after_propagation() > 1
