@@ -193,7 +193,7 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
     propagation exactly as `-sdy-propagation-pipeline` runs them (the export
     passes are left out: they only rewrite what propagation decided)."""
     from sdylog.ir import load_module
-    from sdylog.ir.module import display_name
+    from sdylog.ir.module import display_name, verify_module
     from sdylog.ir.walk import func_ops
     from sdylog.passes import PassContext
     from sdylog.passes.census import shared_census
@@ -212,6 +212,8 @@ def run_with_provenance(path: str, engine: str | None = None) -> Explained:
     with module.context, shared_census(ctx):
         import_phase(module, ctx)
         result = propagation_phase(module, ctx)
+        # (the pipeline's steps are not verified one by one: what it explains is, as `run` does)
+        verify_module(module, filename)
     ex = Explained(filename, result.engine, result.facts, values, funcs, result_counts)
     _match_values(ex)
     return ex
