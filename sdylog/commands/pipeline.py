@@ -41,7 +41,7 @@ class PipelineRun:
     conflicts: list[Conflict] = field(default_factory=list)
 
     def text(self) -> str:
-        return print_module(self.module)
+        return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
 
 class Progress:

@@ -34,14 +34,14 @@ def split_input(text: str) -> list[str]:
 
 def parse_module(text: str, filename: str = "-", context: ir.Context | None = None,
                  allow_unregistered: bool = False) -> ir.Module:
-    """Parse and verify; errors become one SdylogError with every diagnostic."""
+    """Parse and verify (MLIR's parser verifies what it parsed: no second
+    walk here); errors become one SdylogError with every diagnostic."""
     ctx = context or make_context(allow_unregistered)
     with ctx:
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise _diagnostics_error(e, filename) from None
-        verify_module(module, filename)
     return module
 
 
@@ -63,9 +63,11 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def print_module(module: ir.Module) -> str:
-    """MLIR's own printer: the text `sdy_opt` prints."""
-    return str(module)
+def print_module(module: ir.Module, verified: bool = False) -> str:
+    """MLIR's own printer: the text `sdy_opt` prints. MLIR's printer verifies
+    the module first (to fall back to the generic form if it is invalid);
+    `verified`: the caller just verified it, which spares that walk."""
+    return module.operation.get_asm(assume_verified=verified)
 
 
 def _diagnostics_error(e: ir.MLIRError, filename: str) -> SdylogError:

@@ -59,7 +59,7 @@ def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | No
         module = parse_module(chunk, filename, allow_unregistered=inv.allow_unregistered)
         with module.context:
             run_passes(module, inv, PassContext(filename=filename, engine=engine, derive="write-back"))
-            outputs.append(print_module(module))
+            outputs.append(print_module(module, verified=True))   # (parsed, then each pass, verified)
     return "\n// -----\n".join(o.rstrip("\n") for o in outputs) + "\n"
 
 

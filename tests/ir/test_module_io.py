@@ -24,6 +24,7 @@ def test_print_is_mlir_printer_output():
     assert 'sdy.mesh @mesh = <["x"=4, "y"=2]>' in text
     assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>' in text
     assert print_module(parse_module(text)) == text  # printing is a fixed point
+    assert print_module(parse_module(text), verified=True) == text   # (without the printer's own verify)
 
 
 @pytest.mark.parametrize("text, where, what", [
@@ -31,6 +32,9 @@ def test_print_is_mlir_printer_output():
     ("func.func @f() {\n  %0 = stablehlo.foo : () -> ()\n}", "in.mlir:2:8", "custom op 'stablehlo.foo' is unknown"),
     (GOOD.replace('{"x"}, {}', '{"z"}, {}'), "in.mlir:2:1", 'unknown axis name: "z"'),
     (GOOD.replace('{"x"}, {}', '{"x"}, {"x"}'), "in.mlir:2:1", "duplicate axis"),
+    # (the verifier's, not the parser's: parsing verifies)
+    ("func.func @f(%a: tensor<2xf32>) -> tensor<4xf32> {\n  return %a : tensor<2xf32>\n}", "in.mlir:2:3",
+     "type of return operand 0"),
 ])
 def test_bad_input_is_located(text, where, what):
     with pytest.raises(SdylogError) as e:
