@@ -20,7 +20,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
-from sdylog.ir.rewrite import as_operation, attributes_of, create_op, replace_op, results_unused, users
+from sdylog.ir.rewrite import as_operation, attributes_of, create_op, results_unused, users
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
@@ -38,10 +38,11 @@ def convert_constants(constants) -> list:
     same attributes; returns the new ops."""
     out = []
     for op in constants:
-        new = create_op("sdy.constant", results=[op.result.type],
-                        attributes=attributes_of(op),
+        old = op.result   # (read once: each read goes through the bindings)
+        new = create_op("sdy.constant", results=[old.type], attributes=attributes_of(op),
                         loc=op.location, ip=ir.InsertionPoint(op))
-        replace_op(op, new.results)
+        old.replace_all_uses_with(new.result)
+        op.erase()
         out.append(new)
     return out
 
@@ -135,8 +136,9 @@ class _Splitter:
         for op in ops:
             self.process(op, func_name, nc_name, found)
         for op in found.expansions + found.constants[::-1]:
-            # Usually every use took a clone; scalars are not cloned.
-            if not results_unused(op):
+            # Usually every use took a clone; scalars are not cloned; an op
+            # left to its only user is used.
+            if id(op) in found.left_alone or not results_unused(op):
                 if not self.has_sharding_groups:
                     continue
                 us = [u for r in op.results for u in users(r)]
@@ -175,19 +177,21 @@ class _Splitter:
         if all_constant or self.marks_non_constant:
             preserving = self.constant_preserving(op, name)
             if preserving and all_constant:
-                found.add_constant(op)
+                found.add_constant(op, operands, name not in _WITH_REGIONS)
                 return
             if not preserving and not op.has_trait(ir.IsTerminatorTrait):
                 if nc_name is not None:
                     self.non_const_named_computations.add(nc_name)
                 self.non_const_funcs.add(func_name)
         if name == "stablehlo.broadcast_in_dim" and self.is_scalar(operands[0]):
-            found.add_expansion(op)
+            found.add_expansion(op, operands)
             return
         if found.producers.keys().isdisjoint(operands):   # most ops
             return
         for i, operand in enumerate(operands):
             if operand in found.producers:
+                if found.owns_alone(operand, self):
+                    continue
                 clone = self.clone_value(operand, found.producers)
                 if clone is not operand:   # (a scalar is used as it is)
                     op.operands[i] = clone
@@ -209,10 +213,19 @@ class _Found:
         # by an op that process() returns from early (a sharding group) is
         # never seen: the count then stays above 0, which only costs time.
         self.unseen_uses = 0
+        # producer result -> how many uses it had when found (all of them:
+        # sharding groups and ops in nested regions too)
+        self.use_counts: dict = {}
+        # producer op (by id) -> its operands
+        self.operands_of: dict = {}
+        # ids of the producers left to their only user (see owns_alone)
+        self.left_alone: set = set()
 
     def _count_uses(self, results) -> None:
+        counts = self.use_counts
         for r in results:
-            self.unseen_uses += sum(1 for _ in r.uses)
+            n = counts[r] = sum(1 for _ in r.uses)
+            self.unseen_uses += n
 
     def see_uses(self, operands) -> None:
         """An op with these operands is being processed."""
@@ -220,18 +233,49 @@ class _Found:
             producers = self.producers
             self.unseen_uses -= sum(1 for v in operands if v in producers)
 
-    def add_constant(self, op) -> None:
+    def add_constant(self, op, operands=(), one_result: bool = True) -> None:
+        """`one_result`: the op has a single result (all but calls and named
+        computations; `op.result` costs less than listing `op.results`)."""
         self.constants.append(op)
-        results = list(op.results)
+        results = [op.result] if one_result else list(op.results)
         self.constant_values.update(results)
+        self._add_producer(op, results, operands)
+
+    def add_expansion(self, op, operands) -> None:
+        self.expansions.append(op)
+        self._add_producer(op, [op.result], operands)
+
+    def _add_producer(self, op, results, operands) -> None:
         self.producers.update(dict.fromkeys(results, op))
+        self.operands_of[id(op)] = operands
         self._count_uses(results)
 
-    def add_expansion(self, op) -> None:
-        self.expansions.append(op)
-        results = list(op.results)
-        self.producers.update(dict.fromkeys(results, op))
-        self._count_uses(results)
+    def owns_alone(self, value, splitter: _Splitter) -> bool:
+        """Whether the use being processed is the only use of `value` and of
+        every value of the sub-computation its clone would copy (a scalar is
+        not copied), none of whose ops holds regions. Then the clone, placed
+        where the original is, would be the original again once the unused
+        original is erased: the op keeps it, and the original stays."""
+        tree = []
+        if not self._sole_use(value, splitter, tree):
+            return False
+        self.left_alone.update(tree)
+        return True
+
+    def _sole_use(self, value, splitter: _Splitter, tree: list) -> bool:
+        if self.use_counts.get(value) != 1:   # (an expansion's operand is no producer)
+            return splitter.is_scalar(value)   # (a scalar is shared, never copied)
+        # A scalar with one use joins the tree too: left to its user like
+        # the rest, it is not copied either.
+        op = self.producers[value]
+        # (calls and named computations are there only if the splitter marks
+        # functions non-constant)
+        if splitter.marks_non_constant and op.name in _WITH_REGIONS:
+            return False
+        if not all(self._sole_use(v, splitter, tree) for v in self.operands_of[id(op)]):
+            return False
+        tree.append(id(op))
+        return True
 
 
 def _nc_name(op) -> str:

@@ -425,3 +425,47 @@ def test_explicit_gather_scatter_batching():
     assert "stablehlo.iota" not in out and "stablehlo.concatenate" not in out
     assert "stablehlo.add" not in out and "stablehlo.constant" not in out   # dead code goes too
     assert same_text(out, shardy(BATCHING, "sdy-explicit-gather-scatter-batching"))
+
+
+# Sub-computations with a single use all the way down, which the splitter
+# leaves where they are (a copy would be the same), next to ones that share a
+# value: a scalar broadcast of an argument, a chain through a tensor constant,
+# a use inside a while body, a scalar reshaped to a tensor, and a chain one of
+# whose inner values has a second use.
+SPLIT_SOLE_USES = '''
+func.func @main(%a: tensor<4xf32>, %s: tensor<f32>, %i: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) {
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %x = stablehlo.add %a, %b : tensor<4xf32>
+  %c = stablehlo.constant dense<3.0> : tensor<4xf32>
+  %n = stablehlo.negate %c : tensor<4xf32>
+  %y = stablehlo.multiply %x, %n : tensor<4xf32>
+  %k = stablehlo.constant dense<2.0> : tensor<f32>
+  %kb = stablehlo.broadcast_in_dim %k, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %w:2 = stablehlo.while(%it = %i, %v = %y) : tensor<i32>, tensor<4xf32>
+    cond {
+      %lim = stablehlo.constant dense<8> : tensor<i32>
+      %lt = stablehlo.compare LT, %it, %lim : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %z = stablehlo.add %v, %kb : tensor<4xf32>
+      stablehlo.return %it, %z : tensor<i32>, tensor<4xf32>
+    }
+  %one = stablehlo.constant dense<5.0> : tensor<f32>
+  %r = stablehlo.reshape %one : (tensor<f32>) -> tensor<1xf32>
+  %d = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %e = stablehlo.exponential %d : tensor<4xf32>
+  %f = stablehlo.abs %d : tensor<4xf32>
+  %g = stablehlo.add %w#1, %e : tensor<4xf32>
+  %h = stablehlo.add %g, %f : tensor<4xf32>
+  return %h, %x, %r : tensor<4xf32>, tensor<4xf32>, tensor<1xf32>
+}
+'''
+
+
+def test_constant_or_scalar_splitter_leaves_sole_uses():
+    out = ours(SPLIT_SOLE_USES, "sdy-constant-or-scalar-splitter")
+    assert out.count("stablehlo.broadcast_in_dim") == 2 and out.count("stablehlo.negate") == 1
+    assert out.count("stablehlo.reshape") == 1
+    # %d has two uses: exponential and abs each take a copy of it
+    assert out.count("dense<1.000000e+00>") == 2
+    assert same_text(out, shardy(SPLIT_SOLE_USES, "sdy-constant-or-scalar-splitter"))
