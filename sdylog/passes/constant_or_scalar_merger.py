@@ -10,7 +10,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
-from sdylog.ir.rewrite import as_operation, replace_op
+from sdylog.ir.rewrite import as_operation
 from sdylog.ir.types import is_scalar
 from sdylog.passes.census import UNCHANGED, SameOps, census
 
@@ -54,34 +54,68 @@ def merge_in(ops) -> list:
     """Merge among `ops`, a function and the ops nested in it in pre-order
     (ops of one region come in program order, as in MLIR's post-order walk);
     returns the erased ops."""
-    constants: dict = {}
-    broadcasts: dict = {}
-    regions = _Regions()
-    erased = []
+    constants, broadcasts = [], []
     for op in ops:
         name = op.name
         if name in _CONSTANTS:
-            key = (_attr_key(op), regions.key(op))
-            cache = constants
+            constants.append(op)
         elif name == "stablehlo.broadcast_in_dim":
+            broadcasts.append(op)
+    return _Merger().merge(constants, broadcasts)
+
+
+class _Merger:
+    """The first constant (or scalar broadcast) of each key, and its result."""
+
+    def __init__(self):
+        self.regions = _Regions()
+        self.firsts: dict = {}   # key -> the first op's result
+        self.scalar_types: dict = {}   # type -> rank 0 (each distinct type is read once)
+        self.erased: list = []
+
+    def merge(self, constants, broadcasts) -> list:
+        """`constants`, `broadcasts`: each in walk order. Constants first: a
+        broadcast only reads constants (all earlier in walk order, so merged
+        before it either way), never the other way round."""
+        for op in constants:
+            self._merge(op, op.result, (_attr_key(op), self.regions.key(op)))
+        for op in broadcasts:
             operand = op.operands[0]
-            if not is_scalar(operand):
-                continue
-            key = (_attr_key(op), regions.key(op), op.result.type, operand)
-            cache = broadcasts
-        else:
-            continue
-        first = cache.setdefault(key, op)
-        if first != op:
-            replace_op(op, first.results)
-            erased.append(op)
-    return erased
+            t = operand.type
+            scalar = self.scalar_types.get(t)
+            if scalar is None:
+                scalar = self.scalar_types[t] = is_scalar(t)
+            if scalar:
+                result = op.result
+                self._merge(op, result, (_attr_key(op), self.regions.key(op), result.type, operand))
+        return self.erased
+
+    def _merge(self, op, result, key) -> None:
+        first = self.firsts.get(key)
+        if first is None:
+            self.firsts[key] = result
+            return
+        result.replace_all_uses_with(first)
+        op.erase()
+        self.erased.append(op)
+
+
+def _top_ops_hold_no_ops(module: ir.Module) -> bool:
+    """Every top-level op is a function or a mesh: every other op is in a function."""
+    return all(op.operation.name in ("func.func", "sdy.mesh") for op in module.body.operations)
 
 
 def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
-    erased = []
     with module.context:
-        for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            erased += merge_in(found.within(func))
+        if _top_ops_hold_no_ops(module):
+            # the census' lists by name, walk order kept (no scan over all ops)
+            names = [n for n in sorted(_CONSTANTS) if found.has(n)]
+            constants = found.ops_of(names)
+            broadcasts = found.ops("stablehlo.broadcast_in_dim")
+            erased = _Merger().merge(constants, broadcasts)
+        else:
+            erased = []
+            for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
+                erased += merge_in(found.within(func))
     return SameOps(tuple(erased)) if erased else UNCHANGED
