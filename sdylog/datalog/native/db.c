@@ -56,7 +56,7 @@ static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObjec
     PyObject *set = PySet_New(NULL);
     if (!set) return NULL;
     for (i64 s = 0; s < t->set_cap; s++) {
-        int32_t id = t->set[s];
+        int32_t id = t->set[s].id;
         if (id < 0) continue;
         const i64 *r = row(t, id);
         PyObject *tup = PyTuple_New(t->arity);
@@ -102,8 +102,24 @@ int db_replace_rows(Database *db, int tno, Table *src) {
     DbTable *d = db->tab[tno];
     db_changed(db, tno);
     db_table_reset(d);
-    for (i64 s = 0; s < src->set_cap; s++)
-        if (src->set[s] >= 0 && table_insert(&d->t, row(src, src->set[s])) == -2) return -1;
+    /* Room for all at once (no doubling steps, each rehashing what is in),
+       the set as large as those steps would make it (its order is the rows'
+       order when read). The rows are distinct: no lookup before each goes in. */
+    Table *t = &d->t;
+    i64 n = src->count, cap = 64;
+    if (!n) return 0;
+    while (2 * n > cap) cap *= 2;
+    if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1))) || set_resize(t, cap) < 0) return -1;
+    t->cap = n;
+    i64 mask = cap - 1;
+    for (i64 s = 0; s < src->set_cap; s++) {
+        if (src->set[s].id < 0) continue;
+        i64 slot = (i64)(src->set[s].h & (u64)mask);
+        while (t->set[slot].id != -1) slot = (slot + 1) & mask;
+        memcpy(row(t, t->n), row(src, src->set[s].id), sizeof(i64) * (size_t)t->arity);
+        t->set[slot] = (SetSlot){(int32_t)t->n++, src->set[s].h};
+    }
+    t->set_used = t->count = n;
     return 0;
 }
 

@@ -141,8 +141,7 @@ op_lookup: {
         Index *ix = ev->ix[code[pc + 1]];
         int ts = (int)code[pc + 2];
         int n = (int)code[pc + 3];
-        i64 key[MAXKEY];
-        Bucket *b = index_find(ix, key, gather_key(R, code + pc + 4, n, key));
+        Bucket *b = index_lookup(ix, R, code + pc + 4, n);
         if (!b) return 0;
         Table *t = ix->t;
         IdVec *a = &b->ids;
@@ -201,8 +200,7 @@ op_cmp: {
 op_notin: {
         Index *ix = ev->ix[code[pc + 1]];
         int n = (int)code[pc + 2];
-        i64 key[MAXKEY];
-        Bucket *b = index_find(ix, key, gather_key(R, code + pc + 3, n, key));
+        Bucket *b = index_lookup(ix, R, code + pc + 3, n);
         if (b && b->ids.n) return 0;
         NEXT(3 + n);
     }

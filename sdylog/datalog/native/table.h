@@ -12,7 +12,9 @@
  *           addressing; a bucket remembers one row holding its key). No key:
  *           every row (a scan). A negation reads an index as a key set. A
  *           packed index (of a table that does not change while it is read)
- *           holds copies of the rows in bucket order.
+ *           holds copies of the rows in bucket order. An index remembers its
+ *           last lookup (index_lookup): most lookups repeat the one before
+ *           (the programs of one delta tuple look up the same tuples).
  */
 #ifndef SDYLOG_NATIVE_TABLE_H
 #define SDYLOG_NATIVE_TABLE_H
@@ -67,12 +69,17 @@ static inline u64 hash_final(u64 h) {
 /* ------------------------------------------------------------ tables and indexes */
 struct Index;
 
+/* a slot of a table's set: a row number (-1 empty, -2 removed) and the low
+   bits of its hash (the set grows without reading the rows again; a probe
+   compares rows only when they agree) */
+typedef struct { int32_t id; uint32_t h; } SetSlot;
+
 typedef struct {
     int arity;
     i64 *data;
     i64 n, cap;
     int live;            /* rows may be removed: scans read Index.all, sizes `count` */
-    int32_t *set;        /* row numbers, -1 empty, -2 removed (tables filled by table_insert) */
+    SetSlot *set;        /* the rows in it (tables filled by table_insert) */
     i64 set_cap, set_used, count;
     struct Index **idx;  /* the indexes to keep up to date on insert / remove */
     int nidx;
@@ -89,6 +96,9 @@ typedef struct Index {
     IdVec all;           /* no key, live table: its rows in insertion order */
     i64 *packed;         /* static, keyed: the rows in bucket order; a bucket's are
                             rep .. rep + ids.n - 1 (one memory area per lookup) */
+    int memo;            /* memo_key / memo_b hold the last lookup (0: none, or the index changed) */
+    Bucket *memo_b;
+    i64 memo_key[MAXKEY];
 } Index;
 
 static inline i64 *row(Table *t, i64 id) { return t->data + id * t->arity; }
@@ -116,13 +126,6 @@ static u64 hash_vals(const i64 *vals, int n) {
     return hash_final(h);
 }
 
-/* An instruction's lookup key: the registers regs[0..n-1] copied to key;
- * returns its hash. */
-static inline u64 gather_key(const i64 *R, const i64 *regs, int n, i64 *key) {
-    for (int i = 0; i < n; i++) key[i] = R[regs[i]];
-    return hash_vals(key, n);
-}
-
 static u64 hash_key_of(Index *ix, const i64 *r) {
     u64 h = 0x12345;
     for (int i = 0; i < ix->nkey; i++) h = hash_step(h, r[ix->key[i]]);
@@ -145,6 +148,23 @@ static Bucket *index_find(Index *ix, const i64 *key, u64 h) {
     }
 }
 
+/* An instruction's lookup: the bucket of the key in registers regs[0..n-1]
+   (n: the index's key length), NULL when absent. */
+static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int n) {
+    i64 key[MAXKEY];
+    int same = ix->memo;
+    for (int i = 0; i < n; i++) {
+        key[i] = R[regs[i]];
+        same &= key[i] == ix->memo_key[i];
+    }
+    if (same) return ix->memo_b;
+    Bucket *b = index_find(ix, key, hash_vals(key, n));
+    memcpy(ix->memo_key, key, sizeof(i64) * (size_t)n);
+    ix->memo_b = b;
+    ix->memo = 1;
+    return b;
+}
+
 static int index_grow(Index *ix) {
     i64 cap = ix->cap ? ix->cap * 2 : 16;
     Bucket *nb = calloc((size_t)cap, sizeof(Bucket));
@@ -164,6 +184,7 @@ static int index_grow(Index *ix) {
 
 static int index_add(Index *ix, int32_t id) {
     if (ix->nkey == 0) return idvec_push(&ix->all, id);
+    ix->memo = 0;
     if ((ix->used + 1) * 2 > ix->cap && index_grow(ix) < 0) return -1;
     const i64 *r = row(ix->t, id);
     u64 h = hash_key_of(ix, r);
@@ -189,6 +210,7 @@ static int index_add(Index *ix, int32_t id) {
 
 static void index_remove(Index *ix, int32_t id) {
     if (ix->nkey == 0) { idvec_remove(&ix->all, id); return; }
+    ix->memo = 0;
     const i64 *r = row(ix->t, id);
     i64 key[MAXKEY];
     for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
@@ -263,23 +285,23 @@ static i64 set_find(Table *t, const i64 *vals, u64 h) {
     if (!t->set_cap) return -1;
     i64 mask = t->set_cap - 1;
     for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
-        int32_t id = t->set[s];
+        int32_t id = t->set[s].id;
         if (id == -1) return -1;
-        if (id >= 0 && memcmp(row(t, id), vals, sizeof(i64) * (size_t)t->arity) == 0) return id;
+        if (id >= 0 && t->set[s].h == (uint32_t)h && memcmp(row(t, id), vals, sizeof(i64) * (size_t)t->arity) == 0)
+            return id;
     }
 }
 
 static int set_resize(Table *t, i64 cap) {
-    int32_t *ns = malloc(sizeof(int32_t) * (size_t)cap);
+    SetSlot *ns = malloc(sizeof(SetSlot) * (size_t)cap);
     if (!ns) return -1;
-    memset(ns, 0xff, sizeof(int32_t) * (size_t)cap);
+    memset(ns, 0xff, sizeof(SetSlot) * (size_t)cap);
     i64 used = 0;
     for (i64 i = 0; i < t->set_cap; i++) {
-        int32_t id = t->set[i];
-        if (id < 0) continue;
-        i64 s = (i64)(hash_vals(row(t, id), t->arity) & (u64)(cap - 1));
-        while (ns[s] != -1) s = (s + 1) & (cap - 1);
-        ns[s] = id;
+        if (t->set[i].id < 0) continue;
+        i64 s = (i64)(t->set[i].h & (u64)(cap - 1));   /* (cap <= 2^32: rows are int32 numbers) */
+        while (ns[s].id != -1) s = (s + 1) & (cap - 1);
+        ns[s] = t->set[i];
         used++;
     }
     free(t->set);
@@ -315,9 +337,9 @@ static i64 table_insert(Table *t, const i64 *vals) {
     int32_t id = (int32_t)(t->n - 1);
     i64 mask = t->set_cap - 1;
     i64 s = (i64)(h & (u64)mask);
-    while (t->set[s] >= 0) s = (s + 1) & mask;   /* (a removed slot is reused) */
-    if (t->set[s] == -1) t->set_used++;
-    t->set[s] = id;
+    while (t->set[s].id >= 0) s = (s + 1) & mask;   /* (a removed slot is reused) */
+    if (t->set[s].id == -1) t->set_used++;
+    t->set[s] = (SetSlot){id, (uint32_t)h};
     t->count++;
     for (int i = 0; i < t->nidx; i++)
         if (index_add(t->idx[i], id) < 0) return -2;
@@ -329,8 +351,8 @@ static inline void table_remove(Table *t, int32_t id) {   /* (inline: db.c never
     u64 h = hash_vals(vals, t->arity);
     i64 mask = t->set_cap - 1;
     for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
-        if (t->set[s] == -1) return;
-        if (t->set[s] == id) { t->set[s] = -2; break; }
+        if (t->set[s].id == -1) return;
+        if (t->set[s].id == id) { t->set[s].id = -2; break; }
     }
     t->count--;
     for (int i = 0; i < t->nidx; i++) index_remove(t->idx[i], id);
