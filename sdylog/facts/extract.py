@@ -42,13 +42,17 @@ _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_
                        "sdy.manual_computation"})
 
 
-def _name_kind(name: str) -> tuple[int, int]:
+def _name_kind(op, name: str) -> tuple[int, int, bool]:
     """What add_body's loop needs to know of an op by its name: whether it is
-    element-wise (1 yes, 2 ask is_elementwise, 0 no), and the key_kind of its
-    rule (NO_KEY for the ops add_op_tail has more rows for)."""
+    element-wise (1 yes, 2 ask is_elementwise, 0 no), the key_kind of its
+    rule (NO_KEY for the ops add_op_tail has more rows for), and whether it
+    may have regions (False when its op definition says none, e.g.
+    stablehlo.add: the loop then does not ask each op)."""
     elementwise = 2 if name == "stablehlo.bitcast_convert" else int(is_elementwise(None, name))
     special = name in _OWN_SHARDING_OPS or name in _KIND_OPS or name in _TENSOR_OPS or name in _FLOW_OPS
-    return elementwise, NO_KEY if special else key_kind(name)
+    # (_ODS_REGIONS is (count, fixed) on the generated op classes; an unregistered op has none)
+    regions = getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True)
+    return elementwise, NO_KEY if special else key_kind(name), regions
 
 
 @lru_cache(maxsize=None)
@@ -174,7 +178,9 @@ class _Extractor:
         self._type_ids: dict = {}
         self._types: list = []
         self._results_ahead = 0          # op results with ids whose op the walk has not read yet
-        self._name_kinds: dict = {}      # op name -> _name_kind(name)
+        self._name_kinds: dict = {}      # op name -> _name_kind(op, name)
+        # op name -> whether the ops of that name read so far had one result each (add_body)
+        self._one_result: dict = {}
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
@@ -405,7 +411,7 @@ class _Extractor:
         type_id_of = self._type_ids.get
         type_of = type_ids.__getitem__
         rule_by_key = self._rule_by_key
-        kinds = self._name_kinds
+        kinds, one_result = self._name_kinds, self._one_result
         open_ = [root]
         if not self.next_block(root, func):
             return
@@ -415,6 +421,10 @@ class _Extractor:
             op_id = len(ops)
             ops.append(op)
             name = op.name
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = _name_kind(op, name)
+            elementwise, keyed_by, may_have_regions = kind
             op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
             # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
             operands = list(map(get, op.operands))
@@ -428,10 +438,24 @@ class _Extractor:
                 operand_rows += ((op_id, 0, operands[0]), (op_id, 1, operands[1]))
             elif k:
                 operand_rows.extend(zip(repeat(op_id), range(k), operands))
-            values = list(op.results)
-            n = len(values)
-            if n == 1 and not self._results_ahead:   # most ops: one new value
-                value = values[0]
+            # Most ops have one result: `op.result` reads it in one call (it
+            # fails on any other count) once earlier ops of the name had one.
+            value = None
+            one = one_result.get(name)
+            if one and not self._results_ahead:
+                try:
+                    value = op.result
+                    n = 1
+                except ValueError:
+                    one = one_result[name] = False
+            if value is None:
+                values = list(op.results)
+                n = len(values)
+                if one is None:
+                    one_result[name] = n == 1
+                if n == 1 and not self._results_ahead:
+                    value = values[0]
+            if value is not None:   # one new value
                 vid = len(all_values)
                 value_ids[value] = vid
                 all_values.append(value)
@@ -462,7 +486,7 @@ class _Extractor:
                     self.check_result_types(op, results)
             else:
                 results = []
-            regions = op.regions
+            regions = op.regions if may_have_regions else ()
             if len(regions):
                 entered = _OpenOp(op_id, op, name, operands, results,
                                   [(r, block) for r, region in enumerate(regions) for block in region.blocks])
@@ -470,10 +494,6 @@ class _Extractor:
                     open_.append(entered)
                     continue
             # The op's tail rows.
-            kind = kinds.get(name)
-            if kind is None:
-                kind = kinds[name] = _name_kind(name)
-            elementwise, keyed_by = kind
             attrs = op.attributes   # (each read goes through the bindings: once)
             # (add_rule's keys: type ids for types; a sharding or a user rule, an
             # unknown key: add_op_tail)

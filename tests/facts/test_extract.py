@@ -282,3 +282,38 @@ def test_results_met_before_their_op_keep_their_ids():
     # values after the edge's result continue the numbering
     (ret,) = [v for o, _, v in f.rows("op_operand") if o == ops["func.return"]]
     assert ret == edge_value
+
+
+def test_ops_read_the_short_way_give_the_rows_the_ir_has():
+    # add_body reads an op's one result by `op.result` once earlier ops of
+    # its name had one result each, and asks for regions only when the op's
+    # definition allows some: ops of one name with other result counts after
+    # it, and an op with a variable number of regions, keep the IR's rows
+    f = extract_facts(parse_module("""
+func.func @f(%a: tensor<4xf32>, %p: tensor<i32>) -> tensor<4xf32> {
+  %0 = stablehlo.custom_call @foo(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = stablehlo.custom_call @foo(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  %2:2 = stablehlo.custom_call @foo(%1) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  stablehlo.custom_call @foo(%2#1) : (tensor<4xf32>) -> ()
+  %3 = stablehlo.custom_call @foo(%2#0) : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = "stablehlo.case"(%p) ({
+    stablehlo.return %3 : tensor<4xf32>
+  }, {
+    %n = stablehlo.negate %3 : tensor<4xf32>
+    stablehlo.return %n : tensor<4xf32>
+  }) : (tensor<i32>) -> tensor<4xf32>
+  %5 = stablehlo.negate %4 : tensor<4xf32>
+  return %5 : tensor<4xf32>
+}"""))
+    rows = f.rows("op_result")
+    for op_id, op in enumerate(f.ops):
+        assert [r for r in rows if r[0] == op_id] == [(op_id, i, f.value_ids[v]) for i, v in enumerate(op.results)]
+    assert [len(f.ops[op].results) for op, name, *_ in f.rows("op") if name == "stablehlo.custom_call"] == \
+        [1, 1, 2, 0, 1]
+    (case,) = [row[0] for row in f.rows("op") if row[1] == "stablehlo.case"]
+    nested = [(row[1], row[4]) for row in f.rows("op") if row[3] == case]
+    assert nested == [("stablehlo.return", 0), ("stablehlo.negate", 1), ("stablehlo.return", 1)]
+    negate = [row[0] for row in f.rows("op") if row[1] == "stablehlo.negate"]
+    result = {op: v for op, _, v in rows}
+    assert f.rows("region_yield") == [(case, 0, 0, result[case - 1]), (case, 1, 0, result[negate[0]])]
+    assert sorted(r[0] for r in f.rows("value")) == list(range(len(f.values)))
