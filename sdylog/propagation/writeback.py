@@ -9,7 +9,7 @@ function.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from itertools import compress
 from operator import itemgetter
 
@@ -28,32 +28,43 @@ _SPECIAL = DATA_FLOW_OPS | OWN_SHARDING_ATTR.keys() | {"sdy.func_data_flow_edge"
 class _Attrs:
     """Sharding attributes built from the final_* relations, shared by equal shardings.
 
-    A sharding is named by an id, one per distinct content (mesh, dimensions,
-    replicated and unreduced axes): ints hash and compare without the bindings."""
+    A sharding is named by an id, one per distinct content (mesh, rank,
+    dimension axes, and the rare flags, replicated and unreduced axes): its
+    parts are ints and tuples that hash and compare without the bindings."""
 
     def __init__(self, engine, facts):
         self.facts = facts
         self.mesh_of = dict(_scan(engine, "final_mesh"))
-        # tensor -> its rows without the tensor column (grouped in one pass each)
-        # (a tensor's first row starts its list: a defaultdict's factory call costs more)
-        # (only the dimensions that are not open without priority have a final_dim row: few)
-        self.dims = dims = defaultdict(list)
+        # A tensor's dimension axes are a set of final_dim_axis rows (without
+        # the tensor column), a few of a few dozen distinct ones: each distinct
+        # row is one bit, a tensor's set their union (an int: no list or tuple
+        # per tensor, no sorting but for a new sharding).
+        self.axis_rows: list = []   # bit number -> row (d, pos, axis, pre, size)
+        bits: dict = {}             # row -> its bit
+        self.axes = axes = {}       # tensor -> its rows' bits
+        bit_of, axes_of = bits.get, axes.get
+        for row in _scan(engine, "final_dim_axis"):
+            rest = row[1:]
+            bit = bit_of(rest)
+            if bit is None:
+                bit = bits[rest] = 1 << len(self.axis_rows)
+                self.axis_rows.append(rest)
+            t = row[0]
+            mask = axes_of(t)
+            axes[t] = bit if mask is None else mask | bit
+        # (only the dimensions that are not open without priority have a
+        # final_dim row; replicated and unreduced axes are rare too): the few
+        # tensors that have any, with their rows as tuples
+        dims, replicated, unreduced = defaultdict(list), defaultdict(list), defaultdict(list)
         for t, d, closed, prio in _scan(engine, "final_dim"):
             dims[t].append((d, closed, prio))
-        self.axes = axes = {}
-        get = axes.get
-        for t, d, pos, axis, pre, size in _scan(engine, "final_dim_axis"):
-            rows = get(t)
-            if rows is None:
-                axes[t] = [(d, pos, axis, pre, size)]
-            else:
-                rows.append((d, pos, axis, pre, size))
-        self.replicated, self.unreduced = defaultdict(list), defaultdict(list)
         for t, a, pre, size in _scan(engine, "final_replicated"):
-            self.replicated[t].append((a, pre, size))
+            replicated[t].append((a, pre, size))
         for t, a, pre, size in _scan(engine, "final_unreduced"):
-            self.unreduced[t].append((a, pre, size))
-        self._ids: dict = {}          # sharding content -> id
+            unreduced[t].append((a, pre, size))
+        self.extra = {t: (tuple(sorted(dims.get(t, ()))), tuple(replicated.get(t, ())), tuple(unreduced.get(t, ())))
+                      for t in dims.keys() | replicated.keys() | unreduced.keys()}
+        self.ids: dict = {}           # sharding content -> id
         self.attrs: list = []         # id -> TensorShardingAttr
         self.meshes_of_id: list = []  # id -> mesh name
         self._refs: dict = {}
@@ -80,20 +91,30 @@ class _Attrs:
             ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
         return ref
 
+    def content(self, t: int, rank: int) -> tuple:
+        """What names tensor t's derived sharding (t has `rank` dimensions)."""
+        return self.mesh_of[t], rank, self.axes.get(t, 0), self.extra.get(t)
+
     def id_of(self, t: int, rank: int) -> int:
         """The id of tensor t's derived sharding (t has `rank` dimensions)."""
-        dims = self.dims.get(t)
-        axes = self.axes.get(t, ())
-        content = (self.mesh_of[t], rank, tuple(sorted(dims)) if dims else (),
-                   tuple(sorted(axes)) if len(axes) > 1 else tuple(axes),
-                   tuple(self.replicated.get(t, ())), tuple(self.unreduced.get(t, ())))
-        sid = self._ids.get(content)
-        if sid is None:
-            sid = self._new_id(content, content[0], self._build(*content))
-        return sid
+        content = self.content(t, rank)
+        sid = self.ids.get(content)
+        return self.new_id(content) if sid is None else sid
+
+    def new_id(self, content: tuple) -> int:
+        """The id of a sharding content not seen yet, its attribute built."""
+        mesh, rank, mask, extra = content
+        rows, i = [], 0
+        while mask:
+            if mask & 1:
+                rows.append(self.axis_rows[i])
+            mask >>= 1
+            i += 1
+        dims, replicated, unreduced = extra or ((), (), ())
+        return self._new_id(content, mesh, self._build(mesh, rank, dims, tuple(sorted(rows)), replicated, unreduced))
 
     def _new_id(self, content, mesh: str, attr) -> int:
-        sid = self._ids[content] = len(self.attrs)
+        sid = self.ids[content] = len(self.attrs)
         self.attrs.append(attr)
         self.meshes_of_id.append(mesh)
         return sid
@@ -120,7 +141,7 @@ class _Attrs:
     def open_id(self, mesh: str, rank: int) -> int:
         """A fully open sharding of the given rank on the mesh."""
         content = ("open", mesh, rank)
-        sid = self._ids.get(content)
+        sid = self.ids.get(content)
         if sid is None:
             dim = sdy.DimensionShardingAttr.get([], False)
             sid = self._new_id(content, mesh, sdy.TensorShardingAttr.get(self.mesh_attr(mesh), [dim] * rank, [], []))
@@ -155,37 +176,40 @@ def write_back(module, engine, facts, options) -> None:
     by_op = defaultdict(dict)     # plain op id with several results -> result index -> sharding id
     single_ops, single_ids = [], []   # plain ops with one result, and its sharding id
     # Where each value lives, from the facts (no IR access): op results by
-    # op id and index, and which ops keep them elsewhere; anything else is a
-    # block argument.
+    # their op_result row (op id, index), which ops have several results, and
+    # which keep them elsewhere; anything else is a block argument.
     result_rows = facts.rows("op_result")
-    op_of = dict(zip(map(_THIRD, result_rows), map(_FIRST, result_rows)))
-    index_of = dict(zip(map(_THIRD, result_rows), map(_SECOND, result_rows)))
-    result_counts = Counter(map(_FIRST, result_rows))
+    row_of = dict(zip(map(_THIRD, result_rows), result_rows)).get
+    several = set(compress(map(_FIRST, result_rows), map(_SECOND, result_rows)))   # (a result at index > 0)
     op_rows = facts.rows("op")
     special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
     written_elsewhere = False   # a value of a special op or a block argument was written
     func_args = facts.func_args
-    id_of = attrs.id_of
+    # (attrs.id_of written out: a call per value costs as much as the rest)
+    mesh_of, axes_of, extra_of, id_of_content = attrs.mesh_of, attrs.axes.get, attrs.extra.get, attrs.ids.get
     rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
     for v, t in _scan(engine, "final_value"):
-        sid = id_of(t, rank_of_value[v])
+        content = (mesh_of[t], rank_of_value[v], axes_of(t, 0), extra_of(t))
+        sid = id_of_content(content)
+        if sid is None:
+            sid = attrs.new_id(content)
         if v in func_args:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
             continue
-        op = op_of.get(v)
-        if op is None or op in special:
+        row = row_of(v)
+        if row is None or row[0] in special:
             written_elsewhere = True
             new = attrs.attrs[sid]
             value = facts.values[v]
             old = get_sharding(value)
             if old is None or old != new:
                 set_sharding(value, new)
-        elif result_counts[op] == 1:
-            single_ops.append(op)
-            single_ids.append(sid)
+        elif row[0] in several:
+            by_op[row[0]][row[1]] = sid
         else:
-            by_op[op][index_of[v]] = sid
+            single_ops.append(row[0])
+            single_ids.append(sid)
     ops = facts.ops
     # Whether an op has an `sdy.sharding` list: the facts know (unless writes
     # elsewhere may have added one since), so the IR is not asked.
@@ -198,22 +222,21 @@ def write_back(module, engine, facts, options) -> None:
                 lst = one[sid] = attrs.per_value((sid,))
             ops[op_id].attributes[SHARDING] = lst
         else:
-            _set_result_shardings(ops[op_id], {0: sid}, attrs, None if sharded is None else True, 1)
+            _set_result_shardings(ops[op_id], {0: sid}, attrs, None if sharded is None else True, True)
     for op_id, by_index in by_op.items():
-        _set_result_shardings(ops[op_id], by_index, attrs,
-                              None if sharded is None else op_id in sharded, result_counts[op_id])
+        _set_result_shardings(ops[op_id], by_index, attrs, None if sharded is None else op_id in sharded, False)
     results = defaultdict(dict)
     returned = {(f, i): v for f, i, v in facts.rows("func_return")}   # (the result tensor's rank is its value's)
     for f, index, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
-        results[func][i] = attrs.attrs[id_of(t, rank_of_value[returned[f, index]])]
+        results[func][i] = attrs.attrs[attrs.id_of(t, rank_of_value[returned[f, index]])]
     for func, by_index in args.items():
         set_func_shardings(func, by_index)
     for func, by_index in results.items():
         set_func_shardings(func, by_index, results=True)
 
 
-def _set_result_shardings(op, by_index: dict, attrs: _Attrs, has_list: bool | None, num_results: int) -> None:
+def _set_result_shardings(op, by_index: dict, attrs: _Attrs, has_list: bool | None, one_result: bool) -> None:
     """An op's `sdy.sharding` list with the given entries (sharding ids by
     result index; others kept, or fully open when the op had none).
     `has_list`: whether the op has a list (None: ask the op)."""
@@ -228,7 +251,7 @@ def _set_result_shardings(op, by_index: dict, attrs: _Attrs, has_list: bool | No
             old[i] = attrs.attrs[sid]
         attributes[SHARDING] = sdy.TensorShardingPerValueAttr.get(old)
         return
-    if num_results == 1:   # most ops (by_index has its one result)
+    if one_result:   # most ops (by_index has its one result)
         ids = (by_index[0],)
     else:
         # Fully open entries, on the first entry's mesh, for the results the

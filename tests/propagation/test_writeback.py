@@ -95,3 +95,29 @@ func.func @main(%a: tensor<8x4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"
         assert '{"x"}p1, {?}, {}' in args[0] and "<@maximal, []>" in args[1]
         (result,) = func_result_shardings(func)
         assert str(result) == '#sdy.sharding<@mesh, [{"x", ?}, {?}, {?}]>'
+
+
+def test_a_tensors_axes_read_in_any_order_name_one_sharding():
+    # a tensor's final_dim_axis rows are a set (one bit per distinct row):
+    # two tensors whose rows come in different orders share one id, and the
+    # attribute lists each dimension's axes in position order
+    from sdylog.facts.extract import extract_facts
+    from sdylog.propagation.writeback import _Attrs
+
+    module = parse_module('sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>')
+
+    class Rows:
+        relations = {"final_mesh": [(0, "mesh"), (1, "mesh"), (2, "mesh")],
+                     "final_dim_axis": [(0, 0, 1, "y", 1, 2), (1, 1, 0, "z", 1, 2), (0, 0, 0, "x", 1, 2),
+                                        (1, 0, 0, "x", 1, 2), (0, 1, 0, "z", 1, 2), (1, 0, 1, "y", 1, 2),
+                                        (2, 0, 0, "x", 1, 2)],
+                     "final_dim": [(2, 1, 1, 3)], "final_replicated": [], "final_unreduced": []}
+
+        def scan(self, relation):
+            return self.relations[relation]
+    with module.context:
+        attrs = _Attrs(Rows(), extract_facts(module))
+        ids = [attrs.id_of(t, 2) for t in range(3)]
+        assert ids[0] == ids[1] != ids[2]
+        assert str(attrs.attrs[ids[0]]) == '#sdy.sharding<@mesh, [{"x", "y", ?}, {"z", ?}]>'
+        assert str(attrs.attrs[ids[2]]) == '#sdy.sharding<@mesh, [{"x", ?}, {}p3]>'
