@@ -144,16 +144,20 @@ op_lookup: {
         Bucket *b = index_lookup(ix, R, code + pc + 4, n);
         if (!b) return 0;
         Table *t = ix->t;
-        IdVec *a = &b->ids;
         if (ix->packed) {
             const i64 *r = ix->packed + (i64)b->rep * t->arity;
-            for (int32_t i = 0; i < a->n; i++, r += t->arity) {
+            for (int32_t i = 0; i < b->n; i++, r += t->arity) {
                 T[ts] = r;
                 int rc = run(ev, code, pc + 4 + n, R, T);
                 if (rc) return rc;
             }
             return 0;
         }
+        if (b->n == 1) {   /* (most keys: no list) */
+            T[ts] = row(t, b->rep);
+            return run(ev, code, pc + 4 + n, R, T);
+        }
+        IdVec *a = &ix->lists[b - ix->b];
         for (int32_t i = 0; i < a->n; i++) {
             T[ts] = row(t, a->v[i]);
             int rc = run(ev, code, pc + 4 + n, R, T);
@@ -201,7 +205,7 @@ op_notin: {
         Index *ix = ev->ix[code[pc + 1]];
         int n = (int)code[pc + 2];
         Bucket *b = index_lookup(ix, R, code + pc + 3, n);
-        if (b && b->ids.n) return 0;
+        if (b && b->n) return 0;
         NEXT(3 + n);
     }
 op_empty: {

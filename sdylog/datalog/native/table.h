@@ -9,7 +9,8 @@
  *           rank-ordered stratum) may lose rows (table_remove) and keeps its
  *           indexes up to date on insert / remove (t->idx).
  *   Index   key columns -> the rows with that key, in insertion order (open
- *           addressing; a bucket remembers one row holding its key). No key:
+ *           addressing; a bucket remembers one row holding its key, the
+ *           first, and how many: a key of one row needs no list). No key:
  *           every row (a scan). A negation reads an index as a key set. A
  *           packed index (of a table that does not change while it is read)
  *           holds copies of the rows in bucket order. An index remembers its
@@ -85,7 +86,8 @@ typedef struct {
     int nidx;
 } Table;
 
-typedef struct { u64 h; int32_t rep; IdVec ids; } Bucket;
+/* 16 bytes: four to a cache line (lookups are cache misses, mostly) */
+typedef struct { u64 h; int32_t rep, n; } Bucket;
 
 typedef struct Index {
     Table *t;
@@ -93,9 +95,11 @@ typedef struct Index {
     int key[MAXKEY];
     Bucket *b;
     i64 cap, used;
+    IdVec *lists;        /* live, keyed: per bucket, its rows when it has had two at once
+                            (else empty; rep is its first row) */
     IdVec all;           /* no key, live table: its rows in insertion order */
     i64 *packed;         /* static, keyed: the rows in bucket order; a bucket's are
-                            rep .. rep + ids.n - 1 (one memory area per lookup) */
+                            rep .. rep + n - 1 (one memory area per lookup) */
     int memo;            /* memo_key / memo_b hold the last lookup (0: none, or the index changed) */
     Bucket *memo_b;
     i64 memo_key[MAXKEY];
@@ -168,17 +172,35 @@ static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int
 static int index_grow(Index *ix) {
     i64 cap = ix->cap ? ix->cap * 2 : 16;
     Bucket *nb = calloc((size_t)cap, sizeof(Bucket));
-    if (!nb) return -1;
+    IdVec *nl = calloc((size_t)cap, sizeof(IdVec));
+    if (!nb || !nl) { free(nb); free(nl); return -1; }
     for (i64 i = 0; i < ix->cap; i++) {
         Bucket *b = &ix->b[i];
         if (!b->h) continue;
         i64 s = (i64)(b->h & (u64)(cap - 1));
         while (nb[s].h) s = (s + 1) & (cap - 1);
         nb[s] = *b;
+        nl[s] = ix->lists[i];
     }
     free(ix->b);
+    free(ix->lists);
     ix->b = nb;
+    ix->lists = nl;
     ix->cap = cap;
+    return 0;
+}
+
+/* row `id` into bucket s of a live index (see Index.lists) */
+static int bucket_add(Index *ix, i64 s, int32_t id) {
+    Bucket *b = &ix->b[s];
+    IdVec *l = &ix->lists[s];
+    if (b->n == 0) {
+        b->rep = id;
+    } else {
+        if (l->n == 0 && idvec_push(l, b->rep) < 0) return -1;
+        if (idvec_push(l, id) < 0) return -1;
+    }
+    b->n++;
     return 0;
 }
 
@@ -194,16 +216,15 @@ static int index_add(Index *ix, int32_t id) {
         Bucket *b = &ix->b[s];
         if (!b->h) {
             b->h = h;
-            b->rep = id;
             ix->used++;
-            return idvec_push(&b->ids, id);
+            return bucket_add(ix, s, id);
         }
         if (b->h == h) {
             const i64 *o = row(ix->t, b->rep);
             int same = 1;
             for (int i = 0; i < ix->nkey; i++)
                 if (o[ix->key[i]] != r[ix->key[i]]) { same = 0; break; }
-            if (same) return idvec_push(&b->ids, id);
+            if (same) return bucket_add(ix, s, id);
         }
     }
 }
@@ -215,11 +236,18 @@ static void index_remove(Index *ix, int32_t id) {
     i64 key[MAXKEY];
     for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
     Bucket *b = index_find(ix, key, hash_key_of(ix, r));
-    if (b) idvec_remove(&b->ids, id);
+    if (!b || !b->n) return;
+    IdVec *l = &ix->lists[b - ix->b];
+    if (l->n) {
+        idvec_remove(l, id);
+        if (l->n) b->rep = l->v[0];   /* (an emptied bucket keeps a removed row: its values stay readable) */
+    }
+    b->n--;
 }
 
 static void index_free(Index *ix) {
-    for (i64 i = 0; i < ix->cap; i++) free(ix->b[i].ids.v);
+    for (i64 i = 0; ix->lists && i < ix->cap; i++) free(ix->lists[i].v);
+    free(ix->lists);
     free(ix->b);
     free(ix->all.v);
     free(ix->packed);
@@ -258,23 +286,21 @@ static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them
                 if (same) break;
             }
         }
-        ix->b[s].ids.n++;
+        ix->b[s].n++;
         slot[r] = (int32_t)s;
     }
-    i64 at = 0;   /* each key's first place; ids.cap: its next place while copying */
+    i64 at = 0;   /* each key's first place in rep; while copying, its next place */
     for (i64 s = 0; s < cap; s++) {
         Bucket *b = &ix->b[s];
         if (!b->h) continue;
-        b->ids.cap = (int32_t)at;
-        at += b->ids.n;
+        b->rep = (int32_t)at;
+        at += b->n;
     }
     for (i64 r = 0; r < t->n; r++)
-        memcpy(ix->packed + (i64)(ix->b[slot[r]].ids.cap++) * a, row(t, r), sizeof(i64) * (size_t)a);
+        memcpy(ix->packed + (i64)(ix->b[slot[r]].rep++) * a, row(t, r), sizeof(i64) * (size_t)a);
     for (i64 s = 0; s < cap; s++) {
         Bucket *b = &ix->b[s];
-        if (!b->h) continue;
-        b->rep = b->ids.cap - b->ids.n;
-        b->ids.cap = 0;
+        if (b->h) b->rep -= b->n;
     }
     free(slot);
     return 0;
