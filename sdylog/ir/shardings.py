@@ -623,7 +623,7 @@ ShardingFn = Callable[[ir.Attribute, object], ir.Attribute]
 
 
 def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_sharding_only: bool = False,
-                        ops: list | None = None) -> None:
+                        ops: list | None = None, by_name: dict | None = None) -> None:
     """Replace every sharding S under `root` by fn(S, value-or-FuncResult), in
     Shardy's order: pre-order over ops; a function's arguments then results; a
     manual computation's in then out shardings; other data-flow ops' block
@@ -634,10 +634,30 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
     repeat, are then rewritten once per distinct list.
 
     `ops`: `root` and the ops nested in it in pre-order (e.g. a census'),
-    read instead of walking."""
+    read instead of walking. `by_name` (with `of_sharding_only`, no `on_op`):
+    the same ops grouped by name (see `ops_by_name`), for an fn whose results
+    do not depend on the order it sees shardings in: the groups are visited
+    one after the other, and only special ops' names are looked at."""
     if of_sharding_only:
         fn = once_per_sharding(fn)
-    _walk(root, fn, on_op, transform=True, lists={} if of_sharding_only else None, ops=ops)
+    lists = {} if of_sharding_only else None
+    if by_name is None:
+        _walk(root, fn, on_op, transform=True, lists=lists, ops=ops)
+        return
+    assert of_sharding_only and on_op is None
+    for name, group in by_name.items():
+        if name in _SPECIAL_OPS:
+            for op in group:
+                _walk_special(op, name, fn, True, values=False)
+        else:
+            _walk_sharding_lists(group, fn, True, lists)
+
+
+def ops_by_name(found) -> dict:
+    """A census' ops (sdylog/passes/census.py), every one, by name, each name's
+    in walk order: for transform_shardings' `by_name`."""
+    found.all_ops()   # (brings every name's list up to date)
+    return {name: found.ops(name) for name in list(found.by_name)}
 
 
 def once_per_sharding(fn: ShardingFn) -> ShardingFn:
@@ -661,69 +681,106 @@ def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Call
     _walk(root, consume, on_op, transform=False)
 
 
+# Ops whose shardings are not (only) in an `sdy.sharding` list of their own.
+_SPECIAL_OPS = frozenset({"func.func", *DATA_FLOW_OPS, *OWN_SHARDING_ATTR})
+
+
 def _walk(root, fn, on_op, transform: bool, lists: dict | None = None, ops: list | None = None) -> None:
-    """`lists`: with a value-independent fn, (old `sdy.sharding` list, number
-    of results) -> new list. `ops`: as transform_shardings'."""
-    # Most ops have no sharding: only the op's name and a membership test in
-    # its attributes are read before skipping it.
+    """`lists`: with a value-independent fn, old `sdy.sharding` list -> new
+    list. `ops`: as transform_shardings'."""
+    # Most ops have no sharding: only the op's name and its `sdy.sharding`
+    # attribute (if any) are read before skipping it.
     for op in op_list(root) if ops is None else ops:
         if on_op is not None:
             on_op(op)
         name = op.name
-        if name == "func.func":
-            _walk_func(op, fn, transform)
-        elif name == "sdy.manual_computation":
-            _walk_list(op, "in_shardings", list(_body(op).arguments), fn, transform)
-            _walk_list(op, "out_shardings", list(op.results), fn, transform)
-        elif name in DATA_FLOW_OPS:
-            _walk_owner_lists(op, fn, transform)
-        elif name in OWN_SHARDING_ATTR:
-            key = OWN_SHARDING_ATTR[name]
-            attrs = op.attributes
-            if key in attrs:
-                s = attrs[key]
-                new = fn(s, op.results[0])
-                if transform and new != s:
-                    attrs[key] = new
-        else:
-            attrs = op.attributes   # each read goes through the bindings: once
-            if SHARDING not in attrs:
+        if name in _SPECIAL_OPS:
+            _walk_special(op, name, fn, transform, values=lists is None)
+            continue
+        attrs = op.attributes   # each read goes through the bindings: once
+        attr = attrs.get(SHARDING)
+        if attr is None:
+            continue
+        if lists is not None:
+            done = lists.get(attr)   # (lists hold attributes, never None)
+            if done is not None:
+                if done != attr:
+                    attrs[SHARDING] = done
                 continue
-            attr = attrs[SHARDING]
-            results = op.results
-            key = (attr, len(results))
-            if lists is not None:
-                done = lists.get(key)   # (lists hold attributes, never None)
-                if done is not None:
-                    if done != attr:
-                        attrs[SHARDING] = done
-                    continue
-            results = list(results)
-            lst = per_value(attr)
-            if not lst:
-                continue
-            if len(results) == 1:
-                lst[0], old = fn(lst[0], results[0]), lst[0]
-                changed = lst[0] != old
-            else:
-                values = results or [None]
-                new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
-                changed, lst = new != lst, new
-            if transform and changed:
-                set_op_shardings(op, lst)
-            if lists is not None:
-                lists[key] = op.attributes[SHARDING]
+        _walk_sharding_list(op, attrs, attr, fn, transform, lists)
 
 
-def _walk_func(func, fn, transform: bool) -> None:
-    args = list(func.regions[0].blocks[0].arguments) if func.regions[0].blocks else None
+def _walk_sharding_lists(ops, fn, transform: bool, lists: dict) -> None:
+    """_walk's loop body for ops (none special) whose names are known."""
+    for op in ops:
+        attrs = op.attributes
+        attr = attrs.get(SHARDING)
+        if attr is None:
+            continue
+        done = lists.get(attr)
+        if done is not None:
+            if done != attr:
+                attrs[SHARDING] = done
+            continue
+        _walk_sharding_list(op, attrs, attr, fn, transform, lists)
+
+
+def _walk_sharding_list(op, attrs, attr, fn, transform: bool, lists: dict | None) -> None:
+    """An op's `sdy.sharding` list `attr` (its attributes `attrs`), not seen
+    before. A list is rewritten the same way whatever the op (with a
+    value-independent fn): the module was verified, so the list has one
+    sharding per result."""
+    results = list(op.results)
+    lst = per_value(attr)
+    if not lst:
+        return
+    if len(results) == 1:
+        lst[0], old = fn(lst[0], results[0]), lst[0]
+        changed = lst[0] != old
+    else:
+        values = results or [None]
+        new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
+        changed, lst = new != lst, new
+    if transform and changed:
+        set_op_shardings(op, lst)
+    if lists is not None:
+        lists[attr] = attrs[SHARDING]
+
+
+def _walk_special(op, name: str, fn, transform: bool, values: bool = True) -> None:
+    """The shardings of a function, a data-flow op or an op with a sharding
+    attribute of its own. `values`: fn is given the values (else None for a
+    function's arguments and results: a sharding-only fn)."""
+    if name == "func.func":
+        _walk_func(op, fn, transform, values)
+    elif name == "sdy.manual_computation":
+        _walk_list(op, "in_shardings", list(_body(op).arguments), fn, transform)
+        _walk_list(op, "out_shardings", list(op.results), fn, transform)
+    elif name in DATA_FLOW_OPS:
+        _walk_owner_lists(op, fn, transform)
+    else:
+        key = OWN_SHARDING_ATTR[name]
+        attrs = op.attributes
+        s = attrs.get(key)
+        if s is not None:
+            new = fn(s, op.results[0])
+            if transform and new != s:
+                attrs[key] = new
+
+
+def _walk_func(func, fn, transform: bool, values: bool = True) -> None:
+    # (hundreds of arguments: listed only when fn looks at them)
+    args = list(func.regions[0].blocks[0].arguments) if values and func.regions[0].blocks else None
     for key, target in (("arg_attrs", "arg"), ("res_attrs", "res")):
         attrs = _FuncAttrs(func, key)
         for i in range(len(attrs.items)):
             s = attrs.get(i, SHARDING)
             if s is None:
                 continue
-            where = (args[i] if args is not None else None) if target == "arg" else FuncResult(func, i)
+            if not values:
+                where = None
+            else:
+                where = (args[i] if args is not None else None) if target == "arg" else FuncResult(func, i)
             new = fn(s, where)
             if transform and new != s:
                 attrs.set(i, SHARDING, new)

@@ -39,6 +39,36 @@ def test_lift_inlined_meshes_matches_shardy():
     assert same_text(ours(LIFT, "sdy-lift-inlined-meshes"), shardy(LIFT, "sdy-lift-inlined-meshes"))
 
 
+# No two mesh symbols alike: inlined meshes (found after a look at every
+# sharding) take names in the order Shardy meets them; or there are none.
+LIFT_NO_MERGE = '''
+sdy.mesh @mesh = <["r"=8]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"r"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"r"}]>]>} : tensor<8x8xf32>
+  %1 = sdy.sharding_constraint %0 <mesh<["t"=4]>, [{"t"}, {}]> : tensor<8x8xf32>
+  %2 = stablehlo.add %1, %0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<["s"=2]>, [{}, {"s"}]>]>} : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+'''
+LIFT_NONE = '''
+sdy.mesh @mesh = <["r"=8]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"r"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"r"}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+'''
+
+
+def test_lift_inlined_meshes_without_merges():
+    out = ours(LIFT_NO_MERGE, "sdy-lift-inlined-meshes")
+    assert 'sdy.mesh @mesh_0 = <["t"=4]>' in out and 'sdy.mesh @mesh_1 = <["s"=2]>' in out
+    assert "sdy.sharding_constraint %0 <@mesh_0, [{\"t\"}, {}]>" in out
+    assert same_text(out, shardy(LIFT_NO_MERGE, "sdy-lift-inlined-meshes"))
+    out = ours(LIFT_NONE, "sdy-lift-inlined-meshes")
+    assert out.count("sdy.mesh @") == 1 and "stablehlo.mesh = " in out
+    assert same_text(out, shardy(LIFT_NONE, "sdy-lift-inlined-meshes"))
+
+
 # --- remove-size-one-axes ---------------------------------------------------------------
 SIZE_ONE = '''
 sdy.mesh @m = <["p"=2, "one"=1, "q"=4]>
