@@ -164,6 +164,7 @@ def erase_trivially_dead_ops(root, ops: list | None = None) -> int:
 
     root = as_operation(root)
     erased = 0
+    effect_free: dict = {}   # op name -> may_be_effect_free (names repeat: each is asked once)
     while True:
         sweep = 0
         # Users come before their producers in reverse post order, so one sweep
@@ -175,7 +176,11 @@ def erase_trivially_dead_ops(root, ops: list | None = None) -> int:
         else:
             candidates, ops = reversed(ops[1:]), None
         for op in candidates:
-            if not may_be_effect_free(op.name) or not results_unused(op) or not would_be_trivially_dead(op):
+            name = op.name
+            free = effect_free.get(name)
+            if free is None:
+                free = effect_free[name] = may_be_effect_free(name)
+            if not free or not results_unused(op) or not would_be_trivially_dead(op):
                 continue
             nested = bool(op.regions)
             op.erase()
