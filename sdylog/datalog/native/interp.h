@@ -144,8 +144,13 @@ op_lookup: {
         Bucket *b = index_lookup(ix, R, code + pc + 4, n);
         if (!b) return 0;
         Table *t = ix->t;
+        /* (one row, most keys: the rest of the program runs in this call, not a nested one) */
         if (ix->packed) {
             const i64 *r = ix->packed + (i64)b->rep * t->arity;
+            if (b->n == 1) {
+                T[ts] = r;
+                NEXT(4 + n);
+            }
             for (int32_t i = 0; i < b->n; i++, r += t->arity) {
                 T[ts] = r;
                 int rc = run(ev, code, pc + 4 + n, R, T);
@@ -153,9 +158,9 @@ op_lookup: {
             }
             return 0;
         }
-        if (b->n == 1) {   /* (most keys: no list) */
+        if (b->n == 1) {   /* (no list) */
             T[ts] = row(t, b->rep);
-            return run(ev, code, pc + 4 + n, R, T);
+            NEXT(4 + n);
         }
         IdVec *a = &ix->lists[b - ix->b];
         for (int32_t i = 0; i < a->n; i++) {

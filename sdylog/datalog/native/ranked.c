@@ -212,6 +212,8 @@ static int waves_run(Eval *ev, i64 *waves_out) {
     IdVec wave = {0}, order = {0};
     IdVec *fresh = calloc((size_t)ev->nlive, sizeof(IdVec));
     char *seen = calloc((size_t)ev->nlive, 1);
+    char *out = NULL;   /* per fresh tuple of a relation: dominated (grown as needed, not per wave) */
+    int32_t outcap = 0;
     int rc = 0;
     i64 waves = 0;
     if (!fresh || !seen) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
@@ -265,14 +267,19 @@ static int waves_run(Eval *ev, i64 *waves_out) {
             if (!ev->ndom[ri]) continue;
             Table *t = &ev->live[ri];
             IdVec *f = &fresh[ri];
-            char *out = calloc((size_t)f->n, 1);
-            if (!out) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
+            if (f->n > outcap) {
+                char *o = realloc(out, (size_t)f->n);
+                if (!o) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
+                out = o;
+                outcap = f->n;
+            }
+            memset(out, 0, (size_t)f->n);
             int any = 0;
             for (int32_t k = 0; k < f->n; k++) {
                 i64 vals[MAXKEY * 2];
                 memcpy(vals, row(t, f->v[k]), sizeof(i64) * (size_t)t->arity);
                 int d = run_programs(&ev->in, ev->dom[ri], ev->ndom[ri], vals, t->arity);
-                if (d < 0) { free(out); rc = -1; goto done; }
+                if (d < 0) { rc = -1; goto done; }
                 if (d) { out[k] = 1; any = 1; }
             }
             if (any) {
@@ -283,7 +290,6 @@ static int waves_run(Eval *ev, i64 *waves_out) {
                 }
                 f->n = m;
             }
-            free(out);
         }
         for (int32_t o = 0; o < order.n; o++) {
             int ri = order.v[o];
@@ -306,6 +312,7 @@ done:
         for (int i = 0; i < ev->nlive; i++) free(fresh[i].v);
     free(fresh);
     free(seen);
+    free(out);
     return rc;
 }
 
