@@ -99,7 +99,8 @@ typedef struct Index {
                             (else empty; rep is its first row) */
     IdVec all;           /* no key, live table: its rows in insertion order */
     i64 *packed;         /* static, keyed: the rows in bucket order; a bucket's are
-                            rep .. rep + n - 1 (one memory area per lookup) */
+                            rep .. rep + n - 1 (one memory area per lookup); NULL
+                            when every key has one row (rep: its row number) */
     int memo;            /* memo_key / memo_b hold the last lookup (0: none, or the index changed) */
     Bucket *memo_b;
     i64 memo_key[MAXKEY];
@@ -255,7 +256,10 @@ static void index_free(Index *ix) {
 
 /* the packed index of a table that does not change while it is read: the
    rows counted per key, then copied in key order (Index.packed), insertion
-   order kept within a key (no list per bucket to allocate). -1 out of memory. */
+   order kept within a key (no list per bucket to allocate). When every key
+   has one row (half the indexes), nothing is copied: a bucket's row is its
+   rep, read in the table (where it lies no farther from the next lookup's).
+   -1 out of memory. */
 static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
     int a = t->arity;
@@ -263,8 +267,7 @@ static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them
     while (cap < 2 * t->n) cap *= 2;
     ix->b = calloc((size_t)cap, sizeof(Bucket));
     int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
-    ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
-    if (!ix->b || !slot || !ix->packed) { free(slot); return -1; }
+    if (!ix->b || !slot) { free(slot); return -1; }
     ix->cap = cap;
     for (i64 r = 0; r < t->n; r++) {
         const i64 *rw = row(t, r);
@@ -289,6 +292,12 @@ static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them
         ix->b[s].n++;
         slot[r] = (int32_t)s;
     }
+    if (ix->used == t->n) {
+        free(slot);
+        return 0;
+    }
+    ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
+    if (!ix->packed) { free(slot); return -1; }
     i64 at = 0;   /* each key's first place in rep; while copying, its next place */
     for (i64 s = 0; s < cap; s++) {
         Bucket *b = &ix->b[s];
