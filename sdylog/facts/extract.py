@@ -127,10 +127,11 @@ class _OpenOp:
     """An op whose nested ops the walk is reading (add_body): what its tail
     rows need, its blocks still to read, and the ops left in the current one.
     A function's body has op None (its rows are add_func's)."""
-    __slots__ = ("op_id", "op", "name", "operands", "results", "blocks", "region", "left")
+    __slots__ = ("op_id", "op", "name", "kind", "operands", "results", "blocks", "region", "left")
 
-    def __init__(self, op_id: int, op, name, operands, results, blocks: list):
-        self.op_id, self.op, self.name, self.operands, self.results = op_id, op, name, operands, results
+    def __init__(self, op_id: int, op, name, kind, operands, results, blocks: list):
+        self.op_id, self.op, self.name, self.kind = op_id, op, name, kind   # (kind: _name_kind's)
+        self.operands, self.results = operands, results
         self.blocks = blocks   # (region index, block), in order
         self.region = 0
         self.left = 0
@@ -368,7 +369,7 @@ class _Extractor:
                 d = ir.DictAttr(a)
                 if "sdy.sharding" in d:
                     f.add("func_result_sharding", name, i, self.add_sharding(TensorSharding.from_attr(d["sdy.sharding"])))
-        self.add_body(fn.operation, name, _OpenOp(op_id, None, None, (), (), [(0, block)]))
+        self.add_body(fn.operation, name, _OpenOp(op_id, None, None, None, (), (), [(0, block)]))
         term = block.operations[len(block.operations) - 1]
         rets = [self.value_id(v, name) for v in term.operands]
         self.returns[name] = (op_id, block, rets)
@@ -405,6 +406,7 @@ class _Extractor:
         relations = f.relations
         trait_rows, tensor_rows = relations["op_trait"], relations["value_tensor"]
         op_rule_rows, rule_tensor_rows = relations["op_rule"], relations["rule_tensor"]
+        yield_rows = relations["region_yield"]
         value_ids, all_values = f.value_ids, f.values
         get, ids_of = value_ids.get, self.ids_of
         type_ids, value_funcs = self._value_type_ids, self._value_funcs
@@ -488,60 +490,58 @@ class _Extractor:
                 results = []
             regions = op.regions if may_have_regions else ()
             if len(regions):
-                entered = _OpenOp(op_id, op, name, operands, results,
+                entered = _OpenOp(op_id, op, name, kind, operands, results,
                                   [(r, block) for r, region in enumerate(regions) for block in region.blocks])
                 if self.next_block(entered, func):
                     open_.append(entered)
                     continue
-            # The op's tail rows.
-            attrs = op.attributes   # (each read goes through the bindings: once)
-            # (add_rule's keys: type ids for types; a sharding or a user rule, an
-            # unknown key: add_op_tail)
-            rule_id = _UNKNOWN
-            if keyed_by == ATTR_KEY:
-                items = attrs.items()
-                if not [a for a, _ in items if a.startswith("sdy.")]:
+            while True:   # the tail rows of `op`, then of each op whose regions it completes
+                attrs = op.attributes   # (each read goes through the bindings: once)
+                # (add_rule's keys: type ids for types; a sharding or a user rule, an
+                # unknown key: add_op_tail)
+                rule_id = _UNKNOWN
+                if keyed_by == ATTR_KEY:
+                    # (no key of add_rule's has sdy's attributes: an op with any misses)
                     rule_id = rule_by_key.get((name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
                                                (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)),
-                                               tuple(items)), _UNKNOWN)
-            elif keyed_by <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
-                # (`in` asks for one attribute; len() and items() build the op's whole dictionary)
-                rule_id = None if keyed_by == NO_RULE else rule_by_key.get(
-                    (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
-                     (type_of(results[0]),) if n == 1 else tuple(map(type_of, results))), _UNKNOWN)
-            if rule_id is _UNKNOWN:
-                self.add_op_tail(op, name, op_id, operands, results, func)
-            else:   # add_op_tail's rows for a common op whose rule is known
-                if elementwise == 1 or (elementwise and is_elementwise(op, name)):
-                    trait_rows.append((op_id, "elementwise"))
-                if n == 1:
-                    tensor_rows.append((results[0], results[0]))
-                elif results:
-                    tensor_rows.extend(zip(results, results))
-                if rule_id is not None:
-                    op_rule_rows.append((op_id, rule_id))
-                    if n == 1 and k == 1:
-                        rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, results[0], 1))
-                    elif n == 1 and k == 2:
-                        rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, operands[1], 0),
-                                             (op_id, 2, results[0], 1))
-                    elif operands or results:
-                        tensors = operands + results
-                        rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors, _is_result(k, n)))
-            # `op` is complete: so may be the block it ends, and the op owning that.
-            last = operands
-            while True:
+                                               tuple(attrs.items())), _UNKNOWN)
+                elif keyed_by <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
+                    # (`in` asks for one attribute; len() and items() build the op's whole dictionary)
+                    rule_id = None if keyed_by == NO_RULE else rule_by_key.get(
+                        (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
+                         (type_of(results[0]),) if n == 1 else tuple(map(type_of, results))), _UNKNOWN)
+                if rule_id is _UNKNOWN:
+                    self.add_op_tail(op, name, op_id, operands, results, func)
+                else:   # add_op_tail's rows for a common op whose rule is known
+                    if elementwise == 1 or (elementwise and is_elementwise(op, name)):
+                        trait_rows.append((op_id, "elementwise"))
+                    if n == 1:
+                        tensor_rows.append((results[0], results[0]))
+                    elif results:
+                        tensor_rows.extend(zip(results, results))
+                    if rule_id is not None:
+                        op_rule_rows.append((op_id, rule_id))
+                        if n == 1 and k == 1:
+                            rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, results[0], 1))
+                        elif n == 1 and k == 2:
+                            rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, operands[1], 0),
+                                                 (op_id, 2, results[0], 1))
+                        elif operands or results:
+                            tensors = operands + results
+                            rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors, _is_result(k, n)))
+                # `op` is complete: so may be the block it ends, and the op owning that.
                 top = open_[-1]
                 top.left -= 1
                 if top.left or top.op is None:
                     break
-                # top's block ended with `last`'s op, its terminator
-                self.facts.relations["region_yield"].extend([(top.op_id, top.region, i, v) for i, v in enumerate(last)])
+                # top's block ended with `op`, its terminator
+                yield_rows.extend([(top.op_id, top.region, i, v) for i, v in enumerate(operands)])
                 if self.next_block(top, func):
                     break
                 open_.pop()
-                self.add_op_tail(top.op, top.name, top.op_id, top.operands, top.results, func)
-                last = top.operands
+                op, name, op_id, operands, results = top.op, top.name, top.op_id, top.operands, top.results
+                elementwise, keyed_by, _ = top.kind
+                k, n = len(operands), len(results)
 
     def result_ids(self, results, func: str) -> list[int]:
         """ids_of for an op's results, while some op results have ids before

@@ -97,8 +97,9 @@ _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert
 
 
 # What equal-ruled ops share, by op name (key_kind): no rule at all (no key
-# needed), their types, their types and attributes, or nothing (no key: the
-# builder looks around the op, or the op is not in the table).
+# needed: the table's no_rule ops and block terminators), their types, their
+# types and attributes, or nothing (no key: the builder looks around the op,
+# or the op is not in the table).
 NO_RULE, TYPE_KEY, ATTR_KEY, NO_KEY = range(4)
 
 
@@ -106,7 +107,7 @@ def key_kind(name: str) -> int:
     """Which of NO_RULE, TYPE_KEY, ATTR_KEY, NO_KEY the rules of ops named `name`
     are keyed by (an op carrying a user rule has no key, whatever its name)."""
     build = RULES.get(name)
-    if build is no_rule:
+    if build is no_rule or (build is None and name in _TERMINATORS):
         return NO_RULE
     if build in _TYPE_ONLY_BUILDERS:
         return TYPE_KEY

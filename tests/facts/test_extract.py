@@ -317,3 +317,37 @@ func.func @f(%a: tensor<4xf32>, %p: tensor<i32>) -> tensor<4xf32> {
     result = {op: v for op, _, v in rows}
     assert f.rows("region_yield") == [(case, 0, 0, result[case - 1]), (case, 1, 0, result[negate[0]])]
     assert sorted(r[0] for r in f.rows("value")) == list(range(len(f.values)))
+
+
+def test_region_ops_and_ops_with_sdy_attributes_share_rules_the_long_way_too():
+    # a region op's tail rows come after its body's; the walk writes them
+    # itself once its rule key is known (the second reduce), and an op with
+    # sdy attributes (a sharding, or any other) goes through add_rule: all
+    # equal reduces and dots share one rule each, with the same tensor rows
+    f = extract_facts(parse_module("""
+sdy.mesh @mesh = <["x"=2]>
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %r1 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %r2 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %d0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %d1 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] {sdy.note = "kept"} : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %d2 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %s = stablehlo.add %r0, %r1 : tensor<4xf32>
+  return %s : tensor<4xf32>
+}"""))
+    rule_of = dict(f.rows("op_rule"))
+    reduces, dots, returns = [[row[0] for row in f.rows("op") if row[1] == n]
+                              for n in ("stablehlo.reduce", "stablehlo.dot_general", "stablehlo.return")]
+    assert len({rule_of[r] for r in reduces}) == 1 and len({rule_of[d] for d in dots}) == 1
+    assert not set(returns) & set(rule_of)   # terminators have no rule
+    assert f.sharded_ops == {reduces[2]}
+    # each reduce's rows come after its body's (its return's), in op order
+    assert [op for op, _ in f.rows("op_rule") if op in reduces] == reduces
+    for op in rule_of:
+        operands = [v for o, _, v in sorted(f.rows("op_operand")) if o == op]
+        results = [v for o, _, v in sorted(f.rows("op_result")) if o == op]
+        assert [(v, r) for o, _, v, r in sorted(f.rows("rule_tensor")) if o == op] == \
+            [(v, 0) for v in operands] + [(v, 1) for v in results]
+        assert [(v, t) for v, t in f.rows("value_tensor") if v in results] == [(v, v) for v in results]
