@@ -10,9 +10,10 @@
  * run(out, indexes, base, deltas) evaluates one stratum semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
- * round adds any (a plain stratum has no delta programs: one round). EMIT
- * appends to a buffer, inserted into the tables after the round: a table is
- * never changed while a program reads it. Relations of the stratum are read
+ * round adds any (a plain stratum has no delta programs: one round). A
+ * delta program's EMIT appends to a buffer, inserted into the tables after
+ * the round, and a base program's goes straight in (it reads none of them):
+ * a table is never changed while a program reads it. Relations of the stratum are read
  * through indexes kept up to date on insert ("live" ones).
  */
 #include "interp.h"
@@ -324,10 +325,27 @@ static int buffer_emit(Interp *in, int rel, int rule, const i64 *vals) {
     return 0;
 }
 
+/* the base programs' tuples: straight into their tables (no program reads
+   them: a base program reads no relation of the stratum) */
+static int direct_emit(Interp *in, int rel, int rule, const i64 *vals) {
+    (void)rule;
+    if (table_insert(in->out[rel], vals) == -2) { in->status = ST_NOMEM; return -1; }
+    return 0;
+}
+
 /* the buffered tuples into their tables: -1 out of memory */
 static int flush(Run *run) {
     for (int ri = 0; ri < run->in.nout; ri++) {
         Table *b = &run->buf[ri];
+        Table *t = run->in.out[ri];
+        if (b->n > t->cap - t->n) {   /* (room for them at once: one copy of the rows, not one per doubling) */
+            i64 cap = t->cap ? t->cap : 64;
+            while (cap < t->n + b->n) cap *= 2;
+            i64 *d = realloc(t->data, sizeof(i64) * (size_t)(cap * (t->arity ? t->arity : 1)));
+            if (!d) return -1;
+            t->data = d;
+            t->cap = cap;
+        }
         for (i64 k = 0; k < b->n; k++)
             if (table_insert(run->in.out[ri], row(b, k)) == -2) return -1;
         b->n = 0;
@@ -339,9 +357,10 @@ static int flush(Run *run) {
 static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i64 *iterations) {
     Interp *in = &run->in;
     static const i64 no_delta[1];
+    in->emit = direct_emit;
     for (int k = 0; k < nbase; k++)
         if (run_programs(in, &base[k], 1, no_delta, 0) < 0) return -1;
-    if (flush(run) < 0) { in->status = ST_NOMEM; return -1; }
+    in->emit = buffer_emit;
     i64 *lo = calloc((size_t)in->nout + 1, sizeof(i64)), *hi = calloc((size_t)in->nout + 1, sizeof(i64));
     if (!lo || !hi) { free(lo); free(hi); in->status = ST_NOMEM; return -1; }
     int rc = 0;
