@@ -92,6 +92,30 @@ def test_generated_facts_give_the_same_relations(facts):
         same(PROGRAM, facts, mp)
 
 
+def test_indexes_over_relations_of_many_keys_and_rows(monkeypatch):
+    # (a packed index grows with its keys while it is built: thousands of
+    # keys, some of one row, some of many; an index whose keys each have one
+    # row reads the table's rows; a plain stratum's base tuples, duplicates
+    # among them, go straight into its table)
+    text = """
+.decl e(x: number, y: number)
+.decl u(x: number, w: number)
+.decl j(x: number, y: number, w: number)
+.decl k(x: number, n: number)
+.decl p(x: number, y: number)
+j(x, y, w) :- e(x, y), u(y, w).
+j(x, y, w) :- e(y, x), u(x, w), !u(y, _).
+k(x, n) :- u(x, _), n = count : { e(x, _) }.
+p(x, y) :- e(x, y), y < 40.
+p(x, z) :- p(x, y), e(y, z), z < 40.
+"""
+    edges = [(i % 97, (i * 7) % 3001) for i in range(3000)] + [(5000 + i, i) for i in range(40)]
+    facts = {"e": edges, "u": [(i, -i) for i in range(0, 3001, 3)]}
+    got, in_c = same(text, facts, monkeypatch)
+    assert all(in_c.values())
+    assert len(got["j"]) > 1000 and len(got["k"]) == 1001 and got["p"]
+
+
 @pytest.mark.parametrize("rule", [
     'name(x, cat(x, "!")) :- item(x, _).',        # a string functor
     "name(x, x) :- item(x, _), x < \"m\".",        # the order of strings
