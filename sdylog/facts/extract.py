@@ -158,8 +158,10 @@ class FactSet:
 
 
 class _Extractor:
-    def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool):
+    def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
+                 ops_within=None):
         self.facts = FactSet(module=module)
+        self._ops_within = ops_within or op_list
         self.filename = filename
         self.conservative = conservative
         self.static_shapes = static_shapes
@@ -417,7 +419,7 @@ class _Extractor:
         open_ = [root]
         if not self.next_block(root, func):
             return
-        for op in op_list(fn)[1:]:   # (the first one is fn)
+        for op in self._ops_within(fn)[1:]:   # (the first one is fn)
             top = open_[-1]
             # The op's head rows: its row (add_op_row's), operands and results.
             op_id = len(ops)
@@ -748,12 +750,15 @@ class _Extractor:
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
-                  static_shapes: bool = False) -> FactSet:
+                  static_shapes: bool = False, ops_within=None) -> FactSet:
     """The module's input relations (rules/schema.dl) and the id maps back to the IR.
     `static_shapes`: an op result of a type propagation rejects (a tuple, a
-    dynamic shape) is an error, with unpropagatable_type_error's message."""
+    dynamic shape) is an error, with unpropagatable_type_error's message.
+    `ops_within(fn)`: a function and the ops nested in it, pre-order (e.g. a
+    pipeline's census' `within`, which then serves the steps after it); by
+    default a walk."""
     with module.context:
-        return _Extractor(module, filename, conservative, static_shapes).run()
+        return _Extractor(module, filename, conservative, static_shapes, ops_within).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on

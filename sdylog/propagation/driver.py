@@ -76,6 +76,15 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
         return _propagate(module, options, ctx)
 
 
+def _shared_census_within(module, ctx):
+    """The census' op lists per function when a pipeline shares one (the
+    steps after propagation reuse what the facts made it walk); else None."""
+    if getattr(ctx, "census", None) is None:
+        return None
+    from sdylog.passes.census import census
+    return census(module, ctx).within
+
+
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     from sdylog.datalog import make_engine
     from sdylog.datalog.engines import propagation_engine
@@ -87,7 +96,8 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     t0 = time.process_time()
     with module.context:
         try:   # (the extraction checks the result types as it reads them: no walk of its own)
-            facts = extract_facts(module, filename, conservative=options.conservative, static_shapes=True)
+            facts = extract_facts(module, filename, conservative=options.conservative, static_shapes=True,
+                                  ops_within=_shared_census_within(module, ctx))
         except SdylogError:
             check_static_shapes(module, filename)   # a type error comes first, wherever it is
             raise
