@@ -635,7 +635,7 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
 
     `ops`: `root` and the ops nested in it in pre-order (e.g. a census'),
     read instead of walking. `by_name` (with `of_sharding_only`, no `on_op`):
-    the same ops grouped by name (see `ops_by_name`), for an fn whose results
+    the same ops grouped by name (e.g. a census' `by_names()`), for an fn whose results
     do not depend on the order it sees shardings in: the groups are visited
     one after the other, and only special ops' names are looked at."""
     if of_sharding_only:
@@ -650,14 +650,9 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
             for op in group:
                 _walk_special(op, name, fn, True, values=False)
         else:
-            _walk_sharding_lists(group, fn, True, lists)
+            for op in group:
+                _walk_sharding_list(op, fn, True, lists)
 
-
-def ops_by_name(found) -> dict:
-    """A census' ops (sdylog/passes/census.py), every one, by name, each name's
-    in walk order: for transform_shardings' `by_name`."""
-    found.all_ops()   # (brings every name's list up to date)
-    return {name: found.ops(name) for name in list(found.by_name)}
 
 
 def once_per_sharding(fn: ShardingFn) -> ShardingFn:
@@ -697,39 +692,24 @@ def _walk(root, fn, on_op, transform: bool, lists: dict | None = None, ops: list
         if name in _SPECIAL_OPS:
             _walk_special(op, name, fn, transform, values=lists is None)
             continue
-        attrs = op.attributes   # each read goes through the bindings: once
-        attr = attrs.get(SHARDING)
-        if attr is None:
-            continue
-        if lists is not None:
-            done = lists.get(attr)   # (lists hold attributes, never None)
-            if done is not None:
-                if done != attr:
-                    attrs[SHARDING] = done
-                continue
-        _walk_sharding_list(op, attrs, attr, fn, transform, lists)
+        _walk_sharding_list(op, fn, transform, lists)
 
 
-def _walk_sharding_lists(ops, fn, transform: bool, lists: dict) -> None:
-    """_walk's loop body for ops (none special) whose names are known."""
-    for op in ops:
-        attrs = op.attributes
-        attr = attrs.get(SHARDING)
-        if attr is None:
-            continue
-        done = lists.get(attr)
+def _walk_sharding_list(op, fn, transform: bool, lists: dict | None) -> None:
+    """An op's `sdy.sharding` list, if it has one. With `lists`, a list seen
+    before is not rewritten again: a list is rewritten the same way whatever
+    the op (with a value-independent fn), since the module was verified and
+    the list has one sharding per result."""
+    attrs = op.attributes   # each read goes through the bindings: once
+    attr = attrs.get(SHARDING)
+    if attr is None:
+        return
+    if lists is not None:
+        done = lists.get(attr)   # (lists hold attributes, never None)
         if done is not None:
             if done != attr:
                 attrs[SHARDING] = done
-            continue
-        _walk_sharding_list(op, attrs, attr, fn, transform, lists)
-
-
-def _walk_sharding_list(op, attrs, attr, fn, transform: bool, lists: dict | None) -> None:
-    """An op's `sdy.sharding` list `attr` (its attributes `attrs`), not seen
-    before. A list is rewritten the same way whatever the op (with a
-    value-independent fn): the module was verified, so the list has one
-    sharding per result."""
+            return
     results = list(op.results)
     lst = per_value(attr)
     if not lst:

@@ -101,6 +101,11 @@ class Census:
             return self.ops(wanted[0]) if wanted else []
         return [op for op in self.all_ops() if op.name in wanted]
 
+    def by_names(self) -> dict[str, list[ir.Operation]]:
+        """Every op, by name, each name's in walk order."""
+        self.all_ops()   # (brings every name's list up to date)
+        return {name: list(ops) for name, ops in self.by_name.items()}
+
     def all_ops(self) -> list[ir.Operation]:
         """Every op, the module first, in walk order (pre-order)."""
         if self.tops is None:

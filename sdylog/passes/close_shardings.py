@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.shardings import ops_by_name, transform_shardings
+from sdylog.ir.shardings import transform_shardings
 from sdylog.model.sharding import TensorSharding
 from sdylog.passes.census import ATTRIBUTES_ONLY, census
 
@@ -20,5 +20,5 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         # (each sharding is closed on its own: the order ops come in does not matter)
         transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True,
-                            by_name=ops_by_name(census(module, ctx)))
+                            by_name=census(module, ctx).by_names())
     return ATTRIBUTES_ONLY

@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
-from sdylog.ir.shardings import mesh_or_ref, ops_by_name, replica_groups_on_mesh, transform_shardings
+from sdylog.ir.shardings import mesh_or_ref, replica_groups_on_mesh, transform_shardings
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
 from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
 
@@ -152,7 +152,7 @@ def run(module: ir.Module, options: dict, ctx):
         lifter.dedup_existing()
         # Without merged meshes, only inlined meshes change shardings: most
         # modules have none, which one look at each op, in any order, tells.
-        if lifter.ops_changed or _has_inlined_mesh(module, ops_by_name(found)):
+        if lifter.ops_changed or _has_inlined_mesh(module, found.by_names()):
             # the census' ops, unless a merged mesh symbol is gone from them
             transform_shardings(module.operation, lifter.lift_sharding, of_sharding_only=True,
                                 ops=None if lifter.ops_changed else ops)
