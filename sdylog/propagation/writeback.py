@@ -64,7 +64,7 @@ class _Attrs:
             unreduced[t].append((a, pre, size))
         self.extra = {t: (tuple(sorted(dims.get(t, ()))), tuple(replicated.get(t, ())), tuple(unreduced.get(t, ())))
                       for t in dims.keys() | replicated.keys() | unreduced.keys()}
-        self.ids: dict = {}           # sharding content -> id
+        self._ids: dict = {}          # sharding content -> id
         self.attrs: list = []         # id -> TensorShardingAttr
         self.meshes_of_id: list = []  # id -> mesh name
         self._refs: dict = {}
@@ -91,17 +91,13 @@ class _Attrs:
             ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
         return ref
 
-    def content(self, t: int, rank: int) -> tuple:
-        """What names tensor t's derived sharding (t has `rank` dimensions)."""
-        return self.mesh_of[t], rank, self.axes.get(t, 0), self.extra.get(t)
-
     def id_of(self, t: int, rank: int) -> int:
         """The id of tensor t's derived sharding (t has `rank` dimensions)."""
-        content = self.content(t, rank)
-        sid = self.ids.get(content)
-        return self.new_id(content) if sid is None else sid
+        content = (self.mesh_of[t], rank, self.axes.get(t, 0), self.extra.get(t))
+        sid = self._ids.get(content)
+        return self._content_id(content) if sid is None else sid
 
-    def new_id(self, content: tuple) -> int:
+    def _content_id(self, content: tuple) -> int:
         """The id of a sharding content not seen yet, its attribute built."""
         mesh, rank, mask, extra = content
         rows, i = [], 0
@@ -114,7 +110,7 @@ class _Attrs:
         return self._new_id(content, mesh, self._build(mesh, rank, dims, tuple(sorted(rows)), replicated, unreduced))
 
     def _new_id(self, content, mesh: str, attr) -> int:
-        sid = self.ids[content] = len(self.attrs)
+        sid = self._ids[content] = len(self.attrs)
         self.attrs.append(attr)
         self.meshes_of_id.append(mesh)
         return sid
@@ -141,7 +137,7 @@ class _Attrs:
     def open_id(self, mesh: str, rank: int) -> int:
         """A fully open sharding of the given rank on the mesh."""
         content = ("open", mesh, rank)
-        sid = self.ids.get(content)
+        sid = self._ids.get(content)
         if sid is None:
             dim = sdy.DimensionShardingAttr.get([], False)
             sid = self._new_id(content, mesh, sdy.TensorShardingAttr.get(self.mesh_attr(mesh), [dim] * rank, [], []))
@@ -185,14 +181,10 @@ def write_back(module, engine, facts, options) -> None:
     special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
     written_elsewhere = False   # a value of a special op or a block argument was written
     func_args = facts.func_args
-    # (attrs.id_of written out: a call per value costs as much as the rest)
-    mesh_of, axes_of, extra_of, id_of_content = attrs.mesh_of, attrs.axes.get, attrs.extra.get, attrs.ids.get
+    id_of = attrs.id_of
     rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
     for v, t in _scan(engine, "final_value"):
-        content = (mesh_of[t], rank_of_value[v], axes_of(t, 0), extra_of(t))
-        sid = id_of_content(content)
-        if sid is None:
-            sid = attrs.new_id(content)
+        sid = id_of(t, rank_of_value[v])
         if v in func_args:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
@@ -229,7 +221,7 @@ def write_back(module, engine, facts, options) -> None:
     returned = {(f, i): v for f, i, v in facts.rows("func_return")}   # (the result tensor's rank is its value's)
     for f, index, t in _scan(engine, "final_func_result"):
         func, i = facts.func_results[t]
-        results[func][i] = attrs.attrs[attrs.id_of(t, rank_of_value[returned[f, index]])]
+        results[func][i] = attrs.attrs[id_of(t, rank_of_value[returned[f, index]])]
     for func, by_index in args.items():
         set_func_shardings(func, by_index)
     for func, by_index in results.items():
