@@ -21,6 +21,14 @@
 
 /* ------------------------------------------------------------ Python values */
 static int to_i64(PyObject *o, i64 *out) {
+#if PY_VERSION_HEX < 0x030C0000
+    /* (an int of at most one digit, most facts' values: read in place) */
+    Py_ssize_t size = Py_SIZE(o);
+    if (size >= -1 && size <= 1) {
+        *out = (i64)size * (i64)((PyLongObject *)o)->ob_digit[0];
+        return 0;
+    }
+#endif
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow || (v == -1 && PyErr_Occurred())) {
@@ -198,13 +206,14 @@ static PyObject *db_add_table(Database *db, PyObject *args) {
 /* a row's values in C form (symbols interned): 1, 0 when one has none
    (not a tuple of the table's arity, a value of another type, an int beyond
    64 bits), -1 with a Python error */
-static int row_values(Database *db, DbTable *d, PyObject *tup, i64 *vals, int intern_symbols) {
+static int row_values(Database *db, DbTable *d, PyObject *tup, i64 *vals) {
     if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != d->t.arity) return 0;
+    PyObject **items = ((PyTupleObject *)tup)->ob_item;
     for (int i = 0; i < d->t.arity; i++) {
-        PyObject *v = PyTuple_GET_ITEM(tup, i);
+        PyObject *v = items[i];
         if (d->sym[i]) {
             if (!PyUnicode_Check(v)) return 0;
-            if (intern_symbols && intern(db, v, &vals[i]) < 0) return -1;
+            if (intern(db, v, &vals[i]) < 0) return -1;
         } else if (!PyLong_Check(v) || to_i64(v, &vals[i]) < 0) {
             return 0;
         }
@@ -222,21 +231,22 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    i64 vals[MAXKEY * 2];
-    int ok = 1;
-    /* every row checked first: all go in, or none */
-    for (Py_ssize_t k = 0; k < n && ok == 1; k++) ok = row_values(db, d, items[k], vals, 0);
+    int a = d->t.arity, ok = 1;
+    /* every row converted first, in one pass (its symbols interned: an id
+       given to a string of a row that then does not go in is harmless):
+       all go in, or none */
+    i64 *vals = malloc(sizeof(i64) * (size_t)(n * a + 1));
+    if (!vals) { Py_DECREF(seq); return PyErr_NoMemory(); }
+    for (Py_ssize_t k = 0; k < n && ok == 1; k++) ok = row_values(db, d, items[k], vals + k * a);
+    Py_DECREF(seq);
     if (ok == 1 && n) {
         db_changed(db, tno);
-        if (table_reserve(&d->t, n) < 0) { Py_DECREF(seq); return PyErr_NoMemory(); }
-        for (Py_ssize_t k = 0; k < n && ok == 1; k++) {
-            if ((ok = row_values(db, d, items[k], vals, 1)) == 1 && table_insert(&d->t, vals) == -2) {
-                Py_DECREF(seq);
-                return PyErr_NoMemory();
-            }
+        if (table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (table_insert(&d->t, vals + k * a) == -2) { free(vals); return PyErr_NoMemory(); }
         }
     }
-    Py_DECREF(seq);
+    free(vals);
     if (ok < 0) return NULL;
     return PyBool_FromLong(ok);
 }
