@@ -431,10 +431,17 @@ class _Extractor:
             elementwise, keyed_by, may_have_regions = kind
             op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
             # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
-            operands = list(map(get, op.operands))
+            # (read by index: iterating the bindings' list ends in an IndexError, which costs more)
+            operand_list = op.operands
+            k = len(operand_list)
+            if k == 1:
+                operands = [get(operand_list[0])]
+            elif k == 2:
+                operands = [get(operand_list[0]), get(operand_list[1])]
+            else:
+                operands = [get(operand_list[i]) for i in range(k)] if k else []
             if None in operands:
-                operands = ids_of(op.operands, func)
-            k = len(operands)
+                operands = ids_of(operand_list, func)
             # (one or two rows are built here: zip and repeat objects cost more)
             if k == 1:
                 operand_rows.append((op_id, 0, operands[0]))
