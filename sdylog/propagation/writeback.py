@@ -34,7 +34,10 @@ class _Attrs:
 
     def __init__(self, engine, facts):
         self.facts = facts
-        self.mesh_of = dict(_scan(engine, "final_mesh"))
+        # a tensor's mesh (with a single mesh in the module, the rules can name
+        # no other: its rows are not read)
+        self.only_mesh = next(iter(facts.meshes)) if len(facts.meshes) == 1 else None
+        self.mesh_of = {} if self.only_mesh is not None else dict(_scan(engine, "final_mesh"))
         # A tensor's dimension axes are a set of final_dim_axis rows (without
         # the tensor column), a few of a few dozen distinct ones: each distinct
         # row is one bit, a tensor's set their union (an int: no list or tuple
@@ -91,11 +94,18 @@ class _Attrs:
             ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
         return ref
 
-    def id_of(self, t: int, rank: int) -> int:
-        """The id of tensor t's derived sharding (t has `rank` dimensions)."""
-        content = (self.mesh_of[t], rank, self.axes.get(t, 0), self.extra.get(t))
-        sid = self._ids.get(content)
-        return self._content_id(content) if sid is None else sid
+    def ids_of(self, tensors, ranks: list) -> list[int]:
+        """The id of the derived sharding of each (value, tensor) of `tensors`
+        (`ranks`: value id -> its rank). Tensors are many: one loop here, not
+        a call per tensor."""
+        mesh, mesh_of, axes_of, extra_of = self.only_mesh, self.mesh_of, self.axes.get, self.extra.get
+        known = self._ids.get
+        ids = []
+        for v, t in tensors:
+            content = (mesh or mesh_of[t], ranks[v], axes_of(t, 0), extra_of(t))
+            sid = known(content)
+            ids.append(self._content_id(content) if sid is None else sid)
+        return ids
 
     def _content_id(self, content: tuple) -> int:
         """The id of a sharding content not seen yet, its attribute built."""
@@ -168,62 +178,91 @@ def _scan(engine, relation: str):
 
 def write_back(module, engine, facts, options) -> None:
     attrs = _Attrs(engine, facts)
-    args = defaultdict(dict)      # func op -> argument index -> sharding
-    by_op = defaultdict(dict)     # plain op id with several results -> result index -> sharding id
-    single_ops, single_ids = [], []   # plain ops with one result, and its sharding id
-    # Where each value lives, from the facts (no IR access): op results by
-    # their op_result row (op id, index), which ops have several results, and
-    # which keep them elsewhere; anything else is a block argument.
-    result_rows = facts.rows("op_result")
-    row_of = dict(zip(map(_THIRD, result_rows), result_rows)).get
-    several = set(compress(map(_FIRST, result_rows), map(_SECOND, result_rows)))   # (a result at index > 0)
-    op_rows = facts.rows("op")
-    special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
-    written_elsewhere = False   # a value of a special op or a block argument was written
-    func_args = facts.func_args
-    id_of = attrs.id_of
     rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
-    for v, t in _scan(engine, "final_value"):
-        sid = id_of(t, rank_of_value[v])
+    final = _scan(engine, "final_value")
+    # Where each value lives, from the facts (no IR access): most values are
+    # the one result of a plain op that had no `sdy.sharding` list (`plain`:
+    # the list is written whole); the others are function arguments, results
+    # of ops with several results or of ops that had a list, and values kept
+    # elsewhere (set_sharding: block arguments, results of _SPECIAL ops).
+    places = _Places(facts)
+    plain_op_of = places.plain_op.get
+    sharded = facts.sharded_ops
+    plain, others = [], []   # (op id, sharding id), (value id, sharding id)
+    for (v, _), sid in zip(final, attrs.ids_of(final, rank_of_value)):
+        op_id = plain_op_of(v)
+        if op_id is None or op_id in sharded:
+            others.append((v, sid))
+        else:
+            plain.append((op_id, sid))
+    _write_others(facts, attrs, others, places)
+    # (were a plain op given a list by a write elsewhere, it would still be
+    # this one entry: the op has one result)
+    ops, lists = facts.ops, {}
+    for op_id, sid in plain:
+        lst = lists.get(sid)
+        if lst is None:
+            lst = lists[sid] = attrs.per_value((sid,))
+        ops[op_id].attributes[SHARDING] = lst
+    _write_func_results(engine, facts, attrs, rank_of_value)
+
+
+class _Places:
+    """Which ops keep their results' shardings where, from the facts' op and
+    op_result rows."""
+
+    def __init__(self, facts):
+        op_rows, result_rows = facts.rows("op"), facts.rows("op_result")
+        # ops with several results (a result at index > 0), ops of _SPECIAL names
+        self.several = set(compress(map(_FIRST, result_rows), map(_SECOND, result_rows)))
+        self.special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
+        # value id -> op id, for the result of each op with one result and no special place
+        self.plain_op = {v: op for op, _, v in result_rows if op not in self.several and op not in self.special}
+
+
+def _write_others(facts, attrs: _Attrs, others: list, places: _Places) -> None:
+    """Write the (value id, sharding id) pairs of values that are not a plain
+    op's one result (see write_back)."""
+    args = defaultdict(dict)    # func op -> argument index -> sharding
+    by_op = defaultdict(dict)   # op id (with several results, or a list) -> result index -> sharding id
+    result_rows = facts.rows("op_result")
+    row_of = dict(zip(map(_THIRD, result_rows), result_rows)).get if others else None
+    func_args = facts.func_args
+    written_elsewhere = False   # a value of a special op or a block argument was written
+    for v, sid in others:
         if v in func_args:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
             continue
         row = row_of(v)
-        if row is None or row[0] in special:
+        if row is None or row[0] in places.special:
             written_elsewhere = True
             new = attrs.attrs[sid]
             value = facts.values[v]
             old = get_sharding(value)
             if old is None or old != new:
                 set_sharding(value, new)
-        elif row[0] in several:
-            by_op[row[0]][row[1]] = sid
         else:
-            single_ops.append(row[0])
-            single_ids.append(sid)
-    ops = facts.ops
+            by_op[row[0]][row[1]] = sid
     # Whether an op has an `sdy.sharding` list: the facts know (unless writes
     # elsewhere may have added one since), so the IR is not asked.
     sharded = None if written_elsewhere else facts.sharded_ops
-    one = {}   # sharding id -> its one-entry list
-    for op_id, sid in zip(single_ops, single_ids):
-        if sharded is not None and op_id not in sharded:   # most ops
-            lst = one.get(sid)
-            if lst is None:
-                lst = one[sid] = attrs.per_value((sid,))
-            ops[op_id].attributes[SHARDING] = lst
-        else:
-            _set_result_shardings(ops[op_id], {0: sid}, attrs, None if sharded is None else True, True)
     for op_id, by_index in by_op.items():
-        _set_result_shardings(ops[op_id], by_index, attrs, None if sharded is None else op_id in sharded, False)
-    results = defaultdict(dict)
-    returned = {(f, i): v for f, i, v in facts.rows("func_return")}   # (the result tensor's rank is its value's)
-    for f, index, t in _scan(engine, "final_func_result"):
-        func, i = facts.func_results[t]
-        results[func][i] = attrs.attrs[id_of(t, rank_of_value[returned[f, index]])]
+        _set_result_shardings(facts.ops[op_id], by_index, attrs, None if sharded is None else op_id in sharded,
+                              op_id not in places.several)
     for func, by_index in args.items():
         set_func_shardings(func, by_index)
+
+
+def _write_func_results(engine, facts, attrs: _Attrs, rank_of_value: list) -> None:
+    """The derived shardings of functions' results, one attribute array per function."""
+    results = defaultdict(dict)
+    returned = {(f, i): v for f, i, v in facts.rows("func_return")}   # (the result tensor's rank is its value's)
+    rows = list(_scan(engine, "final_func_result"))
+    ids = attrs.ids_of([(returned[f, index], t) for f, index, t in rows], rank_of_value)
+    for (_, _, t), sid in zip(rows, ids):
+        func, i = facts.func_results[t]
+        results[func][i] = attrs.attrs[sid]
     for func, by_index in results.items():
         set_func_shardings(func, by_index, results=True)
 

@@ -117,7 +117,7 @@ def test_a_tensors_axes_read_in_any_order_name_one_sharding():
             return self.relations[relation]
     with module.context:
         attrs = _Attrs(Rows(), extract_facts(module))
-        ids = [attrs.id_of(t, 2) for t in range(3)]
+        ids = attrs.ids_of([(0, t) for t in range(3)], [2])   # (value 0, of rank 2, for each tensor)
         assert ids[0] == ids[1] != ids[2]
         assert str(attrs.attrs[ids[0]]) == '#sdy.sharding<@mesh, [{"x", "y", ?}, {"z", ?}]>'
         assert str(attrs.attrs[ids[2]]) == '#sdy.sharding<@mesh, [{"x", ?}, {}p3]>'
