@@ -55,9 +55,10 @@ static void idvec_remove(IdVec *a, int32_t x) {   /* the first occurrence, order
     }
 }
 
+/* (one multiply per value: keys are a few small ints, and hash_final mixes
+   the high bits down into the low ones that pick a slot) */
 static inline u64 hash_step(u64 h, i64 x) {
-    h ^= (u64)x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdULL;
+    return (h ^ (u64)x) * 0x9e3779b97f4a7c15ULL;
 }
 
 static inline u64 hash_final(u64 h) {
