@@ -182,7 +182,9 @@ class _Extractor:
         self._types: list = []
         self._results_ahead = 0          # op results with ids whose op the walk has not read yet
         self._name_kinds: dict = {}      # op name -> _name_kind(op, name)
-        # op name -> whether the ops of that name read so far had one result each (add_body)
+        self._dict_shardings: dict = {}  # DictAttr -> sharding_in's answer
+        # op name -> whether the ops of that name read so far had one result each (add_body);
+        # absent until the first one is read
         self._one_result: dict = {}
 
     # ------------------------------------------------------------ ids
@@ -362,15 +364,14 @@ class _Extractor:
             f.func_args[vid] = (fn.operation, i)
             f.add("block_arg", op_id, 0, i, vid)
             f.add("value_tensor", vid, vid)
-            if arg_attrs is not None:
-                d = ir.DictAttr(arg_attrs[i])
-                if "sdy.sharding" in d:
-                    f.add("value_sharding", vid, self.add_sharding(TensorSharding.from_attr(d["sdy.sharding"])))
+            sharding = None if arg_attrs is None else self.sharding_in(arg_attrs[i])
+            if sharding is not None:
+                f.add("value_sharding", vid, self.add_sharding(sharding))
         if "res_attrs" in fn.attributes:
             for i, a in enumerate(ir.ArrayAttr(fn.attributes["res_attrs"])):
-                d = ir.DictAttr(a)
-                if "sdy.sharding" in d:
-                    f.add("func_result_sharding", name, i, self.add_sharding(TensorSharding.from_attr(d["sdy.sharding"])))
+                sharding = self.sharding_in(a)
+                if sharding is not None:
+                    f.add("func_result_sharding", name, i, self.add_sharding(sharding))
         self.add_body(fn.operation, name, _OpenOp(op_id, None, None, None, (), (), [(0, block)]))
         term = block.operations[len(block.operations) - 1]
         rets = [self.value_id(v, name) for v in term.operands]
@@ -378,6 +379,17 @@ class _Extractor:
         for i, vid in enumerate(rets):
             f.add("func_return", name, i, vid)
         self.result_slots[name] = (fn.operation, len(rets))
+
+    def sharding_in(self, attrs) -> TensorSharding | None:
+        """The `sdy.sharding` of a function argument's (or result's) attribute
+        dictionary, None when it has none. Arguments repeat a few dictionaries
+        (weights of the same sharding): each is read once."""
+        sharding = self._dict_shardings.get(attrs, _UNKNOWN)
+        if sharding is _UNKNOWN:
+            d = ir.DictAttr(attrs)
+            sharding = TensorSharding.from_attr(d["sdy.sharding"]) if "sdy.sharding" in d else None
+            self._dict_shardings[attrs] = sharding
+        return sharding
 
     def add_op_row(self, op, name: str, func: str, parent: int, region: int) -> int:
         f = self.facts
@@ -449,21 +461,23 @@ class _Extractor:
                 operand_rows += ((op_id, 0, operands[0]), (op_id, 1, operands[1]))
             elif k:
                 operand_rows.extend(zip(repeat(op_id), range(k), operands))
-            # Most ops have one result: `op.result` reads it in one call (it
-            # fails on any other count) once earlier ops of the name had one.
+            # Most ops have one result: `op.result` reads it in one call (and
+            # raises on any other count). It is tried for the names whose ops
+            # so far all had one (one_result[name] True); the ops of other
+            # names (False) and the first op of a name (absent) read the list.
             value = None
-            one = one_result.get(name)
-            if one and not self._results_ahead:
+            if one_result.get(name) and not self._results_ahead:
                 try:
                     value = op.result
                     n = 1
-                except ValueError:
-                    one = one_result[name] = False
+                except ValueError:   # an op of another count: the name's ops read the list from now on
+                    one_result[name] = False
             if value is None:
-                values = list(op.results)
-                n = len(values)
-                if one is None:
-                    one_result[name] = n == 1
+                result_list = op.results
+                n = len(result_list)
+                one_result.setdefault(name, n == 1)
+                # (by index, as the operands)
+                values = [result_list[i] for i in range(n)] if n else ()
                 if n == 1 and not self._results_ahead:
                     value = values[0]
             if value is not None:   # one new value

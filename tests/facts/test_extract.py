@@ -351,3 +351,49 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4xf32> {
         assert [(v, r) for o, _, v, r in sorted(f.rows("rule_tensor")) if o == op] == \
             [(v, 0) for v in operands] + [(v, 1) for v in results]
         assert [(v, t) for v, t in f.rows("value_tensor") if v in results] == [(v, v) for v in results]
+
+
+def test_operands_read_by_index_give_the_rows_the_ir_has():
+    # add_body reads an op's operands by index (none, one, two, or more), and
+    # through ids_of when one has no id yet (here the while's block argument
+    # is met before its op's results)
+    f = extract_facts(parse_module("""
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<12xf32> {
+  %c = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %0 = stablehlo.negate %a : tensor<4xf32>
+  %1 = stablehlo.add %0, %c : tensor<4xf32>
+  %2 = stablehlo.concatenate %1, %b, %a, dim = 0 : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<12xf32>
+  return %2 : tensor<12xf32>
+}""" + WHILE.replace("@f(", "@g(")))
+    rows = sorted(f.rows("op_operand"))
+    for op_id, op in enumerate(f.ops):
+        assert [r for r in rows if r[0] == op_id] == [(op_id, i, f.value_ids[v]) for i, v in enumerate(op.operands)]
+    counts = {name: len(f.ops[op].operands) for op, name, *_ in f.rows("op")}
+    assert [counts[n] for n in ("stablehlo.constant", "stablehlo.negate", "stablehlo.add",
+                                "stablehlo.concatenate")] == [0, 1, 2, 3]
+
+
+def test_equal_argument_dictionaries_each_keep_their_own_sharding_rows():
+    # function arguments (and results) repeat the same attribute dictionaries:
+    # each distinct one is read once, and each argument still gets a sharding
+    # id (and rows) of its own, as the IR has them
+    f = extract_facts(parse_module("""
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %c: tensor<4x4xf32>,
+                %d: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+    -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<4x4xf32>,
+        tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  return %a, %c, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}"""))
+    args = {i: v for _, i, v in f.rows("func_arg")}
+    sharding_of = dict(f.rows("value_sharding"))
+    assert set(sharding_of) == {args[0], args[1], args[3]}
+    a, b, d = sharding_of[args[0]], sharding_of[args[1]], sharding_of[args[3]]
+    assert len({a, b, d}) == 3
+    axes = {s: [r[1:] for r in f.rows("sharding_dim_axis") if r[0] == s] for s in (a, b, d)}
+    assert axes[a] == axes[b] == [(0, 0, "x", 1, 2)] and axes[d] == [(1, 0, "y", 1, 2)]
+    results = {i: s for _, i, s in f.rows("func_result_sharding")}
+    assert set(results) == {0, 2} and results[0] != results[2] and not {results[0], results[2]} & {a, b, d}
+    assert [r[1:] for r in f.rows("sharding_dim_axis") if r[0] == results[2]] == [(0, 0, "x", 1, 2)]
