@@ -37,7 +37,9 @@
 #include "table.h"
 
 enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_CONST, OP_ARITH, OP_UNARY, OP_CMP,
-       OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC };
+       OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC,
+       /* internal: an ARITH or CMP of the common operators, rewritten by check_prog (one jump, no switch) */
+       OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 enum { A_ADD = 0, A_SUB, A_MUL, A_DIV, A_MOD, A_MIN, A_MAX, A_BAND, A_BOR, A_BXOR, A_BSHL, A_BSHR };
 enum { U_NEG = 0, U_BNOT };
 enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE };
@@ -112,6 +114,8 @@ static int run(Interp *ev, const i64 *code, i64 pc, i64 *R, const i64 **T) {
         &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_const, &&op_arith, &&op_unary,
         &&op_cmp, &&op_notin, &&op_empty, &&op_distinct, &&op_fail, &&op_emit, &&op_true,
         &&op_agg, &&op_acc,
+        &&op_add, &&op_sub, &&op_mul, &&op_div, &&op_mod, &&op_min, &&op_max,
+        &&op_eq, &&op_ne, &&op_lt, &&op_le, &&op_gt, &&op_ge,
     };
 #define NEXT(k) do { pc += (k); goto *op[code[pc]]; } while (0)
     goto *op[code[pc]];
@@ -182,6 +186,23 @@ op_const:
 op_arith:
     if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
     NEXT(5);
+#define OPS() const i64 a = R[code[pc + 3]], b = R[code[pc + 4]]; i64 *d = &R[code[pc + 2]]
+op_add: { OPS(); if (__builtin_add_overflow(a, b, d)) ABORT(); NEXT(5); }
+op_sub: { OPS(); if (__builtin_sub_overflow(a, b, d)) ABORT(); NEXT(5); }
+op_mul: { OPS(); if (__builtin_mul_overflow(a, b, d)) ABORT(); NEXT(5); }
+op_div: { OPS(); if (b == 0 || (a == INT64_MIN && b == -1)) ABORT(); *d = a / b; NEXT(5); }
+op_mod: { OPS(); if (b == 0 || (a == INT64_MIN && b == -1)) ABORT(); *d = a % b; NEXT(5); }
+op_min: { OPS(); *d = a <= b ? a : b; NEXT(5); }
+op_max: { OPS(); *d = a >= b ? a : b; NEXT(5); }
+#undef OPS
+#define TEST(cond) do { if (!(R[code[pc + 2]] cond R[code[pc + 3]])) return 0; NEXT(4); } while (0)
+op_eq: TEST(==);
+op_ne: TEST(!=);
+op_lt: TEST(<);
+op_le: TEST(<=);
+op_gt: TEST(>);
+op_ge: TEST(>=);
+#undef TEST
 op_unary: {
         i64 a = R[code[pc + 3]];
         if (code[pc + 1] == U_NEG) {
@@ -360,8 +381,17 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             break;
         }
         case OP_CONST: if (!FITS(3) || !REG(c[pc + 1])) goto bad; pc += 3; break;
-        case OP_ARITH: if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad; pc += 5; break;
-        case OP_UNARY: case OP_CMP: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
+        case OP_ARITH:
+            if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
+            if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
+            pc += 5;
+            break;
+        case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
+        case OP_CMP:
+            if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
+            if (c[pc + 1] >= C_EQ && c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
+            pc += 4;
+            break;
         case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
         case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
         case OP_FAIL: case OP_TRUE: pc += 1; break;
