@@ -84,3 +84,46 @@ def test_facts_of_many_digits_and_signs_load_as_in_python(monkeypatch):
     got, in_c = same(text, {"v": [(a, b) for a in values for b in values[:4]]}, monkeypatch)
     assert all(in_c.values())
     assert (1, 2 ** 63 - 1) in got["w"] and (0, -(2 ** 63)) in got["w"]
+
+
+def test_base_tuples_go_in_once_beside_the_loaded_ones(monkeypatch):
+    # (a stratum's base tuples are appended, then put in the table's set at
+    # once: duplicates among them and of loaded facts go, and a recursive
+    # stratum's rounds read them through its live indexes)
+    text = """
+.decl e(x: number, y: number)
+.decl r(x: number, y: number)
+.decl s(x: number, y: number)
+r(x, y) :- e(x, y).
+r(y, x) :- e(x, y).
+r(x, z) :- r(x, y), e(y, z), z != x.
+s(x, y) :- e(x, y), x < y.
+s(x, y) :- e(y, x), x < y.
+"""
+    facts = {"e": [(i % 7, (i * 3) % 11) for i in range(60)], "r": [(1, 2), (3, 3), (20, 21)], "s": [(0, 3), (30, 31)]}
+    got, in_c = same(text, facts, monkeypatch)
+    assert all(in_c.values())
+    assert (20, 21) in got["r"] and (30, 31) in got["s"] and len(set(got["r"])) == len(got["r"])
+
+
+def test_columns_compared_with_earlier_values_their_own_and_expressions(monkeypatch):
+    # (an atom's column compared with a value bound by an earlier atom, by the
+    # same atom, or with an expression of variables bound later)
+    text = """
+.decl e(x: number, y: number, w: number)
+.decl f(x: number, y: number)
+.decl loop(x: number, w: number)
+.decl step(x: number, y: number, w: number)
+.decl back(x: number, y: number)
+loop(x, w) :- e(x, x, w).
+step(x, y, w) :- f(x, y), e(y, z, w), z = x + 1, w != y.
+step(x, y, w) :- f(x, w), e(x, y, w + 1).
+back(x, y) :- f(x, y), e(y, x, y - x), e(x, _, x * 2).
+"""
+    facts = {"e": [(1, 1, 5), (2, 2, 6), (1, 2, 3), (2, 3, 4), (3, 4, 2), (2, 1, 1), (1, 0, 2), (2, 9, 4)],
+             "f": [(1, 2), (2, 3), (1, 3), (2, 1)]}
+    got, in_c = same(text, facts, monkeypatch)
+    assert all(in_c.values())
+    assert got["loop"] == [(1, 5), (2, 6)]
+    assert got["step"] == [(1, 2, 2), (1, 2, 6), (2, 3, 3), (2, 9, 3)]
+    assert got["back"] == [(1, 2)]

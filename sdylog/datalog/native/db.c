@@ -335,11 +335,12 @@ static int buffer_emit(Interp *in, int rel, int rule, const i64 *vals) {
     return 0;
 }
 
-/* the base programs' tuples: straight into their tables (no program reads
-   them: a base program reads no relation of the stratum) */
+/* the base programs' tuples: appended to their tables, and put in their
+   sets once they are all there (table_absorb; no program reads them before:
+   a base program reads no relation of the stratum) */
 static int direct_emit(Interp *in, int rel, int rule, const i64 *vals) {
     (void)rule;
-    if (table_insert(in->out[rel], vals) == -2) { in->status = ST_NOMEM; return -1; }
+    if (table_append(in->out[rel], vals) < 0) { in->status = ST_NOMEM; return -1; }
     return 0;
 }
 
@@ -367,12 +368,15 @@ static int flush(Run *run) {
 static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i64 *iterations) {
     Interp *in = &run->in;
     static const i64 no_delta[1];
-    in->emit = direct_emit;
-    for (int k = 0; k < nbase; k++)
-        if (run_programs(in, &base[k], 1, no_delta, 0) < 0) return -1;
-    in->emit = buffer_emit;
     i64 *lo = calloc((size_t)in->nout + 1, sizeof(i64)), *hi = calloc((size_t)in->nout + 1, sizeof(i64));
     if (!lo || !hi) { free(lo); free(hi); in->status = ST_NOMEM; return -1; }
+    for (int ri = 0; ri < in->nout; ri++) hi[ri] = in->out[ri]->n;   /* (the rows before the base programs') */
+    in->emit = direct_emit;
+    for (int k = 0; k < nbase; k++)
+        if (run_programs(in, &base[k], 1, no_delta, 0) < 0) { free(lo); free(hi); return -1; }
+    for (int ri = 0; ri < in->nout; ri++)
+        if (table_absorb(in->out[ri], hi[ri]) < 0) { free(lo); free(hi); in->status = ST_NOMEM; return -1; }
+    in->emit = buffer_emit;
     int rc = 0;
     for (;;) {
         int any = 0;

@@ -382,6 +382,35 @@ static i64 table_insert(Table *t, const i64 *vals) {
     return id;
 }
 
+/* Rows from..n-1 were appended with table_append (not in the set, nor in
+   the watched indexes): each goes in as table_insert would put it, or, when
+   the table already holds it, goes (the rows after it move down: the order
+   is table_insert's). The set gets room for all at once (no doubling steps,
+   each rehashing what is in). -1 out of memory. */
+static inline int table_absorb(Table *t, i64 from) {   /* (inline: ranked.c does not defer) */
+    i64 n = t->n, cap = t->set_cap ? t->set_cap : 64;
+    while ((t->set_used + (n - from) + 1) * 2 > cap) cap *= 2;
+    if (cap > t->set_cap && set_resize(t, cap) < 0) return -1;
+    t->n = from;
+    i64 mask = t->set_cap - 1;
+    for (i64 r = from; r < n; r++) {
+        i64 *vals = row(t, r);
+        u64 h = hash_vals(vals, t->arity);
+        if (set_find(t, vals, h) >= 0) continue;
+        int32_t id = (int32_t)t->n;
+        if (id != r) memmove(row(t, id), vals, sizeof(i64) * (size_t)t->arity);
+        t->n++;
+        i64 s = (i64)(h & (u64)mask);
+        while (t->set[s].id >= 0) s = (s + 1) & mask;
+        if (t->set[s].id == -1) t->set_used++;
+        t->set[s] = (SetSlot){id, (uint32_t)h};
+        t->count++;
+        for (int i = 0; i < t->nidx; i++)
+            if (index_add(t->idx[i], id) < 0) return -1;
+    }
+    return 0;
+}
+
 static inline void table_remove(Table *t, int32_t id) {   /* (inline: db.c never removes) */
     const i64 *vals = row(t, id);
     u64 h = hash_vals(vals, t->arity);
