@@ -149,6 +149,9 @@ class FactSet:
     func_args: dict = field(default_factory=dict)     # value id of a func argument -> (func op, index)
     rules: list = field(default_factory=list)         # rule id -> OpShardingRule
     sharded_ops: set = field(default_factory=set)     # ids of the ops with a `sdy.sharding` list
+    # value id -> the id of its op when it is the one result of an op, -1 for
+    # other values (and for a result given its id before the walk read its op)
+    value_ops: list = field(default_factory=list)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -210,6 +213,7 @@ class _Extractor:
             all_values.append(value)
             self._value_type_ids.append(self.type_id(value.type))
             self._value_funcs.append(func)
+            self.facts.value_ops.append(-1)
             if not walked and not isinstance(value, ir.BlockArgument) and not isinstance(value.owner, ir.Block):
                 self._results_ahead += 1
             ids.append(vid)
@@ -421,7 +425,7 @@ class _Extractor:
         trait_rows, tensor_rows = relations["op_trait"], relations["value_tensor"]
         op_rule_rows, rule_tensor_rows = relations["op_rule"], relations["rule_tensor"]
         yield_rows = relations["region_yield"]
-        value_ids, all_values = f.value_ids, f.values
+        value_ids, all_values, value_ops = f.value_ids, f.values, f.value_ops
         get, ids_of = value_ids.get, self.ids_of
         type_ids, value_funcs = self._value_type_ids, self._value_funcs
         type_id_of = self._type_ids.get
@@ -488,6 +492,7 @@ class _Extractor:
                 tid = type_id_of(t)
                 type_ids.append(self.type_id(t) if tid is None else tid)
                 value_funcs.append(func)
+                value_ops.append(op_id)
                 results = [vid]
                 result_rows.append((op_id, 0, vid))
                 if self._unpropagatable_types and self.static_shapes:
@@ -506,6 +511,7 @@ class _Extractor:
                         tids = [self.type_id(t) for t in types]
                     type_ids.extend(tids)
                     value_funcs.extend(repeat(func, n))
+                    value_ops.extend(repeat(-1, n))
                 result_rows.extend(zip(repeat(op_id), range(n), results))
                 if self._unpropagatable_types and self.static_shapes:
                     self.check_result_types(op, results)

@@ -181,17 +181,17 @@ def write_back(module, engine, facts, options) -> None:
     rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
     final = _scan(engine, "final_value")
     # Where each value lives, from the facts (no IR access): most values are
-    # the one result of a plain op that had no `sdy.sharding` list (`plain`:
-    # the list is written whole); the others are function arguments, results
-    # of ops with several results or of ops that had a list, and values kept
-    # elsewhere (set_sharding: block arguments, results of _SPECIAL ops).
+    # the one result of a plain op (not _SPECIAL) that had no `sdy.sharding`
+    # list (`plain`: the list is written whole); the others are function
+    # arguments, results of ops with several results or of ops that had a
+    # list, and values kept elsewhere (set_sharding: block arguments, results
+    # of _SPECIAL ops).
     places = _Places(facts)
-    plain_op_of = places.plain_op.get
-    sharded = facts.sharded_ops
+    not_plain, value_ops = places.special | facts.sharded_ops, facts.value_ops
     plain, others = [], []   # (op id, sharding id), (value id, sharding id)
     for (v, _), sid in zip(final, attrs.ids_of(final, rank_of_value)):
-        op_id = plain_op_of(v)
-        if op_id is None or op_id in sharded:
+        op_id = value_ops[v]
+        if op_id < 0 or op_id in not_plain:
             others.append((v, sid))
         else:
             plain.append((op_id, sid))
@@ -216,8 +216,6 @@ class _Places:
         # ops with several results (a result at index > 0), ops of _SPECIAL names
         self.several = set(compress(map(_FIRST, result_rows), map(_SECOND, result_rows)))
         self.special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
-        # value id -> op id, for the result of each op with one result and no special place
-        self.plain_op = {v: op for op, _, v in result_rows if op not in self.several and op not in self.special}
 
 
 def _write_others(facts, attrs: _Attrs, others: list, places: _Places) -> None:

@@ -317,6 +317,9 @@ func.func @f(%a: tensor<4xf32>, %p: tensor<i32>) -> tensor<4xf32> {
     result = {op: v for op, _, v in rows}
     assert f.rows("region_yield") == [(case, 0, 0, result[case - 1]), (case, 1, 0, result[negate[0]])]
     assert sorted(r[0] for r in f.rows("value")) == list(range(len(f.values)))
+    # value_ops (the write-back's plain ops): each one result's op, -1 for the other values
+    one_result = {f.value_ids[op.results[0]]: op_id for op_id, op in enumerate(f.ops) if len(op.results) == 1}
+    assert f.value_ops == [one_result.get(v, -1) for v in range(len(f.values))]
 
 
 def test_region_ops_and_ops_with_sdy_attributes_share_rules_the_long_way_too():
