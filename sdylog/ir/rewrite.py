@@ -154,12 +154,13 @@ def move_region_blocks(src: ir.Region, dst: ir.Region) -> None:
         block.append_to(dst)
 
 
-def erase_trivially_dead_ops(root, ops: list | None = None) -> int:
+def erase_trivially_dead_ops(root, ops: list | None = None, names: list | None = None) -> int:
     """Erase, until none is left, ops whose results are unused and that have no
     memory effect (what MLIR's greedy rewriter does before any pattern).
     Returns how many ops were erased. `ops`: `root` and the ops nested in it
     in pre-order (e.g. a census'), read by the first sweep instead of a walk
-    (in reverse pre-order too, users come before their producers)."""
+    (in reverse pre-order too, users come before their producers); `names`:
+    their names, list for list, if known."""
     from sdylog.ir.op_properties import may_be_effect_free, would_be_trivially_dead
 
     root = as_operation(root)
@@ -172,11 +173,13 @@ def erase_trivially_dead_ops(root, ops: list | None = None) -> int:
         # with it: start a new sweep after erasing one. (`root` comes last in
         # post order, first in pre-order: it is left out.)
         if ops is None:
-            candidates = reversed(post_order_ops(root)[:-1])
+            candidates = ((op, op.name) for op in reversed(post_order_ops(root)[:-1]))
         else:
-            candidates, ops = reversed(ops[1:]), None
-        for op in candidates:
-            name = op.name
+            if names is None:
+                names = [op.name for op in ops]
+            candidates = zip(reversed(ops[1:]), reversed(names[1:]), strict=True)
+            ops = names = None
+        for op, name in candidates:
             free = effect_free.get(name)
             if free is None:
                 free = effect_free[name] = may_be_effect_free(name)

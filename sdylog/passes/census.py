@@ -15,6 +15,9 @@ returns what it did to the module's ops:
 * a NewOps: it created, erased or moved ops of these names only (no op with
   regions); the lists of other names stay, and the census walks again only
   when asked about one of these names or for all ops;
+* an Edited: it replaced census ops by new ones in place, inserted new ops
+  right before others and erased ops, none holding regions, and says which:
+  the census edits its lists the same way, without a walk;
 * None (anything else): the census is dropped and walked again when asked.
 
 The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
@@ -56,6 +59,21 @@ class NewOps:
     names: frozenset
 
 
+@dataclass(frozen=True)
+class Edited:
+    """The result of a pass that, without touching any op holding regions,
+    replaced census ops by new ops at their place (`replaced`: id of the
+    census op -> (new op, its name)), inserted new ops right before others
+    (`inserted`: id of the op they precede, a census op or a replacement ->
+    (that op, [(new op, its name), ...] in program order)) and erased census
+    ops or replacements (`erased`: the op objects). The census edits its
+    lists alike, without a walk. (Ops are matched by the identity of the
+    census' own objects, which these dicts keep alive.)"""
+    replaced: dict
+    inserted: dict
+    erased: tuple = ()
+
+
 @dataclass
 class Census:
     module: ir.Module
@@ -64,24 +82,20 @@ class Census:
     # dict: an Operation's hash changes with its attributes); None when
     # `stale` names make it out of date
     tops: list[list[ir.Operation]] | None
+    # the names of `tops`' ops, list for list (read once, by the walk)
+    names: list[list[str]] | None = None
     # names whose ops were created or erased since the walk (see NewOps)
     stale: frozenset = frozenset()
 
     @staticmethod
     def of(module: ir.Module) -> Census:
-        by_name: dict[str, list] = {"builtin.module": [module.operation]}
         tops: list = []
+        names: list = []
         for top in module.body.operations:
             ops = op_list(top)
             tops.append(ops)
-            for op in ops:
-                name = op.name
-                lst = by_name.get(name)
-                if lst is None:
-                    by_name[name] = [op]
-                else:
-                    lst.append(op)
-        return Census(module, by_name, tops)
+            names.append([op.name for op in ops])
+        return Census(module, _group_by_name(module, tops, names), tops, names)
 
     def has(self, *names: str) -> bool:
         """The module holds an op with one of these names."""
@@ -115,12 +129,25 @@ class Census:
             out += ops
         return out
 
+    def all_ops_and_names(self) -> tuple[list[ir.Operation], list[str]]:
+        """all_ops() and their names, list for list."""
+        ops = self.all_ops()
+        names = ["builtin.module"]
+        for lst in self.names:
+            names += lst
+        return ops, names
+
     def within(self, top) -> list[ir.Operation]:
         """A top-level op (e.g. a function) and the ops nested in it, pre-order."""
+        return self.within_and_names(top)[0]
+
+    def within_and_names(self, top) -> tuple[list[ir.Operation], list[str]]:
+        """within(top) and their names, list for list."""
         if self.tops is None:
             self._walk_again()
         top = as_operation(top)
-        return list(next(ops for ops in self.tops if ops[0] == top))
+        i = next(i for i, ops in enumerate(self.tops) if ops[0] == top)
+        return list(self.tops[i]), list(self.names[i])
 
     def _walk_again_for(self, names) -> None:
         if self.stale and any(n in self.stale for n in names):
@@ -128,10 +155,13 @@ class Census:
 
     def _walk_again(self) -> None:
         fresh = Census.of(self.module)
-        self.by_name, self.tops, self.stale = fresh.by_name, fresh.tops, frozenset()
+        self.by_name, self.tops, self.names, self.stale = fresh.by_name, fresh.tops, fresh.names, frozenset()
 
     def follow(self, change) -> None:
-        """Keep up with a pass's SameOps or NewOps."""
+        """Keep up with a pass's SameOps, NewOps or Edited."""
+        if isinstance(change, Edited):
+            self._edit(change)
+            return
         if isinstance(change, NewOps):
             for name in change.names:
                 self.by_name.pop(name, None)
@@ -153,7 +183,55 @@ class Census:
             else:
                 del self.by_name[name]
         if self.tops is not None:
-            self.tops = [kept(ops) for ops in self.tops if id(ops[0]) not in gone]
+            tops, names = [], []
+            for ops, ns in zip(self.tops, self.names):
+                if id(ops[0]) in gone:
+                    continue
+                left = [i for i, op in enumerate(ops) if id(op) not in gone]
+                if len(left) < len(ops):
+                    ops, ns = [ops[i] for i in left], [ns[i] for i in left]
+                tops.append(ops)
+                names.append(ns)
+            self.tops, self.names = tops, names
+
+    def _edit(self, change: Edited) -> None:
+        if self.tops is None:   # (out of date already: only a walk tells)
+            self._walk_again()
+            return
+        replaced, inserted = change.replaced, change.inserted
+        gone = {id(op) for op in change.erased}
+        tops, names = [], []
+        for old_ops, old_names in zip(self.tops, self.names):
+            ops, ns = [], []
+            for op, name in zip(old_ops, old_names):
+                new = replaced.get(id(op))
+                if new is not None:
+                    op, name = new
+                before = inserted.get(id(op))
+                if before is not None:
+                    for new_op, new_name in before[1]:
+                        ops.append(new_op)
+                        ns.append(new_name)
+                if id(op) not in gone:
+                    ops.append(op)
+                    ns.append(name)
+            if ops:
+                tops.append(ops)
+                names.append(ns)
+        self.tops, self.names = tops, names
+        self.by_name = _group_by_name(self.module, tops, names)
+
+
+def _group_by_name(module: ir.Module, tops: list, names: list) -> dict[str, list[ir.Operation]]:
+    by_name: dict[str, list] = {"builtin.module": [module.operation]}
+    for ops, ns in zip(tops, names):
+        for op, name in zip(ops, ns):
+            lst = by_name.get(name)
+            if lst is None:
+                by_name[name] = [op]
+            else:
+                lst.append(op)
+    return by_name
 
 
 def rewrite_each(module: ir.Module, ctx, name: str, rewrite):
@@ -214,7 +292,7 @@ def follow_step(ctx, result) -> None:
     if result is UNCHANGED or shared is None:
         return
     current = shared.get("census")
-    if isinstance(result, (SameOps, NewOps)) and current is not None:
+    if isinstance(result, (SameOps, NewOps, Edited)) and current is not None:
         current.follow(result)
     else:
         shared.clear()

@@ -25,7 +25,7 @@ from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
 from sdylog.ir.walk import nested_ops_not_entering, op_list
-from sdylog.passes.census import UNCHANGED, NewOps, census
+from sdylog.passes.census import UNCHANGED, Edited, NewOps, census
 
 NAMED_COMPUTATION = "sdy.named_computation"
 # The constant expressions that hold regions (or, for a call, whose clone clones a function).
@@ -64,6 +64,11 @@ class _Splitter:
         # regions (a call's callee is cloned too, a named computation's body).
         self.touched: set[str] = set()
         self.cloned_regions = False
+        # ... and which (for the census to edit its lists alike: census.Edited):
+        # id(op) -> (op, [(clone placed right before it, its name), ...]),
+        # and the ops erased
+        self.inserted: dict = {}
+        self.erased: list = []
 
     # --- classification ----------------------------------------------------------
     def constant_preserving(self, op, name: str) -> bool:
@@ -108,6 +113,8 @@ class _Splitter:
                 clone.operands[i] = mapping[operand]
         name = op.name
         self.touched.add(name)
+        before = self.inserted.setdefault(id(op), (op, []))[1]
+        before.append((as_operation(clone), name))
         if name in _WITH_REGIONS:
             self.cloned_regions = True
             for old, new in zip(op.results, clone.results):
@@ -125,16 +132,18 @@ class _Splitter:
                     g = user.clone(ip=ip)
                     g.operands[0] = mapping[value]
                     self.touched.add("sdy.sharding_group")
+                    before.append((as_operation(g), "sdy.sharding_group"))
 
     # --- walking -------------------------------------------------------------------
-    def split_region(self, ops, func, nc=None) -> None:
+    def split_region(self, ops, names, func, nc=None) -> None:
         """`ops`: those of the body of `func` (or of the named computation `nc`
-        in it), in pre-order, not entering nested named computations."""
+        in it), in pre-order, not entering nested named computations;
+        `names`: theirs, list for list."""
         found = _Found()
         func_name = original_func_name(func)
         nc_name = _nc_name(nc) if nc is not None else None
-        for op in ops:
-            self.process(op, func_name, nc_name, found)
+        for op, name in zip(ops, names, strict=True):
+            self.process(op, name, func_name, nc_name, found)
         for op in found.expansions + found.constants[::-1]:
             # Usually every use took a clone; scalars are not cloned; an op
             # left to its only user is used.
@@ -148,14 +157,14 @@ class _Splitter:
                     u.erase()
                 self.touched.add("sdy.sharding_group")
             self.touched.add(op.name)
+            self.erased.append(op)
             op.erase()
 
-    def process(self, op, func_name: str, nc_name: str | None, found: _Found) -> None:
+    def process(self, op, name: str, func_name: str, nc_name: str | None, found: _Found) -> None:
         """A constant expression joins the constants; any other op marks its
         function (and named computation) non-constant unless it preserves
         constants, and takes fresh clones of the constants and scalar
-        expansions it uses."""
-        name = op.name
+        expansions it uses. `name`: the op's."""
         if name in ("func.func", "sdy.sharding_group"):
             return
         if name in ("sdy.constant", "stablehlo.iota"):
@@ -290,18 +299,32 @@ def run(module: ir.Module, options: dict, ctx):
         # the census' ops, with the new constants in place of the old: no walk
         converted = {id(old): new for old, new in zip(constants, convert_constants(constants))}
         symbols = SymbolTable(module)
-        splitter = _Splitter(symbols, has_calls or has_named_computations, found.has("sdy.sharding_group"))
+        has_groups = found.has("sdy.sharding_group")
+        splitter = _Splitter(symbols, has_calls or has_named_computations, has_groups)
         for func in funcs_in_call_graph_post_order(module, has_calls):
             if not has_named_computations:   # MLIR's walk, without the function itself
-                splitter.split_region([converted.get(id(op), op) for op in found.within(func)[1:]], func)
+                ops, names = found.within_and_names(func)
+                ops = [converted.get(id(op), op) for op in ops[1:]]
+                names = ["sdy.constant" if name == "stablehlo.constant" else name for name in names[1:]]
+                splitter.split_region(ops, names, func)
                 continue
             # inner named computations before the ones holding them; each body
             # without the named computations nested in it
             for nc in [op for op in op_list(func, post_order=True) if op.name == NAMED_COMPUTATION]:
-                splitter.split_region(nested_ops_not_entering(nc, NAMED_COMPUTATION), func, nc)
-            splitter.split_region(nested_ops_not_entering(func, NAMED_COMPUTATION), func)
+                ops = nested_ops_not_entering(nc, NAMED_COMPUTATION)
+                splitter.split_region(ops, [op.name for op in ops], func, nc)
+            ops = nested_ops_not_entering(func, NAMED_COMPUTATION)
+            splitter.split_region(ops, [op.name for op in ops], func)
     if splitter.cloned_regions:
         return None
+    if not (has_named_computations or has_groups):
+        # Every op the splitter replaced, cloned or erased is one of the
+        # census' (or a new constant): it can edit its lists. (A sharding
+        # group erased with its constant is read from the IR, not the census.)
+        if not (constants or splitter.inserted or splitter.erased):
+            return UNCHANGED
+        replaced = {old: (new, "sdy.constant") for old, new in converted.items()}
+        return Edited(replaced, splitter.inserted, tuple(splitter.erased))
     if constants:
         splitter.touched.update(("stablehlo.constant", "sdy.constant"))
     return NewOps(frozenset(splitter.touched)) if splitter.touched else UNCHANGED

@@ -148,9 +148,9 @@ def _run_step(module, ctx, step: Step, strict: bool):
         with module.context:
             return UNCHANGED if symbol_dce(module) == 0 else None
     if step.name == CANONICALIZE_COLLECTIVES:
-        ops = census(module, ctx).all_ops()   # the first sweep reads the census, not a walk
+        ops, names = census(module, ctx).all_ops_and_names()   # the first sweep reads the census, not a walk
         with module.context:
-            return UNCHANGED if erase_trivially_dead_ops(module.operation, ops) == 0 else None
+            return UNCHANGED if erase_trivially_dead_ops(module.operation, ops, names) == 0 else None
     if step.name in PARTITIONER_PASSES:
         return _run_if_registered(module, ctx, step, strict)
     return _run_pass(module, ctx, step)

@@ -303,3 +303,57 @@ def test_propagation_keeps_sharding_rules_only_for_the_partitioner(monkeypatch):
     assert after_propagation() == 1    # the rule the input gave its add, only
     monkeypatch.setitem(PASSES, "sdy-insert-explicit-reshards", PassInfo("sdylog.passes.drop_sharding_rules:run"))
     assert after_propagation() > 1
+
+
+# Constants and a scalar expansion with several users (cloned), one left to
+# its only user, constants inside a reduce's body, a dead constant (erased).
+SPLIT_IN_PLACE = '''sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32>, %s: tensor<f32>) -> (tensor<8xf32>, tensor<f32>) {
+  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %dead = stablehlo.constant dense<3.0> : tensor<8xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %n = stablehlo.negate %c : tensor<8xf32>
+  %0 = stablehlo.add %a, %c : tensor<8xf32>
+  %1 = stablehlo.multiply %0, %n : tensor<8xf32>
+  %2 = stablehlo.add %1, %b : tensor<8xf32>
+  %3 = stablehlo.subtract %2, %b : tensor<8xf32>
+  %4 = stablehlo.add %3, %n : tensor<8xf32>
+  %r = stablehlo.reduce(%4 init: %z) across dimensions = [0] : (tensor<8xf32>, tensor<f32>) -> tensor<f32>
+   reducer(%x: tensor<f32>, %y: tensor<f32>) {
+    %k = stablehlo.constant dense<2.0> : tensor<f32>
+    %m = stablehlo.multiply %x, %k : tensor<f32>
+    %t = stablehlo.add %m, %y : tensor<f32>
+    stablehlo.return %t : tensor<f32>
+  }
+  return %4, %r : tensor<8xf32>, tensor<f32>
+}'''
+
+
+def test_the_splitter_edits_the_census_in_place(monkeypatch):
+    """The splitter tells the census which ops it replaced, cloned and erased
+    (census.Edited): its lists are then those of a fresh walk, without one;
+    the output is Shardy's."""
+    from sdylog.ir import parse_module, print_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.census import Census, Edited, census, shared_census
+    from sdylog.passes.constant_or_scalar_splitter import run as split
+    module = parse_module(SPLIT_IN_PLACE, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context, shared_census(ctx):
+        shared = census(module, ctx)
+        change = split(module, {}, ctx)
+        assert isinstance(change, Edited) and change.inserted and change.erased
+        counts = _counting(monkeypatch)
+        shared.follow(change)
+        fresh = Census.of(module)
+        assert counts == {"census": 1}   # (fresh's only)
+        assert shared.names == fresh.names
+        assert [[op.name for op in ops] for ops in shared.tops] == fresh.names
+        assert all(a == b for ops, others in zip(shared.tops, fresh.tops) for a, b in zip(ops, others))
+        assert {n: len(ops) for n, ops in shared.by_names().items()} == \
+            {n: len(ops) for n, ops in fresh.by_names().items()}
+        assert shared.all_ops_and_names()[1] == fresh.all_ops_and_names()[1]
+        out = print_module(module)
+    assert same_text(out, shardy(SPLIT_IN_PLACE, "sdy-constant-or-scalar-splitter"))
+    assert out.count("sdy.constant") == 5 and "3.0" not in out
