@@ -55,8 +55,11 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self._data: dict[str, set] = _Tables(self._db) if self._db is not None else {}
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
-        # indexes, dropped when a relation changes (read through self._data: _leave_c replaces it)
-        self._static = StaticIndexes(lambda relation: self._data[relation])
+        # indexes, dropped when a relation changes. They read the relations
+        # through the mapping itself, not through self: a reference back to
+        # the engine would make a cycle that keeps the engine, and every
+        # tuple it holds, alive until a full collection (at exit, at the latest)
+        self._static = StaticIndexes(self._data.__getitem__)
         self._init_derivation_steps()
         self._programs: list[Program] = []
         self.iterations: dict[str, int] = {}
@@ -139,6 +142,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         data = {name: self._data[name] for name in self._decls}
         self._db = self._cindexes = None
         self._data = data
+        self._static.rows = data.__getitem__
         self._static.clear()
 
     def _c_changed(self, relation: str) -> None:

@@ -152,3 +152,36 @@ def test_rank_ordered_race_grouped_clauses(edges, seeds):
         e.load("seed", sorted(seeds))
         e.run()
         assert {x: (l, r) for x, l, r in e.read("reach")} == got
+
+
+def _engine_freed_without_collector(load) -> bool:
+    """Whether an engine that ran is freed as soon as its last reference
+    goes, with the cyclic collector off: a cycle through the engine would
+    keep it, and all of its tuples, until a full collection."""
+    import gc
+    import weakref
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        e = make_engine(PLANNER, "memory")
+        load(e)
+        e.run()
+        assert e.read("chain")
+        freed = weakref.ref(e)
+        del e
+        return freed() is None
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_an_engine_is_freed_by_its_last_reference():
+    def small(e):
+        e.load("step", [(0, 0), (0, 1)])
+        e.load("item", [(0, 1, 4)])
+    assert _engine_freed_without_collector(small)
+
+    def beyond_64_bits(e):   # the C tables hand every relation back to Python sets
+        small(e)
+        e.load("link", [(1, 2, 2 ** 70)])
+    assert _engine_freed_without_collector(beyond_64_bits)
