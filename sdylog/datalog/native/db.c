@@ -120,15 +120,11 @@ int db_replace_rows(Database *db, int tno, Table *src) {
     while (2 * n > cap) cap *= 2;
     if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1))) || set_resize(t, cap) < 0) return -1;
     t->cap = n;
-    i64 mask = cap - 1;
     for (i64 s = 0; s < src->set_cap; s++) {
         if (src->set[s].id < 0) continue;
-        i64 slot = (i64)(src->set[s].h & (u64)mask);
-        while (t->set[slot].id != -1) slot = (slot + 1) & mask;
         memcpy(row(t, t->n), row(src, src->set[s].id), sizeof(i64) * (size_t)t->arity);
-        t->set[slot] = (SetSlot){(int32_t)t->n++, src->set[s].h};
+        if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0) return -1;   /* (no index watches it yet) */
     }
-    t->set_used = t->count = n;
     return 0;
 }
 
@@ -349,14 +345,8 @@ static int flush(Run *run) {
     for (int ri = 0; ri < run->in.nout; ri++) {
         Table *b = &run->buf[ri];
         Table *t = run->in.out[ri];
-        if (b->n > t->cap - t->n) {   /* (room for them at once: one copy of the rows, not one per doubling) */
-            i64 cap = t->cap ? t->cap : 64;
-            while (cap < t->n + b->n) cap *= 2;
-            i64 *d = realloc(t->data, sizeof(i64) * (size_t)(cap * (t->arity ? t->arity : 1)));
-            if (!d) return -1;
-            t->data = d;
-            t->cap = cap;
-        }
+        /* (room for them at once: one copy of the rows, not one per doubling) */
+        if (table_grow_rows(t, t->n + b->n) < 0) return -1;
         for (i64 k = 0; k < b->n; k++)
             if (table_insert(run->in.out[ri], row(b, k)) == -2) return -1;
         b->n = 0;

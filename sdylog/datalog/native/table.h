@@ -113,14 +113,22 @@ static inline const i64 *bucket_row(Index *ix, Bucket *b) {
     return ix->packed ? ix->packed + (i64)b->rep * ix->t->arity : row(ix->t, b->rep);
 }
 
+/* room for `want` rows, the capacity doubled until they fit (amortized
+   growth: one copy of the rows per doubling, whatever the batches): -1 out
+   of memory */
+static int table_grow_rows(Table *t, i64 want) {
+    if (want <= t->cap) return 0;
+    i64 cap = t->cap ? t->cap : 64;
+    while (cap < want) cap *= 2;
+    i64 *d = realloc(t->data, sizeof(i64) * (size_t)(cap * (t->arity ? t->arity : 1)));
+    if (!d) return -1;
+    t->data = d;
+    t->cap = cap;
+    return 0;
+}
+
 static int table_append(Table *t, const i64 *vals) {
-    if (t->n == t->cap) {
-        i64 cap = t->cap ? t->cap * 2 : 64;
-        i64 *d = realloc(t->data, sizeof(i64) * (size_t)(cap * (t->arity ? t->arity : 1)));
-        if (!d) return -1;
-        t->data = d;
-        t->cap = cap;
-    }
+    if (t->n == t->cap && table_grow_rows(t, t->n + 1) < 0) return -1;
     if (t->arity) memcpy(row(t, t->n), vals, sizeof(i64) * (size_t)t->arity);
     t->n++;
     return 0;
@@ -351,17 +359,37 @@ static int set_grow(Table *t) { return set_resize(t, t->set_cap ? t->set_cap * 2
 
 /* room for `extra` more rows (and their set entries) at once: no doubling
    steps (each copies the rows, rehashes the set) while a batch goes in */
+/* set room for `extra` more entries at once (no doubling steps, each
+   rehashing what is in): -1 out of memory */
+static int set_reserve(Table *t, i64 extra) {
+    i64 cap = t->set_cap ? t->set_cap : 64;
+    while ((t->set_used + extra + 1) * 2 > cap) cap *= 2;
+    return cap > t->set_cap ? set_resize(t, cap) : 0;
+}
+
 static inline int table_reserve(Table *t, i64 extra) {   /* (inline: ranked.c does not reserve) */
-    i64 want = t->n + extra;
+    i64 want = t->n + extra;   /* (exactly: a batch of facts, loaded once) */
     if (want > t->cap) {
         i64 *d = realloc(t->data, sizeof(i64) * (size_t)(want * (t->arity ? t->arity : 1)));
         if (!d) return -1;
         t->data = d;
         t->cap = want;
     }
-    i64 cap = t->set_cap ? t->set_cap : 64;
-    while ((t->set_used + extra + 1) * 2 > cap) cap *= 2;
-    return cap > t->set_cap ? set_resize(t, cap) : 0;
+    return set_reserve(t, extra);
+}
+
+/* row `id` (hash h), not in the set yet, into the set (which has room) and
+   the watched indexes: -1 out of memory */
+static inline int set_add(Table *t, int32_t id, u64 h) {   /* (inline: every insert) */
+    i64 mask = t->set_cap - 1;
+    i64 s = (i64)(h & (u64)mask);
+    while (t->set[s].id >= 0) s = (s + 1) & mask;   /* (a removed slot is reused) */
+    if (t->set[s].id == -1) t->set_used++;
+    t->set[s] = (SetSlot){id, (uint32_t)h};
+    t->count++;
+    for (int i = 0; i < t->nidx; i++)
+        if (index_add(t->idx[i], id) < 0) return -1;
+    return 0;
 }
 
 /* insert a tuple: its row number, -1 when already there, -2 out of memory */
@@ -371,15 +399,7 @@ static i64 table_insert(Table *t, const i64 *vals) {
     if ((t->set_used + 1) * 2 > t->set_cap && set_grow(t) < 0) return -2;
     if (table_append(t, vals) < 0) return -2;
     int32_t id = (int32_t)(t->n - 1);
-    i64 mask = t->set_cap - 1;
-    i64 s = (i64)(h & (u64)mask);
-    while (t->set[s].id >= 0) s = (s + 1) & mask;   /* (a removed slot is reused) */
-    if (t->set[s].id == -1) t->set_used++;
-    t->set[s] = (SetSlot){id, (uint32_t)h};
-    t->count++;
-    for (int i = 0; i < t->nidx; i++)
-        if (index_add(t->idx[i], id) < 0) return -2;
-    return id;
+    return set_add(t, id, h) < 0 ? -2 : id;
 }
 
 /* Rows from..n-1 were appended with table_append (not in the set, nor in
@@ -388,11 +408,9 @@ static i64 table_insert(Table *t, const i64 *vals) {
    is table_insert's). The set gets room for all at once (no doubling steps,
    each rehashing what is in). -1 out of memory. */
 static inline int table_absorb(Table *t, i64 from) {   /* (inline: ranked.c does not defer) */
-    i64 n = t->n, cap = t->set_cap ? t->set_cap : 64;
-    while ((t->set_used + (n - from) + 1) * 2 > cap) cap *= 2;
-    if (cap > t->set_cap && set_resize(t, cap) < 0) return -1;
+    i64 n = t->n;
+    if (set_reserve(t, n - from) < 0) return -1;
     t->n = from;
-    i64 mask = t->set_cap - 1;
     for (i64 r = from; r < n; r++) {
         i64 *vals = row(t, r);
         u64 h = hash_vals(vals, t->arity);
@@ -400,13 +418,7 @@ static inline int table_absorb(Table *t, i64 from) {   /* (inline: ranked.c does
         int32_t id = (int32_t)t->n;
         if (id != r) memmove(row(t, id), vals, sizeof(i64) * (size_t)t->arity);
         t->n++;
-        i64 s = (i64)(h & (u64)mask);
-        while (t->set[s].id >= 0) s = (s + 1) & mask;
-        if (t->set[s].id == -1) t->set_used++;
-        t->set[s] = (SetSlot){id, (uint32_t)h};
-        t->count++;
-        for (int i = 0; i < t->nidx; i++)
-            if (index_add(t->idx[i], id) < 0) return -1;
+        if (set_add(t, id, h) < 0) return -1;
     }
     return 0;
 }
