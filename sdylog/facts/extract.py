@@ -529,16 +529,19 @@ class _Extractor:
                 # (add_rule's keys: type ids for types; a sharding or a user rule, an
                 # unknown key: add_op_tail)
                 rule_id = _UNKNOWN
-                if keyed_by == ATTR_KEY:
-                    # (no key of add_rule's has sdy's attributes: an op with any misses)
-                    rule_id = rule_by_key.get((name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
-                                               (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)),
-                                               tuple(attrs.items())), _UNKNOWN)
-                elif keyed_by <= TYPE_KEY and "sdy.sharding" not in attrs and SHARDING_RULE not in attrs:
-                    # (`in` asks for one attribute; len() and items() build the op's whole dictionary)
-                    rule_id = None if keyed_by == NO_RULE else rule_by_key.get(
-                        (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
-                         (type_of(results[0]),) if n == 1 else tuple(map(type_of, results))), _UNKNOWN)
+                # (`in` asks for one attribute; len() and items() build the op's
+                # whole dictionary. No key of add_rule's has sdy's attributes: an
+                # ATTR_KEY op with any misses its key, unasked.)
+                if keyed_by == ATTR_KEY or (keyed_by <= TYPE_KEY and "sdy.sharding" not in attrs
+                                            and SHARDING_RULE not in attrs):
+                    if keyed_by == NO_RULE:
+                        rule_id = None
+                    else:   # rule_key's key, type ids for types
+                        key = (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
+                               (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)))
+                        if keyed_by == ATTR_KEY:
+                            key += (tuple(attrs.items()),)
+                        rule_id = rule_by_key.get(key, _UNKNOWN)
                 if rule_id is _UNKNOWN:
                     self.add_op_tail(op, name, op_id, operands, results, func)
                 else:   # add_op_tail's rows for a common op whose rule is known
