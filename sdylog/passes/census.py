@@ -139,15 +139,20 @@ class Census:
 
     def within(self, top) -> list[ir.Operation]:
         """A top-level op (e.g. a function) and the ops nested in it, pre-order."""
-        return self.within_and_names(top)[0]
+        i = self._top_index(top)   # (first: it may walk again, replacing self.tops)
+        return list(self.tops[i])
 
     def within_and_names(self, top) -> tuple[list[ir.Operation], list[str]]:
         """within(top) and their names, list for list."""
+        i = self._top_index(top)
+        return list(self.tops[i]), list(self.names[i])
+
+    def _top_index(self, top) -> int:
+        """The position of a top-level op's list in `tops` (walked again if out of date)."""
         if self.tops is None:
             self._walk_again()
         top = as_operation(top)
-        i = next(i for i, ops in enumerate(self.tops) if ops[0] == top)
-        return list(self.tops[i]), list(self.names[i])
+        return next(i for i, ops in enumerate(self.tops) if ops[0] == top)
 
     def _walk_again_for(self, names) -> None:
         if self.stale and any(n in self.stale for n in names):
