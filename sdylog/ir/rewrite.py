@@ -100,12 +100,22 @@ def replace_op(op, new_values) -> None:
     results = op.results
     if len(results) == 1:   # most ops: `op.result` costs less than iterating `op.results`
         (new,) = new_values
-        pairs = ((op.result, new),)
-    else:
-        pairs = zip(results, new_values, strict=True)
-    for old, new in pairs:
+        old = op.result
+        if old == new:
+            op.erase()
+        else:
+            replace_one_result(op, old, new)
+        return
+    for old, new in zip(results, new_values, strict=True):
         if old != new:
             old.replace_all_uses_with(new)
+    op.erase()
+
+
+def replace_one_result(op, result, new) -> None:
+    """replace_op for an op with one result, `result`, which the caller has
+    read already (each read goes through the bindings), and `new` another value."""
+    result.replace_all_uses_with(new)
     op.erase()
 
 

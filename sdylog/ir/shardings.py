@@ -654,7 +654,6 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
                 _walk_sharding_list(op, fn, True, lists)
 
 
-
 def once_per_sharding(fn: ShardingFn) -> ShardingFn:
     """fn for a sharding-only rewrite, called once per distinct sharding (its
     second argument is not passed on)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
-from sdylog.ir.rewrite import as_operation
+from sdylog.ir.rewrite import as_operation, replace_one_result
 from sdylog.ir.types import is_scalar
 from sdylog.passes.census import UNCHANGED, SameOps, census
 
@@ -95,8 +95,7 @@ class _Merger:
         if first is None:
             self.firsts[key] = result
             return
-        result.replace_all_uses_with(first)
-        op.erase()
+        replace_one_result(op, result, first)
         self.erased.append(op)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
-from sdylog.ir.rewrite import as_operation, attributes_of, create_op, results_unused, users
+from sdylog.ir.rewrite import as_operation, attributes_of, create_op, replace_one_result, results_unused, users
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
@@ -41,8 +41,7 @@ def convert_constants(constants) -> list:
         old = op.result   # (read once: each read goes through the bindings)
         new = create_op("sdy.constant", results=[old.type], attributes=attributes_of(op),
                         loc=op.location, ip=ir.InsertionPoint(op))
-        old.replace_all_uses_with(new.result)
-        op.erase()
+        replace_one_result(op, old, new.result)
         out.append(new)
     return out
 
