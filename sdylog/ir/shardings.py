@@ -153,7 +153,11 @@ class _FuncAttrs:
     def _parse(self, d) -> dict:
         parsed = self._parsed.get(d)
         if parsed is None:
-            parsed = self._parsed[d] = {n.name: n.attr for n in ir.DictAttr(d)}
+            # by index, each value looked up by name: iterating a DictAttr, and
+            # a NamedAttribute's `attr`, cost several times more
+            entries = ir.DictAttr(d)
+            names = [entries[i].name for i in range(len(entries))]
+            parsed = self._parsed[d] = {n: entries[n] for n in names}
         return parsed
 
     def set(self, index: int, name: str, value) -> None:
@@ -176,7 +180,7 @@ class _FuncAttrs:
         if not (self.changed or always):
             return
         attrs = self.func.attributes
-        if all(not self._parse(d) for d in self.items):
+        if all(len(ir.DictAttr(d)) == 0 for d in self.items):
             if self.key in attrs:
                 del attrs[self.key]
             return
@@ -622,7 +626,7 @@ class FuncResult:
 ShardingFn = Callable[[ir.Attribute, object], ir.Attribute]
 
 
-def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_sharding_only: bool = False,
+def transform_shardings(root, fn: ShardingFn, of_sharding_only: bool = False,
                         ops: list | None = None, by_name: dict | None = None) -> None:
     """Replace every sharding S under `root` by fn(S, value-or-FuncResult), in
     Shardy's order: pre-order over ops; a function's arguments then results; a
@@ -634,7 +638,7 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
     repeat, are then rewritten once per distinct list.
 
     `ops`: `root` and the ops nested in it in pre-order (e.g. a census'),
-    read instead of walking. `by_name` (with `of_sharding_only`, no `on_op`):
+    read instead of walking. `by_name` (with `of_sharding_only`):
     the same ops grouped by name (e.g. a census' `by_names()`), for an fn whose results
     do not depend on the order it sees shardings in: the groups are visited
     one after the other, and only special ops' names are looked at."""
@@ -642,16 +646,10 @@ def transform_shardings(root, fn: ShardingFn, on_op: Callable | None = None, of_
         fn = once_per_sharding(fn)
     lists = {} if of_sharding_only else None
     if by_name is None:
-        _walk(root, fn, on_op, transform=True, lists=lists, ops=ops)
+        _walk(root, fn, transform=True, lists=lists, ops=ops)
         return
-    assert of_sharding_only and on_op is None
-    for name, group in by_name.items():
-        if name in _SPECIAL_OPS:
-            for op in group:
-                _walk_special(op, name, fn, True, values=False)
-        else:
-            for op in group:
-                _walk_sharding_list(op, fn, True, lists)
+    assert of_sharding_only
+    _walk_by_name(by_name, fn, True, lists)
 
 
 def once_per_sharding(fn: ShardingFn) -> ShardingFn:
@@ -667,63 +665,86 @@ def once_per_sharding(fn: ShardingFn) -> ShardingFn:
     return once
 
 
-def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], on_op: Callable | None = None) -> None:
-    """Call fn(S, value-or-FuncResult) on every sharding, in transform_shardings' order."""
+def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], by_name: dict | None = None) -> None:
+    """Call fn(S, value-or-FuncResult) on every sharding, in transform_shardings'
+    order. With `by_name` (as transform_shardings'): fn(S, None) once per
+    distinct sharding, in no particular order (e.g. to look whether any
+    sharding is of some kind)."""
     def consume(s, v):
         fn(s, v)
         return s
-    _walk(root, consume, on_op, transform=False)
+    if by_name is None:
+        _walk(root, consume, transform=False)
+    else:
+        _walk_by_name(by_name, once_per_sharding(consume), False, {})
 
 
 # Ops whose shardings are not (only) in an `sdy.sharding` list of their own.
 _SPECIAL_OPS = frozenset({"func.func", *DATA_FLOW_OPS, *OWN_SHARDING_ATTR})
 
 
-def _walk(root, fn, on_op, transform: bool, lists: dict | None = None, ops: list | None = None) -> None:
+def _walk(root, fn, transform: bool, lists: dict | None = None, ops: list | None = None) -> None:
     """`lists`: with a value-independent fn, old `sdy.sharding` list -> new
     list. `ops`: as transform_shardings'."""
     # Most ops have no sharding: only the op's name and its `sdy.sharding`
-    # attribute (if any) are read before skipping it.
+    # attribute (if any) are read before skipping it. The plain ops between
+    # two special ones are visited together (fn still sees them in order).
+    plain: list = []
     for op in op_list(root) if ops is None else ops:
-        if on_op is not None:
-            on_op(op)
         name = op.name
         if name in _SPECIAL_OPS:
+            if plain:
+                _walk_sharding_lists(plain, fn, transform, lists)
+                plain = []
             _walk_special(op, name, fn, transform, values=lists is None)
+        else:
+            plain.append(op)
+    if plain:
+        _walk_sharding_lists(plain, fn, transform, lists)
+
+
+def _walk_by_name(by_name: dict, fn, transform: bool, lists: dict) -> None:
+    """_walk for a value-independent fn over ops grouped by name (see transform_shardings)."""
+    for name, group in by_name.items():
+        if name in _SPECIAL_OPS:
+            for op in group:
+                _walk_special(op, name, fn, transform, values=False)
+        else:
+            _walk_sharding_lists(group, fn, transform, lists)
+
+
+_UNSEEN = object()
+
+
+def _walk_sharding_lists(ops, fn, transform: bool, lists: dict | None) -> None:
+    """The `sdy.sharding` list of each of these ops (none special) that has one.
+    With `lists` (a value-independent fn: values are not read), a list seen
+    before is not rewritten again but replaced by its rewrite (None: it stays):
+    a list is rewritten the same way whatever the op, since the module was
+    verified and the list has one sharding per result."""
+    for op in ops:
+        attrs = op.attributes   # each read goes through the bindings: once
+        attr = attrs.get(SHARDING)
+        if attr is None:
             continue
-        _walk_sharding_list(op, fn, transform, lists)
-
-
-def _walk_sharding_list(op, fn, transform: bool, lists: dict | None) -> None:
-    """An op's `sdy.sharding` list, if it has one. With `lists`, a list seen
-    before is not rewritten again: a list is rewritten the same way whatever
-    the op (with a value-independent fn), since the module was verified and
-    the list has one sharding per result."""
-    attrs = op.attributes   # each read goes through the bindings: once
-    attr = attrs.get(SHARDING)
-    if attr is None:
-        return
-    if lists is not None:
-        done = lists.get(attr)   # (lists hold attributes, never None)
-        if done is not None:
-            if done != attr:
-                attrs[SHARDING] = done
-            return
-    results = list(op.results)
-    lst = per_value(attr)
-    if not lst:
-        return
-    if len(results) == 1:
-        lst[0], old = fn(lst[0], results[0]), lst[0]
-        changed = lst[0] != old
-    else:
-        values = results or [None]
-        new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
-        changed, lst = new != lst, new
-    if transform and changed:
-        set_op_shardings(op, lst)
-    if lists is not None:
-        lists[attr] = attrs[SHARDING]
+        if lists is not None:
+            done = lists.get(attr, _UNSEEN)
+            if done is not _UNSEEN:
+                if done is not None and transform:
+                    attrs[SHARDING] = done
+                continue
+        lst = per_value(attr)
+        if not lst:
+            continue
+        if lists is not None:
+            new = [fn(s, None) for s in lst]
+        else:
+            new = [fn(s, v) for s, v in zip(lst, list(op.results) or [None], strict=True)]
+        new_attr = per_value_attr(new) if transform and new != lst else None
+        if new_attr is not None:
+            attrs[SHARDING] = new_attr
+        if lists is not None:
+            lists[attr] = new_attr
 
 
 def _walk_special(op, name: str, fn, transform: bool, values: bool = True) -> None:

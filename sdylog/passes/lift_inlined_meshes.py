@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
-from sdylog.ir.shardings import mesh_or_ref, replica_groups_on_mesh, transform_shardings
+from sdylog.ir.shardings import mesh_or_ref, replica_groups_on_mesh, transform_shardings, walk_shardings
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
 from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
 
@@ -119,15 +119,15 @@ class _MeshLifter:
                 self.changed = True
 
 
-def _has_inlined_mesh(module: ir.Module, by_name: dict) -> bool:
-    """Some sharding in the module has a mesh of its own (not a reference)."""
+def _has_inlined_mesh(by_name: dict) -> bool:
+    """Some sharding in the module has a mesh of its own (not a reference);
+    `by_name`: the module's ops by name (each distinct sharding is looked at once)."""
     inlined = []
 
     def check(sharding, _value):
         if not isinstance(mesh_or_ref(sharding), ir.FlatSymbolRefAttr):
             inlined.append(sharding)
-        return sharding   # (unchanged: nothing is written)
-    transform_shardings(module.operation, check, of_sharding_only=True, by_name=by_name)
+    walk_shardings(None, check, by_name=by_name)
     return bool(inlined)
 
 
@@ -152,7 +152,7 @@ def run(module: ir.Module, options: dict, ctx):
         lifter.dedup_existing()
         # Without merged meshes, only inlined meshes change shardings: most
         # modules have none, which one look at each op, in any order, tells.
-        if lifter.ops_changed or _has_inlined_mesh(module, found.by_names()):
+        if lifter.ops_changed or _has_inlined_mesh(found.by_names()):
             # the census' ops, unless a merged mesh symbol is gone from them
             transform_shardings(module.operation, lifter.lift_sharding, of_sharding_only=True,
                                 ops=None if lifter.ops_changed else ops)

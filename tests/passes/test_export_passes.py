@@ -207,3 +207,31 @@ def test_merger_merges_per_region():
     assert out.count("dense<2.000000e+00> : tensor<f32>") == 2
     assert out.count("stablehlo.broadcast_in_dim") == 3
     assert same_text(out, shardy(MERGE_REGIONS, "sdy-constant-or-scalar-merger"))
+
+
+# close-shardings over lists that repeat on ops of different names (each
+# distinct list rewritten once, the others replaced by its rewrite), a list
+# left as it was, multi-result lists, and function results whose attribute
+# dictionaries hold other entries (rebuilt around the new sharding).
+CLOSE_REPEATS = MESH + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p", ?}, {?}]>, mhlo.layout_mode = "default"},
+                %b: tensor<8x8xf32>)
+    -> (tensor<8x8xf32> {jax.result_info = "r0", sdy.sharding = #sdy.sharding<@m, [{?}, {"q"}]>},
+        tensor<8x8xf32> {jax.result_info = "r1"}, tensor<8x8xf32> {jax.result_info = "r2", sdy.sharding = #sdy.sharding<@m, [{}, {}]>}) {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}, {?}], replicated={"q"}>]>} : tensor<8x8xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}, {?}], replicated={"q"}>]>} : tensor<8x8xf32>
+  %2 = stablehlo.negate %1 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p"}, {}]>]>} : tensor<8x8xf32>
+  %3 = stablehlo.add %2, %b {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}, {?}], replicated={"q"}>]>} : tensor<8x8xf32>
+  %4:2 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}, {"q", ?}]>, <@m, [{"p"}, {}]>]>} %3, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+  %5 = stablehlo.abs %2 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p"}, {}]>]>} : tensor<8x8xf32>
+  return %4#0, %4#1, %5 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+'''
+
+
+def test_close_shardings_with_repeated_lists_matches_shardy():
+    out = ours(CLOSE_REPEATS, "sdy-close-shardings")
+    assert "?" not in out and "replicated" not in out
+    assert out.count('sdy.sharding_per_value<[<@m, [{"p"}, {}]>]>') == 5
+    assert '{jax.result_info = "r0", sdy.sharding = #sdy.sharding<@m, [{}, {"q"}]>}' in out
+    assert same_text(out, shardy(CLOSE_REPEATS, "sdy-close-shardings"))

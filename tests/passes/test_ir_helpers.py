@@ -163,6 +163,51 @@ func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{?}]>}) -> 
     assert calls.count(False) == 5 and calls.count(True) == 2   # two distinct shardings
 
 
+BY_NAME = '''
+sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{?}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{}]>}) {
+  %0 = stablehlo.abs %a {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}]>]>} : tensor<4xf32>
+  %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{?}]>]>} : tensor<4xf32>
+  %2 = stablehlo.abs %1 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}]>]>} : tensor<4xf32>
+  %3 = stablehlo.negate %2 : tensor<4xf32>
+  %4 = sdy.sharding_constraint %3 <mesh<["p"=2]>, [{?}]> : tensor<4xf32>
+  %5 = stablehlo.abs %4 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}]>]>} : tensor<4xf32>
+  return %5 : tensor<4xf32>
+}'''
+
+
+def _by_name(module) -> dict:
+    groups: dict = {}
+    for op in walk_ops(module.operation):
+        groups.setdefault(op.name, []).append(op)
+    return groups
+
+
+def test_walk_shardings_by_name_sees_each_distinct_sharding_once():
+    module = parse_module(BY_NAME)
+    in_order, by_name = [], []
+    with module.context:
+        walk_shardings(module.operation, lambda s, v: in_order.append(str(s)))
+        walk_shardings(None, lambda s, v: by_name.append((str(s), v)), by_name=_by_name(module))
+    assert len(in_order) == 7 and sorted(set(in_order)) == sorted(s for s, _ in by_name)
+    assert len(by_name) == 4 and all(v is None for _, v in by_name)
+
+
+def test_transform_shardings_by_name_is_the_ordered_transform():
+    outputs, calls = [], []
+    for grouped in (False, True):
+        module = parse_module(BY_NAME)
+        with module.context:
+            def close(s, v):
+                calls.append(str(s))
+                return ir.Attribute.parse(str(s).replace(", ?", "").replace("?", ""))
+            transform_shardings(module.operation, close, of_sharding_only=True,
+                                by_name=_by_name(module) if grouped else None)
+        outputs.append(print_module(module))
+    assert outputs[0] == outputs[1] and "?" not in outputs[1]
+    assert len(calls) == 8   # each pass: four distinct shardings, each closed once
+
+
 def test_is_equivalent(mlir_ctx):
     def s(t):
         return ir.Attribute.parse(t)
