@@ -6,10 +6,11 @@ the back end can write derived shardings into the module.
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
@@ -123,6 +124,13 @@ def prime_units(size: int) -> list[tuple[int, int]]:
     return units or [(1, 1)]
 
 
+def _walk_with_names(fn) -> tuple[list, list[str]]:
+    """`fn` and the ops nested in it (op_list) and their names, one string
+    per name (the op rows hold them: not one copy per op)."""
+    ops = op_list(fn)
+    return ops, [sys.intern(op.name) for op in ops]
+
+
 class _OpenOp:
     """An op whose nested ops the walk is reading (add_body): what its tail
     rows need, its blocks still to read, and the ops left in the current one.
@@ -152,6 +160,7 @@ class FactSet:
     # value id -> the id of its op when it is the one result of an op, -1 for
     # other values (and for a result given its id before the walk read its op)
     value_ops: list = field(default_factory=list)
+    op_names: set = field(default_factory=set)        # the names of the ops (one string each)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -162,9 +171,9 @@ class FactSet:
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
-                 ops_within=None):
+                 names_within=None):
         self.facts = FactSet(module=module)
-        self._ops_within = ops_within or op_list
+        self._names_within = names_within or _walk_with_names
         self.filename = filename
         self.conservative = conservative
         self.static_shapes = static_shapes
@@ -179,7 +188,9 @@ class _Extractor:
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
         self._value_type_ids: list = []  # value id -> its type's id
-        self._value_funcs: list = []     # value id -> its function's name
+        # (first value id, function name) of each function's run of value ids: a
+        # function's values get their ids while add_func reads it, one run each
+        self._func_runs: list = []
         # types repeat across values: type -> its id -> (shape, element type name)
         self._type_ids: dict = {}
         self._types: list = []
@@ -212,7 +223,8 @@ class _Extractor:
             value_ids[value] = vid
             all_values.append(value)
             self._value_type_ids.append(self.type_id(value.type))
-            self._value_funcs.append(func)
+            if func != self._func_runs[-1][1]:
+                raise AssertionError(f"a value of @{func} met while reading @{self._func_runs[-1][1]}")
             self.facts.value_ops.append(-1)
             if not walked and not isinstance(value, ir.BlockArgument) and not isinstance(value.owner, ir.Block):
                 self._results_ahead += 1
@@ -237,10 +249,15 @@ class _Extractor:
         ranks = [len(shape) for shape, _ in self._types]
         elements = [element for _, element in self._types]
         type_ids = self._value_type_ids
-        rels["value"].extend(zip(range(len(type_ids)), self._value_funcs, map(ranks.__getitem__, type_ids),
+        # (the ids as value_ids holds them, in id order: the rows share those ints, no copy per row)
+        value_ids = self.facts.value_ids.values()
+        assert len(value_ids) == len(type_ids)
+        ends = [first for first, _ in self._func_runs[1:]] + [len(type_ids)]
+        funcs = chain.from_iterable(repeat(func, end - first) for (first, func), end in zip(self._func_runs, ends))
+        rels["value"].extend(zip(value_ids, funcs, map(ranks.__getitem__, type_ids),
                                  map(elements.__getitem__, type_ids)))
         dims = [tuple(enumerate(shape)) for shape, _ in self._types]
-        rels["value_dim"].extend([(v, d, size) for v, t in enumerate(type_ids) for d, size in dims[t]])
+        rels["value_dim"].extend([(v, d, size) for v, t in zip(value_ids, type_ids) for d, size in dims[t]])
 
     def mesh_name(self, mesh: str | Mesh) -> str:
         if isinstance(mesh, str):
@@ -312,6 +329,7 @@ class _Extractor:
         for fn in funcs:
             self.add_func(fn)
         self.add_func_edges()
+        f.op_names = set(self._name_kinds) | {"func.func"}   # (add_body saw every op but the functions)
         self.add_value_rows()
         self.add_units()
         first_slot = len(f.values)
@@ -355,6 +373,7 @@ class _Extractor:
     def add_func(self, fn) -> None:
         f = self.facts
         name = symbol_name(fn)
+        self._func_runs.append((len(f.values), name))
         vis = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
         f.add("func", name, int(vis is None or ir.StringAttr(vis).value == "public"))
         op_id = self.add_op_row(fn.operation, "func.func", name, -1, -1)
@@ -427,7 +446,7 @@ class _Extractor:
         yield_rows = relations["region_yield"]
         value_ids, all_values, value_ops = f.value_ids, f.values, f.value_ops
         get, ids_of = value_ids.get, self.ids_of
-        type_ids, value_funcs = self._value_type_ids, self._value_funcs
+        type_ids = self._value_type_ids
         type_id_of = self._type_ids.get
         type_of = type_ids.__getitem__
         rule_by_key = self._rule_by_key
@@ -435,12 +454,12 @@ class _Extractor:
         open_ = [root]
         if not self.next_block(root, func):
             return
-        for op in self._ops_within(fn)[1:]:   # (the first one is fn)
+        within, names = self._names_within(fn)
+        for op, name in zip(islice(within, 1, None), islice(names, 1, None)):   # (the first one is fn)
             top = open_[-1]
             # The op's head rows: its row (add_op_row's), operands and results.
             op_id = len(ops)
             ops.append(op)
-            name = op.name
             kind = kinds.get(name)
             if kind is None:
                 kind = kinds[name] = _name_kind(op, name)
@@ -491,7 +510,6 @@ class _Extractor:
                 t = value.type
                 tid = type_id_of(t)
                 type_ids.append(self.type_id(t) if tid is None else tid)
-                value_funcs.append(func)
                 value_ops.append(op_id)
                 results = [vid]
                 result_rows.append((op_id, 0, vid))
@@ -510,7 +528,6 @@ class _Extractor:
                     if None in tids:
                         tids = [self.type_id(t) for t in types]
                     type_ids.extend(tids)
-                    value_funcs.extend(repeat(func, n))
                     value_ops.extend(repeat(-1, n))
                 result_rows.extend(zip(repeat(op_id), range(n), results))
                 if self._unpropagatable_types and self.static_shapes:
@@ -780,15 +797,16 @@ class _Extractor:
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
-                  static_shapes: bool = False, ops_within=None) -> FactSet:
+                  static_shapes: bool = False, names_within=None) -> FactSet:
     """The module's input relations (rules/schema.dl) and the id maps back to the IR.
     `static_shapes`: an op result of a type propagation rejects (a tuple, a
     dynamic shape) is an error, with unpropagatable_type_error's message.
-    `ops_within(fn)`: a function and the ops nested in it, pre-order (e.g. a
-    pipeline's census' `within`, which then serves the steps after it); by
-    default a walk."""
+    `names_within(fn)`: a function and the ops nested in it, pre-order, and
+    their names, list for list (e.g. a pipeline's census' `within_and_names`,
+    which then serves the steps after it: the rows share its name strings);
+    by default a walk."""
     with module.context:
-        return _Extractor(module, filename, conservative, static_shapes, ops_within).run()
+        return _Extractor(module, filename, conservative, static_shapes, names_within).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on

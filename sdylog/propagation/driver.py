@@ -77,12 +77,13 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
 
 
 def _shared_census_within(module, ctx):
-    """The census' op lists per function when a pipeline shares one (the
-    steps after propagation reuse what the facts made it walk); else None."""
+    """The census' op lists and their names per function when a pipeline
+    shares one (the steps after propagation reuse what the facts made it
+    walk); else None."""
     if getattr(ctx, "census", None) is None:
         return None
     from sdylog.passes.census import census
-    return census(module, ctx).within
+    return census(module, ctx).within_and_names
 
 
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
@@ -97,7 +98,7 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     with module.context:
         try:   # (the extraction checks the result types as it reads them: no walk of its own)
             facts = extract_facts(module, filename, conservative=options.conservative, static_shapes=True,
-                                  ops_within=_shared_census_within(module, ctx))
+                                  names_within=_shared_census_within(module, ctx))
         except SdylogError:
             check_static_shapes(module, filename)   # a type error comes first, wherever it is
             raise

@@ -400,3 +400,22 @@ func.func @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     results = {i: s for _, i, s in f.rows("func_result_sharding")}
     assert set(results) == {0, 2} and results[0] != results[2] and not {results[0], results[2]} & {a, b, d}
     assert [r[1:] for r in f.rows("sharding_dim_axis") if r[0] == results[2]] == [(0, 0, "x", 1, 2)]
+
+
+def test_census_names_give_the_rows_of_a_walk_and_rows_share_their_ints():
+    # A pipeline's census hands the facts its ops and names (names_within); the
+    # rows are those of extract_facts' own walk, byte for byte, functions and
+    # regions included (each function's values are one run of ids).
+    from sdylog.passes.census import Census
+    for text in (MODULE, WHILE):
+        module = parse_module(text)
+        walked = extract_facts(module, "m.mlir")
+        shared = extract_facts(module, "m.mlir", names_within=Census.of(module).within_and_names)
+        assert facts_text(shared) == facts_text(walked)
+    value_rows = walked.rows("value")
+    assert [row[0] for row in value_rows] == list(range(len(walked.values)))
+    # main's arguments a, b and results %0 %1 %2, then relu's argument x and results %c %m
+    assert [row[1] for row in extract_facts(parse_module(MODULE)).rows("value")] == ["main"] * 5 + ["relu"] * 3
+    # (a value's id in its value and value_dim rows is the very int value_ids holds)
+    ids = {id(v) for v in walked.value_ids.values()}
+    assert all(id(row[0]) in ids for row in value_rows + walked.rows("value_dim"))
