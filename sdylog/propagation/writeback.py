@@ -10,6 +10,7 @@ function.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import cached_property
 from itertools import compress
 from operator import itemgetter
 
@@ -209,13 +210,27 @@ def write_back(module, engine, facts, options) -> None:
 
 class _Places:
     """Which ops keep their results' shardings where, from the facts' op and
-    op_result rows."""
+    op_result rows, each read only when asked: most values are a plain op's
+    one result, which needs neither."""
 
     def __init__(self, facts):
-        op_rows, result_rows = facts.rows("op"), facts.rows("op_result")
-        # ops with several results (a result at index > 0), ops of _SPECIAL names
-        self.several = set(compress(map(_FIRST, result_rows), map(_SECOND, result_rows)))
-        self.special = set(compress(map(_FIRST, op_rows), map(_SPECIAL.__contains__, map(_SECOND, op_rows))))
+        self.facts = facts
+        # ops of _SPECIAL names (the op rows are read only when the module has ops of such names)
+        names = _SPECIAL & facts.op_names
+        op_rows = facts.rows("op") if names else ()
+        self.special = set(compress(map(_FIRST, op_rows), map(names.__contains__, map(_SECOND, op_rows))))
+
+    @cached_property
+    def several(self) -> set:
+        """Ops with several results (a result at index > 0)."""
+        result_rows = self.facts.rows("op_result")
+        return set(compress(map(_FIRST, result_rows), map(_SECOND, result_rows)))
+
+    @cached_property
+    def result_row(self):
+        """Value id -> its op_result row (op id, index, value); None for a value that is no op result."""
+        result_rows = self.facts.rows("op_result")
+        return dict(zip(map(_THIRD, result_rows), result_rows)).get
 
 
 def _write_others(facts, attrs: _Attrs, others: list, places: _Places) -> None:
@@ -223,8 +238,6 @@ def _write_others(facts, attrs: _Attrs, others: list, places: _Places) -> None:
     op's one result (see write_back)."""
     args = defaultdict(dict)    # func op -> argument index -> sharding
     by_op = defaultdict(dict)   # op id (with several results, or a list) -> result index -> sharding id
-    result_rows = facts.rows("op_result")
-    row_of = dict(zip(map(_THIRD, result_rows), result_rows)).get if others else None
     func_args = facts.func_args
     written_elsewhere = False   # a value of a special op or a block argument was written
     for v, sid in others:
@@ -232,7 +245,7 @@ def _write_others(facts, attrs: _Attrs, others: list, places: _Places) -> None:
             func, i = func_args[v]
             args[func][i] = attrs.attrs[sid]
             continue
-        row = row_of(v)
+        row = places.result_row(v)
         if row is None or row[0] in places.special:
             written_elsewhere = True
             new = attrs.attrs[sid]

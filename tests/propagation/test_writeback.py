@@ -121,3 +121,31 @@ def test_a_tensors_axes_read_in_any_order_name_one_sharding():
         assert ids[0] == ids[1] != ids[2]
         assert str(attrs.attrs[ids[0]]) == '#sdy.sharding<@mesh, [{"x", "y", ?}, {"z", ?}]>'
         assert str(attrs.attrs[ids[2]]) == '#sdy.sharding<@mesh, [{"x", ?}, {}p3]>'
+
+
+def test_places_read_the_rows_only_for_the_names_the_module_has():
+    # _Places finds the ops of _SPECIAL names from the facts' op names (no scan
+    # of the op rows when there are none), and ops with several results
+    from sdylog.facts import extract_facts
+    from sdylog.propagation.writeback import _SPECIAL, _Places
+    module = parse_module("""
+func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %r:2 = stablehlo.while(%x = %a, %i = %n) : tensor<8xf32>, tensor<i32>
+   cond { %c = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1> }
+   do { stablehlo.return %x, %i : tensor<8xf32>, tensor<i32> }
+  %e = sdy.data_flow_edge %r#0 : tensor<8xf32>
+  return %e : tensor<8xf32>
+}""")
+    with module.context:
+        facts = extract_facts(module)
+        places = _Places(facts)
+        assert places.special == {op for op, name, *_ in facts.rows("op") if name in _SPECIAL} != set()
+        (loop,) = [op for op, name, *_ in facts.rows("op") if name == "stablehlo.while"]
+        assert places.several == {loop}
+        second = facts.value_ids[facts.ops[loop].results[1]]
+        assert places.result_row(second) == (loop, 1, second)
+        assert places.result_row(facts.value_ids[facts.ops[0].regions[0].blocks[0].arguments[0]]) is None
+        plain = extract_facts(parse_module(MODULE))
+        assert not _SPECIAL & plain.op_names and _Places(plain).special == set()
+        assert plain.op_names == {name for _, name, *_ in plain.rows("op")}
