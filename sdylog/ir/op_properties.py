@@ -6,7 +6,7 @@ or StableHLO's `BroadcastingElementwise` trait (StablehloOps.td, ChloOps.td).
 """
 from __future__ import annotations
 
-from sdylog.ir.rewrite import as_operation
+from sdylog.ir.rewrite import as_operation, results_of
 from sdylog.ir.types import is_static_shaped, static_shape
 
 _STABLEHLO_ELEMENTWISE = (
@@ -65,22 +65,25 @@ def is_elementwise(op, name: str | None = None) -> bool:
     return False
 
 
-def is_pure(op, static_types: dict | None = None) -> bool:
+def is_pure(op, static_types: dict | None = None, name: str | None = None, operands=None) -> bool:
     """MLIR's isPure for the ops we know: no memory effect, and (for StableHLO's
     conditionally speculatable ops) static shapes everywhere.
 
     `static_types` (type -> is_static_shaped), when given, remembers the
     answer per type: a caller asking about many ops reads each distinct type's
-    shape through the bindings once."""
+    shape through the bindings once. A caller that has read the op's name or
+    operands already may pass them (each read goes through the bindings)."""
     op = as_operation(op)
-    name = op.name
+    if name is None:
+        name = op.name
     if name not in _PURE_OPS:
         return False
     if not name.startswith(("stablehlo.", "chlo.")):
         return True
+    values = [*(op.operands if operands is None else operands), *results_of(op)]
     if static_types is None:
-        return all(is_static_shaped(v.type) for v in (*op.operands, *op.results))
-    for v in (*op.operands, *op.results):
+        return all(is_static_shaped(v.type) for v in values)
+    for v in values:
         t = v.type
         static = static_types.get(t)
         if static is None:

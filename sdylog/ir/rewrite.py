@@ -205,6 +205,13 @@ def erase_trivially_dead_ops(root, ops: list | None = None, names: list | None =
             return erased
 
 
+def results_of(op) -> list:
+    """The op's results (`op.result` for one: listing `op.results` costs
+    three times as much)."""
+    results = op.results
+    return [op.result] if len(results) == 1 else list(results)
+
+
 def results_unused(op) -> bool:
     results = op.results
     if len(results) == 1:   # most ops: `op.result` costs half as much as iterating `op.results`

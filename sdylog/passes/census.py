@@ -205,10 +205,27 @@ class Census:
             return
         replaced, inserted = change.replaced, change.inserted
         gone = {id(op) for op in change.erased}
+        affected = replaced.keys() | inserted.keys() | gone
+        # the names whose lists change: of the ops replaced, inserted, erased
+        # (the others' lists stay as they are, in walk order)
+        touched = {name for _, name in replaced.values()}
+        touched.update(name for _, before in inserted.values() for _, name in before)
         tops, names = [], []
         for old_ops, old_names in zip(self.tops, self.names):
+            # (most ops are not affected: found by id in one sweep)
+            at = [i for i, key in enumerate(map(id, old_ops)) if key in affected]
+            if not at:
+                tops.append(old_ops)
+                names.append(old_names)
+                continue
             ops, ns = [], []
-            for op, name in zip(old_ops, old_names):
+            done = 0
+            for i in at:
+                ops += old_ops[done:i]
+                ns += old_names[done:i]
+                done = i + 1
+                op, name = old_ops[i], old_names[i]
+                touched.add(name)
                 new = replaced.get(id(op))
                 if new is not None:
                     op, name = new
@@ -220,11 +237,22 @@ class Census:
                 if id(op) not in gone:
                     ops.append(op)
                     ns.append(name)
+            ops += old_ops[done:]
+            ns += old_names[done:]
             if ops:
                 tops.append(ops)
                 names.append(ns)
         self.tops, self.names = tops, names
-        self.by_name = _group_by_name(self.module, tops, names)
+        by_name = self.by_name
+        for name in touched:
+            by_name.pop(name, None)
+        for ops, ns in zip(tops, names):
+            for i in [i for i, name in enumerate(ns) if name in touched]:
+                lst = by_name.get(ns[i])
+                if lst is None:
+                    by_name[ns[i]] = [ops[i]]
+                else:
+                    lst.append(ops[i])
 
 
 def _group_by_name(module: ir.Module, tops: list, names: list) -> dict[str, list[ir.Operation]]:

@@ -31,6 +31,11 @@ NAMED_COMPUTATION = "sdy.named_computation"
 # The constant expressions that hold regions (or, for a call, whose clone clones a function).
 _WITH_REGIONS = frozenset({"func.call", NAMED_COMPUTATION})
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
+# Ops split_region hands to process() even when no use of a constant or
+# expansion is pending: those it returns from at once, constants, and
+# broadcasts (which may expand a scalar).
+_NEVER_SKIPPED = frozenset({"func.func", "sdy.sharding_group", "sdy.constant", "stablehlo.iota",
+                            "stablehlo.broadcast_in_dim"})
 
 
 def convert_constants(constants) -> list:
@@ -70,15 +75,16 @@ class _Splitter:
         self.erased: list = []
 
     # --- classification ----------------------------------------------------------
-    def constant_preserving(self, op, name: str) -> bool:
-        """`name`: the op's name (read once by the caller)."""
+    def constant_preserving(self, op, name: str, operands: list) -> bool:
+        """`name`, `operands`: the op's (read once by the caller)."""
         if name == "func.call":
             callee = lookup_func(self.symbols, callee_name(op), op)
             return original_func_name(callee) not in self.non_const_funcs
         if name == "sdy.named_computation":
             return _nc_name(op) not in self.non_const_named_computations
         # The name first: is_pure reads every operand and result type.
-        return (name in _SHAPE_PRESERVING or is_elementwise(op, name)) and is_pure(op, self.static_types)
+        return ((name in _SHAPE_PRESERVING or is_elementwise(op, name))
+                and is_pure(op, self.static_types, name, operands))
 
     def is_scalar(self, value) -> bool:
         t = value.type
@@ -141,8 +147,20 @@ class _Splitter:
         found = _Found()
         func_name = original_func_name(func)
         nc_name = _nc_name(nc) if nc is not None else None
+        process = self.process
+        may_skip = not self.marks_non_constant
         for op, name in zip(ops, names, strict=True):
-            self.process(op, name, func_name, nc_name, found)
+            if may_skip and found.unseen_uses == 0 and name not in _NEVER_SKIPPED:
+                # Every use of the constants and expansions so far was seen
+                # (users come after producers), so this op uses none of them: it
+                # is neither a constant expression (an op without operands is
+                # one only as a constant or iota: ops that preserve constants
+                # have operands) nor takes a clone (and whether it preserves
+                # constants does not matter without calls or named
+                # computations). Its operands are not read: ops are many. (Here,
+                # not in process(): a call per op costs as much as this test.)
+                continue
+            process(op, name, func_name, nc_name, found)
         for op in found.expansions + found.constants[::-1]:
             # Usually every use took a clone; scalars are not cloned; an op
             # left to its only user is used.
@@ -169,21 +187,18 @@ class _Splitter:
         if name in ("sdy.constant", "stablehlo.iota"):
             found.add_constant(op)
             return
-        if (found.unseen_uses == 0 and not self.marks_non_constant and name != "stablehlo.broadcast_in_dim"
-                and len(op.operands)):
-            # Every use of the constants and expansions so far was seen
-            # (users come after producers), so this op uses none of them: it
-            # is neither a constant expression nor takes a clone (and whether
-            # it preserves constants does not matter without calls or named
-            # computations). Its operands are not read: ops are many.
-            return
         operands = list(op.operands)
-        found.see_uses(operands)
+        producers = found.producers
+        # which operands a constant expression or expansion produces (each
+        # operand hashed once: through the bindings)
+        produced = [v in producers for v in operands]
+        uses = produced.count(True)
+        found.see_uses(uses)
         # Whether the op preserves constants reads its types: asked only when
         # the answer matters.
-        all_constant = found.constant_values.issuperset(operands)
+        all_constant = uses == len(operands) and found.constant_values.issuperset(operands)
         if all_constant or self.marks_non_constant:
-            preserving = self.constant_preserving(op, name)
+            preserving = self.constant_preserving(op, name, operands)
             if preserving and all_constant:
                 found.add_constant(op, operands, name not in _WITH_REGIONS)
                 return
@@ -194,13 +209,13 @@ class _Splitter:
         if name == "stablehlo.broadcast_in_dim" and self.is_scalar(operands[0]):
             found.add_expansion(op, operands)
             return
-        if found.producers.keys().isdisjoint(operands):   # most ops
+        if not uses:   # most ops
             return
         for i, operand in enumerate(operands):
-            if operand in found.producers:
+            if produced[i]:
                 if found.owns_alone(operand, self):
                     continue
-                clone = self.clone_value(operand, found.producers)
+                clone = self.clone_value(operand, producers)
                 if clone is not operand:   # (a scalar is used as it is)
                     op.operands[i] = clone
 
@@ -232,14 +247,13 @@ class _Found:
     def _count_uses(self, results) -> None:
         counts = self.use_counts
         for r in results:
-            n = counts[r] = sum(1 for _ in r.uses)
+            n = counts[r] = len(list(r.uses))   # (a generator over the uses costs more)
             self.unseen_uses += n
 
-    def see_uses(self, operands) -> None:
-        """An op with these operands is being processed."""
+    def see_uses(self, uses: int) -> None:
+        """An op using the producers' results `uses` times is being processed."""
         if self.unseen_uses:
-            producers = self.producers
-            self.unseen_uses -= sum(1 for v in operands if v in producers)
+            self.unseen_uses -= uses
 
     def add_constant(self, op, operands=(), one_result: bool = True) -> None:
         """`one_result`: the op has a single result (all but calls and named
@@ -303,8 +317,9 @@ def run(module: ir.Module, options: dict, ctx):
         for func in funcs_in_call_graph_post_order(module, has_calls):
             if not has_named_computations:   # MLIR's walk, without the function itself
                 ops, names = found.within_and_names(func)
-                ops = [converted.get(id(op), op) for op in ops[1:]]
-                names = ["sdy.constant" if name == "stablehlo.constant" else name for name in names[1:]]
+                ops, names = ops[1:], names[1:]
+                for i in [i for i, name in enumerate(names) if name == "stablehlo.constant"]:
+                    ops[i], names[i] = converted[id(ops[i])], "sdy.constant"
                 splitter.split_region(ops, names, func)
                 continue
             # inner named computations before the ones holding them; each body

@@ -457,6 +457,32 @@ def test_explicit_gather_scatter_batching():
     assert same_text(out, shardy(BATCHING, "sdy-explicit-gather-scatter-batching"))
 
 
+# Ops without operands (never constant expressions but as constants and
+# iotas), before any constant, while uses are pending and after all were seen.
+SPLIT_NO_OPERANDS = '''
+func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<ui32>, tensor<4xf32>) {
+  %p = stablehlo.partition_id : tensor<ui32>
+  %c = stablehlo.constant dense<3.0> : tensor<4xf32>
+  %r = stablehlo.replica_id : tensor<ui32>
+  %i = stablehlo.iota dim = 0 : tensor<4xf32>
+  %x = stablehlo.add %a, %c : tensor<4xf32>
+  %t = stablehlo.after_all : !stablehlo.token
+  %y = stablehlo.multiply %x, %c : tensor<4xf32>
+  %z = stablehlo.add %y, %i : tensor<4xf32>
+  %q = stablehlo.partition_id : tensor<ui32>
+  %s = stablehlo.add %r, %q : tensor<ui32>
+  %w = stablehlo.subtract %z, %i : tensor<4xf32>
+  return %w, %s, %z : tensor<4xf32>, tensor<ui32>, tensor<4xf32>
+}
+'''
+
+
+def test_constant_or_scalar_splitter_with_ops_without_operands():
+    out = ours(SPLIT_NO_OPERANDS, "sdy-constant-or-scalar-splitter")
+    assert out.count("sdy.constant") == 2 and out.count("stablehlo.iota") == 2
+    assert same_text(out, shardy(SPLIT_NO_OPERANDS, "sdy-constant-or-scalar-splitter"))
+
+
 # Sub-computations with a single use all the way down, which the splitter
 # leaves where they are (a copy would be the same), next to ones that share a
 # value: a scalar broadcast of an argument, a chain through a tensor constant,

@@ -353,6 +353,10 @@ def test_the_splitter_edits_the_census_in_place(monkeypatch):
         assert all(a == b for ops, others in zip(shared.tops, fresh.tops) for a, b in zip(ops, others))
         assert {n: len(ops) for n, ops in shared.by_names().items()} == \
             {n: len(ops) for n, ops in fresh.by_names().items()}
+        # each name's ops, the same ones in walk order (only the names the
+        # splitter touched are regrouped)
+        fresh_groups = fresh.by_names()
+        assert all(a == b for n, ops in shared.by_names().items() for a, b in zip(ops, fresh_groups[n], strict=True))
         assert shared.all_ops_and_names()[1] == fresh.all_ops_and_names()[1]
         out = print_module(module)
     assert same_text(out, shardy(SPLIT_IN_PLACE, "sdy-constant-or-scalar-splitter"))
