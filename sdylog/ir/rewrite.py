@@ -122,9 +122,11 @@ def replace_one_result(op, result, new) -> None:
 def create_op(name: str, results=(), operands=(), attributes=None, regions: int = 0,
               loc=None, ip=None) -> ir.Operation:
     """A generic op built with `ir.Operation.create` at `ip` (detached if ip is False)."""
-    return ir.Operation.create(name, results=list(results), operands=list(operands),
-                               attributes=dict(attributes or {}), regions=regions,
-                               loc=loc, ip=ip)
+    # (lists and dicts go as they are: the bindings copy what they read; ops are many)
+    return ir.Operation.create(name, results=results if type(results) is list else list(results),
+                               operands=operands if type(operands) is list else list(operands),
+                               attributes=attributes if type(attributes) is dict else dict(attributes or {}),
+                               regions=regions, loc=loc, ip=ip)
 
 
 def attributes_of(op) -> dict:
@@ -215,7 +217,7 @@ def results_of(op) -> list:
 def results_unused(op) -> bool:
     results = op.results
     if len(results) == 1:   # most ops: `op.result` costs half as much as iterating `op.results`
-        return has_no_uses(op.result)
+        return next(iter(op.result.uses), None) is None   # (has_no_uses, without a call: ops are many)
     return all(has_no_uses(r) for r in results)
 
 

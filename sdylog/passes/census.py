@@ -176,13 +176,11 @@ class Census:
         if not change.erased:
             return
         gone = {id(op) for op in change.erased}
-
-        def kept(ops):
-            return [op for op in ops if id(op) not in gone]
+        # (lists without an erased op are told apart in one sweep of ids each)
         for name, ops in list(self.by_name.items()):
-            left = kept(ops)
-            if len(left) == len(ops):
+            if gone.isdisjoint(map(id, ops)):
                 continue
+            left = [op for op in ops if id(op) not in gone]
             if left:
                 self.by_name[name] = left
             else:
@@ -192,8 +190,8 @@ class Census:
             for ops, ns in zip(self.tops, self.names):
                 if id(ops[0]) in gone:
                     continue
-                left = [i for i, op in enumerate(ops) if id(op) not in gone]
-                if len(left) < len(ops):
+                if not gone.isdisjoint(map(id, ops)):
+                    left = [i for i, key in enumerate(map(id, ops)) if key not in gone]
                     ops, ns = [ops[i] for i in left], [ns[i] for i in left]
                 tops.append(ops)
                 names.append(ns)

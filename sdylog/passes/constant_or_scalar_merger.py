@@ -10,7 +10,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
-from sdylog.ir.rewrite import as_operation, replace_one_result
+from sdylog.ir.rewrite import replace_one_result
 from sdylog.ir.types import is_scalar
 from sdylog.passes.census import UNCHANGED, SameOps, census
 
@@ -46,8 +46,9 @@ def _region_key(op, block):
 
 
 def _attr_key(op):
-    # (sorted by name: names are unique, attributes are never compared)
-    return tuple(sorted(as_operation(op).attributes.items()))
+    # (sorted by name: names are unique, attributes are never compared; an op
+    # view has `attributes` too: no as_operation, ops are many)
+    return tuple(sorted(op.attributes.items()))
 
 
 def merge_in(ops) -> list:

@@ -244,12 +244,6 @@ class _Found:
         # ids of the producers left to their only user (see owns_alone)
         self.left_alone: set = set()
 
-    def _count_uses(self, results) -> None:
-        counts = self.use_counts
-        for r in results:
-            n = counts[r] = len(list(r.uses))   # (a generator over the uses costs more)
-            self.unseen_uses += n
-
     def see_uses(self, uses: int) -> None:
         """An op using the producers' results `uses` times is being processed."""
         if self.unseen_uses:
@@ -268,9 +262,12 @@ class _Found:
         self._add_producer(op, [op.result], operands)
 
     def _add_producer(self, op, results, operands) -> None:
-        self.producers.update(dict.fromkeys(results, op))
         self.operands_of[id(op)] = operands
-        self._count_uses(results)
+        producers, counts = self.producers, self.use_counts
+        for r in results:   # (each result hashed once per dict: through the bindings)
+            producers[r] = op
+            n = counts[r] = len(list(r.uses))   # (a generator over the uses costs more)
+            self.unseen_uses += n
 
     def owns_alone(self, value, splitter: _Splitter) -> bool:
         """Whether the use being processed is the only use of `value` and of
