@@ -312,6 +312,21 @@ static PyObject *db_distinct(Database *db, PyObject *args) {
     return PyLong_FromLongLong(count);
 }
 
+/* bytes written in a table's arrays: its rows, its set, its indexes */
+static PyObject *db_memory(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    DbTable *d = db->tab[tno];
+    Table *t = &d->t;
+    i64 ix = 0;
+    for (int i = 0; i < d->ncache; i++) {
+        Index *x = d->cache[i];
+        ix += x->cap * (i64)sizeof(Bucket) + (x->packed ? t->n * t->arity * (i64)sizeof(i64) : 0);
+    }
+    return Py_BuildValue("(LLL)", (long long)(t->n * t->arity * (i64)sizeof(i64)),
+                         (long long)(t->set_cap * (i64)sizeof(SetSlot)), (long long)ix);
+}
+
 static PyObject *db_intern(Database *db, PyObject *s) {
     if (!PyUnicode_Check(s)) { PyErr_SetString(PyExc_TypeError, "a symbol is a str"); return NULL; }
     i64 id;
@@ -531,6 +546,8 @@ static PyMethodDef db_methods[] = {
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
+    {"memory", (PyCFunction)db_memory, METH_O,
+     "memory(table) -> bytes written in its (rows, hash set, indexes)"},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
     {NULL, NULL, 0, NULL},
 };
