@@ -116,15 +116,23 @@ int db_replace_rows(Database *db, int tno, Table *src) {
        order when read). The rows are distinct: no lookup before each goes in. */
     Table *t = &d->t;
     i64 n = src->count, cap = 64;
-    if (!n) return 0;
-    while (2 * n > cap) cap *= 2;
-    if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1))) || set_resize(t, cap) < 0) return -1;
-    t->cap = n;
-    for (i64 s = 0; s < src->set_cap; s++) {
+    if (n) {
+        while (2 * n > cap) cap *= 2;
+        if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1))) || set_resize(t, cap) < 0) return -1;
+        t->cap = n;
+    }
+    for (i64 s = 0; n && s < src->set_cap; s++) {
         if (src->set[s].id < 0) continue;
         memcpy(row(t, t->n), row(src, src->set[s].id), sizeof(i64) * (size_t)t->arity);
         if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0) return -1;   /* (no index watches it yet) */
     }
+    /* (src's rows and set go now, not when its owner frees it: the next
+       table's copy can reuse their memory) */
+    free(src->data);
+    free(src->set);
+    src->data = NULL;
+    src->set = NULL;
+    src->n = src->cap = src->count = src->set_cap = src->set_used = 0;
     return 0;
 }
 
@@ -141,7 +149,7 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     ix->t = &d->t;
     ix->nkey = nkey;
     memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-    if (nkey && index_build_packed(ix) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
+    if (nkey && index_build_packed(ix, &db->scratch) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
     d->cache[d->ncache++] = ix;
     return ix;
 }
@@ -527,6 +535,7 @@ static void db_dealloc(Database *db) {
         free(db->tab[i]);
     }
     free(db->tab);
+    free(db->scratch.b);
     Py_XDECREF(db->names);
     Py_XDECREF(db->ids);
     Py_TYPE(db)->tp_free((PyObject *)db);

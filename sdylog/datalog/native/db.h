@@ -18,6 +18,7 @@ typedef struct {
     int ntab, cap;
     PyObject *names;     /* list: symbol id -> its string */
     PyObject *ids;       /* dict: string -> symbol id */
+    Scratch scratch;     /* where db_index counts an index's keys */
 } Database;
 
 extern PyTypeObject DatabaseType;
@@ -26,7 +27,8 @@ extern PyTypeObject DatabaseType;
    a Python error when out of memory */
 Index *db_index(Database *db, int tno, const int *key, int nkey);
 
-/* table `tno` now holds the rows of src's set: 0, -1 out of memory */
+/* table `tno` now holds the rows of src's set, and src none (its rows and
+   set are freed: its indexes must not be read again): 0, -1 out of memory */
 int db_replace_rows(Database *db, int tno, Table *src);
 
 /* table `tno` changed: drop the indexes built on it */

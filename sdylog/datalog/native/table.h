@@ -87,8 +87,11 @@ typedef struct {
     int nidx;
 } Table;
 
-/* 16 bytes: four to a cache line (lookups are cache misses, mostly) */
-typedef struct { u64 h; int32_t rep, n; } Bucket;
+/* 12 bytes (lookups are cache misses, mostly; an index has a bucket per
+   two keys, or more: its pages are most of its memory): the low 32 bits of
+   the key's hash (nonzero, see hash_final; a probe compares keys only when
+   they agree), its first row (or place in `packed`), its rows */
+typedef struct { uint32_t h; int32_t rep, n; } Bucket;
 
 typedef struct Index {
     Table *t;
@@ -152,7 +155,7 @@ static inline int key_matches(Index *ix, const i64 *r, const i64 *key) {
     return 1;
 }
 
-static Bucket *index_find(Index *ix, const i64 *key, u64 h) {
+static Bucket *index_find(Index *ix, const i64 *key, uint32_t h) {
     if (!ix->cap) return NULL;
     i64 mask = ix->cap - 1;
     for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
@@ -172,7 +175,7 @@ static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int
         same &= key[i] == ix->memo_key[i];
     }
     if (same) return ix->memo_b;
-    Bucket *b = index_find(ix, key, hash_vals(key, n));
+    Bucket *b = index_find(ix, key, (uint32_t)hash_vals(key, n));
     memcpy(ix->memo_key, key, sizeof(i64) * (size_t)n);
     ix->memo_b = b;
     ix->memo = 1;
@@ -219,7 +222,7 @@ static int index_add(Index *ix, int32_t id) {
     ix->memo = 0;
     if ((ix->used + 1) * 2 > ix->cap && index_grow(ix) < 0) return -1;
     const i64 *r = row(ix->t, id);
-    u64 h = hash_key_of(ix, r);
+    uint32_t h = (uint32_t)hash_key_of(ix, r);
     i64 mask = ix->cap - 1;
     i64 s = (i64)(h & (u64)mask);
     for (;; s = (s + 1) & mask) {
@@ -245,7 +248,7 @@ static void index_remove(Index *ix, int32_t id) {
     const i64 *r = row(ix->t, id);
     i64 key[MAXKEY];
     for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
-    Bucket *b = index_find(ix, key, hash_key_of(ix, r));
+    Bucket *b = index_find(ix, key, (uint32_t)hash_key_of(ix, r));
     if (!b || !b->n) return;
     IdVec *l = &ix->lists[b - ix->b];
     if (l->n) {
@@ -263,52 +266,82 @@ static void index_free(Index *ix) {
     free(ix->packed);
 }
 
+/* A bucket array a caller keeps to build indexes in (reused: its pages are
+   written once, not once per index) */
+typedef struct { Bucket *b; i64 cap; } Scratch;
+
+/* the bucket of the key of row `rw` (hash h) in b[cap]: its key's, or the
+   empty one where it goes */
+static inline i64 bucket_of(Table *t, Index *ix, Bucket *b, i64 cap, const i64 *rw, uint32_t h) {
+    for (i64 s = (i64)(h & (u64)(cap - 1));; s = (s + 1) & (cap - 1)) {
+        if (!b[s].h) return s;
+        if (b[s].h == h) {
+            const i64 *o = row(t, b[s].rep);
+            int same = 1;
+            for (int k = 0; k < ix->nkey; k++)
+                if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
+            if (same) return s;
+        }
+    }
+}
+
 /* the packed index of a table that does not change while it is read: the
    rows counted per key, then copied in key order (Index.packed), insertion
    order kept within a key (no list per bucket to allocate). When every key
    has one row (half the indexes), nothing is copied: a bucket's row is its
    rep, read in the table (where it lies no farther from the next lookup's).
-   -1 out of memory. */
-static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them) */
+   The keys are counted in `sc` (as many buckets as for a key per row), then
+   moved into buckets of their own, as many as the keys need: a key of many
+   rows takes one. -1 out of memory. */
+static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
     int a = t->arity;
     i64 cap = 16;
     while (cap < 2 * t->n) cap *= 2;
-    ix->b = calloc((size_t)cap, sizeof(Bucket));
+    if (sc->cap < cap) {
+        free(sc->b);
+        sc->cap = 0;
+        if (!(sc->b = malloc(sizeof(Bucket) * (size_t)cap))) return -1;
+        sc->cap = cap;
+    }
+    Bucket *sb = sc->b;
+    memset(sb, 0, sizeof(Bucket) * (size_t)cap);
     int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
-    if (!ix->b || !slot) { free(slot); return -1; }
-    ix->cap = cap;
+    if (!slot) return -1;
+    i64 used = 0;
     for (i64 r = 0; r < t->n; r++) {
         const i64 *rw = row(t, r);
-        u64 h = hash_key_of(ix, rw);
-        i64 s = (i64)(h & (u64)(cap - 1));
-        for (;; s = (s + 1) & (cap - 1)) {
-            Bucket *b = &ix->b[s];
-            if (!b->h) {
-                b->h = h;
-                b->rep = (int32_t)r;
-                ix->used++;
-                break;
-            }
-            if (b->h == h) {
-                const i64 *o = row(t, b->rep);
-                int same = 1;
-                for (int k = 0; k < ix->nkey; k++)
-                    if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
-                if (same) break;
-            }
+        uint32_t h = (uint32_t)hash_key_of(ix, rw);
+        i64 s = bucket_of(t, ix, sb, cap, rw, h);
+        if (!sb[s].h) {
+            sb[s].h = h;
+            sb[s].rep = (int32_t)r;
+            used++;
         }
-        ix->b[s].n++;
+        sb[s].n++;
         slot[r] = (int32_t)s;
     }
-    if (ix->used == t->n) {
+    i64 fcap = 16;
+    while (fcap < 2 * used) fcap *= 2;
+    if (!(ix->b = calloc((size_t)fcap, sizeof(Bucket)))) { free(slot); return -1; }
+    ix->cap = fcap;
+    ix->used = used;
+    for (i64 s = 0; s < cap; s++) {   /* (each scratch bucket's rep becomes its new place) */
+        if (!sb[s].h) continue;
+        i64 f = (i64)(sb[s].h & (u64)(fcap - 1));
+        while (ix->b[f].h) f = (f + 1) & (fcap - 1);   /* (the keys are distinct) */
+        ix->b[f] = sb[s];
+        sb[s].rep = (int32_t)f;
+    }
+    if (used == t->n) {
         free(slot);
         return 0;
     }
+    for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
     ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
     if (!ix->packed) { free(slot); return -1; }
     i64 at = 0;   /* each key's first place in rep; while copying, its next place */
-    for (i64 s = 0; s < cap; s++) {
+    for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
         if (!b->h) continue;
         b->rep = (int32_t)at;
@@ -316,7 +349,7 @@ static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them
     }
     for (i64 r = 0; r < t->n; r++)
         memcpy(ix->packed + (i64)(ix->b[slot[r]].rep++) * a, row(t, r), sizeof(i64) * (size_t)a);
-    for (i64 s = 0; s < cap; s++) {
+    for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
         if (b->h) b->rep -= b->n;
     }
