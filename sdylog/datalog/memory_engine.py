@@ -211,6 +211,16 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                 self._data[r] = set()
                 self._changed(r)
 
+    def _drop_sets(self, relations, kept: tuple) -> None:
+        """The C hash sets of relations no stratum of the run writes any more,
+        that the run was not asked for: they deduplicate rows as they go in,
+        and none will (the relations are dropped before the next run)."""
+        if self._db is None:
+            return
+        for r in relations:
+            if r not in kept and r not in self._dropped and self._in_c(r):
+                self._db.drop_set(r)
+
     def _restore(self, relation: str) -> None:
         """A relation a run freed back to its loaded facts."""
         if self._dropped.pop(relation, None) is not None:
@@ -230,6 +240,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
             self._drop(plan.before, plan.kept)
+            derived = {r for s in strata for r in s.relations}
+            self._drop_sets([r for r in self._decls if r not in derived and r not in self._dropped], plan.kept)
         for s in strata:
             for r in s.relations:
                 self._reset(r)
@@ -239,6 +251,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             self._run_stratum(program, s)
             if plan is not None:
                 self._drop(plan.after[i], plan.kept)
+                self._drop_sets(s.relations, plan.kept)
 
     def _run_stratum(self, program: Program, s) -> None:
         if self._db is not None and not s.subsumptive:

@@ -122,3 +122,44 @@ def test_propagation_write_back_relations_equal_a_full_runs(native, monkeypatch)
                 engine.read("tensor_dim")
     assert got["all"] == got["write-back"]
     assert any(got["all"][1].values())
+
+
+@pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
+def test_a_table_without_its_set_reads_the_same_and_gets_it_back_for_new_rows():
+    db = _native.Database()
+    t = db.add_table(2, (False, True))
+    rows = [(i % 7, f"s{i % 5}") for i in range(50)]
+    assert db.insert(t, rows)
+    full = db.rows(t)
+    db.drop_set(t)
+    assert db.memory(t)[1] == 0
+    assert db.rows(t) == full == set(rows)
+    assert db.insert(t, rows[:10] + [(99, "new")])   # (duplicates are still dropped)
+    assert db.size(t) == len(full) + 1 and db.rows(t) == full | {(99, "new")}
+
+
+DOES_NOT_LOWER = """
+.decl item(x: symbol, n: number)
+.decl big(x: symbol)
+.decl name(x: symbol, y: symbol)
+.decl count_big(n: number)
+big(x) :- item(x, n), n > 2.
+name(x, cat(x, "!")) :- big(x).
+count_big(n) :- n = count : { big(_) }.
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_python_stratum_reads_a_relation_whose_set_was_freed(mode, monkeypatch):
+    # big's C set goes after its stratum (only name and count_big were asked
+    # for); name's stratum does not lower: it reads big's rows in Python
+    got = {}
+    for wanted in (None, ["name", "count_big"]):
+        if mode == "c" and _native is None:
+            pytest.skip("the C extension sdylog.datalog._native is not built")
+        monkeypatch.setenv("SDYLOG_NATIVE", "0" if mode == "python" else "1")
+        with make_engine(parse_program(DOES_NOT_LOWER, "py.dl"), "memory", provenance=mode == "provenance") as e:
+            e.load("item", [(f"i{k}", k % 5) for k in range(40)])
+            e.run(relations=wanted)
+            got[wanted is None] = (e.read("name"), e.read("count_big"))
+    assert got[True] == got[False] and len(got[True][0]) == 16 and got[True][1] == [(16,)]

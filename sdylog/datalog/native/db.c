@@ -59,13 +59,15 @@ static PyObject *cached_int(IntSlot *cache, i64 v) {
     return o;
 }
 
-/* the rows of t (those in its set) as a Python set of tuples; the columns
-   marked in `sym` (or none, NULL) hold symbol ids: their strings, from `names` */
+/* the rows of t (in its set's order; a table whose set was dropped, in row
+   order) as a Python set of tuples; the columns marked in `sym` (or none,
+   NULL) hold symbol ids: their strings, from `names` */
 static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObject *names) {
     PyObject *set = PySet_New(NULL);
     if (!set) return NULL;
-    for (i64 s = 0; s < t->set_cap; s++) {
-        int32_t id = t->set[s].id;
+    int by_set = t->set_cap > 0;
+    for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
+        int32_t id = by_set ? t->set[s].id : (int32_t)s;
         if (id < 0) continue;
         const i64 *r = row(t, id);
         PyObject *tup = PyTuple_New(t->arity);
@@ -94,6 +96,17 @@ static void db_table_reset(DbTable *d) {
     table_free(&d->t);
     memset(&d->t, 0, sizeof d->t);
     d->t.arity = arity;
+}
+
+/* a table whose set was dropped (db_drop_set) gets one again before rows go
+   in (they are deduplicated by it): -1 out of memory */
+static int table_ensure_set(Table *t) {
+    if (!t->n || t->set_cap) return 0;
+    if (set_reserve(t, t->n) < 0) return -1;
+    t->count = 0;
+    for (i64 r = 0; r < t->n; r++)
+        if (set_add(t, (int32_t)r, hash_vals(row(t, r), t->arity)) < 0) return -1;
+    return 0;
 }
 
 void db_changed(Database *db, int tno) {
@@ -245,7 +258,7 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     Py_DECREF(seq);
     if (ok == 1 && n) {
         db_changed(db, tno);
-        if (table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
+        if (table_ensure_set(&d->t) < 0 || table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
         for (Py_ssize_t k = 0; k < n; k++) {
             if (table_insert(&d->t, vals + k * a) == -2) { free(vals); return PyErr_NoMemory(); }
         }
@@ -260,6 +273,16 @@ static PyObject *db_clear(Database *db, PyObject *arg) {
     if (tno < 0) return NULL;
     db_changed(db, tno);
     db_table_reset(db->tab[tno]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *db_drop_set(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    Table *t = &db->tab[tno]->t;
+    free(t->set);
+    t->set = NULL;
+    t->set_cap = t->set_used = 0;
     Py_RETURN_NONE;
 }
 
@@ -447,6 +470,7 @@ static PyObject *db_run(Database *db, PyObject *args) {
         if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
         db_changed(db, outno[ri]);
         in->out[ri] = &db->tab[outno[ri]]->t;
+        if (table_ensure_set(in->out[ri]) < 0) { PyErr_NoMemory(); goto out; }
         run.buf[ri].arity = in->out[ri]->arity;
     }
     for (int i = 0; i < nix; i++) {
@@ -548,6 +572,9 @@ static PyMethodDef db_methods[] = {
      "insert(table, rows) -> False (nothing inserted) when a row has no C form (not a tuple of the\n"
      "table's arity, an int beyond 64 bits, a value of another type)"},
     {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
+    {"drop_set", (PyCFunction)db_drop_set, METH_O,
+     "drop_set(table): free the hash set that deduplicates its rows, for as long as no row goes in\n"
+     "(rows(table) then gives them in row order)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
     {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,
