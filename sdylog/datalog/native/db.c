@@ -352,7 +352,7 @@ static PyObject *db_memory(Database *db, PyObject *arg) {
     i64 ix = 0;
     for (int i = 0; i < d->ncache; i++) {
         Index *x = d->cache[i];
-        ix += x->cap * (i64)sizeof(Bucket) + (x->packed ? t->n * t->arity * (i64)sizeof(i64) : 0);
+        ix += x->cap * (i64)sizeof(Bucket) + (x->packed ? x->npacked * (i64)sizeof(int32_t) : 0);
     }
     return Py_BuildValue("(LLL)", (long long)(t->n * t->arity * (i64)sizeof(i64)),
                          (long long)(t->set_cap * (i64)sizeof(SetSlot)), (long long)ix);

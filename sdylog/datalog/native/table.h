@@ -13,7 +13,8 @@
  *           first, and how many: a key of one row needs no list). No key:
  *           every row (a scan). A negation reads an index as a key set. A
  *           packed index (of a table that does not change while it is read)
- *           holds copies of the rows in bucket order. An index remembers its
+ *           holds the row numbers of its keys of several rows in bucket
+ *           order (no list per bucket). An index remembers its
  *           last lookup (index_lookup): most lookups repeat the one before
  *           (the programs of one delta tuple look up the same tuples).
  */
@@ -102,9 +103,11 @@ typedef struct Index {
     IdVec *lists;        /* live, keyed: per bucket, its rows when it has had two at once
                             (else empty; rep is its first row) */
     IdVec all;           /* no key, live table: its rows in insertion order */
-    i64 *packed;         /* static, keyed: the rows in bucket order; a bucket's are
-                            rep .. rep + n - 1 (one memory area per lookup); NULL
-                            when every key has one row (rep: its row number) */
+    int32_t *packed;     /* static, keyed: the row numbers of the keys of several rows,
+                            in bucket order: such a bucket's are packed[rep .. rep + n - 1]
+                            (a key of one row: rep is its row number); NULL when every
+                            key has one row */
+    i64 npacked;
     int memo;            /* memo_key / memo_b hold the last lookup (0: none, or the index changed) */
     Bucket *memo_b;
     i64 memo_key[MAXKEY];
@@ -112,8 +115,9 @@ typedef struct Index {
 
 static inline i64 *row(Table *t, i64 id) { return t->data + id * t->arity; }
 
+/* a row of the bucket's key (of a live index: its first, or a removed one) */
 static inline const i64 *bucket_row(Index *ix, Bucket *b) {
-    return ix->packed ? ix->packed + (i64)b->rep * ix->t->arity : row(ix->t, b->rep);
+    return row(ix->t, ix->packed && b->n > 1 ? ix->packed[b->rep] : b->rep);
 }
 
 /* room for `want` rows, the capacity doubled until they fit (amortized
@@ -286,16 +290,16 @@ static inline i64 bucket_of(Table *t, Index *ix, Bucket *b, i64 cap, const i64 *
 }
 
 /* the packed index of a table that does not change while it is read: the
-   rows counted per key, then copied in key order (Index.packed), insertion
-   order kept within a key (no list per bucket to allocate). When every key
-   has one row (half the indexes), nothing is copied: a bucket's row is its
-   rep, read in the table (where it lies no farther from the next lookup's).
-   The keys are counted in `sc` (as many buckets as for a key per row), then
-   moved into buckets of their own, as many as the keys need: a key of many
-   rows takes one. -1 out of memory. */
+   rows counted per key, then the numbers of those of keys of several rows
+   placed in key order (Index.packed), insertion order kept within a key (no
+   list per bucket to allocate). Row numbers, not copies of the rows: 4 bytes
+   a row, not 8 per column (the rows a lookup reads are rarely far apart in
+   the table: a stratum derives a key's tuples together). The keys are
+   counted in `sc` (as many buckets as for a key per row), then moved into
+   buckets of their own, as many as the keys need: a key of many rows takes
+   one. -1 out of memory. */
 static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
-    int a = t->arity;
     i64 cap = 16;
     while (cap < 2 * t->n) cap *= 2;
     if (sc->cap < cap) {
@@ -338,20 +342,22 @@ static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.
         return 0;
     }
     for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
-    ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
-    if (!ix->packed) { free(slot); return -1; }
-    i64 at = 0;   /* each key's first place in rep; while copying, its next place */
+    i64 at = 0;   /* each key's first place in rep; while placing, its next place */
     for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
-        if (!b->h) continue;
+        if (b->n < 2) continue;
         b->rep = (int32_t)at;
         at += b->n;
     }
-    for (i64 r = 0; r < t->n; r++)
-        memcpy(ix->packed + (i64)(ix->b[slot[r]].rep++) * a, row(t, r), sizeof(i64) * (size_t)a);
+    if (!(ix->packed = malloc(sizeof(int32_t) * (size_t)(at + 1)))) { free(slot); return -1; }
+    ix->npacked = at;
+    for (i64 r = 0; r < t->n; r++) {
+        Bucket *b = &ix->b[slot[r]];
+        if (b->n > 1) ix->packed[b->rep++] = (int32_t)r;
+    }
     for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
-        if (b->h) b->rep -= b->n;
+        if (b->n > 1) b->rep -= b->n;
     }
     free(slot);
     return 0;
