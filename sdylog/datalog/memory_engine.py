@@ -212,9 +212,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                 self._changed(r)
 
     def _drop_sets(self, relations, kept: tuple) -> None:
-        """The C hash sets of relations no stratum of the run writes any more,
-        that the run was not asked for: they deduplicate rows as they go in,
-        and none will (the relations are dropped before the next run)."""
+        """The C hash sets of relations no stratum of the run writes any more
+        (or a rank-ordered one, which stores its result whole), that the run
+        was not asked for: they deduplicate rows as they go in, and none will
+        (the relations are dropped before the next run)."""
         if self._db is None:
             return
         for r in relations:
@@ -248,6 +249,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                 if self.provenance:
                     self._prov[r] = {t: (-1, 0) for t in self._data[r]}
         for i, s in enumerate(strata):
+            if plan is not None and s.subsumptive:
+                self._drop_sets(s.relations, plan.kept)   # (its result is stored without them)
             self._run_stratum(program, s)
             if plan is not None:
                 self._drop(plan.after[i], plan.kept)

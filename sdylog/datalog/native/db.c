@@ -131,13 +131,17 @@ int db_replace_rows(Database *db, int tno, Table *src) {
     i64 n = src->count, cap = 64;
     if (n) {
         while (2 * n > cap) cap *= 2;
-        if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1))) || set_resize(t, cap) < 0) return -1;
+        if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1)))) return -1;
+        if (!d->no_set && set_resize(t, cap) < 0) return -1;
         t->cap = n;
     }
     for (i64 s = 0; n && s < src->set_cap; s++) {
         if (src->set[s].id < 0) continue;
         memcpy(row(t, t->n), row(src, src->set[s].id), sizeof(i64) * (size_t)t->arity);
-        if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0) return -1;   /* (no index watches it yet) */
+        if (d->no_set)
+            t->n++;
+        else if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0)   /* (no index watches it yet) */
+            return -1;
     }
     /* (src's rows and set go now, not when its owner frees it: the next
        table's copy can reuse their memory) */
@@ -258,6 +262,7 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     Py_DECREF(seq);
     if (ok == 1 && n) {
         db_changed(db, tno);
+        d->no_set = 0;
         if (table_ensure_set(&d->t) < 0 || table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
         for (Py_ssize_t k = 0; k < n; k++) {
             if (table_insert(&d->t, vals + k * a) == -2) { free(vals); return PyErr_NoMemory(); }
@@ -273,6 +278,7 @@ static PyObject *db_clear(Database *db, PyObject *arg) {
     if (tno < 0) return NULL;
     db_changed(db, tno);
     db_table_reset(db->tab[tno]);
+    db->tab[tno]->no_set = 0;
     Py_RETURN_NONE;
 }
 
@@ -283,6 +289,7 @@ static PyObject *db_drop_set(Database *db, PyObject *arg) {
     free(t->set);
     t->set = NULL;
     t->set_cap = t->set_used = 0;
+    db->tab[tno]->no_set = 1;
     Py_RETURN_NONE;
 }
 
@@ -470,6 +477,7 @@ static PyObject *db_run(Database *db, PyObject *args) {
         if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
         db_changed(db, outno[ri]);
         in->out[ri] = &db->tab[outno[ri]]->t;
+        db->tab[outno[ri]]->no_set = 0;
         if (table_ensure_set(in->out[ri]) < 0) { PyErr_NoMemory(); goto out; }
         run.buf[ri].arity = in->out[ri]->arity;
     }
@@ -574,7 +582,8 @@ static PyMethodDef db_methods[] = {
     {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
     {"drop_set", (PyCFunction)db_drop_set, METH_O,
      "drop_set(table): free the hash set that deduplicates its rows, for as long as no row goes in\n"
-     "(rows(table) then gives them in row order)"},
+     "by insert or run (rows(table) then gives them in row order; a rank-ordered run's result\n"
+     "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
     {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,

@@ -4,12 +4,15 @@
 #include "table.h"
 
 /* A relation: its rows (deduplicated by the table's hash set), which columns
-   hold symbol ids, and the packed indexes built on it (freed when it changes). */
+   hold symbol ids, and the packed indexes built on it (freed when it changes).
+   no_set: its set was dropped (drop_set) and is not made again until rows go
+   in by insert or run (db_replace_rows copies rows without one). */
 typedef struct {
     Table t;
     char *sym;
     Index **cache;
     int ncache;
+    int no_set;
 } DbTable;
 
 typedef struct {
