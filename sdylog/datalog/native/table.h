@@ -197,7 +197,7 @@ static int index_grow(Index *ix) {
         i64 s = (i64)(b->h & (u64)(cap - 1));
         while (nb[s].h) s = (s + 1) & (cap - 1);
         nb[s] = *b;
-        nl[s] = ix->lists[i];
+        if (ix->lists[i].v) nl[s] = ix->lists[i];   /* (the rest are zero: their pages stay untouched) */
     }
     free(ix->b);
     free(ix->lists);
