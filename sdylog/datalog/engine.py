@@ -229,7 +229,9 @@ class Engine(DeclaredRelations):
 
         Relations the program derives are recomputed from their loaded facts;
         all others are read as they are. `relations` limits the work to the
-        strata those relations need."""
+        strata those relations need (the memory engine also frees every other
+        relation as the run goes: only those asked for can be read after it;
+        see DropPlan)."""
         program = self._program_to_run(program, relations)
         strata = needed_strata(program, relations)
         self._evaluate(program, strata)

@@ -24,6 +24,11 @@ in Python on sets made from the tables (`_data`: made when first read after
 the table changed) and its results go back into them; the relations read
 through the API are made the same way. Without the extension, with
 provenance, or with SDYLOG_NATIVE=0, every relation is a Python set.
+
+Memory: a run asked for some relations only (`run(relations=...)`, as
+`sdylog opt` asks for the write-back's) frees each other relation once no
+later stratum of the run reads it, and its C hash set (which only
+deduplicates rows going in) once no stratum writes it.
 """
 from __future__ import annotations
 
