@@ -297,7 +297,7 @@ static inline i64 bucket_of(Table *t, Index *ix, Bucket *b, i64 cap, const i64 *
    the table: a stratum derives a key's tuples together). The keys are
    counted in `sc` (as many buckets as for a key per row), then moved into
    buckets of their own, as many as the keys need: a key of many rows takes
-   one. -1 out of memory. */
+   one (keys that need them all keep those). -1 out of memory. */
 static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
     i64 cap = 16;
@@ -327,21 +327,31 @@ static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.
     }
     i64 fcap = 16;
     while (fcap < 2 * used) fcap *= 2;
-    if (!(ix->b = calloc((size_t)fcap, sizeof(Bucket)))) { free(slot); return -1; }
-    ix->cap = fcap;
     ix->used = used;
-    for (i64 s = 0; s < cap; s++) {   /* (each scratch bucket's rep becomes its new place) */
-        if (!sb[s].h) continue;
-        i64 f = (i64)(sb[s].h & (u64)(fcap - 1));
-        while (ix->b[f].h) f = (f + 1) & (fcap - 1);   /* (the keys are distinct) */
-        ix->b[f] = sb[s];
-        sb[s].rep = (int32_t)f;
+    if (fcap == cap && sc->cap == cap) {
+        /* (the keys need all the buckets they were counted in: those become
+           the index's, no copy; the next index counts in a new array) */
+        ix->b = sb;
+        ix->cap = cap;
+        sc->b = NULL;
+        sc->cap = 0;
+    } else {
+        if (!(ix->b = calloc((size_t)fcap, sizeof(Bucket)))) { free(slot); return -1; }
+        ix->cap = fcap;
+        for (i64 s = 0; s < cap; s++) {   /* (each scratch bucket's rep becomes its new place) */
+            if (!sb[s].h) continue;
+            i64 f = (i64)(sb[s].h & (u64)(fcap - 1));
+            while (ix->b[f].h) f = (f + 1) & (fcap - 1);   /* (the keys are distinct) */
+            ix->b[f] = sb[s];
+            sb[s].rep = (int32_t)f;
+        }
+        if (used < t->n)
+            for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
     }
     if (used == t->n) {
         free(slot);
         return 0;
     }
-    for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
     i64 at = 0;   /* each key's first place in rep; while placing, its next place */
     for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
