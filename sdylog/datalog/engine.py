@@ -229,7 +229,9 @@ class Engine(DeclaredRelations):
 
         Relations the program derives are recomputed from their loaded facts;
         all others are read as they are. `relations` limits the work to the
-        strata those relations need."""
+        strata those relations need (the memory engine also frees every other
+        relation as the run goes: only those asked for can be read after it;
+        see DropPlan)."""
         program = self._program_to_run(program, relations)
         strata = needed_strata(program, relations)
         self._evaluate(program, strata)
@@ -316,15 +318,21 @@ class Engine(DeclaredRelations):
         self.close()
 
 
-def needed_strata(program: Program, relations: list[str] | None):
-    if relations is None:
-        return program.strata
-    reads: dict[str, set[str]] = {}
+def _reads(program: Program) -> dict[str, set[str]]:
+    """Relation -> the relations its clauses and subsumptive rules read."""
     from sdylog.datalog.semantics import atoms_of
+    reads: dict[str, set[str]] = {}
     for c in program.clauses:
         reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
     for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
         reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
+    return reads
+
+
+def needed_strata(program: Program, relations: list[str] | None):
+    if relations is None:
+        return program.strata
+    reads = _reads(program)
     want: set[str] = set()
     todo = list(relations)
     while todo:
@@ -333,6 +341,40 @@ def needed_strata(program: Program, relations: list[str] | None):
             want.add(r)
             todo.extend(reads.get(r, ()))
     return [s for s in program.strata if want & set(s.relations)]
+
+
+@dataclass
+class DropPlan:
+    """When a run asked for some relations only (run(relations=...)), the
+    others can go as soon as no later stratum of the run reads or writes
+    them: `before` (no stratum of the run touches them) and `after[i]` (the
+    last toucher is the run's i-th stratum). `kept` is what was asked for."""
+    kept: tuple[str, ...]
+    before: list[str]
+    after: list[list[str]]
+
+
+def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
+    """The DropPlan of a run of `strata` (needed_strata's) asked for `kept`,
+    over the engine's `relations` (every one it holds)."""
+    reads = _reads(program)
+    last: dict[str, int] = {}
+    for i, s in enumerate(strata):
+        for r in s.relations:
+            last[r] = i
+            for q in reads.get(r, ()):
+                last[q] = i
+    keep = set(kept)
+    after: list[list[str]] = [[] for _ in strata]
+    before = []
+    for r in relations:
+        if r in keep:
+            continue
+        if r in last:
+            after[last[r]].append(r)
+        else:
+            before.append(r)
+    return DropPlan(tuple(kept), before, after)
 
 
 def _sql_str(s: str) -> str:

@@ -24,12 +24,17 @@ in Python on sets made from the tables (`_data`: made when first read after
 the table changed) and its results go back into them; the relations read
 through the API are made the same way. Without the extension, with
 provenance, or with SDYLOG_NATIVE=0, every relation is a Python set.
+
+Memory: a run asked for some relations only (`run(relations=...)`, as
+`sdylog opt` asks for the write-back's) frees each other relation once no
+later stratum of the run reads it, and its C hash set (which only
+deduplicates rows going in) once no stratum writes it.
 """
 from __future__ import annotations
 
 from sdylog.datalog.ast import Atom, RelationDecl
 from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
-from sdylog.datalog.engine import DeclaredRelations, needed_strata
+from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_stratum
@@ -55,6 +60,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self._data: dict[str, set] = _Tables(self._db) if self._db is not None else {}
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
+        # relations a run asked for some others only freed (see run): -> what it asked for
+        self._dropped: dict[str, tuple] = {}
         # indexes, dropped when a relation changes. They read the relations
         # through the mapping itself, not through self: a reference back to
         # the engine would make a cycle that keeps the engine, and every
@@ -94,6 +101,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def load(self, relation: str, data) -> None:
         """Add facts (lists of tuples, or anything the DuckDB engine takes)."""
         decl = self.decl(relation)
+        self._restore(relation)
         if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
             # (C checked every row: the usual case skips _rows_of's checks)
             self._c_changed(relation)
@@ -117,6 +125,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def clear(self, relation: str) -> None:
         self.decl(relation)
+        self._dropped.pop(relation, None)
         self._loaded.pop(relation, None)
         self._prov.pop(relation, None)
         self._reset(relation)
@@ -183,35 +192,93 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
+        """Evaluate the program (default: the engine's). With `relations`,
+        only the strata they need run, and every other relation is freed as
+        soon as no later stratum reads it: afterwards only those asked for
+        can be read (until the next load or run brings the others back)."""
         program = self._program_to_run(program, relations)
         strata = needed_strata(program, relations)
+        for r in list(self._dropped):
+            self._restore(r)
+        plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
         with gc_paused():
-            self._run_strata(program, strata)
+            self._run_strata(program, strata, plan)
 
-    def _run_strata(self, program: Program, strata) -> None:
+    def _drop(self, relations, kept: tuple) -> None:
+        """Free relations a run was not asked for (see run)."""
+        for r in relations:
+            self._dropped[r] = kept
+            self._prov.pop(r, None)
+            if self._in_c(r):
+                self._db.clear(r)
+                self._c_changed(r)
+            else:
+                self._data[r] = set()
+                self._changed(r)
+
+    def _drop_sets(self, relations, kept: tuple) -> None:
+        """The C hash sets of relations no stratum of the run writes any more
+        (or a rank-ordered one, which stores its result whole), that the run
+        was not asked for: they deduplicate rows as they go in, and none will
+        (the relations are dropped before the next run)."""
+        if self._db is None:
+            return
+        for r in relations:
+            if r not in kept and r not in self._dropped and self._in_c(r):
+                self._db.drop_set(r)
+
+    def _restore(self, relation: str) -> None:
+        """A relation a run freed back to its loaded facts."""
+        if self._dropped.pop(relation, None) is not None:
+            self._reset(relation)
+            if self.provenance:
+                self._prov[relation] = {t: (-1, 0) for t in self._data[relation]}
+
+    def _kept(self, relation: str) -> RelationDecl:
+        """The relation's declaration; an error when the last run freed it."""
+        decl = self.decl(relation)
+        kept = self._dropped.get(relation)
+        if kept is not None:
+            raise error(None, f"relation '{relation}' was not kept: the run asked only for "
+                        f"{', '.join(kept) or 'nothing'}")
+        return decl
+
+    def _run_strata(self, program: Program, strata, plan=None) -> None:
+        if plan is not None:
+            self._drop(plan.before, plan.kept)
+            derived = {r for s in strata for r in s.relations}
+            self._drop_sets([r for r in self._decls if r not in derived and r not in self._dropped], plan.kept)
         for s in strata:
             for r in s.relations:
                 self._reset(r)
                 if self.provenance:
                     self._prov[r] = {t: (-1, 0) for t in self._data[r]}
-        for s in strata:
-            if self._db is not None and not s.subsumptive:
-                rounds = run_stratum(self._db, self._cindexes, program, s)
-                for r in s.relations:
-                    self._c_changed(r)
-                if rounds is not None:
-                    if s.recursive:
-                        self.iterations.update(dict.fromkeys(s.relations, rounds))
-                    continue
-                for r in s.relations:   # (a run handed back: from the start, in Python)
-                    self._reset(r)
-            # (what Python writes goes into the C tables: _store, _recursive)
-            if s.subsumptive:
-                RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
-            elif s.recursive:
-                self._recursive(program, s)
-            else:
-                self._plain(program, s)
+        for i, s in enumerate(strata):
+            if plan is not None and s.subsumptive:
+                self._drop_sets(s.relations, plan.kept)   # (its result is stored without them)
+            self._run_stratum(program, s)
+            if plan is not None:
+                self._drop(plan.after[i], plan.kept)
+                self._drop_sets(s.relations, plan.kept)
+
+    def _run_stratum(self, program: Program, s) -> None:
+        if self._db is not None and not s.subsumptive:
+            rounds = run_stratum(self._db, self._cindexes, program, s)
+            for r in s.relations:
+                self._c_changed(r)
+            if rounds is not None:
+                if s.recursive:
+                    self.iterations.update(dict.fromkeys(s.relations, rounds))
+                return
+            for r in s.relations:   # (a run handed back: from the start, in Python)
+                self._reset(r)
+        # (what Python writes goes into the C tables: _store, _recursive)
+        if s.subsumptive:
+            RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
+        elif s.recursive:
+            self._recursive(program, s)
+        else:
+            self._plain(program, s)
 
     def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
         """Put the indexes compiled code reads into its namespace (with `lazy`,
@@ -247,7 +314,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         fns = []
         for ci in s.clauses:
             c = program.clauses[ci]
-            if any(isinstance(lit, Atom) and not self.size(lit.relation) for lit in c.body):
+            if any(isinstance(lit, Atom) and not self._size(lit.relation) for lit in c.body):
                 continue   # an atom of an empty relation: no solution
             fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
                                       kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
@@ -367,22 +434,25 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     # ---- facts out ----
     def read(self, relation: str) -> list[tuple]:
-        self.decl(relation)
+        self._kept(relation)
         return sorted(self._data[relation])
 
     def scan(self, relation: str):
         """The tuples of a relation, in no particular order (no sorting: fast)."""
-        self.decl(relation)
+        self._kept(relation)
         return self._data[relation]
 
     def size(self, relation: str) -> int:
-        self.decl(relation)
+        self._kept(relation)
+        return self._size(relation)
+
+    def _size(self, relation: str) -> int:
         if self._in_c(relation) and relation not in self._data:
             return self._db.size(relation)
         return len(self._data[relation])
 
     def contains(self, relation: str, tup: tuple) -> bool:
-        decl = self.decl(relation)
+        decl = self._kept(relation)
         if len(tup) != decl.arity:
             raise error(None, f"'{relation}' has {decl.arity} columns, the tuple has {len(tup)}")
         return tuple(tup) in self._data[relation]
@@ -416,6 +486,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         db.rule_ids = dict(self.rule_ids)
         db._height = self._height
         for name in self._decls:
+            self._kept(name)
             rows = self._data[name]
             if not rows:
                 continue
@@ -460,7 +531,7 @@ class _Sizes:
         self.engine = engine
 
     def get(self, relation: str, default=None):
-        return self.engine.size(relation) if relation in self.engine._decls else default
+        return self.engine._size(relation) if relation in self.engine._decls else default
 
 
 class _Tables(dict):

@@ -41,6 +41,12 @@ class NativeDB:
     def clear(self, relation: str) -> None:
         self.db.clear(self.table[relation])
 
+    def drop_set(self, relation: str) -> None:
+        """Free the hash set that deduplicates the relation's rows (no row
+        goes in before it is cleared or gets its set again; rows() gives
+        them in row order)."""
+        self.db.drop_set(self.table[relation])
+
     def size(self, relation: str) -> int:
         return self.db.size(self.table[relation])
 

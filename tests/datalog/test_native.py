@@ -174,7 +174,8 @@ CORPUS = os.environ.get("SDYLOG_CORPUS") or os.path.join(os.path.dirname(__file_
 @pytest.mark.parametrize("model", ["mlp", "scan_rnn", "transformer_L2"])
 def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
     import sdylog.datalog as datalog
-    from sdylog.passes import driver
+    from sdylog.ir import parse_module, print_module
+    from sdylog.passes import PassContext, driver
 
     path = os.path.join(CORPUS, model + ".mlir")
     if not os.path.exists(path):
@@ -188,7 +189,12 @@ def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
         monkeypatch.setattr(ranked, "native_module", lambda c=counting, n=use_native: c if n else None)
         engines = []
         monkeypatch.setattr(datalog, "make_engine", lambda *a, **k: engines.append(real(*a, **k)) or engines[-1])
-        out = driver.optimize_text(text, path, driver.parse_flags(["-sdy-propagation-pipeline"]))
+        # (as `sdylog opt` does, but every relation derived and kept: derive="all")
+        module = parse_module(text, path)
+        with module.context:
+            driver.run_passes(module, driver.parse_flags(["-sdy-propagation-pipeline"]),
+                              PassContext(filename=path, derive="all"))
+            out = print_module(module, verified=True)
         (engine,) = engines
         results[use_native] = (out, {r: engine.read(r) for r in engine.relations})
         assert counting.runs == (1 if use_native else 0)

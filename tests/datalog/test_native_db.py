@@ -116,6 +116,19 @@ p(x, z) :- p(x, y), e(y, z), z < 40.
     assert len(got["j"]) > 1000 and len(got["k"]) == 1001 and got["p"]
 
 
+def test_an_index_has_buckets_for_its_keys_not_its_rows():
+    # 4096 rows of 8 keys on column 0: 16 buckets of 12 bytes, and the row
+    # numbers in key order; column 1 is a key per row: 2 buckets per row, no numbers
+    db = _native.Database()
+    t = db.add_table(2, (False, False))
+    assert db.insert(t, [(i % 8, i) for i in range(4096)])
+    rows, hash_set, _ = db.memory(t)
+    assert rows == 4096 * 16 and db.index_keys(t, (0,)) == 8
+    assert db.memory(t) == (rows, hash_set, 16 * 12 + 4096 * 4)
+    assert db.index_keys(t, (1,)) == 4096
+    assert db.memory(t) == (rows, hash_set, 16 * 12 + 4096 * 4 + 8192 * 12)
+
+
 @pytest.mark.parametrize("rule", [
     'name(x, cat(x, "!")) :- item(x, _).',        # a string functor
     "name(x, x) :- item(x, _), x < \"m\".",        # the order of strings

@@ -59,13 +59,15 @@ static PyObject *cached_int(IntSlot *cache, i64 v) {
     return o;
 }
 
-/* the rows of t (those in its set) as a Python set of tuples; the columns
-   marked in `sym` (or none, NULL) hold symbol ids: their strings, from `names` */
+/* the rows of t (in its set's order; a table whose set was dropped, in row
+   order) as a Python set of tuples; the columns marked in `sym` (or none,
+   NULL) hold symbol ids: their strings, from `names` */
 static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObject *names) {
     PyObject *set = PySet_New(NULL);
     if (!set) return NULL;
-    for (i64 s = 0; s < t->set_cap; s++) {
-        int32_t id = t->set[s].id;
+    int by_set = t->set_cap > 0;
+    for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
+        int32_t id = by_set ? t->set[s].id : (int32_t)s;
         if (id < 0) continue;
         const i64 *r = row(t, id);
         PyObject *tup = PyTuple_New(t->arity);
@@ -96,6 +98,17 @@ static void db_table_reset(DbTable *d) {
     d->t.arity = arity;
 }
 
+/* a table whose set was dropped (db_drop_set) gets one again before rows go
+   in (they are deduplicated by it): -1 out of memory */
+static int table_ensure_set(Table *t) {
+    if (!t->n || t->set_cap) return 0;
+    if (set_reserve(t, t->n) < 0) return -1;
+    t->count = 0;
+    for (i64 r = 0; r < t->n; r++)
+        if (set_add(t, (int32_t)r, hash_vals(row(t, r), t->arity)) < 0) return -1;
+    return 0;
+}
+
 void db_changed(Database *db, int tno) {
     DbTable *d = db->tab[tno];
     for (int i = 0; i < d->ncache; i++) {
@@ -116,15 +129,27 @@ int db_replace_rows(Database *db, int tno, Table *src) {
        order when read). The rows are distinct: no lookup before each goes in. */
     Table *t = &d->t;
     i64 n = src->count, cap = 64;
-    if (!n) return 0;
-    while (2 * n > cap) cap *= 2;
-    if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1))) || set_resize(t, cap) < 0) return -1;
-    t->cap = n;
-    for (i64 s = 0; s < src->set_cap; s++) {
+    if (n) {
+        while (2 * n > cap) cap *= 2;
+        if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1)))) return -1;
+        if (!d->no_set && set_resize(t, cap) < 0) return -1;
+        t->cap = n;
+    }
+    for (i64 s = 0; n && s < src->set_cap; s++) {
         if (src->set[s].id < 0) continue;
         memcpy(row(t, t->n), row(src, src->set[s].id), sizeof(i64) * (size_t)t->arity);
-        if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0) return -1;   /* (no index watches it yet) */
+        if (d->no_set)
+            t->n++;
+        else if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0)   /* (no index watches it yet) */
+            return -1;
     }
+    /* (src's rows and set go now, not when its owner frees it: the next
+       table's copy can reuse their memory) */
+    free(src->data);
+    free(src->set);
+    src->data = NULL;
+    src->set = NULL;
+    src->n = src->cap = src->count = src->set_cap = src->set_used = 0;
     return 0;
 }
 
@@ -141,7 +166,7 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     ix->t = &d->t;
     ix->nkey = nkey;
     memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-    if (nkey && index_build_packed(ix) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
+    if (nkey && index_build_packed(ix, &db->scratch) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
     d->cache[d->ncache++] = ix;
     return ix;
 }
@@ -237,7 +262,8 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     Py_DECREF(seq);
     if (ok == 1 && n) {
         db_changed(db, tno);
-        if (table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
+        d->no_set = 0;
+        if (table_ensure_set(&d->t) < 0 || table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
         for (Py_ssize_t k = 0; k < n; k++) {
             if (table_insert(&d->t, vals + k * a) == -2) { free(vals); return PyErr_NoMemory(); }
         }
@@ -252,6 +278,18 @@ static PyObject *db_clear(Database *db, PyObject *arg) {
     if (tno < 0) return NULL;
     db_changed(db, tno);
     db_table_reset(db->tab[tno]);
+    db->tab[tno]->no_set = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *db_drop_set(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    Table *t = &db->tab[tno]->t;
+    free(t->set);
+    t->set = NULL;
+    t->set_cap = t->set_used = 0;
+    db->tab[tno]->no_set = 1;
     Py_RETURN_NONE;
 }
 
@@ -310,6 +348,21 @@ static PyObject *db_distinct(Database *db, PyObject *args) {
     free(vals);
     free(used);
     return PyLong_FromLongLong(count);
+}
+
+/* bytes written in a table's arrays: its rows, its set, its indexes */
+static PyObject *db_memory(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    DbTable *d = db->tab[tno];
+    Table *t = &d->t;
+    i64 ix = 0;
+    for (int i = 0; i < d->ncache; i++) {
+        Index *x = d->cache[i];
+        ix += x->cap * (i64)sizeof(Bucket) + (x->packed ? x->npacked * (i64)sizeof(int32_t) : 0);
+    }
+    return Py_BuildValue("(LLL)", (long long)(t->n * t->arity * (i64)sizeof(i64)),
+                         (long long)(t->set_cap * (i64)sizeof(SetSlot)), (long long)ix);
 }
 
 static PyObject *db_intern(Database *db, PyObject *s) {
@@ -424,6 +477,8 @@ static PyObject *db_run(Database *db, PyObject *args) {
         if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
         db_changed(db, outno[ri]);
         in->out[ri] = &db->tab[outno[ri]]->t;
+        db->tab[outno[ri]]->no_set = 0;
+        if (table_ensure_set(in->out[ri]) < 0) { PyErr_NoMemory(); goto out; }
         run.buf[ri].arity = in->out[ri]->arity;
     }
     for (int i = 0; i < nix; i++) {
@@ -512,6 +567,7 @@ static void db_dealloc(Database *db) {
         free(db->tab[i]);
     }
     free(db->tab);
+    free(db->scratch.b);
     Py_XDECREF(db->names);
     Py_XDECREF(db->ids);
     Py_TYPE(db)->tp_free((PyObject *)db);
@@ -524,6 +580,10 @@ static PyMethodDef db_methods[] = {
      "insert(table, rows) -> False (nothing inserted) when a row has no C form (not a tuple of the\n"
      "table's arity, an int beyond 64 bits, a value of another type)"},
     {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
+    {"drop_set", (PyCFunction)db_drop_set, METH_O,
+     "drop_set(table): free the hash set that deduplicates its rows, for as long as no row goes in\n"
+     "by insert or run (rows(table) then gives them in row order; a rank-ordered run's result\n"
+     "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
     {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,
@@ -531,6 +591,8 @@ static PyMethodDef db_methods[] = {
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
+    {"memory", (PyCFunction)db_memory, METH_O,
+     "memory(table) -> bytes written in its (rows, hash set, indexes)"},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
     {NULL, NULL, 0, NULL},
 };

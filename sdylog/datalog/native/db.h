@@ -4,12 +4,15 @@
 #include "table.h"
 
 /* A relation: its rows (deduplicated by the table's hash set), which columns
-   hold symbol ids, and the packed indexes built on it (freed when it changes). */
+   hold symbol ids, and the packed indexes built on it (freed when it changes).
+   no_set: its set was dropped (drop_set) and is not made again until rows go
+   in by insert or run (db_replace_rows copies rows without one). */
 typedef struct {
     Table t;
     char *sym;
     Index **cache;
     int ncache;
+    int no_set;
 } DbTable;
 
 typedef struct {
@@ -18,6 +21,7 @@ typedef struct {
     int ntab, cap;
     PyObject *names;     /* list: symbol id -> its string */
     PyObject *ids;       /* dict: string -> symbol id */
+    Scratch scratch;     /* where db_index counts an index's keys */
 } Database;
 
 extern PyTypeObject DatabaseType;
@@ -26,7 +30,8 @@ extern PyTypeObject DatabaseType;
    a Python error when out of memory */
 Index *db_index(Database *db, int tno, const int *key, int nkey);
 
-/* table `tno` now holds the rows of src's set: 0, -1 out of memory */
+/* table `tno` now holds the rows of src's set, and src none (its rows and
+   set are freed: its indexes must not be read again): 0, -1 out of memory */
 int db_replace_rows(Database *db, int tno, Table *src);
 
 /* table `tno` changed: drop the indexes built on it */

@@ -148,27 +148,24 @@ op_lookup: {
         Bucket *b = index_lookup(ix, R, code + pc + 4, n);
         if (!b) return 0;
         Table *t = ix->t;
-        /* (one row, most keys: the rest of the program runs in this call, not a nested one) */
-        if (ix->packed) {
-            const i64 *r = ix->packed + (i64)b->rep * t->arity;
-            if (b->n == 1) {
-                T[ts] = r;
-                NEXT(4 + n);
-            }
-            for (int32_t i = 0; i < b->n; i++, r += t->arity) {
-                T[ts] = r;
-                int rc = run(ev, code, pc + 4 + n, R, T);
-                if (rc) return rc;
-            }
-            return 0;
-        }
-        if (b->n == 1) {   /* (no list) */
+        /* (one row, most keys: the rest of the program runs in this call, not a
+           nested one; rep is the row, packed or live, a list or none) */
+        if (b->n == 1) {
             T[ts] = row(t, b->rep);
             NEXT(4 + n);
         }
-        IdVec *a = &ix->lists[b - ix->b];
-        for (int32_t i = 0; i < a->n; i++) {
-            T[ts] = row(t, a->v[i]);
+        const int32_t *ids;
+        int32_t nids;
+        if (ix->packed) {
+            ids = ix->packed + b->rep;
+            nids = b->n;
+        } else {
+            IdVec *a = &ix->lists[b - ix->b];
+            ids = a->v;
+            nids = a->n;
+        }
+        for (int32_t i = 0; i < nids; i++) {
+            T[ts] = row(t, ids[i]);
             int rc = run(ev, code, pc + 4 + n, R, T);
             if (rc) return rc;
         }

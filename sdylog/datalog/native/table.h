@@ -13,7 +13,8 @@
  *           first, and how many: a key of one row needs no list). No key:
  *           every row (a scan). A negation reads an index as a key set. A
  *           packed index (of a table that does not change while it is read)
- *           holds copies of the rows in bucket order. An index remembers its
+ *           holds the row numbers of its keys of several rows in bucket
+ *           order (no list per bucket). An index remembers its
  *           last lookup (index_lookup): most lookups repeat the one before
  *           (the programs of one delta tuple look up the same tuples).
  */
@@ -87,8 +88,11 @@ typedef struct {
     int nidx;
 } Table;
 
-/* 16 bytes: four to a cache line (lookups are cache misses, mostly) */
-typedef struct { u64 h; int32_t rep, n; } Bucket;
+/* 12 bytes (lookups are cache misses, mostly; an index has a bucket per
+   two keys, or more: its pages are most of its memory): the low 32 bits of
+   the key's hash (nonzero, see hash_final; a probe compares keys only when
+   they agree), its first row (or place in `packed`), its rows */
+typedef struct { uint32_t h; int32_t rep, n; } Bucket;
 
 typedef struct Index {
     Table *t;
@@ -99,9 +103,11 @@ typedef struct Index {
     IdVec *lists;        /* live, keyed: per bucket, its rows when it has had two at once
                             (else empty; rep is its first row) */
     IdVec all;           /* no key, live table: its rows in insertion order */
-    i64 *packed;         /* static, keyed: the rows in bucket order; a bucket's are
-                            rep .. rep + n - 1 (one memory area per lookup); NULL
-                            when every key has one row (rep: its row number) */
+    int32_t *packed;     /* static, keyed: the row numbers of the keys of several rows,
+                            in bucket order: such a bucket's are packed[rep .. rep + n - 1]
+                            (a key of one row: rep is its row number); NULL when every
+                            key has one row */
+    i64 npacked;
     int memo;            /* memo_key / memo_b hold the last lookup (0: none, or the index changed) */
     Bucket *memo_b;
     i64 memo_key[MAXKEY];
@@ -109,8 +115,9 @@ typedef struct Index {
 
 static inline i64 *row(Table *t, i64 id) { return t->data + id * t->arity; }
 
+/* a row of the bucket's key (of a live index: its first, or a removed one) */
 static inline const i64 *bucket_row(Index *ix, Bucket *b) {
-    return ix->packed ? ix->packed + (i64)b->rep * ix->t->arity : row(ix->t, b->rep);
+    return row(ix->t, ix->packed && b->n > 1 ? ix->packed[b->rep] : b->rep);
 }
 
 /* room for `want` rows, the capacity doubled until they fit (amortized
@@ -152,7 +159,7 @@ static inline int key_matches(Index *ix, const i64 *r, const i64 *key) {
     return 1;
 }
 
-static Bucket *index_find(Index *ix, const i64 *key, u64 h) {
+static Bucket *index_find(Index *ix, const i64 *key, uint32_t h) {
     if (!ix->cap) return NULL;
     i64 mask = ix->cap - 1;
     for (i64 s = (i64)(h & (u64)mask);; s = (s + 1) & mask) {
@@ -172,7 +179,7 @@ static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int
         same &= key[i] == ix->memo_key[i];
     }
     if (same) return ix->memo_b;
-    Bucket *b = index_find(ix, key, hash_vals(key, n));
+    Bucket *b = index_find(ix, key, (uint32_t)hash_vals(key, n));
     memcpy(ix->memo_key, key, sizeof(i64) * (size_t)n);
     ix->memo_b = b;
     ix->memo = 1;
@@ -190,7 +197,7 @@ static int index_grow(Index *ix) {
         i64 s = (i64)(b->h & (u64)(cap - 1));
         while (nb[s].h) s = (s + 1) & (cap - 1);
         nb[s] = *b;
-        nl[s] = ix->lists[i];
+        if (ix->lists[i].v) nl[s] = ix->lists[i];   /* (the rest are zero: their pages stay untouched) */
     }
     free(ix->b);
     free(ix->lists);
@@ -219,7 +226,7 @@ static int index_add(Index *ix, int32_t id) {
     ix->memo = 0;
     if ((ix->used + 1) * 2 > ix->cap && index_grow(ix) < 0) return -1;
     const i64 *r = row(ix->t, id);
-    u64 h = hash_key_of(ix, r);
+    uint32_t h = (uint32_t)hash_key_of(ix, r);
     i64 mask = ix->cap - 1;
     i64 s = (i64)(h & (u64)mask);
     for (;; s = (s + 1) & mask) {
@@ -245,7 +252,7 @@ static void index_remove(Index *ix, int32_t id) {
     const i64 *r = row(ix->t, id);
     i64 key[MAXKEY];
     for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
-    Bucket *b = index_find(ix, key, hash_key_of(ix, r));
+    Bucket *b = index_find(ix, key, (uint32_t)hash_key_of(ix, r));
     if (!b || !b->n) return;
     IdVec *l = &ix->lists[b - ix->b];
     if (l->n) {
@@ -263,62 +270,104 @@ static void index_free(Index *ix) {
     free(ix->packed);
 }
 
+/* A bucket array a caller keeps to build indexes in (reused: its pages are
+   written once, not once per index) */
+typedef struct { Bucket *b; i64 cap; } Scratch;
+
+/* the bucket of the key of row `rw` (hash h) in b[cap]: its key's, or the
+   empty one where it goes */
+static inline i64 bucket_of(Table *t, Index *ix, Bucket *b, i64 cap, const i64 *rw, uint32_t h) {
+    for (i64 s = (i64)(h & (u64)(cap - 1));; s = (s + 1) & (cap - 1)) {
+        if (!b[s].h) return s;
+        if (b[s].h == h) {
+            const i64 *o = row(t, b[s].rep);
+            int same = 1;
+            for (int k = 0; k < ix->nkey; k++)
+                if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
+            if (same) return s;
+        }
+    }
+}
+
 /* the packed index of a table that does not change while it is read: the
-   rows counted per key, then copied in key order (Index.packed), insertion
-   order kept within a key (no list per bucket to allocate). When every key
-   has one row (half the indexes), nothing is copied: a bucket's row is its
-   rep, read in the table (where it lies no farther from the next lookup's).
-   -1 out of memory. */
-static inline int index_build_packed(Index *ix) {   /* (inline: db.c builds them) */
+   rows counted per key, then the numbers of those of keys of several rows
+   placed in key order (Index.packed), insertion order kept within a key (no
+   list per bucket to allocate). Row numbers, not copies of the rows: 4 bytes
+   a row, not 8 per column (the rows a lookup reads are rarely far apart in
+   the table: a stratum derives a key's tuples together). The keys are
+   counted in `sc` (as many buckets as for a key per row), then moved into
+   buckets of their own, as many as the keys need: a key of many rows takes
+   one (keys that need them all keep those). -1 out of memory. */
+static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
-    int a = t->arity;
     i64 cap = 16;
     while (cap < 2 * t->n) cap *= 2;
-    ix->b = calloc((size_t)cap, sizeof(Bucket));
+    if (sc->cap < cap) {
+        free(sc->b);
+        sc->cap = 0;
+        if (!(sc->b = malloc(sizeof(Bucket) * (size_t)cap))) return -1;
+        sc->cap = cap;
+    }
+    Bucket *sb = sc->b;
+    memset(sb, 0, sizeof(Bucket) * (size_t)cap);
     int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
-    if (!ix->b || !slot) { free(slot); return -1; }
-    ix->cap = cap;
+    if (!slot) return -1;
+    i64 used = 0;
     for (i64 r = 0; r < t->n; r++) {
         const i64 *rw = row(t, r);
-        u64 h = hash_key_of(ix, rw);
-        i64 s = (i64)(h & (u64)(cap - 1));
-        for (;; s = (s + 1) & (cap - 1)) {
-            Bucket *b = &ix->b[s];
-            if (!b->h) {
-                b->h = h;
-                b->rep = (int32_t)r;
-                ix->used++;
-                break;
-            }
-            if (b->h == h) {
-                const i64 *o = row(t, b->rep);
-                int same = 1;
-                for (int k = 0; k < ix->nkey; k++)
-                    if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
-                if (same) break;
-            }
+        uint32_t h = (uint32_t)hash_key_of(ix, rw);
+        i64 s = bucket_of(t, ix, sb, cap, rw, h);
+        if (!sb[s].h) {
+            sb[s].h = h;
+            sb[s].rep = (int32_t)r;
+            used++;
         }
-        ix->b[s].n++;
+        sb[s].n++;
         slot[r] = (int32_t)s;
     }
-    if (ix->used == t->n) {
+    i64 fcap = 16;
+    while (fcap < 2 * used) fcap *= 2;
+    ix->used = used;
+    if (fcap == cap && sc->cap == cap) {
+        /* (the keys need all the buckets they were counted in: those become
+           the index's, no copy; the next index counts in a new array) */
+        ix->b = sb;
+        ix->cap = cap;
+        sc->b = NULL;
+        sc->cap = 0;
+    } else {
+        if (!(ix->b = calloc((size_t)fcap, sizeof(Bucket)))) { free(slot); return -1; }
+        ix->cap = fcap;
+        for (i64 s = 0; s < cap; s++) {   /* (each scratch bucket's rep becomes its new place) */
+            if (!sb[s].h) continue;
+            i64 f = (i64)(sb[s].h & (u64)(fcap - 1));
+            while (ix->b[f].h) f = (f + 1) & (fcap - 1);   /* (the keys are distinct) */
+            ix->b[f] = sb[s];
+            sb[s].rep = (int32_t)f;
+        }
+        if (used < t->n)
+            for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
+    }
+    if (used == t->n) {
         free(slot);
         return 0;
     }
-    ix->packed = malloc(sizeof(i64) * (size_t)(t->n * a + 1));
-    if (!ix->packed) { free(slot); return -1; }
-    i64 at = 0;   /* each key's first place in rep; while copying, its next place */
-    for (i64 s = 0; s < cap; s++) {
+    i64 at = 0;   /* each key's first place in rep; while placing, its next place */
+    for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
-        if (!b->h) continue;
+        if (b->n < 2) continue;
         b->rep = (int32_t)at;
         at += b->n;
     }
-    for (i64 r = 0; r < t->n; r++)
-        memcpy(ix->packed + (i64)(ix->b[slot[r]].rep++) * a, row(t, r), sizeof(i64) * (size_t)a);
-    for (i64 s = 0; s < cap; s++) {
+    if (!(ix->packed = malloc(sizeof(int32_t) * (size_t)(at + 1)))) { free(slot); return -1; }
+    ix->npacked = at;
+    for (i64 r = 0; r < t->n; r++) {
+        Bucket *b = &ix->b[slot[r]];
+        if (b->n > 1) ix->packed[b->rep++] = (int32_t)r;
+    }
+    for (i64 s = 0; s < fcap; s++) {
         Bucket *b = &ix->b[s];
-        if (b->h) b->rep -= b->n;
+        if (b->n > 1) b->rep -= b->n;
     }
     free(slot);
     return 0;
