@@ -2,7 +2,9 @@
 many ranks pending at once (its rank table grows, and loses each rank whose
 wave starts while others that collide with it stay), buffers of run waves
 reused for later ranks of other sizes, waves of several tuples with ties
-and tuples of the current rank: the same relations as the Python path."""
+and tuples of the current rank: the same relations as the Python path,
+also for a later stratum that reads the result (the database's tables,
+filled once the memory of the waves is freed)."""
 import random
 
 import pytest
@@ -13,7 +15,8 @@ from test_native import evaluate  # (pytest puts this directory on sys.path)
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
 
 # two relations of different arities in one stratum: records of two sizes
-# in one wave's buffer; `tag` ties equal ranks (they all go)
+# in one wave's buffer; labels of equal rank at a node tie (they all go);
+# `late`, a plain stratum, reads the result
 PROGRAM = """
 .type Rank <: number
 .decl edge(x: number, y: number, w: number)
@@ -27,6 +30,8 @@ lab(y, 0, r + w) :- hit(x, r), edge(x, y, w), y % 5 = 0.
 lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.
 lab(x, l1, r1) <= lab(x, l2, r2) :- l1 != l2, r2 <= r1.
 hit(x, r1) <= hit(x, r2) :- r2 < r1.
+.decl late(x: number, l: number)
+late(x, l) :- lab(x, l, r), edge(x, y, _), hit(y, r2), r > r2.
 """
 
 
@@ -43,4 +48,4 @@ def test_many_pending_ranks_give_the_python_relations(seed, spacing):
     assert runs == 1
     py, _ = evaluate(PROGRAM, facts, use_native=False)
     assert c == py
-    assert len(c["lab"]) > 300 and len(c["hit"]) > 200
+    assert len(c["lab"]) > 300 and len(c["hit"]) > 200 and c["late"]

@@ -483,8 +483,18 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
             result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
         goto out;
     }
-    for (int i = 0; i < ev.nlive; i++)
+    /* The result into the database's tables. What the waves kept goes first
+       (the live indexes, then each live table once copied), so that the
+       copies reuse its memory rather than touch new pages. */
+    for (int i = 0; i < ev.in.nix; i++) {
+        index_free(&ev.ix[i]);
+        memset(&ev.ix[i], 0, sizeof(Index));
+    }
+    for (int i = 0; i < ev.nlive; i++) {
         if (db_replace_rows(db, tables[i], &ev.live[i]) < 0) { PyErr_NoMemory(); goto out; }
+        table_free(&ev.live[i]);
+        memset(&ev.live[i], 0, sizeof(Table));
+    }
     result = Py_BuildValue("(sL)", "ok", (long long)waves);
 out:
     for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
