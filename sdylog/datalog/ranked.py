@@ -489,7 +489,11 @@ class StaticIndexes:
         if not self.size(rel):
             return key
         best = max(key, key=lambda i: self._distinct_share(rel, i))
-        if self._distinct_share(rel, best) >= 1 / self.SELECTIVE:
+        # (a sample of rows in insertion order can hold more distinct values
+        # than the relation has per row: beyond it, the index's own fanout
+        # decides; it is built either way when it serves the lookup)
+        if self._distinct_share(rel, best) >= 1 / self.SELECTIVE and (
+                self.size(rel) <= self.SAMPLE or self.fanout(rel, (best,)) <= self.SELECTIVE):
             return (best,)
         return key
 

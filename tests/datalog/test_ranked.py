@@ -223,3 +223,14 @@ def test_a_run_for_some_relations_derives_what_their_subsumptive_rules_read(engi
         e.load("blocked", [(2,)])
         e.run(relations=["reach"])
         assert e.read("reach") == [(0, "a", 0), (1, "b", 0), (2, "a", 1)]
+
+
+@pytest.mark.parametrize("phases, chosen", [(6, (0, 1)), (2, (0,))])
+def test_a_lookup_uses_one_column_only_when_its_index_is_selective_beyond_the_sample(phases, chosen):
+    from sdylog.datalog.ranked import StaticIndexes
+    # rows in insertion order, phase-major: the first SAMPLE rows hold a new
+    # value of column 0 each, though each value has `phases` rows in all
+    rows = [(o, ph) for ph in range(phases) for o in range(2500)]
+    static = StaticIndexes(lambda rel: rows)
+    assert static.index_key("r", (0, 1)) == chosen
+    assert static.fanout("r", (0,)) == phases

@@ -5,15 +5,20 @@
  * tables and indexes: table.h. The relations below the stratum, its seeds
  * and its result are tables of a Database (db.c).
  *
- *   pending rank -> entries (relation, rule, values), a min-heap of ranks,
- *           and `same`: the next wave of the current rank.
+ *   pending rank -> its tuples (a buffer of records: relation, values),
+ *           a min-heap of ranks, and `same`: the next wave of the current
+ *           rank. A rank leaves the table when its wave starts; the buffer
+ *           of a wave run goes back to a pool and holds a later rank's
+ *           tuples (the memory pending tuples touch stays that of the ranks
+ *           pending at once, not of all the tuples derived).
  */
 #include "interp.h"
 #include "db.h"
 
-typedef struct { int32_t ri, rule; i64 off; } Entry;
+/* records: the relation's number, then its values */
+typedef struct { i64 *w; int32_t n, cap; } Buf;
 
-typedef struct { i64 rank; int state; IdVec v; } RankSlot;   /* state 0 empty, 1 pending, 2 done */
+typedef struct { i64 rank; Buf v; int used; } RankSlot;
 
 typedef struct {
     Interp in;      /* (first: an Interp * is an Eval *) */
@@ -24,11 +29,10 @@ typedef struct {
     Prog **delta;   int *ndelta;   /* per live relation */
     Prog **dom;     int *ndom;
     /* pending */
-    Entry *e; i64 ne, cape;
-    i64 *arena; i64 narena, caparena;
-    RankSlot *rs; i64 rs_cap, rs_used;
+    RankSlot *rs; i64 rs_cap, rs_used; int rs_shift;   /* open addressing, Fibonacci hashing */
     i64 *heap; i64 nheap, capheap;
-    IdVec same;
+    Buf *pool; i64 npool, cappool;   /* empty buffers of waves run */
+    Buf same;
     i64 cur;
     i64 err_rule, err_rank;
 } Eval;
@@ -68,102 +72,152 @@ static i64 heap_pop(Eval *ev) {
     return top;
 }
 
+/* room for `k` more words in b: -1 out of memory */
+static inline int buf_room(Buf *b, int k) {
+    if (b->n + k <= b->cap) return 0;
+    int32_t cap = b->cap ? b->cap : 32;
+    while (cap < b->n + k) cap *= 2;
+    i64 *w = realloc(b->w, sizeof(i64) * (size_t)cap);
+    if (!w) return -1;
+    b->w = w;
+    b->cap = cap;
+    return 0;
+}
+
+/* a record into b: -1 out of memory */
+static inline int buf_add(Buf *b, int ri, const i64 *vals, int arity) {
+    if (buf_room(b, arity + 1) < 0) return -1;
+    i64 *w = b->w + b->n;
+    w[0] = ri;
+    for (int i = 0; i < arity; i++) w[1 + i] = vals[i];
+    b->n += arity + 1;
+    return 0;
+}
+
+static inline i64 rank_home(Eval *ev, i64 r) {
+    return (i64)(((u64)r * 0x9e3779b97f4a7c15ULL) >> ev->rs_shift);
+}
+
 static int rs_grow(Eval *ev) {
     i64 cap = ev->rs_cap ? ev->rs_cap * 2 : 256;
     RankSlot *n = calloc((size_t)cap, sizeof(RankSlot));
     if (!n) return -1;
-    for (i64 i = 0; i < ev->rs_cap; i++) {
-        RankSlot *s = &ev->rs[i];
-        if (!s->state) continue;
-        i64 j = (i64)(hash_final((u64)s->rank * 0x9e3779b97f4a7c15ULL) & (u64)(cap - 1));
-        while (n[j].state) j = (j + 1) & (cap - 1);
-        n[j] = *s;
-    }
-    free(ev->rs);
+    RankSlot *old = ev->rs;
+    i64 oldcap = ev->rs_cap;
     ev->rs = n;
     ev->rs_cap = cap;
+    ev->rs_shift = 64 - __builtin_ctzll((u64)cap);
+    for (i64 i = 0; i < oldcap; i++) {
+        if (!old[i].used) continue;
+        i64 j = rank_home(ev, old[i].rank);
+        while (n[j].used) j = (j + 1) & (cap - 1);
+        n[j] = old[i];
+    }
+    free(old);
     return 0;
 }
 
-/* the slot of rank r (created empty when `create`), NULL when absent */
-static RankSlot *rs_get(Eval *ev, i64 r, int create) {
-    if (create && (ev->rs_used + 1) * 2 > ev->rs_cap && rs_grow(ev) < 0) return NULL;
+/* the slot of pending rank r, NULL when none */
+static RankSlot *rs_find(Eval *ev, i64 r) {
     if (!ev->rs_cap) return NULL;
     i64 mask = ev->rs_cap - 1;
-    for (i64 j = (i64)(hash_final((u64)r * 0x9e3779b97f4a7c15ULL) & (u64)mask);; j = (j + 1) & mask) {
+    for (i64 j = rank_home(ev, r);; j = (j + 1) & mask) {
         RankSlot *s = &ev->rs[j];
-        if (!s->state) {
-            if (!create) return NULL;
-            s->rank = r;
-            s->state = 1;
-            ev->rs_used++;
-            return s;
-        }
+        if (!s->used) return NULL;
         if (s->rank == r) return s;
     }
 }
 
-/* a new pending entry holding a copy of vals: its number, -1 out of memory */
-static i64 new_entry(Eval *ev, int ri, int rule, const i64 *vals, int arity) {
-    if (ev->ne == ev->cape) {
-        i64 cap = ev->cape ? ev->cape * 2 : 1024;
-        Entry *e = realloc(ev->e, sizeof(Entry) * (size_t)cap);
-        if (!e) return -1;
-        ev->e = e;
-        ev->cape = cap;
+/* a new pending rank r (not in the table), its buffer from the pool, pushed
+   on the heap: NULL out of memory */
+static RankSlot *rs_add(Eval *ev, i64 r) {
+    if ((ev->rs_used + 1) * 2 > ev->rs_cap && rs_grow(ev) < 0) return NULL;
+    if (heap_push(ev, r) < 0) return NULL;
+    i64 mask = ev->rs_cap - 1;
+    i64 j = rank_home(ev, r);
+    while (ev->rs[j].used) j = (j + 1) & mask;
+    RankSlot *s = &ev->rs[j];
+    s->rank = r;
+    s->used = 1;
+    s->v = ev->npool ? ev->pool[--ev->npool] : (Buf){0};
+    ev->rs_used++;
+    return s;
+}
+
+/* rank r's tuples, its slot removed (linear probing: the slots after it
+   that would no longer be found move back) */
+static Buf rs_take(Eval *ev, i64 r) {
+    RankSlot *s = rs_find(ev, r);
+    Buf b = s->v;
+    i64 mask = ev->rs_cap - 1, i = s - ev->rs;
+    for (i64 j = (i + 1) & mask; ev->rs[j].used; j = (j + 1) & mask) {
+        i64 k = rank_home(ev, ev->rs[j].rank);
+        /* slot j may move to i when its home is not in (i, j] (cyclically) */
+        if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+            ev->rs[i] = ev->rs[j];
+            i = j;
+        }
     }
-    while (ev->narena + arity > ev->caparena) {
-        i64 cap = ev->caparena ? ev->caparena * 2 : 8192;
-        i64 *a = realloc(ev->arena, sizeof(i64) * (size_t)cap);
-        if (!a) return -1;
-        ev->arena = a;
-        ev->caparena = cap;
+    ev->rs[i].used = 0;
+    ev->rs[i].v = (Buf){0};
+    ev->rs_used--;
+    return b;
+}
+
+/* a run wave's buffer, emptied, for a later rank: -1 out of memory */
+static int pool_put(Eval *ev, Buf b) {
+    if (!b.w) return 0;
+    if (ev->npool == ev->cappool) {
+        i64 cap = ev->cappool ? ev->cappool * 2 : 64;
+        Buf *p = realloc(ev->pool, sizeof(Buf) * (size_t)cap);
+        if (!p) { free(b.w); return -1; }
+        ev->pool = p;
+        ev->cappool = cap;
     }
-    if (arity) memcpy(ev->arena + ev->narena, vals, sizeof(i64) * (size_t)arity);
-    ev->e[ev->ne] = (Entry){ri, rule, ev->narena};
-    ev->narena += arity;
-    return ev->ne++;
+    b.n = 0;
+    ev->pool[ev->npool++] = b;
+    return 0;
 }
 
 /* a tuple derived while the wave of rank ev->cur runs (ranked.py's emit) */
 static int emit(Interp *in, int ri, int rule, const i64 *vals) {
     Eval *ev = (Eval *)in;
-    Table *t = &ev->live[ri];
+    int arity = ev->live[ri].arity;
     i64 r = vals[ev->rank_col[ri]];
-    i64 en = new_entry(ev, ri, rule, vals, t->arity);
-    if (en < 0) { ev->in.status = ST_NOMEM; return -1; }
-    if (r == ev->cur) {
-        if (idvec_push(&ev->same, (int32_t)en) < 0) { ev->in.status = ST_NOMEM; return -1; }
-        return 0;
-    }
-    RankSlot *s = rs_get(ev, r, 0);
-    if (!s || s->state != 1) {
-        if (r < ev->cur) {
-            ev->in.status = ST_RANK;
-            ev->err_rule = rule;
-            ev->err_rank = r;
-            return -1;
+    Buf *b = &ev->same;
+    if (r != ev->cur) {
+        RankSlot *s = rs_find(ev, r);
+        if (!s) {
+            /* (ranks pending are never below the current one: check new ones only) */
+            if (r < ev->cur) {
+                ev->in.status = ST_RANK;
+                ev->err_rule = rule;
+                ev->err_rank = r;
+                return -1;
+            }
+            if (!(s = rs_add(ev, r))) { ev->in.status = ST_NOMEM; return -1; }
         }
-        s = rs_get(ev, r, 1);
-        if (!s || heap_push(ev, r) < 0) { ev->in.status = ST_NOMEM; return -1; }
-        s->state = 1;
+        b = &s->v;
     }
-    if (idvec_push(&s->v, (int32_t)en) < 0) { ev->in.status = ST_NOMEM; return -1; }
+    if (buf_add(b, ri, vals, arity) < 0) { ev->in.status = ST_NOMEM; return -1; }
     return 0;
 }
 
 /* the seeds: no rank check */
-static int seed(Eval *ev, int ri, int rule, const i64 *vals) {
-    Table *t = &ev->live[ri];
+static int seed(Eval *ev, int ri, const i64 *vals) {
     i64 r = vals[ev->rank_col[ri]];
-    i64 en = new_entry(ev, ri, rule, vals, t->arity);
-    if (en < 0) return -1;
-    RankSlot *s = rs_get(ev, r, 0);
-    if (!s) {
-        s = rs_get(ev, r, 1);
-        if (!s || heap_push(ev, r) < 0) return -1;
-    }
-    return idvec_push(&s->v, (int32_t)en);
+    RankSlot *s = rs_find(ev, r);
+    if (!s && !(s = rs_add(ev, r))) return -1;
+    return buf_add(&s->v, ri, vals, ev->live[ri].arity);
+}
+
+/* tuple `vals` of hash h, known not in live table t, into it (table_insert
+   after its lookup failed): its row number, -1 out of memory */
+static i64 live_add(Table *t, const i64 *vals, u64 h) {
+    if ((t->set_used + 1) * 2 > t->set_cap && set_grow(t) < 0) return -1;
+    if (table_append(t, vals) < 0) return -1;
+    int32_t id = (int32_t)(t->n - 1);
+    return set_add(t, id, h) < 0 ? -1 : id;
 }
 
 /* per live relation, a list of programs, checked (see load_checked) */
@@ -199,17 +253,18 @@ static void eval_free(Eval *ev) {
     free(ev->ndelta);
     free(ev->dom);
     free(ev->ndom);
-    free(ev->e);
-    free(ev->arena);
-    for (i64 i = 0; i < ev->rs_cap; i++) free(ev->rs[i].v.v);
+    for (i64 i = 0; i < ev->rs_cap; i++) free(ev->rs[i].v.w);
     free(ev->rs);
+    for (i64 i = 0; i < ev->npool; i++) free(ev->pool[i].w);
+    free(ev->pool);
     free(ev->heap);
-    free(ev->same.v);
+    free(ev->same.w);
 }
 
 /* the wave loop (ranked.py's RankedEvaluation.run); -1 stop (ev->in.status) */
 static int waves_run(Eval *ev, i64 *waves_out) {
-    IdVec wave = {0}, order = {0};
+    Buf wave = {0};
+    IdVec order = {0};
     IdVec *fresh = calloc((size_t)ev->nlive, sizeof(IdVec));
     char *seen = calloc((size_t)ev->nlive, 1);
     char *out = NULL;   /* per fresh tuple of a relation: dominated (grown as needed, not per wave) */
@@ -218,48 +273,51 @@ static int waves_run(Eval *ev, i64 *waves_out) {
     i64 waves = 0;
     if (!fresh || !seen) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
     for (;;) {
+        /* the wave run last goes back to the pool (or, for `same`, becomes it) */
         if (ev->same.n) {
-            IdVec tmp = wave;
+            Buf tmp = wave;
             wave = ev->same;
             ev->same = tmp;
             ev->same.n = 0;
         } else if (ev->nheap) {
             ev->cur = heap_pop(ev);
-            RankSlot *s = rs_get(ev, ev->cur, 0);
-            free(wave.v);
-            wave = s->v;
-            s->v = (IdVec){0};
-            s->state = 2;
+            if (pool_put(ev, wave) < 0) { wave = (Buf){0}; ev->in.status = ST_NOMEM; rc = -1; goto done; }
+            wave = rs_take(ev, ev->cur);
         } else {
             break;
         }
         waves++;
-        if (wave.n == 1) {
-            Entry *e = &ev->e[wave.v[0]];
-            int ri = e->ri;
+        const i64 *w = wave.w;
+        int ri0 = (int)w[0];
+        if (1 + ev->live[ri0].arity == wave.n) {
+            /* most waves: one tuple */
+            int ri = ri0;
             Table *t = &ev->live[ri];
-            i64 vals[MAXKEY * 2];
-            memcpy(vals, ev->arena + e->off, sizeof(i64) * (size_t)t->arity);
-            if (set_find(t, vals, hash_vals(vals, t->arity)) >= 0) continue;
+            const i64 *vals = w + 1;
+            u64 h = hash_vals(vals, t->arity);
+            if (set_find(t, vals, h) >= 0) continue;
+            /* (tested before it goes in: the test skips the tuple itself,
+               and the lookups it makes then find fewer tuples) */
             int d = run_programs(&ev->in, ev->dom[ri], ev->ndom[ri], vals, t->arity);
             if (d < 0) { rc = -1; goto done; }
             if (d) continue;
-            if (table_insert(t, vals) == -2) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
+            if (live_add(t, vals, h) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
             if (run_programs(&ev->in, ev->delta[ri], ev->ndelta[ri], vals, t->arity) < 0) { rc = -1; goto done; }
             continue;
         }
         order.n = 0;
-        for (int32_t k = 0; k < wave.n; k++) {
-            Entry *e = &ev->e[wave.v[k]];
-            Table *t = &ev->live[e->ri];
-            i64 id = table_insert(t, ev->arena + e->off);
+        for (int32_t at = 0; at < wave.n;) {
+            int ri = (int)w[at];
+            Table *t = &ev->live[ri];
+            i64 id = table_insert(t, w + at + 1);
+            at += 1 + t->arity;
             if (id == -2) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
             if (id < 0) continue;
-            if (!seen[e->ri]) {
-                seen[e->ri] = 1;
-                if (idvec_push(&order, e->ri) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
+            if (!seen[ri]) {
+                seen[ri] = 1;
+                if (idvec_push(&order, ri) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
             }
-            if (idvec_push(&fresh[e->ri], (int32_t)id) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
+            if (idvec_push(&fresh[ri], (int32_t)id) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
         }
         /* domination once the whole wave is in: tied tuples all go */
         for (int32_t o = 0; o < order.n; o++) {
@@ -273,14 +331,13 @@ static int waves_run(Eval *ev, i64 *waves_out) {
                 out = o;
                 outcap = f->n;
             }
-            memset(out, 0, (size_t)f->n);
             int any = 0;
             for (int32_t k = 0; k < f->n; k++) {
-                i64 vals[MAXKEY * 2];
-                memcpy(vals, row(t, f->v[k]), sizeof(i64) * (size_t)t->arity);
-                int d = run_programs(&ev->in, ev->dom[ri], ev->ndom[ri], vals, t->arity);
+                /* (rows stay where they are while programs run: nothing goes in) */
+                int d = run_programs(&ev->in, ev->dom[ri], ev->ndom[ri], row(t, f->v[k]), t->arity);
                 if (d < 0) { rc = -1; goto done; }
-                if (d) { out[k] = 1; any = 1; }
+                out[k] = (char)d;
+                any |= d;
             }
             if (any) {
                 int32_t m = 0;
@@ -295,18 +352,15 @@ static int waves_run(Eval *ev, i64 *waves_out) {
             int ri = order.v[o];
             Table *t = &ev->live[ri];
             IdVec *f = &fresh[ri];
-            for (int32_t k = 0; k < f->n && ev->ndelta[ri]; k++) {
-                i64 vals[MAXKEY * 2];
-                memcpy(vals, row(t, f->v[k]), sizeof(i64) * (size_t)t->arity);
-                if (run_programs(&ev->in, ev->delta[ri], ev->ndelta[ri], vals, t->arity) < 0) { rc = -1; goto done; }
-            }
+            for (int32_t k = 0; k < f->n && ev->ndelta[ri]; k++)
+                if (run_programs(&ev->in, ev->delta[ri], ev->ndelta[ri], row(t, f->v[k]), t->arity) < 0) { rc = -1; goto done; }
             f->n = 0;
             seen[ri] = 0;
         }
     }
 done:
     *waves_out = waves;
-    free(wave.v);
+    free(wave.w);
     free(order.v);
     if (fresh)
         for (int i = 0; i < ev->nlive; i++) free(fresh[i].v);
@@ -318,7 +372,7 @@ done:
 
 /* a tuple of a base program: a seed */
 static int seed_emit(Interp *in, int ri, int rule, const i64 *vals) {
-    if (seed((Eval *)in, ri, rule, vals) < 0) { in->status = ST_NOMEM; return -1; }
+    if (seed((Eval *)in, ri, vals) < 0) { in->status = ST_NOMEM; return -1; }
     return 0;
 }
 
@@ -329,7 +383,7 @@ static int evaluate(Eval *ev, Database *db, const int *tables, Prog *base, int n
     for (int ri = 0; ri < ev->nlive; ri++) {
         Table *t = &db->tab[tables[ri]]->t;
         for (i64 r = 0; r < t->n; r++)
-            if (seed(ev, ri, -1, row(t, r)) < 0) { ev->in.status = ST_NOMEM; return -1; }
+            if (seed(ev, ri, row(t, r)) < 0) { ev->in.status = ST_NOMEM; return -1; }
     }
     ev->in.emit = seed_emit;
     for (int k = 0; k < nbase; k++)
@@ -429,8 +483,18 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
             result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
         goto out;
     }
-    for (int i = 0; i < ev.nlive; i++)
+    /* The result into the database's tables. What the waves kept goes first
+       (the live indexes, then each live table once copied), so that the
+       copies reuse its memory rather than touch new pages. */
+    for (int i = 0; i < ev.in.nix; i++) {
+        index_free(&ev.ix[i]);
+        memset(&ev.ix[i], 0, sizeof(Index));
+    }
+    for (int i = 0; i < ev.nlive; i++) {
         if (db_replace_rows(db, tables[i], &ev.live[i]) < 0) { PyErr_NoMemory(); goto out; }
+        table_free(&ev.live[i]);
+        memset(&ev.live[i], 0, sizeof(Table));
+    }
     result = Py_BuildValue("(sL)", "ok", (long long)waves);
 out:
     for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
