@@ -95,7 +95,7 @@ class Census:
             ops = op_list(top)
             tops.append(ops)
             names.append([op.name for op in ops])
-        return Census(module, _group_by_name(module, tops, names), tops, names)
+        return Census(module, _group_by_name({"builtin.module": [module.operation]}, tops, names), tops, names)
 
     def has(self, *names: str) -> bool:
         """The module holds an op with one of these names."""
@@ -241,27 +241,22 @@ class Census:
                 tops.append(ops)
                 names.append(ns)
         self.tops, self.names = tops, names
-        by_name = self.by_name
         for name in touched:
-            by_name.pop(name, None)
-        for ops, ns in zip(tops, names):
-            for i in [i for i, name in enumerate(ns) if name in touched]:
-                lst = by_name.get(ns[i])
-                if lst is None:
-                    by_name[ns[i]] = [ops[i]]
-                else:
-                    lst.append(ops[i])
+            self.by_name.pop(name, None)
+        _group_by_name(self.by_name, tops, names, only=touched)
 
 
-def _group_by_name(module: ir.Module, tops: list, names: list) -> dict[str, list[ir.Operation]]:
-    by_name: dict[str, list] = {"builtin.module": [module.operation]}
+def _group_by_name(by_name: dict[str, list], tops: list, names: list, only=None) -> dict[str, list]:
+    """Add the ops of `tops` (names: theirs, list for list) to their names'
+    lists in `by_name`, in walk order; with `only`, the ops of those names only."""
     for ops, ns in zip(tops, names):
-        for op, name in zip(ops, ns):
-            lst = by_name.get(name)
+        at = range(len(ns)) if only is None else [i for i, name in enumerate(ns) if name in only]
+        for i in at:
+            lst = by_name.get(ns[i])
             if lst is None:
-                by_name[name] = [op]
+                by_name[ns[i]] = [ops[i]]
             else:
-                lst.append(op)
+                lst.append(ops[i])
     return by_name
 
 
