@@ -6,7 +6,6 @@ the back end can write derived shardings into the module.
 from __future__ import annotations
 
 import math
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -20,7 +19,7 @@ from sdylog.ir.op_properties import is_elementwise
 from sdylog.ir.shardings import (DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources, get_sharding,
                                  shardable_value)
 from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
-from sdylog.ir.walk import func_ops, op_list, symbol_name
+from sdylog.ir.walk import func_ops, op_list, op_names, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
@@ -125,10 +124,9 @@ def prime_units(size: int) -> list[tuple[int, int]]:
 
 
 def _walk_with_names(fn) -> tuple[list, list[str]]:
-    """`fn` and the ops nested in it (op_list) and their names, one string
-    per name (the op rows hold them: not one copy per op)."""
+    """`fn` and the ops nested in it (op_list), and their names (op_names)."""
     ops = op_list(fn)
-    return ops, [sys.intern(op.name) for op in ops]
+    return ops, op_names(ops)
 
 
 class _OpenOp:

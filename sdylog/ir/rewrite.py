@@ -12,7 +12,7 @@ import sys
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import format_location
-from sdylog.ir.walk import op_list
+from sdylog.ir.walk import op_list, op_names
 
 
 def as_operation(op) -> ir.Operation:
@@ -188,7 +188,7 @@ def erase_trivially_dead_ops(root, ops: list | None = None, names: list | None =
             candidates = ((op, op.name) for op in reversed(post_order_ops(root)[:-1]))
         else:
             if names is None:
-                names = [op.name for op in ops]
+                names = op_names(ops)
             candidates = zip(reversed(ops[1:]), reversed(names[1:]), strict=True)
             ops = names = None
         for op, name in candidates:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from sys import intern
 
 from jaxlib.mlir import ir
 
@@ -34,6 +35,13 @@ def op_list(op, post_order: bool = False) -> list[ir.Operation]:
 
     op.walk(visit, _ORDERS[post_order])
     return out
+
+
+def op_names(ops) -> list[str]:
+    """The names of these ops, list for list, one string object per distinct
+    name (the bindings make a new string at each read: the lists and fact rows
+    that keep the names share these)."""
+    return [intern(op.name) for op in ops]
 
 
 def nested_ops_not_entering(op, name: str) -> list[ir.Operation]:

@@ -34,7 +34,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes
 from sdylog.ir.symbols import SymbolTable, callee_of
-from sdylog.ir.walk import op_list
+from sdylog.ir.walk import op_list, op_names
 
 UNCHANGED = False
 
@@ -94,7 +94,7 @@ class Census:
         for top in module.body.operations:
             ops = op_list(top)
             tops.append(ops)
-            names.append([op.name for op in ops])
+            names.append(op_names(ops))
         return Census(module, _group_by_name({"builtin.module": [module.operation]}, tops, names), tops, names)
 
     def has(self, *names: str) -> bool:

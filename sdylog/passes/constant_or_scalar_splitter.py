@@ -24,7 +24,7 @@ from sdylog.ir.rewrite import as_operation, attributes_of, create_op, replace_on
 from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
-from sdylog.ir.walk import nested_ops_not_entering, op_list
+from sdylog.ir.walk import nested_ops_not_entering, op_list, op_names
 from sdylog.passes.census import UNCHANGED, Edited, NewOps, census
 
 NAMED_COMPUTATION = "sdy.named_computation"
@@ -323,9 +323,9 @@ def run(module: ir.Module, options: dict, ctx):
             # without the named computations nested in it
             for nc in [op for op in op_list(func, post_order=True) if op.name == NAMED_COMPUTATION]:
                 ops = nested_ops_not_entering(nc, NAMED_COMPUTATION)
-                splitter.split_region(ops, [op.name for op in ops], func, nc)
+                splitter.split_region(ops, op_names(ops), func, nc)
             ops = nested_ops_not_entering(func, NAMED_COMPUTATION)
-            splitter.split_region(ops, [op.name for op in ops], func)
+            splitter.split_region(ops, op_names(ops), func)
     if splitter.cloned_regions:
         return None
     if not (has_named_computations or has_groups):

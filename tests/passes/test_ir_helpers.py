@@ -11,7 +11,7 @@ from sdylog.ir.shardings import (add_free_axes, erase_manual_axes, get_sharding,
                                  set_sharding, transform_shardings, walk_shardings)
 from sdylog.ir.symbols import (SymbolTable, funcs_in_call_graph_post_order,
                                funcs_in_call_graph_pre_order, main_func, symbol_dce, symbol_name_of)
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.walk import op_list, op_names, walk_ops
 
 FUNCS = '''
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -249,3 +249,12 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
         assert data_flow_edge_of_source(loop, 0) == edge
         operand, yielded = edge_sources(loop, owner)
         assert operand == loop.operands[0] and yielded.owner.name == "stablehlo.negate"
+
+
+def test_op_names_share_one_string_per_name():
+    module = parse_module(FUNCS)
+    ops = op_list(module.operation)
+    names = op_names(ops)
+    assert names == [op.name for op in ops]
+    calls = [n for n in names if n == "func.call"]
+    assert len(calls) == 4 and all(n is calls[0] for n in calls)
