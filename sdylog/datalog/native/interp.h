@@ -77,7 +77,9 @@ static void prog_free(Prog *p) {
 /* ------------------------------------------------------------ the interpreter */
 #define ABORT() do { ev->status = ST_ABORT; return -1; } while (0)
 
-static int arith(Interp *ev, int op, i64 a, i64 b, i64 *out) {
+/* (always inlined: the opcodes of one operation call it with a constant op,
+   which folds the switch away) */
+static inline __attribute__((always_inline)) int arith(Interp *ev, int op, i64 a, i64 b, i64 *out) {
     i64 r;
     switch (op) {
     case A_ADD: if (__builtin_add_overflow(a, b, &r)) ABORT(); break;
@@ -103,6 +105,17 @@ static int arith(Interp *ev, int op, i64 a, i64 b, i64 *out) {
     }
     *out = r;
     return 0;
+}
+
+static inline __attribute__((always_inline)) int compare(int op, i64 a, i64 b) {
+    switch (op) {
+    case C_EQ: return a == b;
+    case C_NE: return a != b;
+    case C_LT: return a < b;
+    case C_LE: return a <= b;
+    case C_GT: return a > b;
+    default: return a >= b;   /* C_GE (check_prog rejects any other code) */
+    }
 }
 
 /* run code from pc: 0 done, 1 TRUE reached, -1 stop (ev->status says why).
@@ -183,22 +196,27 @@ op_const:
 op_arith:
     if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
     NEXT(5);
-#define OPS() const i64 a = R[code[pc + 3]], b = R[code[pc + 4]]; i64 *d = &R[code[pc + 2]]
-op_add: { OPS(); if (__builtin_add_overflow(a, b, d)) ABORT(); NEXT(5); }
-op_sub: { OPS(); if (__builtin_sub_overflow(a, b, d)) ABORT(); NEXT(5); }
-op_mul: { OPS(); if (__builtin_mul_overflow(a, b, d)) ABORT(); NEXT(5); }
-op_div: { OPS(); if (b == 0 || (a == INT64_MIN && b == -1)) ABORT(); *d = a / b; NEXT(5); }
-op_mod: { OPS(); if (b == 0 || (a == INT64_MIN && b == -1)) ABORT(); *d = a % b; NEXT(5); }
-op_min: { OPS(); *d = a <= b ? a : b; NEXT(5); }
-op_max: { OPS(); *d = a >= b ? a : b; NEXT(5); }
-#undef OPS
-#define TEST(cond) do { if (!(R[code[pc + 2]] cond R[code[pc + 3]])) return 0; NEXT(4); } while (0)
-op_eq: TEST(==);
-op_ne: TEST(!=);
-op_lt: TEST(<);
-op_le: TEST(<=);
-op_gt: TEST(>);
-op_ge: TEST(>=);
+    /* OP_ARITH and OP_CMP of one operation each (check_prog's rewrite): arith
+       and compare with the operation a constant */
+#define ARITH(op) do { \
+        if (arith(ev, op, R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1; \
+        NEXT(5); \
+    } while (0)
+op_add: ARITH(A_ADD);
+op_sub: ARITH(A_SUB);
+op_mul: ARITH(A_MUL);
+op_div: ARITH(A_DIV);
+op_mod: ARITH(A_MOD);
+op_min: ARITH(A_MIN);
+op_max: ARITH(A_MAX);
+#undef ARITH
+#define TEST(op) do { if (!compare(op, R[code[pc + 2]], R[code[pc + 3]])) return 0; NEXT(4); } while (0)
+op_eq: TEST(C_EQ);
+op_ne: TEST(C_NE);
+op_lt: TEST(C_LT);
+op_le: TEST(C_LE);
+op_gt: TEST(C_GT);
+op_ge: TEST(C_GE);
 #undef TEST
 op_unary: {
         i64 a = R[code[pc + 3]];
@@ -210,20 +228,9 @@ op_unary: {
         }
         NEXT(4);
     }
-op_cmp: {
-        i64 a = R[code[pc + 2]], b = R[code[pc + 3]];
-        int ok;
-        switch (code[pc + 1]) {
-        case C_EQ: ok = a == b; break;
-        case C_NE: ok = a != b; break;
-        case C_LT: ok = a < b; break;
-        case C_LE: ok = a <= b; break;
-        case C_GT: ok = a > b; break;
-        default: ok = a >= b; break;
-        }
-        if (!ok) return 0;
-        NEXT(4);
-    }
+op_cmp:
+    if (!compare((int)code[pc + 1], R[code[pc + 2]], R[code[pc + 3]])) return 0;
+    NEXT(4);
 op_notin: {
         Index *ix = ev->ix[code[pc + 1]];
         int n = (int)code[pc + 2];
@@ -385,8 +392,8 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             break;
         case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
         case OP_CMP:
-            if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
-            if (c[pc + 1] >= C_EQ && c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
+            if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_GE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
+            p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
             pc += 4;
             break;
         case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
