@@ -100,7 +100,9 @@ static void db_table_reset(DbTable *d) {
 
 /* a table whose set was dropped (db_drop_set) gets one again before rows go
    in (they are deduplicated by it): -1 out of memory */
-static int table_ensure_set(Table *t) {
+static int db_table_ensure_set(DbTable *d) {
+    Table *t = &d->t;
+    d->no_set = 0;
     if (!t->n || t->set_cap) return 0;
     if (set_reserve(t, t->n) < 0) return -1;
     t->count = 0;
@@ -143,13 +145,6 @@ int db_replace_rows(Database *db, int tno, Table *src) {
         else if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0)   /* (no index watches it yet) */
             return -1;
     }
-    /* (src's rows and set go now, not when its owner frees it: the next
-       table's copy can reuse their memory) */
-    free(src->data);
-    free(src->set);
-    src->data = NULL;
-    src->set = NULL;
-    src->n = src->cap = src->count = src->set_cap = src->set_used = 0;
     return 0;
 }
 
@@ -229,9 +224,8 @@ static PyObject *db_add_table(Database *db, PyObject *args) {
    64 bits), -1 with a Python error */
 static int row_values(Database *db, DbTable *d, PyObject *tup, i64 *vals) {
     if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) != d->t.arity) return 0;
-    PyObject **items = ((PyTupleObject *)tup)->ob_item;
     for (int i = 0; i < d->t.arity; i++) {
-        PyObject *v = items[i];
+        PyObject *v = PyTuple_GET_ITEM(tup, i);
         if (d->sym[i]) {
             if (!PyUnicode_Check(v)) return 0;
             if (intern(db, v, &vals[i]) < 0) return -1;
@@ -262,8 +256,7 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     Py_DECREF(seq);
     if (ok == 1 && n) {
         db_changed(db, tno);
-        d->no_set = 0;
-        if (table_ensure_set(&d->t) < 0 || table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
+        if (db_table_ensure_set(d) < 0 || table_reserve(&d->t, n) < 0) { free(vals); return PyErr_NoMemory(); }
         for (Py_ssize_t k = 0; k < n; k++) {
             if (table_insert(&d->t, vals + k * a) == -2) { free(vals); return PyErr_NoMemory(); }
         }
@@ -477,8 +470,7 @@ static PyObject *db_run(Database *db, PyObject *args) {
         if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
         db_changed(db, outno[ri]);
         in->out[ri] = &db->tab[outno[ri]]->t;
-        db->tab[outno[ri]]->no_set = 0;
-        if (table_ensure_set(in->out[ri]) < 0) { PyErr_NoMemory(); goto out; }
+        if (db_table_ensure_set(db->tab[outno[ri]]) < 0) { PyErr_NoMemory(); goto out; }
         run.buf[ri].arity = in->out[ri]->arity;
     }
     for (int i = 0; i < nix; i++) {

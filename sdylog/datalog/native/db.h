@@ -30,8 +30,9 @@ extern PyTypeObject DatabaseType;
    a Python error when out of memory */
 Index *db_index(Database *db, int tno, const int *key, int nkey);
 
-/* table `tno` now holds the rows of src's set, and src none (its rows and
-   set are freed: its indexes must not be read again): 0, -1 out of memory */
+/* table `tno` now holds the rows of src's set (src is left as it is: its
+   owner frees it, before the next copy if that is to reuse its memory): 0,
+   -1 out of memory */
 int db_replace_rows(Database *db, int tno, Table *src);
 
 /* table `tno` changed: drop the indexes built on it */

@@ -211,15 +211,6 @@ static int seed(Eval *ev, int ri, const i64 *vals) {
     return buf_add(&s->v, ri, vals, ev->live[ri].arity);
 }
 
-/* tuple `vals` of hash h, known not in live table t, into it (table_insert
-   after its lookup failed): its row number, -1 out of memory */
-static i64 live_add(Table *t, const i64 *vals, u64 h) {
-    if ((t->set_used + 1) * 2 > t->set_cap && set_grow(t) < 0) return -1;
-    if (table_append(t, vals) < 0) return -1;
-    int32_t id = (int32_t)(t->n - 1);
-    return set_add(t, id, h) < 0 ? -1 : id;
-}
-
 /* per live relation, a list of programs, checked (see load_checked) */
 static int load_prog_lists(Eval *ev, PyObject *lists, Prog **progs, int *n) {
     if (!PyList_Check(lists) || PyList_GET_SIZE(lists) != ev->nlive) {
@@ -301,7 +292,7 @@ static int waves_run(Eval *ev, i64 *waves_out) {
             int d = run_programs(&ev->in, ev->dom[ri], ev->ndom[ri], vals, t->arity);
             if (d < 0) { rc = -1; goto done; }
             if (d) continue;
-            if (live_add(t, vals, h) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
+            if (table_insert_new(t, vals, h) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
             if (run_programs(&ev->in, ev->delta[ri], ev->ndelta[ri], vals, t->arity) < 0) { rc = -1; goto done; }
             continue;
         }
@@ -372,6 +363,7 @@ done:
 
 /* a tuple of a base program: a seed */
 static int seed_emit(Interp *in, int ri, int rule, const i64 *vals) {
+    (void)rule;
     if (seed((Eval *)in, ri, vals) < 0) { in->status = ST_NOMEM; return -1; }
     return 0;
 }

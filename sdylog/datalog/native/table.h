@@ -221,29 +221,33 @@ static int bucket_add(Index *ix, i64 s, int32_t id) {
     return 0;
 }
 
+/* the bucket of the key of row `rw` (hash h) in b[cap]: its key's, or the
+   empty one where it goes */
+static inline i64 bucket_of(Table *t, Index *ix, Bucket *b, i64 cap, const i64 *rw, uint32_t h) {
+    for (i64 s = (i64)(h & (u64)(cap - 1));; s = (s + 1) & (cap - 1)) {
+        if (!b[s].h) return s;
+        if (b[s].h == h) {
+            const i64 *o = row(t, b[s].rep);
+            int same = 1;
+            for (int k = 0; k < ix->nkey; k++)
+                if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
+            if (same) return s;
+        }
+    }
+}
+
 static int index_add(Index *ix, int32_t id) {
     if (ix->nkey == 0) return idvec_push(&ix->all, id);
     ix->memo = 0;
     if ((ix->used + 1) * 2 > ix->cap && index_grow(ix) < 0) return -1;
     const i64 *r = row(ix->t, id);
     uint32_t h = (uint32_t)hash_key_of(ix, r);
-    i64 mask = ix->cap - 1;
-    i64 s = (i64)(h & (u64)mask);
-    for (;; s = (s + 1) & mask) {
-        Bucket *b = &ix->b[s];
-        if (!b->h) {
-            b->h = h;
-            ix->used++;
-            return bucket_add(ix, s, id);
-        }
-        if (b->h == h) {
-            const i64 *o = row(ix->t, b->rep);
-            int same = 1;
-            for (int i = 0; i < ix->nkey; i++)
-                if (o[ix->key[i]] != r[ix->key[i]]) { same = 0; break; }
-            if (same) return bucket_add(ix, s, id);
-        }
+    i64 s = bucket_of(ix->t, ix, ix->b, ix->cap, r, h);
+    if (!ix->b[s].h) {   /* a new key */
+        ix->b[s].h = h;
+        ix->used++;
     }
+    return bucket_add(ix, s, id);
 }
 
 static void index_remove(Index *ix, int32_t id) {
@@ -273,21 +277,6 @@ static void index_free(Index *ix) {
 /* A bucket array a caller keeps to build indexes in (reused: its pages are
    written once, not once per index) */
 typedef struct { Bucket *b; i64 cap; } Scratch;
-
-/* the bucket of the key of row `rw` (hash h) in b[cap]: its key's, or the
-   empty one where it goes */
-static inline i64 bucket_of(Table *t, Index *ix, Bucket *b, i64 cap, const i64 *rw, uint32_t h) {
-    for (i64 s = (i64)(h & (u64)(cap - 1));; s = (s + 1) & (cap - 1)) {
-        if (!b[s].h) return s;
-        if (b[s].h == h) {
-            const i64 *o = row(t, b[s].rep);
-            int same = 1;
-            for (int k = 0; k < ix->nkey; k++)
-                if (o[ix->key[k]] != rw[ix->key[k]]) { same = 0; break; }
-            if (same) return s;
-        }
-    }
-}
 
 /* the packed index of a table that does not change while it is read: the
    rows counted per key, then the numbers of those of keys of several rows
@@ -406,8 +395,6 @@ static int set_resize(Table *t, i64 cap) {
 
 static int set_grow(Table *t) { return set_resize(t, t->set_cap ? t->set_cap * 2 : 64); }
 
-/* room for `extra` more rows (and their set entries) at once: no doubling
-   steps (each copies the rows, rehashes the set) while a batch goes in */
 /* set room for `extra` more entries at once (no doubling steps, each
    rehashing what is in): -1 out of memory */
 static int set_reserve(Table *t, i64 extra) {
@@ -416,6 +403,8 @@ static int set_reserve(Table *t, i64 extra) {
     return cap > t->set_cap ? set_resize(t, cap) : 0;
 }
 
+/* room for `extra` more rows (and their set entries) at once: no doubling
+   steps (each copies the rows, rehashes the set) while a batch goes in */
 static inline int table_reserve(Table *t, i64 extra) {   /* (inline: ranked.c does not reserve) */
     i64 want = t->n + extra;   /* (exactly: a batch of facts, loaded once) */
     if (want > t->cap) {
@@ -441,14 +430,21 @@ static inline int set_add(Table *t, int32_t id, u64 h) {   /* (inline: every ins
     return 0;
 }
 
+/* a tuple of hash h known not to be in the table (its lookup failed) into
+   it: its row number, -1 out of memory */
+static inline i64 table_insert_new(Table *t, const i64 *vals, u64 h) {
+    if ((t->set_used + 1) * 2 > t->set_cap && set_grow(t) < 0) return -1;
+    if (table_append(t, vals) < 0) return -1;
+    int32_t id = (int32_t)(t->n - 1);
+    return set_add(t, id, h) < 0 ? -1 : id;
+}
+
 /* insert a tuple: its row number, -1 when already there, -2 out of memory */
 static i64 table_insert(Table *t, const i64 *vals) {
     u64 h = hash_vals(vals, t->arity);
     if (set_find(t, vals, h) >= 0) return -1;
-    if ((t->set_used + 1) * 2 > t->set_cap && set_grow(t) < 0) return -2;
-    if (table_append(t, vals) < 0) return -2;
-    int32_t id = (int32_t)(t->n - 1);
-    return set_add(t, id, h) < 0 ? -2 : id;
+    i64 id = table_insert_new(t, vals, h);
+    return id < 0 ? -2 : id;
 }
 
 /* Rows from..n-1 were appended with table_append (not in the set, nor in
