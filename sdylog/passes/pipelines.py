@@ -55,26 +55,24 @@ verified after each pass.
 `save-module` only dumps files for debugging and is left out. `symbol-dce` is
 MLIR's; we run our own (sdylog.ir.symbols.symbol_dce). The canonicalizer
 step erases trivially dead ops (what the greedy rewriter does on its own);
-its `sdy-collective` patterns (no-op collectives) are not applied: in this
-pipeline collectives only come from the partitioner. `sdy-insert-explicit-
-reshards` belongs to the partitioner: it runs when registered in PASSES,
-otherwise the step is recorded in `ctx.report["skipped_steps"]`.
+its `sdy-collective` patterns (no-op collectives and their pairs) are not
+applied yet: where the module has collectives then, that is said on stderr
+(left_out).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-
 
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import erase_trivially_dead_ops
+from sdylog.ir.shardings import COLLECTIVE_OPS
 from sdylog.ir.symbols import symbol_dce
-from sdylog.passes import PASSES, lookup
+from sdylog.passes import lookup
 from sdylog.passes.census import UNCHANGED, census, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
 CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
-# The pass of the sequence that another part of sdylog (the partitioner) provides.
-PARTITIONER_PASSES = ("sdy-insert-explicit-reshards",)
 
 
 @dataclass(frozen=True)
@@ -133,12 +131,22 @@ def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
     module for as long as their results allow (sdylog/passes/census.py), the
-    caller's if it opened one. A
-    partitioner step that is not registered is skipped and noted in
-    ctx.report["skipped_steps"] (an error with `strict`)."""
+    caller's if it opened one. What a step leaves out of Shardy's is said on
+    stderr and noted in ctx.report["skipped_steps"] (an error with `strict`)."""
     with shared_census(ctx):
         for step in steps:
             follow_step(ctx, _run_step(module, ctx, step, strict))
+
+
+def left_out(ctx, what: str, strict: bool = False) -> None:
+    """Say on stderr (once per run) that sdylog leaves out `what`, a part of
+    Shardy's sequence (an error with `strict`)."""
+    if strict:
+        raise SdylogError(f"the pipeline needs {what}, which sdylog does not provide yet")
+    skipped = ctx.report.setdefault("skipped_steps", [])
+    if what not in skipped:
+        skipped.append(what)
+        print(f"sdylog: warning: {what} is left out", file=sys.stderr)
 
 
 def _run_step(module, ctx, step: Step, strict: bool):
@@ -149,10 +157,10 @@ def _run_step(module, ctx, step: Step, strict: bool):
             return UNCHANGED if symbol_dce(module) == 0 else None
     if step.name == CANONICALIZE_COLLECTIVES:
         ops, names = census(module, ctx).all_ops_and_names()   # the first sweep reads the census, not a walk
+        if COLLECTIVE_OPS.intersection(names):
+            left_out(ctx, "the canonicalizer's sdy-collective patterns", strict)
         with module.context:
             return UNCHANGED if erase_trivially_dead_ops(module.operation, ops, names) == 0 else None
-    if step.name in PARTITIONER_PASSES:
-        return _run_if_registered(module, ctx, step, strict)
     return _run_pass(module, ctx, step)
 
 
@@ -161,15 +169,6 @@ def _run_pass(module, ctx, step: Step):
     options = dict(info.options)
     options.update(step.options)
     return info.load()(module, options, ctx)
-
-
-def _run_if_registered(module, ctx, step: Step, strict: bool):
-    if step.name in PASSES:
-        return _run_pass(module, ctx, step)
-    if strict:
-        raise SdylogError(f"the pipeline needs -{step.name}, which sdylog does not provide yet")
-    ctx.report.setdefault("skipped_steps", []).append(step.name)
-    return UNCHANGED
 
 
 def _dedup(options: dict | None) -> bool:

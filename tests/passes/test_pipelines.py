@@ -285,24 +285,41 @@ def test_sdylog_opt_verifies_the_pipeline_result_not_its_steps(monkeypatch):
     assert "sdy.reshard" in text
 
 
-def test_propagation_keeps_sharding_rules_only_for_the_partitioner(monkeypatch):
+def test_propagation_attaches_no_sharding_rules():
     """Shardy's pipeline keeps the rules for sdy-insert-explicit-reshards;
-    without it nothing reads them before sdy-drop-sharding-rules."""
+    ours builds the same ones from the registry there: propagation attaches
+    none (only the rule the input gave its add stays)."""
     from sdylog.ir import parse_module
-    from sdylog.passes import PASSES, PassContext, PassInfo
+    from sdylog.passes import PassContext
     from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
-    def after_propagation():
-        module = parse_module(CONSTANTS, "f.mlir")
-        ctx = PassContext(filename="f.mlir")
-        with module.context:
-            import_phase(module, ctx)
-            propagation_phase(module, ctx)
-        return str(module).count("sdy.sharding_rule")
-    assert "sdy-insert-explicit-reshards" not in PASSES
-    assert after_propagation() == 1    # the rule the input gave its add, only
-    monkeypatch.setitem(PASSES, "sdy-insert-explicit-reshards", PassInfo("sdylog.passes.drop_sharding_rules:run"))
-    assert after_propagation() > 1
+    module = parse_module(CONSTANTS, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context:
+        import_phase(module, ctx)
+        propagation_phase(module, ctx)
+    assert str(module).count("sdy.sharding_rule") == 1
+
+
+def test_a_step_left_out_is_said_on_stderr(capsys):
+    """The canonicalizer's sdy-collective patterns are not applied yet: with
+    collectives in the module, the pipeline says so, once."""
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.pipelines import CANONICALIZE_COLLECTIVES, Step, run_steps
+
+    text = """sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{}], unreduced={"p"}>}) -> tensor<8xf32> {
+  %0 = sdy.all_reduce {"p"} %a out_sharding=<@m, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}"""
+    module = parse_module(text, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context:
+        run_steps(module, ctx, [Step(CANONICALIZE_COLLECTIVES), Step(CANONICALIZE_COLLECTIVES)])
+    err = capsys.readouterr().err
+    assert err.count("sdy-collective patterns is left out") == 1
+    assert ctx.report["skipped_steps"] == ["the canonicalizer's sdy-collective patterns"]
 
 
 # Constants and a scalar expansion with several users (cloned), one left to
