@@ -206,6 +206,10 @@ class _Extractor:
         self._results_ahead = 0          # op results with ids whose op the walk has not read yet
         self._name_kinds: dict = {}      # op name -> _name_kind(op, name)
         self._dict_shardings: dict = {}  # DictAttr -> sharding_in's answer
+        # Shardings repeat (after propagation, most ops carry one of a few):
+        # equal ones share one id and one set of rows.
+        self._sharding_ids: dict = {}    # TensorSharding -> its id
+        self._list_ids: dict = {}        # an op's `sdy.sharding` attribute -> the ids of its shardings
         # op name -> whether the ops of that name read so far had one result each (add_body);
         # absent until the first one is read
         self._one_result: dict = {}
@@ -297,8 +301,12 @@ class _Extractor:
 
     # ------------------------------------------------------------ shardings
     def add_sharding(self, sharding: TensorSharding) -> int:
+        """The id of `sharding`: a new one with its rows, or that of an equal one."""
+        sid = self._sharding_ids.get(sharding)
+        if sid is not None:
+            return sid
         f = self.facts
-        sid = self._num_shardings
+        sid = self._sharding_ids[sharding] = self._num_shardings
         self._num_shardings += 1
         mesh = self.mesh_name(sharding.mesh)
         sizes = f.meshes[mesh].axis_sizes
@@ -656,13 +664,16 @@ class _Extractor:
         f = self.facts
         if "sdy.sharding" in attrs:
             f.sharded_ops.add(op_id)
-            shardings = sharding_per_value(attrs["sdy.sharding"])
+            attr = attrs["sdy.sharding"]
+            ids = self._list_ids.get(attr)
+            if ids is None:
+                ids = self._list_ids[attr] = [self.add_sharding(s) for s in sharding_per_value(attr)]
             if not results:
-                shardings = []   # an op with no results may carry one (e.g. a side-effecting callback)
-            elif len(shardings) != len(results):
-                raise error_at(op, f"sdy.sharding has {len(shardings)} shardings for {len(results)} results", self.filename)
-            for vid, s in zip(results, shardings):
-                f.add("value_sharding", vid, self.add_sharding(s))
+                ids = []   # an op with no results may carry one (e.g. a side-effecting callback)
+            elif len(ids) != len(results):
+                raise error_at(op, f"sdy.sharding has {len(ids)} shardings for {len(results)} results", self.filename)
+            for vid, sid in zip(results, ids):
+                f.add("value_sharding", vid, sid)
         if name in _OWN_SHARDING_OPS and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
