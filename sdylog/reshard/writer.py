@@ -78,8 +78,8 @@ class _Shardings:
         return TensorSharding(self.mesh(m), tuple(DimSharding(tuple(axes), d in closed) for d, axes in enumerate(dims)),
                               base.replicated if base else (), base.unreduced if base else ()).to_attr()
 
-    def closed_replicated(self, o: int, rank: int) -> ir.Attribute:
-        return TensorSharding.replicated_on(self.mesh(self.op_mesh[o]), rank).to_attr()
+    def closed_replicated(self, o: int, rank: int, closed: bool = True) -> ir.Attribute:
+        return TensorSharding.replicated_on(self.mesh(self.op_mesh[o]), rank, closed).to_attr()
 
     def axis_list(self, o: int, refs) -> ir.Attribute:
         m = self.op_mesh[o]
@@ -161,7 +161,7 @@ def _write_op(op, o: int, w: _OpWrites, shardings: _Shardings, counts: WriteCoun
     for i, j, s in sorted(w.results):
         result = op.results[i]
         rank = rank_of(result)
-        restore = get_sharding(result) if s >= 0 else shardings.closed_replicated(o, rank)
+        restore = get_sharding(result) if s >= 0 else shardings.closed_replicated(o, rank, closed=s == -1)
         current[i] = shardings.working(o, j, rank)
         set_sharding(result, current[i])
         reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
