@@ -143,6 +143,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-remove-sub-axes-in-input-output-shardings": PassInfo(
         _P + "remove_sub_axes_in_input_output_shardings:run", {},
         "Cut open main-func input/output dimension shardings at their first sub-axis."),
+    "sdy-reshard-to-collectives": PassInfo(
+        _P + "reshard_to_collectives:run", {"keep-redundant-reshards": False},
+        "Turn every sdy.reshard into all_slice / collective_permute / all_to_all / all_gather."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
