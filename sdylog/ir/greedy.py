@@ -2,15 +2,14 @@
 written in Python: a worklist of ops, each popped op erased when trivially
 dead or else offered to its patterns, until nothing changes.
 
-As MLIR's driver: the worklist starts with every op nested in the root,
-bottom-up (post-order, popped last first) or top-down (pre-order, popped in
-program order); constants are deduplicated and hoisted first (its
-cseConstants); an op a pattern creates, modifies or makes a user of a
-replacement is pushed; erasing an op pushes the producers of its operands
-that are left with at most one other user; the whole is repeated (at most
-`max_iterations` times) while an iteration changed something. Not done:
-folding (`fold` hooks of ops: sdy's ops have none) and region
-simplification beyond dead ops.
+As MLIR's driver: ops are offered bottom-up (post-order, popped last first)
+or top-down (pre-order, popped in program order); constants are
+deduplicated and hoisted (its cseConstants); an op a pattern creates,
+modifies or makes a user of a replacement is pushed; erasing an op pushes
+the producers of its operands that are left with at most one other user;
+the whole is repeated (at most `max_iterations` times) while an iteration
+changed something. Not done: folding (`fold` hooks of ops: sdy's ops have
+none) and region simplification beyond dead ops.
 """
 from __future__ import annotations
 
@@ -18,10 +17,10 @@ from collections.abc import Callable
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.op_properties import may_be_effect_free, would_be_trivially_dead
-from sdylog.ir.rewrite import (as_operation, create_op, defining_op, hoist_and_dedup_constants, op_key,
-                               results_of, results_unused, users)
-from sdylog.ir.walk import op_list
+from sdylog.ir.op_properties import CONSTANT_LIKE_OPS, may_be_effect_free, would_be_trivially_dead
+from sdylog.ir.rewrite import (as_operation, create_op, defining_op, erase_trivially_dead_ops,
+                               hoist_and_dedup_constants, op_key, results_of, results_unused, users)
+from sdylog.ir.walk import op_list, op_names
 
 # A pattern: (the op it is offered, a rewriter) -> whether it rewrote anything.
 Pattern = Callable[[ir.Operation, "Rewriter"], bool]
@@ -98,21 +97,37 @@ def _trivially_dead(op) -> bool:
 
 
 def apply_greedily(root, patterns: dict[str, list[Pattern]], top_down: bool = True,
-                   max_iterations: int = 10, meshes=None) -> bool:
+                   max_iterations: int = 10, meshes=None, ops_and_names=None) -> bool:
     """Rewrite the ops nested in `root` with `patterns` (op name -> patterns,
     tried in order) until none applies; returns whether anything changed.
-    `meshes` goes to the patterns (Rewriter.meshes)."""
+    `meshes` goes to the patterns (Rewriter.meshes); `ops_and_names`: `root`
+    and its nested ops in pre-order with their names, if known (a census').
+
+    Each iteration first erases the dead ops and handles the constants, then
+    offers the ops that have patterns, in the driver's order. (MLIR's driver
+    pops every op, but one with uses and no pattern changes nothing when
+    popped, and one that dies later is pushed again by the erasure that
+    kills it. The ops with patterns hold no regions, so pre-order filtered
+    is post-order filtered.)"""
     root = as_operation(root)
     changed = False
     for _ in range(max_iterations):
-        changed |= hoist_and_dedup_constants(root)
+        if ops_and_names is None:
+            ops = op_list(root)
+            ops_and_names = (ops, op_names(ops))
+        ops, names = ops_and_names
+        ops_and_names = None
+        progress = erase_trivially_dead_ops(root, ops, names) > 0
+        if CONSTANT_LIKE_OPS.intersection(names):
+            progress |= hoist_and_dedup_constants(root)
+        if progress:     # (erased ops must not be touched)
+            ops = op_list(root)
+            names = op_names(ops)
         worklist = _Worklist()
-        nested = op_list(root, post_order=not top_down)
-        nested = [op for op in nested if op != root]
-        for op in (reversed(nested) if top_down else nested):
-            worklist.push(op)
+        for op, name in zip(reversed(ops) if top_down else ops, reversed(names) if top_down else names):
+            if name in patterns and op != root:
+                worklist.push(op)
         rewriter = Rewriter(worklist, meshes)
-        progress = False
         while (op := worklist.pop()) is not None:
             if _trivially_dead(op):
                 rewriter.erase(op)

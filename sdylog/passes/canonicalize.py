@@ -24,7 +24,7 @@ from sdylog.ir.canonicalization import PATTERNS
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.greedy import apply_greedily
 from sdylog.ir.shardings import Meshes
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import UNCHANGED, census
 
 def selected_patterns(enable, disable) -> dict[str, list]:
     """op name -> the pattern functions to try on it, in MLIR's order."""
@@ -50,7 +50,9 @@ def run(module: ir.Module, options: dict, ctx):
         sys.stderr.write("note: canonicalize: sdylog applies only the sdy-reshard and sdy-collective "
                          "patterns (no folders, no other patterns)\n")
     patterns = selected_patterns(enable, disable)
+    ops_and_names = census(module, ctx).all_ops_and_names()
     with module.context:
         changed = apply_greedily(module.operation, patterns, top_down=options["top-down"],
-                                 max_iterations=options["max-iterations"], meshes=Meshes(module))
+                                 max_iterations=options["max-iterations"], meshes=Meshes(module),
+                                 ops_and_names=ops_and_names)
     return None if changed else UNCHANGED
