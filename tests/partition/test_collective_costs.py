@@ -3,6 +3,8 @@ collectives, local blocks, group sizes and ring-model bytes, reshards given
 as rows by another program."""
 from __future__ import annotations
 
+import pytest
+
 from sdylog.datalog import make_engine, parse_program
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.partition.collective_costs import (RULES_FILE, Reshard, decomposition_facts, evaluate,
@@ -28,10 +30,11 @@ def test_rows_round_trip():
     assert reshards_of_facts(reshard_facts(rs)) == rs
 
 
-def test_bytes_of_a_gather_and_a_slice():
+@pytest.mark.parametrize("engine_name", ["memory", "duckdb"])
+def test_bytes_of_a_gather_and_a_slice(engine_name):
     # [{x}, {}] -> [{}, {y}] on 8x6 f32: slice y (free), then gather x of the
     # 2x2 block (16 bytes): 3 * 16
-    engine = evaluate(rows_of([reshard(7, ((X,), ()), ((), (Y,)))]))
+    engine = evaluate(rows_of([reshard(7, ((X,), ()), ((), (Y,)))]), engine_name)
     steps = sorted(engine.read("reshard_step"))
     kinds = dict(engine.read("collective"))
     assert [kinds[c] for _, _, c in steps] == ["all_slice", "all_gather"]
