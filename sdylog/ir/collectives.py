@@ -10,6 +10,7 @@ The bindings have no builders for the collectives' axis-list attributes
 from __future__ import annotations
 
 import json
+import re
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
@@ -69,3 +70,17 @@ def create_collective(name: str, operand, out_sharding, axes=None, loc=None, ip=
     if axes is not None:
         attrs[AXES_ATTRIBUTE[name]] = axes
     return create_op(name, results=[operand.type], operands=[operand], attributes=attrs, loc=loc, ip=ip)
+
+
+_ATTRIBUTE_TEXT = re.compile(r"^#sdy<[a-z_]+(.*)>$", re.S)
+
+
+def axes_text(op) -> str:
+    """The collective's axes as sdy prints them (`[{"x"}, {}]`, `{"x", "y"}`,
+    `[{"x"}: 0->1]`); "" for sdy.collective_permute."""
+    name = AXES_ATTRIBUTE.get(op.name)
+    if name is None:
+        return ""
+    text = str(op.attributes[name])
+    m = _ATTRIBUTE_TEXT.match(text)
+    return m.group(1) if m else text

@@ -8,7 +8,8 @@ Reshards are rows of the input relations the rules' header documents
 objects, or another program's derived relations. `decomposition_facts`
 reads such rows (and schema.dl's `mesh_axis` rows of their meshes), plans
 each reshard (reshard_steps.py) and returns the collective rows;
-`evaluate` runs the rules once over all of them.
+`evaluate` runs the rules once over all of them. `module_collectives`
+costs every collective op of a module (a partitioned program) the same way.
 """
 from __future__ import annotations
 
@@ -17,7 +18,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sdylog import RULES_DIR
+from sdylog.ir.collectives import AXES_ATTRIBUTE, axes_text
+from sdylog.ir.diagnostics import format_location
+from sdylog.ir.shardings import COLLECTIVE_OPS, Meshes, get_sharding
+from sdylog.ir.types import element_bytes, shape_of
+from sdylog.ir.walk import walk_ops
 from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.sharding import TensorSharding
+from sdylog.partition.ir_shardings import all_to_all_params, axis_ref_list, axis_ref_lists
 from sdylog.partition.reshard_steps import ALL_TO_ALL, Collective, plan_reshard
 
 RULES_FILE = RULES_DIR / "collectives.dl"
@@ -131,6 +139,52 @@ def decomposition_facts(rows: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
     reshards = reshards_of_facts(rows)
     sizes = {r.id: dict(r.axis_sizes) for r in reshards}
     return collective_facts({r.id: r.plan() for r in reshards}, sizes.__getitem__)
+
+
+def _dims_of(sharding) -> Dims:
+    return tuple(d.axes for d in TensorSharding.from_attr(sharding).dims)
+
+
+def module_collective_facts(module) -> tuple[dict[str, list[tuple]], list]:
+    """Rows of every sdy collective op of `module` as a collective on its own
+    (kind, axes, operand shape, element size and sharding, result sharding),
+    numbered 0, 1, ... in walk order; and the ops, by number."""
+    meshes = Meshes(module)
+    rows: dict[str, list[tuple]] = defaultdict(list)
+    ops = [op for op in walk_ops(module.operation) if op.name in COLLECTIVE_OPS]
+    for c, op in enumerate(ops):
+        out = op.attributes["out_sharding"]
+        sizes = meshes.of(out).axis_sizes
+        operand = op.operands[0]
+        rows["collective"].append((c, op.name[len("sdy."):]))
+        rows["collective_tensor"].append((c, element_bytes(operand)))
+        rows["collective_dim"] += [(c, d, n) for d, n in enumerate(shape_of(operand))]
+        source = get_sharding(operand)
+        if source is not None:
+            rows["collective_operand_axis"] += _dim_rows(c, _dims_of(source), sizes)
+        rows["collective_result_axis"] += _dim_rows(c, _dims_of(out), sizes)
+        attr = AXES_ATTRIBUTE.get(op.name)
+        if op.name == "sdy.all_to_all":
+            for p in all_to_all_params(op.attributes[attr]):
+                rows["collective_all_to_all"].append((c, p.src_dim, p.tgt_dim))
+                rows["collective_axis"] += [(c, p.src_dim, i, *axis_row(a, sizes)) for i, a in enumerate(p.axes)]
+        elif op.name in ("sdy.all_reduce", "sdy.replicated_to_unreduced"):
+            rows["collective_axis"] += [(c, -1, i, *axis_row(a, sizes))
+                                        for i, a in enumerate(axis_ref_list(op.attributes[attr]))]
+        elif attr is not None:
+            rows["collective_axis"] += _dim_rows(c, tuple(map(tuple, axis_ref_lists(op.attributes[attr]))), sizes)
+    return dict(rows), ops
+
+
+def module_collectives(module, filename: str = "-", engine: str | None = None) -> list[dict]:
+    """Every collective op of `module` with its bytes per device (one
+    evaluation of the rules): {"kind", "axes", "location", "bytes_per_device"}."""
+    rows, ops = module_collective_facts(module)
+    if not ops:
+        return []
+    bytes_of = dict(evaluate(rows, engine).read("collective_bytes"))
+    return [{"kind": op.name[len("sdy."):], "axes": axes_text(op), "location": format_location(op.location, filename),
+             "bytes_per_device": bytes_of[c]} for c, op in enumerate(ops)]
 
 
 # --- the rules ---------------------------------------------------------------------------

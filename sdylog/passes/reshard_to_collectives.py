@@ -21,7 +21,7 @@ from dataclasses import replace
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
-from sdylog.ir.collectives import (all_to_all_params_attr, axis_lists_attr, axis_text, closed_sharding,
+from sdylog.ir.collectives import (all_to_all_params_attr, axes_text, axis_lists_attr, closed_sharding,
                                    create_collective)
 from sdylog.ir.diagnostics import error_at, format_location
 from sdylog.ir.rewrite import defining_op, emit_warning, replace_op
@@ -88,8 +88,9 @@ def _stays(op, meshes: Meshes, keep_redundant: bool) -> bool:
 
 # --- rewriting one reshard ------------------------------------------------------------
 def _rewrite(op, meshes: Meshes, filename: str):
-    """Replace the reshard by its collectives; returns (Reshard, its
-    collectives, location) for the report, None when it was just erased."""
+    """Replace the reshard by its collectives; returns, for the report, the
+    Reshard, its collectives, its location and (kind, axes) of each op
+    made; None when it was just erased."""
     target = op.attributes["sharding"]
     operand = _bypass_barriers(op.operands[0])
     source = get_or_create_sharding(operand, mesh_or_ref(target))
@@ -114,7 +115,7 @@ def _rewrite(op, meshes: Meshes, filename: str):
                       str(target_mesh) if target_mesh != source_mesh else None)
     collectives = reshard.plan()
     unreduced = list(sdy.TensorShardingAttr(target).unreduced_axes)
-    value = operand
+    value, created = operand, []
     for col in collectives:
         out = closed_sharding(target_mesh if col.on_target_mesh else source_mesh, col.result, unreduced)
         if col.kind == COLLECTIVE_PERMUTE:
@@ -123,13 +124,15 @@ def _rewrite(op, meshes: Meshes, filename: str):
             axes = all_to_all_params_attr([(col.axes[0], col.src_dim, col.tgt_dim)])
         else:
             axes = axis_lists_attr(col.axes)
-        value = create_collective(f"sdy.{col.kind}", value, out, axes, loc=op.location, ip=ir.InsertionPoint(op)).result
-    location = format_location(op.location, filename)
+        created.append(create_collective(f"sdy.{col.kind}", value, out, axes, loc=op.location,
+                                         ip=ir.InsertionPoint(op)))
+        value = created[-1].result
     if collectives and not _reaches(collectives[-1].result, tgt):
         emit_warning(op, "the reshard's collectives stop short of its sharding (Shardy's algorithm "
                      "gives up after two rounds)", filename)
+    location = format_location(op.location, filename)
     replace_op(op, [value])
-    return reshard, collectives, location
+    return reshard, collectives, location, [(c.name[len("sdy."):], axes_text(c)) for c in created]
 
 
 def _reaches(result, target: TensorSharding) -> bool:
@@ -142,28 +145,19 @@ def _not_legalized(op, filename: str):
 
 # --- the report -------------------------------------------------------------------------
 def _report(ctx, done) -> None:
-    """Bytes per device of each collective and reshard (one evaluation of
-    rules/collectives.dl over all the pass's reshards)."""
-    reshards = [replace(r, id=i) for i, (r, _, _) in enumerate(done)]
+    """Bytes per device of each reshard and each of its collectives (one
+    evaluation of rules/collectives.dl over all the pass's reshards)."""
+    reshards = [replace(r, id=i) for i, (r, _, _, _) in enumerate(done)]
     rows = reshard_facts(reshards)
-    rows.update(collective_facts({i: cols for i, (_, cols, _) in enumerate(done)},
+    rows.update(collective_facts({i: cols for i, (_, cols, _, _) in enumerate(done)},
                                  lambda i: dict(reshards[i].axis_sizes)))
-    engine = evaluate(rows, getattr(ctx, "engine", None))
-    step_of = {c: (r, s) for r, s, c in engine.read("reshard_step")}
-    bytes_of = dict(engine.read("collective_bytes"))
-    entries = []
-    for c in sorted(bytes_of):
-        r, s = step_of[c]
-        _, cols, location = done[r]
-        entries.append({"kind": cols[s].kind, "axes": _axes_text(cols[s]), "location": location,
-                        "bytes_per_device": bytes_of[c]})
+    engine = evaluate(rows, getattr(ctx, "engine", None)) if reshards else None
+    step = {(r, s): c for r, s, c in engine.read("reshard_step")} if engine else {}
+    bytes_of = dict(engine.read("collective_bytes")) if engine else {}
+    reshard_bytes = dict(engine.read("reshard_bytes")) if engine else {}
+    entries = [{"location": location, "bytes_per_device": reshard_bytes[i],
+                "collectives": [{"kind": kind, "axes": axes, "bytes_per_device": bytes_of[step[i, s]]}
+                                for s, (kind, axes) in enumerate(made)]}
+               for i, (_, _, location, made) in enumerate(done)]
     ctx.report["reshard_to_collectives"] = {
-        "reshards": len(done), "collectives": entries,
-        "bytes_per_device": sum(e["bytes_per_device"] for e in entries)}
-
-
-def _axes_text(col) -> str:
-    braced = ["{" + ", ".join(axis_text(a) for a in axes) + "}" for axes in col.axes]
-    if col.kind == ALL_TO_ALL:
-        return f"[{braced[0]}: {col.src_dim}->{col.tgt_dim}]"
-    return "[" + ", ".join(braced) + "]" if braced else ""
+        "reshards": entries, "bytes_per_device": sum(e["bytes_per_device"] for e in entries)}

@@ -114,3 +114,32 @@ reshard_to_axis(r, d, 0, "x", 1, 4) :- wants(r, d).
     engine.run(collectives_program())
     # reshard 0 moves x to dimension 1 (an all_to_all of 2x6 f32 blocks over 4); reshard 1 stays
     assert sorted(engine.read("reshard_bytes")) == [(0, 3 * 2 * 6 * 4 // 4), (1, 0)]
+
+
+MODULE = '''sdy.mesh @m = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"y"}, {"x"}]>}) -> tensor<16x8xf32> {
+  %0 = sdy.all_gather [{}, {"x"}] %arg0 out_sharding=<@m, [{"y"}, {}]> : tensor<16x8xf32>
+  %1 = sdy.all_to_all [{"y"}: 0->1] %0 out_sharding=<@m, [{}, {"y"}]> : tensor<16x8xf32>
+  %2 = sdy.all_reduce {"x"} %1 out_sharding=<@m, [{}, {"y"}]> : tensor<16x8xf32>
+  %3 = sdy.reduce_scatter [{"x"}, {}] %2 out_sharding=<@m, [{"x"}, {"y"}]> : tensor<16x8xf32>
+  %4 = sdy.collective_permute %3 out_sharding=<@m, [{"y"}, {"x"}]> : tensor<16x8xf32>
+  %5 = sdy.all_slice [{}, {"x"}] %0 out_sharding=<@m, [{"y"}, {"x"}]> : tensor<16x8xf32>
+  return %4 : tensor<16x8xf32>
+}
+'''
+
+
+def test_every_collective_of_a_module():
+    from sdylog.ir import parse_module
+    from sdylog.partition.collective_costs import module_collectives
+    module = parse_module(MODULE, "m.mlir")
+    with module.context:
+        got = [(c["kind"], c["axes"], c["location"], c["bytes_per_device"]) for c in module_collectives(module, "m.mlir")]
+    # blocks: %arg0 8x4 f32 = 128 bytes, %0 8x8 = 256, %1 and %2 16x4 = 256, %3 8x4 = 128
+    assert got == [("all_gather", '[{}, {"x"}]', "m.mlir:3:8", 128),
+                   ("all_to_all", '[{"y"}: 0->1]', "m.mlir:4:8", 128),
+                   ("all_reduce", '{"x"}', "m.mlir:5:8", 256),
+                   ("reduce_scatter", '[{"x"}, {}]', "m.mlir:6:8", 128),
+                   ("collective_permute", "", "m.mlir:7:8", 128),
+                   ("all_slice", '[{}, {"x"}]', "m.mlir:8:8", 0)]
+
