@@ -31,7 +31,6 @@ def test_steps_are_jaxlibs_pipeline(dedup):
     names = [n for n in _shardy_pipeline_pass_names(dedup) if n != "sdy-save-module"]
     ours_names = [s.name for s in pre_propagation_steps(dedup)] + ["sdy-user-priority-propagate"] + \
                  [s.name for s in post_propagation_steps(dedup)]
-    ours_names = ["canonicalize" if n == CANONICALIZE_COLLECTIVES else n for n in ours_names]
     assert ours_names == names
     assert SYMBOL_DCE in names
 
@@ -109,14 +108,14 @@ def _counting(monkeypatch):
     return counts
 
 
-def _run(text: str, names: list[str]):
+def _run(text: str, names: list):
     from sdylog.ir import parse_module
     from sdylog.passes import PassContext
     from sdylog.passes.pipelines import Step, run_steps
     module = parse_module(text, "f.mlir")
     ctx = PassContext(filename="f.mlir")
     with module.context:
-        run_steps(module, ctx, [Step(n) for n in names])
+        run_steps(module, ctx, [n if isinstance(n, Step) else Step(n) for n in names])
     assert ctx.census is None   # the shared census does not outlive the pipeline
     return module
 
@@ -299,27 +298,6 @@ def test_propagation_attaches_no_sharding_rules():
         import_phase(module, ctx)
         propagation_phase(module, ctx)
     assert str(module).count("sdy.sharding_rule") == 1
-
-
-def test_a_step_left_out_is_said_on_stderr(capsys):
-    """The canonicalizer's sdy-collective patterns are not applied yet: with
-    collectives in the module, the pipeline says so, once."""
-    from sdylog.ir import parse_module
-    from sdylog.passes import PassContext
-    from sdylog.passes.pipelines import CANONICALIZE_COLLECTIVES, Step, run_steps
-
-    text = """sdy.mesh @m = <["p"=2]>
-func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{}], unreduced={"p"}>}) -> tensor<8xf32> {
-  %0 = sdy.all_reduce {"p"} %a out_sharding=<@m, [{}]> : tensor<8xf32>
-  return %0 : tensor<8xf32>
-}"""
-    module = parse_module(text, "f.mlir")
-    ctx = PassContext(filename="f.mlir")
-    with module.context:
-        run_steps(module, ctx, [Step(CANONICALIZE_COLLECTIVES), Step(CANONICALIZE_COLLECTIVES)])
-    err = capsys.readouterr().err
-    assert err.count("sdy-collective patterns is left out") == 1
-    assert ctx.report["skipped_steps"] == ["the canonicalizer's sdy-collective patterns"]
 
 
 # Constants and a scalar expansion with several users (cloned), one left to
