@@ -176,6 +176,16 @@ class FactSet:
         ranked = self.type_is_ranked
         return [(v,) for v, t in enumerate(self.value_type_ids) if ranked[t]]
 
+    def add_replicated_sharding(self, mesh: str, rank: int) -> int:
+        """A sharding id for the fully closed replicated sharding of `rank` on
+        mesh symbol `mesh`, with its rows (no value carries it)."""
+        sid = len(self.shardings)
+        self.shardings.append(TensorSharding.replicated_on(mesh, rank))
+        self.add("sharding", sid, mesh)
+        for d in range(rank):
+            self.add("sharding_dim", sid, d, 1, -1)
+        return sid
+
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,

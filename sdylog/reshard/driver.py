@@ -37,7 +37,15 @@ def reshard_program():
 
 def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
     """The facts that tell the rules what this run does, and those of the
-    module only these rules read."""
+    module only these rules read. With maximal meshes (single-device ops),
+    the fully closed replicated sharding of each rank on each mesh is added
+    to the facts' shardings (the rules pick the one a reshard goes to)."""
+    if facts.rows("maximal_mesh"):
+        ranks = {r for _, _, r, _ in facts.rows("value")}
+        for name in facts.mesh_symbols:
+            if facts.meshes[name].axes:
+                for r in sorted(ranks):
+                    facts.add_replicated_sharding(name, r)
     return {
         "run_option": [("full", int(options.full_version))],
         "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
@@ -72,7 +80,17 @@ def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
         wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
         engine.run(relations=wanted)
         timings["rules"] = time.process_time() - t2
+        _raise_first_error(engine, facts, filename)
     return ReshardDecisions(engine, facts, timings)
+
+
+def _raise_first_error(engine, facts, filename: str) -> None:
+    """What Shardy rejects (rules/reshard/errors.dl): an error at the first op, nothing written."""
+    errors = sorted(engine.scan("reshard_error"))
+    if errors:
+        from sdylog.ir.diagnostics import error_at
+        op, message = errors[0]
+        raise error_at(facts.ops[op], message, filename)
 
 
 def _shared_census_within(module, ctx):

@@ -38,6 +38,8 @@ WRITER_RELATIONS = [
     "site", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
     "site_unreduced_after", "site_mid_reshard", "site_mid_keeps", "site_r2u", "site_r2u_unreduced", "site_s2u",
     "site_reshard", "reshard_to_unreduced", "func_return_op",
+    "single_device_worked", "single_device_mesh", "global_mesh", "single_device_operand",
+    "single_device_result_reshard", "single_device_token", "reshard_error",
 ]
 
 
@@ -89,6 +91,12 @@ class _Decisions:
         self.site_reshard = {(u, i) for u, i in _rows(engine, "site_reshard")}
         self.reshard_to_unreduced = {u for (u,) in _rows(engine, "reshard_to_unreduced")}
         self.return_ops = {f: u for f, u in _rows(engine, "func_return_op")}
+        self.single_device = dict(_rows(engine, "single_device_mesh"))
+        self.single_device_worked = {o for (o,) in _rows(engine, "single_device_worked")}
+        self.global_mesh = next((m for (m,) in _rows(engine, "global_mesh")), None)
+        self.single_device_operands = _grouped(engine, "single_device_operand", 1)   # (o,) -> [(i, through)]
+        self.single_device_results = _grouped(engine, "single_device_result_reshard", 1)
+        self.single_device_tokens = _grouped(engine, "single_device_token", 1)
         # op -> its edge sites in Shardy's order; ops whose visit writes sites
         self.owner_sites = defaultdict(list)
         for u, i, o, kind, k, m in _rows(engine, "site_owner"):
@@ -104,6 +112,7 @@ class _Decisions:
     def visited_ops(self) -> set:
         ops = set(self.operand_reshards) | set(self.result_reshards) | set(self.all_reduce)
         ops |= {(o,) for o, _ in self.operand_all_reduce}
+        ops |= {(o,) for o in self.single_device_worked}
         ops |= {(o,) for o, sites in self.owner_sites.items() if any(self.site_writes((u, i)) for *_, u, i in sites)}
         return {o for (o,) in ops}
 
@@ -206,6 +215,14 @@ def write_reshards(module, engine, facts) -> WriteCounts:
 
 
 def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+    _write_operand_all_reduces(op, o, d, shardings, counts)
+    if o in d.single_device_worked:
+        _write_single_device(op, o, d, shardings, counts)
+        return
+    _write_working_shardings(op, o, d, shardings, counts)
+
+
+def _write_operand_all_reduces(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
     for (i,) in [(i,) for (o2, i) in d.operand_all_reduce if o2 == o]:
         operand = op.operands[i]
         source = TensorSharding.from_attr(get_sharding(operand))
@@ -216,6 +233,9 @@ def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCou
         new = create_collective("sdy.all_reduce", operand, out, axes, loc=op.location, ip=ir.InsertionPoint(op))
         op.operands[i] = new.result
         counts.all_reduces += 1
+
+
+def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
     for (i,) in d.operand_reshards.get((o,), ()):
         operand = op.operands[i]
         unreduced = None
@@ -247,6 +267,38 @@ def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCou
             new = create_collective("sdy.all_reduce", result, out, axes, loc=op.location, ip=at)
             result.replace_all_uses_except(new.result, new)
             counts.all_reduces += 1
+
+
+def _reshard(value, sharding, loc, ip, counts: WriteCounts):
+    counts.reshards += 1
+    return create_op("sdy.reshard", results=[value.type], operands=[value], attributes={"sharding": sharding},
+                     loc=loc, ip=ip)
+
+
+def _write_single_device(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+    single = shardings.replicated(d.single_device[o], 0)
+    before = ir.InsertionPoint(op)
+    for i, through in d.single_device_operands.get((o,), ()):
+        value = op.operands[i]
+        if through:
+            value = _reshard(value, shardings.replicated(d.global_mesh, rank_of(value)), op.location, before, counts).result
+        op.operands[i] = _reshard(value, single, op.location, before, counts).result
+    last = op
+    for i, then, _s in d.single_device_results.get((o,), ()):
+        result = op.results[i]
+        target = get_sharding(result)
+        first = _reshard(result, shardings.replicated(d.global_mesh, rank_of(result)), op.location, ip_after_op(last),
+                         counts)
+        result.replace_all_uses_except(first.result, first)
+        last = first
+        if then:
+            second = _reshard(first.result, target, op.location, ip_after_op(last), counts)
+            first.result.replace_all_uses_except(second.result, second)
+            last = second
+    for i, _then, _s in d.single_device_results.get((o,), ()):
+        set_sharding(op.results[i], single)
+    for (i,) in d.single_device_tokens.get((o,), ()):
+        set_sharding(op.results[i], shardings.replicated(d.global_mesh, 0))
 
 
 def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteCounts):
