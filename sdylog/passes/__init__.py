@@ -179,6 +179,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-user-priority-propagate": PassInfo(
         _P + "user_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Op-priority propagation in rounds of user priorities (Datalog rules)."),
+    "sdy-verify-unreduced-axes": PassInfo(
+        _P + "verify_unreduced_axes:run", {},
+        "Check that unreduced axes only change through blessed ops (diagnostics only; Datalog rules)."),
 }
 
 
