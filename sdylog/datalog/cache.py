@@ -11,7 +11,7 @@ import os
 import pickle
 import sys
 
-_VERSION = f"1-{sys.version_info[0]}.{sys.version_info[1]}"
+_VERSION = f"3-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.

@@ -77,6 +77,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     # ---- schema ----
     def declare(self, program: Program) -> None:
+        if any(p is program for p in self._programs):
+            return   # (declared already, every relation as it is)
         for decl in program.relations.values():
             if self._declared_again(decl):
                 continue
