@@ -78,7 +78,8 @@ class _Reader:
         if DEVICE_ATTR in attrs:
             self.add("op_hint", op_id, ir.IntegerAttr(attrs[DEVICE_ATTR]).value, DEVICE_ATTR)
         if SCOPE in attrs:
-            self.add("op_scope", op_id, ir.StringAttr(attrs[SCOPE]).value)
+            for depth, name in enumerate(ir.ArrayAttr(attrs[SCOPE])):
+                self.add("op_scope", op_id, ir.StringAttr(name).value, depth)
 
     def transparent(self, op_id: int, op, name: str, attrs) -> None:
         self.add("transparent", op_id)

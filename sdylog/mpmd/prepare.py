@@ -1,8 +1,8 @@
 """Before placement: the entry function with every call and named
-computation inlined. Each inlined op keeps the name of the innermost
-function or named computation it came from in the attribute `sdylog.scope`
-(what `--assign NAME@DEV` matches, as Shardy MPMD assigns named
-computations), and a call placed on a device places the ops it inlines
+computation inlined. Each inlined op keeps the names of the functions and
+named computations it came from, innermost first, in the attribute
+`sdylog.scope` (what `--assign NAME@DEV` matches, as Shardy MPMD assigns
+named computations: the innermost one assigned wins), and a call placed on a device places the ops it inlines
 (`sdylog.device`, unless they have a placement of their own, which must be
 the same); the emitter drops both."""
 from __future__ import annotations
@@ -75,14 +75,14 @@ class _Inliner:
                            self.filename)
         for arg, operand in zip(block.arguments, op.operands, strict=True):
             arg.replace_all_uses_with(operand)
-        scope_attr = ir.StringAttr.get(scope)
+        name = ir.StringAttr.get(scope)
         device = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), next(iter(placed))) if placed else None
         body = [as_operation(o) for o in block.operations]
         terminator = body.pop()
         for inner in body:
             for nested in walk_ops(inner):
-                if SCOPE not in nested.attributes:
-                    nested.attributes[SCOPE] = scope_attr
+                inner_scopes = list(ir.ArrayAttr(nested.attributes[SCOPE])) if SCOPE in nested.attributes else []
+                nested.attributes[SCOPE] = ir.ArrayAttr.get(inner_scopes + [name])
             if device is not None:
                 own = op_devices(self.meshes, inner)
                 if own - placed:

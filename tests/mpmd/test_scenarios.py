@@ -417,3 +417,217 @@ def test_s25_impossible_inputs(body, message):
     with pytest.raises(SdylogError) as e:
         partition(module(body))
     assert message in str(e.value)
+
+
+# ---------------------------------------------------------------- S11..S14: control flow across devices
+I32 = "tensor<i32>"
+S11 = module(f"""
+  func.func @main(%w: {T} {{{arg_on(1)}}}) -> {T} {{
+    %c0 = stablehlo.constant dense<0> : {I32}
+    %z = stablehlo.constant dense<0.0> : {T}
+    %r:2 = stablehlo.while(%i = %c0, %acc = %z) : {I32}, {T}
+     cond {{
+      %c10 = stablehlo.constant dense<10> : {I32}
+      %p = stablehlo.compare LT, %i, %c10 {{{on(0)}}} : ({I32}, {I32}) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+      %one = stablehlo.constant dense<1> : {I32}
+      %i2 = stablehlo.add %i, %one {{{on(0)}}} : {I32}
+      %a2 = stablehlo.add %acc, %w {{{on(1)}}} : {T}
+      stablehlo.return %i2, %a2 : {I32}, {T}
+    }}
+    return %r#1 : {T}
+  }}""")
+
+
+def test_s11_loop_spanning_devices_sends_its_predicate():
+    part = partition(S11)
+    assert [(c.src, c.dst, c.kind) for c in part.plan.channels] == [(0, 1, "predicate")]
+    f = functions(part.text())
+    assert "stablehlo.while" in f[0] and "stablehlo.while" in f[1]
+    assert "stablehlo.compare" not in f[1]       # dev1's condition returns the carried predicate
+    r = check_runs(S11)
+    assert r.channels[0]["messages"] == 11 and r.total_bytes == 11
+    with pytest.raises(SdylogError, match="is placed on device 1 but the 'stablehlo.while' holding it"):
+        partition(S11, control_flow="atomic")
+
+
+S12 = module(f"""
+  func.func @main(%x: {T} {{{arg_on(0)}}}) -> {T} {{
+    %c0 = stablehlo.constant dense<0> : {I32}
+    %z = stablehlo.constant dense<0.0> : {T}
+    %w = stablehlo.multiply %x, %x {{{on(0)}}} : {T}
+    %r:2 = stablehlo.while(%i = %c0, %acc = %z) : {I32}, {T}
+     cond {{
+      %c10 = stablehlo.constant dense<10> : {I32}
+      %p = stablehlo.compare LT, %i, %c10 : ({I32}, {I32}) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+      %one = stablehlo.constant dense<1> : {I32}
+      %i2 = stablehlo.add %i, %one {{{on(0)}}} : {I32}
+      %f0 = stablehlo.convert %i2 : ({I32}) -> tensor<f32>
+      %f = stablehlo.broadcast_in_dim %f0, dims = [] : (tensor<f32>) -> {T}
+      %t = stablehlo.multiply %f, %x {{{on(0)}}} : {T}
+      %tw = stablehlo.multiply %t, %w {{{on(1)}}} : {T}
+      %a2 = stablehlo.add %acc, %tw {{{on(1)}}} : {T}
+      stablehlo.return %i2, %a2 : {I32}, {T}
+    }}
+    return %r#1 : {T}
+  }}""")
+
+
+def test_s12_loop_invariant_sent_once_body_value_each_iteration():
+    part = partition(S12)
+    kinds = sorted((c.src, c.dst, c.kind) for c in part.plan.channels)
+    assert kinds == [(0, 1, "data"), (0, 1, "data"), (0, 1, "predicate")]
+    r = check_runs(S12)
+    by_value = sorted(c["messages"] for c in r.channels)
+    assert by_value == [1, 10, 11]       # w once, t each iteration, the predicate
+
+
+S13 = module(f"""
+  func.func @main(%w: {T} {{{arg_on(1)}}}) -> {T} {{
+    %c0 = stablehlo.constant dense<0> : {I32}
+    %z = stablehlo.constant dense<0.0> : {T}
+    %r:2 = stablehlo.while(%i = %c0, %acc = %z) : {I32}, {T}
+     cond {{
+      %c3 = stablehlo.constant dense<3> : {I32}
+      %p = stablehlo.compare LT, %i, %c3 {{{on(0)}}} : ({I32}, {I32}) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    }} do {{
+      %one = stablehlo.constant dense<1> : {I32}
+      %i2 = stablehlo.add %i, %one {{{on(0)}}} : {I32}
+      %q:2 = stablehlo.while(%j = %c0, %b = %acc) : {I32}, {T}
+       cond {{
+        %c4 = stablehlo.constant dense<4> : {I32}
+        %pj = stablehlo.compare LT, %j, %c4 {{{on(1)}}} : ({I32}, {I32}) -> tensor<i1>
+        stablehlo.return %pj : tensor<i1>
+      }} do {{
+        %j2 = stablehlo.add %j, %one {{{on(1)}}} : {I32}
+        %b2 = stablehlo.add %b, %w {{{on(1)}}} : {T}
+        stablehlo.return %j2, %b2 : {I32}, {T}
+      }}
+      stablehlo.return %i2, %q#1 : {I32}, {T}
+    }}
+    return %r#1 : {T}
+  }}""")
+
+
+def test_s13_nested_loop_on_one_device_inside_a_spanning_one():
+    part = partition(S13)
+    assert [(c.src, c.dst, c.kind) for c in part.plan.channels] == [(0, 1, "predicate")]
+    f = functions(part.text())
+    assert f[0].count("stablehlo.while") == 1 and f[1].count("stablehlo.while") == 2
+    r = check_runs(S13)
+    assert r.channels[0]["messages"] == 4
+
+
+S14 = module(f"""
+  func.func @main(%idx: {I32} {{{arg_on(0)}}}, %x: {T} {{{arg_on(0)}}}, %y: {T} {{{arg_on(1)}}}) -> ({T} {{{arg_on(1)}}}) {{
+    %b = "stablehlo.case"(%idx) ({{
+      %two = stablehlo.constant dense<2.0> : {T}
+      %a = stablehlo.multiply %x, %two {{{on(0)}}} : {T}
+      %s = stablehlo.add %a, %y {{{on(1)}}} : {T}
+      stablehlo.return %s : {T}
+    }}, {{
+      %three = stablehlo.constant dense<3.0> : {T}
+      %s = stablehlo.multiply %y, %three {{{on(1)}}} : {T}
+      stablehlo.return %s : {T}
+    }}) : ({I32}) -> {T}
+    return %b : {T}
+  }}""")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_s14_case_spanning_devices_gets_its_selector(seed):
+    part = partition(S14)
+    assert sorted((c.src, c.dst, c.kind) for c in part.plan.channels) == [(0, 1, "data"), (0, 1, "data")]
+    f = functions(part.text())
+    assert '"stablehlo.case"' in f[0] and '"stablehlo.case"' in f[1]
+    for mode in MODES:
+        r = simulate(S14, mode=mode, seed=seed)
+        assert r.match, r.text()
+        taken = int(np.asarray(r.inputs[0]).clip(0, 1)) if int(r.inputs[0]) in (0, 1) else 1
+        assert sum(c["messages"] for c in r.channels) == 1 + (taken == 0)
+
+
+# ---------------------------------------------------------------- S20: deadlocks
+def channel(op: str, handle: int, src: int, dst: int, operands: str) -> str:
+    attrs = (f"{{channel_handle = #stablehlo.channel_handle<handle = {handle}, type = 1>, is_host_transfer = false, "
+             f"source_target_pairs = dense<[[{src}, {dst}]]> : tensor<1x2xi64>}}")
+    if op == "send":
+        return f'"stablehlo.send"({operands}) {attrs} : ({T}, !stablehlo.token) -> !stablehlo.token'
+    return f'"stablehlo.recv"({operands}) {attrs} : (!stablehlo.token) -> ({T}, !stablehlo.token)'
+
+
+def two_devices(dev0: list, dev1: list) -> str:
+    """Per-device functions of the form `sdylog mpmd` writes, from lists of (op, handle, src, dst)."""
+    def body(events):
+        lines, tok, n = ["    %t0 = stablehlo.after_all : !stablehlo.token"], "%t0", 0
+        for op, handle, src, dst in events:
+            n += 1
+            if op == "send":
+                lines.append(f"    %t{n} = {channel('send', handle, src, dst, f'%x, {tok}')}")
+                tok = f"%t{n}"
+            else:
+                lines.append(f"    %r{n}:2 = {channel('recv', handle, src, dst, tok)}")
+                tok = f"%r{n}#1"
+        return "\n".join(lines)
+    return f"""module @s20 {{
+  func.func @main.dev0(%x: {T}) attributes {{sdylog.device = 0 : i64}} {{
+{body(dev0)}
+    return
+  }}
+  func.func @main.dev1(%x: {T}) attributes {{sdylog.device = 1 : i64}} {{
+{body(dev1)}
+    return
+  }}
+}}
+"""
+
+
+S20_CYCLE = two_devices([("recv", 2, 1, 0), ("send", 1, 0, 1)], [("recv", 1, 0, 1), ("send", 2, 1, 0)])
+S20_CROSSED = two_devices([("send", 1, 0, 1), ("send", 2, 0, 1)], [("recv", 2, 0, 1), ("recv", 1, 0, 1)])
+
+
+def test_s20_deadlocks_are_reported_with_devices_ops_and_locations():
+    from sdylog.simulate.mpmd import simulate_emitted_text
+    for mode in MODES:
+        r = simulate_emitted_text(S20_CYCLE, "s20.mlir", mode=mode)
+        assert not r.match and r.deadlock is not None
+        assert "device 0: stablehlo.recv at s20.mlir:4:" in r.deadlock
+        assert "device 1: stablehlo.recv at s20.mlir:10:" in r.deadlock
+        assert "wait-for cycle: d0 -> d1 -> d0" in r.deadlock
+    assert simulate_emitted_text(S20_CROSSED, "s20.mlir", mode="buffered").match
+    r = simulate_emitted_text(S20_CROSSED, "s20.mlir", mode="rendezvous")
+    assert "device 0: stablehlo.send at s20.mlir:4:" in r.deadlock and "on channel 1 sends to device 1" in r.deadlock
+    assert "device 1: stablehlo.recv at s20.mlir:10:" in r.deadlock
+
+
+def test_s20_a_device_waiting_on_a_finished_one():
+    from sdylog.simulate.mpmd import simulate_emitted_text
+    r = simulate_emitted_text(two_devices([], [("recv", 1, 0, 1)]), "s20.mlir")
+    assert "device 1: stablehlo.recv" in r.deadlock and "device 0 finished without sending it" in r.deadlock
+    r = simulate_emitted_text(two_devices([("send", 1, 0, 1)], []), "s20.mlir")
+    assert not r.match and "channel 1: 1 message sent by device 0 never received" in r.errors[0]
+
+
+# ---------------------------------------------------------------- S19: pipelines
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+STAGES = (("stage0_fwd", 0), ("stage0_bwd", 0), ("stage1_fwd", 1), ("stage1_bwd", 1))
+
+
+@pytest.mark.parametrize("order, dev1_events", [
+    ("1f1b", ["reduce", "send", "reduce", "send"]),     # device 1: F0 B0 F1 B1
+    ("gpipe", ["reduce", "reduce", "send", "send"]),    # device 1: F0 F1 B0 B1
+])
+def test_s19_two_stage_pipeline_in_1f1b_and_gpipe_order(order, dev1_events):
+    text = (DATA / f"pipeline_{order}.mlir").read_text()
+    part = partition(text, assign=STAGES, devices=2)
+    assert sorted((c.src, c.dst) for c in part.plan.channels) == [(0, 1), (0, 1), (1, 0), (1, 0)]
+    # each activation crosses once whatever the number of its uses on device 1
+    assert part.plan.stats["cross_edges"] > part.plan.stats["transfers"] == 4
+    dev1 = functions(part.text())[1]
+    events = re.findall(r"stablehlo\.reduce\(|\"stablehlo\.send\"", dev1)
+    assert [("reduce" if "reduce" in e else "send") for e in events] == dev1_events
+    check_runs(text, assign=STAGES, devices=2)
