@@ -175,26 +175,35 @@ def _regions(engine) -> dict:
             for (w,) in read("structural")}
 
 
-def _channels(engine, facts, regions) -> tuple[list, dict]:
-    """Every channel with its id, and each op's channels in firing order.
-    Ids follow the firing order (key, hop, value, destination), from one past
-    the largest handle the input's own channels use."""
+def _firing_order(engine) -> tuple[int, list]:
+    """(first id, [(after, hop, value, dst, src)]): channel ids follow the
+    firing order (key, hop, value, destination), from one past the largest
+    handle the input's own channels use; a loop's predicate channels (value
+    -1) come before the other channels keyed at the loop."""
     read = engine.read
     first = max([h for _, h, _ in read("existing_channel")], default=0) + 1
+    event_of = {(v, d): (after, hop) for v, d, after, hop in read("xfer_event")}
+    pending = [(*event_of[(v, d)], v, d, s) for v, s, d in read("channel")]
+    pending += [(w, -1, -1, d, s) for w, s, d in read("predicate_channel")]
+    return first, sorted(pending)
+
+
+def channel_ids(engine) -> dict:
+    """(value, src, dst) -> channel id (a predicate: (-1 - loop, src, dst))."""
+    first, pending = _firing_order(engine)
+    return {(v if v != -1 else -1 - after, s, d): first + n for n, (after, _h, v, d, s) in enumerate(pending)}
+
+
+def _channels(engine, facts, regions) -> tuple[list, dict]:
+    """Every channel with its id, and each op's channels in firing order."""
+    read = engine.read
+    first, pending = _firing_order(engine)
     wire = dict(read("wire_type"))
     nbytes = {(v, s, d): b for v, s, d, b in read("channel_bytes")}
     kind = dict(read("channel_kind"))
     riders = defaultdict(list)
     for t, s, d, w in read("rides_with"):
         riders[(w, s, d)].append(t)
-    event_of = {(v, d): (after, hop) for v, d, after, hop in read("xfer_event")}
-    pending = []
-    for v, s, d in read("channel"):
-        after, hop = event_of[(v, d)]
-        pending.append((after, hop, v, d, s))
-    for w, s, d in read("predicate_channel"):
-        pending.append((w, -1, -1, d, s))   # fires before its loop: keyed at the loop, ahead of the others
-    pending.sort()
     channels, events = [], defaultdict(list)
     for n, (after, hop, v, d, s) in enumerate(pending):
         cid = first + n
