@@ -25,16 +25,20 @@ def mpmd_options(fn):
             click.option("--max-clones", type=int, default=1, show_default=True,
                          help="An unplaced op used on up to this many devices is computed on each of them."),
             click.option("--devices", type=int, default=None,
-                         help="The module's device count (default: mhlo.num_partitions)."))):
+                         help="The module's device count (default: mhlo.num_partitions)."),
+            click.option("--recv-policy", default="eager", show_default=True, metavar="eager|lazy|window:K",
+                         help="Where recvs go: at their send's point (deadlock-free with any channels), just "
+                              "before their first reader, or K ops before it (buffered channels only)."))):
         fn = decorator(fn)
     return fn
 
 
 def options_from(assign, bf16_transfers, fanout, infer_transfers, merge_control, control_flow, max_clones,
-                 devices, entry=None):
-    from sdylog.mpmd.options import MpmdOptions, parse_assign
+                 devices, recv_policy="eager", entry=None):
+    from sdylog.mpmd.options import MpmdOptions, parse_assign, parse_recv_policy
+    policy, window = parse_recv_policy(recv_policy)
     return MpmdOptions(parse_assign(assign), bf16_transfers, fanout, infer_transfers == "on",
-                       merge_control == "on", control_flow, max_clones, devices, entry)
+                       merge_control == "on", control_flow, max_clones, devices, entry, policy, window)
 
 
 @click.command()

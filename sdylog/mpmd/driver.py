@@ -204,6 +204,8 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
     riders = defaultdict(list)
     for t, s, d, w in read("rides_with"):
         riders[(w, s, d)].append(t)
+    recv_at = {(v, d): ("before", a) for v, d, a in read("recv_before")}
+    recv_at.update({(v, d): ("after", b) for v, d, b in read("recv_after")})
     channels, events = [], defaultdict(list)
     for n, (after, hop, v, d, s) in enumerate(pending):
         cid = first + n
@@ -215,7 +217,8 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
             shape = tuple(shape_of(value.type)) if kind[v] == "data" else (0,)
             et = str(ir.RankedTensorType(value.type).element_type) if kind[v] == "data" else "f32"
             ch = Channel(cid, v, s, d, kind[v], et, wire[v], shape, nbytes[(v, s, d)], after, hop,
-                         tuple(sorted(riders.get((v, s, d), ()))))
-            events[after].append(ch)
+                         tuple(sorted(riders.get((v, s, d), ()))), recv_at.get((v, d)))
+            events[("after", after)].append((ch, "send"))
+            events[ch.recv_at or ("after", after)].append((ch, "recv"))
         channels.append(ch)
     return channels, dict(events)

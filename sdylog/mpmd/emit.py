@@ -53,7 +53,7 @@ class _Source:
         self.talks = set()
         parent = {op: p for op, _k, _f, p, _r, _o in facts.rows("op")}
         for ch in plan.channels:
-            op = ch.after if ch.kind != "predicate" else ch.value
+            op = ch.after if ch.kind != "predicate" else ch.value   # (a lazy recv is in the same region)
             if ch.kind == "predicate":
                 self.talks.update({(op, ch.src), (op, ch.dst)})
             while op in parent and op >= 0:
@@ -185,6 +185,7 @@ class _Device:
         """The ops of one region that this device runs, and its events after each."""
         plan = self.plan
         for op_id in op_ids:
+            self.fire(op_id, "before")
             if op_id in plan.regions:
                 if self.d in plan.regions[op_id].participants:
                     self.control_flow(op_id)
@@ -212,12 +213,12 @@ class _Device:
         for i, v in self.src.results[op_id].items():
             self.define(v, new.results[i], op.location)
 
-    def fire(self, after: int) -> None:
-        """This device's sends and recvs of the channels that fire after op `after`."""
-        for ch in self.plan.events.get(after, ()):
-            if ch.src == self.d:
+    def fire(self, op_id: int, when: str = "after") -> None:
+        """This device's sends and recvs that fire `when` ("after", "before") op `op_id`."""
+        for ch, role in self.plan.events.get((when, op_id), ()):
+            if role == "send" and ch.src == self.d:
                 self.send(ch)
-            elif ch.dst == self.d:
+            elif role == "recv" and ch.dst == self.d:
                 self.recv(ch)
 
     # ---------------------------------------------------------------- channels

@@ -10,6 +10,7 @@ from sdylog.ir.diagnostics import SdylogError
 BF16_MODES = ("off", "nearest", "truncate")
 FANOUTS = ("star", "chain")
 CONTROL_FLOW = ("replicate", "atomic")
+RECV_POLICIES = ("eager", "lazy", "window")
 
 
 @dataclass(frozen=True)
@@ -23,11 +24,14 @@ class MpmdOptions:
     max_clones: int = 1             # a free op used on up to this many devices is computed on each
     devices: int | None = None      # the module's device count (else mhlo.num_partitions)
     entry: str | None = None        # the function to partition (else @main or the only public one)
+    recv_policy: str = "eager"      # recvs at their send's key, before their first reader, or a window before
+    recv_window: int = 0            # "window": how many op positions before the first reader
 
     def __post_init__(self):
         for name, value, allowed in (("--bf16-transfers", self.bf16_transfers, BF16_MODES),
                                      ("--fanout", self.fanout, FANOUTS),
-                                     ("--control-flow", self.control_flow, CONTROL_FLOW)):
+                                     ("--control-flow", self.control_flow, CONTROL_FLOW),
+                                     ("--recv-policy", self.recv_policy, RECV_POLICIES)):
             if value not in allowed:
                 raise SdylogError(f"{name}: '{value}' is not one of {', '.join(allowed)}")
         if self.max_clones < 1:
@@ -41,8 +45,8 @@ class MpmdOptions:
             "mpmd_option": [("fanout", self.fanout), ("bf16_transfers", self.bf16_transfers),
                             ("infer_transfers", onoff[self.infer_transfers]),
                             ("merge_control", onoff[self.merge_control]),
-                            ("control_flow", self.control_flow)],
-            "mpmd_limit": [("max_clones", self.max_clones)],
+                            ("control_flow", self.control_flow), ("recv_policy", self.recv_policy)],
+            "mpmd_limit": [("max_clones", self.max_clones), ("recv_window", self.recv_window)],
             "name_assignment": list(self.assign),
         }
 
@@ -64,3 +68,11 @@ def parse_assign(items) -> tuple[tuple[str, int], ...]:
     if dup:
         raise SdylogError(f"--assign names {dup[0]} more than once")
     return tuple(out)
+
+
+def parse_recv_policy(text: str) -> tuple[str, int]:
+    """`eager`, `lazy` or `window:K`."""
+    name, _, k = text.partition(":")
+    if name not in RECV_POLICIES or (name == "window") != bool(k) or (k and not k.isdigit()):
+        raise SdylogError(f"--recv-policy: '{text}' is not eager, lazy or window:K")
+    return name, int(k or 0)

@@ -20,6 +20,7 @@ class Channel:
     after: int            # the op after which it fires (-1: the function's start; a predicate: its loop)
     hop: int = 0          # its place in a chain of forwards
     riders: tuple[int, ...] = ()   # tokens whose recv token this data transfer's recv stands for
+    recv_at: tuple[str, int] | None = None   # ("before" | "after", op): where its recv fires, if not at `after`
 
     def manifest(self, names: dict) -> dict:
         return {"id": self.id, "src": self.src, "dst": self.dst,
@@ -54,7 +55,7 @@ class Plan:
     rep: dict                               # value id -> the value it stands for (where not itself)
     regions: dict                           # op id -> Region
     channels: list                          # [Channel], by id
-    events: dict                            # op id (-1: start) -> [Channel] in firing order
+    events: dict                            # ("after" | "before", op id (-1: start)) -> [(Channel, "send" | "recv")]
     moves: dict                             # (value id, device) -> [memory kinds it is moved to]
     reads_kind: dict                        # (op id, value id) -> memory kind the op reads it in
     arg_fed: list                           # argument index -> devices fed

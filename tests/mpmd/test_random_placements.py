@@ -16,8 +16,8 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def _agrees(text: str, **options):
-    for mode in ("buffered", "rendezvous"):
+def _agrees(text: str, modes=("buffered", "rendezvous"), **options):
+    for mode in modes:
         r = simulate(text, mode=mode, **options)
         assert r.deadlock is None, f"{r.deadlock}\n{text}"
         assert r.match, f"{r.text()}\n{text}"
@@ -36,6 +36,14 @@ def test_random_placements_with_chained_fanout_and_bf16(program):
     text, _ = program
     _agrees(text, fanout="chain")
     _agrees(text, bf16_transfers="nearest", max_clones=2)
+
+
+@SETTINGS
+@given(placed_programs())
+def test_random_placements_with_lazy_and_windowed_recvs(program):
+    text, _ = program
+    _agrees(text, modes=("buffered",), recv_policy="lazy")
+    _agrees(text, modes=("buffered",), recv_policy="window", recv_window=2)
 
 
 @SETTINGS

@@ -631,3 +631,30 @@ def test_s19_two_stage_pipeline_in_1f1b_and_gpipe_order(order, dev1_events):
     events = re.findall(r"stablehlo\.reduce\(|\"stablehlo\.send\"", dev1)
     assert [("reduce" if "reduce" in e else "send") for e in events] == dev1_events
     check_runs(text, assign=STAGES, devices=2)
+
+
+# ---------------------------------------------------------------- S18: where recvs go
+def s18() -> str:
+    chain = "\n".join(f"    %n{k} = stablehlo.negate %n{k - 1} {{{on(1)}}} : {T}" for k in range(1, 51))
+    return module(f"""
+  func.func @main(%x: {T} {{{arg_on(0)}}}, %y: {T} {{{arg_on(1)}}}) -> {T} {{
+    %a = stablehlo.multiply %x, %x {{{on(0)}}} : {T}
+    %n0 = stablehlo.abs %y {{{on(1)}}} : {T}
+{chain}
+    %b = stablehlo.add %a, %n50 {{{on(1)}}} : {T}
+    return %b : {T}
+  }}""")
+
+
+@pytest.mark.parametrize("policy, window, ops_before_recv", [("eager", 0, 0), ("lazy", 0, 51), ("window", 10, 41)])
+def test_s18_recv_policies(policy, window, ops_before_recv):
+    text = s18()
+    part = partition(text, recv_policy=policy, recv_window=window)
+    f1 = functions(part.text())[1]
+    body = [line for line in f1.splitlines()[1:] if "after_all" not in line and "=" in line]
+    at = next(i for i, line in enumerate(body) if '"stablehlo.recv"' in line)
+    assert at == ops_before_recv
+    assert simulate(text, recv_policy=policy, recv_window=window).match
+    if policy != "eager":
+        with pytest.raises(SdylogError, match="needs buffered channels"):
+            simulate(text, mode="rendezvous", recv_policy=policy, recv_window=window)
