@@ -26,6 +26,8 @@ def mpmd_options(fn):
                          help="An unplaced op used on up to this many devices is computed on each of them."),
             click.option("--devices", type=int, default=None,
                          help="The module's device count (default: mhlo.num_partitions)."),
+            click.option("--merge-small-transfers", "merge_small", is_flag=True,
+                         help="Values of one element sent between the same two devices travel as one tensor."),
             click.option("--recv-policy", default="eager", show_default=True, metavar="eager|lazy|window:K",
                          help="Where recvs go: at their send's point (deadlock-free with any channels), just "
                               "before their first reader, or K ops before it (buffered channels only)."))):
@@ -34,11 +36,11 @@ def mpmd_options(fn):
 
 
 def options_from(assign, bf16_transfers, fanout, infer_transfers, merge_control, control_flow, max_clones,
-                 devices, recv_policy="eager", entry=None):
+                 devices, recv_policy="eager", merge_small=False, entry=None):
     from sdylog.mpmd.options import MpmdOptions, parse_assign, parse_recv_policy
     policy, window = parse_recv_policy(recv_policy)
     return MpmdOptions(parse_assign(assign), bf16_transfers, fanout, infer_transfers == "on",
-                       merge_control == "on", control_flow, max_clones, devices, entry, policy, window)
+                       merge_control == "on", control_flow, max_clones, devices, entry, policy, window, merge_small)
 
 
 @click.command()

@@ -111,6 +111,13 @@ def check(engine, facts, entry: str, filename: str) -> None:
                        filename)
 
 
+def _elements(t) -> int:
+    n = 1
+    for k in shape_of(t):
+        n *= k
+    return n
+
+
 def _devices_text(devs, n) -> str:
     return "device " + str(devs[0]) if len(devs) == 1 else "devices " + ", ".join(map(str, devs))
 
@@ -183,7 +190,9 @@ def _firing_order(engine) -> tuple[int, list]:
     read = engine.read
     first = max([h for _, h, _ in read("existing_channel")], default=0) + 1
     event_of = {(v, d): (after, hop) for v, d, after, hop in read("xfer_event")}
-    pending = [(*event_of[(v, d)], v, d, s) for v, s, d in read("channel")]
+    merged = {(v, d): (first, m) for v, _s, d, first, m in read("merged")}
+    pending = [(*event_of[(v, d)], v, d, s) for v, s, d in read("channel") if (v, d) not in merged]
+    pending += [(m, 0, v, d, s) for v, s, d, first, m in read("merged") if v == first]
     pending += [(w, -1, -1, d, s) for w, s, d in read("predicate_channel")]
     return first, sorted(pending)
 
@@ -206,6 +215,9 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
         riders[(w, s, d)].append(t)
     recv_at = {(v, d): ("before", a) for v, d, a in read("recv_before")}
     recv_at.update({(v, d): ("after", b) for v, d, b in read("recv_after")})
+    groups = defaultdict(list)   # (first value, dst) -> the values merged with it
+    for v, _s, d, first, _m in read("merged"):
+        groups[(first, d)].append(v)
     channels, events = [], defaultdict(list)
     for n, (after, hop, v, d, s) in enumerate(pending):
         cid = first + n
@@ -216,8 +228,14 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
             value = facts.values[v]
             shape = tuple(shape_of(value.type)) if kind[v] == "data" else (0,)
             et = str(ir.RankedTensorType(value.type).element_type) if kind[v] == "data" else "f32"
-            ch = Channel(cid, v, s, d, kind[v], et, wire[v], shape, nbytes[(v, s, d)], after, hop,
-                         tuple(sorted(riders.get((v, s, d), ()))), recv_at.get((v, d)))
+            members = tuple(sorted(groups.get((v, d), ())))
+            if members:   # one flat tensor of the merged values, received right away
+                shape = (sum(_elements(facts.values[m].type) for m in members),)
+                nb = sum(nbytes[(m, s, d)] for m in members)
+                ch = Channel(cid, v, s, d, "data", et, wire[v], shape, nb, after, 0, (), None, members)
+            else:
+                ch = Channel(cid, v, s, d, kind[v], et, wire[v], shape, nbytes[(v, s, d)], after, hop,
+                             tuple(sorted(riders.get((v, s, d), ()))), recv_at.get((v, d)))
             events[("after", after)].append((ch, "send"))
             events[ch.recv_at or ("after", after)].append((ch, "recv"))
         channels.append(ch)

@@ -237,6 +237,12 @@ class _Device:
             payload = create_op("stablehlo.constant", results=[_empty_f32()],
                                 attributes={"value": ir.Attribute.parse("dense<> : tensor<0xf32>")},
                                 loc=loc, ip=self.ip()).result
+        elif ch.members:
+            flat = [self.flat(self.read(v, "device"), loc) for v in ch.members]
+            joined = create_op("stablehlo.concatenate", results=[_tensor(ch.shape, ch.elem_type)], operands=flat,
+                               attributes={"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)},
+                               loc=loc, ip=self.ip()).result
+            payload = self.to_wire(joined, ch, loc)
         else:
             payload = self.local.get(("wire", ch.value))
             if payload is None:
@@ -256,12 +262,36 @@ class _Device:
         payload, self.chain = op.results[0], op.results[1]
         if ch.kind == "control":
             self.define(ch.value, self.chain, loc)
+        elif ch.members:
+            self.split(self.from_wire(payload, ch, loc), ch, loc)
         elif ch.kind == "data":
             self.local.set(("wire", ch.value), payload)
             self.define(ch.value, self.from_wire(payload, ch, loc), loc)
             for t in ch.riders:
                 self.define(t, self.chain, loc)
         return payload
+
+    def flat(self, value, loc):
+        """A value as a 1-d tensor (what merged transfers concatenate)."""
+        t = ir.RankedTensorType(value.type)
+        n = 1
+        for k in t.shape:
+            n *= k
+        return _op1("stablehlo.reshape", _tensor((n,), str(t.element_type)), [value], loc, self.ip())
+
+    def split(self, joined, ch: Channel, loc) -> None:
+        """The merged values back out of their flat tensor."""
+        offset = 0
+        for v in ch.members:
+            t = ir.RankedTensorType(self.facts.values[v].type)
+            n = 1
+            for k in t.shape:
+                n *= k
+            piece = create_op("stablehlo.slice", results=[_tensor((n,), ch.elem_type)], operands=[joined], attributes={
+                "start_indices": ir.DenseI64ArrayAttr.get([offset]), "limit_indices": ir.DenseI64ArrayAttr.get([offset + n]),
+                "strides": ir.DenseI64ArrayAttr.get([1])}, loc=loc, ip=self.ip()).result
+            self.define(v, _op1("stablehlo.reshape", t, [piece], loc, self.ip()), loc)
+            offset += n
 
     def to_wire(self, value, ch: Channel, loc):
         if ch.wire_type == ch.elem_type:

@@ -26,6 +26,8 @@ class MpmdOptions:
     entry: str | None = None        # the function to partition (else @main or the only public one)
     recv_policy: str = "eager"      # recvs at their send's key, before their first reader, or a window before
     recv_window: int = 0            # "window": how many op positions before the first reader
+    merge_small: bool = False       # values of at most merge_elements elements travel together
+    merge_elements: int = 1         # (Shardy's merge_transfers threshold)
 
     def __post_init__(self):
         for name, value, allowed in (("--bf16-transfers", self.bf16_transfers, BF16_MODES),
@@ -45,8 +47,10 @@ class MpmdOptions:
             "mpmd_option": [("fanout", self.fanout), ("bf16_transfers", self.bf16_transfers),
                             ("infer_transfers", onoff[self.infer_transfers]),
                             ("merge_control", onoff[self.merge_control]),
-                            ("control_flow", self.control_flow), ("recv_policy", self.recv_policy)],
-            "mpmd_limit": [("max_clones", self.max_clones), ("recv_window", self.recv_window)],
+                            ("control_flow", self.control_flow), ("recv_policy", self.recv_policy),
+                            ("merge_small", onoff[self.merge_small])],
+            "mpmd_limit": [("max_clones", self.max_clones), ("recv_window", self.recv_window),
+                           ("merge_elements", self.merge_elements)],
             "name_assignment": list(self.assign),
         }
 

@@ -21,6 +21,7 @@ class Channel:
     hop: int = 0          # its place in a chain of forwards
     riders: tuple[int, ...] = ()   # tokens whose recv token this data transfer's recv stands for
     recv_at: tuple[str, int] | None = None   # ("before" | "after", op): where its recv fires, if not at `after`
+    members: tuple[int, ...] = ()   # merged small transfers: the values, concatenated flat in this order
 
     def manifest(self, names: dict) -> dict:
         return {"id": self.id, "src": self.src, "dst": self.dst,

@@ -17,7 +17,8 @@ CASES = {
     "S04 chain": (s.S04, {"fanout": "chain"}), "S09 nearest": (s.S09, {"bf16_transfers": "nearest"}),
     "S09 truncate": (s.S09, {"bf16_transfers": "truncate"}), "S10": (s.S10, {}), "S11": (s.S11, {}),
     "S12": (s.S12, {}), "S13": (s.S13, {}), "S14 seed 0": (s.S14, {}), "S15": (s.S15, {}), "S16": (s.S16, {}),
-    "S21": (s.S21, {}), "S23": (s.S23, {"assign": (("f", 1), ("g", 1))}),
+    "S21": (s.S21, {}), "S22 merged": (s.S22, {"merge_small": True}),
+    "S23": (s.S23, {"assign": (("f", 1), ("g", 1))}),
 }
 
 

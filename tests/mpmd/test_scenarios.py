@@ -658,3 +658,35 @@ def test_s18_recv_policies(policy, window, ops_before_recv):
     if policy != "eager":
         with pytest.raises(SdylogError, match="needs buffered channels"):
             simulate(text, mode="rendezvous", recv_policy=policy, recv_window=window)
+
+
+# ---------------------------------------------------------------- S22: small transfers merged
+S22 = module(f"""
+  func.func @main(%x: {T} {{{arg_on(0)}}}, %k: tensor<i32> {{{arg_on(0)}}}) -> (tensor<f32>, {T}, tensor<i32>) {{
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %s0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] {{{on(0)}}}
+        : ({T}, tensor<f32>) -> tensor<f32>
+    %s1 = stablehlo.reduce(%x init: %z) applies stablehlo.maximum across dimensions = [0] {{{on(0)}}}
+        : ({T}, tensor<f32>) -> tensor<f32>
+    %s2 = stablehlo.reduce(%x init: %z) applies stablehlo.minimum across dimensions = [0] {{{on(0)}}}
+        : ({T}, tensor<f32>) -> tensor<f32>
+    %s3 = stablehlo.multiply %s0, %s1 {{{on(0)}}} : tensor<f32>
+    %big = stablehlo.negate %x {{{on(0)}}} : {T}
+    %k2 = stablehlo.add %k, %k {{{on(0)}}} : tensor<i32>
+    %a = stablehlo.add %s0, %s1 {{{on(1)}}} : tensor<f32>
+    %b = stablehlo.add %s2, %s3 {{{on(1)}}} : tensor<f32>
+    %c = stablehlo.add %a, %b {{{on(1)}}} : tensor<f32>
+    %d = stablehlo.abs %big {{{on(1)}}} : {T}
+    %m = stablehlo.multiply %k2, %k2 {{{on(1)}}} : tensor<i32>
+    return %c, %d, %m : tensor<f32>, {T}, tensor<i32>
+  }}""")
+
+
+def test_s22_small_transfers_travel_together():
+    assert len(partition(S22).plan.channels) == 6
+    part = partition(S22, merge_small=True)
+    chans = sorted((c.elem_type, c.shape, c.bytes, len(c.members)) for c in part.plan.channels)
+    # the four f32 scalars in one tensor<4xf32>; the big tensor and the i32 scalar alone
+    assert chans == [("f32", (4,), 16, 4), ("f32", (1024,), 4096, 0), ("i32", (), 4, 0)]
+    check_runs(S22, merge_small=True)
+    check_runs(S22, merge_small=True, bf16_transfers="nearest")
