@@ -44,6 +44,7 @@ def scenarios():
         ("S11 loop spanning devices", s.S11, {}), ("S12 loop invariant + body value", s.S12, {}),
         ("S13 nested loop", s.S13, {}), ("S14 case spanning devices", s.S14, {}),
         ("S15 placed where used", s.S15, {}), ("S16 no use: operand device", s.S16, {}),
+        ("S17 sums reduced locally", s.S17, {"reduce_locally": True}),
         ("S19 pipeline 1F1B", p1, stages), ("S19 pipeline GPipe", pg, stages),
         ("S18 recv lazy", s.s18(), {"recv_policy": "lazy"}),
         ("S21 constraint request", s.S21, {}), ("S22 small transfers merged", s.S22, {"merge_small": True}), ("S23 functions", s.S23, {"assign": (("f", 1), ("g", 1))}),

@@ -28,6 +28,9 @@ def mpmd_options(fn):
                          help="The module's device count (default: mhlo.num_partitions)."),
             click.option("--merge-small-transfers", "merge_small", is_flag=True,
                          help="Values of one element sent between the same two devices travel as one tensor."),
+            click.option("--reduce-locally", is_flag=True,
+                         help="A sum of unplaced adds over values of several devices: each device adds its own "
+                              "first, only partial sums travel (re-associates float sums)."),
             click.option("--recv-policy", default="eager", show_default=True, metavar="eager|lazy|window:K",
                          help="Where recvs go: at their send's point (deadlock-free with any channels), just "
                               "before their first reader, or K ops before it (buffered channels only)."))):
@@ -36,11 +39,12 @@ def mpmd_options(fn):
 
 
 def options_from(assign, bf16_transfers, fanout, infer_transfers, merge_control, control_flow, max_clones,
-                 devices, recv_policy="eager", merge_small=False, entry=None):
+                 devices, recv_policy="eager", merge_small=False, reduce_locally=False, entry=None):
     from sdylog.mpmd.options import MpmdOptions, parse_assign, parse_recv_policy
     policy, window = parse_recv_policy(recv_policy)
     return MpmdOptions(parse_assign(assign), bf16_transfers, fanout, infer_transfers == "on",
-                       merge_control == "on", control_flow, max_clones, devices, entry, policy, window, merge_small)
+                       merge_control == "on", control_flow, max_clones, devices, entry, policy, window, merge_small,
+                       reduce_locally=reduce_locally)
 
 
 @click.command()

@@ -45,9 +45,19 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
 
 def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False) -> Plan:
     engine, facts = evaluate(module, entry, filename, options, provenance)
+    regrouped = 0
+    if options.reduce_locally:   # a second evaluation, on the regrouped sums (a fixed number per run)
+        from sdylog.mpmd.reduce import regroup_sums
+        with module.context:
+            check(engine, facts, entry, filename)
+            regrouped = regroup_sums(engine, facts)
+        if regrouped:
+            engine, facts = evaluate(module, entry, filename, options, provenance)
     with module.context:
         check(engine, facts, entry, filename)
-        return read_plan(engine, facts, entry, options)
+        result = read_plan(engine, facts, entry, options)
+    result.stats["sums_regrouped"] = regrouped
+    return result
 
 
 # ---------------------------------------------------------------- errors

@@ -28,6 +28,7 @@ class MpmdOptions:
     recv_window: int = 0            # "window": how many op positions before the first reader
     merge_small: bool = False       # values of at most merge_elements elements travel together
     merge_elements: int = 1         # (Shardy's merge_transfers threshold)
+    reduce_locally: bool = False    # sums of unplaced adds: each device adds its own leaves first
 
     def __post_init__(self):
         for name, value, allowed in (("--bf16-transfers", self.bf16_transfers, BF16_MODES),
@@ -48,7 +49,8 @@ class MpmdOptions:
                             ("infer_transfers", onoff[self.infer_transfers]),
                             ("merge_control", onoff[self.merge_control]),
                             ("control_flow", self.control_flow), ("recv_policy", self.recv_policy),
-                            ("merge_small", onoff[self.merge_small])],
+                            ("merge_small", onoff[self.merge_small]),
+                            ("reduce_locally", onoff[self.reduce_locally])],
             "mpmd_limit": [("max_clones", self.max_clones), ("recv_window", self.recv_window),
                            ("merge_elements", self.merge_elements)],
             "name_assignment": list(self.assign),

@@ -54,6 +54,7 @@ class MpmdReport:
     outputs: list = field(default_factory=list)
     casts: bool = False
     approximate: bool = False      # with casts the reference could not round as the partition does
+    regrouped: bool = False        # --reduce-locally regrouped sums: compared with the regrouped program
     compared: bool = True
     deadlock: str | None = None
     errors: list = field(default_factory=list)        # unconsumed messages
@@ -108,6 +109,8 @@ class MpmdReport:
             return "\n".join(lines)
         how = ("bitwise" if not self.casts else "within bf16 precision" if self.approximate
                else "bitwise, with the partition's bf16 roundings")
+        if self.regrouped:
+            how += ", sums added in the partition's order"
         for i, shape, ok, err in self.outputs:
             lines.append(f"result #{i} {list(shape)}: {'ok' if ok else 'MISMATCH'} ({how}; max abs error "
                          f"{err:.3g})")
@@ -132,13 +135,18 @@ def simulate_mpmd_text(text: str, filename: str, options=None, seed: int = 0, mo
     with part.source.context:
         fn = next(f for f in func_ops(part.source) if symbol_name(f) == plan.entry)
         inputs = random_inputs(fn, seed)
-        reference = Program(part.source, filename).run(plan.entry, inputs, DeviceRuntime(stats=CollectiveStats()))
+        # (the partitioned program's math: its sums regrouped with --reduce-locally)
+        exact = Program(part.source, filename).run(plan.entry, inputs, DeviceRuntime(stats=CollectiveStats()))
         casts = any(ch.wire_type != ch.elem_type for ch in plan.channels)
-        exact = reference_with_casts(part, filename, inputs) if casts else reference
+        if casts:
+            exact = reference_with_casts(part, filename, inputs)
+    reference = exact if not casts and not plan.stats.get("sums_regrouped") else unpartitioned(
+        text, filename, plan.entry, inputs)
     runs = [DeviceRun(f"{plan.entry}.dev{d}", [inputs[i] for i, devs in enumerate(plan.arg_fed) if d in devs])
             for d in plan.devices]
     report, per_device = run_devices(part.module, filename, runs, mode, part.manifest()["channels"])
     report.casts = casts
+    report.regrouped = bool(plan.stats.get("sums_regrouped"))
     report.approximate = casts and exact is None
     report.inputs = inputs
     if report.deadlock is None:
@@ -202,6 +210,15 @@ def compare_bitwise(got, want) -> tuple[bool, float]:
         diff = np.where(np.isnan(g) & np.isnan(w), 0, diff)
         return same, float(np.nanmax(diff)) if not same else 0.0
     return same, 0.0 if same else float(np.count_nonzero(got != want))
+
+
+def unpartitioned(text: str, filename: str, entry: str, inputs: list) -> list:
+    """The input program (calls inlined) run on one device."""
+    from sdylog.mpmd.prepare import prepare
+    module = parse_module(text, filename)
+    prepare(module, filename, entry)
+    with module.context:
+        return Program(module, filename).run(entry, inputs, DeviceRuntime(stats=CollectiveStats()))
 
 
 def close_to_bf16(got, want) -> bool:

@@ -11,12 +11,18 @@ from tests.mpmd import test_scenarios as s
 from tests.mpmd.helpers import partition, run_reference, simulate
 
 # Scenarios the reference interpreter can run: no custom calls (it has none
-# of sdylog.trace, annotate_device_placement) and no host transfers.
+# of sdylog.trace, annotate_device_placement), no host transfers, and no
+# device receiving from two senders that wait at once: jaxlib 0.10.2's
+# interpreter then aborts with "send timed out" even on three-line programs
+# (its ProcessGrid keeps the channels' condition variables in one map that
+# concurrent sends and recvs on different channels update under different
+# locks), so S17 is left out.
 CASES = {
     "S01": (s.S01, {}), "S02": (s.S02, {}), "S03": (s.S03, {}), "S04": (s.S04, {}),
     "S04 chain": (s.S04, {"fanout": "chain"}), "S09 nearest": (s.S09, {"bf16_transfers": "nearest"}),
     "S09 truncate": (s.S09, {"bf16_transfers": "truncate"}), "S10": (s.S10, {}), "S11": (s.S11, {}),
     "S12": (s.S12, {}), "S13": (s.S13, {}), "S14 seed 0": (s.S14, {}), "S15": (s.S15, {}), "S16": (s.S16, {}),
+    "S18 lazy": (s.s18(), {"recv_policy": "lazy"}),
     "S21": (s.S21, {}), "S22 merged": (s.S22, {"merge_small": True}),
     "S23": (s.S23, {"assign": (("f", 1), ("g", 1))}),
 }
@@ -25,7 +31,8 @@ CASES = {
 def test_reference_interpreter_agrees_with_the_simulator():
     cases, sims = [], []
     for text, options in CASES.values():
-        sim = simulate(text, mode="rendezvous", **options)
+        mode = "buffered" if options.get("recv_policy") == "lazy" else "rendezvous"
+        sim = simulate(text, mode=mode, **options)
         assert sim.match, sim.text()
         cases.append((partition(text, **options), sim.inputs))
         sims.append(sim.results)

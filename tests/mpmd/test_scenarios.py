@@ -690,3 +690,32 @@ def test_s22_small_transfers_travel_together():
     assert chans == [("f32", (4,), 16, 4), ("f32", (1024,), 4096, 0), ("i32", (), 4, 0)]
     check_runs(S22, merge_small=True)
     check_runs(S22, merge_small=True, bf16_transfers="nearest")
+
+
+# ---------------------------------------------------------------- S17: sums reduced locally
+IT = "tensor<1024xi32>"
+S17 = module(f"""
+  func.func @main(%a: {IT} {{{arg_on(0)}}}, %b: {IT} {{{arg_on(1)}}}, %c: {IT} {{{arg_on(0)}}},
+                  %e: {IT} {{{arg_on(1)}}}) -> {IT} {{
+    %a2 = stablehlo.multiply %a, %a {{{on(0)}}} : {IT}
+    %b2 = stablehlo.multiply %b, %b {{{on(1)}}} : {IT}
+    %c2 = stablehlo.multiply %c, %c {{{on(0)}}} : {IT}
+    %e2 = stablehlo.multiply %e, %e {{{on(1)}}} : {IT}
+    %t1 = stablehlo.add %a2, %b2 : {IT}
+    %t2 = stablehlo.add %t1, %c2 : {IT}
+    %s = stablehlo.add %t2, %e2 : {IT}
+    %w = stablehlo.negate %s {{{on(2)}}} : {IT}
+    return %w : {IT}
+  }}""", devices=3)
+
+
+def test_s17_sums_reduced_on_each_device_first():
+    plain = partition(S17)
+    assert sorted((c.src, c.dst) for c in plain.plan.channels) == [(0, 2), (0, 2), (1, 2), (1, 2)]
+    part = partition(S17, reduce_locally=True)
+    assert sorted((c.src, c.dst) for c in part.plan.channels) == [(0, 2), (1, 2)]
+    assert part.plan.stats["sums_regrouped"] == 1
+    f = functions(part.text())
+    assert f[0].count("stablehlo.add") == 1 and f[1].count("stablehlo.add") == 1 and f[2].count("stablehlo.add") == 1
+    check_runs(S17, reduce_locally=True)
+    check_runs(S17)
