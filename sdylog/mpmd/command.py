@@ -85,7 +85,7 @@ def mpmd(file, output, manifest_path, quiet, **kwargs):
 def report(plan, manifest: dict) -> str:
     channels = manifest["channels"]
     total = sum(c["bytes"] for c in channels)
-    lines = [f"devices: {len(plan.devices)}; channels: {len(channels)} ({total} B per run of each once); "
+    lines = [f"devices: {len(plan.devices)}; channels: {len(channels)} ({total} B when each carries one message); "
              f"cross-device edges: {plan.stats['cross_edges']}, transfers: {plan.stats['transfers']}"]
     for c in channels:
         lines.append(f"  channel {c['id']}: {c['value']} {c['src']} -> {c['dst']} {c['role']} "

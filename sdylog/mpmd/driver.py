@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 
 from sdylog import RULES_DIR
 from sdylog.ir.diagnostics import SdylogError, error_at, format_location
-from sdylog.ir.types import shape_of
+from sdylog.ir.types import num_elements, shape_of
 from sdylog.mpmd.options import MpmdOptions
 from sdylog.mpmd.plan import Channel, Plan, Region
 
@@ -119,13 +119,6 @@ def check(engine, facts, entry: str, filename: str) -> None:
     for v, d in rows("error_unavailable"):
         raise error_at(_value_site(facts, v), f"internal error: no device holds this value, needed on device {d}",
                        filename)
-
-
-def _elements(t) -> int:
-    n = 1
-    for k in shape_of(t):
-        n *= k
-    return n
 
 
 def _devices_text(devs, n) -> str:
@@ -240,7 +233,7 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
             et = str(ir.RankedTensorType(value.type).element_type) if kind[v] == "data" else "f32"
             members = tuple(sorted(groups.get((v, d), ())))
             if members:   # one flat tensor of the merged values, received right away
-                shape = (sum(_elements(facts.values[m].type) for m in members),)
+                shape = (sum(num_elements(facts.values[m]) for m in members),)
                 nb = sum(nbytes[(m, s, d)] for m in members)
                 ch = Channel(cid, v, s, d, "data", et, wire[v], shape, nb, after, 0, (), None, members)
             else:

@@ -15,6 +15,7 @@ from jaxlib.mlir.dialects import func as func_dialect
 
 from sdylog.ir.diagnostics import SdylogError, format_location
 from sdylog.ir.rewrite import create_op
+from sdylog.ir.types import num_elements
 from sdylog.ir.walk import walk_ops
 from sdylog.mpmd.hints import DEVICE_ATTR
 from sdylog.mpmd.plan import Channel, Plan
@@ -274,19 +275,14 @@ class _Device:
     def flat(self, value, loc):
         """A value as a 1-d tensor (what merged transfers concatenate)."""
         t = ir.RankedTensorType(value.type)
-        n = 1
-        for k in t.shape:
-            n *= k
-        return _op1("stablehlo.reshape", _tensor((n,), str(t.element_type)), [value], loc, self.ip())
+        return _op1("stablehlo.reshape", _tensor((num_elements(t),), str(t.element_type)), [value], loc, self.ip())
 
     def split(self, joined, ch: Channel, loc) -> None:
         """The merged values back out of their flat tensor."""
         offset = 0
         for v in ch.members:
-            t = ir.RankedTensorType(self.facts.values[v].type)
-            n = 1
-            for k in t.shape:
-                n *= k
+            t = self.facts.values[v].type
+            n = num_elements(t)
             piece = create_op("stablehlo.slice", results=[_tensor((n,), ch.elem_type)], operands=[joined], attributes={
                 "start_indices": ir.DenseI64ArrayAttr.get([offset]), "limit_indices": ir.DenseI64ArrayAttr.get([offset + n]),
                 "strides": ir.DenseI64ArrayAttr.get([1])}, loc=loc, ip=self.ip()).result

@@ -116,9 +116,9 @@ class Explainer:
         where = [d for _, d in rel.rows("placed", o)]
         core = rel.rows("placed_core", o)
         if core:
-            return [f"{pad}runs on {self.devices(where)}: " + self.core_reason(o, core[0][1], core[0][2])] + \
-                self.use_chains(o, pad + "  ") if core[0][2].startswith("used") else \
-                [f"{pad}runs on {self.devices(where)}: " + self.core_reason(o, core[0][1], core[0][2])]
+            _, d, why = core[0]
+            chains = self.use_chains(o, pad + "  ") if why.startswith("used") else []
+            return [f"{pad}runs on {self.devices(where)}: " + self.core_reason(o, d, why)] + chains
         if rel.has("cloneable", o):
             return [f"{pad}computed from constants only: on each device that uses it ({self.devices(where)}), "
                     "never sent"]

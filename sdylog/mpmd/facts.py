@@ -9,6 +9,7 @@ from jaxlib.mlir.dialects import stablehlo
 from sdylog.facts.extract import FactSet
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.shardings import Meshes, func_type, per_value
+from sdylog.ir.types import num_elements
 from sdylog.ir.walk import symbol_name
 from sdylog.mpmd.hints import DEVICE_ATTR, mhlo_devices, sharding_device
 from sdylog.mpmd.prepare import SCOPE
@@ -149,10 +150,7 @@ class _Reader:
                 self.add("token_value", vid)
             elif isinstance(t, ir.RankedTensorType):
                 if t.has_static_shape:
-                    n = 1
-                    for s in t.shape:
-                        n *= s
-                    self.add("value_elems", vid, n)
+                    self.add("value_elems", vid, num_elements(t))
                 else:
                     self.add("dynamic_value", vid)
                 elem_types.add(t.element_type)

@@ -419,6 +419,12 @@ def test_s25_impossible_inputs(body, message):
     assert message in str(e.value)
 
 
+def test_s25_a_device_beyond_the_devices_given():
+    with pytest.raises(SdylogError, match="t.mlir:10:10: error: device 2 is beyond the module's 2 devices"):
+        partition(S04, devices=2)
+    assert len(partition(S04, devices=6).text().split("func.func")) == 7
+
+
 # ---------------------------------------------------------------- S11..S14: control flow across devices
 I32 = "tensor<i32>"
 S11 = module(f"""
