@@ -65,19 +65,18 @@ def mpmd(file, output, manifest_path, quiet, **kwargs):
     deadlock. Prints the module, and a report on stderr."""
     import json
 
+    from sdylog import outputs
     from sdylog.ir.module import display_name, read_source
     from sdylog.mpmd.partition import partition_text
-    from sdylog.passes.driver import write_output
 
+    module_out = outputs.plan(output or "-", "-o")
+    manifest_out = outputs.plan(manifest_path, "--json") if manifest_path else None
     part = partition_text(read_source(file), display_name(file), options_from(**kwargs))
-    text = part.text()
     manifest = part.manifest()
-    manifest_text = json.dumps(manifest, indent=1) + "\n"
-    if manifest_path not in (None, "-"):
-        write_output(manifest_text, manifest_path)
-    write_output(text, output)
-    if manifest_path == "-":
-        click.echo(manifest_text, nl=False)
+    written = [(module_out, part.text())]
+    if manifest_out:
+        written.append((manifest_out, json.dumps(manifest, indent=1) + "\n"))
+    outputs.write_all(written)
     if not quiet:
         click.echo(report(part.plan, manifest), err=True)
 
