@@ -725,3 +725,25 @@ def test_s17_sums_reduced_on_each_device_first():
     assert f[0].count("stablehlo.add") == 1 and f[1].count("stablehlo.add") == 1 and f[2].count("stablehlo.add") == 1
     check_runs(S17, reduce_locally=True)
     check_runs(S17)
+
+
+def test_s25_an_op_placed_apart_from_its_region_op():
+    body = f"""  func.func @main(%x: {T} {{{arg_on(0)}}}) -> tensor<f32> {{
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %s = stablehlo.reduce(%x init: %z) across dimensions = [0] {{{on(0)}}} : ({T}, tensor<f32>) -> tensor<f32>
+     reducer(%a: tensor<f32>, %b: tensor<f32>) {{
+      %c = stablehlo.add %a, %b {{{on(1)}}} : tensor<f32>
+      stablehlo.return %c : tensor<f32>
+    }}
+    return %s : tensor<f32>
+  }}"""
+    with pytest.raises(SdylogError, match="t.mlir:8:12: error: 'stablehlo.add' is placed on device 1 but the "
+                                          "'stablehlo.reduce' holding it .* runs on device 0"):
+        partition(module(body))
+
+
+def test_s25_a_condition_on_two_devices():
+    text = S11.replace("%c10 = stablehlo.constant dense<10> : tensor<i32>",
+                       f"%c10 = stablehlo.constant {{{on(1)}}} dense<10> : tensor<i32>")
+    with pytest.raises(SdylogError, match="the condition of this while is placed on devices 0 and 1"):
+        partition(text)
