@@ -256,35 +256,37 @@ def reference_with_casts(part, filename: str, inputs: list) -> list | None:
         returns = {i: v for f, i, v in plan.facts.rows("func_return") if f == plan.entry}
         block = fn.regions[0].blocks[0]
         # (every use to change is found before any changes: the bindings' handles
-        # of a changed op no longer hash to its index)
-        changes = []
-        for ch in plan.channels:
-            if ch.kind != "data" or ch.wire_type == ch.elem_type:
-                continue
-            if ch.value in result_of:
-                op_id, k = result_of[ch.value]
-                original = values[(op_id, k)]
-                ip = ir.InsertionPoint.after(ops[op_id])
+        # of a changed op no longer hash to its index, and rounding ops are new uses)
+        # (value, destination) of each value sent cast (a merged channel's values: rounding is per element)
+        cast = [(v, ch.dst) for ch in plan.channels if ch.kind == "data" and ch.wire_type != ch.elem_type
+                for v in ch.members or (ch.value,)]
+        places, readers = [], []
+        for v, _d in cast:   # (every reader found before any rounding op adds a use)
+            if v in result_of:
+                op_id, k = result_of[v]
+                original, ip = values[(op_id, k)], ir.InsertionPoint.after(ops[op_id])
             else:
-                original = block.arguments[arg_of[ch.value]]
-                ip = ir.InsertionPoint.at_block_begin(block)
-            loc = ops[0].location
+                original, ip = block.arguments[arg_of[v]], ir.InsertionPoint.at_block_begin(block)
+            places.append((original, ip))
+            readers.append([(u.owner.operation if hasattr(u.owner, "operation") else u.owner, u.operand_number)
+                            for u in original.uses])
+        changes = []
+        loc = ops[0].location
+        for (v, dst), (original, ip), users in zip(cast, places, readers):
             with loc:
+                shape = list(ir.RankedTensorType(original.type).shape)
                 rounded = create_op("stablehlo.convert", results=[original.type],
-                                    operands=[to_bf16(original, ch.shape, plan.bf16, loc, ip)], loc=loc,
-                                    ip=ip).result
-            for u in original.uses:
-                owner = u.owner.operation if hasattr(u.owner, "operation") else u.owner
-                i = u.operand_number
+                                    operands=[to_bf16(original, shape, plan.bf16, loc, ip)], loc=loc, ip=ip).result
+            for owner, i in users:
                 if owner.name == "func.return":
-                    if plan.result_loc[i] == ch.dst and plan.of(returns[i]) == ch.value:
+                    if plan.result_loc[i] == dst and plan.of(returns[i]) == v:
                         changes.append((owner, i, rounded))
-                else:
-                    readers = runs_on.get(index.get(owner), set())
-                    if ch.dst in readers and len(readers) > 1 or not readers and owner.name != "func.return":
-                        return None
-                    if ch.dst in readers:
-                        changes.append((owner, i, rounded))
+                    continue
+                devices = runs_on.get(index.get(owner), set())
+                if not devices or dst in devices and len(devices) > 1:
+                    return None
+                if dst in devices:
+                    changes.append((owner, i, rounded))
         for owner, i, rounded in changes:
             owner.operands[i] = rounded
         return Program(module, filename).run(plan.entry, inputs, DeviceRuntime(stats=CollectiveStats()))

@@ -73,3 +73,19 @@ def test_found_atomic_region_reads_values_through_its_yields():
   }""")
     _agrees(text, control_flow="atomic")
     _agrees(text)
+
+
+def test_found_bf16_there_and_back_is_compared_exactly():
+    """(found by the tests above) A value sent as bf16 whose reader's result
+    comes back as bf16: the reference rounds both, and is compared bitwise
+    (a tolerance fails on the cancellation x - round(x))."""
+    from tests.mpmd.helpers import module, simulate
+    text = module("""
+  func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@maximal_mesh_0, []>}) -> tensor<8xf32> {
+    %a = stablehlo.negate %x {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : tensor<8xf32>
+    %b = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_1, []>]>} : tensor<8xf32>
+    %c = stablehlo.subtract %x, %b {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : tensor<8xf32>
+    return %c : tensor<8xf32>
+  }""")
+    r = simulate(text, bf16_transfers="nearest")
+    assert r.match and not r.approximate and r.max_abs_error > 0
