@@ -9,7 +9,7 @@ from jaxlib.mlir.dialects import stablehlo
 from sdylog.facts.extract import FactSet
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.shardings import Meshes, func_type, per_value
-from sdylog.ir.types import num_elements
+from sdylog.ir.types import element_bytes, num_elements
 from sdylog.ir.walk import symbol_name
 from sdylog.mpmd.hints import DEVICE_ATTR, mhlo_devices, sharding_device
 from sdylog.mpmd.prepare import SCOPE
@@ -28,13 +28,6 @@ _SIDE_EFFECT_OPS = frozenset({"stablehlo.send", "stablehlo.recv", "stablehlo.inf
 def memory_kind(text: str) -> str:
     """A memory kind as the rules name it: host kinds are one (XLA does not tell them apart)."""
     return "pinned_host" if text in _HOST_KINDS else "device"
-
-
-def element_bytes(element_type) -> int:
-    """Bytes of one element (i1 is stored as a byte)."""
-    t = ir.ComplexType(element_type).element_type if isinstance(element_type, ir.ComplexType) else element_type
-    width = t.width if hasattr(t, "width") else ir.IntegerType(t).width
-    return (width + 7) // 8 * (2 if isinstance(element_type, ir.ComplexType) else 1)
 
 
 class _Reader:
@@ -143,7 +136,7 @@ class _Reader:
 
     # ---- values
     def values(self) -> None:
-        elem_types = set()
+        elem_types = {}   # element type name -> bytes
         for vid, v in enumerate(self.facts.values):
             t = v.type
             if _is_token(t):
@@ -153,12 +146,12 @@ class _Reader:
                     self.add("value_elems", vid, num_elements(t))
                 else:
                     self.add("dynamic_value", vid)
-                elem_types.add(t.element_type)
+                elem_types.setdefault(str(t.element_type), element_bytes(t))
             elif isinstance(t, ir.ShapedType):
                 self.add("dynamic_value", vid)
-        for e in elem_types:
-            self.add("elem_bytes", str(e), element_bytes(e))
-        self.add("elem_bytes", "bf16", 2)
+        elem_types.setdefault("bf16", 2)   # (the wire type of cast f32 transfers)
+        for e, n in elem_types.items():
+            self.add("elem_bytes", e, n)
 
 
 def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: int | None,
