@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import click
 from jaxlib.mlir import ir
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import as_operation, owning_op
 from sdylog.ir.shardings import data_flow_op_of_edge
@@ -941,10 +941,10 @@ def _tensors_in(rows, ex, namer) -> set:
 @click.argument("file")
 @click.argument("value")
 @click.option("--tree", is_flag=True, help="Print the raw Datalog derivation tree (relations and tuples).")
-@click.option("--depth", type=int, default=1, show_default=True,
+@click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
-@click.option("--engine", help="Datalog engine (memory, duckdb).")
+@engine_option
 @reports_errors
 def explain(file, value, tree, depth, engine):
     """Explain the sharding propagation gives VALUE in FILE: for each axis of

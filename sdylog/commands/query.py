@@ -1,15 +1,15 @@
 """`sdylog query FILE RELATION [--where COL=VAL ...]`: a relation as a table."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 @click.command()
 @click.argument("file")
 @click.argument("relation")
 @click.option("--where", "-w", multiple=True, help="Keep tuples whose COLUMN equals VALUE.")
-@click.option("--limit", type=int, help="Print at most this many tuples.")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@click.option("--limit", type=click.IntRange(min=0), help="Print at most this many tuples.")
+@engine_option
 @reports_errors
 def query(file, relation, where, limit, engine):
     """Run the pipeline on FILE and print RELATION (an input fact relation of

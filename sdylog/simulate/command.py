@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 @click.command()
@@ -27,17 +27,18 @@ def interpret(path, entry, print_results):
 
 @click.command()
 @click.argument("path")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random inputs.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the random inputs.")
 @click.option("--entry", default="main", show_default=True, help="Function to run.")
-@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance for floats.")
-@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
+@click.option("--rtol", default=1e-4, show_default=True, type=click.FloatRange(min=0), help="Relative tolerance for floats.")
+@click.option("--atol", default=1e-5, show_default=True, type=click.FloatRange(min=0), help="Absolute tolerance for floats.")
 @click.option("--pass-options", default=None,
               help="Options of -sdy-convert-global-to-local, e.g. 'per-dim-all-gather=true'.")
 @click.option("--pipeline", default=None,
               help="sdylog opt flags to run first on the sharded side, e.g. "
                    "'-sdy-propagation-pipeline -sdy-reshard-to-collectives' (space separated).")
+@engine_option
 @reports_errors
-def simulate(path, seed, entry, rtol, atol, pass_options, pipeline):
+def simulate(path, seed, entry, rtol, atol, pass_options, pipeline, engine):
     """Run a sharded module on its simulated mesh and compare with the unsharded run.
 
     The module's shardings and collectives must be explicit (as after
@@ -49,7 +50,7 @@ def simulate(path, seed, entry, rtol, atol, pass_options, pipeline):
     """
     from sdylog.simulate.simulate import simulate_main
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
-                           pipeline=pipeline.split() if pipeline else None)
+                           pipeline=pipeline.split() if pipeline else None, engine=engine)
     click.echo(report.text())
     if not report.ok:
         sys.exit(1)

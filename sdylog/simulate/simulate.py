@@ -121,7 +121,7 @@ def _compare(got, want, rtol, atol) -> tuple[bool, float]:
 
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                   rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None,
-                  pipeline: list[str] | None = None) -> SimulationReport:
+                  pipeline: list[str] | None = None, engine: str | None = None) -> SimulationReport:
     """`pass_options`: options of -sdy-convert-global-to-local, as on the command line.
     `pipeline`: `sdylog opt` flags run first on the sharded side (propagation, reshards...),
     for modules whose shardings and collectives are not yet explicit."""
@@ -142,7 +142,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     with local_module.context:
         if pipeline:
             from sdylog.passes.driver import parse_flags, run_passes
-            run_passes(local_module, parse_flags(list(pipeline)), PassContext(filename=filename))
+            run_passes(local_module, parse_flags(list(pipeline)), PassContext(filename=filename, engine=engine))
             func = _entry(local_module, entry)   # the pipeline may have set shardings
             arg_sh = [irs.func_arg_sharding(func, i) for i in range(len(inputs))]
             res_sh = [irs.func_result_sharding(func, i) for i in range(n_results)]

@@ -73,27 +73,20 @@ def read_fifo(path, into):
         into.append(f.read())
 
 
-def test_a_fifo_is_written_through(tmp_path):
+@pytest.mark.parametrize("contents, expected", [
+    ("through the pipe\n", b"through the pipe\n"),
+    (lambda path: Path(path).write_bytes(b"\x00\x01binary"), b"\x00\x01binary"),   # (as --db makes its file)
+])
+def test_a_fifo_is_written_through(tmp_path, contents, expected):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     got = []
     reader = threading.Thread(target=read_fifo, args=(fifo, got))
     reader.start()
-    outputs.write_all([(outputs.plan(str(fifo)), "through the pipe\n")])
+    outputs.write_all([(outputs.plan(str(fifo)), contents)])
     reader.join(10)
-    assert got == [b"through the pipe\n"]
+    assert got == [expected]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
-
-
-def test_a_file_produced_by_a_function_is_written_through_a_fifo(tmp_path):
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    got = []
-    reader = threading.Thread(target=read_fifo, args=(fifo, got))
-    reader.start()
-    outputs.write_all([(outputs.plan(str(fifo)), lambda path: Path(path).write_bytes(b"\x00\x01binary"))])
-    reader.join(10)
-    assert got == [b"\x00\x01binary"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
@@ -221,4 +214,8 @@ def test_a_read_only_folder_fails_before_the_work(tmp_path):
             pytest.skip(f"cannot drop root's override of file modes here: {e}")
         assert p.returncode == 1, p.stderr
         assert p.stderr == f"error: cannot write {flag} '{ro / 'out'}': folder '{ro}' is not writable\n"
+    (tmp_path / "p.dl").write_text(".decl r(x: number)\n.output r\nr(1 / 0).\n")    # (would fail too)
+    p = sdylog("datalog", tmp_path / "p.dl", "-D", ro, preexec_fn=without_dac_override if os.geteuid() == 0 else None)
+    assert p.returncode == 1 and p.stderr == (f"{tmp_path / 'p.dl'}:2:9: error: cannot write relation 'r' to "
+                                              f"'{ro / 'r.csv'}': folder '{ro}' is not writable\n"), p.stderr
     assert listing(ro) == []
