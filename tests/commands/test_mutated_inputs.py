@@ -7,25 +7,14 @@ A small fixed-seed sample runs in the normal suite; SDYLOG_FUZZ_EXAMPLES=N
 runs N examples (e.g. 500) with the same seed."""
 import os
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cli_worker import CliWorker
+from small_models import small_models
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = Path(os.environ.get("SDYLOG_CORPUS", ROOT.parent / "shared" / "corpus" / "jax"))
-
-
-def _sources() -> list[bytes]:
-    """The small corpus models (the large ones cost seconds a run), else our examples."""
-    files = sorted(p for p in CORPUS.glob("*.mlir") if p.stat().st_size < 10_000) if CORPUS.is_dir() else []
-    files = files or [ROOT / "examples" / "mlp.mlir", *sorted((ROOT / "golden").glob("*.in.mlir"))[:6]]
-    return [p.read_bytes() for p in files]
-
-
-SOURCES = _sources()
+SOURCES = [p.read_bytes() for p in small_models()]
 EXAMPLES = int(os.environ.get("SDYLOG_FUZZ_EXAMPLES", "12"))
 # attribute-like spans whose swap keeps the text plausible: shardings, meshes, dense values, key = value pairs
 _ATTRIBUTE = re.compile(rb'#sdy\.sharding(?:_per_value)?<[^>]*>|<\[[^\]]*\]>|dense<[^>]*>|\b[\w.]+ = [^,}\s]+')
