@@ -38,7 +38,7 @@ _debug = False          # --debug
 
 
 def engine_option(fn):
-    """--engine: the same choices and default in every command (sdylog.datalog.engines.chosen_engine)."""
+    """--engine: the same choices and default in every command (sdylog.datalog.engines.propagation_engine)."""
     return click.option("--engine", type=click.Choice(ENGINES), default=None,
                         help=f"Datalog engine ({ENGINE_HELP}).")(fn)
 

@@ -25,9 +25,10 @@ def default_engine(provenance: bool = False) -> str:
     return "souffle" if souffle_path() and not provenance else "duckdb"
 
 
-def chosen_engine(chosen: str | None = None) -> str:
-    """The engine every command uses: `chosen` (--engine), else
-    $SDYLOG_ENGINE, else the in-memory one (on the corpus models it evaluates
+def propagation_engine(chosen: str | None = None) -> str:
+    """The engine every command uses, propagation's and the others' alike:
+    `chosen` (--engine), else $SDYLOG_ENGINE, else the in-memory one (on
+    the corpus models it evaluates
     the propagation program 1.5x (L48) to 4x (L8) faster than DuckDB, whose
     fixed cost per statement dominates; both run the rank-ordered stratum the
     same way)."""

@@ -107,8 +107,8 @@ def _write_relation(engine, d, path: str) -> None:
 
 
 def run_like_souffle(program: Program, facts_dir: str, out_dir: str, engine_name: str | None = None) -> None:
-    from sdylog.datalog.engines import chosen_engine
-    name = chosen_engine(engine_name)
+    from sdylog.datalog.engines import propagation_engine
+    name = propagation_engine(engine_name)
     planned = plan_outputs(program, out_dir)
     if name == "souffle":
         return _run_souffle(program, facts_dir, out_dir, planned)

@@ -88,7 +88,7 @@ def _shared_census_within(module, ctx):
 
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     from sdylog.datalog import make_engine
-    from sdylog.datalog.engines import chosen_engine
+    from sdylog.datalog.engines import propagation_engine
     from sdylog.facts.extract import extract_facts
     from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
 
@@ -105,7 +105,7 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     t1 = time.process_time()
     timings["facts"] = t1 - t0
     program = propagation_program()
-    engine_name = chosen_engine(getattr(ctx, "engine", None))
+    engine_name = propagation_engine(getattr(ctx, "engine", None))
     engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
     wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     inputs = set(program.relations)
