@@ -28,10 +28,9 @@ def default_engine(provenance: bool = False) -> str:
 def propagation_engine(chosen: str | None = None) -> str:
     """The engine every command uses, propagation's and the others' alike:
     `chosen` (--engine), else $SDYLOG_ENGINE, else the in-memory one (on
-    the corpus models it evaluates
-    the propagation program 1.5x (L48) to 4x (L8) faster than DuckDB, whose
-    fixed cost per statement dominates; both run the rank-ordered stratum the
-    same way)."""
+    the corpus models it evaluates the propagation program 1.5x (L48) to 4x
+    (L8) faster than DuckDB, whose fixed cost per statement dominates; both
+    run the rank-ordered stratum the same way)."""
     name = chosen or os.environ.get("SDYLOG_ENGINE") or "memory"
     if name not in ENGINES:
         raise error(None, f"unknown Datalog engine '{name}'"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ class CliWorker:
                                      stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
     def run(self, args: list[str], files: dict[str, bytes] | None = None, stdin: bytes | None = None,
-            env: dict[str, str] | None = None) -> Result:
+            env: dict[str, str] | None = None, timeout: float = 120) -> Result:
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         request = {"args": [str(a) for a in args], "env": env or {},
@@ -58,6 +59,11 @@ class CliWorker:
                    "files": {k: base64.b64encode(v).decode() for k, v in (files or {}).items()}}
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            self.proc.kill()                   # (a command that never ends: a hang is a failure too)
+            self.proc.wait()
+            self.proc = None
+            return Result(None, "", "", None, [], crash=f"no answer in {timeout} s")
         line = self.proc.stdout.readline()
         if not line:                           # the process died on this command
             code = self.proc.wait()

@@ -115,6 +115,12 @@ CASES = [
          error=r"^m.mlir:6:8: error: recursive call"),
     Case("call-undefined", ["run", "m.mlir"], files={"m.mlir": func(
         "  %0 = func.call @nope(%a) : (tensor<8xf32>) -> tensor<8xf32>\n  return %0 : tensor<8xf32>")}, error=LOCATED),
+    Case("too-many-devices", ["run", "m.mlir"], files={"m.mlir": SMALL.replace(b'"x"=4', b'"x"=9223372036854775807')},
+         error=r"^m.mlir:1:1: error: mesh @mesh has 18446744073709551614 devices: at most 2147483647"),
+    Case("prime-axis", ["run", "m.mlir", "-q"],         # (its units took 2^31 steps to find: a hang)
+         files={"m.mlir": SMALL.replace(b'"x"=4, "y"=2', b'"x"=2147483647').replace(b'"y"', b'"x"')}, exit=0),
+    Case("two-prime-axes", ["run", "m.mlir", "-q"],
+         files={"m.mlir": SMALL.replace(b'"x"=4, "y"=2', b'"x"=46337, "y"=46327')}, exit=0),
     Case("dynamic-shape", ["run", "m.mlir"], files={"m.mlir": func("  %0 = stablehlo.tanh %a : tensor<?xf32>\n"
                                                                    "  return %0 : tensor<?xf32>", "%a: tensor<?xf32>",
                                                                    "tensor<?xf32>")}, error=LOCATED),
