@@ -56,6 +56,9 @@ def report_error(e: BaseException) -> int:
     if isinstance(e, SdylogError):
         click.echo(str(e), err=True)
         return 1
+    if isinstance(e, MemoryError):          # (the machine's limit, not a bug)
+        click.echo(f"error: out of memory{': ' + str(e) if str(e) else ''}", err=True)
+        return 1
     if isinstance(e, BrokenPipeError):      # (stdout closed early: `sdylog query ... | head`)
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -276,6 +276,8 @@ CASES += [
     Case("simulate-bad-pass-options", ["simulate", "m.mlir", "--pass-options", "nope=1"], files={"m.mlir": SMALL},
          exit=2, error=r"has no option 'nope'"),
     Case("simulate-bad-input", ["simulate", "-"], stdin=b"\xff", error=LOCATED),
+    Case("simulate-huge-tensor", ["simulate", "m.mlir"], files={"m.mlir": HUGE_DIMS},
+         error=r"^m.mlir:2:1: error: cannot make the random input of argument 0 .* array is too big"),
     Case("interpret-no-entry", ["interpret", "m.mlir", "--entry", "nope"], files={"m.mlir": SMALL}, error="error: "),
     Case("interpret-bad-input", ["interpret", "m.mlir"], files={"m.mlir": SMALL[:30]}, error=LOCATED),
     # ---- facts

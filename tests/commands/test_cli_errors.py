@@ -42,6 +42,17 @@ def test_an_internal_error_is_one_line_and_exit_3(tmp_path, broken_pipeline, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mlir"]
 
 
+def test_out_of_memory_is_the_machines_limit_not_a_bug(tmp_path, monkeypatch):
+    import sdylog.commands.pipeline as pipeline
+
+    def fails(*args, **kwargs):
+        raise MemoryError("Unable to allocate 32.0 GiB")
+    monkeypatch.setattr(pipeline, "run_pipeline", fails)
+    (tmp_path / "m.mlir").write_text(SMALL)
+    r = CliRunner().invoke(main, ["run", str(tmp_path / "m.mlir")])
+    assert r.exit_code == 1 and r.stderr == "error: out of memory: Unable to allocate 32.0 GiB\n"
+
+
 @pytest.mark.parametrize("command", ["run", "query", "explain", "datalog", "simulate"])
 def test_every_command_offers_the_same_engines_and_default(command):
     r = CliRunner().invoke(main, [command, "--help"], terminal_width=200)
