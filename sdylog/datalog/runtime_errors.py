@@ -17,21 +17,22 @@ from sdylog.ir.diagnostics import SdylogError
 
 _RULE_CODE = re.compile(r"^<rules? ([\d ]+)>$")
 
+_ARITHMETIC = frozenset({"+", "-", "*", "^", "neg"})
+_CONVERSIONS = frozenset({"to_number", "to_unsigned", "to_float"})
+_OVERFLOWING = {"multiplication": {"*"}, "addition": {"+"}, "subtraction": {"-", "neg"}, "power": {"^"}}
+
 # DuckDB's messages -> ours, and the operators that can raise each
 _DUCKDB = [
-    (re.compile(r"Division by zero"), lambda m: "division by zero", {"/", "%"}),
-    (re.compile(r"Overflow in multiplication of \w+ \((.*?)\)"), lambda m: f"integer overflow: {m[1]}", {"*"}),
-    (re.compile(r"Overflow in addition of \w+ \((.*?)\)"), lambda m: f"integer overflow: {m[1]}", {"+"}),
-    (re.compile(r"Overflow in subtraction of \w+ \((.*?)\)"), lambda m: f"integer overflow: {m[1]}", {"-"}),
-    (re.compile(r"Overflow in (\w+) of \w+ \((.*?)\)"), lambda m: f"integer overflow in {m[1]}: {m[2]}",
-     {"+", "-", "*", "^", "neg"}),
-    (re.compile(r"(wrong string provided by \w+\(.*\))"), lambda m: m[1], {"to_number", "to_unsigned", "to_float"}),
-    (re.compile(r"Could not convert string '([^']*)' to \w+"),
-     lambda m: f"cannot convert '{m[1]}' to a number", {"to_number", "to_unsigned", "to_float"}),
-    (re.compile(r"(?:Overflow|out of range)", re.I), lambda m: "integer overflow", {"+", "-", "*", "^", "neg"}),
+    (re.compile(r"Division by zero"), lambda m: "division by zero", lambda m: {"/", "%"}),
+    (re.compile(r"Overflow in (\w+) of \w+ \((.*?)\)"), lambda m: f"integer overflow: {m[2]}",
+     lambda m: _OVERFLOWING.get(m[1], _ARITHMETIC)),
+    (re.compile(r"(wrong string provided by \w+\(.*\))"), lambda m: m[1], lambda m: _CONVERSIONS),
+    (re.compile(r"Could not convert string '([^']*)' to \w+"), lambda m: f"cannot convert '{m[1]}' to a number",
+     lambda m: _CONVERSIONS),
+    (re.compile(r"(?:Overflow|out of range)", re.I), lambda m: "integer overflow", lambda m: _ARITHMETIC),
 ]
 _PYTHON = {ZeroDivisionError: ("division by zero", {"/", "%"}),
-           OverflowError: ("number out of range", {"+", "-", "*", "^", "neg", "to_float"})}
+           OverflowError: ("number out of range", _ARITHMETIC | {"to_float"})}
 
 
 def error_from_code(e: BaseException, rules: list) -> SdylogError | None:
@@ -66,7 +67,7 @@ def error_from_duckdb(e: Exception, program, clause_indexes, fails_alone=None) -
     for pattern, words, raising in _DUCKDB:
         m = pattern.search(text)
         if m:
-            message, ops = words(m), raising
+            message, ops = words(m), raising(m)
             break
     if message is None:
         first = re.split(r"\n|\. | in expression", text.split(":", 1)[-1].strip())[0]
