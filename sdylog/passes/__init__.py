@@ -143,6 +143,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-remove-sub-axes-in-input-output-shardings": PassInfo(
         _P + "remove_sub_axes_in_input_output_shardings:run", {},
         "Cut open main-func input/output dimension shardings at their first sub-axis."),
+    "sdy-resolve-single-device-sharding": PassInfo(
+        _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
+        "Run ops placed on one device under stablehlo.if and broadcast their results."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
