@@ -116,6 +116,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-op-priority-propagate": PassInfo(
         _P + "op_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Aggressive propagation in op-priority steps (Datalog rules)."),
+    "sdy-pad-for-divisibility": PassInfo(
+        _P + "pad_for_divisibility:run", {},
+        "Pad dimensions their shardings do not divide to the next multiple of their shard count."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
