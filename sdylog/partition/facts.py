@@ -200,3 +200,54 @@ def run_rules(name: str, facts: ExplicitFacts, extra: dict | None = None, engine
             eng.load(rel, rows)
     eng.run()
     return eng
+
+
+def add_sharding_rules(facts: ExplicitFacts, wanted) -> None:
+    """The op sharding rules (rules/schema.dl's op_rule, rule_factor,
+    rule_dim_factor, rule_tensor, custom_rule) of the ops `wanted(op)` picks;
+    ops with equal rules share a rule id."""
+    from sdylog.oprules import rule_for_op
+    rule_ids: dict = {}
+    operands = defaultdict(list)
+    results = defaultdict(list)
+    for o, i, v in facts.rows("op_operand"):
+        operands[o].append((i, v))
+    for o, i, v in facts.rows("op_result"):
+        results[o].append((i, v))
+    for op_id, op in enumerate(facts.ops):
+        if not wanted(op):
+            continue
+        rule = rule_for_op(op)
+        if rule is None:
+            continue
+        rid = rule_ids.get(rule)
+        if rid is None:
+            rid = rule_ids[rule] = len(rule_ids)
+            for fac, size in enumerate(rule.factor_sizes):
+                facts.add("rule_factor", rid, fac, size, rule.kind(fac).value)
+            for t, (_, _, mapping) in enumerate(rule.tensors()):
+                for d, factors in enumerate(mapping):
+                    for pos, fac in enumerate(factors):
+                        facts.add("rule_dim_factor", rid, t, d, pos, fac)
+            if rule.is_custom:
+                facts.add("custom_rule", rid)
+        facts.add("op_rule", op_id, rid)
+        tensors = [(v, 0) for _, v in sorted(operands[op_id])] + [(v, 1) for _, v in sorted(results[op_id])]
+        for t, (v, is_result) in enumerate(tensors):
+            facts.add("rule_tensor", op_id, t, v, is_result)
+
+
+def add_slice_and_pad_attributes(facts: ExplicitFacts) -> None:
+    """pad_edges and slice_window rows (rules/partition/schema.dl) of the
+    module's stablehlo.pad and stablehlo.slice ops."""
+    for op_id, op in enumerate(facts.ops):
+        if op.name == "stablehlo.pad":
+            keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
+        elif op.name == "stablehlo.slice":
+            keys = ("start_indices", "limit_indices", "strides")
+        else:
+            continue
+        relation = "pad_edges" if op.name == "stablehlo.pad" else "slice_window"
+        columns = zip(*(ir.DenseI64ArrayAttr(op.attributes[k]) for k in keys))
+        for d, row in enumerate(columns):
+            facts.add(relation, op_id, d, *row)

@@ -146,6 +146,10 @@ PASSES: dict[str, PassInfo] = {
     "sdy-remove-sub-axes-in-input-output-shardings": PassInfo(
         _P + "remove_sub_axes_in_input_output_shardings:run", {},
         "Cut open main-func input/output dimension shardings at their first sub-axis."),
+    "sdy-resolve-permutation-factors": PassInfo(
+        _P + "resolve_permutation_factors:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Replicate permutation factors (pad, slice, window dimensions) that would need data exchange."),
     "sdy-resolve-single-device-sharding": PassInfo(
         _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
         "Run ops placed on one device under stablehlo.if and broadcast their results."),

@@ -26,7 +26,7 @@ from sdylog.ir.diagnostics import error_at
 from sdylog.ir.walk import walk_ops
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor
-from sdylog.partition.facts import explicit_facts, run_rules
+from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.model.sharding import sharding_per_value_attr
 from sdylog.passes.census import UNCHANGED
 
@@ -40,6 +40,7 @@ _SAME_SHAPE = {"stablehlo.reverse", "stablehlo.reduce_precision", "sdy.all_reduc
 def run(module: ir.Module, options: dict, ctx):
     facts = explicit_facts(module)
     with module.context:
+        add_slice_and_pad_attributes(facts)
         extra = _op_facts(facts)
     answers = run_rules("padding", facts, extra, getattr(ctx, "engine", None))
     rows = {name: answers.read(name) for name in (
@@ -252,11 +253,6 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
             out["reduced_dim"] += [(op_id, 1, d) for d in dn.rhs_contracting_dimensions]
         elif name == "stablehlo.convolution":
             _conv_facts(op, op_id, out)
-        elif name == "stablehlo.pad":
-            attrs = op.attributes
-            rows = zip(*(ir.DenseI64ArrayAttr(attrs[k]) for k in
-                         ("edge_padding_low", "edge_padding_high", "interior_padding")))
-            out["pad_edges"] += [(op_id, d, lo, hi, it) for d, (lo, hi, it) in enumerate(rows)]
         elif name == "sdy.all_gather":
             out["gathered_dim"] += [(op_id, d) for d, axes in
                                     enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]

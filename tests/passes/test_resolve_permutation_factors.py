@@ -1,0 +1,73 @@
+"""-sdy-resolve-permutation-factors: permutation factors that would need data
+exchange are replicated around their op; communication-free ones stay."""
+from __future__ import annotations
+
+import pytest
+
+from sdylog.passes.driver import optimize_text, parse_flags
+from sdylog.simulate.simulate import simulate_text
+
+MESH = 'sdy.mesh @mesh = <["a"=4, "b"=2]>\n'
+FLAG = "--sdy-resolve-permutation-factors=enable-halo-exchange=false"
+
+
+def resolve(text):
+    return optimize_text(text, "t.mlir", parse_flags([FLAG]))
+
+
+def pad(low, high, in_rows, out_rows, sharding='[{"a"}, {"b"}]'):
+    return MESH + f'''
+func.func @main(%a: tensor<{in_rows}x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {sharding}>}})
+    -> (tensor<{out_rows}x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {sharding}>}}) {{
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %a, %c, low = [{low}, 0], high = [{high}, 0], interior = [0, 0]
+    {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, {sharding}>]>}} : (tensor<{in_rows}x8xf32>, tensor<f32>) -> tensor<{out_rows}x8xf32>
+  return %0 : tensor<{out_rows}x8xf32>
+}}'''
+
+
+def test_a_shifting_pad_is_replicated_around():
+    out = resolve(pad(-1, 5, 8, 12))
+    assert 'sdy.reshard %arg0 <@mesh, [{}, {"b"}]> : tensor<8x8xf32>' in out
+    assert 'stablehlo.pad %0, %cst, low = [-1, 0], high = [5, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"b"}]>]>}' in out
+    assert 'sdy.reshard %1 <@mesh, [{"a"}, {"b"}]> : tensor<12x8xf32>' in out
+    assert "return %2" in out
+
+
+def test_a_communication_free_pad_stays():
+    # 8 rows over 2 devices padded by 4 on each side: each shard's rows stay on it
+    out = resolve(pad(4, 4, 8, 16, '[{"b"}, {}]'))
+    assert "sdy.reshard" not in out
+
+
+def test_a_communication_free_slice_stays_and_a_shifted_one_does_not():
+    text = MESH + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<7x8xf32>, tensor<6x8xf32>) {
+  %0 = stablehlo.slice %a [0:7, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<7x8xf32>
+  %1 = stablehlo.slice %a [2:8, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<6x8xf32>
+  return %0, %1 : tensor<7x8xf32>, tensor<6x8xf32>
+}'''
+    out = resolve(text)
+    assert "stablehlo.slice %arg0 [0:7, 0:8] {sdy.sharding" in out
+    assert 'sdy.reshard %arg0 <@mesh, [{}, {}]>' in out and 'sdy.reshard %2 <@mesh, [{"a"}, {}]> : tensor<6x8xf32>' in out
+
+
+def test_ops_without_permutation_factors_are_left_alone():
+    text = MESH + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {"b"}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}'''
+    assert "sdy.reshard" not in resolve(text)
+
+
+@pytest.mark.parametrize("low,high,in_rows,out_rows", [(-1, 5, 8, 12), (3, 1, 8, 12)])
+def test_resolved_pad_computes_the_global_result(low, high, in_rows, out_rows):
+    # the reshards left become collectives by hand here (reshard-to-collectives is another pass)
+    out = resolve(pad(low, high, in_rows, out_rows))
+    out = out.replace('sdy.reshard %arg0 <@mesh, [{}, {"b"}]>',
+                      'sdy.all_gather [{"a"}, {}] %arg0 out_sharding=<@mesh, [{}, {"b"}]>')
+    out = out.replace('sdy.reshard %1 <@mesh, [{"a"}, {"b"}]>',
+                      'sdy.all_slice [{"a"}, {}] %1 out_sharding=<@mesh, [{"a"}, {"b"}]>')
+    report = simulate_text(out, "pad.mlir", seed=2)
+    assert report.ok, report.text()
