@@ -25,8 +25,8 @@ from jaxlib.mlir import ir
 
 from sdylog import RULES_DIR
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.facts.extract import add_mesh_rows, add_sharding_rows
 from sdylog.ir.walk import walk_ops
-from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
@@ -64,37 +64,15 @@ class ExplicitFacts:
 
     def add_mesh(self, name: str, mesh: Mesh, position: int) -> None:
         self.meshes[name] = mesh
-        self.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
+        add_mesh_rows(self, name, mesh)
         self.add("mesh_position", name, position)
-        for i, a in enumerate(mesh.axes):
-            self.add("mesh_axis", name, a.name, i, a.size)
-        if mesh.is_maximal:
-            self.add("maximal_mesh", name, mesh.device_ids[0])
-        elif mesh.device_ids:
-            for pos, dev in enumerate(mesh.device_ids):
-                self.add("mesh_device", name, pos, dev)
 
     def sharding_id(self, sharding: TensorSharding) -> int:
         sid = self._shardings.get(sharding)
         if sid is not None:
             return sid
         sid = self._shardings[sharding] = len(self._shardings)
-        mesh = self.mesh_name(sharding.mesh)
-        sizes = self.meshes[mesh].axis_sizes
-        self.add("sharding", sid, mesh)
-
-        def ref(a: AxisRef):
-            lo, hi = a.interval(sizes.get(a.name, 1))
-            return a.name, lo, hi // lo
-
-        for d, dim in enumerate(sharding.dims):
-            self.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
-            for pos, a in enumerate(dim.axes):
-                self.add("sharding_dim_axis", sid, d, pos, *ref(a))
-        for a in sharding.replicated:
-            self.add("sharding_replicated", sid, *ref(a))
-        for a in sharding.unreduced:
-            self.add("sharding_unreduced", sid, *ref(a))
+        add_sharding_rows(self, sid, self.mesh_name(sharding.mesh), sharding)
         return sid
 
     # ---------------------------------------------------------------- values

@@ -22,10 +22,10 @@ from collections import defaultdict
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
-from sdylog.ir.diagnostics import error_at
+from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.walk import walk_ops
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor
+from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.model.sharding import sharding_per_value_attr
 from sdylog.passes.census import UNCHANGED
@@ -133,7 +133,7 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     if op_id in plan.operand_pads:
         x = op.operands[0]
         high = [plan.operand_pads[op_id].get(d, 0) for d in range(len(shape_of(x)))]
-        zero = b.constant(_zero(tensor((), element_of(x))))
+        zero = b.constant(zeros(tensor((), element_of(x))))
         padded = b.pad(x, zero, [0] * len(high), high, [0] * len(high),
                        [n + h for n, h in zip(shape_of(x), high)])
         _copy_sharding(x, padded)
@@ -141,7 +141,7 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     for i in (0, 1):
         if (op_id, i) in plan.zero_constants:
             x = op.operands[i]
-            zero = b.constant(_zero(tensor((), element_of(x))))
+            zero = b.constant(zeros(tensor((), element_of(x))))
             dims = plan.masks.get((op_id, i))
             if dims:
                 op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), zero, sorted(dims))
@@ -218,7 +218,7 @@ def _slice_to(b: Builder, x, shape: list[int], sharding):
 def _copy_sharding(source, target) -> None:
     try:
         sharding = irs.sharding_of(source)
-    except Exception:
+    except SdylogError:   # a sharding on a mesh the module does not name
         sharding = None
     _set_sharding(target, sharding)
 
@@ -226,13 +226,6 @@ def _copy_sharding(source, target) -> None:
 def _set_sharding(value, sharding) -> None:
     if sharding is not None:
         value.owner.attributes["sdy.sharding"] = sharding_per_value_attr([sharding])
-
-
-def _zero(t: ir.RankedTensorType) -> ir.Attribute:
-    et = t.element_type
-    if isinstance(et, ir.IntegerType):
-        return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, 0))
-    return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, 0.0))
 
 
 # ---------------------------------------------------------------- facts about the ops

@@ -20,7 +20,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import create_op
 from sdylog.model.sharding import TensorSharding
-from sdylog.partition.build import Builder, i64, tensor
+from sdylog.partition.build import Builder, i64, zeros
 from sdylog.partition.facts import explicit_facts, run_rules
 from sdylog.passes.census import UNCHANGED
 
@@ -69,7 +69,10 @@ def _run_on_one_device(op, device: int, bypassed: dict, mesh_name: str, axes: li
     filler = []
     for t in result_types:
         if isinstance(t, ir.RankedTensorType):
-            filler.append(other.constant(_zeros(t, op, filename)))
+            zero = zeros(t)
+            if zero is None:
+                raise error_at(op, f"cannot make zeros of {t} for the devices that do not run the op", filename)
+            filler.append(other.constant(zero))
         else:
             filler.append(other.one("stablehlo.create_token", [], t))
     other.op("stablehlo.return", filler, [])
@@ -94,11 +97,3 @@ def _run_on_one_device(op, device: int, bypassed: dict, mesh_name: str, axes: li
         if not list(reshard.results[0].uses):
             reshard.erase()
 
-
-def _zeros(t: ir.RankedTensorType, op, filename: str) -> ir.Attribute:
-    et = t.element_type
-    if isinstance(et, ir.IntegerType):
-        return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, 0))
-    if isinstance(et, ir.FloatType):
-        return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, 0.0))
-    raise error_at(op, f"cannot make zeros of {t} for the devices that do not run the op", filename)
