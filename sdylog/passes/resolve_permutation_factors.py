@@ -26,6 +26,7 @@ from dataclasses import replace
 from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import create_op
+from sdylog.model.axis import AxisRef
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
@@ -37,11 +38,15 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         add_slice_and_pad_attributes(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
-    answers = run_rules("permutation", facts, engine=getattr(ctx, "engine", None))
+        reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
+    answers = run_rules("permutation", facts, reshapes, getattr(ctx, "engine", None))
     cleared = defaultdict(set)                  # op id -> {(tensor, dim)}
     for op_id, t, d in answers.read("cleared_dim"):
         cleared[op_id].add((t, d))
     meshes = dict(answers.read("op_mesh"))
+    for op_id in cleared:   # (a reshape's mesh is its operand's)
+        if op_id not in meshes:
+            meshes[op_id] = irs.sharding_of(facts.ops[op_id].operands[0]).mesh
     if options["enable-halo-exchange"] and cleared:
         print("sdylog: -sdy-resolve-permutation-factors: the halo exchange is not built; "
               "permutation factors are replicated instead", file=sys.stderr)
@@ -99,3 +104,79 @@ def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
 def _reshard(value, sharding: TensorSharding, ip, loc):
     return create_op("sdy.reshard", [value.type], [value], {"sharding": sharding.to_attr()},
                      loc=loc, ip=ip).results[0]
+
+
+def _reshape_groups(facts):
+    """reshape_group rows: each reshape's dimensions cut where the operand's
+    and the result's leading sizes agree, taking at least one dimension of
+    each side per group (as Shardy's buildReshapeGroupInfos)."""
+    for op_id, op in enumerate(facts.ops):
+        if op.name != "stablehlo.reshape":
+            continue
+        ins = list(ir.RankedTensorType(op.operands[0].type).shape)
+        outs = list(ir.RankedTensorType(op.results[0].type).shape)
+        i = j = g = 0
+        while i < len(ins) or j < len(outs):
+            i0, j0 = i, j
+            pi = ins[i] if i < len(ins) else 1
+            po = outs[j] if j < len(outs) else 1
+            i, j = min(i + 1, len(ins)), min(j + 1, len(outs))
+            while pi != po and (i < len(ins) or j < len(outs)):
+                if pi < po and i < len(ins):
+                    pi *= ins[i]
+                    i += 1
+                elif po < pi and j < len(outs):
+                    po *= outs[j]
+                    j += 1
+                else:
+                    break
+            yield (op_id, g, i0, i, j0, j, sum(n != 1 for n in ins[i0:i]), sum(n != 1 for n in outs[j0:j]))
+            g += 1
+
+
+def _same_layouts(facts):
+    """reshape_same_layout rows: reshapes whose operand and result shardings
+    place the same axes at the same strides (see _axis_strides)."""
+    for op_id, op in enumerate(facts.ops):
+        if op.name != "stablehlo.reshape":
+            continue
+        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        if ins is None or outs is None or ins.mesh != outs.mesh:
+            continue
+        mesh = irs.resolve_mesh(ins, facts.meshes)
+        a = _axis_strides(ins, ir.RankedTensorType(op.operands[0].type).shape, mesh)
+        b = _axis_strides(outs, ir.RankedTensorType(op.results[0].type).shape, mesh)
+        if a == b:
+            yield (op_id,)
+
+
+def _axis_strides(sharding: TensorSharding, shape, mesh) -> list:
+    """Each axis of the sharding with the stride (in elements of the
+    row-major tensor, blocks rounded up) at which the devices along it
+    start; runs of sub-axes of one axis at consecutive strides merged."""
+    sizes = mesh.axis_sizes
+    strides = []
+    below = 1
+    for i in reversed(range(len(shape))):
+        axes = sharding.dims[i].axes
+        shards = 1
+        for a in axes:
+            shards *= a.size(sizes[a.name])
+        stride = below * -(-shape[i] // shards)
+        for a in reversed(axes):
+            strides.append((stride, a))
+            stride *= a.size(sizes[a.name])
+        below *= shape[i]
+    strides.sort(key=lambda e: e[0])
+    merged = []
+    for stride, a in strides:
+        if merged:
+            prev_stride, prev = merged[-1]
+            full = sizes[a.name]
+            lo, hi = a.interval(full)
+            prev_lo, prev_hi = prev.interval(full) if prev.name == a.name else (0, 0)
+            if prev.name == a.name and hi == prev_lo and stride == prev_stride * prev.size(full):
+                merged[-1] = (prev_stride, AxisRef.of_interval(a.name, lo, prev_hi, full))
+                continue
+        merged.append((stride, a))
+    return merged

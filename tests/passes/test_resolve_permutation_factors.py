@@ -71,3 +71,24 @@ def test_resolved_pad_computes_the_global_result(low, high, in_rows, out_rows):
                       'sdy.all_slice [{"a"}, {}] %1 out_sharding=<@mesh, [{"a"}, {"b"}]>')
     report = simulate_text(out, "pad.mlir", seed=2)
     assert report.ok, report.text()
+
+
+RESHAPE = 'sdy.mesh @mesh = <["a"=4]>\n' + '''
+func.func @main(%a: tensor<8x2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{}}]>}}) -> tensor<{out}xi32> {{
+  %0 = stablehlo.slice %a [0:6, 0:2] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{}}]>]>}} : (tensor<8x2xi32>) -> tensor<6x2xi32>
+  %1 = stablehlo.reshape %0 {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, {sharding}>]>}} : (tensor<6x2xi32>) -> tensor<{out}xi32>
+  return %1 : tensor<{out}xi32>
+}}'''
+
+
+def test_an_indivisible_split_reshape_is_replicated_around():
+    out = resolve(RESHAPE.format(out="2x3x2", sharding='[{"a":(1)2}, {"a":(2)2}, {}]'))
+    assert 'sdy.reshard %0 <@mesh, [{}, {}]> : tensor<6x2xi32>' in out
+    assert 'stablehlo.reshape %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}, {}]>]>}' in out
+    assert 'sdy.reshard %2 <@mesh, [{"a":(1)2}, {"a":(2)2}, {}]> : tensor<2x3x2xi32>' in out
+
+
+def test_a_reshape_keeping_each_device_block_in_place_stays():
+    # 6 rows over 4 devices (blocks of 2) become 3 x 2: the blocks are the same rows
+    out = resolve(RESHAPE.format(out="3x2x2", sharding='[{"a"}, {}, {}]'))
+    assert "sdy.reshard" not in out
