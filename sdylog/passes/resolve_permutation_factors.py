@@ -12,14 +12,19 @@ original sharding taking over its other uses. Writing reshards is mechanical
 IR rewriting, so Python; it is small and local to this pass until the
 reshard writer of -sdy-insert-explicit-reshards exists to share.
 
-Options: enable-halo-exchange, replica-count, partition-count. The halo
-exchange (a manual computation trading boundary slices with neighbours
-instead of replicating) is not built: with enable-halo-exchange the pass
-replicates as without it, and says so on stderr once.
+With enable-halo-exchange, the rules pick the pads and slices whose
+sharded dimensions need at most their neighbours' data (halo_op) and give
+each dimension's numbers (halo_dim: shard sizes, how many hops left and
+right); the pass builds Shardy's exchange for them (sdylog/partition/halo.py):
+inside a `sdy.manual_computation` over the dimensions' axes, each device
+concatenates its neighbours' blocks (`collective_permute`) around its own,
+pads the buffer, and cuts its output window at an offset computed from its
+device id. Reverses and reshapes are replicated even then.
+
+Options: enable-halo-exchange, replica-count, partition-count.
 """
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 from dataclasses import replace
 
@@ -30,6 +35,7 @@ from sdylog.model.axis import AxisRef
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
+from sdylog.partition.halo import HaloDim, HaloExchange
 from sdylog.passes.census import UNCHANGED
 
 
@@ -39,6 +45,7 @@ def run(module: ir.Module, options: dict, ctx):
         add_slice_and_pad_attributes(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
+        reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
     answers = run_rules("permutation", facts, reshapes, getattr(ctx, "engine", None))
     cleared = defaultdict(set)                  # op id -> {(tensor, dim)}
     for op_id, t, d in answers.read("cleared_dim"):
@@ -47,13 +54,18 @@ def run(module: ir.Module, options: dict, ctx):
     for op_id in cleared:   # (a reshape's mesh is its operand's)
         if op_id not in meshes:
             meshes[op_id] = irs.sharding_of(facts.ops[op_id].operands[0]).mesh
-    if options["enable-halo-exchange"] and cleared:
-        print("sdylog: -sdy-resolve-permutation-factors: the halo exchange is not built; "
-              "permutation factors are replicated instead", file=sys.stderr)
+    halo_dims = defaultdict(dict)              # op id -> {dim: HaloDim}
+    for op_id, d, *numbers in answers.read("halo_dim"):
+        halo_dims[op_id][d] = HaloDim(*numbers)
     changed = False
     with module.context, ir.Location.unknown():
-        for op_id in sorted(cleared):
-            changed |= _reshard_around(facts.ops[op_id], cleared[op_id], meshes[op_id])
+        exchange = HaloExchange(module, facts.meshes, options["replica-count"] > 1)
+        for op_id in sorted(set(cleared) | set(halo_dims)):
+            if op_id in halo_dims:
+                exchange.resolve(facts.ops[op_id], halo_dims[op_id])
+                changed = True
+            else:
+                changed |= _reshard_around(facts.ops[op_id], cleared[op_id], meshes[op_id])
     return None if changed else UNCHANGED
 
 

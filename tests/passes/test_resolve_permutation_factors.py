@@ -92,3 +92,42 @@ def test_a_reshape_keeping_each_device_block_in_place_stays():
     # 6 rows over 4 devices (blocks of 2) become 3 x 2: the blocks are the same rows
     out = resolve(RESHAPE.format(out="3x2x2", sharding='[{"a"}, {}, {}]'))
     assert "sdy.reshard" not in out
+
+
+HALO = "--sdy-resolve-permutation-factors=enable-halo-exchange=true"
+
+
+def test_halo_exchange_of_a_shifting_pad():
+    out = optimize_text(pad(-1, 5, 8, 12), "t.mlir", parse_flags([HALO]))
+    assert "sdy.reshard" not in out
+    assert 'manual_axes={"a", "b"}' in out
+    # each device's window reaches two blocks to the right: its own block, then two permuted ones
+    assert out.count('"stablehlo.collective_permute"') == 2
+    assert "stablehlo.concatenate %arg1, %1, %2, dim = 0" in out
+    assert "source_target_pairs = dense<[[2, 0], [3, 1], [4, 2], [5, 3], [6, 4], [7, 5]]>" in out
+    assert "source_target_pairs = dense<[[4, 0], [5, 1], [6, 2], [7, 3]]>" in out
+
+
+def test_halo_exchange_leaves_pads_without_communication_alone():
+    out = optimize_text(pad(4, 4, 8, 16, '[{"b"}, {}]'), "t.mlir", parse_flags([HALO]))
+    assert "manual_computation" not in out and "sdy.reshard" not in out
+
+
+@pytest.mark.parametrize("op", [
+    'stablehlo.pad %a, %c, low = [-1, 0], high = [5, 0], interior = [0, 0] {sh} : (tensor<8x8xf32>, tensor<f32>) -> tensor<12x8xf32>',
+    'stablehlo.pad %a, %c, low = [3, 1], high = [1, 1], interior = [0, 0] {sh} : (tensor<8x8xf32>, tensor<f32>) -> tensor<12x10xf32>',
+    'stablehlo.pad %a, %c, low = [1, 0], high = [3, 0], interior = [1, 0] {sh} : (tensor<8x8xf32>, tensor<f32>) -> tensor<19x8xf32>',
+    'stablehlo.slice %a [2:8, 0:8] {sh} : (tensor<8x8xf32>) -> tensor<6x8xf32>',
+])
+def test_halo_exchange_computes_the_global_result(op):
+    sh = '{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>}'
+    result = op.rsplit("-> ", 1)[1]
+    text = MESH + f'''
+func.func @main(%a: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{}}]>}}) -> {result} {{
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %0 = {op.replace("{sh}", sh)}
+  %1 = sdy.all_gather [{{"a"}}, {{}}] %0 out_sharding=<@mesh, [{{}}, {{}}]> : {result}
+  return %1 : {result}
+}}'''
+    report = simulate_text(text, "halo.mlir", seed=4, pipeline=[HALO, "--sdy-pad-for-divisibility"])
+    assert report.ok, report.text()
