@@ -46,8 +46,10 @@ class HaloDim:
 
 class HaloExchange:
     def __init__(self, module: ir.Module, meshes: dict[str, Mesh], use_replica_id: bool):
-        self.meshes = meshes
+        self.module = module
+        self.meshes = dict(meshes)
         self.use_replica_id = use_replica_id
+        self.reversed_meshes: dict[Mesh, str] = {}
         top = 0
         for op in walk_ops(module.operation):
             if "channel_handle" in op.attributes:
@@ -115,6 +117,138 @@ class HaloExchange:
             _set_sharding(result, sharding)
         op.results[0].replace_all_uses_with(result)
         op.erase()
+
+    # ------------------------------------------------------------------ reverse
+    def reverse(self, op, dims: dict[int, int]) -> None:
+        """A reverse of sharded dimensions (`dims`: dimension -> shift): the
+        operand's blocks, shifted so that a dimension's padding ends up low,
+        reversed on each device; the result lives on a mesh whose device order
+        is reversed along those dimensions' axes, and is resharded back."""
+        x = op.operands[0]
+        sharding = irs.sharding_of(x)
+        out_sharding = irs.sharding_of(op.results[0]) or sharding
+        mesh = irs.resolve_mesh(sharding, self.meshes)
+        original_type = x.type
+        b = Builder(ir.InsertionPoint(op), op.location)
+        shifted = {d: k for d, k in dims.items() if k}
+        if shifted:
+            shape = [n + shifted.get(d, 0) for d, n in enumerate(shape_of(x))]
+            zero = b.constant(zeros(tensor((), element_of(x))))
+            x = b.pad(x, zero, [0] * len(shape), [m - n for m, n in zip(shape, shape_of(x))], [0] * len(shape), shape)
+            _set_sharding(x, sharding)
+            x = self.shift_right(b, x, shifted, sharding, mesh, op.location)
+        reversed_axes = [a for d in sorted(dims) for a in sharding.dims[d].axes]
+        name = self.reversed_mesh(mesh, reversed_axes, sharding.mesh if isinstance(sharding.mesh, str) else "mesh")
+        op.operands[0] = x
+        op.attributes["sdy.sharding"] = sharding_per_value_attr([replace(sharding, mesh=name)])
+        if shifted:
+            op.results[0].set_type(x.type)
+        after = Builder(ir.InsertionPoint.after(op), op.location)
+        result = op.results[0]
+        back = create_op("sdy.reshard", [result.type], [result], {"sharding": out_sharding.to_attr()},
+                         loc=op.location, ip=after.ip).results[0]
+        final = back
+        if shifted:
+            rank = len(shape_of(back))
+            final = after.one("stablehlo.slice", [back], original_type,
+                              {"start_indices": dense_i64_array([0] * rank),
+                               "limit_indices": dense_i64_array(ir.RankedTensorType(original_type).shape),
+                               "strides": dense_i64_array([1] * rank)})
+            _set_sharding(final, sharding)
+        result.replace_all_uses_except(final, back.owner.operation)
+
+    def shift_right(self, b: Builder, x, shifts: dict[int, int], sharding: TensorSharding, mesh: Mesh, loc):
+        """x's data moved `shifts[d]` elements right along each dimension d,
+        across the devices of its axes (a manual computation)."""
+        manual = {a.name for d in shifts for a in sharding.dims[d].axes}
+        manual_names = [a.name for a in mesh.axes if a.name in manual]
+        local_shape = [n // _shards([a for a in sharding.dims[d].axes if a.name in manual], mesh)
+                       for d, n in enumerate(shape_of(x))]
+        manual_op = create_op(
+            "sdy.manual_computation", [x.type], [x],
+            {"in_shardings": sharding_per_value_attr([sharding]), "out_shardings": sharding_per_value_attr([sharding]),
+             "manual_axes": ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in manual_names) + "}>")},
+            regions=1, loc=loc, ip=b.ip)
+        block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)))
+        inner = Builder(ir.InsertionPoint(block), loc)
+        local = _without_axes(sharding, manual)
+        value = block.arguments[0]
+        for d, shift in shifts.items():
+            value = self.shift_dim(inner, value, d, shift, [a for a in sharding.dims[d].axes if a.name in manual],
+                                   mesh, local)
+        create_op("sdy.return", [], [value], loc=loc, ip=inner.ip)
+        return manual_op.results[0]
+
+    def shift_dim(self, b: Builder, value, dim: int, shift: int, axes, mesh: Mesh, local: TensorSharding):
+        """Each device's block along `dim` becomes the last `shift` elements of
+        the block `shift` elements to its left followed by its own first ones."""
+        shape = list(shape_of(value))
+        size = shape[dim]
+        hops, fraction = divmod(shift, size)
+
+        def moved(offset):
+            if offset == 0:
+                return value
+            pairs = _shift_pairs(mesh, axes, offset)
+            if not pairs:
+                out = b.broadcast(b.constant(zeros(tensor((), element_of(value)))), shape, [])
+            else:
+                out = b.collective_permute(value, pairs, self.channel())
+            _set_sharding(out, local)
+            return out
+
+        head, tail = moved(hops), moved(hops + 1)
+        keep = size - fraction
+        rank = len(shape)
+        tail_start = [0] * rank
+        tail_start[dim] = keep
+        tail_shape = list(shape)
+        tail_shape[dim] = fraction
+        tail_piece = b.one("stablehlo.slice", [tail], tensor(tail_shape, element_of(value)),
+                           {"start_indices": dense_i64_array(tail_start), "limit_indices": dense_i64_array(shape),
+                            "strides": dense_i64_array([1] * rank)})
+        _set_sharding(tail_piece, local)
+        head_limit = list(shape)
+        head_limit[dim] = keep
+        head_piece = b.one("stablehlo.slice", [head], tensor(head_limit, element_of(value)),
+                           {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(head_limit),
+                            "strides": dense_i64_array([1] * rank)})
+        _set_sharding(head_piece, local)
+        out = b.concatenate([tail_piece, head_piece], dim)
+        _set_sharding(out, local)
+        return out
+
+    def reversed_mesh(self, mesh: Mesh, axes, base: str) -> str:
+        """The symbol of `mesh` with its device order reversed along `axes`
+        (made once, at the top of the module, named BASE_reversed[_N])."""
+        sizes = [a.size for a in mesh.axes]
+        names = [a.name for a in mesh.axes]
+        ids = list(mesh.devices())
+        new_ids = []
+        for i in range(mesh.num_devices):
+            coords = list(np.unravel_index(i, sizes))
+            new = list(coords)
+            for a in axes:
+                k = names.index(a.name)
+                full = sizes[k]
+                size = axis_size(a, mesh)
+                post = full // a.interval(full)[1]
+                sub = (coords[k] // post) % size
+                new[k] += (size - 1 - 2 * sub) * post
+            new_ids.append(ids[int(np.ravel_multi_index(new, sizes))])
+        reversed_ = Mesh(mesh.axes, tuple(new_ids))
+        if reversed_ in self.reversed_meshes:
+            return self.reversed_meshes[reversed_]
+        name, n = f"{base}_reversed", 0
+        while name in self.meshes:
+            name, n = f"{base}_reversed_{n}", n + 1
+        body = self.module.body
+        first = next(iter(body.operations), None)
+        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(body)
+        create_op("sdy.mesh", [], [], {"sym_name": ir.StringAttr.get(name), "mesh": reversed_.to_attr()}, ip=ip)
+        self.meshes[name] = reversed_
+        self.reversed_meshes[reversed_] = name
+        return name
 
     # ------------------------------------------------------------------ one dimension
     def exchange_dim(self, b: Builder, value, pad_value, dim: int, h: HaloDim, sharding: TensorSharding,

@@ -46,6 +46,8 @@ def run(module: ir.Module, options: dict, ctx):
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
         reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
+        reshapes["reversed_dim"] = [(op_id, d) for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.reverse"
+                                    for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
     answers = run_rules("permutation", facts, reshapes, getattr(ctx, "engine", None))
     cleared = defaultdict(set)                  # op id -> {(tensor, dim)}
     for op_id, t, d in answers.read("cleared_dim"):
@@ -57,12 +59,18 @@ def run(module: ir.Module, options: dict, ctx):
     halo_dims = defaultdict(dict)              # op id -> {dim: HaloDim}
     for op_id, d, *numbers in answers.read("halo_dim"):
         halo_dims[op_id][d] = HaloDim(*numbers)
+    reverses = defaultdict(dict)               # op id -> {reversed sharded dim: shift}
+    for op_id, d, shift in answers.read("reverse_dim"):
+        reverses[op_id][d] = shift
     changed = False
     with module.context, ir.Location.unknown():
         exchange = HaloExchange(module, facts.meshes, options["replica-count"] > 1)
-        for op_id in sorted(set(cleared) | set(halo_dims)):
+        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses)):
             if op_id in halo_dims:
                 exchange.resolve(facts.ops[op_id], halo_dims[op_id])
+                changed = True
+            elif op_id in reverses:
+                exchange.reverse(facts.ops[op_id], reverses[op_id])
                 changed = True
             else:
                 changed |= _reshard_around(facts.ops[op_id], cleared[op_id], meshes[op_id])

@@ -2,6 +2,8 @@
 exchange are replicated around their op; communication-free ones stay."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from sdylog.passes.driver import optimize_text, parse_flags
@@ -130,4 +132,25 @@ func.func @main(%a: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"
   return %1 : {result}
 }}'''
     report = simulate_text(text, "halo.mlir", seed=4, pipeline=[HALO, "--sdy-pad-for-divisibility"])
+    assert report.ok, report.text()
+
+
+@pytest.mark.parametrize("rows", [5, 6])
+def test_halo_reverse_computes_the_global_result(rows):
+    # 5 rows over 2 devices: padded high, shifted right by one, reversed on a
+    # mesh of reversed device order, and moved back (reshard-to-collectives
+    # is another pass: the reshard between the two device orders is written
+    # as the collective_permute it becomes)
+    text = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n' + f'''
+func.func @main(%a: tensor<6x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{"b"}}]>}}) -> tensor<{rows}x8xf32> {{
+  %0 = stablehlo.slice %a [0:{rows}, 0:8] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{"b"}}]>]>}} : (tensor<6x8xf32>) -> tensor<{rows}x8xf32>
+  %1 = stablehlo.reverse %0, dims = [0] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{"b"}}]>]>}} : tensor<{rows}x8xf32>
+  %2 = sdy.all_gather [{{"a"}}, {{"b"}}] %1 out_sharding=<@mesh, [{{}}, {{}}]> : tensor<{rows}x8xf32>
+  return %2 : tensor<{rows}x8xf32>
+}}'''
+    out = optimize_text(text, "t.mlir", parse_flags([HALO]))
+    assert 'sdy.mesh @mesh_reversed = <["a"=2, "b"=2], device_ids=[2, 3, 0, 1]>' in out
+    assert ("manual_computation" in out) == (rows == 5)
+    out = re.sub(r"sdy.reshard (%\w+) <@mesh, ([^>]*)>", r"sdy.collective_permute \1 out_sharding=<@mesh, \2>", out)
+    report = simulate_text(out, "reverse.mlir", seed=6, pipeline=["--sdy-pad-for-divisibility"])
     assert report.ok, report.text()
