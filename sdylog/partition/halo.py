@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.rewrite import create_op
 from sdylog.ir.walk import walk_ops
@@ -29,7 +30,7 @@ from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
-from sdylog.partition.shards import axis_size, shard_index
+from sdylog.partition.shards import axes_size, axis_size, shard_index
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,6 @@ class HaloExchange:
         top = 0
         for op in walk_ops(module.operation):
             if "channel_handle" in op.attributes:
-                from jaxlib.mlir.dialects import stablehlo as shlo
                 top = max(top, shlo.ChannelHandle(op.attributes["channel_handle"]).handle)
         self.next_channel = top + 1
 
@@ -69,7 +69,7 @@ class HaloExchange:
         mesh = irs.resolve_mesh(sharding, self.meshes)
         is_pad = op.name == "stablehlo.pad"
         rank = len(shape_of(x))
-        shards = [_shards(sharding.dims[d].axes, mesh) for d in range(rank)]
+        shards = [axes_size(sharding.dims[d].axes, mesh) for d in range(rank)]
         divisible = [-(-n // k) * k for n, k in zip(shape_of(x), shards)]
         manual = {a.name for d in range(rank) if shards[d] > 1 for a in sharding.dims[d].axes}
         b = Builder(ir.InsertionPoint(op), op.location)
@@ -78,7 +78,7 @@ class HaloExchange:
             if pad_value is None:
                 pad_value = b.constant(zeros(tensor((), element_of(x))))
             x = b.pad(x, pad_value, [0] * rank, [m - n for m, n in zip(divisible, shape_of(x))], [0] * rank, divisible)
-            _set_sharding(x, sharding)
+            irs.set_result_sharding(x, sharding)
         if pad_value is None or not is_pad:
             pad_value = b.constant(zeros(tensor((), element_of(x))))
 
@@ -92,7 +92,7 @@ class HaloExchange:
              "out_shardings": sharding_per_value_attr([sharding]),
              "manual_axes": ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in manual_names) + "}>")},
             regions=1, loc=op.location, ip=b.ip)
-        local_shape = [n // _shards([a for a in sharding.dims[d].axes if a.name in manual], mesh)
+        local_shape = [n // axes_size([a for a in sharding.dims[d].axes if a.name in manual], mesh)
                        for d, n in enumerate(divisible)]
         block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
         inner = Builder(ir.InsertionPoint(block), op.location)
@@ -114,7 +114,7 @@ class HaloExchange:
             result = b.one("stablehlo.slice", [result], result_type,
                            {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(result_type.shape),
                             "strides": dense_i64_array([1] * rank)})
-            _set_sharding(result, sharding)
+            irs.set_result_sharding(result, sharding)
         op.results[0].replace_all_uses_with(result)
         op.erase()
 
@@ -135,7 +135,7 @@ class HaloExchange:
             shape = [n + shifted.get(d, 0) for d, n in enumerate(shape_of(x))]
             zero = b.constant(zeros(tensor((), element_of(x))))
             x = b.pad(x, zero, [0] * len(shape), [m - n for m, n in zip(shape, shape_of(x))], [0] * len(shape), shape)
-            _set_sharding(x, sharding)
+            irs.set_result_sharding(x, sharding)
             x = self.shift_right(b, x, shifted, sharding, mesh, op.location)
         reversed_axes = [a for d in sorted(dims) for a in sharding.dims[d].axes]
         name = self.reversed_mesh(mesh, reversed_axes, sharding.mesh if isinstance(sharding.mesh, str) else "mesh")
@@ -154,7 +154,7 @@ class HaloExchange:
                               {"start_indices": dense_i64_array([0] * rank),
                                "limit_indices": dense_i64_array(ir.RankedTensorType(original_type).shape),
                                "strides": dense_i64_array([1] * rank)})
-            _set_sharding(final, sharding)
+            irs.set_result_sharding(final, sharding)
         result.replace_all_uses_except(final, back.owner.operation)
 
     def shift_right(self, b: Builder, x, shifts: dict[int, int], sharding: TensorSharding, mesh: Mesh, loc):
@@ -162,7 +162,7 @@ class HaloExchange:
         across the devices of its axes (a manual computation)."""
         manual = {a.name for d in shifts for a in sharding.dims[d].axes}
         manual_names = [a.name for a in mesh.axes if a.name in manual]
-        local_shape = [n // _shards([a for a in sharding.dims[d].axes if a.name in manual], mesh)
+        local_shape = [n // axes_size([a for a in sharding.dims[d].axes if a.name in manual], mesh)
                        for d, n in enumerate(shape_of(x))]
         manual_op = create_op(
             "sdy.manual_computation", [x.type], [x],
@@ -194,7 +194,7 @@ class HaloExchange:
                 out = b.broadcast(b.constant(zeros(tensor((), element_of(value)))), shape, [])
             else:
                 out = b.collective_permute(value, pairs, self.channel())
-            _set_sharding(out, local)
+            irs.set_result_sharding(out, local)
             return out
 
         head, tail = moved(hops), moved(hops + 1)
@@ -207,15 +207,15 @@ class HaloExchange:
         tail_piece = b.one("stablehlo.slice", [tail], tensor(tail_shape, element_of(value)),
                            {"start_indices": dense_i64_array(tail_start), "limit_indices": dense_i64_array(shape),
                             "strides": dense_i64_array([1] * rank)})
-        _set_sharding(tail_piece, local)
+        irs.set_result_sharding(tail_piece, local)
         head_limit = list(shape)
         head_limit[dim] = keep
         head_piece = b.one("stablehlo.slice", [head], tensor(head_limit, element_of(value)),
                            {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(head_limit),
                             "strides": dense_i64_array([1] * rank)})
-        _set_sharding(head_piece, local)
+        irs.set_result_sharding(head_piece, local)
         out = b.concatenate([tail_piece, head_piece], dim)
-        _set_sharding(out, local)
+        irs.set_result_sharding(out, local)
         return out
 
     def reversed_mesh(self, mesh: Mesh, axes, base: str) -> str:
@@ -271,7 +271,7 @@ class HaloExchange:
                 piece = self.pad_value_where_nothing_came(b, piece, pad_value, receivers, mesh)
             pieces.append(piece)
         buffer = b.concatenate(pieces, dim)
-        _set_sharding(buffer, local)
+        irs.set_result_sharding(buffer, local)
         edge = h.s_out * h.dilation
         shape = list(shape_of(buffer))
         low, high, interior = [0] * len(shape), [0] * len(shape), [0] * len(shape)
@@ -280,7 +280,7 @@ class HaloExchange:
         padded_shape = list(shape)
         padded_shape[dim] = (shape[dim] - 1) * h.dilation + 1 + 2 * edge
         buffer = b.pad(buffer, pad_value, low, high, interior, padded_shape)
-        _set_sharding(buffer, local)
+        irs.set_result_sharding(buffer, local)
 
         device = b.device_id(self.use_replica_id)
         index = self.index_in_group(b, device, mesh, axes)
@@ -295,7 +295,7 @@ class HaloExchange:
         sizes = list(padded_shape)
         sizes[dim] = h.s_out
         window = b.dynamic_slice(buffer, starts, sizes)
-        _set_sharding(window, local)
+        irs.set_result_sharding(window, local)
         return window
 
     def pad_value_where_nothing_came(self, b: Builder, piece, pad_value, receivers: set, mesh: Mesh):
@@ -344,7 +344,7 @@ def _pad_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out):
     if not any(lo + hi + it):
         return value
     out = b.pad(value, pad_value, lo, hi, it, local_out)
-    _set_sharding(out, local)
+    irs.set_result_sharding(out, local)
     return out
 
 
@@ -363,19 +363,17 @@ def _slice_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out)
     out = b.one("stablehlo.slice", [value], tensor([lim - st for st, lim in zip(new_starts, new_limits)], element_of(value)),
                 {"start_indices": dense_i64_array(new_starts), "limit_indices": dense_i64_array(new_limits),
                  "strides": dense_i64_array([1] * len(shape))})
-    _set_sharding(out, local)
+    irs.set_result_sharding(out, local)
     return out
 
 
 # ---------------------------------------------------------------------- helpers
-def _shards(axes, mesh: Mesh) -> int:
-    n = 1
-    for a in axes:
-        n *= axis_size(a, mesh)
-    return n
 
 
 def _without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
+    """The sharding's dimensions without the named axes (Shardy's
+    removeAxesFromSharding: replicated and unreduced axes stay, unlike
+    ir_shardings.without_axes)."""
     return replace(sharding, dims=tuple(DimSharding(tuple(a for a in d.axes if a.name not in names), d.is_closed,
                                                     d.priority) for d in sharding.dims))
 
@@ -393,8 +391,6 @@ def _is_zero_constant(value) -> bool:
     return isinstance(v, ir.FloatAttr) and v.value == 0.0
 
 
-def _set_sharding(value, sharding: TensorSharding) -> None:
-    value.owner.attributes["sdy.sharding"] = sharding_per_value_attr([sharding])
 
 
 def _shift_pairs(mesh: Mesh, axes, offset: int) -> list[tuple[int, int]]:

@@ -23,11 +23,10 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.op_properties import ELEMENTWISE_OPS
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
-from sdylog.model.sharding import sharding_per_value_attr
 from sdylog.passes.census import UNCHANGED
 
 # Ops whose results keep their operands' shapes, result i <- operand i
@@ -189,20 +188,20 @@ def _mask(b: Builder, x, original: list[int], pad_value, dims: list[int]):
     inside = None
     for d in dims:
         iota = b.iota(index_type, d)
-        _set_sharding(iota, sharding)
+        irs.set_result_sharding(iota, sharding)
         limit = b.broadcast(b.scalar(original[d], i32), shape, [])
-        _set_sharding(limit, sharding)
+        irs.set_result_sharding(limit, sharding)
         within = b.compare(iota, limit, "LT")
-        _set_sharding(within, sharding)
+        irs.set_result_sharding(within, sharding)
         if inside is None:
             inside = within
         else:
             inside = b.binary("and", inside, within)
-            _set_sharding(inside, sharding)
+            irs.set_result_sharding(inside, sharding)
     fill = b.broadcast(pad_value, shape, [])
-    _set_sharding(fill, sharding)
+    irs.set_result_sharding(fill, sharding)
     out = b.select(inside, x, fill)
-    _set_sharding(out, sharding)
+    irs.set_result_sharding(out, sharding)
     return out
 
 
@@ -211,7 +210,7 @@ def _slice_to(b: Builder, x, shape: list[int], sharding):
     out = b.one("stablehlo.slice", [x], tensor(shape, element_of(x)),
                 {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape),
                  "strides": dense_i64_array([1] * rank)})
-    _set_sharding(out, sharding)
+    irs.set_result_sharding(out, sharding)
     return out
 
 
@@ -220,12 +219,9 @@ def _copy_sharding(source, target) -> None:
         sharding = irs.sharding_of(source)
     except SdylogError:   # a sharding on a mesh the module does not name
         sharding = None
-    _set_sharding(target, sharding)
+    irs.set_result_sharding(target, sharding)
 
 
-def _set_sharding(value, sharding) -> None:
-    if sharding is not None:
-        value.owner.attributes["sdy.sharding"] = sharding_per_value_attr([sharding])
 
 
 # ---------------------------------------------------------------- facts about the ops
@@ -293,7 +289,6 @@ def _shape_follows(op, name: str):
         rank = _ranked_rank(results[0]) or 0
         yield from ((0, d, 0, d) for d in range(rank) if d != dim)
         return
-    from sdylog.ir.op_properties import ELEMENTWISE_OPS
     if name in _SAME_SHAPE or name in ELEMENTWISE_OPS:
         for i, r in enumerate(results):
             rank = _ranked_rank(r)
@@ -325,6 +320,7 @@ def _conv_facts(op, op_id: int, out) -> None:
         out["conv_window"].append((op_id, dn.output_spatial_dimensions[k], dn.input_spatial_dimensions[k],
                                    dn.kernel_spatial_dimensions[k], strides[k], padding[k][0], padding[k][1],
                                    lhs_dil[k], rhs_dil[k]))
-    if ir.IntegerAttr(attrs["batch_group_count"]).value == 1 if "batch_group_count" in attrs else True:
+    batch_groups = ir.IntegerAttr(attrs["batch_group_count"]).value if "batch_group_count" in attrs else 1
+    if batch_groups == 1:   # (else the output batch is the input's divided by the groups)
         out["shape_follows"].append((op_id, 0, dn.output_batch_dimension, 0, dn.input_batch_dimension))
     out["shape_follows"].append((op_id, 0, dn.output_feature_dimension, 1, dn.kernel_output_feature_dimension))
