@@ -340,16 +340,19 @@ def jobs() -> int:
 
 class Runs:
     """Files run by a pool of worker processes (spawned: forking a process
-    that holds MLIR and jaxlib's threads is unsafe), the largest first, all
-    submitted at once; outcomes(rel) waits for one. A worker that dies (a
+    that holds MLIR and jaxlib's threads is unsafe), all submitted at once,
+    in the order given; outcomes(rel) waits for one. A worker that dies (a
     crash in C) breaks the pool: the files without an outcome go to a new
-    one, and a file that was in two broken pools runs alone, each command a
-    subprocess as the scripts run them, so a crash fails only its case."""
+    one, and a file whose outcome was lost twice is left to `run_alone`
+    (by default its commands as subprocesses, as the scripts run them, so
+    that a crash fails only its case)."""
 
-    def __init__(self, files, workers: int):
+    def __init__(self, files, workers: int, run=None, run_alone=None):
+        self._run = run or run_file
+        self._run_alone = run_alone or run_file_in_subprocesses
         self._workers = min(workers, max(1, len(files)))
-        self._files = sorted(files, key=lambda rel: -(tests_dir() / rel).stat().st_size)
-        self._breaks = dict.fromkeys(files, 0)
+        self._files = list(files)
+        self._losses = dict.fromkeys(files, 0)
         self._pool = None
         self._futures = {}
         self._submit(self._files)
@@ -360,7 +363,7 @@ class Runs:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"))
         for rel in files:
-            self._futures[rel] = self._pool.submit(run_file, rel)
+            self._futures[rel] = self._pool.submit(self._run, rel)
 
     def outcomes(self, rel: str) -> list[tuple[str, bool, str]]:
         from concurrent.futures.process import BrokenProcessPool
@@ -368,22 +371,28 @@ class Runs:
             try:
                 return self._futures[rel].result()
             except BrokenProcessPool:
-                self._breaks[rel] += 1
-                if self._breaks[rel] >= 2:
-                    return run_file_in_subprocesses(rel)
+                self._losses[rel] += 1
+                if self._losses[rel] >= 2:
+                    return self._run_alone(rel)
                 self._restart()
 
     def _restart(self):
         from concurrent.futures.process import BrokenProcessPool
         broken, self._pool = self._pool, None
         broken.shutdown(wait=True, cancel_futures=True)   # (then each of its futures is done)
-        self._submit([rel for rel, f in self._futures.items()
-                      if f.cancelled() or isinstance(f.exception(), BrokenProcessPool)])
+        self._submit([rel for rel in self._files if self._futures[rel].cancelled()
+                      or isinstance(self._futures[rel].exception(), BrokenProcessPool)])
 
     def close(self):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+def largest_first(files) -> list[str]:
+    """The order to run files in: the pool ends sooner when the long ones
+    start first."""
+    return sorted(files, key=lambda rel: -(tests_dir() / rel).stat().st_size)
 
 
 def run_file_in_subprocesses(rel: str) -> list[tuple[str, bool, str]]:

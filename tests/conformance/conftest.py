@@ -22,7 +22,7 @@ class RatchetSession:
 
     def start(self, files) -> cc.Runs:
         if self.runs is None:
-            self.runs = cc.Runs(files, cc.jobs())
+            self.runs = cc.Runs(cc.largest_first(files), cc.jobs())
         return self.runs
 
     def passing(self) -> set[str]:

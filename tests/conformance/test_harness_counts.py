@@ -3,13 +3,14 @@ run_executable.main that choose a suite's files and a file's cases, and runs
 the scripts' commands in-process: both checked here against the scripts
 themselves, on a few files of each kind."""
 import json
+import os
 import sys
 
 import pytest
 
 import conformance_cases as cc
 
-pytestmark = pytest.mark.skipif(cc.shared_dir() is None, reason=cc.missing_reason())
+needs_shared = pytest.mark.skipif(cc.shared_dir() is None, reason=cc.missing_reason())
 
 LIT_FILES = [
     "import/sharding_group_constraints.mlir",     # split: CHECK cases and expected errors
@@ -29,6 +30,7 @@ def _main(script, argv, monkeypatch):
     script.main()
 
 
+@needs_shared
 def test_lit_files_are_those_run_lit_runs(tmp_path, monkeypatch):
     lit = cc.script("run_lit")
     monkeypatch.setattr(lit, "run_case", lambda *a: (True, ""))
@@ -39,6 +41,7 @@ def test_lit_files_are_those_run_lit_runs(tmp_path, monkeypatch):
     assert sorted(ran) == sorted(cc.lit_files())
 
 
+@needs_shared
 def test_lit_cases_are_those_run_lit_counts(tmp_path, monkeypatch):
     lit = cc.script("run_lit")
     report = tmp_path / "report.json"
@@ -49,6 +52,7 @@ def test_lit_cases_are_those_run_lit_counts(tmp_path, monkeypatch):
     assert ours == theirs
 
 
+@needs_shared
 def test_executable_files_and_cases_are_those_run_executable_counts(monkeypatch, capsys):
     ex = cc.script("run_executable")
     monkeypatch.setattr(ex, "run_variant", lambda *a: (True, ""))
@@ -65,6 +69,7 @@ def test_executable_files_and_cases_are_those_run_executable_counts(monkeypatch,
     assert theirs == [cc.run_file(f)[0][1] for f in EXECUTABLE_FILES]
 
 
+@needs_shared
 @pytest.mark.parametrize("rel", [LIT_FILES[1], LIT_FILES[2], LIT_FILES[4], EXECUTABLE_FILES[0]])
 def test_in_process_commands_answer_as_subprocesses(rel, monkeypatch):
     """Exit codes, stdout for FileCheck, stderr for expected diagnostics."""
@@ -72,3 +77,27 @@ def test_in_process_commands_answer_as_subprocesses(rel, monkeypatch):
     for name in ("run_lit", "run_executable"):
         monkeypatch.setattr(cc.script(name), "subprocess", cc.Subprocesses)
     assert [row[:2] for row in cc.run_file(rel)] == in_process
+
+
+def crash_on_b(rel):
+    """A run that kills its worker process on file "b" (as a crash in C would)."""
+    if rel == "b":
+        os._exit(11)
+    return [(f"{rel}#0", True, "")]
+
+
+def test_a_worker_crash_loses_no_other_file():
+    alone = []
+
+    def run_alone(rel):
+        alone.append(rel)
+        return [(f"{rel}#0", rel != "b", "crashed" if rel == "b" else "")]
+
+    runs = cc.Runs(["a", "b", "c", "d"], 2, run=crash_on_b, run_alone=run_alone)
+    try:
+        got = {rel: runs.outcomes(rel) for rel in ["a", "b", "c", "d"]}
+    finally:
+        runs.close()
+    assert got == {"a": [("a#0", True, "")], "b": [("b#0", False, "crashed")],
+                   "c": [("c#0", True, "")], "d": [("d#0", True, "")]}
+    assert "b" in alone
