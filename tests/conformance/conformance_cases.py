@@ -213,8 +213,19 @@ def _compact(message: str, width: int = 100) -> str:
 
 
 def _sdylog_main(argv):
-    from sdylog.cli import main
-    main.main(args=argv, prog_name="sdylog")
+    """What the `sdylog` console script does (pyproject.toml's entry point)."""
+    saved, sys.argv = sys.argv, ["sdylog"] + argv
+    try:
+        sys.exit(_entry_point()())
+    finally:
+        sys.argv = saved
+
+
+@lru_cache(maxsize=None)
+def _entry_point():
+    from importlib.metadata import entry_points
+    (script,) = entry_points(group="console_scripts", name="sdylog")
+    return script.load()
 
 
 def _filecheck_main(argv):
@@ -242,7 +253,7 @@ def _captured(main, argv, stdin_text):
             else:
                 print(e.code, file=sys.stderr)
                 code = 1
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired:   # (_time_limit's, for the caller)
             raise
         except Exception:
             traceback.print_exc()
