@@ -80,18 +80,23 @@ def pytest_terminal_summary(terminalreporter, config):
         tr.write_line(f"{suite}: {passing}/{len(rows)} cases pass, {listed} listed{ref_text}")
     if state.written is not None:
         added, removed = state.written
-        tr.write_line(f"{cc.RATCHET_FILE.name} rewritten: {len(added)} cases added, {len(removed)} removed")
+        tr.write_line(f"{cc.RATCHET_FILE.name} rewritten: {_cases(len(added))} added, "
+                      f"{_cases(len(removed))} removed")
         for case in removed:
             tr.write_line(f"  removed (now fails): {case}")
         return
     new = state.new_passes()
     if new:
-        tr.write_line(f"{len(new)} cases pass but are not listed in tests/conformance/{cc.RATCHET_FILE.name}; "
+        tr.write_line(f"{_cases(len(new))} pass but are not listed in tests/conformance/{cc.RATCHET_FILE.name}; "
                       "add them with: python -m pytest tests/conformance --update-ratchet")
         for case in new[:30]:
             tr.write_line(f"  {case}")
         if len(new) > 30:
             tr.write_line(f"  ... and {len(new) - 30} more")
+
+
+def _cases(n: int) -> str:
+    return f"{n} case" if n == 1 else f"{n} cases"
 
 
 def _suite_order(suite: str):
