@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import io
 import json
 import os
 import re
@@ -236,52 +235,60 @@ def _filecheck_main(argv):
 
 
 def _captured(main, argv, stdin_text):
-    """Run main(argv) as a process would run: stdin from stdin_text; its
-    stdout and stderr, Python's and the file descriptors' (MLIR's C++ may
-    write there), captured; the exit code from SystemExit, or 1 and the
-    traceback for an exception."""
-    out, err = io.StringIO(), io.StringIO()
+    """Run main(argv) as a process would run: stdin holding stdin_text; its
+    stdout and stderr captured (whatever writes them: Python's streams,
+    their bytes buffers, C++ on the file descriptors); the exit code from
+    SystemExit, or 1 and the traceback for an exception."""
     code = 0
-    with tempfile.TemporaryFile() as fd_err, _fd_redirected(2, fd_err), \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-            _stdin(io.StringIO(stdin_text or "")):
-        try:
-            main(argv)
-        except SystemExit as e:
-            if e.code is None or isinstance(e.code, int):
-                code = e.code or 0
-            else:
-                print(e.code, file=sys.stderr)
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        stdin.write((stdin_text or "").encode("utf-8"))
+        stdin.seek(0)
+        with _standard_streams(stdin, stdout, stderr):
+            try:
+                main(argv)
+            except SystemExit as e:
+                if e.code is None or isinstance(e.code, int):
+                    code = e.code or 0
+                else:
+                    print(e.code, file=sys.stderr)
+                    code = 1
+            except subprocess.TimeoutExpired:   # (_time_limit's, for the caller)
+                raise
+            except Exception:
+                traceback.print_exc()
                 code = 1
-        except subprocess.TimeoutExpired:   # (_time_limit's, for the caller)
-            raise
-        except Exception:
-            traceback.print_exc()
-            code = 1
-        sys.stderr.flush()
-        fd_err.seek(0)
-        c_err = fd_err.read().decode("utf-8", "replace")
-    return code, out.getvalue(), err.getvalue() + c_err
+        return code, _text(stdout), _text(stderr)
 
 
 @contextlib.contextmanager
-def _fd_redirected(fd: int, to):
-    saved = os.dup(fd)
+def _standard_streams(stdin, stdout, stderr):
+    """File descriptors 0, 1 and 2 on these files, and sys.stdin, stdout
+    and stderr text streams on the descriptors, as in a process started
+    with them; all restored after."""
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    for stream in saved_streams[1:]:
+        stream.flush()   # (what was written before goes where it was meant to)
+    saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
     try:
-        os.dup2(to.fileno(), fd)
+        for fd, f in enumerate((stdin, stdout, stderr)):
+            os.dup2(f.fileno(), fd)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
         yield
     finally:
-        os.dup2(saved, fd)
-        os.close(saved)
+        for stream in (sys.stdout, sys.stderr):
+            if stream not in saved_streams:
+                stream.flush()
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for fd, saved in enumerate(saved_fds):
+            os.dup2(saved, fd)
+            os.close(saved)
 
 
-@contextlib.contextmanager
-def _stdin(stream):
-    saved, sys.stdin = sys.stdin, stream
-    try:
-        yield
-    finally:
-        sys.stdin = saved
+def _text(f) -> str:
+    f.seek(0)
+    return f.read().decode("utf-8", "replace")
 
 
 @contextlib.contextmanager
