@@ -46,8 +46,11 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
             if facts.meshes[name].axes:
                 for r in sorted(ranks):
                     facts.add_replicated_sharding(name, r)
+    from sdylog.facts.extract import divisors
+    sizes = {z for _, _, _, z in facts.rows("mesh_axis")}
     return {
         "run_option": [("full", int(options.full_version))],
+        "axis_divisor": [(z, d) for z in sorted(sizes) for d in divisors(z)],
         "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
         "ranked_value": facts.ranked_values(),
     }
