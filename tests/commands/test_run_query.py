@@ -234,3 +234,58 @@ def test_run_prints_what_opt_pipeline_prints(tmp_path):
     with module.context:
         lookup("sdy-propagation-pipeline").load()(module, {"dedup-functions-fully": False}, PassContext())
     assert run.text() == print_module(module)
+
+
+# Shardings that do not fit the dot: a contracting dimension sharded two ways.
+CONFLICT = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %b: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+"""
+
+
+@pytest.fixture
+def conflict(tmp_path):
+    p = tmp_path / "c.mlir"
+    p.write_text(CONFLICT)
+    return p
+
+
+def test_run_report_says_what_partitioning_needs(conflict):
+    # the full version reshards both operands ([x, y] -> [{}, x]: the contracting factor
+    # takes x) and all-reduces the result: 2(g-1)/g of its 8x16 f32 block for g = 4
+    p = sdylog("run", str(conflict), "-v")
+    assert p.returncode == 0, p.stderr
+    assert "needed to partition (full version): reshards 2 (160 B per device), all-reduces 1 (768 B per device)" \
+        in p.stderr
+    assert f'{conflict}:5:8: stablehlo.dot_general result 0: all_reduce {{"x"}} on [{{}}, {{"y"}}] (768 B per device)' \
+        in p.stderr
+
+
+def test_run_report_json_has_values_conflicts_reshards_and_collectives(conflict, tmp_path):
+    import json
+    out = tmp_path / "r.json"
+    p = sdylog("run", str(conflict), "-q", "--report", str(out))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["values"] == 3 and doc["sharded"] == 3 and len(doc["sharded_values"]) == 3
+    assert {c["kind"] for c in doc["conflicts"]} == {"prefix", "diverge"}
+    first = doc["reshards"][0]
+    assert (first["op"], first["place"], first["index"], first["from_sharding"], first["to_sharding"],
+            first["bytes_per_device"]) == ("stablehlo.dot_general", "operand", 0, '[{"x"}, {"y"}]', '[{}, {"x"}]', 160)
+    assert first["location"] == f"{conflict}:5:8"
+    assert [(c["kind"], c["axes"], c["bytes_per_device"]) for c in doc["collectives"]] == [("all_reduce", '{"x"}', 768)]
+    assert doc["totals"] == {"reshards": 2, "reshard_bytes_per_device": 160, "all_reduces": 1,
+                             "all_reduce_bytes_per_device": 768, "bytes_per_device": 928}
+
+
+def test_query_reads_the_reshard_relations(conflict):
+    p = sdylog("query", str(conflict), "needed_kind_bytes")
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"all_reduce +768", p.stdout) and re.search(r"reshard +160", p.stdout)
+    p = sdylog("query", str(conflict), "why_pick")
+    assert p.returncode == 0, p.stderr
+    assert "size" in p.stdout and "only" in p.stdout
