@@ -23,7 +23,6 @@ import click
 from jaxlib.mlir import ir
 
 from sdylog.cli import engine_option, reports_errors
-from sdylog.commands.explain_reshards import reshards_text, value_handles
 from sdylog.mpmd.command import mpmd_options
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import as_operation, owning_op
@@ -953,11 +952,7 @@ def _tensors_in(rows, ex, namer) -> set:
 def explain(file, value, tree, depth, engine, entry, **mpmd):
     """Explain the sharding propagation gives VALUE in FILE: for each axis of
     its final sharding, the op visits it came through, back to the user
-    annotation; for each dimension with no axis, what stopped it. Then the
-    reshards and collectives the module needs at VALUE to be partitioned
-    (-sdy-insert-explicit-reshards, full version), and why: the factors the
-    op's tensors disagree on, which tensor won and why, the reduction
-    factors behind an all-reduce.
+    annotation; for each dimension with no axis, what stopped it.
 
     VALUE: %name (in @main or the only function), @func:%name, @func:argN,
     @func:resultN. Names are those MLIR prints for FILE (%0, %arg0, %cst_0).
@@ -978,13 +973,8 @@ def explain(file, value, tree, depth, engine, entry, **mpmd):
     if len(targets) > 1:
         click.echo(f"// {targets[0].label} names {len(targets)} values (sibling regions reuse names): "
                    + "; ".join(t.value.where for t in targets))
-    handles = [] if tree else [(t.label, value_handles(ex, t)) for t in targets]
     for target in targets:
         if tree:
             click.echo(tree_text(ex, namer, target, depth), nl=False)
         else:
             click.echo(explain_target(ex, namer, target), nl=False)
-    if handles:   # (after: the export steps change the module the text above reads)
-        for text in reshards_text(ex, handles, engine).values():
-            if text:
-                click.echo(text, nl=False)

@@ -39,23 +39,9 @@ class PipelineRun:
     ctx: PassContext
     seconds: dict = field(default_factory=dict)  # phase -> wall seconds
     conflicts: list[Conflict] = field(default_factory=list)
-    _needed: object = None          # needed()'s answer
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
-
-    def needed(self):
-        """What the propagated module needs to be partitioned: the reshards
-        and collectives the full version of -sdy-insert-explicit-reshards
-        would insert, with their bytes (sdylog/reshard/inventory.py); made
-        once, on the first call."""
-        if self._needed is None:
-            from sdylog.reshard.inventory import needed_inventory
-            t = time.perf_counter()
-            with self.module.context:
-                self._needed = needed_inventory(self.module, self.ctx, self.ctx.engine)
-            self.seconds["reshards"] = time.perf_counter() - t
-        return self._needed
 
 
 class Progress:
@@ -210,84 +196,15 @@ def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
         lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
-    needed = run.needed()
-    lines.append(needed.summary_line())
-    if verbose:
-        lines.extend(f"  {_inserted_text(i)}" for i in needed.items)
     return lines
-
-
-def _inserted_text(i) -> str:
-    where = f"{i.location}: " if i.location else ""
-    what = f"{i.kind} {i.axes}" if i.axes else i.kind
-    move = f" {i.from_sharding} -> {i.to_sharding}" if i.to_sharding is not None else \
-        (f" on {i.from_sharding}" if i.from_sharding else "")
-    cost = "not costed" if i.bytes_per_device is None else f"{i.bytes_per_device} B per device"
-    return f"{where}{i.op} {i.place} {i.index}: {what}{move} ({cost})"
 
 
 def report(run: PipelineRun, verbose: bool = False) -> str:
     """The short report `sdylog run` prints on stderr: the summary, then the
     time of each phase (and the propagation driver's own steps, CPU time)."""
-    lines = summary(run, verbose)   # (first: it times the reshard decisions)
     steps = dict(run.seconds)
     for timing in run.ctx.report.get("propagation", []):
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
     time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
-    return "\n".join(lines + [time_line])
-
-
-def report_json(run: PipelineRun) -> str:
-    """The whole report as JSON (`sdylog run --report`): the values and
-    those sharded (each with its op, location and sharding), the conflicts,
-    the reshards and collectives the module needs to be partitioned (op,
-    location, place, shardings, bytes per device) and their totals, times."""
-    import json
-
-    needed = run.needed()
-    sharded = _sharded_values(run.module, run.ctx.filename)
-    doc = {
-        "file": run.ctx.filename,
-        "values": len(run.result.facts.values),
-        "sharded": len({v for v, _t in run.result.engine.read("final_value")}),
-        "sharded_values": sharded,
-        "conflicts": [{"location": c.location, "op": c.op_name, "factor": c.factor, "kind": c.kind,
-                       "a": c.a, "b": c.b} for c in run.conflicts],
-        "reshards": [i.as_dict() for i in needed.items if i.kind == "reshard"],
-        "collectives": [i.as_dict() for i in needed.items if i.kind != "reshard"],
-        "totals": {"reshards": needed.count("reshard"), "reshard_bytes_per_device": needed.bytes("reshard"),
-                   "all_reduces": needed.count("all_reduce"),
-                   "all_reduce_bytes_per_device": needed.bytes("all_reduce"),
-                   "bytes_per_device": needed.bytes()},
-        "reshard_error": needed.error,
-        "seconds": run.seconds,
-    }
-    return json.dumps(doc, indent=1) + "\n"
-
-
-def _sharded_values(module, filename: str) -> list[dict]:
-    """Every function argument and op result of the module printed that
-    carries a sharding: where, and the sharding as printed."""
-    from sdylog.ir.shardings import get_sharding
-    from sdylog.ir.walk import func_ops, walk_ops
-
-    out = []
-    with module.context:
-        for fn in func_ops(module):
-            func = symbol_name(fn)
-            if len(fn.regions[0].blocks):
-                for i, arg in enumerate(fn.regions[0].blocks[0].arguments):
-                    s = get_sharding(arg)
-                    if s is not None:
-                        out.append({"func": func, "op": "func.func", "location": format_location(fn.location, filename),
-                                    "argument": i, "sharding": str(s)})
-            for op in walk_ops(fn.operation):
-                if op == fn.operation or op.name.startswith("sdy."):
-                    continue
-                for i, r in enumerate(op.results):
-                    s = get_sharding(r)
-                    if s is not None:
-                        out.append({"func": func, "op": op.name, "location": format_location(op.location, filename),
-                                    "result": i, "sharding": str(s)})
-    return out
+    return "\n".join(summary(run, verbose) + [time_line])

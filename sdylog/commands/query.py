@@ -2,7 +2,6 @@
 import click
 
 from sdylog.cli import engine_option, reports_errors
-from sdylog.ir.diagnostics import SdylogError
 from sdylog.mpmd.command import mpmd_options
 
 
@@ -17,10 +16,7 @@ from sdylog.mpmd.command import mpmd_options
 @reports_errors
 def query(file, relation, where, limit, engine, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
-    rules/schema.dl or one the propagation rules derive; one the reshard
-    rules derive on the propagated module, rules/reshard/*.dl: needed,
-    needed_bytes, needed_kind_bytes, reshard_operand, working_dim_axis, ...,
-    for the full version of -sdy-insert-explicit-reshards; or one of the MPMD
+    rules/schema.dl or one the propagation rules derive; or one of the MPMD
     rules, rules/mpmd/*.dl: placed, xfer, channel, ..., with the options of
     `sdylog mpmd`)."""
     from sdylog.commands.pipeline import run_pipeline
@@ -35,19 +31,7 @@ def query(file, relation, where, limit, engine, entry, **mpmd):
         return
 
     result = run_pipeline(file, engine=engine)
-    rules = result.result.engine
-    if relation not in _propagation_relations() and relation in _reshard_relations():
-        needed = result.needed()   # (the reshard rules on the propagated module)
-        if needed.error is not None:
-            raise SdylogError(needed.error)
-        rules = needed.engine
-    click.echo(format_relation(rules, relation, list(where), limit).rstrip("\n"))
-
-
-def _reshard_relations() -> set:
-    from sdylog.reshard.costs import costs_program
-    from sdylog.reshard.driver import reshard_program
-    return set(reshard_program().relations) | set(costs_program().relations)
+    click.echo(format_relation(result.result.engine, relation, list(where), limit).rstrip("\n"))
 
 
 def _propagation_relations() -> set:

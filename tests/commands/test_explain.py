@@ -396,38 +396,3 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
         f"@main:%2 (stablehlo.exponential at {path}:6:8) is not sharded", "  dim 0: no axis",
         f'    1 hop away: dim 0 of sdy.propagation_barrier ({path}:5:8): %0 has "a", but the barrier lets '
         "shardings through BACKWARD only"]
-
-
-# A dot whose shardings do not fit (operand 0 shards the contracting factor on
-# "y", operand 1 on "x"), then a transpose whose result takes "x" on dim 0.
-RESHARDS = 'sdy.mesh @mesh = <["x"=4, "y"=2]>\n' + """
-func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
-                %b: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
-    -> (tensor<32x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
-  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
-  %1 = stablehlo.transpose %0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x32xf32>) -> tensor<32x8xf32>
-  return %1 : tensor<32x8xf32>
-}
-"""
-
-
-def test_the_reshards_and_all_reduce_at_a_value_and_why(tmp_path):
-    code, out, err = run_explain(write(tmp_path, RESHARDS), "%0")
-    assert code == 0, err
-    tail = out[out.index("// @main:%0: reshards"):]
-    assert 'operand 0: reshard [{"x"}, {"y"}] -> [{}, {"x"}] (160 B per device)' in tail
-    assert 'result 0: all_reduce {"x"} on [{}, {"y"}] (768 B per device)' in tail
-    # the greedy choice: the contracting factor k takes "x" (operand 1 holds it, 512 elements), then j takes "y"
-    assert 'why: the tensors disagree on' in tail and 'factor k (operand 0 {"y"}, operand 1 {"x"})' in tail
-    assert 'pick 1: factor k = {"x"} (held by operand 1, 512 elements): the tensors holding these axes ' \
-           'have the most elements' in tail
-    assert 'pick 2: factor j = {"y"}' in tail
-    assert 'all-reduce: the op sums over its reduction factors\' axes, each device a part: factor k on {"x"}' in tail
-    # %0 is also the transpose's operand: two tensors, the more sharded result wins
-    assert 'operand 0 takes it: its axes split it more' in tail
-
-
-def test_no_reshard_section_where_none_is_needed(tmp_path):
-    code, out, err = run_explain(write(tmp_path, CHAIN), "%1")
-    assert code == 0, err
-    assert "reshards and collectives" not in out
