@@ -39,6 +39,7 @@ class PipelineRun:
     ctx: PassContext
     seconds: dict = field(default_factory=dict)  # phase -> wall seconds
     conflicts: list[Conflict] = field(default_factory=list)
+    collectives: list[dict] | None = None        # with --partition: every collective, costed
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -61,11 +62,15 @@ class Progress:
             sys.stderr.flush()
 
 
-def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None) -> PipelineRun:
+def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
+                 partition=None) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path`, as `sdylog opt` runs
     it (sdylog/passes/propagation_pipeline.py; a test checks both print the
     same), one phase at a time so that each is timed and the conflicts are
-    located before the export steps erase the ops they name."""
+    located before the export steps erase the ops they name. With
+    `partition` (PartitionerOptions), then the partitioner's passes to the
+    per-device program (sdylog/partition/pipeline.py), its collectives
+    costed."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -88,8 +93,13 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
+    collectives = None
+    if partition is not None:
+        from sdylog.partition.pipeline import partition_module
+        collectives = partition_module(module, ctx, partition, explicit=False, propagated=True,
+                                       phase=phase).collectives
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts)
+    return PipelineRun(module, result, ctx, seconds, conflicts, collectives)
 
 
 def locate_conflicts(result, filename: str) -> list[Conflict]:
@@ -185,4 +195,8 @@ def report(run: PipelineRun, verbose: bool = False) -> str:
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
     time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
-    return "\n".join(summary(run, verbose) + [time_line])
+    lines = summary(run, verbose)
+    if run.collectives is not None:
+        from sdylog.partition.pipeline import collectives_table
+        lines += collectives_table(run.collectives)
+    return "\n".join(lines + [time_line])

@@ -11,11 +11,19 @@ from sdylog.cli import reports_errors
 @click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True, help="List the conflicts in the report, with their locations.")
+@click.option("--partition", is_flag=True,
+              help="Go on to the per-device program (-sdy-partitioner-pipeline); the report lists its collectives.")
+@click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
+              help="With --partition: halo exchanges for windowed ops (else their windows are replicated).")
 @reports_errors
-def run(file, output, db, engine, quiet, verbose):
+def run(file, output, db, engine, quiet, verbose, partition, halo_exchange):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
     print the module and a short report on stderr (values sharded, conflicts
-    propagation left, time per phase)."""
+    propagation left, time per phase).
+
+    With --partition, print the program each device runs instead: explicit
+    reshards, collectives, padding, global-to-local; the report lists every
+    collective (where, kind, axes, bytes one device sends in a ring)."""
     from sdylog import outputs
     from sdylog.commands.pipeline import Progress, report, run_pipeline
 
@@ -23,7 +31,11 @@ def run(file, output, db, engine, quiet, verbose):
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
-    result = run_pipeline(file, engine=engine, progress=Progress())
+    options = None
+    if partition:
+        from sdylog.passes.pipelines import PartitionerOptions
+        options = PartitionerOptions(enable_halo_exchange=halo_exchange)
+    result = run_pipeline(file, engine=engine, progress=Progress(), partition=options)
     written = [(module_out, result.text())]
     if db_out:
         written.append((db_out, result.result.engine.save))

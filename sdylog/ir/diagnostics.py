@@ -3,7 +3,8 @@ import re
 
 from jaxlib.mlir import ir
 
-_FILE_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+# (a file location, or the child of a named one: `loc("name"("file":1:2))`)
+_FILE_LOC = re.compile(r'(?:loc)?\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
 class SdylogError(Exception):

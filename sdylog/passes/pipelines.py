@@ -295,9 +295,14 @@ def partitioner_steps(o: PartitionerOptions, global_to_local: bool = True) -> li
              Step("sdy-resolve-permutation-factors", {"enable-halo-exchange": o.enable_halo_exchange, **o.counts}),
              Step("sdy-reshard-to-collectives"), Step("sdy-pad-for-divisibility"),
              Step("sdy-resolve-single-device-sharding", o.counts)]
-    if global_to_local:
-        steps += [Step("sdy-convert-global-to-local", o.counts), Step("sdy-drop-sharding-and-mesh")]
-    return steps
+    return steps + global_to_local_steps(o) if global_to_local else steps
+
+
+def global_to_local_steps(o: PartitionerOptions, drop_shardings: bool = True) -> list[Step]:
+    """The partitioner's last steps: the per-device program, without its
+    shardings (or with them, for whoever reads them still)."""
+    steps = [Step("sdy-convert-global-to-local", o.counts)]
+    return steps + [Step("sdy-drop-sharding-and-mesh")] if drop_shardings else steps
 
 
 def per_instruction_steps(o: PartitionerOptions) -> list[Step]:
@@ -306,8 +311,7 @@ def per_instruction_steps(o: PartitionerOptions) -> list[Step]:
     factors resolved before the reshards are inserted)."""
     return [Step("sdy-resolve-permutation-factors", {"enable-halo-exchange": o.enable_halo_exchange, **o.counts}),
             Step("sdy-insert-explicit-reshards", {"enable-full-version": True}),
-            Step("sdy-reshard-to-collectives"), Step("sdy-pad-for-divisibility"),
-            Step("sdy-convert-global-to-local", o.counts), Step("sdy-drop-sharding-and-mesh")]
+            Step("sdy-reshard-to-collectives"), Step("sdy-pad-for-divisibility"), *global_to_local_steps(o)]
 
 
 class _ModuleDumps:
