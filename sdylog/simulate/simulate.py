@@ -88,12 +88,17 @@ class SimulationReport:
 
 
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
+    """Floats are normal with deviation 1/sqrt(largest dimension), as
+    weights are initialized: through chains of dots, activations stay near 1
+    and saturating functions (tanh, exp) do not turn the rounding of sums
+    computed in pieces into large differences."""
     if is_bool(dtype):
         return rng.random(shape) < 0.5
+    scale = 1.0 / np.sqrt(max(shape)) if len(shape) and max(shape) > 0 else 1.0
     if is_complex(dtype):
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+        return ((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) * scale).astype(dtype)
     if is_float(dtype):
-        return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+        return (rng.standard_normal(shape) * scale).astype(np.float32).astype(dtype)
     if is_integer(dtype):
         lo, hi = (0, 16) if is_unsigned(dtype) else (-8, 8)
         return rng.integers(lo, hi, size=shape).astype(np.int64).astype(dtype)
@@ -191,8 +196,8 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     report = SimulationReport(mesh.num_devices, CollectiveStats())
     with local_module.context:
-        report.partitioned, report.collectives = _make_local(local_module, ctx, options, pipeline, explicit,
-                                                              pass_options)
+        report.partitioned, report.collectives, final = _make_local(local_module, ctx, options, pipeline,
+                                                                     explicit, pass_options)
         report.skipped_steps = list(ctx.report.get("skipped_steps", []))
         func = _entry(local_module, entry)
         arg_sh = [irs.func_arg_sharding(func, i) for i in range(len(inputs))]
@@ -223,34 +228,34 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
         report.outputs.append(check)
     if not report.ok:
         report.difference = _first_difference(global_module, local_module, filename, entry, inputs, runs,
-                                              meshes, rtol, atol)
+                                              meshes, final, rtol, atol)
     return report
 
 
-def _make_local(module, ctx, options, pipeline, explicit, pass_options) -> tuple[bool, list[dict]]:
+def _make_local(module, ctx, options, pipeline, explicit, pass_options) -> tuple[bool, list[dict], dict]:
     """The per-device program of `module` (in place, shardings kept for the
-    comparison); whether sdylog's pipeline partitioned it, and its collectives."""
-    from sdylog.partition.pipeline import partition_module
+    comparison); whether sdylog's pipeline partitioned it, its collectives,
+    and the shardings of the global program's ops (trace.final_shardings)."""
+    from sdylog.partition.pipeline import partition_module, program_collectives
     from sdylog.passes import lookup, parse_options
+    from sdylog.simulate.trace import final_shardings
     if pipeline:
-        from sdylog.partition.collective_costs import module_collectives
         from sdylog.passes.driver import parse_flags, run_passes
         run_passes(module, parse_flags(list(pipeline)), ctx)
-        collectives = module_collectives(module, ctx.filename, ctx.engine)
-        name = "sdy-convert-global-to-local"
-        lookup(name).load()(module, parse_options(name, pass_options), ctx)
-        return False, collectives
-    if pass_options:
-        g2l = parse_options("sdy-convert-global-to-local", pass_options)
-        options = type(options)(options.enable_halo_exchange, g2l["replica-count"], g2l["partition-count"])
-    result = partition_module(module, ctx, options, global_to_local=not pass_options, drop_shardings=False,
-                              explicit=explicit)
-    if pass_options:   # g2l's own options (per-dim-all-gather, ...): made local here
-        lookup("sdy-convert-global-to-local").load()(module, g2l, ctx)
-    return not result.explicit, result.collectives
+        partitioned, collectives = False, program_collectives(module, ctx.filename, ctx.engine)
+    else:
+        result = partition_module(module, ctx, options, global_to_local=False, explicit=explicit)
+        partitioned, collectives = not result.explicit, result.collectives
+    final = final_shardings(module)
+    name = "sdy-convert-global-to-local"
+    g2l = parse_options(name, pass_options)
+    if not pass_options:   # (the partitioner's counts)
+        g2l.update({"replica-count": options.replica_count, "partition-count": options.partition_count})
+    lookup(name).load()(module, g2l, ctx)
+    return partitioned, collectives, final
 
 
-def _first_difference(global_module, local_module, filename, entry, inputs, runs, meshes, rtol, atol):
+def _first_difference(global_module, local_module, filename, entry, inputs, runs, meshes, final, rtol, atol):
     """Both programs again, recording what their ops computed: the first op
     whose per-device values differ (trace.first_difference)."""
     from sdylog.simulate.trace import Tracer, first_difference
@@ -266,7 +271,7 @@ def _first_difference(global_module, local_module, filename, entry, inputs, runs
     def close(got, want):
         ok, err, _ = _errors(got, want, rtol, atol)
         return ok, err
-    return first_difference(ref, dev, len(runs[0]), meshes, close)
+    return first_difference(ref, dev, len(runs[0]), meshes, close, final)
 
 
 def simulate_main(path: str, **kwargs) -> SimulationReport:

@@ -59,6 +59,19 @@ def _tag_region(region, counter) -> None:
                     _tag_region(r, counter)
 
 
+def final_shardings(module: ir.Module) -> dict[int, list]:
+    """Per tag, the shardings of the results of the last op carrying it, read
+    from the global program before -sdy-convert-global-to-local (which
+    makes collectives without shardings): what an op's users read."""
+    from sdylog.ir.walk import walk_ops
+    out: dict[int, list] = {}
+    for op in walk_ops(module.operation):
+        tag = tag_of(op)
+        if tag is not None and op.results:
+            out[tag] = [_sharding_of(r) for r in op.results]
+    return out
+
+
 def tag_of(op) -> int | None:
     m = _TAG_RE.match(str(op.location))
     return int(m.group(1)) if m else None
@@ -133,18 +146,33 @@ class Difference:
 
 
 def first_difference(reference: Tracer, devices: Tracer, num_devices: int, meshes: dict[str, Mesh],
-                     close) -> Difference | None:
+                     close, final: dict[int, list] | None = None) -> Difference | None:
     """The first op of the reference run (device 0 of `reference`) whose
-    values every device of `devices` does not hold; `close(got, want)` ->
-    (ok, max abs error)."""
-    ref = sorted(((t.order, tag, t) for (d, tag, name), t in reference.records.items() if d == 0),
-                 key=lambda x: x[0])
+    values the devices of `devices` do not hold; `close(got, want)` ->
+    (ok, max abs error). Of the per-device ops carrying an op's tag, the
+    last to run with as many results stands for it: the collectives the
+    partitioner put after an op (an all_reduce of its partial sums, a
+    reshard to its result's sharding) carry its location, and what they
+    leave is what the op's users read. `final` (final_shardings) gives
+    the shardings of ops that carry none in the per-device program."""
+    by_tag: dict[int, list[Traced]] = {}
+    for (d, tag, _), t in devices.records.items():
+        if d == 0:
+            by_tag.setdefault(tag, []).append(t)
+    ref = sorted(((t.order, tag, t) for (d, tag, _), t in reference.records.items() if d == 0), key=lambda x: x[0])
     for _, tag, want in ref:
-        got = [devices.records.get((d, tag, want.name)) for d in range(num_devices)]
-        if any(g is None or len(g.values) != len(want.values) for g in got):
+        candidates = [t for t in by_tag.get(tag, ()) if len(t.values) == len(want.values)]
+        if not candidates:
             continue
+        name = max(candidates, key=lambda t: t.order).name
+        got = [devices.records.get((d, tag, name)) for d in range(num_devices)]
+        if any(g is None for g in got):
+            continue
+        shardings = got[0].shardings
+        if final and tag in final and len(final[tag]) == len(shardings):
+            shardings = [s if s is not None else f for s, f in zip(shardings, final[tag])]
         for i, value in enumerate(want.values):
-            diff = _compare_result(value, [g.values[i] for g in got], got[0].shardings[i], meshes, close)
+            diff = _compare_result(value, [g.values[i] for g in got], shardings[i], meshes, close)
             if diff is not None:
                 bad, err, reason = diff
                 return Difference(want.name, got[0].location or want.location, i, tuple(bad), err, reason)
