@@ -23,6 +23,7 @@ import click
 from jaxlib.mlir import ir
 
 from sdylog.cli import reports_errors
+from sdylog.mpmd.command import mpmd_options
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import as_operation, owning_op
 from sdylog.ir.shardings import data_flow_op_of_edge
@@ -945,14 +946,26 @@ def _tensors_in(rows, ex, namer) -> set:
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
 @click.option("--engine", help="Datalog engine (memory, duckdb).")
+@click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
+@mpmd_options
 @reports_errors
-def explain(file, value, tree, depth, engine):
+def explain(file, value, tree, depth, engine, entry, **mpmd):
     """Explain the sharding propagation gives VALUE in FILE: for each axis of
     its final sharding, the op visits it came through, back to the user
     annotation; for each dimension with no axis, what stopped it.
 
     VALUE: %name (in @main or the only function), @func:%name, @func:argN,
-    @func:resultN. Names are those MLIR prints for FILE (%0, %arg0, %cst_0)."""
+    @func:resultN. Names are those MLIR prints for FILE (%0, %arg0, %cst_0).
+
+    On a module whose ops are placed on devices (maximal shardings,
+    --assign): why the op defining VALUE runs where it does, where VALUE is,
+    and why it is sent, back to the user's placements (the MPMD rules)."""
+    from sdylog.simulate.mpmd import wants_mpmd
+    if wants_mpmd(file, mpmd):
+        from sdylog.mpmd.command import options_from
+        from sdylog.mpmd.explain import explain_text
+        click.echo(explain_text(file, value, options_from(**mpmd, entry=entry), tree, depth), nl=False)
+        return
     spec = parse_spec(value)
     ex = run_with_provenance(file, engine)
     targets = resolve(spec, ex.values, ex.funcs, ex.result_counts)

@@ -4,6 +4,7 @@ import sys
 import click
 
 from sdylog.cli import reports_errors
+from sdylog.mpmd.command import mpmd_options
 
 
 @click.command()
@@ -39,11 +40,15 @@ def interpret(path, entry, print_results):
               help="Options of -sdy-convert-global-to-local, e.g. 'per-dim-all-gather=true'.")
 @click.option("--pipeline", default=None,
               help="sdylog opt flags to run instead of sdylog's pipeline, e.g. "
-                   "'-sdy-propagation-pipeline -sdy-partitioner-pipeline' without its last two passes (space separated).")
+                   "'-sdy-propagation-pipeline -sdy-reshard-to-collectives' (space separated).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--engine", default=None, help="Datalog engine (duckdb, memory, souffle).")
+@click.option("--channel-mode", type=click.Choice(["buffered", "rendezvous"]), default="buffered",
+              show_default=True, help="MPMD: a send goes on at once, or waits for its recv.")
+@mpmd_options
 @reports_errors
-def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_options, pipeline, as_json, engine):
+def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_options, pipeline, as_json, engine,
+             channel_mode, **mpmd):
     """Run FILE partitioned on its simulated mesh and compare with the unpartitioned run.
 
     FILE may be a JAX export, a propagated module or an explicit one (whose
@@ -60,11 +65,19 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     first op whose per-device values differ and why (a partial sum never
     reduced, shards read out of place); exits 1 on a mismatch.
 
+    A module whose ops are placed on devices (maximal shardings, --assign)
+    runs as its MPMD partition (`sdylog mpmd`): a program per device, joined
+    by channels; results compared bitwise with the unpartitioned program,
+    bytes per channel and per device, deadlocks reported.
+
     \b
     sdylog simulate model.mlir
     sdylog simulate model.mlir --json
     sdylog simulate explicit.mlir --pipeline '-sdy-reshard-to-collectives'
     """
+    from sdylog.simulate.mpmd import wants_mpmd
+    if wants_mpmd(path, mpmd):
+        return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     from sdylog.simulate.simulate import simulate_main
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
                            pipeline=pipeline.split() if pipeline else None, explicit=True if as_written else None,
@@ -75,4 +88,16 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     else:
         click.echo(report.text())
     if not report.ok:
+        sys.exit(1)
+
+
+def _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd):
+    import json
+
+    from sdylog.mpmd.command import options_from
+    from sdylog.simulate.mpmd import simulate_mpmd_main
+    options = options_from(**mpmd, entry=entry if entry != "main" else None)
+    report = simulate_mpmd_main(path, options=options, seed=seed, mode=channel_mode)
+    click.echo(json.dumps(report.json(), indent=1) if as_json else report.text())
+    if not report.match:
         sys.exit(1)
