@@ -40,6 +40,7 @@ from pathlib import Path
 
 from corpus import CORPUS  # noqa: E402
 
+from sdylog.ir.diagnostics import SdylogError
 from sdylog.partition.device_collectives import BlockCollective, ring_bytes
 
 # ---------------------------------------------------------------- XLA's side
@@ -237,6 +238,8 @@ def sdylog_side(model: Path, runs: int) -> dict:
         t = time.perf_counter()
         report = sim.simulate_main(str(model))
         whole = time.perf_counter() - t
+    except SdylogError as e:
+        return {"error": str(e).splitlines()[0]}
     finally:
         sim.run_on_devices = real_run
     _, program, device_runs = steps[0]
@@ -286,6 +289,8 @@ def _ratio(a, b) -> str:
 
 def _line(row: dict) -> str:
     s, x = row["sdylog"], row["xla"]
+    if "error" in s:
+        return f"{row['model']} ({row['devices']} devices): sdylog failed: {s['error']}"
     parts = [f"{row['model']} ({row['devices']} devices): match {s['match']}"]
     if "error" in x:
         parts.append(f"XLA failed: {x['error']}")
@@ -307,9 +312,10 @@ def _line(row: dict) -> str:
 
 
 def _summary(rows: list[dict]) -> None:
-    over = [r for r in rows if "error" not in r["xla"]
+    ran = [r for r in rows if "error" not in r["sdylog"]]
+    over = [r for r in ran if "error" not in r["xla"]
             and r["sdylog"]["bytes_per_device"] > r["xla"]["bytes_per_device"]]
-    print(f"models matching: {sum(r['sdylog']['match'] for r in rows)}/{len(rows)}")
+    print(f"models matching: {sum(r['sdylog']['match'] for r in ran)}/{len(rows)}")
     print("models above XLA's bytes per device: " + (", ".join(
         f"{r['model']} {_ratio(r['sdylog']['bytes_per_device'], r['xla']['bytes_per_device'])}" for r in over)
         or "none"))
