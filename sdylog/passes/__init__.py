@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import UsageError
+from sdylog.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,8 @@ def parse_options(name: str, text: str | None) -> dict:
             else:
                 opts[key] += sep + _unquoted(item)
         else:
-            raise SdylogError(f"pass '{name}' has no option '{k}' (known: {', '.join(sorted(info.options)) or 'none'})")
+            raise UsageError(f"pass '{name}' has no option '{k}'{did_you_mean(k, info.options)}"
+                             f" (known: {', '.join(sorted(info.options)) or 'none'})")
     return opts
 
 
@@ -263,13 +265,13 @@ def _typed_option(name: str, key: str, default, value: str):
     if isinstance(default, bool):
         value = value or "true"
         if value not in ("true", "false", "1", "0"):
-            raise SdylogError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
+            raise UsageError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
         return value in ("true", "1")
     if isinstance(default, int):
         try:
             return int(value)
         except ValueError:
-            raise SdylogError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+            raise UsageError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
     return value
 
 
@@ -277,4 +279,16 @@ def lookup(name: str) -> PassInfo:
     try:
         return PASSES[name]
     except KeyError:
-        raise SdylogError(f"unknown pass '-{name}'") from None
+        raise UsageError(f"unknown pass '-{name}'{did_you_mean('-' + name, ['-' + p for p in PASSES])}"
+                         " (sdylog opt --help lists the passes)") from None
+
+
+def options_text(info: PassInfo) -> str:
+    """`k=default k2=default` of a pass's options, as a flag would give them."""
+    def shown(v):
+        if isinstance(v, bool):
+            return str(v).lower()
+        if isinstance(v, tuple):            # (a list option: `k=a,b`)
+            v = ",".join(v)
+        return f"'{v}'" if v == "" else str(v)
+    return " ".join(f"{k}={shown(v)}" for k, v in info.options.items())

@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.mpmd.command import mpmd_options
 
 
@@ -28,10 +28,10 @@ def interpret(path, entry, print_results):
 
 @click.command()
 @click.argument("path")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random inputs.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the random inputs.")
 @click.option("--entry", default="main", show_default=True, help="Function to run.")
-@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance for floats.")
-@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
+@click.option("--rtol", default=1e-4, show_default=True, type=click.FloatRange(min=0), help="Relative tolerance for floats.")
+@click.option("--atol", default=1e-5, show_default=True, type=click.FloatRange(min=0), help="Absolute tolerance for floats.")
 @click.option("--as-written", is_flag=True,
               help="Take the module's shardings and collectives as written (no propagation, no partitioner).")
 @click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
@@ -42,10 +42,10 @@ def interpret(path, entry, print_results):
               help="sdylog opt flags to run instead of sdylog's pipeline, e.g. "
                    "'-sdy-propagation-pipeline -sdy-reshard-to-collectives' (space separated).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--engine", default=None, help="Datalog engine (duckdb, memory, souffle).")
 @click.option("--channel-mode", type=click.Choice(["buffered", "rendezvous"]), default="buffered",
               show_default=True, help="MPMD: a send goes on at once, or waits for its recv.")
 @mpmd_options
+@engine_option
 @reports_errors
 def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_options, pipeline, as_json, engine,
              channel_mode, **mpmd):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from jaxlib.mlir import ir
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.module import display_name, parse_module, read_source
 from sdylog.ir.walk import symbol_name
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -105,14 +105,18 @@ def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     raise SdylogError(f"cannot make random inputs of type {dtype}")
 
 
-def random_inputs(func_op, seed: int) -> list[np.ndarray]:
+def random_inputs(func_op, seed: int, filename: str | None = None) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
     out = []
-    for t in ftype.inputs:
+    for i, t in enumerate(ftype.inputs):
         if not isinstance(t, ir.RankedTensorType):
             raise SdylogError(f"cannot make a random input of type {t}")
-        out.append(random_array(rng, tuple(t.shape), tensor_dtype(t)))
+        try:
+            out.append(random_array(rng, tuple(t.shape), tensor_dtype(t)))
+        except (MemoryError, ValueError) as e:     # (numpy: "array is too big", or no memory for it)
+            raise error_at(func_op, f"cannot make the random input of argument {i} ({t}) to simulate: "
+                           f"{' '.join(str(e).split()) or 'out of memory'}", filename) from None
     return out
 
 
@@ -186,7 +190,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     with global_module.context:
         func = _entry(global_module, entry)
         mesh = _mesh_for(global_module, func)
-        inputs = random_inputs(func, seed)
+        inputs = random_inputs(func, seed, filename)
         tag_ops(global_module)
         reference = Program(global_module, filename).run(entry, inputs, DeviceRuntime(stats=CollectiveStats()))
 
