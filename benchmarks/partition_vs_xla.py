@@ -184,11 +184,6 @@ def once():
         m = ir.Module.parse(text)
         passmanager.PassManager.parse(pipeline).run(m.operation)
         return str(m)
-t = time.perf_counter(); once(); cold = time.perf_counter() - t
-warm = []
-for _ in range(runs):
-    t = time.perf_counter(); once(); warm.append(time.perf_counter() - t)
-print(json.dumps({"cold": cold, "warm": min(warm)}))
 """
 
 _SDYLOG_CHILD = r"""
@@ -203,6 +198,11 @@ def once():
     with module.context:
         partition_module(module, PassContext(filename=path), explicit=False)
         return print_module(module)
+"""
+
+
+# Each timing child ends here: `once()` cold, then the best of `runs` warm calls.
+_TIMED = r"""
 t = time.perf_counter(); once(); cold = time.perf_counter() - t
 warm = []
 for _ in range(runs):
@@ -212,7 +212,7 @@ print(json.dumps({"cold": cold, "warm": min(warm)}))
 
 
 def child(code: str, model: Path, runs: int) -> dict:
-    p = subprocess.run([sys.executable, "-c", code, str(model), str(runs)], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-c", code + _TIMED, str(model), str(runs)], capture_output=True, text=True)
     if p.returncode != 0:
         return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"}
     return json.loads(p.stdout.strip().splitlines()[-1])
