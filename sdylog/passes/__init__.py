@@ -131,6 +131,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-op-priority-propagate": PassInfo(
         _P + "op_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Aggressive propagation in op-priority steps (Datalog rules)."),
+    "sdy-pad-for-divisibility": PassInfo(
+        _P + "pad_for_divisibility:run", {},
+        "Pad dimensions their shardings do not divide to the next multiple of their shard count."),
     "sdy-partitioner-pipeline": PassInfo(
         _P + "partitioner_pipeline:run",
         {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
@@ -172,6 +175,13 @@ PASSES: dict[str, PassInfo] = {
     "sdy-reshard-to-collectives": PassInfo(
         _P + "reshard_to_collectives:run", {"keep-redundant-reshards": False},
         "Turn every sdy.reshard into all_slice / collective_permute / all_to_all / all_gather."),
+    "sdy-resolve-permutation-factors": PassInfo(
+        _P + "resolve_permutation_factors:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Replicate (or halo-exchange) permutation factors that would need data exchange."),
+    "sdy-resolve-single-device-sharding": PassInfo(
+        _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
+        "Run ops placed on one device under stablehlo.if and broadcast their results."),
     "sdy-save-module": PassInfo(
         _P + "save_module:run", {"dump-directory": "", "file-name": "module", "dump-index": -1},
         "Write the module to dump-directory/NN.file-name.mlir (for debugging pipelines)."),
