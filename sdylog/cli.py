@@ -23,6 +23,7 @@ COMMANDS = {
     "opt": "sdylog.passes.command:opt",
     "query": "sdylog.commands.query:query",
     "run": "sdylog.commands.run:run",
+    "show": "sdylog.commands.show:show",
     "simulate": "sdylog.simulate.command:simulate",
 }
 

@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from sdylog.ir import load_module, print_module
+from sdylog.ir import load_module, parse_module, print_module
 from sdylog.ir.diagnostics import format_location
 from sdylog.ir.module import display_name, verify_module
 from sdylog.ir.walk import symbol_name
@@ -39,6 +39,7 @@ class PipelineRun:
     ctx: PassContext
     seconds: dict = field(default_factory=dict)  # phase -> wall seconds
     conflicts: list[Conflict] = field(default_factory=list)
+    named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -61,11 +62,38 @@ class Progress:
             sys.stderr.flush()
 
 
-def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None) -> PipelineRun:
-    """-sdy-propagation-pipeline on the module at `path`, as `sdylog opt` runs
-    it (sdylog/passes/propagation_pipeline.py; a test checks both print the
-    same), one phase at a time so that each is timed and the conflicts are
-    located before the export steps erase the ops they name."""
+def parse_input(path: str, text: str | None = None):
+    """The module at `path` (or `text`, which `path` names in diagnostics)."""
+    if text is None:
+        return load_module(path)
+    return parse_module(text, display_name(path))
+
+
+def import_shardings(module, ctx: PassContext) -> None:
+    """What sdylog reads beyond Shardy's input: a GSPMD module's
+    `mhlo.sharding` attributes become sdy meshes and shardings
+    (-sdy-import-mhlo-shardings, with a note); a module with neither gets a
+    note that there is nothing to propagate."""
+    from sdylog.ir.rewrite import emit_note
+    from sdylog.passes import lookup
+    from sdylog.passes.import_mhlo_shardings import has_mhlo_shardings
+
+    with module.context:
+        if has_mhlo_shardings(module):
+            lookup("sdy-import-mhlo-shardings").load()(module, {}, ctx)
+        elif not any(op.operation.name == "sdy.mesh" for op in module.body.operations):
+            emit_note(module.operation.location, "the module has no sdy.mesh and no mhlo.sharding: "
+                      "nothing to propagate (no value gets a sharding)", ctx.filename)
+
+
+def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
+                 text: str | None = None, keep_values: bool = False) -> PipelineRun:
+    """-sdy-propagation-pipeline on the module at `path` (or `text`, named
+    `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
+    a test checks both print the same), after import_shardings, one phase at a
+    time so that each is timed and the conflicts are located before the export
+    steps erase the ops they name. `keep_values`: also name the input's values
+    and keep what propagation gave each (run.named)."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -79,17 +107,24 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         seconds[name] = time.perf_counter() - t
         return out
 
-    module = phase("parse", load_module, path)
+    module = phase("parse", parse_input, path, text)
     ctx = PassContext(filename=display_name(path), engine=engine)
+    import_shardings(module, ctx)
+    named = None
+    if keep_values:
+        from sdylog.commands.values import NamedValues
+        named = phase("names", NamedValues.of_input, module, ctx.filename)
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)
         conflicts = locate_conflicts(result, ctx.filename)
+        if named is not None:
+            named.take_propagated(result.facts)
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named)
 
 
 def locate_conflicts(result, filename: str) -> list[Conflict]:
