@@ -146,11 +146,12 @@ class Propagation:
     def show(self, name: str, svg: str | os.PathLike | None = None) -> str:
         """How `name` lies over the devices (what `sdylog show` prints); with
         `svg`, also write that picture as an SVG file."""
+        from sdylog import outputs
         from sdylog.commands.show import picture
+        target = outputs.plan(os.fspath(svg), "svg") if svg is not None else None
         text, svg_text = picture(self._value(name), self.meshes, svg is not None)
-        if svg is not None:
-            from sdylog.passes.driver import write_output
-            write_output(svg_text, os.fspath(svg))
+        if target is not None:
+            outputs.write_all([(target, svg_text)])
         return text
 
     def _value(self, name: str) -> ValueSharding:
@@ -169,7 +170,8 @@ class Propagation:
     def to_duckdb(self, path: str | os.PathLike) -> None:
         """Save every relation (input facts and derived) in a DuckDB file
         (what `sdylog run --db` writes)."""
-        self._run.result.engine.save(os.fspath(path))
+        from sdylog import outputs
+        outputs.write_all([(outputs.plan(os.fspath(path), "duckdb"), self._run.result.engine.save)])
 
     def __repr__(self) -> str:
         sharded = sum(1 for v in self._values.values() if v.sharding is not None and v.sharding.used_axes())

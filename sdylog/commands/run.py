@@ -16,14 +16,18 @@ def run(file, output, db, engine, quiet, verbose):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
     print the module and a short report on stderr (values sharded, conflicts
     propagation left, time per phase)."""
+    from sdylog import outputs
     from sdylog.commands.pipeline import Progress, report, run_pipeline
-    from sdylog.passes.driver import write_output
 
+    if db == "-":
+        raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
+    module_out = outputs.plan(output or "-", "-o")
+    db_out = outputs.plan(db, "--db") if db else None
     result = run_pipeline(file, engine=engine, progress=Progress())
-    text = result.text()
-    if db:
-        result.result.engine.save(db)   # written whole, or not at all
-    write_output(text, output)
+    written = [(module_out, result.text())]
+    if db_out:
+        written.append((db_out, result.result.engine.save))
+    outputs.write_all(written)
     if not quiet:
         click.echo(report(result, verbose=verbose), err=True)
 

@@ -59,8 +59,11 @@ def show(file, value, svg_out, engine):
 
     VALUE: as for `sdylog explain` (a JAX name such as `x` or `result[0]`,
     or an MLIR name such as %3, @func:%name, @func:argN, @func:resultN)."""
+    from sdylog import outputs
     from sdylog.api import propagate
 
+    if svg_out is not None:
+        outputs.plan(svg_out, "--svg")   # (checked before the work)
     result = propagate(file, engine=engine)
     for line in result.diagnostics:
         click.echo(line, err=True)

@@ -280,13 +280,10 @@ class Engine(DeclaredRelations):
                                 list(tup)).fetchone()[0] > 0
 
     def save(self, path: str) -> None:
-        """Write every relation (facts loaded and derived) into a DuckDB file,
-        one table per relation named as the relation, columns as declared.
-        Written to a temporary file renamed into place: never a partial file."""
-        tmp = f"{path}.tmp-{os.getpid()}"
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        self.con.execute(f"ATTACH {_sql_str(tmp)} AS __sdylog_save")
+        """Write every relation (facts loaded and derived) into a new DuckDB
+        file at `path`, one table per relation named as the relation, columns
+        as declared. (Commands save through sdylog.outputs: whole or not at all.)"""
+        self.con.execute(f"ATTACH {_sql_str(path)} AS __sdylog_save")
         try:
             taken: set[str] = set()
             for name, rel in self._rels.items():
@@ -301,12 +298,6 @@ class Engine(DeclaredRelations):
                                  f"SELECT {sel} FROM {rel.table} ORDER BY ALL")
         finally:
             self.con.execute("DETACH __sdylog_save")
-        try:
-            os.replace(tmp, path)
-        finally:
-            for leftover in (tmp, tmp + ".wal"):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
 
     def close(self) -> None:
         self.con.close()

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 
+from sdylog import outputs
 from sdylog.ir import SdylogError, parse_module, print_module, split_input
 from sdylog.ir.module import display_name, read_source, verify_module
 from sdylog.passes import PassContext, lookup, parse_options
@@ -65,24 +65,6 @@ def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | No
 
 def opt_main(path: str, flags: list[str], output: str | None, engine: str | None = None) -> None:
     inv = parse_flags(flags)
+    out = outputs.plan(output or "-", "-o")
     text = optimize_text(read_source(path), display_name(path), inv, engine)
-    write_output(text, output)
-
-
-def write_output(text: str, output: str | None) -> None:
-    """stdout, or OUT written whole (a temporary file renamed into place)."""
-    if output in (None, "-"):
-        sys.stdout.write(text)
-        return
-    import os
-    import tempfile
-    d = os.path.dirname(os.path.abspath(output))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".sdylog-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, output)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    outputs.write_all([(out, text)])
