@@ -171,7 +171,7 @@ class Propagation:
         """Save every relation (input facts and derived) in a DuckDB file
         (what `sdylog run --db` writes)."""
         from sdylog import outputs
-        outputs.write_all([(outputs.plan(os.fspath(path), "duckdb"), self._run.result.engine.save)])
+        outputs.write_all([(outputs.plan(os.fspath(path), "duckdb"), self._run.save_database)])
 
     def __repr__(self) -> str:
         sharded = sum(1 for v in self._values.values() if v.sharding is not None and v.sharding.used_axes())
@@ -187,7 +187,7 @@ def _collect(run):
     """ValueSharding of every input value (its first copy's sharding after
     propagation), and of the entry function's arguments and results as the
     pipeline leaves them (after export)."""
-    from sdylog.commands.values import main_name
+    from sdylog.commands.values import display_name, main_name
     from sdylog.ir.shardings import func_arg_shardings, func_result_shardings, func_type
     from sdylog.ir.types import shape_of
     from sdylog.ir.walk import func_ops, symbol_name
@@ -216,7 +216,7 @@ def _collect(run):
         arg_index = iv.key[2] if iv.key[0] == "farg" and iv.func == main else None
         if arg_index is not None:
             sharding = final_args[arg_index]
-        name = iv.jax_name or (iv.name if iv.func == main else _mlir_name(iv))
+        name = display_name(iv, main)
         if name in values:
             name = _mlir_name(iv)
         shape, element = named.types[id(iv)]

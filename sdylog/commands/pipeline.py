@@ -40,9 +40,17 @@ class PipelineRun:
     seconds: dict = field(default_factory=dict)  # phase -> wall seconds
     conflicts: list[Conflict] = field(default_factory=list)
     named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
+    names: object = None            # with name_ids: IdNames, names for the relations' ids
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
+
+    def save_database(self, path: str) -> None:
+        """Every relation of the run into a new DuckDB file (run with name_ids:
+        sdylog/commands/relations.py)."""
+        from sdylog.commands.relations import save_database
+        from sdylog.propagation.driver import propagation_program
+        save_database(path, self.result.engine, propagation_program(), self.names)
 
 
 class Progress:
@@ -87,13 +95,14 @@ def import_shardings(module, ctx: PassContext) -> None:
 
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
-                 text: str | None = None, keep_values: bool = False) -> PipelineRun:
+                 text: str | None = None, keep_values: bool = False, name_ids: bool = False) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
     time so that each is timed and the conflicts are located before the export
-    steps erase the ops they name. `keep_values`: also name the input's values
-    and keep what propagation gave each (run.named)."""
+    steps erase the ops they name. `name_ids`: names for the ids of the
+    relations (run.names: query, --db); `keep_values`: those, and the input's
+    values by name with what propagation gave each (run.named)."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -110,21 +119,30 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     module = phase("parse", parse_input, path, text)
     ctx = PassContext(filename=display_name(path), engine=engine)
     import_shardings(module, ctx)
-    named = None
-    if keep_values:
-        from sdylog.commands.values import NamedValues
-        named = phase("names", NamedValues.of_input, module, ctx.filename)
+    named = inputs = names = None
+    if keep_values or name_ids:
+        from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
+        if keep_values:
+            named = phase("names", NamedValues.of_input, module, ctx.filename)
+            inputs = (named.values, main_name(module))
+        else:
+            inputs = phase("names", IdNames.before_import, module, ctx.filename)
+        results = functions_of(module)[1].get(inputs[1], 0)
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
+        if inputs is not None:
+            tensors = result.engine.scan("tensor_of") if hasattr(result.engine, "scan") \
+                else result.engine.read("tensor_of")
+            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, results, tensors)
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts, named)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names)
 
 
 def locate_conflicts(result, filename: str) -> list[Conflict]:

@@ -7,7 +7,9 @@ from sdylog.cli import reports_errors
 @click.command()
 @click.argument("file")
 @click.option("-o", "--output", help="Write the propagated module here instead of stdout.")
-@click.option("--db", help="Save every input and derived relation in this DuckDB file.")
+@click.option("--db", help="Save every input and derived relation in this DuckDB file (each a view named as "
+                           "the relation, with value names and op locations beside their ids; the table "
+                           "`relations` says what each is).")
 @click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True, help="List the conflicts in the report, with their locations.")
@@ -23,10 +25,10 @@ def run(file, output, db, engine, quiet, verbose):
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
-    result = run_pipeline(file, engine=engine, progress=Progress())
+    result = run_pipeline(file, engine=engine, progress=Progress(), name_ids=bool(db))
     written = [(module_out, result.text())]
     if db_out:
-        written.append((db_out, result.result.engine.save))
+        written.append((db_out, result.save_database))
     outputs.write_all(written)
     if not quiet:
         click.echo(report(result, verbose=verbose), err=True)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.locations import NameLoc, parse_location, where
+from sdylog.ir.locations import NameLoc, parse_location, where_text
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.walk import symbol_name
 
@@ -38,8 +39,10 @@ class InputValue:
     source: str = "?"           # its location: `m.py:7:20 (jit(f)/dot_general)` (loc_text)
 
 
-def input_values(module, filename: str) -> list[InputValue]:
-    """Every value of every function of the freshly parsed module."""
+def input_values(module, filename: str, describe: bool = True) -> list[InputValue]:
+    """Every value of every function of the freshly parsed module; without
+    `describe`, only what names and finds them (no `where`, `source`,
+    `annotated`: half the work, for naming ids)."""
     from sdylog.ir.shardings import get_sharding
     from sdylog.ir.walk import func_ops, walk_ops
     out = []
@@ -51,34 +54,49 @@ def input_values(module, filename: str) -> list[InputValue]:
             if not len(fn.regions[0].blocks):
                 continue
             for i, arg in enumerate(fn.regions[0].blocks[0].arguments):
-                src = loc_text(arg, filename)
+                src = loc_text(arg, filename) if describe else "?"
                 out.append(InputValue(func, arg.get_name(state), arg, str(arg.type), ("farg", func, i),
                                       f"argument {i} of @{func} at {src}",
                                       jax_name=arg_jax_name(arg) if func == main else None, source=src))
             for op in walk_ops(fn.operation):
                 if op == fn.operation:
                     continue
-                loc = loc_text(op, filename)
+                key = _loc_key(op)
+                loc = _where_text(key or "loc(unknown)", filename) if describe else "?"
                 for r, region in enumerate(op.regions):
                     for block in region.blocks:
                         for i, arg in enumerate(block.arguments):
-                            src = loc_text(arg, filename)
-                            out.append(InputValue(func, arg.get_name(state), arg, str(arg.type),
-                                                  ("barg", _loc_key(op), r, i, str(arg.type)),
+                            src = loc_text(arg, filename) if describe else "?"
+                            t = str(arg.type)
+                            out.append(InputValue(func, arg.get_name(state), arg, t, ("barg", key, r, i, t),
                                                   f"block argument {i} of {op.name} at {src}", source=src))
+                name = op.name
+                kind = _IMPORTED_KIND.get(name, name)
                 for i, res in enumerate(op.results):
-                    out.append(InputValue(func, res.get_name(state), res, str(res.type),
-                                          ("res", kind_of(op), _loc_key(op), i, str(res.type)), f"{op.name} at {loc}",
-                                          op=op.name, source=loc))
-        for iv in out:
-            iv.annotated = get_sharding(iv.handle) is not None
+                    t = str(res.type)
+                    out.append(InputValue(func, res.get_name(state), res, t, ("res", kind, key, i, t),
+                                          f"{name} at {loc}", op=name, source=loc))
+        if describe:
+            for iv in out:
+                iv.annotated = get_sharding(iv.handle) is not None
     return out
+
+
+def display_name(iv: InputValue, main: str | None) -> str:
+    """How the API, query and the --db file name an input value: its JAX
+    name, else `%3` in the entry function, `@f:%3` in another."""
+    return iv.jax_name or (iv.name if iv.func == main else f"@{iv.func}:{iv.name}")
 
 
 def loc_text(op, filename: str) -> str:
     """`file:line:col (jit(f)/dot_general)` of an op or block argument: its
     source position and JAX's name, what there is of them ("?" for neither)."""
-    return str(where(op.location, filename))
+    return _where_text(str(op.location), filename)
+
+
+@lru_cache(maxsize=65536)
+def _where_text(location: str, filename: str) -> str:
+    return where_text(location, filename)
 
 
 def _loc_key(op) -> str | None:
@@ -234,35 +252,48 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
     split constants) found by location, index and type. Returns
     {fact value id: InputValue} (the first value a copy stands for) and
     {id(InputValue): [fact value ids]}."""
-    by_key = defaultdict(list)
     names, copies = {}, {}
     with facts.module.context:
-        for vid, v in enumerate(facts.values):
-            if vid in facts.func_args:
-                fn, i = facts.func_args[vid]
-                by_key[("farg", symbol_name(fn), i)].append(vid)
-                continue
-            owner = v.owner
-            if isinstance(owner, ir.Block):
-                op = owner.owner
-                arg = ir.BlockArgument(v)
-                region = _region_index(op, owner)
-                by_key[("barg", _loc_key(op), region, arg.arg_number, str(v.type))].append(vid)
-                if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
-                    callee = ir.StringAttr(op.attributes["name"]).value
-                    by_key[("farg", callee, arg.arg_number)].append(vid)
-            else:
-                by_key[("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number,
-                        str(v.type))].append(vid)
+        kept = {}
         for iv in values:
             vid = facts.value_ids.get(iv.handle)
-            found = [vid] if vid is not None and str(facts.values[vid].type) == iv.type_text else []
+            if vid is not None and str(facts.values[vid].type) == iv.type_text:
+                kept[id(iv)] = vid
+        # copies are values the import made: only those are looked up by key
+        by_key = _keys_of(facts, set(facts.func_args) | set(range(len(facts.values))) - set(kept.values()))
+        for iv in values:
+            vid = kept.get(id(iv))
+            found = [] if vid is None else [vid]
             if None not in iv.key:   # copies need a real location to be told apart
                 found += [v for v in by_key.get(iv.key, []) if v not in found]
             copies[id(iv)] = found
             for v in found:
                 names.setdefault(v, iv)
     return names, copies
+
+
+def _keys_of(facts, vids) -> dict:
+    """The keys (as InputValue.key) of some of the propagated module's values."""
+    by_key = defaultdict(list)
+    for vid in sorted(vids):
+        if vid in facts.func_args:
+            fn, i = facts.func_args[vid]
+            by_key[("farg", symbol_name(fn), i)].append(vid)
+            continue
+        v = facts.values[vid]
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            op = owner.owner
+            arg = ir.BlockArgument(v)
+            region = _region_index(op, owner)
+            by_key[("barg", _loc_key(op), region, arg.arg_number, str(v.type))].append(vid)
+            if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
+                callee = ir.StringAttr(op.attributes["name"]).value
+                by_key[("farg", callee, arg.arg_number)].append(vid)
+        else:
+            by_key[("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number,
+                    str(v.type))].append(vid)
+    return by_key
 
 
 # Ops the import replaces by another kind: a call by a named computation, a
@@ -325,11 +356,82 @@ class NamedValues:
         from sdylog.model.sharding import TensorSharding
         _names, copies = match_values(facts, self.values)
         self.shardings = {}
+        read: dict = {None: None}   # attribute -> TensorSharding (shardings repeat)
         with facts.module.context:
             for iv in self.values:
-                attrs = [get_sharding(facts.values[v]) for v in copies[id(iv)]]
-                self.shardings[id(iv)] = [None if a is None else TensorSharding.from_attr(a) for a in attrs]
+                out = []
+                for v in copies[id(iv)]:
+                    a = get_sharding(facts.values[v])
+                    s = read.get(a, read)
+                    if s is read:
+                        s = read[a] = TensorSharding.from_attr(a)
+                    out.append(s)
+                self.shardings[id(iv)] = out
 
 
 def _element_text(t) -> str:
     return str(ir.ShapedType(t).element_type) if isinstance(t, ir.ShapedType) else str(t)
+
+
+class IdNames:
+    """Names for the ids a propagation run's relations hold: a value (or
+    tensor) id by the input's name of the value (display_name), an op id by
+    its kind and location. What `sdylog query` and the --db file show beside
+    the ids. Read whole when made (after propagation, before the export
+    passes rewrite the ops the ids name)."""
+
+    def __init__(self, facts, values: list[InputValue], main: str | None, filename: str,
+                 result_count: int = 0, tensor_of=()):
+        """`tensor_of`: the rules' (value, tensor) rows: a tensor (its
+        representative value's id) the import made is named by the input
+        values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`)."""
+        self.main = main
+        names, _ = match_values(facts, values)
+        self._values = [None] * len(facts.values)
+        for vid, iv in names.items():
+            self._values[vid] = display_name(iv, main)
+        members: dict = {}
+        for v, t in tensor_of:
+            if v != t and self._values[v] is not None and self._values[t] is None:
+                members.setdefault(t, []).append(self._values[v])
+        for t, vs in members.items():
+            self._values[t] = "/".join(sorted(vs))
+        with facts.module.context:
+            for vid, name in enumerate(self._values):
+                if name is None:
+                    self._values[vid] = self._made_by_import(facts, vid)
+            self._ops = [(op_name(op), loc_text(op, filename)) for op in facts.ops]
+        self._links = [("func.return", f"result {i} of @{main}") for i in range(result_count)]
+
+    @staticmethod
+    def before_import(module, filename: str):
+        """What to take before the import passes: (the input's values, the entry function)."""
+        return input_values(module, filename, describe=False), main_name(module)
+
+    def _made_by_import(self, facts, vid: int) -> str:
+        """A value the import made: its op, and the names of what it reads."""
+        v = facts.values[vid]
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return f"<block argument {ir.BlockArgument(v).arg_number} of {op_name(owner.owner)}>"
+        reads = [facts.value_ids.get(x) for x in owner.operands][:2]
+        named = [self._values[r] for r in reads if r is not None and self._values[r] is not None]
+        return f"<{op_name(owner)}{'(' + ', '.join(named) + ')' if named else ''}>"
+
+    def value(self, vid: int) -> str:
+        """`%3`, `x`, `@relu:%1`, `<sdy.data_flow_edge(%0#1)>`."""
+        return self._values[vid] if 0 <= vid < len(self._values) else "?"
+
+    def op(self, o: int) -> tuple[str, str]:
+        """(kind, location) of op id `o` (`-1 - i`: the return of the entry function's result i)."""
+        if 0 <= o < len(self._ops):
+            return self._ops[o]
+        if o < 0 and -1 - o < len(self._links):
+            return self._links[-1 - o]
+        return ("?", "?")
+
+    def all_values(self) -> list[tuple[int, str]]:
+        return list(enumerate(self._values))
+
+    def all_ops(self) -> list[tuple[int, tuple[str, str]]]:
+        return list(enumerate(self._ops)) + [(-1 - i, link) for i, link in enumerate(self._links)]

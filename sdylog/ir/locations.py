@@ -58,6 +58,7 @@ class UnknownLoc:
 Loc = FileLoc | NameLoc | CallSiteLoc | FusedLoc | UnknownLoc
 
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_PLAIN_FILE = re.compile(r'loc\("([^"\\]*)":(\d+):(\d+)\)$')   # what MLIR's parser gives an op
 _LINE_COL = re.compile(r":(\d+):(\d+)(?:\s+to\s+(?:\d+)?:\d+)?")
 
 
@@ -66,6 +67,9 @@ def parse_location(text: str) -> Loc:
     """The location printed as `text` (`loc(...)`); UnknownLoc for what it
     does not read (an opaque location, say)."""
     text = text.strip()
+    m = _PLAIN_FILE.match(text)
+    if m:
+        return FileLoc(m[1], int(m[2]), int(m[3]))
     if not (text.startswith("loc(") and text.endswith(")")):
         return UnknownLoc()
     try:
@@ -174,6 +178,15 @@ class Where:
         if self.name and self.source:
             return f"{self.source} ({self.name})"
         return self.source or self.name or "?"
+
+
+def where_text(location: str, filename: str | None = None) -> str:
+    """str(where(...)) of a location's text; a plain file location (what
+    MLIR's parser gives the ops of a text without locations) read at once."""
+    m = _PLAIN_FILE.match(location)
+    if m:
+        return f"{filename if filename is not None and m[1] in ('-', '') else m[1]}:{m[2]}:{m[3]}"
+    return str(where(location, filename))
 
 
 def where(location, filename: str | None = None) -> Where:

@@ -1,0 +1,103 @@
+"""Readable relations: `sdylog query` with names beside ids, --list,
+--format, quoted filters; the --db DuckDB file (views with the same names,
+the `relations` table, small)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MLP = ROOT / "examples" / "mlp.mlir"
+
+
+def sdylog(*args):
+    return subprocess.run([sys.executable, "-m", "sdylog.cli", *args], capture_output=True, text=True)
+
+
+def test_query_names_values_and_ops_beside_ids():
+    p = sdylog("query", str(MLP), "final_dim_axis", "--where", "axis='model'")
+    assert p.returncode == 0, p.stderr
+    header = p.stdout.splitlines()[0].split()
+    assert header == ["t", "t_name", "d", "pos", "axis", "pre_size", "size"]
+    names = [line.split()[1] for line in p.stdout.splitlines()[2:-1]]
+    assert {"%arg1", "%0", "%1", "@relu:%0"} <= set(names)
+    conflict = json.loads(sdylog("query", str(MLP), "conflict", "--format", "json").stdout)
+    assert conflict[0]["op_kind"] == "stablehlo.dot_general" and conflict[0]["op_loc"].endswith("mlp.mlir:6:10")
+    assert conflict[0]["t_b_name"] == "%arg2"
+
+
+def test_query_formats_and_filters_on_names():
+    p = sdylog("query", str(MLP), "final_dim_axis", "-w", "t_name=%0", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert [(r["d"], r["axis"]) for r in rows] == [("0", "data"), ("1", "model")]
+    table = sdylog("query", str(MLP), "final_dim_axis", "-w", 'axis="data"', "-w", "d=0")
+    assert table.stdout.splitlines()[-1].endswith("(filtered)")
+    assert all(line.split()[4] == "data" for line in table.stdout.splitlines()[2:-1])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["final_dim_axis", "-w", "nope=1"], "has no column 'nope' (columns: t, t_name, d,"),
+    (["final_dim_axis", "-w", "d=x"], "column 'd' of 'final_dim_axis' holds number values, given 'x'"),
+    (["no_such", ], "unknown relation 'no_such'"),
+])
+def test_query_errors_name_what_is_there(args, message):
+    p = sdylog("query", str(MLP), *args)
+    assert p.returncode == 1 and message in p.stderr
+
+
+def test_query_list():
+    p = sdylog("query", "--list")
+    assert p.returncode == 0, p.stderr
+    assert "final_dim_axis(t: Tensor, d: number, pos: number, axis: symbol, pre_size: number, size: number)" \
+        in p.stdout
+    assert "    Dimension d of tensor t is sharded on" in p.stdout
+    rows = json.loads(sdylog("query", str(MLP), "--list", "--format", "json").stdout)
+    by_name = {r["relation"]: r for r in rows}
+    assert by_name["op"]["kind"] == "input" and by_name["op"]["rows"] == 12
+    assert by_name["final_dim_axis"]["kind"] == "derived" and by_name["final_dim_axis"]["rows"] > 0
+
+
+def test_db_file_is_small_and_readable(tmp_path):
+    import duckdb
+    db = tmp_path / "rel.duckdb"
+    p = sdylog("run", str(MLP), "-q", "-o", str(tmp_path / "out.mlir"), "--db", str(db))
+    assert p.returncode == 0, p.stderr
+    assert db.stat().st_size < 2 * 1024 * 1024
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT t_name, d, axis FROM final_dim_axis WHERE axis = 'model' ORDER BY ALL").fetchall()
+    query = sdylog("query", str(MLP), "final_dim_axis", "-w", "axis=model", "--format", "json").stdout
+    assert rows == sorted((r["t_name"], r["d"], r["axis"]) for r in json.loads(query))
+    op = con.execute("SELECT op_kind, op_loc FROM conflict").fetchall()
+    assert op[0][0] == "stablehlo.dot_general" and op[0][1].endswith("mlp.mlir:6:10")
+    kinds = dict(con.execute("SELECT name, kind FROM relations").fetchall())
+    assert kinds["op"] == "input" and kinds["final_dim_axis"] == "derived" and len(kinds) > 150
+    doc = con.execute("SELECT doc FROM relations WHERE name = 'final_dim_axis'").fetchone()[0]
+    assert doc.startswith("Dimension d of tensor t is sharded on")
+    # every relation is there, empty ones too, with its declared columns
+    assert con.execute("SELECT count(*) FROM final_unreduced").fetchone() == (0,)
+    cols = [c[0] for c in con.execute("SELECT * FROM op LIMIT 0").description]
+    assert cols == ["op", "op_kind", "op_loc", "kind", "func", "parent", "parent_kind", "parent_loc", "region",
+                    "order"]
+
+
+def test_db_holds_what_the_engine_holds(tmp_path):
+    """Every relation's tuples, through the views, equal the engine's."""
+    import duckdb
+    from sdylog.commands.pipeline import run_pipeline
+    run = run_pipeline(str(MLP), name_ids=True)
+    db = tmp_path / "r.duckdb"
+    run.save_database(str(db))
+    con = duckdb.connect(str(db), read_only=True)
+    eng = run.result.engine
+    for name in eng.relations:
+        decl = eng.decl(name)
+        cols = ", ".join(f'"{c.name}"' for c in decl.columns) or "holds"
+        got = con.execute(f'SELECT {cols} FROM "{name}" ORDER BY ALL').fetchall()
+        want = eng.read(name) if decl.arity else ([(True,)] if eng.size(name) else [])
+        assert got == want, name
