@@ -216,18 +216,71 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
 
 
 def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
-    """The report's lines that do not depend on time: values sharded, the
-    conflicts count (with `verbose`, one line per conflict)."""
+    """The report's lines that do not depend on time: values sharded (and
+    why the others are not: rules/propagation/unsharded.dl), the conflicts
+    count; with `verbose`, one line per conflict, and per tensor left
+    unsharded (named when the run has run.names)."""
     engine = run.result.engine
-    sharded = {v for v, _t in engine.read("final_value")}
-    values = len(run.result.facts.values)
-    lines = [f"values sharded: {len(sharded)} of {values}"]
+    lines = unsharded_lines(run, verbose)
     if "conflict" in engine.relations:
         ops = {c.op for c in run.conflicts}
         lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
     return lines
+
+
+UNSHARDED_REASONS = ("closed", "conflict", "unreached", "manual", "scalar")
+
+
+def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
+    """`values sharded: K of N` (a value is sharded when its tensor got an
+    axis), then why the others are not, in a word each: counts, and with
+    `verbose` each such tensor with its values' names."""
+    engine = run.result.engine
+    values = len(run.result.facts.values)
+    if "unsharded" not in engine.relations:   # (rules without the report)
+        sharded = {v for v, _t in engine.read("final_value")}
+        return [f"values sharded: {len(sharded)} of {values}"]
+    reason = dict(engine.read("unsharded"))
+    tensor_of = dict(engine.read("tensor_of"))
+    by_reason: dict[str, list] = {}
+    for v in range(values):
+        t = tensor_of.get(v)
+        why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
+        if why is not None:
+            by_reason.setdefault(why, []).append(v)
+    unsharded = sum(len(vs) for vs in by_reason.values())
+    lines = [f"values sharded: {values - unsharded} of {values}"]
+    if unsharded:
+        counts = ", ".join(f"{r} {len(by_reason[r])}" for r in UNSHARDED_REASONS if r in by_reason)
+        lines.append(f"values not sharded: {unsharded} ({counts})")
+    if verbose:   # (scalars only counted: every reduction body has some)
+        for r in UNSHARDED_REASONS[:-1]:
+            shown = set()
+            for t, vs in _by_tensor(by_reason.get(r, ()), tensor_of).items():
+                text = _tensor_text(run, t, vs)
+                if text not in shown:   # (copies the import made of one value read alike)
+                    shown.add(text)
+                    lines.append(f"  {text}: {r}")
+    return lines
+
+
+def _by_tensor(values, tensor_of) -> dict:
+    out: dict = {}
+    for v in values:
+        out.setdefault(tensor_of.get(v, v), []).append(v)
+    return out
+
+
+def _tensor_text(run: PipelineRun, t: int, values: list[int]) -> str:
+    """`%3 (stablehlo.add at f.mlir:3:8)`: the tensor's input name, where its
+    first value with an input name comes from."""
+    names = run.names
+    if names is None:
+        return f"tensor {t}"
+    named = [v for v in values if not names.value(v).startswith("<")] or values
+    return f"{names.value(t)} ({names.where(named[0])})"
 
 
 def report(run: PipelineRun, verbose: bool = False) -> str:

@@ -12,12 +12,14 @@ from sdylog.cli import reports_errors
                            "`relations` says what each is).")
 @click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
-@click.option("--verbose", "-v", is_flag=True, help="List the conflicts in the report, with their locations.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List the conflicts in the report, with their locations, and the values left unsharded.")
 @reports_errors
 def run(file, output, db, engine, quiet, verbose):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
-    print the module and a short report on stderr (values sharded, conflicts
-    propagation left, time per phase)."""
+    print the module and a short report on stderr (values sharded and, in a
+    word, why the others are not: closed, conflict, unreached, scalar;
+    conflicts propagation left; time per phase)."""
     from sdylog import outputs
     from sdylog.commands.pipeline import Progress, report, run_pipeline
 
@@ -25,7 +27,7 @@ def run(file, output, db, engine, quiet, verbose):
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
-    result = run_pipeline(file, engine=engine, progress=Progress(), name_ids=bool(db))
+    result = run_pipeline(file, engine=engine, progress=Progress(), name_ids=bool(db) or verbose)
     written = [(module_out, result.text())]
     if db_out:
         written.append((db_out, result.save_database))

@@ -402,6 +402,13 @@ class IdNames:
                     self._values[vid] = self._made_by_import(facts, vid)
             self._ops = [(op_name(op), loc_text(op, filename)) for op in facts.ops]
         self._links = [("func.return", f"result {i} of @{main}") for i in range(result_count)]
+        # where each value comes from: (op id, what it is of the op)
+        self._origin = {}
+        for o, i, v in facts.rows("op_result"):
+            self._origin[v] = (o, f"result {i}")
+        for o, r, i, v in facts.rows("block_arg"):
+            self._origin[v] = (o, f"block argument {i}")
+        self._func_args = {v: (f, i) for f, i, v in facts.rows("func_arg")}
 
     @staticmethod
     def before_import(module, filename: str):
@@ -421,6 +428,17 @@ class IdNames:
     def value(self, vid: int) -> str:
         """`%3`, `x`, `@relu:%1`, `<sdy.data_flow_edge(%0#1)>`."""
         return self._values[vid] if 0 <= vid < len(self._values) else "?"
+
+    def where(self, vid: int) -> str:
+        """`stablehlo.add at f.mlir:3:8`, `argument 2 of @main`: where the value comes from."""
+        if vid in self._func_args:
+            f, i = self._func_args[vid]
+            return f"argument {i} of @{f}"
+        origin = self._origin.get(vid)
+        if origin is None:
+            return "?"
+        kind, loc = self.op(origin[0])
+        return f"{kind} {origin[1]} at {loc}" if origin[1] != "result 0" else f"{kind} at {loc}"
 
     def op(self, o: int) -> tuple[str, str]:
         """(kind, location) of op id `o` (`-1 - i`: the return of the entry function's result i)."""

@@ -101,3 +101,34 @@ def test_db_holds_what_the_engine_holds(tmp_path):
         got = con.execute(f'SELECT {cols} FROM "{name}" ORDER BY ALL').fetchall()
         want = eng.read(name) if decl.arity else ([(True,)] if eng.size(name) else [])
         assert got == want, name
+
+
+REASONS = '''
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>},
+                %w: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+                %u: tensor<4x4xf32>) -> (tensor<8x8xf32>, tensor<4x4xf32>, tensor<f32>) {
+  %0 = stablehlo.add %a, %b : tensor<8x8xf32>
+  %1 = stablehlo.negate %u : tensor<4x4xf32>
+  %c = stablehlo.constant dense<1.0> : tensor<f32>
+  %2 = stablehlo.multiply %0, %w : tensor<8x8xf32>
+  return %2, %1, %c : tensor<8x8xf32>, tensor<4x4xf32>, tensor<f32>
+}
+'''
+
+
+def test_run_says_why_values_are_left_unsharded(tmp_path):
+    p = tmp_path / "r.mlir"
+    p.write_text(REASONS)
+    quiet = sdylog("run", str(p), "-o", str(tmp_path / "o.mlir"))
+    assert "values sharded: 2 of 8\nvalues not sharded: 6 (closed 1, conflict 1, unreached 3, scalar 1)\n" \
+        in quiet.stderr
+    verbose = sdylog("run", str(p), "-v", "-o", str(tmp_path / "o.mlir")).stderr
+    assert f"  %arg2 (argument 2 of @main): closed\n" in verbose
+    assert f"  %0 (stablehlo.add at {p}:7:8): conflict\n" in verbose
+    assert f"  %arg3 (argument 3 of @main): unreached\n" in verbose
+    assert f"  %1 (stablehlo.negate at {p}:8:8): unreached\n" in verbose
+    # (the conflict stopped propagation before it: nothing reaches it)
+    assert f"  %2 (stablehlo.multiply at {p}:10:8): unreached\n" in verbose
+    assert "%c" not in verbose.split("conflicts:")[0].split("\n", 2)[2]   # scalars are only counted
