@@ -64,3 +64,24 @@ def unpropagatable_type_error(value_or_type) -> str | None:
     if isinstance(t, ir.ShapedType) and not t.has_static_shape:
         return f"Shardy propagation only supports ranked tensors with a static shape. type: {t}"
     return None
+
+
+def element_bytes(value_or_type) -> int:
+    """Bytes one element of a shaped type takes (as XLA stores it: i1 in a
+    byte, index as 64 bits, complex as two of its parts); 0 for non-tensors."""
+    t = type_of(value_or_type)
+    if not isinstance(t, ir.ShapedType):
+        return 0
+    return _bytes_of_element(t.element_type)
+
+
+def _bytes_of_element(t) -> int:
+    t = t.maybe_downcast() if hasattr(t, "maybe_downcast") else t
+    if isinstance(t, ir.ComplexType):
+        return 2 * _bytes_of_element(t.element_type)
+    if isinstance(t, ir.IndexType):
+        return 8
+    width = getattr(t, "width", None)
+    if width is None:
+        raise ValueError(f"no size known for element type {t}")
+    return (width + 7) // 8

@@ -50,6 +50,11 @@ _OP_PRIORITY_OPTIONS = {**_AGGRESSIVE_OPTIONS, "run-op-priority-propagation": Tr
 
 # flag name -> PassInfo. Keep alphabetical.
 PASSES: dict[str, PassInfo] = {
+    "canonicalize": PassInfo(
+        _P + "canonicalize:run",
+        {"enable-patterns": (), "disable-patterns": (), "top-down": True, "max-iterations": 10,
+         "region-simplify": "normal", "max-num-rewrites": -1, "test-convergence": False},
+        "MLIR's canonicalizer with Shardy's sdy-reshard and sdy-collective patterns."),
     "sdy-add-data-flow-edges": PassInfo(
         _P + "add_data_flow_edges:run", {},
         "Insert sdy.data_flow_edge on every data-flow edge owner."),
@@ -134,6 +139,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-propagation-pipeline": PassInfo(
         _P + "propagation_pipeline:run", {"dedup-functions-fully": False},
         "Import passes, user-priority propagation, export passes."),
+    "sdy-remove-all-gather-reduce-scatter-for-cmv1": PassInfo(
+        _P + "remove_all_gather_reduce_scatter_for_cmv1:run", {},
+        "Drop all_gathers feeding dots and reduce_scatters of dots (collective matmul v1)."),
     "sdy-remove-propagation-debug-info": PassInfo(
         _P + "remove_propagation_debug_info:run", {},
         "Remove propagation debug attributes (origins, edges)."),
@@ -146,6 +154,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-remove-sub-axes-in-input-output-shardings": PassInfo(
         _P + "remove_sub_axes_in_input_output_shardings:run", {},
         "Cut open main-func input/output dimension shardings at their first sub-axis."),
+    "sdy-reshard-to-collectives": PassInfo(
+        _P + "reshard_to_collectives:run", {"keep-redundant-reshards": False},
+        "Turn every sdy.reshard into all_slice / collective_permute / all_to_all / all_gather."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
@@ -173,18 +184,26 @@ PASSES: dict[str, PassInfo] = {
 
 def parse_options(name: str, text: str | None) -> dict:
     """Options of one flag, `k=v` pairs separated by spaces or commas, typed
-    after the defaults (bool, int, str)."""
+    after the defaults (bool, int, str; a tuple default takes a list,
+    `k=a,b`)."""
     info = lookup(name)
     opts = dict(info.options)
     if not text:
         return opts
     text = text.strip().strip("'\"")
+    last_list = None     # the list option whose comma-separated values may go on
     for item in text.replace(",", " ").split():
         key, sep, value = item.partition("=")
+        if not sep and last_list is not None and key not in info.options:
+            opts[last_list] += (key,)
+            continue
         if key not in info.options:
             raise SdylogError(f"pass '{name}' has no option '{key}' (known: {', '.join(sorted(info.options)) or 'none'})")
         default = info.options[key]
-        if isinstance(default, bool):
+        last_list = key if isinstance(default, tuple) else None
+        if isinstance(default, tuple):
+            opts[key] = (value,) if value else ()
+        elif isinstance(default, bool):
             if not sep:
                 value = "true"
             if value not in ("true", "false", "1", "0"):

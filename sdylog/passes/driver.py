@@ -9,7 +9,7 @@ from sdylog.ir import SdylogError, parse_module, print_module, split_input
 from sdylog.ir.module import display_name, read_source, verify_module
 from sdylog.passes import PassContext, lookup, parse_options
 
-_PASS_FLAG = re.compile(r"^--?(sdy-[a-z0-9-]+)(?:=(.*))?$", re.S)
+_PASS_FLAG = re.compile(r"^--?(sdy-[a-z0-9-]+|canonicalize)(?:=(.*))?$", re.S)
 
 # Flags of sdy_opt / mlir-opt that change nothing in what we print.
 _IGNORED = {"verify-diagnostics", "mlir-print-debuginfo", "mlir-disable-threading"}
