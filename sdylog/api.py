@@ -35,6 +35,7 @@ class ValueSharding:
     mlir_name: str                    # "@main:%arg0", "@main:%3", "@main:result0", "@relu:%1"
     shape: tuple[int, ...]
     element: str                      # "f32"
+    element_bytes: int                # bytes per element as XLA stores it (0: unknown)
     sharding: TensorSharding | None   # None: none (a scalar, or code propagation did not see)
     mesh: Mesh | None                 # the sharding's mesh
     op: str | None                    # the op that makes it; None for an argument or result
@@ -189,7 +190,7 @@ def _collect(run):
     pipeline leaves them (after export)."""
     from sdylog.commands.values import display_name, main_name
     from sdylog.ir.shardings import func_arg_shardings, func_result_shardings, func_type
-    from sdylog.ir.types import shape_of
+    from sdylog.ir.types import element_bytes, shape_of
     from sdylog.ir.walk import func_ops, symbol_name
     from sdylog.model.mesh import meshes_of_module
 
@@ -201,7 +202,7 @@ def _collect(run):
         fn = next(f for f in func_ops(module) if symbol_name(f) == main)
         final_args = [None if a is None else TensorSharding.from_attr(a) for a in func_arg_shardings(fn)]
         final_results = [None if a is None else TensorSharding.from_attr(a) for a in func_result_shardings(fn)]
-        result_types = [(shape_of(t), _element(t)) for t in func_type(fn).results]
+        result_types = [(shape_of(t), _element(t), element_bytes(t)) for t in func_type(fn).results]
 
     def mesh_of(s):
         if s is None:
@@ -219,20 +220,20 @@ def _collect(run):
         name = display_name(iv, main)
         if name in values:
             name = _mlir_name(iv)
-        shape, element = named.types[id(iv)]
-        v = ValueSharding(name, _mlir_name(iv), shape, element, sharding, mesh_of(sharding), iv.op, iv.source,
-                          len(copies))
+        shape, element, size = named.types[id(iv)]
+        v = ValueSharding(name, _mlir_name(iv), shape, element, size, sharding, mesh_of(sharding), iv.op,
+                          iv.source, len(copies))
         values[name] = v
         if arg_index is not None:
             inputs.append(v)
     outputs = []
-    for i, (shape, element) in enumerate(result_types):
+    for i, (shape, element, size) in enumerate(result_types):
         label = f"@{main}:result{i}"
         name = named.result_names[i] if i < len(named.result_names) and named.result_names[i] else label
         if name in values:
             name = label
         s = final_results[i]
-        v = ValueSharding(name, label, shape, element, s, mesh_of(s), None, f"result {i} of @{main}")
+        v = ValueSharding(name, label, shape, element, size, s, mesh_of(s), None, f"result {i} of @{main}")
         values[name] = v
         outputs.append(v)
     return values, tuple(inputs), tuple(outputs)

@@ -16,7 +16,6 @@ from sdylog.ir.diagnostics import SdylogError
 def picture(value, meshes: dict, svg: bool = False) -> tuple[str, str | None]:
     """The terminal picture of a ValueSharding (sdylog.api), and its SVG when asked."""
     from sdylog.partition.layout import draw_svg, draw_text, layout
-    from sdylog.simulate.dtypes import UnsupportedType, element_dtype
 
     title = f"{value.name}: {value.element}[{','.join(map(str, value.shape))}]"
     sharding, mesh = value.sharding, value.mesh
@@ -31,11 +30,9 @@ def picture(value, meshes: dict, svg: bool = False) -> tuple[str, str | None]:
         title += " (no sharding: replicated)"
     else:
         title += f" {sharding}"
-    try:
-        itemsize = element_dtype(value.element).itemsize
-    except UnsupportedType:
-        raise SdylogError(f"cannot size elements of type {value.element}") from None
-    lay = layout(value.shape, value.element, itemsize, sharding, mesh)
+    if not value.element_bytes:
+        raise SdylogError(f"cannot size elements of type {value.element}")
+    lay = layout(value.shape, value.element, value.element_bytes, sharding, mesh)
     return draw_text(title, lay), draw_svg(title, lay) if svg else None
 
 

@@ -337,7 +337,7 @@ class NamedValues:
     funcs: list[str]
     result_counts: dict
     result_names: list                              # the entry function's results' JAX names
-    types: dict                                     # id(InputValue) -> (shape, element type text)
+    types: dict                                     # id(InputValue) -> (shape, element type text, its bytes)
     shardings: dict = None                          # id(InputValue) -> [TensorSharding | None], one per copy
 
     @staticmethod
@@ -346,7 +346,8 @@ class NamedValues:
         values = input_values(module, filename)
         funcs, result_counts = functions_of(module)
         with module.context:
-            types = {id(iv): (shape_of(iv.handle), _element_text(iv.handle.type)) for iv in values}
+            types = {id(iv): (shape_of(iv.handle), _element_text(iv.handle.type), _bytes(iv.handle))
+                     for iv in values}
         return NamedValues(values, funcs, result_counts, result_jax_names(module), types)
 
     def take_propagated(self, facts) -> None:
@@ -367,6 +368,14 @@ class NamedValues:
                         s = read[a] = TensorSharding.from_attr(a)
                     out.append(s)
                 self.shardings[id(iv)] = out
+
+
+def _bytes(value) -> int:
+    from sdylog.ir.types import element_bytes
+    try:
+        return element_bytes(value)
+    except ValueError:   # (an element type of no known size)
+        return 0
 
 
 def _element_text(t) -> str:

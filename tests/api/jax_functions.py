@@ -92,7 +92,7 @@ def pieces(value, mesh) -> dict:
     """sdylog's layout of a result (sdylog/partition/layout.py): the device
     at each logical position of the mesh -> its piece, as placement() reads."""
     from sdylog.partition.layout import layout
-    lay = layout(value.shape, value.element, 4, value.sharding, value.mesh)
+    lay = layout(value.shape, value.element, value.element_bytes, value.sharding, value.mesh)
     ids = [d.id for d in mesh.devices.flat]
     return {ids[p.device]: p.bounds for p in lay.pieces}
 
