@@ -22,8 +22,9 @@ import click
 from jaxlib.mlir import ir
 
 from sdylog.cli import reports_errors
-from sdylog.commands.values import (InputValue, NamedValues, Target, kind_of, loc_text,  # noqa: F401
-                                    match_values, name_ranges, op_name, parse_spec, resolve, resolve_name)
+from sdylog.commands.values import (InputValue, NamedValues, Target, display_name, kind_of,  # noqa: F401
+                                    loc_text, match_values, name_ranges, op_name, parse_spec, resolve,
+                                    resolve_name)
 from sdylog.ir.rewrite import owning_op
 from sdylog.ir.shardings import data_flow_op_of_edge
 from sdylog.ir.walk import symbol_name
@@ -145,16 +146,23 @@ class Namer:
         """`%3`; `%0#0/%iterArg` for a while result and its block arguments (one
         tensor); `@main:result0`; `@f:%2` for values of another function."""
         if t in self.func_result_of:
-            f, i = self.func_result_of[t]
-            return f"@{f}:result{i}"
+            return self.result(*self.func_result_of[t])
         named = sorted({self.named(self.ex.names[v]) for v in self.members.get(t, ()) if v in self.ex.names})
         text = "/".join(named) if named else self.value(t)
         group = self.rel.one("group_tensor", (1,), t)
         return text + (" (a sharding group)" if group else "")
 
+    def result(self, f: str, i: int) -> str:
+        """`result['out']` (JAX's name of a result of the entry function), else `@f:result1`."""
+        names = self.ex.result_names
+        if f == self.home and i < len(names) and names[i]:
+            return names[i]
+        return f"@{f}:result{i}"
+
     def named(self, iv: InputValue) -> str:
-        """The value's name, with its function when it is not the one being explained."""
-        return iv.name if iv.func == self.home else f"@{iv.func}:{iv.name}"
+        """The value's name (JAX's, for an argument of the entry function that
+        has one), with its function when it is not the one being explained."""
+        return display_name(iv, self.home)
 
     def context(self, t: int) -> str:
         """Where a copy made by the import sits: `in the call at f.mlir:3:8`."""
@@ -382,7 +390,8 @@ class ChainWalker:
         if vid in facts.func_args:
             fn, i = facts.func_args[vid]
             where = loc_text(facts.values[vid], self.ex.filename)
-            return f"user annotation on {name} (argument {i} of @{symbol_name(fn)}) at {where}"
+            at = f" at {where}" if where not in ("?", name) else ""   # (JAX's `loc("x")` is only a name)
+            return f"user annotation on {name} (argument {i} of @{symbol_name(fn)}){at}"
         v = facts.values[vid]
         owner = v.owner
         if isinstance(owner, ir.Block):

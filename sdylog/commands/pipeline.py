@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog.ir import load_module, parse_module, print_module
-from sdylog.ir.diagnostics import format_location
 from sdylog.ir.module import display_name, verify_module
 from sdylog.ir.walk import symbol_name
 from sdylog.passes import PassContext
@@ -26,10 +25,12 @@ class Conflict:
     a: str                  # e.g. 'operand 0 dim 1 {"x"}'
     b: str
     op: int                 # the op's id in the facts (< 0: a result of main)
+    jax_name: str | None = None   # the op's name in JAX's location (`jit(f)/dot_general`), when it has one
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
-        return f"{where}{self.op_name} factor {self.factor} ({self.kind}): {self.a} vs {self.b}"
+        jax = f" [{self.jax_name}]" if self.jax_name else ""
+        return f"{where}{self.op_name}{jax} factor {self.factor} ({self.kind}): {self.a} vs {self.b}"
 
 
 @dataclass
@@ -164,9 +165,10 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
         elif o < 0:
             func, i = facts.func_results[tb]
             name = f"{name} (@{symbol_name(func)} result {i})"
-        out.append(Conflict(_op_location(facts, o, tb, filename), name, f, kind,
+        where = _op_where(facts, o, tb, filename)
+        out.append(Conflict(where.source, name, f, kind,
                             f"{a} dim {da} {dims.get((ta, da), '{}')}",
-                            f"{b} dim {db} {dims.get((tb, db), '{}')}", o))
+                            f"{b} dim {db} {dims.get((tb, db), '{}')}", o, where.name))
     out.sort(key=_source_order)
     return out
 
@@ -190,14 +192,16 @@ def _edge_owner(edge) -> str:
     return f"{owner.owner.name} result {ir.OpResult(owner).result_number}"
 
 
-def _op_location(facts, o: int, t_b: int, filename: str) -> str | None:
+def _op_where(facts, o: int, t_b: int, filename: str):
+    """The op's source position and JAX name (sdylog.ir.locations.Where)."""
+    from sdylog.ir.locations import where
     if o >= 0:
         op = facts.ops[o]
     else:  # main's result link -1 - i: its tensor b is the function result slot
         func, _ = facts.func_results[t_b]
         body = func.regions[0].blocks[0].operations
         op = body[len(body) - 1]   # its func.return
-    return format_location(op.location, filename)
+    return where(op.location, filename)
 
 
 def _dim_shardings(engine, facts, tensors: set) -> dict:

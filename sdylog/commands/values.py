@@ -55,9 +55,10 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
                 continue
             for i, arg in enumerate(fn.regions[0].blocks[0].arguments):
                 src = loc_text(arg, filename) if describe else "?"
+                jax_name = arg_jax_name(arg) if func == main else None
+                at = f" at {src}" if src not in ("?", jax_name) else ""   # (JAX's `loc("x")` is only a name)
                 out.append(InputValue(func, arg.get_name(state), arg, str(arg.type), ("farg", func, i),
-                                      f"argument {i} of @{func} at {src}",
-                                      jax_name=arg_jax_name(arg) if func == main else None, source=src))
+                                      f"argument {i} of @{func}{at}", jax_name=jax_name, source=src))
             for op in walk_ops(fn.operation):
                 if op == fn.operation:
                     continue

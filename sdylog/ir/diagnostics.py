@@ -1,9 +1,5 @@
 """User-facing errors in the `file:line:col: error: message` form."""
-import re
-
 from jaxlib.mlir import ir
-
-_FILE_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 
 class SdylogError(Exception):
@@ -21,17 +17,14 @@ class SdylogError(Exception):
 
 
 def format_location(loc: ir.Location | str, filename: str | None = None) -> str | None:
-    """`file:line:col` of an MLIR location (the first file location inside it).
+    """`file:line:col` of an MLIR location (its innermost frame's file
+    location: sdylog/ir/locations.py), None when it has none.
 
     Modules parsed from text carry the buffer name "-"; `filename` replaces it.
     """
-    m = _FILE_LOC.search(str(loc))
-    if not m:
-        return None
-    name = m["file"]
-    if filename is not None and name in ("-", ""):
-        name = filename
-    return f"{name}:{m['line']}:{m['col']}"
+    from sdylog.ir.locations import parse_location, source_of
+    src = source_of(parse_location(str(loc)))
+    return None if src is None else src.text(filename)
 
 
 def error_at(op_or_loc, message: str, filename: str | None = None) -> SdylogError:

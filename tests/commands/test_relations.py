@@ -132,3 +132,41 @@ def test_run_says_why_values_are_left_unsharded(tmp_path):
     # (the conflict stopped propagation before it: nothing reaches it)
     assert f"  %2 (stablehlo.multiply at {p}:10:8): unreached\n" in verbose
     assert "%c" not in verbose.split("conflicts:")[0].split("\n", 2)[2]   # scalars are only counted
+
+
+# as `jax.jit(f).lower(a, b).as_text(debug_info=True)` prints it (f = lambda a, b: a + b)
+JAX_LOCATED = '''
+#loc1 = loc("a")
+#loc2 = loc("b")
+module @jit_f {
+  sdy.mesh @mesh = <["data"=4, "model"=2]>
+  func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>} loc("a"),
+                         %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"model"}, {}]>} loc("b"))
+      -> (tensor<8x8xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32> loc(#loc5)
+    return %0 : tensor<8x8xf32> loc(#loc6)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc3 = loc("/src/model.py":7:11 to :16)
+#loc4 = loc("/src/model.py":12:6 to :20)
+#loc5 = loc("jit(f)/add"(callsite("f"(#loc3) at "<module>"(#loc4))))
+#loc6 = loc("jit(f)"("<module>"(#loc4)))
+'''
+
+
+def test_jax_locations_and_names_everywhere(tmp_path):
+    p = tmp_path / "j.mlir"
+    p.write_text(JAX_LOCATED)
+    run = sdylog("run", str(p), "-v")
+    assert ("  /src/model.py:7:11: stablehlo.add [jit(f)/add] factor 0 (diverge): operand 0 dim 0 {\"data\"} "
+            "vs operand 1 dim 0 {\"model\"}") in run.stderr
+    assert "  %0 (stablehlo.add at /src/model.py:7:11 (jit(f)/add)): conflict" in run.stderr
+    rows = json.loads(sdylog("query", str(p), "conflict", "--format", "json").stdout)
+    assert rows[0]["op_loc"] == "/src/model.py:7:11 (jit(f)/add)" and rows[0]["t_a_name"] == "a"
+    explained = sdylog("explain", str(p), "a").stdout
+    assert explained.startswith('a (argument 0 of @main) gets <@mesh, [{"data"}, {}]>')
+    assert "    a dim 0 \"data\": user annotation on a (argument 0 of @main) (no priority)" in explained
+    result = sdylog("explain", str(p), "result").stdout
+    assert result.startswith("result (result 0 of @main) is not sharded")
+    assert "stablehlo.add (/src/model.py:7:11 (jit(f)/add))" in result
