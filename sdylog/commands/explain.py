@@ -51,7 +51,8 @@ class Explained:
     copies: dict = field(default_factory=dict)    # id(InputValue) -> [fact value ids]
 
 
-def run_with_provenance(path: str, engine: str | None = None, text: str | None = None) -> Explained:
+def run_with_provenance(path: str, engine: str | None = None, text: str | None = None,
+                        progress=None) -> Explained:
     """Parse (`text` when given, named `path`), name the input's values, then
     the pipeline's import passes and propagation exactly as
     `-sdy-propagation-pipeline` runs them (the export passes are left out:
@@ -62,13 +63,18 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
+    from sdylog.progress import Progress
+    progress = progress or Progress(False)
     filename = display_name(path)
+    progress.step("parse")
     module = parse_input(path, text)
     ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
     import_shardings(module, ctx)
     named = NamedValues.of_input(module, filename)   # (a GSPMD import replaces some ops)
     with module.context, shared_census(ctx):
+        progress.step("import")
         import_phase(module, ctx)
+        progress.step("propagation (with provenance)")
         result = propagation_phase(module, ctx)
         # (the pipeline's steps are not verified one by one: what it explains is, as `run` does)
         verify_module(module, filename)
@@ -773,8 +779,13 @@ def explain(file, value, tree, depth, engine):
     arguments in locations, results in `jax.result_info`), or an MLIR name:
     %name (in @main or the only function), @func:%name, @func:argN,
     @func:resultN, as MLIR prints FILE (%0, %arg0, %cst_0)."""
-    ex = run_with_provenance(file, engine)
-    click.echo(explain_text(ex, value, tree, depth), nl=False)
+    from sdylog.progress import Progress
+    progress = Progress()
+    ex = run_with_provenance(file, engine, progress=progress)
+    progress.step(f"explaining {value}")
+    text = explain_text(ex, value, tree, depth)
+    progress.done()
+    click.echo(text, nl=False)
 
 
 def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:

@@ -4,7 +4,6 @@ and the conflicts propagation left (rules/propagation/conflicts.dl) located
 in the source before the export steps erase the ops they name."""
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -12,6 +11,7 @@ from sdylog.ir import load_module, parse_module, print_module
 from sdylog.ir.module import display_name, verify_module
 from sdylog.ir.walk import symbol_name
 from sdylog.passes import PassContext
+from sdylog.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -52,23 +52,6 @@ class PipelineRun:
         from sdylog.commands.relations import save_database
         from sdylog.propagation.driver import propagation_program
         save_database(path, self.result.engine, propagation_program(), self.names)
-
-
-class Progress:
-    """One line per phase on stderr, only when stderr is a terminal."""
-
-    def __init__(self, enabled: bool | None = None):
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-
-    def step(self, name: str) -> None:
-        if self.enabled:
-            sys.stderr.write(f"\r\x1b[K[sdylog] {name}...")
-            sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
 
 
 def parse_input(path: str, text: str | None = None):

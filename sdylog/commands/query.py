@@ -49,4 +49,5 @@ def query(file, relation, where, limit, fmt, list_, engine):
 
 def _run(file, engine):
     from sdylog.commands.pipeline import run_pipeline
-    return run_pipeline(file, engine=engine, name_ids=True)
+    from sdylog.progress import Progress
+    return run_pipeline(file, engine=engine, name_ids=True, progress=Progress())

@@ -21,17 +21,21 @@ def run(file, output, db, engine, quiet, verbose):
     word, why the others are not: closed, conflict, unreached, scalar;
     conflicts propagation left; time per phase)."""
     from sdylog import outputs
-    from sdylog.commands.pipeline import Progress, report, run_pipeline
+    from sdylog.commands.pipeline import report, run_pipeline
+    from sdylog.progress import Progress
 
     if db == "-":
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
-    result = run_pipeline(file, engine=engine, progress=Progress(), name_ids=bool(db) or verbose)
+    progress = Progress()
+    result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose)
     written = [(module_out, result.text())]
     if db_out:
+        progress.step(f"writing {db}")
         written.append((db_out, result.save_database))
     outputs.write_all(written)
+    progress.done()
     if not quiet:
         click.echo(report(result, verbose=verbose), err=True)
 

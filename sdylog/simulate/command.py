@@ -48,8 +48,9 @@ def simulate(path, seed, entry, rtol, atol, pass_options, pipeline):
     collectives (count, bytes); exits 1 on a mismatch.
     """
     from sdylog.simulate.simulate import simulate_main
+    from sdylog.progress import Progress
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
-                           pipeline=pipeline.split() if pipeline else None)
+                           pipeline=pipeline.split() if pipeline else None, progress=Progress())
     click.echo(report.text())
     if not report.ok:
         sys.exit(1)
