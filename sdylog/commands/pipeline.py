@@ -47,11 +47,16 @@ class PipelineRun:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
     def save_database(self, path: str) -> None:
-        """Every relation of the run into a new DuckDB file (run with name_ids:
-        sdylog/commands/relations.py)."""
-        from sdylog.commands.relations import save_database
-        from sdylog.propagation.driver import propagation_program
-        save_database(path, self.result.engine, propagation_program(), self.names)
+        """Every relation of the run into a new DuckDB file (run with name_ids)."""
+        save_database(path, self.result.engine, self.names)
+
+
+def save_database(path: str, engine, names) -> None:
+    """The propagation run's relations into a new DuckDB file at `path`
+    (sdylog/commands/relations.py)."""
+    from sdylog.commands.relations import save_database as save
+    from sdylog.propagation.driver import propagation_program
+    save(path, engine, propagation_program(), names)
 
 
 def parse_input(path: str, text: str | None = None):
@@ -79,14 +84,18 @@ def import_shardings(module, ctx: PassContext) -> None:
 
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
-                 text: str | None = None, keep_values: bool = False, name_ids: bool = False) -> PipelineRun:
+                 text: str | None = None, keep_values: bool = False, name_ids: bool = False,
+                 on_relations=None) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
     time so that each is timed and the conflicts are located before the export
     steps erase the ops they name. `name_ids`: names for the ids of the
     relations (run.names: query, --db); `keep_values`: those, and the input's
-    values by name with what propagation gave each (run.named)."""
+    values by name with what propagation gave each (run.named).
+    `on_relations(engine, names)` is called once propagation is done and
+    its ids are named, before the export (which changes neither): `run --db`
+    starts writing the database then."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -122,6 +131,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
             tensors = result.engine.scan("tensor_of") if hasattr(result.engine, "scan") \
                 else result.engine.read("tensor_of")
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, results, tensors)
+        if on_relations is not None:
+            on_relations(result.engine, names)
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)

@@ -21,7 +21,7 @@ def run(file, output, db, engine, quiet, verbose):
     word, why the others are not: closed, conflict, unreached, scalar;
     conflicts propagation left; time per phase)."""
     from sdylog import outputs
-    from sdylog.commands.pipeline import report, run_pipeline
+    from sdylog.commands.pipeline import report, run_pipeline, save_database
     from sdylog.progress import Progress
 
     if db == "-":
@@ -29,12 +29,20 @@ def run(file, output, db, engine, quiet, verbose):
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
     progress = Progress()
-    result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose)
-    written = [(module_out, result.text())]
-    if db_out:
-        progress.step(f"writing {db}")
-        written.append((db_out, result.save_database))
-    outputs.write_all(written)
+    # the database is written on a thread from the end of propagation, while export and printing go on
+    db_file = outputs.Background(db_out) if db_out else None
+    start_db = (lambda eng, names: db_file.start(lambda p: save_database(p, eng, names))) if db_file else None
+    try:
+        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
+                              on_relations=start_db)
+        written = [(module_out, result.text())]
+        if db_file:
+            progress.step(f"writing {db}")
+            written.append((db_out, db_file.finish))
+        outputs.write_all(written)
+    finally:
+        if db_file:
+            db_file.discard()
     progress.done()
     if not quiet:
         click.echo(report(result, verbose=verbose), err=True)

@@ -170,3 +170,29 @@ def test_jax_locations_and_names_everywhere(tmp_path):
     result = sdylog("explain", str(p), "result").stdout
     assert result.startswith("result (result 0 of @main) is not sharded")
     assert "stablehlo.add (/src/model.py:7:11 (jit(f)/add))" in result
+
+
+def test_a_file_written_on_a_thread_is_all_or_nothing(tmp_path):
+    from sdylog import outputs
+    from sdylog.ir.diagnostics import SdylogError
+
+    out = outputs.plan(str(tmp_path / "a.db"), "--db")
+    good = outputs.Background(out)
+    good.start(lambda p: open(p, "w").write("data"))
+    outputs.write_all([(out, good.finish)])
+    good.discard()
+    assert (tmp_path / "a.db").read_text() == "data"
+
+    def fail(p):
+        open(p, "w").write("half")
+        raise SdylogError("broken")
+    out_b = outputs.plan(str(tmp_path / "b.db"), "--db")
+    bad = outputs.Background(out_b)
+    bad.start(fail)
+    with pytest.raises(SdylogError, match="broken"):
+        outputs.write_all([(out_b, bad.finish)])
+    bad.discard()
+    unused = outputs.Background(outputs.plan(str(tmp_path / "c.db"), "--db"))
+    unused.start(lambda p: open(p, "w").write("never moved"))
+    unused.discard()     # (the command failed before write_all)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db"]
