@@ -83,6 +83,75 @@ def import_shardings(module, ctx: PassContext) -> None:
                       "nothing to propagate (no value gets a sharding)", ctx.filename)
 
 
+@dataclass(frozen=True)
+class EntryValue:
+    """An argument or result of the entry function and its sharding."""
+    what: str                 # "argument 0 (x)", "result 1"
+    shape: tuple
+    sharding: object          # TensorSharding or None
+    axis_sizes: dict          # of the sharding's mesh
+    loc: object               # where a note points
+
+
+def entry_shardings(module) -> dict:
+    """(kind, index) -> EntryValue of the entry function's arguments and results."""
+    from sdylog.commands.values import arg_jax_name, main_name
+    from sdylog.ir.shardings import Meshes, func_arg_shardings, func_result_shardings, func_type
+    from sdylog.ir.types import shape_of
+    from sdylog.ir.walk import func_ops
+    from sdylog.model.sharding import TensorSharding
+
+    main = main_name(module)
+    out = {}
+    with module.context:
+        meshes = Meshes(module)
+
+        def entry(what, t, s, loc):
+            mesh = meshes.of(s) if s is not None else None
+            return EntryValue(what, shape_of(t), s and TensorSharding.from_attr(s),
+                              mesh.axis_sizes if mesh is not None else {}, loc)
+        for fn in func_ops(module):
+            if symbol_name(fn) != main or not len(fn.regions[0].blocks):
+                continue
+            args = fn.regions[0].blocks[0].arguments
+            ftype = func_type(fn)
+            for i, s in enumerate(func_arg_shardings(fn)):
+                name = arg_jax_name(args[i])
+                out[("arg", i)] = entry(f"argument {i}" + (f" ({name})" if name else ""), ftype.inputs[i], s,
+                                        args[i].location)
+            for i, s in enumerate(func_result_shardings(fn)):
+                out[("result", i)] = entry(f"result {i}", ftype.results[i], s, fn.location)
+    return out
+
+
+def note_rewritten(given: dict, final: dict, filename: str) -> None:
+    """A note for each sharding of the entry function's interface that the
+    user gave and the pipeline changed (other axes, not just closed or
+    opened): the export shrinks one that does not divide its dimension
+    (sdy-update-non-divisible-input-output-shardings)."""
+    from sdylog.ir.rewrite import emit_note
+    for key, before in given.items():
+        after = final.get(key)
+        if before.sharding is None or after is None or after.sharding is None:
+            continue
+        if [d.axes for d in before.sharding.dims] == [d.axes for d in after.sharding.dims]:
+            continue
+        why = _not_dividing(before)
+        emit_note(before.loc, f"the sharding {before.sharding} of {before.what} of the entry function became "
+                  f"{after.sharding}" + (f": {why}" if why else ""), filename)
+
+
+def _not_dividing(v: EntryValue) -> str:
+    """`dim 0 of size 10 does not divide into 4 shards` (the first such dimension)."""
+    for d, (n, dim) in enumerate(zip(v.shape, v.sharding.dims)):
+        k = 1
+        for a in dim.axes:
+            k *= a.size(v.axis_sizes.get(a.name, 1))
+        if k > 1 and n % k:
+            return f"dim {d} of size {n} does not divide into {k} shards"
+    return ""
+
+
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
                  on_relations=None) -> PipelineRun:
@@ -112,6 +181,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     module = phase("parse", parse_input, path, text)
     ctx = PassContext(filename=display_name(path), engine=engine)
     import_shardings(module, ctx)
+    given = entry_shardings(module)
     named = inputs = names = None
     if keep_values or name_ids:
         from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
@@ -136,6 +206,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
+        note_rewritten(given, entry_shardings(module), ctx.filename)
     progress.done()
     return PipelineRun(module, result, ctx, seconds, conflicts, named, names)
 

@@ -196,3 +196,16 @@ def test_a_file_written_on_a_thread_is_all_or_nothing(tmp_path):
     unused.start(lambda p: open(p, "w").write("never moved"))
     unused.discard()     # (the command failed before write_all)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db"]
+
+
+def test_a_rewritten_interface_sharding_gets_a_note(tmp_path):
+    p = tmp_path / "nd.mlir"
+    p.write_text('sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+                 'func.func @main(%a: tensor<10x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>})'
+                 ' -> tensor<10x16xf32> {\n'
+                 '  %0 = stablehlo.negate %a : tensor<10x16xf32>\n  return %0 : tensor<10x16xf32>\n}\n')
+    r = sdylog("run", str(p), "-o", str(tmp_path / "o.mlir"))
+    assert r.returncode == 0
+    assert (f'{p}:2:17: note: the sharding <@mesh, [{{"x"}}, {{"y"}}]> of argument 0 of the entry function became '
+            f'<@mesh, [{{"x":(1)2}}, {{"y"}}]>: dim 0 of size 10 does not divide into 4 shards') in r.stderr
+    assert r.stderr.count("note:") == 1    # (the result had no sharding of the user's)
