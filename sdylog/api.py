@@ -131,6 +131,12 @@ class Propagation:
         """Every value's PartitionSpec, by name."""
         return {name: v.spec for name, v in self._values.items()}
 
+    @property
+    def shardings(self) -> dict[str, TensorSharding | None]:
+        """Every value's full sdy sharding (open/closed dimensions,
+        priorities, replicated and unreduced axes), by name."""
+        return {name: v.sharding for name, v in self._values.items()}
+
     # ---- words and pictures
     def explain(self, name: str, tree: bool = False) -> str:
         """Why `name` gets its sharding (what `sdylog explain` prints). Runs

@@ -43,6 +43,7 @@ def test_values_by_jax_name(result):
     y = result["result['y']"]
     assert str(y.sharding) == '<@mesh, [{"data"}, {"model"}]>' and y.shape == (32, 128) and y.element == "f32"
     assert str(result["%0"].sharding) == '<@mesh, [{"data", ?}, {"model", ?}]>'
+    assert result.shardings["%0"] == result["%0"].sharding
     assert result["%0"].location == "f.py:3:8 (jit(f)/dot_general)" and result["%0"].op == "stablehlo.dot_general"
     assert result["%0"].mesh.axis_sizes == {"data": 4, "model": 2}
     assert result.meshes["mesh"].num_devices == 8
