@@ -113,14 +113,17 @@ def entry_shardings(module) -> dict:
         for fn in func_ops(module):
             if symbol_name(fn) != main or not len(fn.regions[0].blocks):
                 continue
-            args = fn.regions[0].blocks[0].arguments
+            args = list(fn.regions[0].blocks[0].arguments)
             ftype = func_type(fn)
+            inputs, results = list(ftype.inputs), list(ftype.results)   # (each read makes a new list)
             for i, s in enumerate(func_arg_shardings(fn)):
-                name = arg_jax_name(args[i])
-                out[("arg", i)] = entry(f"argument {i}" + (f" ({name})" if name else ""), ftype.inputs[i], s,
-                                        args[i].location)
+                if s is not None:
+                    name = arg_jax_name(args[i])
+                    out[("arg", i)] = entry(f"argument {i}" + (f" ({name})" if name else ""), inputs[i], s,
+                                            args[i].location)
             for i, s in enumerate(func_result_shardings(fn)):
-                out[("result", i)] = entry(f"result {i}", ftype.results[i], s, fn.location)
+                if s is not None:
+                    out[("result", i)] = entry(f"result {i}", results[i], s, fn.location)
     return out
 
 

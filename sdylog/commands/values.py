@@ -410,7 +410,8 @@ class IdNames:
             for vid, name in enumerate(self._values):
                 if name is None:
                     self._values[vid] = self._made_by_import(facts, vid)
-            self._ops = [(op_name(op), loc_text(op, filename)) for op in facts.ops]
+            kinds = {row[0]: row[1] for row in facts.rows("op")}   # (the facts read each op's name once)
+            self._ops = [(kinds.get(o) or op_name(op), loc_text(op, filename)) for o, op in enumerate(facts.ops)]
         self._links = [("func.return", f"result {i} of @{main}") for i in range(result_count)]
         # where each value comes from: (op id, what it is of the op)
         self._origin = {}
