@@ -20,6 +20,7 @@ COMMANDS = {
     "explain": "sdylog.commands.explain:explain",
     "facts": "sdylog.facts.command:facts",
     "interpret": "sdylog.simulate.command:interpret",
+    "mpmd": "sdylog.mpmd.command:mpmd",
     "opt": "sdylog.passes.command:opt",
     "query": "sdylog.commands.query:query",
     "run": "sdylog.commands.run:run",

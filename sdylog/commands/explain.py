@@ -26,6 +26,7 @@ from sdylog.commands.values import (InputValue, NamedValues, Target, display_nam
                                     loc_text, match_values, name_ranges, op_name, parse_spec, resolve,
                                     resolve_name)
 from sdylog.ir.rewrite import owning_op
+from sdylog.mpmd.command import mpmd_options
 from sdylog.ir.shardings import data_flow_op_of_edge
 from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
@@ -768,8 +769,10 @@ def _tensors_in(rows, ex, namer) -> set:
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
 @click.option("--engine", help="Datalog engine (memory, duckdb).")
+@click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
+@mpmd_options
 @reports_errors
-def explain(file, value, tree, depth, engine):
+def explain(file, value, tree, depth, engine, entry, **mpmd):
     """Explain the sharding propagation gives VALUE in FILE: for each axis of
     its final sharding, the op visits it came through, back to the user
     annotation; for each dimension with no axis, what stopped it.
@@ -778,7 +781,17 @@ def explain(file, value, tree, depth, engine):
     `params['w1']`, `result[1]`: with `as_text(debug_info=True)` JAX names
     arguments in locations, results in `jax.result_info`), or an MLIR name:
     %name (in @main or the only function), @func:%name, @func:argN,
-    @func:resultN, as MLIR prints FILE (%0, %arg0, %cst_0)."""
+    @func:resultN, as MLIR prints FILE (%0, %arg0, %cst_0).
+
+    On a module whose ops are placed on devices (maximal shardings,
+    --assign): why the op defining VALUE runs where it does, where VALUE is,
+    and why it is sent, back to the user's placements (the MPMD rules)."""
+    from sdylog.simulate.mpmd import wants_mpmd
+    if wants_mpmd(file, mpmd):
+        from sdylog.mpmd.command import options_from
+        from sdylog.mpmd.explain import explain_text as mpmd_explain_text
+        click.echo(mpmd_explain_text(file, value, options_from(**mpmd, entry=entry), tree, depth), nl=False)
+        return
     from sdylog.progress import Progress
     progress = Progress()
     ex = run_with_provenance(file, engine, progress=progress)

@@ -5,6 +5,7 @@ import click
 
 from sdylog.cli import reports_errors
 from sdylog.datalog.table import FORMATS
+from sdylog.mpmd.command import mpmd_options
 
 
 @click.command()
@@ -20,14 +21,19 @@ from sdylog.datalog.table import FORMATS
               help="List the relations (input facts and derived) with their columns and what they mean "
                    "(with FILE: and their sizes for it).")
 @click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
+@mpmd_options
 @reports_errors
-def query(file, relation, where, limit, fmt, list_, engine):
+def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
-    rules/schema.dl or one the propagation rules derive; `--list` names
-    them all). A value id column (a Value or Tensor) gets its value's name
-    beside it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
+    rules/schema.dl or one the propagation rules derive; or one of the MPMD
+    rules, rules/mpmd/*.dl: placed, xfer, channel, ..., with the options of
+    `sdylog mpmd`; `--list` names them all). A value id column of the
+    propagation's relations (a Value or Tensor) gets its value's name beside
+    it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
     location (`op_kind`, `op_loc`)."""
     from sdylog.commands.relations import format_list, relation_list
+    from sdylog.datalog.table import render, select
     from sdylog.propagation.driver import propagation_program
 
     if list_:
@@ -38,8 +44,15 @@ def query(file, relation, where, limit, fmt, list_, engine):
         return
     if file is None or relation is None:
         raise click.UsageError("give FILE and RELATION (or --list)")
+    from sdylog.mpmd.explain import mpmd_relations
+
+    if relation in mpmd_relations() and relation not in propagation_program().relations:
+        from sdylog.mpmd.command import options_from
+        from sdylog.mpmd.explain import mpmd_engine
+        mpmd_rules = mpmd_engine(file, options_from(**mpmd, entry=entry))[0]
+        click.echo(render(select(mpmd_rules, relation, list(where), limit), fmt), nl=False)
+        return
     from sdylog.commands.relations import extras
-    from sdylog.datalog.table import render, select
 
     run = _run(file, engine)
     eng = run.result.engine

@@ -5,6 +5,8 @@ anything else (tokens, tuples) has rank 0, shape () and no static shape.
 """
 from __future__ import annotations
 
+import math
+
 from jaxlib.mlir import ir
 
 
@@ -23,6 +25,11 @@ def shape_of(value_or_type) -> tuple[int, ...]:
     () for scalars, unranked types and non-tensors."""
     t = type_of(value_or_type)
     return tuple(t.shape) if isinstance(t, ir.ShapedType) and t.has_rank else ()
+
+
+def num_elements(value_or_type) -> int:
+    """The element count of a statically shaped type (1 for a scalar)."""
+    return math.prod(shape_of(value_or_type))
 
 
 def is_shaped(value_or_type) -> bool:

@@ -95,7 +95,8 @@ class Communicator:
                 del self._slots[key]
             return values
 
-    def finished(self) -> None:
+    def finished(self, device: int | None = None) -> None:
+        """`device` (when given) has run to its end."""
         with self._cond:
             self._running -= 1
             if self._running and self._stuck() and self.failure is None:
@@ -137,9 +138,11 @@ class DeviceRun:
     args: list
 
 
-def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: CollectiveStats | None = None) -> list[list]:
+def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: CollectiveStats | None = None,
+                   comm: Communicator | None = None) -> list[list]:
     """Run `runs[replica][partition]` at once, one thread per device; return
-    each device's results in the same layout."""
+    each device's results in the same layout. `comm`: the communicator to
+    use (e.g. one with point-to-point channels, sdylog/simulate/p2p.py)."""
     nr = len(runs)
     npart = len(runs[0]) if runs else 0
     for row in runs:
@@ -148,7 +151,7 @@ def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: Collect
         for r in row:
             if isinstance(r.function, str):
                 program.function(r.function)  # compile errors surface here, not in a thread
-    comm = Communicator(nr * npart)
+    comm = comm if comm is not None else Communicator(nr * npart)
     results: list[list] = [[None] * npart for _ in range(nr)]
     errors: list = []
 
@@ -164,7 +167,7 @@ def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: Collect
             errors.append(e)
             comm.abort(e)
         finally:
-            comm.finished()
+            comm.finished(r * npart + p)
 
     if nr * npart == 1:
         work(0, 0)
