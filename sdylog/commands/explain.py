@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import click
 from jaxlib.mlir import ir
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.commands.values import (InputValue, NamedValues, Target, display_name, kind_of,  # noqa: F401
                                     loc_text, match_values, name_ranges, op_name, parse_spec, resolve,
                                     resolve_name)
@@ -58,7 +58,7 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     the pipeline's import passes and propagation exactly as
     `-sdy-propagation-pipeline` runs them (the export passes are left out:
     they only rewrite what propagation decided)."""
-    from sdylog.commands.pipeline import import_shardings, parse_input
+    from sdylog.commands.pipeline import import_shardings, note_nothing_to_propagate, parse_input
     from sdylog.ir.module import display_name, verify_module
     from sdylog.passes import PassContext
     from sdylog.passes.census import shared_census
@@ -70,7 +70,7 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     progress.step("parse")
     module = parse_input(path, text)
     ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
-    import_shardings(module, ctx)
+    meshless = import_shardings(module, ctx)
     named = NamedValues.of_input(module, filename)   # (a GSPMD import replaces some ops)
     with module.context, shared_census(ctx):
         progress.step("import")
@@ -79,6 +79,7 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
         result = propagation_phase(module, ctx)
         # (the pipeline's steps are not verified one by one: what it explains is, as `run` does)
         verify_module(module, filename)
+        note_nothing_to_propagate(meshless, filename)
     ex = Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
                    named.result_names)
     _match_values(ex)
@@ -765,10 +766,10 @@ def _tensors_in(rows, ex, namer) -> set:
 @click.argument("file")
 @click.argument("value")
 @click.option("--tree", is_flag=True, help="Print the raw Datalog derivation tree (relations and tuples).")
-@click.option("--depth", type=int, default=1, show_default=True,
+@click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
-@click.option("--engine", help="Datalog engine (memory, duckdb).")
+@engine_option
 @click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
 @mpmd_options
 @reports_errors

@@ -66,12 +66,11 @@ def parse_input(path: str, text: str | None = None):
     return parse_module(text, display_name(path))
 
 
-def import_shardings(module, ctx: PassContext) -> None:
+def import_shardings(module, ctx: PassContext):
     """What sdylog reads beyond Shardy's input: a GSPMD module's
     `mhlo.sharding` attributes become sdy meshes and shardings
-    (-sdy-import-mhlo-shardings, with a note); a module with neither gets a
-    note that there is nothing to propagate."""
-    from sdylog.ir.rewrite import emit_note
+    (-sdy-import-mhlo-shardings, with a note). Returns what to say once the
+    run succeeded (note_nothing_to_propagate) when the module has neither."""
     from sdylog.passes import lookup
     from sdylog.passes.import_mhlo_shardings import has_mhlo_shardings
 
@@ -79,8 +78,17 @@ def import_shardings(module, ctx: PassContext) -> None:
         if has_mhlo_shardings(module):
             lookup("sdy-import-mhlo-shardings").load()(module, {}, ctx)
         elif not any(op.operation.name == "sdy.mesh" for op in module.body.operations):
-            emit_note(module.operation.location, "the module has no sdy.mesh and no mhlo.sharding: "
-                      "nothing to propagate (no value gets a sharding)", ctx.filename)
+            return module.operation.location
+    return None
+
+
+def note_nothing_to_propagate(location, filename: str) -> None:
+    """The note for a module with no mesh and no sharding (after the run:
+    an error in it comes first, alone)."""
+    from sdylog.ir.rewrite import emit_note
+    if location is not None:
+        emit_note(location, "the module has no sdy.mesh and no mhlo.sharding: nothing to propagate "
+                  "(no value gets a sharding)", filename)
 
 
 @dataclass(frozen=True)
@@ -183,17 +191,18 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
 
     module = phase("parse", parse_input, path, text)
     ctx = PassContext(filename=display_name(path), engine=engine)
-    import_shardings(module, ctx)
+    meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
     named = inputs = names = None
     if keep_values or name_ids:
         from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
         if keep_values:
             named = phase("names", NamedValues.of_input, module, ctx.filename)
-            inputs = (named.values, main_name(module))
+            inputs = (named.values, main_name(module), named.result_names)
         else:
             inputs = phase("names", IdNames.before_import, module, ctx.filename)
         results = functions_of(module)[1].get(inputs[1], 0)
+        result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)
@@ -203,15 +212,38 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         if inputs is not None:
             tensors = result.engine.scan("tensor_of") if hasattr(result.engine, "scan") \
                 else result.engine.read("tensor_of")
-            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, results, tensors)
+            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names, tensors)
         if on_relations is not None:
             on_relations(result.engine, names)
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
         note_rewritten(given, entry_shardings(module), ctx.filename)
+        note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
     return PipelineRun(module, result, ctx, seconds, conflicts, named, names)
+
+
+def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
+    """The input relations propagation reads in `-sdy-propagation-pipeline`
+    on the module at `path` (after the import passes and what the
+    propagation pass does before its facts), and its run configuration:
+    (FactSet, {relation: rows}). Taken from a propagation run itself, so
+    that they are what it read (the rules' run costs little next to the
+    passes)."""
+    from sdylog.passes import lookup
+    from sdylog.passes.census import shared_census
+    from sdylog.passes.propagation_pipeline import PIPELINE_PROPAGATION, import_phase
+    from sdylog.propagation.driver import PropagationOptions, run_facts
+    from sdylog.propagation.passes import run_propagation
+
+    module = load_module(path)
+    ctx = PassContext(filename=display_name(path), engine=engine, derive="write-back")
+    options = {**lookup("sdy-user-priority-propagate").options, "conservative-propagation": conservative}
+    with module.context, shared_census(ctx):
+        import_phase(module, ctx)
+        result = run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
+    return result.facts, run_facts(PropagationOptions(**PIPELINE_PROPAGATION, conservative=conservative))
 
 
 def locate_conflicts(result, filename: str) -> list[Conflict]:

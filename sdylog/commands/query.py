@@ -3,7 +3,7 @@ with names, ops and locations beside the ids; `sdylog query [FILE] --list`:
 the relations with their columns and documentation."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.datalog.table import FORMATS
 from sdylog.mpmd.command import mpmd_options
 
@@ -20,7 +20,7 @@ from sdylog.mpmd.command import mpmd_options
 @click.option("--list", "list_", is_flag=True,
               help="List the relations (input facts and derived) with their columns and what they mean "
                    "(with FILE: and their sizes for it).")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@engine_option
 @click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
 @mpmd_options
 @reports_errors

@@ -103,10 +103,10 @@ def save_database(path: str, engine, program, names) -> None:
     data = []
     for name in engine.relations:
         decl = engine.decl(name)
-        rows, symbols = _matrix(engine, decl, symbols)
+        rows, symbols, wide = _matrix(engine, decl, symbols)
         doc = docs.get(name)
         data.append(RelationData(decl, rows, doc.kind if doc else "", doc.doc if doc else "",
-                                 doc.where if doc else ""))
+                                 doc.where if doc else "", wide))
     value_joins, op_joins = {}, {}
     for r in data:
         for i, kind in id_columns(program, r.decl):
@@ -127,19 +127,22 @@ def save_database(path: str, engine, program, names) -> None:
 
 def _matrix(engine, decl, symbols: list[str]):
     """(the relation's rows as an int64 array with symbol ids into `symbols`,
-    the symbol list): from the engine's C tables when it has them (their
-    symbol list then serves all), else from its tuples."""
+    the symbol list, None), from the engine's C tables when it has them
+    (their symbol list then serves all), else from its tuples; (None,
+    symbols, the tuples) for a relation with a number beyond 64 bits."""
     import numpy as np
     held = getattr(engine, "row_matrix", None)
     found = held(decl.name) if held is not None else None
     if found is not None:
         rows, c_symbols = found
         if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
-            return rows, c_symbols
-    rows = engine.scan(decl.name) if hasattr(engine, "scan") else engine.read(decl.name)
+            return rows, c_symbols, None
+    rows = list(engine.scan(decl.name) if hasattr(engine, "scan") else engine.read(decl.name))
+    if any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
+        return None, symbols, rows
     out = np.zeros((len(rows), decl.arity), np.int64)
     if not decl.arity:
-        return out, symbols
+        return out, symbols, None
     ids = {s: i for i, s in enumerate(symbols)}
     symbols = list(symbols)
     for j, c in enumerate(decl.columns):
@@ -152,4 +155,4 @@ def _matrix(engine, decl, symbols: list[str]):
                     symbols.append(v)
                 col[k] = sid
         out[:, j] = col
-    return out, symbols
+    return out, symbols, None

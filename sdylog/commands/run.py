@@ -1,7 +1,7 @@
 """`sdylog run FILE [-o OUT] [--db OUT.duckdb]`: the full pipeline."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 @click.command()
@@ -10,7 +10,7 @@ from sdylog.cli import reports_errors
 @click.option("--db", help="Save every input and derived relation in this DuckDB file (each a view named as "
                            "the relation, with value names and op locations beside their ids; the table "
                            "`relations` says what each is).")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@engine_option
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List the conflicts in the report, with their locations, and the values left unsharded.")

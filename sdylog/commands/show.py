@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.ir.diagnostics import SdylogError
 
 
@@ -46,7 +46,7 @@ def _svg_note(text: str) -> str:
 @click.argument("file")
 @click.argument("value")
 @click.option("--svg", "svg_out", metavar="OUT", help="Also write the picture as an SVG file.")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@engine_option
 @reports_errors
 def show(file, value, svg_out, engine):
     """Draw how VALUE of FILE lies over the devices after propagation: the

@@ -391,11 +391,13 @@ class IdNames:
     passes rewrite the ops the ids name)."""
 
     def __init__(self, facts, values: list[InputValue], main: str | None, filename: str,
-                 result_count: int = 0, tensor_of=()):
-        """`tensor_of`: the rules' (value, tensor) rows: a tensor (its
-        representative value's id) the import made is named by the input
-        values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`)."""
+                 result_names: list = (), tensor_of=()):
+        """`result_names`: JAX's names of the entry function's results (None
+        where it has none). `tensor_of`: the rules' (value, tensor) rows: a
+        tensor (its representative value's id) the import made is named by
+        the input values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`)."""
         self.main = main
+        self._slots: dict = {}
         names, _ = match_values(facts, values)
         self._values = [None] * len(facts.values)
         for vid, iv in names.items():
@@ -412,7 +414,13 @@ class IdNames:
                     self._values[vid] = self._made_by_import(facts, vid)
             kinds = {row[0]: row[1] for row in facts.rows("op")}   # (the facts read each op's name once)
             self._ops = [(kinds.get(o) or op_name(op), loc_text(op, filename)) for o, op in enumerate(facts.ops)]
-        self._links = [("func.return", f"result {i} of @{main}") for i in range(result_count)]
+        self._links = [("func.return", f"result {i} of @{main}") for i in range(len(result_names))]
+        # a function result's slot is a tensor of its own (facts.func_results)
+        with facts.module.context:
+            for t, (fn, i) in facts.func_results.items():
+                f = symbol_name(fn)
+                jax = result_names[i] if f == main and i < len(result_names) else None
+                self._slots[t] = jax or f"@{f}:result{i}"
         # where each value comes from: (op id, what it is of the op)
         self._origin = {}
         for o, i, v in facts.rows("op_result"):
@@ -423,8 +431,9 @@ class IdNames:
 
     @staticmethod
     def before_import(module, filename: str):
-        """What to take before the import passes: (the input's values, the entry function)."""
-        return input_values(module, filename, describe=False), main_name(module)
+        """What to take before the import passes: (the input's values, the
+        entry function, JAX's names of its results)."""
+        return input_values(module, filename, describe=False), main_name(module), result_jax_names(module)
 
     def _made_by_import(self, facts, vid: int) -> str:
         """A value the import made: its op, and the names of what it reads."""
@@ -437,8 +446,10 @@ class IdNames:
         return f"<{op_name(owner)}{'(' + ', '.join(named) + ')' if named else ''}>"
 
     def value(self, vid: int) -> str:
-        """`%3`, `x`, `@relu:%1`, `<sdy.data_flow_edge(%0#1)>`."""
-        return self._values[vid] if 0 <= vid < len(self._values) else "?"
+        """`%3`, `x`, `@relu:%1`, `<sdy.data_flow_edge(%0#1)>`, `result['out']`."""
+        if 0 <= vid < len(self._values):
+            return self._values[vid]
+        return self._slots.get(vid, "?")
 
     def where(self, vid: int) -> str:
         """`stablehlo.add at f.mlir:3:8`, `argument 2 of @main`: where the value comes from."""
@@ -460,7 +471,7 @@ class IdNames:
         return ("?", "?")
 
     def all_values(self) -> list[tuple[int, str]]:
-        return list(enumerate(self._values))
+        return list(enumerate(self._values)) + list(self._slots.items())
 
     def all_ops(self) -> list[tuple[int, tuple[str, str]]]:
         return list(enumerate(self._ops)) + [(-1 - i, link) for i, link in enumerate(self._links)]

@@ -26,12 +26,20 @@ BLOCK_SIZE = 65536
 @dataclass
 class RelationData:
     """One relation's tuples: an (n, arity) int64 array, symbol columns as
-    ids into the file's symbol list."""
+    ids into the file's symbol list; or, for a relation with a number beyond
+    64 bits (the memory engine computes with Python's integers: a tensor of
+    2^63 elements or more has such a size), its tuples as they are in
+    `wide` (a table of its own: HUGEINT, or decimal text beyond 128 bits)."""
     decl: object                     # RelationDecl
-    rows: np.ndarray
+    rows: np.ndarray | None
     kind: str = ""                   # "input" / "derived" (relations table)
     doc: str = ""
     where: str = ""                  # where it is declared
+    wide: list | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.wide) if self.wide is not None else len(self.rows)
 
 
 @dataclass
@@ -65,7 +73,9 @@ def write(path: str, relations: list[RelationData], symbols: list[str], lookups:
 def _write_tables(con, relations: list[RelationData], symbols: list[str], lookups) -> None:
     by_arity: dict[int, list] = {a: [] for a in range(max((r.decl.arity for r in relations), default=0) + 1)}
     for k, r in enumerate(relations):
-        if len(r.rows):
+        if r.wide is not None:
+            _create_wide(con, k, r)
+        elif len(r.rows):
             by_arity[r.decl.arity].append((k, r.rows))
     for arity, blocks in by_arity.items():
         rel = np.concatenate([np.full(len(m), k, np.int16) for k, m in blocks]) if blocks \
@@ -81,11 +91,33 @@ def _write_tables(con, relations: list[RelationData], symbols: list[str], lookup
         "kind": np.array([r.kind for r in relations], dtype=object),
         "columns": np.array([", ".join(f"{c.name}: {c.type_name}" for c in r.decl.columns) for r in relations],
                             dtype=object),
-        "rows": np.array([len(r.rows) for r in relations], dtype=np.int64),
+        "rows": np.array([r.count for r in relations], dtype=np.int64),
         "doc": np.array([r.doc for r in relations], dtype=object),
         "declared_at": np.array([r.where for r in relations], dtype=object)})
     for lk in lookups:
         _create(con, lk.table, lk.columns)
+
+
+def _create_wide(con, k: int, r: RelationData) -> None:
+    """`_wide<k>`: a relation with numbers beyond 64 bits, each number column
+    BIGINT, HUGEINT or (beyond 128 bits) its decimal text."""
+    cols, sel = {}, []
+    for j, c in enumerate(r.decl.columns):
+        values = [t[j] for t in r.wide]
+        if c.kind == "symbol":
+            cols[f"c{j}"] = np.array(values, dtype=object)
+            sel.append(f"c{j}")
+            continue
+        lo, hi = (min(values), max(values)) if values else (0, 0)
+        sql = "BIGINT" if -2 ** 63 <= lo and hi < 2 ** 63 else \
+            "HUGEINT" if -2 ** 127 <= lo and hi < 2 ** 127 else "VARCHAR"
+        cols[f"c{j}"] = np.array([str(v) for v in values], dtype=object)
+        sel.append(f"CAST(c{j} AS {sql}) AS c{j}")
+    con.register("__src", cols)
+    try:
+        con.execute(f"CREATE TABLE out._wide{k} AS SELECT {', '.join(sel)} FROM __src")
+    finally:
+        con.unregister("__src")
 
 
 def _create(con, table: str, columns: dict) -> None:
@@ -108,7 +140,7 @@ def _views(relations: list[RelationData], lookups) -> list[str]:
                 extra.setdefault(col, []).append((lk.table, fields))
         sel, joins = [], []
         for j, c in enumerate(decl.columns):
-            if c.kind == "symbol":
+            if c.kind == "symbol" and r.wide is None:
                 joins.append(f"LEFT JOIN out._symbols s{j} ON s{j}.id = r.c{j}")
                 sel.append(f"s{j}.name AS {_ident(c.name)}")
             else:
@@ -122,8 +154,9 @@ def _views(relations: list[RelationData], lookups) -> list[str]:
         while view.lower() in taken:       # (DuckDB names ignore case)
             view += "_"
         taken.add(view.lower())
-        out.append(f"CREATE VIEW out.{_ident(view)} AS SELECT {body} FROM out._rows{decl.arity} r "
-                   f"{' '.join(joins)} WHERE r.rel = {k}")
+        source = f"out._wide{k} r" if r.wide is not None else f"out._rows{decl.arity} r"
+        only = "" if r.wide is not None else f" WHERE r.rel = {k}"
+        out.append(f"CREATE VIEW out.{_ident(view)} AS SELECT {body} FROM {source} {' '.join(joins)}{only}")
     return out
 
 

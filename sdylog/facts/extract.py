@@ -64,6 +64,9 @@ def _is_result(operands: int, results: int) -> tuple[int, ...]:
 _UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
 
 _DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
+# The most devices a mesh may have: XLA counts partitions in 32 bits (mhlo.num_partitions
+# is an i32), and the units of an axis come from its prime factors (found by trial division).
+MAX_DEVICES = 2 ** 31 - 1
 
 
 def _direction_name(attr) -> str:
@@ -87,7 +90,7 @@ def axis_units(size: int, bounds: set[int], split_sizes: set[int], others: int) 
     `others`), takes gcd(s / P, size) of the axis. If that is ever a proper
     divisor, the axis is split into its prime factors; otherwise it stays one
     unit (cut at the input's boundaries, when they form a chain)."""
-    divisors_of_others = [p for p in range(1, others + 1) if others % p == 0]
+    divisors_of_others = divisors(others)
     for s in split_sizes:
         for p in divisors_of_others:
             if s % p == 0 and math.gcd(s // p, size) not in (1, size):
@@ -113,14 +116,31 @@ def untiled_sub_axes(units: list[tuple[int, int]], sub_axes: set[tuple[int, int]
 def prime_units(size: int) -> list[tuple[int, int]]:
     """(pre_size, size) of an axis's units: its prime factors, smallest first,
     major to minor (an axis of size 1 is one unit of size 1)."""
-    units, pre, rest, p = [], 1, size, 2
-    while rest > 1:
-        while rest % p == 0:
-            units.append((pre, p))
-            pre *= p
-            rest //= p
-        p += 1
+    units, pre = [], 1
+    for p in prime_factors(size):
+        units.append((pre, p))
+        pre *= p
     return units or [(1, 1)]
+
+
+def prime_factors(n: int) -> list[int]:
+    """The prime factors of n, smallest first, with repeats (trial division
+    up to the square root: fast for any mesh size up to MAX_DEVICES)."""
+    factors, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors + ([n] if n > 1 else [])
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of n, ascending."""
+    found = {1}
+    for p in prime_factors(n):
+        found |= {d * p for d in found}
+    return sorted(found)
 
 
 def _walk_with_names(fn) -> tuple[list, list[str]]:
@@ -271,6 +291,11 @@ class _Extractor:
 
     # ------------------------------------------------------------ meshes
     def add_mesh(self, name: str, mesh: Mesh) -> None:
+        if mesh.num_devices > MAX_DEVICES:
+            op = next((op for op in self.module.body.operations if op.name == "sdy.mesh"
+                       and symbol_name(op) == name), self.module.operation)
+            raise error_at(op, f"mesh @{name} has {mesh.num_devices} devices: at most {MAX_DEVICES} (2^31 - 1, "
+                           "XLA's partition count is a 32-bit integer)", self.filename)
         f = self.facts
         f.meshes[name] = mesh
         f.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))

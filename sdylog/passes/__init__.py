@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import UsageError
+from sdylog.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,8 @@ def parse_options(name: str, text: str | None) -> dict:
             opts[last_list] += (key,)
             continue
         if key not in info.options:
-            raise SdylogError(f"pass '{name}' has no option '{key}' (known: {', '.join(sorted(info.options)) or 'none'})")
+            raise UsageError(f"pass '{name}' has no option '{key}'{did_you_mean(key, info.options)}"
+                             f" (known: {', '.join(sorted(info.options)) or 'none'})")
         default = info.options[key]
         last_list = key if isinstance(default, tuple) else None
         if isinstance(default, tuple):
@@ -207,13 +209,13 @@ def parse_options(name: str, text: str | None) -> dict:
             if not sep:
                 value = "true"
             if value not in ("true", "false", "1", "0"):
-                raise SdylogError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
+                raise UsageError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
             opts[key] = value in ("true", "1")
         elif isinstance(default, int):
             try:
                 opts[key] = int(value)
             except ValueError:
-                raise SdylogError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+                raise UsageError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
         else:
             opts[key] = value
     return opts
@@ -223,4 +225,16 @@ def lookup(name: str) -> PassInfo:
     try:
         return PASSES[name]
     except KeyError:
-        raise SdylogError(f"unknown pass '-{name}'") from None
+        raise UsageError(f"unknown pass '-{name}'{did_you_mean('-' + name, ['-' + p for p in PASSES])}"
+                         " (sdylog opt --help lists the passes)") from None
+
+
+def options_text(info: PassInfo) -> str:
+    """`k=default k2=default` of a pass's options, as a flag would give them."""
+    def shown(v):
+        if isinstance(v, bool):
+            return str(v).lower()
+        if isinstance(v, tuple):            # (a list option: `k=a,b`)
+            v = ",".join(v)
+        return f"'{v}'" if v == "" else str(v)
+    return " ".join(f"{k}={shown(v)}" for k, v in info.options.items())

@@ -209,3 +209,24 @@ def test_a_rewritten_interface_sharding_gets_a_note(tmp_path):
     assert (f'{p}:2:17: note: the sharding <@mesh, [{{"x"}}, {{"y"}}]> of argument 0 of the entry function became '
             f'<@mesh, [{{"x":(1)2}}, {{"y"}}]>: dim 0 of size 10 does not divide into 4 shards') in r.stderr
     assert r.stderr.count("note:") == 1    # (the result had no sharding of the user's)
+
+
+def test_db_holds_numbers_beyond_64_bits(tmp_path):
+    """A tensor of 2^64 elements: its size is a HUGEINT in the file (2^130: decimal text)."""
+    import duckdb
+    from sdylog.commands.pipeline import run_pipeline
+    p = tmp_path / "huge.mlir"
+    p.write_text('sdy.mesh @mesh = <["x"=4]>\n'
+                 'func.func @main(%a: tensor<4294967296x4294967296xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+                 '[{"x"}, {}]>}, %b: tensor<4294967296x4294967296x4294967296x4294967296x4xf32>) '
+                 '-> tensor<4294967296x4294967296xf32> {\n'
+                 '  %0 = stablehlo.tanh %a : tensor<4294967296x4294967296xf32>\n'
+                 '  return %0 : tensor<4294967296x4294967296xf32>\n}\n')
+    db = tmp_path / "r.duckdb"
+    run_pipeline(str(p), name_ids=True).save_database(str(db))
+    con = duckdb.connect(str(db), read_only=True)
+    assert {n for (n,) in con.execute("SELECT DISTINCT n FROM tensor_elems").fetchall()} == {str(2 ** 64),
+                                                                                             str(2 ** 130)}
+    assert con.execute("SELECT count(*) FROM tensor_dim").fetchone()[0] > 0
+    assert con.execute("SELECT DISTINCT t_name FROM tensor_elems ORDER BY ALL").fetchall() == \
+        [("%0",), ("%arg0",), ("%arg1",), ("@main:result0",)]
