@@ -1,23 +1,15 @@
-"""User-facing errors in the `file:line:col: error: message` form."""
-from jaxlib.mlir import ir
+"""User-facing errors in the `file:line:col: error: message` form (the
+error classes live in sdylog/errors.py, which needs no MLIR)."""
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-class SdylogError(Exception):
-    """An error to show the user as-is; the CLI prints it and exits 1."""
+from sdylog.errors import SdylogError, UsageError
 
-    def __init__(self, message: str, location: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.location = location
+if TYPE_CHECKING:
+    from jaxlib.mlir import ir
 
-    def __str__(self) -> str:
-        if self.location:
-            return f"{self.location}: error: {self.message}"
-        return f"error: {self.message}"
-
-
-class UsageError(SdylogError):
-    """A command used wrongly (an unknown pass, flag or option): exit 2."""
+__all__ = ["SdylogError", "UsageError", "decode_utf8", "error_at", "format_location"]
 
 
 def decode_utf8(data: bytes, filename: str) -> str:
