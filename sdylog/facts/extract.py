@@ -187,6 +187,38 @@ class FactSet:
         return self.relations.get(relation, [])
 
 
+def add_mesh_rows(facts, name: str, mesh: Mesh) -> None:
+    """The mesh, mesh_axis, maximal_mesh and mesh_device rows of a mesh (`facts.add`)."""
+    facts.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
+    for i, a in enumerate(mesh.axes):
+        facts.add("mesh_axis", name, a.name, i, a.size)
+    if mesh.is_maximal:
+        facts.add("maximal_mesh", name, mesh.device_ids[0])
+    elif mesh.device_ids:
+        for pos, dev in enumerate(mesh.device_ids):
+            facts.add("mesh_device", name, pos, dev)
+
+
+def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> None:
+    """The sharding, sharding_dim, sharding_dim_axis, sharding_replicated and
+    sharding_unreduced rows of sharding `sid` on mesh `mesh` (in facts.meshes)."""
+    sizes = facts.meshes[mesh].axis_sizes
+    facts.add("sharding", sid, mesh)
+
+    def ref(a: AxisRef):
+        lo, hi = a.interval(sizes.get(a.name, 1))
+        return a.name, lo, hi // lo
+
+    for d, dim in enumerate(sharding.dims):
+        facts.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
+        for pos, a in enumerate(dim.axes):
+            facts.add("sharding_dim_axis", sid, d, pos, *ref(a))
+    for a in sharding.replicated:
+        facts.add("sharding_replicated", sid, *ref(a))
+    for a in sharding.unreduced:
+        facts.add("sharding_unreduced", sid, *ref(a))
+
+
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
                  names_within=None):
@@ -296,16 +328,8 @@ class _Extractor:
                        and symbol_name(op) == name), self.module.operation)
             raise error_at(op, f"mesh @{name} has {mesh.num_devices} devices: at most {MAX_DEVICES} (2^31 - 1, "
                            "XLA's partition count is a 32-bit integer)", self.filename)
-        f = self.facts
-        f.meshes[name] = mesh
-        f.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
-        for i, a in enumerate(mesh.axes):
-            f.add("mesh_axis", name, a.name, i, a.size)
-        if mesh.is_maximal:
-            f.add("maximal_mesh", name, mesh.device_ids[0])
-        elif mesh.device_ids:
-            for pos, dev in enumerate(mesh.device_ids):
-                f.add("mesh_device", name, pos, dev)
+        self.facts.meshes[name] = mesh
+        add_mesh_rows(self.facts, name, mesh)
 
     # ------------------------------------------------------------ shardings
     def add_sharding(self, sharding: TensorSharding) -> int:
@@ -313,24 +337,10 @@ class _Extractor:
         sid = self._num_shardings
         self._num_shardings += 1
         mesh = self.mesh_name(sharding.mesh)
-        sizes = f.meshes[mesh].axis_sizes
-        f.add("sharding", sid, mesh)
-
-        def ref(a: AxisRef):
-            lo, hi = a.interval(sizes.get(a.name, 1))
-            return a.name, lo, hi // lo
-
-        for d, dim in enumerate(sharding.dims):
-            f.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
-            for pos, a in enumerate(dim.axes):
-                f.add("sharding_dim_axis", sid, d, pos, *ref(a))
+        add_sharding_rows(f, sid, mesh, sharding)
         for a in chain(*(d.axes for d in sharding.dims), sharding.replicated, sharding.unreduced):
             if a.sub is not None:
                 self._sub_axes[(mesh, a.name)].add((a.sub.pre_size, a.sub.next_pre_size // a.sub.pre_size))
-        for a in sharding.replicated:
-            f.add("sharding_replicated", sid, *ref(a))
-        for a in sharding.unreduced:
-            f.add("sharding_unreduced", sid, *ref(a))
         return sid
 
     # ------------------------------------------------------------ walk

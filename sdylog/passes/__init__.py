@@ -125,6 +125,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-op-priority-propagate": PassInfo(
         _P + "op_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Aggressive propagation in op-priority steps (Datalog rules)."),
+    "sdy-pad-for-divisibility": PassInfo(
+        _P + "pad_for_divisibility:run", {},
+        "Pad dimensions their shardings do not divide to the next multiple of their shard count."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
@@ -158,6 +161,13 @@ PASSES: dict[str, PassInfo] = {
     "sdy-reshard-to-collectives": PassInfo(
         _P + "reshard_to_collectives:run", {"keep-redundant-reshards": False},
         "Turn every sdy.reshard into all_slice / collective_permute / all_to_all / all_gather."),
+    "sdy-resolve-permutation-factors": PassInfo(
+        _P + "resolve_permutation_factors:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Replicate (or halo-exchange) permutation factors that would need data exchange."),
+    "sdy-resolve-single-device-sharding": PassInfo(
+        _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
+        "Run ops placed on one device under stablehlo.if and broadcast their results."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
