@@ -79,9 +79,10 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     if wants_mpmd(path, mpmd):
         return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     from sdylog.simulate.simulate import simulate_main
+    from sdylog.progress import Progress
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
                            pipeline=pipeline.split() if pipeline else None, explicit=True if as_written else None,
-                           halo_exchange=halo_exchange, engine=engine)
+                           halo_exchange=halo_exchange, engine=engine, progress=Progress())
     if as_json:
         import json
         click.echo(json.dumps(report.json(), indent=1))

@@ -176,15 +176,20 @@ def _errors(got, want, rtol, atol) -> tuple[bool, float, float]:
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                   rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None,
                   pipeline: list[str] | None = None, explicit: bool | None = None,
-                  halo_exchange: bool = True, engine: str | None = None) -> SimulationReport:
+                  halo_exchange: bool = True, engine: str | None = None, progress=None) -> SimulationReport:
     """`pass_options`: options of -sdy-convert-global-to-local, as on the command line.
     `pipeline`: `sdylog opt` flags run first on the partitioned side instead of
     sdylog's pipeline (then made local with -sdy-convert-global-to-local).
     `explicit`: take the module as written (None: when it holds sdy collectives
-    and no reshard, partition/pipeline.is_explicit)."""
+    and no reshard, partition/pipeline.is_explicit).
+    `progress`: a sdylog.progress.Progress told each step."""
     from sdylog.passes import PassContext
     from sdylog.passes.pipelines import PartitionerOptions
+    from sdylog.progress import Progress
     from sdylog.simulate.trace import tag_ops
+
+    progress = progress or Progress(False)
+    progress.step("the whole program on one device")
 
     global_module = parse_module(text, filename)
     with global_module.context:
@@ -201,7 +206,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     report = SimulationReport(mesh.num_devices, CollectiveStats())
     with local_module.context:
         report.partitioned, report.collectives, final = _make_local(local_module, ctx, options, pipeline,
-                                                                     explicit, pass_options)
+                                                                     explicit, pass_options, progress)
         report.skipped_steps = list(ctx.report.get("skipped_steps", []))
         func = _entry(local_module, entry)
         arg_sh = [irs.func_arg_sharding(func, i) for i in range(len(inputs))]
@@ -214,6 +219,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                 return x
             return x[shard_slices(x.shape, s, irs.resolve_mesh(s, meshes), d)]
 
+        progress.step(f"running it on {n} devices")
         runs = [[DeviceRun(entry, [shard(x, s, d) for x, s in zip(inputs, arg_sh)]) for d in range(n)]]
         program = Program(local_module, filename)
         per_device = run_on_devices(program, runs, stats=report.stats)[0]
@@ -231,12 +237,14 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
         check.detail = f"on devices {bad}" if bad else ""
         report.outputs.append(check)
     if not report.ok:
+        progress.step("the first op that differs")
         report.difference = _first_difference(global_module, local_module, filename, entry, inputs, runs,
                                               meshes, final, rtol, atol)
+    progress.done()
     return report
 
 
-def _make_local(module, ctx, options, pipeline, explicit, pass_options) -> tuple[bool, list[dict], dict]:
+def _make_local(module, ctx, options, pipeline, explicit, pass_options, progress) -> tuple[bool, list[dict], dict]:
     """The per-device program of `module` (in place, shardings kept for the
     comparison); whether sdylog's pipeline partitioned it, its collectives,
     and the shardings of the global program's ops (trace.final_shardings)."""
@@ -245,9 +253,12 @@ def _make_local(module, ctx, options, pipeline, explicit, pass_options) -> tuple
     from sdylog.simulate.trace import final_shardings
     if pipeline:
         from sdylog.passes.driver import parse_flags, run_passes
+        progress.step(" ".join(pipeline))
         run_passes(module, parse_flags(list(pipeline)), ctx)
         partitioned, collectives = False, program_collectives(module, ctx.filename, ctx.engine)
+        progress.step("the per-device program")
     else:
+        progress.step("the per-device program")
         result = partition_module(module, ctx, options, global_to_local=False, explicit=explicit)
         partitioned, collectives = not result.explicit, result.collectives
     final = final_shardings(module)
