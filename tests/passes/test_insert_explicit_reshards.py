@@ -69,6 +69,19 @@ func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{},
   return %0 : tensor<32xf32>
 }
 """,
+    # ops with no sharding rule are left as they are (partitioning.md 2.1 f): sdy
+    # collectives already in the input, a custom call the registry does not know
+    "ops_without_rule_skipped": """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>}) -> (tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"b"}]>]>} : tensor<8xi32>
+  %1 = sdy.all_gather [{"b"}] %0 out_sharding=<@mesh, [{}]> : tensor<8xi32>
+  %2 = sdy.all_slice [{"a"}] %1 out_sharding=<@mesh, [{"a"}]> : tensor<8xi32>
+  %3 = stablehlo.custom_call @unknown_thing(%2) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"b"}]>]>} : (tensor<8xi32>) -> tensor<8xi32>
+  %4 = stablehlo.negate %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}]>]>} : tensor<8xi32>
+  return %4 : tensor<8xi32>
+}
+""",
 }
 
 
