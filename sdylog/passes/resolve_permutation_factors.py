@@ -31,16 +31,38 @@ from dataclasses import replace
 from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import create_op
+from sdylog.ir.shardings import SHARDING_RULE
 from sdylog.model.axis import AxisRef
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
+from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import UNCHANGED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
-    facts = explicit_facts(module)
+    ops = _ops_the_rules_ask_about(module, ctx)
+    if not ops:
+        return UNCHANGED
+    return resolve(module, options, ctx, ops)
+
+
+def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
+    """The ops rules/partition/permutation.dl can clear a dimension of, in
+    walk order: stablehlo ops whose rule may have a permutation factor (by
+    their name, or a rule attached to them) and reshapes. Its rules look at
+    nothing but an op's own operands and results, so the facts of these ops
+    answer for the whole module: most models have few of them."""
+    ops, names = census(module, ctx).all_ops_and_names()
+    asked = {n for n in set(names) if n == "stablehlo.reshape" or may_have_permutation_factors(n)}
+    return [op for op, n in zip(ops, names)
+            if n in asked or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
+
+
+def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
+    """The pass on the facts of `ops` (None: of every op of the module)."""
+    facts = explicit_facts(module, ops)
     with module.context:
         add_slice_and_pad_attributes(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
@@ -64,7 +86,8 @@ def run(module: ir.Module, options: dict, ctx):
         reverses[op_id][d] = shift
     changed = False
     with module.context, ir.Location.unknown():
-        exchange = HaloExchange(module, facts.meshes, options["replica-count"] > 1)
+        exchange = (HaloExchange(module, facts.meshes, options["replica-count"] > 1)
+                    if halo_dims or reverses else None)
         for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses)):
             if op_id in halo_dims:
                 exchange.resolve(facts.ops[op_id], halo_dims[op_id])
@@ -160,7 +183,7 @@ def _same_layouts(facts):
     for op_id, op in enumerate(facts.ops):
         if op.name != "stablehlo.reshape":
             continue
-        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        ins, outs = facts.reader.sharding_of(op.operands[0]), facts.reader.sharding_of(op.results[0])
         if ins is None or outs is None or ins.mesh != outs.mesh:
             continue
         mesh = irs.resolve_mesh(ins, facts.meshes)
