@@ -24,11 +24,11 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.op_properties import ELEMENTWISE_OPS
-from sdylog.model.mesh import Mesh, meshes_of_module
+from sdylog.model.mesh import meshes_of_module
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
-from sdylog.partition.shards import axes_size
+from sdylog.partition.shards import divides
 from sdylog.passes.census import UNCHANGED, census
 
 # Ops whose results keep their operands' shapes, result i <- operand i
@@ -81,13 +81,9 @@ def _some_dimension_indivisible(module: ir.Module, ctx) -> bool:
     def divisible(sharding, t) -> bool:
         if sharding is None or not isinstance(t, ir.RankedTensorType):
             return True
-        mesh = sharding.mesh if isinstance(sharding.mesh, Mesh) else meshes.get(sharding.mesh)
-        shape = t.shape
-        if mesh is None or len(sharding.dims) != len(shape):
-            return False   # (the facts say what is wrong with it)
         try:
-            return all(n % axes_size(d.axes, mesh) == 0 for n, d in zip(shape, sharding.dims))
-        except KeyError:   # an axis the mesh does not have
+            return divides(t.shape, sharding, irs.resolve_mesh(sharding, meshes))
+        except SdylogError:   # (an unknown mesh: the facts say so)
             return False
 
     verdicts: dict = {}

@@ -30,14 +30,18 @@ from dataclasses import replace
 
 from jaxlib.mlir import ir
 
+from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import create_op
 from sdylog.ir.shardings import SHARDING_RULE
+from sdylog.ir.types import shape_of
 from sdylog.model.axis import AxisRef
+from sdylog.model.mesh import meshes_of_module
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
 from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange
+from sdylog.partition.shards import divides
 from sdylog.passes.census import UNCHANGED, census
 
 
@@ -51,13 +55,34 @@ def run(module: ir.Module, options: dict, ctx):
 def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
     """The ops rules/partition/permutation.dl can clear a dimension of, in
     walk order: stablehlo ops whose rule may have a permutation factor (by
-    their name, or a rule attached to them) and reshapes. Its rules look at
-    nothing but an op's own operands and results, so the facts of these ops
-    answer for the whole module: most models have few of them."""
+    their name, or a rule attached to them), and reshapes whose operand or
+    result sharding does not divide it (the rules replicate around a reshape
+    for such a dimension only). Its rules look at nothing but an op's own
+    operands and results, so the facts of these ops answer for the whole
+    module: most models have few of them."""
     ops, names = census(module, ctx).all_ops_and_names()
-    asked = {n for n in set(names) if n == "stablehlo.reshape" or may_have_permutation_factors(n)}
+    asked = {n for n in set(names) if may_have_permutation_factors(n)}
+    reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
     return [op for op, n in zip(ops, names)
-            if n in asked or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
+            if n in asked or (n == "stablehlo.reshape" and not _divisible_reshape(op, reader, meshes))
+            or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
+
+
+def _divisible_reshape(op, reader, meshes) -> bool:
+    """The reshape's operand and result shardings (if any) divide them."""
+    for value in (op.operands[0], op.results[0]):
+        try:
+            sharding = reader.sharding_of(value)
+        except SdylogError:
+            return False
+        if sharding is None:
+            continue
+        try:
+            if not divides(shape_of(value), sharding, irs.resolve_mesh(sharding, meshes)):
+                return False
+        except SdylogError:   # (an unknown mesh: the facts say so)
+            return False
+    return True
 
 
 def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
