@@ -148,7 +148,7 @@ def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
     collector is paused meanwhile: passes allocate many small objects (the
     bindings' handles of ops and values, fact rows) and few cycles, and on a
     large module its collections cost as much as the passes' own work."""
-    with shared_census(ctx), gc_paused():
+    with shared_census(ctx), gc_paused(promote_survivors=True):
         for name, options in inv.passes:
             result = lookup(name).load()(module, options, ctx)
             follow_step(ctx, result)
