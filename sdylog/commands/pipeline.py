@@ -42,6 +42,7 @@ class PipelineRun:
     conflicts: list[Conflict] = field(default_factory=list)
     named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
     names: object = None            # with name_ids: IdNames, names for the relations' ids
+    collectives: list[dict] | None = None        # with --partition: every collective, costed
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -165,7 +166,7 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_relations=None) -> PipelineRun:
+                 on_relations=None, partition=None) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
@@ -175,7 +176,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     values by name with what propagation gave each (run.named).
     `on_relations(engine, names)` is called once propagation is done and
     its ids are named, before the export (which changes neither): `run --db`
-    starts writing the database then."""
+    starts writing the database then. With `partition`
+    (PartitionerOptions), then the partitioner's passes to the per-device
+    program (sdylog/partition/pipeline.py), its collectives costed."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -218,10 +221,16 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
-        note_rewritten(given, entry_shardings(module), ctx.filename)
-        note_nothing_to_propagate(meshless, ctx.filename)
+        final = entry_shardings(module)   # (before the partitioner drops them)
+    collectives = None
+    if partition is not None:
+        from sdylog.partition.pipeline import partition_module
+        collectives = partition_module(module, ctx, partition, explicit=False, propagated=True,
+                                       phase=phase).collectives
+    note_rewritten(given, final, ctx.filename)
+    note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
@@ -395,4 +404,8 @@ def report(run: PipelineRun, verbose: bool = False) -> str:
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
     time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
-    return "\n".join(summary(run, verbose) + [time_line])
+    lines = summary(run, verbose)
+    if run.collectives is not None:
+        from sdylog.partition.pipeline import collectives_table
+        lines += collectives_table(run.collectives)
+    return "\n".join(lines + [time_line])

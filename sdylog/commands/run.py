@@ -14,12 +14,20 @@ from sdylog.cli import engine_option, reports_errors
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List the conflicts in the report, with their locations, and the values left unsharded.")
+@click.option("--partition", is_flag=True,
+              help="Go on to the per-device program (-sdy-partitioner-pipeline); the report lists its collectives.")
+@click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
+              help="With --partition: halo exchanges for windowed ops (else their windows are replicated).")
 @reports_errors
-def run(file, output, db, engine, quiet, verbose):
+def run(file, output, db, engine, quiet, verbose, partition, halo_exchange):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
     print the module and a short report on stderr (values sharded and, in a
     word, why the others are not: closed, conflict, unreached, scalar;
-    conflicts propagation left; time per phase)."""
+    conflicts propagation left; time per phase).
+
+    With --partition, print the program each device runs instead: explicit
+    reshards, collectives, padding, global-to-local; the report lists every
+    collective (where, kind, axes, bytes one device sends in a ring)."""
     from sdylog import outputs
     from sdylog.commands.pipeline import report, run_pipeline, save_database
     from sdylog.progress import Progress
@@ -28,13 +36,17 @@ def run(file, output, db, engine, quiet, verbose):
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
+    options = None
+    if partition:
+        from sdylog.passes.pipelines import PartitionerOptions
+        options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
     # the database is written on a thread from the end of propagation, while export and printing go on
     db_file = outputs.Background(db_out) if db_out else None
     start_db = (lambda eng, names: db_file.start(lambda p: save_database(p, eng, names))) if db_file else None
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              on_relations=start_db)
+                              on_relations=start_db, partition=options)
         written = [(module_out, result.text())]
         if db_file:
             progress.step(f"writing {db}")

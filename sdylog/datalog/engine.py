@@ -266,6 +266,10 @@ class Engine(DeclaredRelations):
         raise NotImplementedError
 
     # ---- facts out ----
+    def scan(self, relation: str):
+        """The tuples of a relation, in no particular order."""
+        return self.read(relation)
+
     def read(self, relation: str) -> list[tuple]:
         """The tuples of a relation, sorted."""
         decl = self.decl(relation)
@@ -334,19 +338,30 @@ class Engine(DeclaredRelations):
 
 
 def _reads(program: Program) -> dict[str, set[str]]:
-    """Relation -> the relations its clauses and subsumptive rules read."""
-    from sdylog.datalog.semantics import atoms_of
-    reads: dict[str, set[str]] = {}
-    for c in program.clauses:
-        reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
-    for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
-        reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
-    return reads
+    """Relation -> the relations its clauses and subsumptive rules read
+    (made once per program: a run asking for some relations reads it)."""
+    cache = program.run_cache
+    if "reads" not in cache:
+        from sdylog.datalog.semantics import atoms_of
+        reads: dict[str, set[str]] = {}
+        for c in program.clauses:
+            reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
+        for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
+            reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
+        cache["reads"] = reads
+    return cache["reads"]
 
 
 def needed_strata(program: Program, relations: list[str] | None):
     if relations is None:
         return program.strata
+    key = ("needed", tuple(relations))
+    if key not in program.run_cache:
+        program.run_cache[key] = _needed_strata(program, relations)
+    return program.run_cache[key]
+
+
+def _needed_strata(program: Program, relations: list[str]):
     reads = _reads(program)
     want: set[str] = set()
     todo = list(relations)
@@ -372,6 +387,13 @@ class DropPlan:
 def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     """The DropPlan of a run of `strata` (needed_strata's) asked for `kept`,
     over the engine's `relations` (every one it holds)."""
+    key = ("drop", tuple(map(id, strata)), tuple(kept), tuple(relations))
+    if key not in program.run_cache:
+        program.run_cache[key] = _drop_plan(program, strata, kept, relations)
+    return program.run_cache[key]
+
+
+def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     reads = _reads(program)
     last: dict[str, int] = {}
     for i, s in enumerate(strata):
