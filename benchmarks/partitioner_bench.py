@@ -2,8 +2,20 @@
 """sdylog's partitioner passes against Shardy's own, in-process, as ratios
 measured in the same run.
 
-    python benchmarks/partitioner_bench.py [--runs N] [--work DIR] [MODEL.mlir ...]
-    (default models: transformer_L8, transformer_L24, transformer_L48)
+    python benchmarks/partitioner_bench.py [--runs N] [--rounds R] [--work DIR] [MODEL.mlir ...]
+    (default models: every model of the corpus)
+
+Two figures per model, each side in fresh processes of its own (cold: the
+first call of a process; warm: the best of N further calls), as ratios
+sdylog/Shardy measured in the same run:
+
+- export: issue 18's figure, the JAX export through
+  `-sdy-propagation-pipeline -sdy-export-pipeline=enable-insert-explicit-collectives=true`
+  (what ../shared/bench/propagation_inprocess.py --pipeline "..." times),
+  text to text: propagation, reshards, collectives, both sides sdylog's own
+  or Shardy's own from start to end;
+- partitioner: the partitioner passes on one benchmark input, as a pipeline
+  and pass by pass (below).
 
 Benchmark input (made here, for the benchmark only): each model after
 Shardy's `-sdy-propagation-pipeline` and then Shardy's
@@ -53,7 +65,10 @@ from pathlib import Path
 
 from corpus import CORPUS  # noqa: E402
 
-DEFAULT_MODELS = ["transformer_L8", "transformer_L24", "transformer_L48"]
+DEFAULT_MODELS = ["shard_map_mlp", "mlp", "mlp_grad", "convnet", "embed_gather", "scan_rnn",
+                  "transformer_L2", "transformer_L8", "transformer_L24", "transformer_L48"]
+# Issue 18's figure: Shardy's export pipeline with explicit collectives, from a JAX export.
+EXPORT = ["-sdy-propagation-pipeline", "-sdy-export-pipeline=enable-insert-explicit-collectives=true"]
 ORACLE = CORPUS.parents[1] / "conformance" / "shardy_ref_opt.py"
 INPUT_PASSES = ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]
 # (label, flag): the pipeline's passes, in order.
@@ -153,12 +168,13 @@ def clock(make):
     return wall[0], min(wall[1:]), min(cpu[1:])
 
 imports = time.perf_counter() - t0
-out = {"imports": imports, "passes": {}}
-flags, path = job["whole"]
-text = open(path).read()
-out["whole"] = clock(lambda: whole(flags, text, path))   # (first: its first call is the cold one)
-if kind == "sdylog":
-    out["evals"] = evals[0] // (runs + 1)
+out = {"imports": imports, "passes": {}, "whole": None}
+if job["whole"]:
+    flags, path = job["whole"]
+    text = open(path).read()
+    out["whole"] = clock(lambda: whole(flags, text, path))   # (first: its first call is the cold one)
+    if kind == "sdylog":
+        out["evals"] = evals[0] // (runs + 1)
 for flag, path in job["passes"]:
     text = open(path).read()
     out["passes"][flag] = clock(lambda: prepare([flag], text, path))[1:]
@@ -166,10 +182,14 @@ print(json.dumps(out))
 '''
 
 
+class Failed(Exception):
+    """A command the benchmark runs failed (its message: the command and stderr's tail)."""
+
+
 def _run(args: list[str], **kw) -> subprocess.CompletedProcess:
     p = subprocess.run(args, capture_output=True, text=True, **kw)
     if p.returncode != 0:
-        raise SystemExit(f"failed: {' '.join(args[:4])} ...\n{p.stderr[-2000:]}")
+        raise Failed(f"{' '.join(args[:4])} ...\n{p.stderr[-2000:]}")
     return p
 
 
@@ -185,18 +205,23 @@ def benchmark_input(model: Path, work: Path) -> Path:
     return out
 
 
-def stage_inputs(model_input: Path, work: Path) -> list[tuple[str, str, Path, bool]]:
-    """(label, flag, input of the pass, Shardy prints what sdylog prints) per
-    pass: the input of each is sdylog's output of the passes before it."""
+def stage_inputs(model_input: Path, work: Path) -> list[tuple[str, str, Path, str]]:
+    """(label, flag, input of the pass, whether Shardy prints what sdylog
+    prints: "yes", "NO", "not in jaxlib" or "Shardy fails") per pass: the
+    input of each is sdylog's output of the passes before it."""
     stages, current = [], model_input
     for i, (label, flag) in enumerate(PASSES):
         out = work / f"{model_input.stem}.after-{i}-{label}.mlir"
         mine = _run(["sdylog", "opt", str(current), flag]).stdout
         out.write_text(mine)
-        same = None
-        if flag not in NOT_IN_JAXLIB:
-            theirs = _run([sys.executable, str(ORACLE), str(current), flag]).stdout
-            same = theirs.strip() == mine.strip()
+        if flag in NOT_IN_JAXLIB:
+            same = "not in jaxlib"
+        else:
+            try:
+                theirs = _run([sys.executable, str(ORACLE), str(current), flag]).stdout
+                same = "yes" if theirs.strip() == mine.strip() else "NO"
+            except Failed:
+                same = "Shardy fails"
         stages.append((label, flag, current, same))
         current = out
     return stages
@@ -221,10 +246,74 @@ def sides(jobs: dict, rounds: int, work: Path) -> dict:
                 continue
             mine = best[kind]
             mine["imports"] = min(mine["imports"], got["imports"])
-            mine["whole"] = [min(a, b) for a, b in zip(mine["whole"], got["whole"])]
+            if got["whole"]:
+                mine["whole"] = [min(a, b) for a, b in zip(mine["whole"], got["whole"])]
             for flag, times in got["passes"].items():
                 mine["passes"][flag] = [min(a, b) for a, b in zip(mine["passes"][flag], times)]
     return best
+
+
+def _cells(mine, theirs) -> str:
+    """Milliseconds of each side and their ratio, per clock (cold, warm, warm CPU)."""
+    cells = ""
+    for i, m in enumerate(mine):
+        t = theirs[i] if theirs else None
+        cells += (f" {'':23s} " if m is None else f" {m * 1e3:7.1f} {'-':>7s} {'-':>7s} " if t is None
+                  else f" {m * 1e3:7.1f} {t * 1e3:7.1f} {m / t:7.2f} ")
+    return cells
+
+
+_HEADER = (f"{'':32s} {'cold (wall, ms)':^24s} {'warm (wall, ms)':^24s} {'warm (CPU, ms)':^24s}\n"
+           f"{'':32s}" + f" {'sdylog':>7s} {'shardy':>7s} {'ratio':>7s} " * 3)
+
+
+def export_figure(model: Path, runs: int, rounds: int, work: Path) -> tuple | None:
+    """Issue 18's figure for `model`: (sdylog's, Shardy's (cold, warm, warm
+    CPU), sdylog's rule evaluations per run), printed; None when a side fails."""
+    job = {"runs": runs, "whole": [EXPORT, str(model)], "passes": []}
+    try:
+        got = sides({"sdylog": job, "shardy": job}, rounds, work)
+    except Failed as e:
+        print(f"-- export pipeline: fails: {e}")
+        return None
+    a, b = got["sdylog"], got["shardy"]
+    print(f"-- export pipeline, from the JAX export ({' '.join(EXPORT)}); "
+          f"rule evaluations per run: {a['evals']}")
+    print(_HEADER)
+    print(f"{'export pipeline (text to text)':32s}{_cells(a['whole'], b['whole'])}")
+    return a["whole"], b["whole"], a["evals"]
+
+
+def partitioner_figure(model: Path, runs: int, rounds: int, work: Path) -> tuple | None:
+    """The partitioner passes on `model`'s benchmark input, pass by pass and
+    as a pipeline, printed: (sdylog's, Shardy's (cold, warm, warm CPU) or
+    None when Shardy fails on a pass, evaluations); None when sdylog fails."""
+    try:
+        stages = stage_inputs(benchmark_input(model, work), work)
+    except Failed as e:
+        print(f"-- partitioner passes: fails: {e}")
+        return None
+    model_input = stages[0][2]
+    shardy_runs = all(same in ("yes", "NO", "not in jaxlib") for *_, same in stages)
+    job = {"runs": runs, "whole": [WHOLE, str(model_input)],
+           "passes": [[flag, str(path)] for _, flag, path, _ in stages]}
+    shardy_job = {**job, "whole": [[f for f in WHOLE if f not in NOT_IN_JAXLIB], str(model_input)]
+                  if shardy_runs else None,
+                  "passes": [[flag, str(path)] for _, flag, path, same in stages if same in ("yes", "NO")]}
+    got = sides({"sdylog": job, "shardy": shardy_job}, rounds, work)
+    a, b = got["sdylog"], got["shardy"]
+    print(f"-- partitioner passes on Shardy's propagation + insert-explicit-reshards; "
+          f"rule evaluations per run: {a['evals']}")
+    print(_HEADER + " same output")
+    # (label, sdylog's and Shardy's (cold, warm, warm CPU), same output); no cold per pass
+    rows = [(label, (None, *a["passes"][flag]),
+             (None, *b["passes"][flag]) if flag in b["passes"] else None, same)
+            for label, flag, _, same in stages]
+    rows.append(("whole pipeline (text to text)", a["whole"], b["whole"],
+                 "" if shardy_runs else "(Shardy fails on a pass)"))
+    for label, mine, theirs, same in rows:
+        print(f"{label:32s}{_cells(mine, theirs)} {same}")
+    return a["whole"], b["whole"], a["evals"]
 
 
 def main() -> None:
@@ -238,36 +327,24 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="partitioner_bench."))
     work.mkdir(parents=True, exist_ok=True)
     print(f"benchmark inputs (Shardy's propagation pipeline + insert-explicit-reshards, oracle): {work}")
-    worst = [0.0, 0.0, 0.0]
+    summary = []
     for model in models:
-        model_input = benchmark_input(model, work)
-        stages = stage_inputs(model_input, work)
-        job = {"runs": args.runs, "whole": [WHOLE, str(model_input)],
-               "passes": [[flag, str(path)] for _, flag, path, _ in stages]}
-        shardy_job = {**job, "whole": [[f for f in WHOLE if f not in NOT_IN_JAXLIB], str(model_input)],
-                      "passes": [p for p in job["passes"] if p[0] not in NOT_IN_JAXLIB]}
-        got = sides({"sdylog": job, "shardy": shardy_job}, args.rounds, work)
-        a, b = got["sdylog"], got["shardy"]
-        print(f"== {model.name} (imports: sdylog {a['imports']:.2f}s, shardy {b['imports']:.2f}s; "
-              f"rule evaluations per whole run: {a['evals']})")
-        print(f"{'':32s} {'cold (wall, s)':^24s} {'warm (wall, s)':^24s} {'warm (CPU, s)':^24s}")
-        print(f"{'pass':32s}" + f" {'sdylog':>7s} {'shardy':>7s} {'ratio':>7s} " * 3 + " same output")
-        # (label, sdylog's and Shardy's (cold, warm, warm CPU), same output); no cold per pass
-        rows = [(label, (None, *a["passes"][flag]),
-                 (None, *b["passes"][flag]) if flag in b["passes"] else None, same)
-                for label, flag, _, same in stages]
-        rows.append(("whole pipeline (text to text)", a["whole"], b["whole"], None))
-        for label, mine, theirs, same in rows:
-            cells = ""
-            for i, m in enumerate(mine):
-                t = theirs[i] if theirs else None
-                cells += (f" {'':23s} " if m is None else f" {m:7.3f} {'-':>7s} {'-':>7s} " if t is None
-                          else f" {m:7.3f} {t:7.3f} {m / t:7.2f} ")
-            note = "(not in jaxlib)" if theirs is None else "" if same is None else "yes" if same else "NO"
-            print(f"{label:32s}{cells} {note}")
-        worst = [max(w, m / t) for w, m, t in zip(worst, a["whole"], b["whole"])]
-    print("worst whole-pipeline ratio sdylog/shardy: cold (wall) {:.2f}, warm (wall) {:.2f}, "
-          "warm (CPU) {:.2f}".format(*worst))
+        print(f"== {model.name}")
+        figures = [export_figure(model, args.runs, args.rounds, work),
+                   partitioner_figure(model, args.runs, args.rounds, work)]
+        summary.append((model.stem, figures))
+    print("\nratio sdylog/shardy (wall; cold = first call of a process, warm = best of "
+          f"{args.runs}), rule evaluations per run")
+    print(f"{'model':20s} {'export cold':>11s} {'warm':>7s} {'evals':>5s}   {'partitioner cold':>16s} {'warm':>7s} {'evals':>5s}")
+    for name, figures in summary:
+        line = f"{name:20s}"
+        for fig, width in zip(figures, (11, 16)):
+            if fig is None or fig[1] is None:
+                line += f" {'fails' if fig is None else 'Shardy fails':>{width}s} {'':>7s} {fig[2] if fig else '':>5}  "
+            else:
+                mine, theirs, evals = fig
+                line += f" {mine[0] / theirs[0]:{width}.2f} {mine[1] / theirs[1]:7.2f} {evals:5d}  "
+        print(line)
 
 
 if __name__ == "__main__":
