@@ -11,6 +11,9 @@ sets made from the tables (memory_engine.py), its results loaded back.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower_clause, lower_delta_group
 from sdylog.datalog.pyeval import Namespace
@@ -101,7 +104,7 @@ def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int 
     here = list(stratum.relations)
     if not all(ndb.holds(r) for r in here):
         return None
-    lowered = _PLANS.plan(ndb, indexes, program, stratum)
+    lowered = PLANS.plan(PlanSources(ndb, indexes), stratum, lambda asked: _lower(asked, program, stratum))
     if lowered is None:
         return None
     base, deltas, specs = lowered
@@ -151,25 +154,36 @@ def _lower(asked: _Asked, program, stratum) -> tuple | None:
     return base, deltas, specs
 
 
-# What planning asks: (question, answer from the database and its indexes).
+@dataclass(frozen=True)
+class PlanSources:
+    """What planning a stratum reads: the C tables, their indexes, and (a
+    rank-ordered stratum's plan names its rules) the engine's rule ids."""
+    ndb: NativeDB
+    indexes: NativeIndexes
+    rule_id: Callable[[int], int] | None = None
+
+
+# What planning asks: question -> its answer from the sources.
 _QUESTIONS = {
-    "holds": lambda ndb, indexes, rel: ndb.holds(rel),
-    "size": lambda ndb, indexes, rel: ndb.size(rel),
-    "intern": lambda ndb, indexes, symbol: ndb.intern(symbol),
-    "index_key": lambda ndb, indexes, rel, key: tuple(indexes.index_key(rel, key)),
+    "holds": lambda src, rel: src.ndb.holds(rel),
+    "size": lambda src, rel: src.ndb.size(rel),
+    "intern": lambda src, symbol: src.ndb.intern(symbol),
+    "index_key": lambda src, rel, key: tuple(src.indexes.index_key(rel, key)),
+    "fanout": lambda src, rel, key: src.indexes.fanout(rel, key),
+    "rule_id": lambda src, ci: src.rule_id(ci),
 }
 
 
 class _Asked:
-    """The database and indexes as planning sees them, every question asked
-    and its answer logged in order. (Also the planner's sizes: relation ->
-    tuple count, None when not a C relation.)"""
+    """The sources as planning sees them, every question asked and its
+    answer logged in order. (Also the planner's sizes: relation -> tuple
+    count, None when not a C relation.)"""
 
-    def __init__(self, ndb: NativeDB, indexes: NativeIndexes):
-        self.ndb, self.indexes, self.log = ndb, indexes, []
+    def __init__(self, sources: PlanSources):
+        self.sources, self.log = sources, []
 
     def _ask(self, question: str, *args):
-        answer = _QUESTIONS[question](self.ndb, self.indexes, *args)
+        answer = _QUESTIONS[question](self.sources, *args)
         self.log.append((question, args, answer))
         return answer
 
@@ -188,6 +202,12 @@ class _Asked:
     def index_key(self, rel: str, key: tuple) -> tuple:
         return self._ask("index_key", rel, key)
 
+    def fanout(self, rel: str, key: tuple) -> float:
+        return self._ask("fanout", rel, key)
+
+    def rule_id(self, ci: int) -> int:
+        return self._ask("rule_id", ci)
+
 
 class _PlanCache:
     """The last plans made for each stratum, each with the questions its
@@ -201,19 +221,22 @@ class _PlanCache:
     KEPT = 4   # plans per stratum (a pipeline runs a program on a few modules)
 
     def __init__(self):
-        self.plans: dict[int, tuple] = {}   # id(stratum) -> (stratum, [(log, lowered), ...], latest first)
+        self.plans: dict[int, tuple] = {}   # id(stratum) -> (stratum, [(log, plan), ...], latest first)
 
-    def plan(self, ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> tuple | None:
+    def plan(self, sources: PlanSources, stratum, make):
+        """The plan make(asked) gives for `stratum` (asked: an _Asked over
+        `sources`, all that make may read of them), or the one kept for the
+        same answers."""
         entry = self.plans.get(id(stratum))
         kept = entry[1] if entry is not None and entry[0] is stratum else []
-        for k, (log, lowered) in enumerate(kept):
-            if all(_QUESTIONS[q](ndb, indexes, *args) == answer for q, args, answer in log):
+        for k, (log, made) in enumerate(kept):
+            if all(_QUESTIONS[q](sources, *args) == answer for q, args, answer in log):
                 kept.insert(0, kept.pop(k))
-                return lowered
-        asked = _Asked(ndb, indexes)
-        lowered = _lower(asked, program, stratum)
-        self.plans[id(stratum)] = (stratum, [(asked.log, lowered)] + kept[:self.KEPT - 1])
-        return lowered
+                return made
+        asked = _Asked(sources)
+        made = make(asked)
+        self.plans[id(stratum)] = (stratum, [(asked.log, made)] + kept[:self.KEPT - 1])
+        return made
 
 
-_PLANS = _PlanCache()
+PLANS = _PlanCache()

@@ -80,7 +80,7 @@ def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
 
 def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
     """Plans are kept per stratum with the planner's questions and their
-    answers (native_db._PlanCache): the same facts again plan nothing; facts
+    answers (native_db.PLANS): the same facts again plan nothing; facts
     of other sizes, or whose symbols got other ids (the rules' "a" and
     "hub"), plan anew; every run gives the Python path's relations."""
     program = parse_program(PROGRAM, "plans.dl")
