@@ -60,3 +60,11 @@ def outcome(text: str, flags: list[str]) -> str:
         return optimize_text(text, "t.mlir", parse_flags(flags))
     except SdylogError as e:
         return f"error: {e}"
+
+
+def assert_look_agrees(text: str, flag: str, pass_module, look: str, monkeypatch) -> None:
+    """The pass of `flag` prints the same for `text` with its look
+    (`pass_module.look`) and with the look always saying yes."""
+    quick = outcome(text, [flag])
+    monkeypatch.setattr(pass_module, look, lambda module, ctx: True)
+    assert outcome(text, [flag]) == quick

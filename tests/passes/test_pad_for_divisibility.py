@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from quick_look_cases import lit_modules, outcome
+from quick_look_cases import assert_look_agrees, lit_modules
 from sdylog.ir import parse_module
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.passes import PassContext, pad_for_divisibility
@@ -178,10 +178,7 @@ func.func private @f(%a: tensor<8x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, [
 @pytest.mark.parametrize("text", [*CASES.values(), DIVISIBLE, *lit_modules(
     "pad_for_divisibility", "convert_global_to_local", "reshard_to_collectives.mlir")])
 def test_the_look_for_indivisible_dimensions_agrees_with_the_rules(text, monkeypatch):
-    flags = ["--sdy-pad-for-divisibility"]
-    quick = outcome(text, flags)
-    monkeypatch.setattr(pad_for_divisibility, "_some_dimension_indivisible", lambda module, ctx: True)
-    assert outcome(text, flags) == quick
+    assert_look_agrees(text, "--sdy-pad-for-divisibility", pad_for_divisibility, "_some_dimension_indivisible", monkeypatch)
 
 
 def test_the_look_tells_divisible_from_indivisible(mlir_ctx):

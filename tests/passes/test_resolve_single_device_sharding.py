@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quick_look_cases import lit_modules, outcome
+from quick_look_cases import assert_look_agrees, lit_modules
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.passes import resolve_single_device_sharding
 from sdylog.passes.driver import optimize_text, parse_flags
@@ -111,10 +111,7 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     "resolve_single_device_sharding.mlir", "insert_explicit_reshards/single_device_sharding.mlir",
     "convert_global_to_local")])
 def test_the_look_for_maximal_meshes_agrees_with_the_rules(text, monkeypatch):
-    flags = ["--sdy-resolve-single-device-sharding"]
-    quick = outcome(text, flags)
-    monkeypatch.setattr(resolve_single_device_sharding, "_names_maximal_mesh", lambda module, ctx: True)
-    assert outcome(text, flags) == quick
+    assert_look_agrees(text, "--sdy-resolve-single-device-sharding", resolve_single_device_sharding, "_names_maximal_mesh", monkeypatch)
 
 
 def test_an_op_on_an_inlined_maximal_mesh_runs_on_its_device():

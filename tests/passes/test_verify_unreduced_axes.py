@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from passes_oracle import ours
-from quick_look_cases import lit_modules, outcome
+from quick_look_cases import assert_look_agrees, lit_modules
 from sdylog.ir import parse_module
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.passes import PassContext, verify_unreduced_axes
@@ -59,10 +59,7 @@ func.func @main({UNREDUCED_ARG}) -> tensor<8x8xf32> {{
 @pytest.mark.parametrize("text", lit_modules("verify_unreduced_axes.mlir", "insert_explicit_reshards",
                                              "reshard_to_collectives.mlir"))
 def test_the_look_for_unreduced_axes_agrees_with_the_rules(text, monkeypatch):
-    flags = ["--sdy-verify-unreduced-axes"]
-    quick = outcome(text, flags)
-    monkeypatch.setattr(verify_unreduced_axes, "_may_violate", lambda module, ctx: True)
-    assert outcome(text, flags) == quick
+    assert_look_agrees(text, "--sdy-verify-unreduced-axes", verify_unreduced_axes, "_may_violate", monkeypatch)
 
 
 def test_the_look_finds_unreduced_axes_wherever_a_sharding_is(mlir_ctx):
