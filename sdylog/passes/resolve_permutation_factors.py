@@ -8,9 +8,8 @@ and so which dimensions of each operand and result are cleared. This pass
 writes that as Shardy's insert-explicit-reshards does (partitioning.md 2.4):
 a `sdy.reshard` of each changed operand on that use only, the op's result
 shardings replaced, and a reshard after the op back to each changed result's
-original sharding taking over its other uses. Writing reshards is mechanical
-IR rewriting, so Python; it is small and local to this pass until the
-reshard writer of -sdy-insert-explicit-reshards exists to share.
+original sharding taking over its other uses: with the reshard writer's
+reshard_operand / reshard_result_back (sdylog/reshard/writer.py).
 
 With enable-halo-exchange, the rules pick the pads and slices whose
 sharded dimensions need at most their neighbours' data (halo_op) and give
@@ -31,7 +30,6 @@ from dataclasses import replace
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import create_op
 from sdylog.ir.shardings import SHARDING_RULE
 from sdylog.ir.types import shape_of
 from sdylog.model.axis import AxisRef
@@ -43,6 +41,7 @@ from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attribu
 from sdylog.partition.halo import HaloDim, HaloExchange
 from sdylog.partition.shards import divides
 from sdylog.passes.census import UNCHANGED, census
+from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -136,7 +135,7 @@ def _reshard_around(op, cleared: set, mesh: str) -> bool:
             continue
         new = _without_dims(old, {d for t, d in cleared if t == i})
         if new != old:
-            op.operands[i] = _reshard(v, new, ir.InsertionPoint(op), op.location)
+            reshard_operand(op, i, new.to_attr())
             changed = True
     results = []
     for j, r in enumerate(op.results):
@@ -150,8 +149,7 @@ def _reshard_around(op, cleared: set, mesh: str) -> bool:
     after = ir.InsertionPoint.after(op)
     for r, old, new in results:
         if old != new:
-            back = _reshard(r, old, after, op.location)
-            r.replace_all_uses_except(back, back.owner.operation)
+            reshard_result_back(op, r, old.to_attr(), after)
     return True
 
 
@@ -167,11 +165,6 @@ def _sharding_or_replicated(sharding, value, mesh: str) -> TensorSharding | None
 def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
     return replace(sharding, dims=tuple(DimSharding((), d.is_closed, d.priority) if i in dims else d
                                         for i, d in enumerate(sharding.dims)))
-
-
-def _reshard(value, sharding: TensorSharding, ip, loc):
-    return create_op("sdy.reshard", [value.type], [value], {"sharding": sharding.to_attr()},
-                     loc=loc, ip=ip).results[0]
 
 
 def _reshape_groups(facts):
