@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""sdylog's partitioner passes against Shardy's own, in-process, as ratios
-measured in the same run.
+"""sdylog against Shardy, in-process, as ratios measured in the same run:
+issue 18's export figure and the partitioner passes.
 
     python benchmarks/partitioner_bench.py [--runs N] [--rounds R] [--work DIR] [MODEL.mlir ...]
     (default models: every model of the corpus)
