@@ -109,9 +109,29 @@ def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int 
     the run hands back (an overflow, a division by zero; the tables are then
     partly written)."""
     here = list(stratum.relations)
-    rid = {r: i for i, r in enumerate(here)}
     if not all(ndb.holds(r) for r in here):
         return None
+    lowered = _PLANS.plan(ndb, indexes, program, stratum)
+    if lowered is None:
+        return None
+    base, deltas, specs = lowered
+    rid = {r: i for i, r in enumerate(here)}
+    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
+                        base, deltas)
+    if result[0] != "ok":
+        return None
+    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
+        if key and rel not in rid:
+            indexes.fanout(rel, key)
+    return result[1]
+
+
+def _lower(ndb: NativeDB, indexes, program, stratum) -> tuple | None:
+    """The stratum's programs (base clauses, delta groups, index specs), made
+    with the answers of `ndb` (sizes, symbol ids) and `indexes` (index keys);
+    None when a clause does not lower."""
+    here = list(stratum.relations)
+    rid = {r: i for i, r in enumerate(here)}
     slots = IndexSlots(Namespace())
     plan = dict(symbols=ndb.intern, sizes=_Sizes(ndb), indexes=indexes.index_key)
     base, groups = [], [[] for _ in here]
@@ -138,11 +158,79 @@ def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int 
     specs = slots.specs()
     if not all(ndb.holds(rel) for rel, _ in specs):
         return None
-    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
-                        base, deltas)
-    if result[0] != "ok":
-        return None
-    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
-        if key and rel not in rid:
-            indexes.fanout(rel, key)
-    return result[1]
+    return base, deltas, specs
+
+
+class _Asked:
+    """What planning asks of the database and the indexes, with the answers
+    (in order): sizes, symbol ids, index keys."""
+
+    def __init__(self, ndb: NativeDB, indexes):
+        self.ndb, self.indexes, self.log = ndb, indexes, []
+
+    def size(self, relation: str) -> int:
+        n = self.ndb.size(relation)
+        self.log.append(("size", relation, n))
+        return n
+
+    def intern(self, symbol: str) -> int:
+        i = self.ndb.intern(symbol)
+        self.log.append(("intern", symbol, i))
+        return i
+
+    def index_key(self, rel: str, key: tuple) -> tuple:
+        cols = tuple(self.indexes.index_key(rel, key))
+        self.log.append(("index_key", (rel, key), cols))
+        return cols
+
+    def holds(self, relation: str) -> bool:   # (fixed by the program's declarations: not logged)
+        return self.ndb.holds(relation)
+
+
+class _PlanCache:
+    """The last plan made for each stratum, with the questions its planning
+    asked and their answers. A stratum whose planning would get the same
+    answers again (the same sizes, symbol ids and index keys: a module run
+    again, or one of the same shapes) gets the very same plan: the answers
+    are asked again, in order, up to the first that differs, and no plan is
+    made when none does. (Planning is deterministic given its answers; each
+    question asked again has the answer and the effect it has when asked
+    for the first time.)"""
+
+    KEPT = 4   # plans per stratum (a pipeline runs a program on a module more than one way)
+
+    def __init__(self):
+        self.last: dict[int, tuple] = {}   # id(stratum) -> (stratum, [(log, lowered), ...] latest first)
+
+    def plan(self, ndb: NativeDB, indexes, program, stratum):
+        entry = self.last.get(id(stratum))
+        plans = entry[1] if entry is not None and entry[0] is stratum else []
+        for k, (log, lowered) in enumerate(plans):
+            if self._same_answers(ndb, indexes, log):
+                plans.insert(0, plans.pop(k))
+                return lowered
+        asked = _Asked(ndb, indexes)
+        lowered = _lower(asked, _AskedIndexes(asked), program, stratum)
+        self.last[id(stratum)] = (stratum, [(asked.log, lowered)] + plans[:self.KEPT - 1])
+        return lowered
+
+    @staticmethod
+    def _same_answers(ndb: NativeDB, indexes, log) -> bool:
+        for kind, question, answer in log:
+            if kind == "size":
+                got = ndb.size(question)
+            elif kind == "intern":
+                got = ndb.intern(question)
+            else:
+                got = tuple(indexes.index_key(*question))
+            if got != answer:
+                return False
+        return True
+
+
+class _AskedIndexes:
+    def __init__(self, asked: _Asked):
+        self.index_key = asked.index_key
+
+
+_PLANS = _PlanCache()

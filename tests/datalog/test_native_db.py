@@ -239,3 +239,43 @@ def test_facts_are_checked_and_converted_as_in_python(monkeypatch):
     assert got == loaded(False)
     assert got["edge"] == [("7", "c", 1), ("a", "b", 1), ("c", "a", 2), ("z", "a", 2 ** 70)]
     assert ("z", 2 ** 70, 2 ** 70, 2 ** 70 + 1) in got["weight"]
+
+
+def test_a_plan_made_again_with_the_same_answers_is_taken_from_the_cache(monkeypatch):
+    # run_stratum reuses a stratum's last plans when planning would get the
+    # same answers (sizes, symbol ids, index keys) again; the reference plans
+    # every time (_lower): the same relations either way, on runs of the same
+    # facts, of the same sizes with symbols interned in another order (their
+    # ids differ: "a" is the constant of a rule), and of other sizes
+    from sdylog.datalog import native_db
+    monkeypatch.setenv("SDYLOG_NATIVE", "1")
+    program = parse_program(PROGRAM, "gen.dl")
+    first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)], "blocked": [("d",)]}
+    renamed = {"edge": [("f", "c", 1), ("c", "b", 2), ("b", "f", 3), ("f", "d", 5), ("b", "a", 7)], "blocked": [("d",)]}
+    other = {"edge": first["edge"] + [("f", "a", 1)], "blocked": []}
+    lowered = []
+    real_lower = native_db._lower
+
+    def counting_lower(*args):
+        lowered.append(1)
+        return real_lower(*args)
+
+    def relations(facts):
+        with make_engine(program, "memory") as e:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            e.run()
+            return {r: e.read(r) for r in e.relations}
+
+    monkeypatch.setattr(native_db, "_lower", counting_lower)
+    runs = []
+    for facts in (first, first, renamed, other, first):
+        before = len(lowered)
+        runs.append((relations(facts), len(lowered) - before))
+    monkeypatch.setattr(native_db._PLANS, "plan", lambda ndb, indexes, program, stratum:
+                        real_lower(ndb, indexes, program, stratum))
+    for facts, (got, _) in zip((first, first, renamed, other, first), runs):
+        assert got == relations(facts)
+    made = [n for _, n in runs]
+    assert made[0] > 0 and made[1] == 0 and made[4] == 0   # (planned once; kept while others were made)
+    assert made[2] > 0   # (other symbol ids: planned again)
