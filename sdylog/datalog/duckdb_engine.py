@@ -29,6 +29,7 @@ from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import Engine
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
+from sdylog.datalog.stepped import StepEvaluation
 from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, ClauseCompiler, column_list, columns, ident, literal_sql
 from sdylog.datalog.stratify import Stratum
 
@@ -64,6 +65,9 @@ class DuckDBEngine(Engine, DerivationSteps):
                     from sdylog.datalog.ranked import RankedEvaluation
                     self._flush(script)
                     RankedEvaluation(_RankedBackend(self, program), program, s, self.provenance).run()
+                elif s.stepped:
+                    self._flush(script)
+                    StepEvaluation(_StepBackend(self, program), s.step_plan).run()
                 elif s.recursive and (self.provenance or self.force_loop or not self._linear(program, s)):
                     self._flush(script)
                     self._loop(program, s)
@@ -282,6 +286,55 @@ class _RankedBackend(RankedBackendSteps):
         if eng.provenance:
             derivations = [prov.get(t, (-1, 0)) for t in rows] if prov is not None else [(-1, 0)] * len(rows)
         eng.insert_rows(relation, rows, derivations)
+
+
+class _StepBackend:
+    """What a stepped stratum (sdylog/datalog/stepped.py) asks of this engine."""
+
+    def __init__(self, engine: DuckDBEngine, program: Program):
+        self.engine = engine
+        self.program = program
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
+
+    def declare(self, program: Program) -> None:
+        self.engine.declare(program)
+
+    def run_strata(self, program: Program) -> None:
+        self.engine._evaluate(program, program.strata)
+
+    def loaded(self, relation: str):
+        eng = self.engine
+        rel = eng.stored(relation)
+        if not rel.edb_table:
+            return []
+        return eng.con.execute(f"SELECT {column_list(rel.decl.arity)} FROM {rel.edb_table}").fetchall()
+
+    def replace(self, relation: str, rows) -> None:
+        self.engine.replace(relation, list(rows))
+
+    def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
+        eng = self.engine
+        cols = column_list(eng.decl(aux).arity)
+        if not eng.provenance:
+            return eng.con.execute(f"SELECT {cols} FROM {eng.table(aux)}").fetchall()
+        rows = []
+        mine = self.prov.setdefault(relation, {})
+        for *t, rule, height in eng.con.execute(f"SELECT {cols}, _rule, _height FROM {eng.table(aux)}").fetchall():
+            t = tuple(t)
+            if rule >= 0:
+                _, ci = eng.rules[rule]
+                rule = eng._rule_id(self.program, origin[ci])
+            mine.setdefault(t, (rule, height))
+            rows.append(t)
+        return rows
+
+    def store(self, relation: str, rows) -> None:
+        eng = self.engine
+        eng.con.execute(f"DELETE FROM {eng.table(relation)}")
+        rows = sorted(set(rows))
+        if rows:
+            prov = self.prov.get(relation, {})
+            eng.insert_rows(relation, rows, [prov.get(t, (-1, 0)) for t in rows] if eng.provenance else None)
 
 
 class _Layout:

@@ -242,6 +242,10 @@ class Engine(DeclaredRelations):
         raise NotImplementedError
 
     # ---- facts out ----
+    def scan(self, relation: str):
+        """The tuples of a relation, in no particular order."""
+        return self.read(relation)
+
     def read(self, relation: str) -> list[tuple]:
         """The tuples of a relation, sorted."""
         decl = self.decl(relation)

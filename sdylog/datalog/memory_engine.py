@@ -42,6 +42,7 @@ from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
+from sdylog.datalog.stepped import StepEvaluation
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
@@ -262,7 +263,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                 self._drop_sets(s.relations, plan.kept)
 
     def _run_stratum(self, program: Program, s) -> None:
-        if self._db is not None and not s.subsumptive:
+        if self._db is not None and not s.subsumptive and not s.stepped:
             rounds = run_stratum(self._db, self._cindexes, program, s)
             for r in s.relations:
                 self._c_changed(r)
@@ -275,6 +276,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         # (what Python writes goes into the C tables: _store, _recursive)
         if s.subsumptive:
             RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
+        elif s.stepped:
+            StepEvaluation(_StepBackend(self, program), s.step_plan).run()
         elif s.recursive:
             self._recursive(program, s)
         else:
@@ -593,3 +596,40 @@ class _Backend(RankedBackendSteps):
 
     def store(self, relation: str, tuples, prov) -> None:
         self.engine._store(relation, tuples, prov)
+
+
+class _StepBackend:
+    """What a stepped stratum (sdylog/datalog/stepped.py) asks of the memory
+    engine: its strata of one step run as any others (in C where they lower)."""
+
+    def __init__(self, engine: MemoryEngine, program: Program):
+        self.engine = engine
+        self.program = program
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
+
+    def declare(self, program: Program) -> None:
+        self.engine.declare(program)
+
+    def run_strata(self, program: Program) -> None:
+        self.engine._run_strata(program, program.strata)
+
+    def loaded(self, relation: str):
+        return self.engine._loaded.get(relation, ())
+
+    def replace(self, relation: str, rows) -> None:
+        self.engine.replace(relation, rows)
+
+    def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
+        eng = self.engine
+        rows = list(eng._data[aux])
+        if eng.provenance:
+            mine = self.prov.setdefault(relation, {})
+            for t, (rule, height) in eng._prov.get(aux, {}).items():
+                if rule >= 0:
+                    _, ci = eng.rules[rule]
+                    rule = eng._rule_id(self.program, origin[ci])
+                mine.setdefault(t, (rule, height))
+        return rows
+
+    def store(self, relation: str, rows) -> None:
+        self.engine._store(relation, set(rows), self.prov.get(relation))

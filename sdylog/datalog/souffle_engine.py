@@ -126,6 +126,11 @@ class SouffleEngine(Engine):
         raise error(None, "explain needs the duckdb engine made with provenance=True")
 
     def _evaluate(self, program: Program, strata) -> None:
+        stepped = [s for s in strata if s.stepped]
+        if stepped:
+            raise error(None, f"the souffle engine cannot evaluate the stepped stratum of "
+                        f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
+                        f"memory or duckdb engine")
         derived = [r for s in strata for r in s.relations]
         reads = set()
         for s in strata:

@@ -207,4 +207,13 @@ def _build(op, conservative: bool) -> OpShardingRule | None:
         return build(op, conservative)
     if op.name in _TERMINATORS:
         return None
-    raise UnknownOp(f"op '{op.name}' is unknown to SDY sharding rule registry")
+    raise UnknownOp(unknown_op_message(op.name))
+
+
+def known_op(name: str) -> bool:
+    """The registry knows ops named `name` (a custom call whatever its target)."""
+    return name in RULES or name in _TERMINATORS
+
+
+def unknown_op_message(name: str) -> str:
+    return f"op '{name}' is unknown to SDY sharding rule registry"

@@ -109,6 +109,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-inline-meshes": PassInfo(
         _P + "inline_meshes:run", {},
         "Inline mesh symbols into shardings and erase the sdy.mesh ops."),
+    "sdy-insert-explicit-reshards": PassInfo(
+        _P + "insert_explicit_reshards:run", {"enable-full-version": False},
+        "Insert reshards and all-reduces that make every op's shardings work (Datalog rules)."),
     "sdy-insert-func-call-reshards": PassInfo(
         _P + "insert_func_call_reshards:run", {},
         "Give calls their callee result shardings, resharding results where they differed."),

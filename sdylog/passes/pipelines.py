@@ -53,28 +53,19 @@ for `-sdy-propagation-pipeline`). A pass list given to `sdylog opt` is still
 verified after each pass.
 
 `save-module` only dumps files for debugging and is left out. `symbol-dce` is
-MLIR's; we run our own (sdylog.ir.symbols.symbol_dce). The canonicalizer
-step erases trivially dead ops (what the greedy rewriter does on its own);
-its `sdy-collective` patterns (no-op collectives) are not applied: in this
-pipeline collectives only come from the partitioner. `sdy-insert-explicit-
-reshards` belongs to the partitioner: it runs when registered in PASSES,
-otherwise the step is recorded in `ctx.report["skipped_steps"]`.
+MLIR's; we run our own (sdylog.ir.symbols.symbol_dce). The canonicalizer step
+is sdylog's -canonicalize restricted to the `sdy-collective` patterns, as
+Shardy's export builds it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import erase_trivially_dead_ops
 from sdylog.ir.symbols import symbol_dce
-from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import UNCHANGED, census, follow_step, shared_census
+from sdylog.passes import lookup
+from sdylog.passes.census import UNCHANGED, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
-CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
-# The pass of the sequence that another part of sdylog (the partitioner) provides.
-PARTITIONER_PASSES = ("sdy-insert-explicit-reshards",)
 
 
 @dataclass(frozen=True)
@@ -83,6 +74,10 @@ class Step:
     the options Shardy runs it with (the rest take their defaults)."""
     name: str
     options: dict = field(default_factory=dict)
+
+
+# Shardy's export runs the canonicalizer on its sdy-collective patterns, bottom-up (MLIR's default config).
+CANONICALIZE_COLLECTIVES = Step("canonicalize", {"enable-patterns": ("sdy-collective",), "top-down": False})
 
 
 def import_pipeline_steps(dedup_functions_fully: bool = False) -> list[Step]:
@@ -115,7 +110,7 @@ def export_pipeline_steps() -> list[Step]:
             Step("sdy-update-non-divisible-input-output-shardings"),
             Step("sdy-remove-sub-axes-in-input-output-shardings"), Step("sdy-close-shardings"),
             Step("sdy-insert-explicit-reshards", {"enable-full-version": False}),
-            Step(CANONICALIZE_COLLECTIVES), Step("sdy-drop-sharding-rules")]
+            CANONICALIZE_COLLECTIVES, Step("sdy-drop-sharding-rules")]
 
 
 def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
@@ -129,30 +124,22 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
     return steps + export_pipeline_steps()
 
 
-def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
+def run_steps(module, ctx, steps: list[Step]) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
     module for as long as their results allow (sdylog/passes/census.py), the
-    caller's if it opened one. A
-    partitioner step that is not registered is skipped and noted in
-    ctx.report["skipped_steps"] (an error with `strict`)."""
+    caller's if it opened one."""
     with shared_census(ctx):
         for step in steps:
-            follow_step(ctx, _run_step(module, ctx, step, strict))
+            follow_step(ctx, _run_step(module, ctx, step))
 
 
-def _run_step(module, ctx, step: Step, strict: bool):
+def _run_step(module, ctx, step: Step):
     """The step's result: what it did to the module (census.py: UNCHANGED,
     SameOps, NewOps, or None for anything else)."""
     if step.name == SYMBOL_DCE:
         with module.context:
             return UNCHANGED if symbol_dce(module) == 0 else None
-    if step.name == CANONICALIZE_COLLECTIVES:
-        ops, names = census(module, ctx).all_ops_and_names()   # the first sweep reads the census, not a walk
-        with module.context:
-            return UNCHANGED if erase_trivially_dead_ops(module.operation, ops, names) == 0 else None
-    if step.name in PARTITIONER_PASSES:
-        return _run_if_registered(module, ctx, step, strict)
     return _run_pass(module, ctx, step)
 
 
@@ -161,15 +148,6 @@ def _run_pass(module, ctx, step: Step):
     options = dict(info.options)
     options.update(step.options)
     return info.load()(module, options, ctx)
-
-
-def _run_if_registered(module, ctx, step: Step, strict: bool):
-    if step.name in PASSES:
-        return _run_pass(module, ctx, step)
-    if strict:
-        raise SdylogError(f"the pipeline needs -{step.name}, which sdylog does not provide yet")
-    ctx.report.setdefault("skipped_steps", []).append(step.name)
-    return UNCHANGED
 
 
 def _dedup(options: dict | None) -> bool:
@@ -184,9 +162,8 @@ def run_import_pipeline(module, ctx, options: dict | None = None) -> None:
 
 def run_export_propagation_steps(module, ctx, options: dict | None = None) -> None:
     """Everything `-sdy-propagation-pipeline` runs after propagation.
-    options: {"dedup-functions-fully": bool, "strict": bool (fail instead of
-    skipping partitioner passes that are not registered)}."""
-    run_steps(module, ctx, post_propagation_steps(_dedup(options)), strict=bool((options or {}).get("strict")))
+    options: {"dedup-functions-fully": bool}."""
+    run_steps(module, ctx, post_propagation_steps(_dedup(options)))
 
 
 def run(module, options: dict, ctx) -> None:
