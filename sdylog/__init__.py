@@ -3,6 +3,9 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
+# The Datalog engines every command offers (--engine; made by sdylog/datalog/engines.py).
+ENGINES = ("duckdb", "memory", "souffle")
+
 
 def _rules_dir() -> Path:
     """The folder of the rule files: the package data of sdylog.rules where

@@ -3,16 +3,22 @@
 Each subcommand is a click command defined beside the code it drives; this
 table names where, so `sdylog --help` lists them and only the one run is
 imported (start-up time matters: benchmarks run whole processes).
+
+Exit status: 0 done, 1 bad input (a diagnostic `file:line:col: error: ...`
+where there is a location), 2 bad usage (click's), 3 an internal error: one
+line asking for a report; the traceback with `--debug` or SDYLOG_DEBUG=1.
 """
 from __future__ import annotations
 
 import functools
 import importlib
+import os
 import sys
 
 import click
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog import ENGINES
+from sdylog.ir.diagnostics import SdylogError, UsageError
 
 # subcommand -> "module:click_command". Keep alphabetical.
 COMMANDS = {
@@ -27,6 +33,61 @@ COMMANDS = {
     "simulate": "sdylog.simulate.command:simulate",
 }
 
+INTERNAL_ERROR = 3
+ENGINE_HELP = "default: $SDYLOG_ENGINE, else memory"
+_debug = False          # --debug
+
+
+def engine_option(fn):
+    """--engine: the same choices and default in every command (sdylog.datalog.engines.propagation_engine)."""
+    return click.option("--engine", type=click.Choice(ENGINES), default=None,
+                        help=f"Datalog engine ({ENGINE_HELP}).")(fn)
+
+
+def debugging() -> bool:
+    return _debug or os.environ.get("SDYLOG_DEBUG", "") not in ("", "0")
+
+
+def report_error(e: BaseException) -> int:
+    """Print an exception raised by a command as the user should see it;
+    return the exit status (click's own exceptions are not for here)."""
+    if isinstance(e, UsageError):
+        click.echo(str(e), err=True)
+        return 2
+    if isinstance(e, SdylogError):
+        click.echo(str(e), err=True)
+        return 1
+    if isinstance(e, MemoryError):          # (the machine's limit, not a bug)
+        click.echo(f"error: out of memory{': ' + str(e) if str(e) else ''}", err=True)
+        return 1
+    if isinstance(e, BrokenPipeError):      # (stdout closed early: `sdylog query ... | head`)
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    if debugging():
+        import traceback
+        traceback.print_exception(e)
+    message = " ".join(str(e).split()) or "(no message)"
+    hint = "" if debugging() else " (--debug shows where)"
+    click.echo(f"internal error: {type(e).__name__}: {message}, please report{hint}", err=True)
+    return INTERNAL_ERROR
+
+
+def reports_errors(fn):
+    """Commands run through this: SdylogError -> its diagnostic, exit 1;
+    anything unexpected -> one 'internal error' line, exit 3."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as e:              # (KeyboardInterrupt: click's "Aborted!")
+            sys.exit(report_error(e))
+    return wrapper
+
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
@@ -39,23 +100,25 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def resolve_command(self, ctx, args):
+        # an unknown command: click's message, with the closest names
+        name = args[0] if args else None
+        if name and not name.startswith("-") and name not in COMMANDS:
+            from sdylog.suggest import did_you_mean
+            raise click.UsageError(f"no such command '{name}'{did_you_mean(name, COMMANDS)}", ctx)
+        return super().resolve_command(ctx, args)
 
-def reports_errors(fn):
-    """Print SdylogError as `file:line:col: error: ...` and exit 1."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except SdylogError as e:
-            click.echo(str(e), err=True)
-            sys.exit(1)
-    return wrapper
+    def invoke(self, ctx):
+        return reports_errors(super().invoke)(ctx)
 
 
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="sdylog")
-def main():
+@click.option("--debug", is_flag=True, help="On an internal error, print the traceback (also: SDYLOG_DEBUG=1).")
+def main(debug):
     """Shardy-style sharding propagation for StableHLO, decided by Datalog rules."""
+    global _debug
+    _debug = debug
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import click
 from jaxlib.mlir import ir
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.mpmd.command import mpmd_options
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import as_operation, owning_op
@@ -942,10 +942,10 @@ def _tensors_in(rows, ex, namer) -> set:
 @click.argument("file")
 @click.argument("value")
 @click.option("--tree", is_flag=True, help="Print the raw Datalog derivation tree (relations and tuples).")
-@click.option("--depth", type=int, default=1, show_default=True,
+@click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
-@click.option("--engine", help="Datalog engine (memory, duckdb).")
+@engine_option
 @click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
 @mpmd_options
 @reports_errors

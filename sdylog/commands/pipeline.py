@@ -92,6 +92,28 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     return PipelineRun(module, result, ctx, seconds, conflicts)
 
 
+def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
+    """The input relations propagation reads in `-sdy-propagation-pipeline`
+    on the module at `path` (after the import passes and what the
+    propagation pass does before its facts), and its run configuration:
+    (FactSet, {relation: rows}). Taken from a propagation run itself, so
+    that they are what it read (the rules' run costs little next to the
+    passes)."""
+    from sdylog.passes import lookup
+    from sdylog.passes.census import shared_census
+    from sdylog.passes.propagation_pipeline import PIPELINE_PROPAGATION, import_phase
+    from sdylog.propagation.driver import PropagationOptions, run_facts
+    from sdylog.propagation.passes import run_propagation
+
+    module = load_module(path)
+    ctx = PassContext(filename=display_name(path), engine=engine, derive="write-back")
+    options = {**lookup("sdy-user-priority-propagate").options, "conservative-propagation": conservative}
+    with module.context, shared_census(ctx):
+        import_phase(module, ctx)
+        result = run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
+    return result.facts, run_facts(PropagationOptions(**PIPELINE_PROPAGATION, conservative=conservative))
+
+
 def locate_conflicts(result, filename: str) -> list[Conflict]:
     """The `conflict` relation with op names, source locations and shardings
     (read while the ops it names are still in the module)."""

@@ -1,7 +1,7 @@
 """`sdylog query FILE RELATION [--where COL=VAL ...]`: a relation as a table."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.mpmd.command import mpmd_options
 
 
@@ -9,8 +9,8 @@ from sdylog.mpmd.command import mpmd_options
 @click.argument("file")
 @click.argument("relation")
 @click.option("--where", "-w", multiple=True, help="Keep tuples whose COLUMN equals VALUE.")
-@click.option("--limit", type=int, help="Print at most this many tuples.")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@click.option("--limit", type=click.IntRange(min=0), help="Print at most this many tuples.")
+@engine_option
 @click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
 @mpmd_options
 @reports_errors

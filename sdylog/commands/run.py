@@ -1,14 +1,14 @@
 """`sdylog run FILE [-o OUT] [--db OUT.duckdb]`: the full pipeline."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 @click.command()
 @click.argument("file")
 @click.option("-o", "--output", help="Write the propagated module here instead of stdout.")
 @click.option("--db", help="Save every input and derived relation in this DuckDB file.")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@engine_option
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True, help="List the conflicts in the report, with their locations.")
 @reports_errors

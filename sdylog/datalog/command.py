@@ -3,7 +3,7 @@ import os
 
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 def program_path(program: str) -> str:
@@ -25,8 +25,7 @@ def program_path(program: str) -> str:
               help="Folder for the output relations' NAME.csv files; '-' prints them.")
 @click.option("-I", "--include-dir", "include_dirs", multiple=True,
               help="Where #include looks too (before sdylog's own rules, which it finds last).")
-@click.option("--engine", type=click.Choice(["duckdb", "souffle"]), default=None,
-              help="Default: souffle when it is on PATH, else the embedded duckdb engine.")
+@engine_option
 @reports_errors
 def datalog(program, facts_dir, out_dir, include_dirs, engine):
     """Run a Datalog program in Soufflé's language the way `souffle` does.

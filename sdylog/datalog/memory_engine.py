@@ -42,6 +42,7 @@ from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
+from sdylog.datalog.runtime_errors import error_from_code
 from sdylog.datalog.stepped import StepEvaluation
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
@@ -77,6 +78,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     # ---- schema ----
     def declare(self, program: Program) -> None:
+        if any(p is program for p in self._programs):
+            return   # (declared already, every relation as it is)
         for decl in program.relations.values():
             if self._declared_again(decl):
                 continue
@@ -119,6 +122,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             p = self._prov.setdefault(relation, {})
             for r in rows:
                 p.setdefault(r, (-1, 0))
+
+    def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None,
+                  skip_header: bool = False) -> None:
+        """Add facts from a Soufflé facts file (as the DuckDB engine's load_file)."""
+        from sdylog.datalog.facts_file import read_facts_file
+        self.load(relation, read_facts_file(self.decl(relation), path, delimiter, display, skip_header))
 
     def replace(self, relation: str, data) -> None:
         self.clear(relation)
@@ -203,7 +212,13 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             self._restore(r)
         plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
         with gc_paused():
-            self._run_strata(program, strata, plan)
+            try:
+                self._run_strata(program, strata, plan)
+            except Exception as e:
+                located = error_from_code(e, self.rules)    # (a rule's runtime error: at the rule)
+                if located is None:
+                    raise
+                raise located from None
 
     def _drop(self, relations, kept: tuple) -> None:
         """Free relations a run was not asked for (see run)."""

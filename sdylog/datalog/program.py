@@ -57,6 +57,13 @@ class Program:
         return [r for r in self.relations if r in heads]
 
     @cached_property
+    def run_cache(self) -> dict:
+        """What runs work out from the program alone (the relations each
+        reads, the strata a run asking for some relations needs, ...), made
+        once: engine.py's needed_strata and drop_plan."""
+        return {}
+
+    @cached_property
     def fingerprint(self) -> str:
         from sdylog.datalog.printer import print_program
         return hashlib.sha256(print_program(self).encode()).hexdigest()

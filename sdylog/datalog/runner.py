@@ -99,7 +99,7 @@ def write_outputs(engine, program: Program, out_dir: str, planned: list | None =
 
 def _write_relation(engine, d, path: str) -> None:
     delimiter, headers = d.params.get("delimiter", "\t"), d.params.get("headers") == "true"
-    if engine.decl(d.relation).arity == 0:
+    if engine.decl(d.relation).arity == 0 or not hasattr(engine, "con"):   # (DuckDB writes large ones itself)
         with open(path, "w", encoding="utf-8") as f:
             f.write(relation_text(engine, d.relation, delimiter, headers))
     else:
@@ -107,8 +107,8 @@ def _write_relation(engine, d, path: str) -> None:
 
 
 def run_like_souffle(program: Program, facts_dir: str, out_dir: str, engine_name: str | None = None) -> None:
-    from sdylog.datalog.engines import default_engine
-    name = engine_name or default_engine()
+    from sdylog.datalog.engines import propagation_engine
+    name = propagation_engine(engine_name)
     planned = plan_outputs(program, out_dir)
     if name == "souffle":
         return _run_souffle(program, facts_dir, out_dir, planned)

@@ -115,10 +115,19 @@ def plan_steps(program_parts, stratum, make_program) -> StepPlan:
                 raise error(relations[name].loc, f"relation '{name}' has the name of an auxiliary relation of "
                             f"the stepped stratum of '{r}': rename it")
             aux[name] = RelationDecl(name, d.columns, d.loc)
-    decls = {**relations, **aux}
-    seeds = make_program(decls, seed_clauses, f"seeds of {', '.join(stratum.relations)}") if seed_clauses else None
-    step = make_program(decls, step_clauses, f"a step of {', '.join(stratum.relations)}")
+    # (each part declares the relations its clauses name and every auxiliary
+    # one: an engine declares a part's relations at each run)
+    seeds = make_program(_named(relations, seed_clauses, aux), seed_clauses,
+                         f"seeds of {', '.join(stratum.relations)}") if seed_clauses else None
+    step = make_program(_named(relations, step_clauses, aux), step_clauses,
+                        f"a step of {', '.join(stratum.relations)}")
     return StepPlan(tuple(stratum.relations), step_col, seeds, step, origin, seed_origin)
+
+
+def _named(relations: dict, clauses: list[Clause], aux: dict) -> dict:
+    """The declarations of the relations `clauses` name, and `aux`."""
+    named = {c.head.relation for c in clauses} | {a.relation for c in clauses for a, _ in _atoms_with_polarity(c.body)}
+    return {**{r: d for r, d in relations.items() if r in named}, **aux}
 
 
 def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, bool]:

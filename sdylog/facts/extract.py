@@ -64,6 +64,9 @@ def _is_result(operands: int, results: int) -> tuple[int, ...]:
 _UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
 
 _DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
+# The most devices a mesh may have: XLA counts partitions in 32 bits (mhlo.num_partitions
+# is an i32), and the units of an axis come from its prime factors (found by trial division).
+MAX_DEVICES = 2 ** 31 - 1
 
 
 def _direction_name(attr) -> str:
@@ -87,7 +90,7 @@ def axis_units(size: int, bounds: set[int], split_sizes: set[int], others: int) 
     `others`), takes gcd(s / P, size) of the axis. If that is ever a proper
     divisor, the axis is split into its prime factors; otherwise it stays one
     unit (cut at the input's boundaries, when they form a chain)."""
-    divisors_of_others = [p for p in range(1, others + 1) if others % p == 0]
+    divisors_of_others = divisors(others)
     for s in split_sizes:
         for p in divisors_of_others:
             if s % p == 0 and math.gcd(s // p, size) not in (1, size):
@@ -113,14 +116,31 @@ def untiled_sub_axes(units: list[tuple[int, int]], sub_axes: set[tuple[int, int]
 def prime_units(size: int) -> list[tuple[int, int]]:
     """(pre_size, size) of an axis's units: its prime factors, smallest first,
     major to minor (an axis of size 1 is one unit of size 1)."""
-    units, pre, rest, p = [], 1, size, 2
-    while rest > 1:
-        while rest % p == 0:
-            units.append((pre, p))
-            pre *= p
-            rest //= p
-        p += 1
+    units, pre = [], 1
+    for p in prime_factors(size):
+        units.append((pre, p))
+        pre *= p
     return units or [(1, 1)]
+
+
+def prime_factors(n: int) -> list[int]:
+    """The prime factors of n, smallest first, with repeats (trial division
+    up to the square root: fast for any mesh size up to MAX_DEVICES)."""
+    factors, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors + ([n] if n > 1 else [])
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of n, ascending."""
+    found = {1}
+    for p in prime_factors(n):
+        found |= {d * p for d in found}
+    return sorted(found)
 
 
 def _walk_with_names(fn) -> tuple[list, list[str]]:
@@ -175,6 +195,46 @@ class FactSet:
         """(value id,) of every value whose type is a ranked tensor."""
         ranked = self.type_is_ranked
         return [(v,) for v, t in enumerate(self.value_type_ids) if ranked[t]]
+
+    def add_replicated_sharding(self, mesh: str, rank: int) -> int:
+        """A sharding id for the fully closed replicated sharding of `rank` on
+        mesh symbol `mesh`, with its rows (no value carries it)."""
+        sid = len(self.shardings)
+        self.shardings.append(TensorSharding.replicated_on(mesh, rank))
+        add_sharding_rows(self, sid, mesh, self.shardings[-1])
+        return sid
+
+
+def add_mesh_rows(facts, name: str, mesh: Mesh) -> None:
+    """The mesh, mesh_axis, maximal_mesh and mesh_device rows of a mesh (`facts.add`)."""
+    facts.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
+    for i, a in enumerate(mesh.axes):
+        facts.add("mesh_axis", name, a.name, i, a.size)
+    if mesh.is_maximal:
+        facts.add("maximal_mesh", name, mesh.device_ids[0])
+    elif mesh.device_ids:
+        for pos, dev in enumerate(mesh.device_ids):
+            facts.add("mesh_device", name, pos, dev)
+
+
+def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> None:
+    """The sharding, sharding_dim, sharding_dim_axis, sharding_replicated and
+    sharding_unreduced rows of sharding `sid` on mesh `mesh` (in facts.meshes)."""
+    sizes = facts.meshes[mesh].axis_sizes
+    facts.add("sharding", sid, mesh)
+
+    def ref(a: AxisRef):
+        lo, hi = a.interval(sizes.get(a.name, 1))
+        return a.name, lo, hi // lo
+
+    for d, dim in enumerate(sharding.dims):
+        facts.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
+        for pos, a in enumerate(dim.axes):
+            facts.add("sharding_dim_axis", sid, d, pos, *ref(a))
+    for a in sharding.replicated:
+        facts.add("sharding_replicated", sid, *ref(a))
+    for a in sharding.unreduced:
+        facts.add("sharding_unreduced", sid, *ref(a))
 
 
 class _Extractor:
@@ -288,16 +348,13 @@ class _Extractor:
 
     # ------------------------------------------------------------ meshes
     def add_mesh(self, name: str, mesh: Mesh) -> None:
-        f = self.facts
-        f.meshes[name] = mesh
-        f.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
-        for i, a in enumerate(mesh.axes):
-            f.add("mesh_axis", name, a.name, i, a.size)
-        if mesh.is_maximal:
-            f.add("maximal_mesh", name, mesh.device_ids[0])
-        elif mesh.device_ids:
-            for pos, dev in enumerate(mesh.device_ids):
-                f.add("mesh_device", name, pos, dev)
+        if mesh.num_devices > MAX_DEVICES:
+            op = next((op for op in self.module.body.operations if op.name == "sdy.mesh"
+                       and symbol_name(op) == name), self.module.operation)
+            raise error_at(op, f"mesh @{name} has {mesh.num_devices} devices: at most {MAX_DEVICES} (2^31 - 1, "
+                           "XLA's partition count is a 32-bit integer)", self.filename)
+        self.facts.meshes[name] = mesh
+        add_mesh_rows(self.facts, name, mesh)
 
     # ------------------------------------------------------------ shardings
     def add_sharding(self, sharding: TensorSharding) -> int:
@@ -309,25 +366,11 @@ class _Extractor:
         sid = self._sharding_ids[sharding] = self._num_shardings
         self._num_shardings += 1
         mesh = self.mesh_name(sharding.mesh)
-        sizes = f.meshes[mesh].axis_sizes
-        f.add("sharding", sid, mesh)
         f.shardings.append(sharding)
-
-        def ref(a: AxisRef):
-            lo, hi = a.interval(sizes.get(a.name, 1))
-            return a.name, lo, hi // lo
-
-        for d, dim in enumerate(sharding.dims):
-            f.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
-            for pos, a in enumerate(dim.axes):
-                f.add("sharding_dim_axis", sid, d, pos, *ref(a))
+        add_sharding_rows(f, sid, mesh, sharding)
         for a in chain(*(d.axes for d in sharding.dims), sharding.replicated, sharding.unreduced):
             if a.sub is not None:
                 self._sub_axes[(mesh, a.name)].add((a.sub.pre_size, a.sub.next_pre_size // a.sub.pre_size))
-        for a in sharding.replicated:
-            f.add("sharding_replicated", sid, *ref(a))
-        for a in sharding.unreduced:
-            f.add("sharding_unreduced", sid, *ref(a))
         return sid
 
     # ------------------------------------------------------------ walk

@@ -20,6 +20,8 @@ from sdylog.oprules.custom_call import custom_call
 # computations, barriers), or that carry nothing to shard.
 _NO_RULE = [
     "builtin.module", "func.func", "func.call",
+    "sdy.all_gather", "sdy.all_reduce", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
+    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.sharded_to_unreduced",
     "sdy.constant", "sdy.data_flow_edge", "sdy.func_data_flow_edge", "sdy.manual_computation",
     "sdy.mesh", "sdy.named_computation", "sdy.propagation_barrier", "sdy.reshard",
     "sdy.sharding_group",

@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import UsageError
+from sdylog.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-op-priority-propagate": PassInfo(
         _P + "op_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Aggressive propagation in op-priority steps (Datalog rules)."),
+    "sdy-pad-for-divisibility": PassInfo(
+        _P + "pad_for_divisibility:run", {},
+        "Pad dimensions their shardings do not divide to the next multiple of their shard count."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
@@ -157,6 +161,13 @@ PASSES: dict[str, PassInfo] = {
     "sdy-reshard-to-collectives": PassInfo(
         _P + "reshard_to_collectives:run", {"keep-redundant-reshards": False},
         "Turn every sdy.reshard into all_slice / collective_permute / all_to_all / all_gather."),
+    "sdy-resolve-permutation-factors": PassInfo(
+        _P + "resolve_permutation_factors:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Replicate (or halo-exchange) permutation factors that would need data exchange."),
+    "sdy-resolve-single-device-sharding": PassInfo(
+        _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
+        "Run ops placed on one device under stablehlo.if and broadcast their results."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
@@ -179,6 +190,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-user-priority-propagate": PassInfo(
         _P + "user_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Op-priority propagation in rounds of user priorities (Datalog rules)."),
+    "sdy-verify-unreduced-axes": PassInfo(
+        _P + "verify_unreduced_axes:run", {},
+        "Check that unreduced axes only change through blessed ops (diagnostics only; Datalog rules)."),
 }
 
 
@@ -198,7 +212,8 @@ def parse_options(name: str, text: str | None) -> dict:
             opts[last_list] += (key,)
             continue
         if key not in info.options:
-            raise SdylogError(f"pass '{name}' has no option '{key}' (known: {', '.join(sorted(info.options)) or 'none'})")
+            raise UsageError(f"pass '{name}' has no option '{key}'{did_you_mean(key, info.options)}"
+                             f" (known: {', '.join(sorted(info.options)) or 'none'})")
         default = info.options[key]
         last_list = key if isinstance(default, tuple) else None
         if isinstance(default, tuple):
@@ -207,13 +222,13 @@ def parse_options(name: str, text: str | None) -> dict:
             if not sep:
                 value = "true"
             if value not in ("true", "false", "1", "0"):
-                raise SdylogError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
+                raise UsageError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
             opts[key] = value in ("true", "1")
         elif isinstance(default, int):
             try:
                 opts[key] = int(value)
             except ValueError:
-                raise SdylogError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+                raise UsageError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
         else:
             opts[key] = value
     return opts
@@ -223,4 +238,16 @@ def lookup(name: str) -> PassInfo:
     try:
         return PASSES[name]
     except KeyError:
-        raise SdylogError(f"unknown pass '-{name}'") from None
+        raise UsageError(f"unknown pass '-{name}'{did_you_mean('-' + name, ['-' + p for p in PASSES])}"
+                         " (sdylog opt --help lists the passes)") from None
+
+
+def options_text(info: PassInfo) -> str:
+    """`k=default k2=default` of a pass's options, as a flag would give them."""
+    def shown(v):
+        if isinstance(v, bool):
+            return str(v).lower()
+        if isinstance(v, tuple):            # (a list option: `k=a,b`)
+            v = ",".join(v)
+        return f"'{v}'" if v == "" else str(v)
+    return " ".join(f"{k}={shown(v)}" for k, v in info.options.items())

@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 from sdylog.mpmd.command import mpmd_options
 
 
@@ -28,10 +28,10 @@ def interpret(path, entry, print_results):
 
 @click.command()
 @click.argument("path")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random inputs.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the random inputs.")
 @click.option("--entry", default="main", show_default=True, help="Function to run.")
-@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance for floats.")
-@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
+@click.option("--rtol", default=1e-4, show_default=True, type=click.FloatRange(min=0), help="Relative tolerance for floats.")
+@click.option("--atol", default=1e-5, show_default=True, type=click.FloatRange(min=0), help="Absolute tolerance for floats.")
 @click.option("--pass-options", default=None,
               help="Options of -sdy-convert-global-to-local, e.g. 'per-dim-all-gather=true'.")
 @click.option("--pipeline", default=None,
@@ -41,8 +41,9 @@ def interpret(path, entry, print_results):
               show_default=True, help="MPMD: a send goes on at once, or waits for its recv.")
 @click.option("--json", "as_json", is_flag=True, help="MPMD: print the report as JSON.")
 @mpmd_options
+@engine_option
 @reports_errors
-def simulate(path, seed, entry, rtol, atol, pass_options, pipeline, channel_mode, as_json, **mpmd):
+def simulate(path, seed, entry, rtol, atol, pass_options, pipeline, channel_mode, as_json, engine, **mpmd):
     """Run a sharded module on its simulated mesh and compare with the unsharded run.
 
     The module's shardings and collectives must be explicit (as after
@@ -62,7 +63,7 @@ def simulate(path, seed, entry, rtol, atol, pass_options, pipeline, channel_mode
         return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     from sdylog.simulate.simulate import simulate_main
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
-                           pipeline=pipeline.split() if pipeline else None)
+                           pipeline=pipeline.split() if pipeline else None, engine=engine)
     click.echo(report.text())
     if not report.ok:
         sys.exit(1)

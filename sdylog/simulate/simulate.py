@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from jaxlib.mlir import ir
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.module import display_name, parse_module, read_source
 from sdylog.ir.walk import symbol_name
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -71,14 +71,18 @@ def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     raise SdylogError(f"cannot make random inputs of type {dtype}")
 
 
-def random_inputs(func_op, seed: int) -> list[np.ndarray]:
+def random_inputs(func_op, seed: int, filename: str | None = None) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
     out = []
-    for t in ftype.inputs:
+    for i, t in enumerate(ftype.inputs):
         if not isinstance(t, ir.RankedTensorType):
             raise SdylogError(f"cannot make a random input of type {t}")
-        out.append(random_array(rng, tuple(t.shape), tensor_dtype(t)))
+        try:
+            out.append(random_array(rng, tuple(t.shape), tensor_dtype(t)))
+        except (MemoryError, ValueError) as e:     # (numpy: "array is too big", or no memory for it)
+            raise error_at(func_op, f"cannot make the random input of argument {i} ({t}) to simulate: "
+                           f"{' '.join(str(e).split()) or 'out of memory'}", filename) from None
     return out
 
 
@@ -121,7 +125,7 @@ def _compare(got, want, rtol, atol) -> tuple[bool, float]:
 
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                   rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None,
-                  pipeline: list[str] | None = None) -> SimulationReport:
+                  pipeline: list[str] | None = None, engine: str | None = None) -> SimulationReport:
     """`pass_options`: options of -sdy-convert-global-to-local, as on the command line.
     `pipeline`: `sdylog opt` flags run first on the sharded side (propagation, reshards...),
     for modules whose shardings and collectives are not yet explicit."""
@@ -131,7 +135,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     with global_module.context:
         func = _entry(global_module, entry)
         mesh = _mesh_for(global_module, func)
-        inputs = random_inputs(func, seed)
+        inputs = random_inputs(func, seed, filename)
         n_results = len(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results)
         arg_sh = [irs.func_arg_sharding(func, i) for i in range(len(inputs))]
         res_sh = [irs.func_result_sharding(func, i) for i in range(n_results)]
@@ -142,7 +146,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     with local_module.context:
         if pipeline:
             from sdylog.passes.driver import parse_flags, run_passes
-            run_passes(local_module, parse_flags(list(pipeline)), PassContext(filename=filename))
+            run_passes(local_module, parse_flags(list(pipeline)), PassContext(filename=filename, engine=engine))
             func = _entry(local_module, entry)   # the pipeline may have set shardings
             arg_sh = [irs.func_arg_sharding(func, i) for i in range(len(inputs))]
             res_sh = [irs.func_result_sharding(func, i) for i in range(n_results)]

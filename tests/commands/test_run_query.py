@@ -1,4 +1,5 @@
 """`sdylog run` and `sdylog query` on a small model of our own."""
+import re
 import subprocess
 import sys
 
@@ -45,6 +46,30 @@ def test_run_writes_output_and_database(model, tmp_path):
     axes = con.execute("SELECT DISTINCT axis FROM final_dim_axis ORDER BY axis").fetchall()
     assert axes == [("x",), ("y",)]
     assert con.execute("SELECT count(*) FROM op").fetchone()[0] > 0  # inputs are saved too
+
+
+HUGE = """sdy.mesh @mesh = <["x"=4]>
+func.func @main(%a: tensor<4294967296x4294967296xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<4294967296x4294967296x4294967296x4294967296x4xf32>) -> tensor<4294967296x4294967296xf32> {
+  %0 = stablehlo.tanh %a : tensor<4294967296x4294967296xf32>
+  return %0 : tensor<4294967296x4294967296xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("huge_too, sizes", [(False, {2 ** 64}), (True, {str(2 ** 64), str(2 ** 130)})])
+def test_database_holds_the_sizes_of_tensors_of_2_to_the_63_elements_and_more(tmp_path, huge_too, sizes):
+    """Sizes beyond 64 bits are HUGEINT; a column holding one beyond 128 bits is decimal text."""
+    import duckdb
+
+    from sdylog.commands.pipeline import run_pipeline
+
+    model, db = tmp_path / "huge.mlir", tmp_path / "rel.duckdb"
+    model.write_text(HUGE if huge_too else re.sub(r",\n +%b: [^)]*", "", HUGE))
+    run_pipeline(str(model)).result.engine.save(str(db))       # (what `run --db` saves)
+    con = duckdb.connect(str(db), read_only=True)
+    assert {n for (n,) in con.execute("SELECT DISTINCT n FROM tensor_elems").fetchall()} == sizes
+    assert con.execute("SELECT count(*) FROM tensor_dim").fetchone()[0] > 0
 
 
 def test_run_bad_input_leaves_no_files(tmp_path):

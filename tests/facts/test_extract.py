@@ -422,3 +422,16 @@ def test_census_names_give_the_rows_of_a_walk_and_rows_share_their_ints():
     # (a value's id in its value and value_dim rows is the very int value_ids holds)
     ids = {id(v) for v in walked.value_ids.values()}
     assert all(id(row[0]) in ids for row in value_rows + walked.rows("value_dim"))
+
+
+def test_prime_factors_and_divisors():
+    """(By trial division up to the square root: a mesh axis of 2^31 - 1, a
+    prime, takes 46341 steps, not 2^31.)"""
+    import math
+
+    from sdylog.facts.extract import divisors, prime_factors, prime_units
+    for n in range(1, 600):
+        assert divisors(n) == [d for d in range(1, n + 1) if n % d == 0]
+        f = prime_factors(n)
+        assert sorted(f) == f and all(divisors(p) == [1, p] for p in f) and math.prod(f) == n
+    assert prime_factors(2 ** 31 - 1) == [2 ** 31 - 1] and prime_units(12) == [(1, 2), (2, 2), (4, 3)]
