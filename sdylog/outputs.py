@@ -186,3 +186,44 @@ def _check_distinct(outputs: list[Output]) -> None:
 def write_text(name: str | None, text: str) -> None:
     """One output: stdout when `name` is None or '-'."""
     write_all([(plan(name or "-"), text)])
+
+
+class Background:
+    """A file written on a thread while the command goes on (DuckDB works
+    without the GIL): `start(fn)` runs fn(temporary path) in a temporary
+    folder beside the output; `finish(path)`, the contents write_all calls,
+    waits for it and moves the file to `path` (the same file system), or
+    raises what fn raised; `discard()` (always, at the end) waits and removes
+    what is left."""
+
+    def __init__(self, out: Output):
+        self.out = out
+        self.thread = None
+        self.error: BaseException | None = None
+        self.tmpdir = self.tmp = None
+
+    def start(self, fn: Callable[[str], None]) -> None:
+        import threading
+        self.tmpdir = tempfile.mkdtemp(dir=tempfile.gettempdir() if self.out.through
+                                       else os.path.dirname(self.out.path), prefix=".sdylog-")
+        self.tmp = os.path.join(self.tmpdir, os.path.basename(self.out.path))
+
+        def work():
+            try:
+                fn(self.tmp)
+            except BaseException as e:   # (raised again by finish, on the command's thread)
+                self.error = e
+        self.thread = threading.Thread(target=work, name=f"sdylog writes {self.out.name}", daemon=True)
+        self.thread.start()
+
+    def finish(self, path: str) -> None:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        os.replace(self.tmp, path)
+
+    def discard(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)

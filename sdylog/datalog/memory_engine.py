@@ -485,6 +485,14 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             out[c.name] = np.array(vals, dtype=object if c.kind == "symbol" else None)
         return out
 
+    def row_matrix(self, relation: str):
+        """(rows as an (n, arity) int64 array with symbols as ids, the symbol
+        strings by id) for a relation held in C; None for one held in Python."""
+        self._kept(relation)
+        if not self._in_c(relation):
+            return None
+        return self._db.row_matrix(relation), self._db.symbols()
+
     def read_arrow(self, relation: str):
         import pyarrow as pa
         decl = self.decl(relation)

@@ -307,6 +307,16 @@ def _previous_op(op):
 # --- diagnostics ---------------------------------------------------------------
 def emit_warning(op_or_loc, message: str, filename: str | None = None) -> None:
     """A `file:line:col: warning: message` line on stderr, as MLIR prints warnings."""
+    _emit(op_or_loc, "warning", message, filename)
+
+
+def emit_note(op_or_loc, message: str, filename: str | None = None) -> None:
+    """A `file:line:col: note: message` line on stderr: something the user
+    should know that is not wrong."""
+    _emit(op_or_loc, "note", message, filename)
+
+
+def _emit(op_or_loc, severity: str, message: str, filename: str | None) -> None:
     loc = op_or_loc.location if hasattr(op_or_loc, "location") else op_or_loc
     where = format_location(loc, filename)
-    sys.stderr.write(f"{where}: warning: {message}\n" if where else f"warning: {message}\n")
+    sys.stderr.write(f"{where}: {severity}: {message}\n" if where else f"{severity}: {message}\n")

@@ -300,7 +300,7 @@ class Explainer:
 
 
 def explain_text(path: str, value_spec: str, options: MpmdOptions, tree: bool = False, depth: int = 1) -> str:
-    from sdylog.commands.explain import name_ranges, parse_spec
+    from sdylog.commands.values import name_ranges, parse_spec
     spec = parse_spec(value_spec)
     engine, facts, names, entry, filename = mpmd_engine(path, options, provenance=tree)
     ex = Explainer(engine, facts, names, entry, filename)

@@ -107,6 +107,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-import-pipeline": PassInfo(
         _P + "pipelines:run", {"dedup-functions-fully": False},
         "The import passes Shardy runs before propagation (see passes/pipelines.py)."),
+    "sdy-import-mhlo-shardings": PassInfo(
+        _P + "import_mhlo_shardings:run", {},
+        "sdylog's own: read GSPMD mhlo.sharding attributes into sdy meshes and shardings."),
     "sdy-inline-meshes": PassInfo(
         _P + "inline_meshes:run", {},
         "Inline mesh symbols into shardings and erase the sdy.mesh ops."),

@@ -62,8 +62,10 @@ def simulate(path, seed, entry, rtol, atol, pass_options, pipeline, channel_mode
     if wants_mpmd(path, mpmd):
         return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     from sdylog.simulate.simulate import simulate_main
+    from sdylog.progress import Progress
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
-                           pipeline=pipeline.split() if pipeline else None, engine=engine)
+                           pipeline=pipeline.split() if pipeline else None, engine=engine,
+                           progress=Progress())
     click.echo(report.text())
     if not report.ok:
         sys.exit(1)

@@ -125,11 +125,17 @@ def _compare(got, want, rtol, atol) -> tuple[bool, float]:
 
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                   rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None,
-                  pipeline: list[str] | None = None, engine: str | None = None) -> SimulationReport:
+                  pipeline: list[str] | None = None, engine: str | None = None,
+                  progress=None) -> SimulationReport:
     """`pass_options`: options of -sdy-convert-global-to-local, as on the command line.
     `pipeline`: `sdylog opt` flags run first on the sharded side (propagation, reshards...),
-    for modules whose shardings and collectives are not yet explicit."""
+    for modules whose shardings and collectives are not yet explicit.
+    `progress`: a sdylog.progress.Progress told each step."""
     from sdylog.passes import PassContext, lookup, parse_options
+    from sdylog.progress import Progress
+
+    progress = progress or Progress(False)
+    progress.step("the whole program on one device")
 
     global_module = parse_module(text, filename)
     with global_module.context:
@@ -145,6 +151,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     local_module = parse_module(text, filename)
     with local_module.context:
         if pipeline:
+            progress.step(" ".join(pipeline))
             from sdylog.passes.driver import parse_flags, run_passes
             run_passes(local_module, parse_flags(list(pipeline)), PassContext(filename=filename, engine=engine))
             func = _entry(local_module, entry)   # the pipeline may have set shardings
@@ -152,6 +159,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
             res_sh = [irs.func_result_sharding(func, i) for i in range(n_results)]
             meshes = meshes_of_module(local_module)
         name = "sdy-convert-global-to-local"
+        progress.step("the per-device program")
         lookup(name).load()(local_module, parse_options(name, pass_options), PassContext(filename=filename))
         program = Program(local_module, filename)
         n = mesh.num_devices
@@ -161,10 +169,12 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                 return x
             return x[shard_slices(x.shape, s, irs.resolve_mesh(s, meshes), d)]
 
+        progress.step(f"running it on {n} devices")
         runs = [[DeviceRun(entry, [shard(x, s, d) for x, s in zip(inputs, arg_sh)]) for d in range(n)]]
         stats = CollectiveStats()
         per_device = run_on_devices(program, runs, stats=stats)[0]
 
+    progress.done()
     report = SimulationReport(n, stats)
     for i, want in enumerate(reference):
         want = np.asarray(want)

@@ -85,9 +85,9 @@ def test_query_prints_a_filtered_table(model):
     p = sdylog("query", str(model), "final_dim_axis", "--where", "axis=y")
     assert p.returncode == 0, p.stderr
     header, rule, *rows = p.stdout.splitlines()
-    assert header.split() == ["t", "d", "pos", "axis", "pre_size", "size"]
+    assert header.split() == ["t", "t_name", "d", "pos", "axis", "pre_size", "size"]
     assert rows[-1].startswith("final_dim_axis: ") and "(filtered)" in rows[-1]
-    assert rows[:-1] and all(r.split()[3] == "y" for r in rows[:-1] if r.strip())
+    assert rows[:-1] and all(r.split()[4] == "y" for r in rows[:-1] if r.strip())
 
 
 def test_query_prints_the_same_table_on_every_embedded_engine(model):
@@ -204,21 +204,25 @@ def test_query_conflict_table(tmp_path):
     r = sdylog("query", str(p), "conflict", "--where", "op_name=stablehlo.dot_general")
     assert r.returncode == 0, r.stderr
     header, _rule, row, last = r.stdout.splitlines()
-    assert header.split() == ["op", "op_name", "factor", "kind", "a", "t_a", "dim_a", "b", "t_b", "dim_b"]
-    assert row.split()[1:5] == ["stablehlo.dot_general", "2", "prefix", "operand"]
+    assert header.split() == ["op", "op_kind", "op_loc", "op_name", "factor", "kind", "a", "t_a", "t_a_name",
+                              "dim_a", "b", "t_b", "t_b_name", "dim_b"]
+    assert row.split()[1:7] == ["stablehlo.dot_general", f"{p}:6:8", "stablehlo.dot_general", "2", "prefix",
+                                "operand"]
     assert last == "conflict: 1 tuple (filtered)"
 
 
-def test_propagation_does_not_read_the_conflict_relations():
-    """conflicts.dl only reports: no other rule file names its relations."""
+@pytest.mark.parametrize("report,readers", [("conflicts.dl", {"unsharded.dl"}), ("unsharded.dl", set())])
+def test_propagation_does_not_read_the_report_relations(report, readers):
+    """conflicts.dl and unsharded.dl only report: no rule file but the
+    reports name their relations."""
     import re
 
     from sdylog import RULES_DIR
-    own = (RULES_DIR / "propagation" / "conflicts.dl").read_text()
+    own = (RULES_DIR / "propagation" / report).read_text()
     declared = set(re.findall(r"^\.decl (\w+)", own, re.M))
-    assert "conflict" in declared
+    assert declared
     for f in RULES_DIR.rglob("*.dl"):
-        if f.name != "conflicts.dl":
+        if f.name != report and f.name not in readers:
             code = re.sub(r"//.*", "", f.read_text())
             used = set(re.findall(r"\b(\w+)\s*\(", code))
             assert not (declared & used), f"{f} reads {declared & used}"
