@@ -8,6 +8,7 @@
     result["%3"].sharding            # the full sdy sharding: <@mesh, [{"data"}, {}]>
     print(result.explain("result[0]"))
     print(result.show("x"))          # the devices' pieces of x
+    result.reshards, result.collectives   # what partitioning needs, bytes per device
 
 `propagate` takes a jax `Lowered`, a `jax.export.Exported`, MLIR text or a
 path, runs what `sdylog run` runs (-sdy-propagation-pipeline, after reading a
@@ -136,6 +137,22 @@ class Propagation:
         """Every value's full sdy sharding (open/closed dimensions,
         priorities, replicated and unreduced axes), by name."""
         return {name: v.sharding for name, v in self._values.items()}
+
+    # ---- what partitioning needs
+    @property
+    def reshards(self) -> tuple:
+        """Every `sdy.reshard` the module needs to be partitioned (Shardy's
+        full version of -sdy-insert-explicit-reshards after the pipeline), as
+        sdylog.reshard.report.Transfer: location, the value it takes and the
+        ops reading it, source and target shardings, bytes per device."""
+        return tuple(t for t in self._run.needed.transfers if t.kind == "reshard")
+
+    @property
+    def collectives(self) -> tuple:
+        """Every collective the module needs besides reshards (all-reduces
+        of sharded reduction factors and of unreduced values, ...), as
+        Transfer (its kind, axes, bytes per device)."""
+        return tuple(t for t in self._run.needed.transfers if t.kind != "reshard")
 
     # ---- words and pictures
     def explain(self, name: str, tree: bool = False) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sdylog.ir import load_module, parse_module, print_module
 from sdylog.ir.module import display_name, verify_module
@@ -45,6 +46,17 @@ class PipelineRun:
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
+
+    @cached_property
+    def needed(self):
+        """The reshards and collectives the module needs to be partitioned
+        (sdylog/reshard/report.py: the full version's decisions, bytes per
+        device); the module is not changed."""
+        from sdylog.reshard.report import needed_transfers
+        t = time.perf_counter()
+        needed = needed_transfers(self.module, self.ctx.filename, self.ctx.engine)
+        self.seconds["reshards"] = time.perf_counter() - t
+        return needed
 
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with name_ids)."""
@@ -322,8 +334,11 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
 def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
     """The report's lines that do not depend on time: values sharded (and
     why the others are not: rules/propagation/unsharded.dl), the conflicts
-    count; with `verbose`, one line per conflict, and per tensor left
-    unsharded (named when the run has run.names)."""
+    count, the reshards and all-reduces (and other collectives) the module
+    needs with their bytes per device; with `verbose`, one line per
+    conflict, per tensor left unsharded (named when the run has
+    run.names), and per reshard and collective."""
+    from sdylog.reshard.report import summary_lines
     engine = run.result.engine
     lines = unsharded_lines(run, verbose)
     if "conflict" in engine.relations:
@@ -331,7 +346,7 @@ def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
         lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
-    return lines
+    return lines + summary_lines(run.needed, verbose)
 
 
 UNSHARDED_REASONS = ("closed", "conflict", "unreached", "manual", "scalar")
@@ -341,33 +356,49 @@ def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
     """`values sharded: K of N` (a value is sharded when its tensor got an
     axis), then why the others are not, in a word each: counts, and with
     `verbose` each such tensor with its values' names."""
-    engine = run.result.engine
     values = len(run.result.facts.values)
-    if "unsharded" not in engine.relations:   # (rules without the report)
-        sharded = {v for v, _t in engine.read("final_value")}
+    by_reason = unsharded_by_reason(run)
+    if by_reason is None:   # (rules without the report)
+        sharded = {v for v, _t in run.result.engine.read("final_value")}
         return [f"values sharded: {len(sharded)} of {values}"]
-    reason = dict(engine.read("unsharded"))
-    tensor_of = dict(engine.read("tensor_of"))
-    by_reason: dict[str, list] = {}
-    for v in range(values):
-        t = tensor_of.get(v)
-        why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
-        if why is not None:
-            by_reason.setdefault(why, []).append(v)
     unsharded = sum(len(vs) for vs in by_reason.values())
     lines = [f"values sharded: {values - unsharded} of {values}"]
     if unsharded:
         counts = ", ".join(f"{r} {len(by_reason[r])}" for r in UNSHARDED_REASONS if r in by_reason)
         lines.append(f"values not sharded: {unsharded} ({counts})")
     if verbose:   # (scalars only counted: every reduction body has some)
-        for r in UNSHARDED_REASONS[:-1]:
-            shown = set()
-            for t, vs in _by_tensor(by_reason.get(r, ()), tensor_of).items():
-                text = _tensor_text(run, t, vs)
-                if text not in shown:   # (copies the import made of one value read alike)
-                    shown.add(text)
-                    lines.append(f"  {text}: {r}")
+        lines += [f"  {text}: {r}" for r, text in unsharded_tensors(run, by_reason)]
     return lines
+
+
+def unsharded_by_reason(run: PipelineRun) -> dict | None:
+    """reason -> the value ids left unsharded for it (None: rules without the report)."""
+    engine = run.result.engine
+    if "unsharded" not in engine.relations:
+        return None
+    reason = dict(engine.read("unsharded"))
+    tensor_of = dict(engine.read("tensor_of"))
+    by_reason: dict[str, list] = {}
+    for v in range(len(run.result.facts.values)):
+        t = tensor_of.get(v)
+        why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
+        if why is not None:
+            by_reason.setdefault(why, []).append(v)
+    return by_reason
+
+
+def unsharded_tensors(run: PipelineRun, by_reason: dict) -> list[tuple[str, str]]:
+    """(reason, the tensor's text) of each tensor left unsharded, but scalars."""
+    tensor_of = dict(run.result.engine.read("tensor_of"))
+    out = []
+    for r in UNSHARDED_REASONS[:-1]:
+        shown = set()
+        for t, vs in _by_tensor(by_reason.get(r, ()), tensor_of).items():
+            text = _tensor_text(run, t, vs)
+            if text not in shown:   # (copies the import made of one value read alike)
+                shown.add(text)
+                out.append((r, text))
+    return out
 
 
 def _by_tensor(values, tensor_of) -> dict:
@@ -385,6 +416,36 @@ def _tensor_text(run: PipelineRun, t: int, values: list[int]) -> str:
         return f"tensor {t}"
     named = [v for v in values if not names.value(v).startswith("<")] or values
     return f"{names.value(t)} ({names.where(named[0])})"
+
+
+def report_data(run: PipelineRun) -> dict:
+    """The whole report (`sdylog run --report FILE.json`): every value with
+    its sharding, the values sharded and why the others are not, the
+    conflicts, every reshard and collective the module needs (op,
+    location, shardings, bytes per device), the time of each phase. The run
+    must keep its values (run_pipeline(keep_values=True))."""
+    from sdylog.api import Propagation
+    values = Propagation(run, run.ctx.filename, None, run.ctx.engine, []).values
+    by_reason = unsharded_by_reason(run) or {}
+    unsharded = sum(len(vs) for vs in by_reason.values())
+    needed = run.needed
+    totals = {kind: {"count": n, "written_by_export": written, "bytes_per_device": total}
+              for kind, (n, written, total) in needed.totals().items()}
+    return {
+        "file": run.ctx.filename,
+        "values": [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
+                    "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
+                    "location": v.location} for v in values.values()],
+        "sharded": {"values": len(run.result.facts.values) - unsharded, "of": len(run.result.facts.values)},
+        "unsharded": {"counts": {r: len(by_reason[r]) for r in UNSHARDED_REASONS if r in by_reason},
+                      "tensors": [{"tensor": text, "reason": r} for r, text in unsharded_tensors(run, by_reason)]},
+        "conflicts": [{"location": c.location, "op": c.op_name, "jax_name": c.jax_name, "factor": c.factor,
+                       "kind": c.kind, "a": c.a, "b": c.b} for c in run.conflicts],
+        "reshards": [t.as_dict() for t in needed.transfers if t.kind == "reshard"],
+        "collectives": [t.as_dict() for t in needed.transfers if t.kind != "reshard"],
+        "totals": totals,
+        "seconds": dict(run.seconds),
+    }
 
 
 def report(run: PipelineRun, verbose: bool = False) -> str:

@@ -238,3 +238,49 @@ def test_run_prints_what_opt_pipeline_prints(tmp_path):
     with module.context:
         lookup("sdy-propagation-pipeline").load()(module, {"dedup-functions-fully": False}, PassContext())
     assert run.text() == print_module(module)
+
+
+
+# A dot whose tensors shard "x" on different dimensions (golden/dot_conflicts):
+# the full version reshards both operands and all-reduces over "y".
+DOT_CONFLICT = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%lhs: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %rhs: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.dot %lhs, %rhs {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+
+
+def test_run_reports_reshards_and_all_reduces(model, tmp_path):
+    p = sdylog("run", str(model))
+    assert "reshards needed: 0\nall-reduces needed: 0\n" in p.stderr, p.stderr
+    dot = tmp_path / "d.mlir"
+    dot.write_text(DOT_CONFLICT)
+    report = tmp_path / "r.json"
+    p = sdylog("run", "-v", str(dot), "--report", str(report), "-o", str(tmp_path / "o.mlir"))
+    assert p.returncode == 0, p.stderr
+    assert "reshards needed: 2 (0 written by the export step), 48 B per device\n" in p.stderr, p.stderr
+    assert "all-reduces needed: 1 (0 written by the export step), 128 B per device\n" in p.stderr
+    assert ('d.mlir:6:8: reshard of argument 0 of @main: <@mesh, [{"x"}, {"y"}]> -> <@mesh, [{}, {"y"}]>, '
+            '48 B per device (full version)') in p.stderr
+    import json
+    data = json.loads(report.read_text())
+    assert set(data) >= {"values", "sharded", "unsharded", "conflicts", "reshards", "collectives", "totals"}
+    assert [c["kind"] for c in data["collectives"]] == ["all_reduce"]
+    assert data["totals"]["all_reduce"] == {"count": 1, "written_by_export": 0, "bytes_per_device": 128}
+    assert data["reshards"][1] == {
+        "kind": "reshard", "location": data["reshards"][1]["location"], "value": "argument 1 of @main",
+        "users": [f"stablehlo.dot at {data['reshards'][1]['location']}"], "source": '<@mesh, [{"y"}, {}]>',
+        "target": '<@mesh, [{"y"}, {"x"}]>', "axes": "", "bytes_per_device": 0, "written": False}
+    assert {v["name"] for v in data["values"]} >= {"%arg0", "%arg1", "%0"}
+    assert len(data["conflicts"]) == 2
+
+
+def test_api_lists_reshards_and_collectives():
+    import sdylog
+    result = sdylog.propagate(DOT_CONFLICT)
+    assert [c.kind for c in result.collectives] == ["all_reduce"] and len(result.reshards) == 2
+    assert result.collectives[0].axes == '{"y"}' and result.collectives[0].bytes_per_device == 128
