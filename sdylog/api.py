@@ -156,10 +156,11 @@ class Propagation:
 
     # ---- words and pictures
     def explain(self, name: str, tree: bool = False) -> str:
-        """Why `name` gets its sharding (what `sdylog explain` prints). Runs
+        """Why `name` gets its sharding, and the reshards and collectives
+        partitioning puts at it (what `sdylog explain` prints). Runs
         propagation again with provenance on, the first time."""
         from sdylog.commands.explain import explain_text
-        return explain_text(self._explained, name, tree=tree)
+        return explain_text(self._explained, name, tree=tree, partitioned=self._run)
 
     @cached_property
     def _explained(self):

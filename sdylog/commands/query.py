@@ -26,21 +26,28 @@ from sdylog.mpmd.command import mpmd_options
 @reports_errors
 def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
-    rules/schema.dl or one the propagation rules derive; or one of the MPMD
-    rules, rules/mpmd/*.dl: placed, xfer, channel, ..., with the options of
-    `sdylog mpmd`; `--list` names them all). A value id column of the
-    propagation's relations (a Value or Tensor) gets its value's name beside
-    it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
+    rules/schema.dl or one the propagation rules derive; one the reshard
+    rules, rules/reshard/*.dl, derive with Shardy's full version on the
+    module the pipeline leaves: reshard_operand, all_reduce_axis, site,
+    greedy_choice, ...; or one of the MPMD rules, rules/mpmd/*.dl: placed,
+    xfer, channel, ..., with the options of `sdylog mpmd`; `--list` names
+    them all). A value id column (a Value or Tensor) gets its value's name
+    beside it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
     location (`op_kind`, `op_loc`)."""
     from sdylog.commands.relations import format_list, relation_list
     from sdylog.datalog.table import render, select
     from sdylog.propagation.driver import propagation_program
+    from sdylog.reshard.driver import reshard_program
 
     if list_:
         if relation is not None:
             raise click.UsageError("--list takes no RELATION")
-        engine_ = _run(file, engine).result.engine if file else None
-        click.echo(format_list(relation_list(propagation_program(), engine_), fmt), nl=False)
+        run = _run(file, engine) if file else None
+        rows = relation_list(propagation_program(), run.result.engine if run else None)
+        listed = {r["relation"] for r in rows}
+        rows += [r for r in relation_list(reshard_program(), run.needed.decisions.engine if run else None)
+                 if r["relation"] not in listed]
+        click.echo(format_list(rows, fmt), nl=False)
         return
     if file is None or relation is None:
         raise click.UsageError("give FILE and RELATION (or --list)")
@@ -55,12 +62,24 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     from sdylog.commands.relations import extras
 
     run = _run(file, engine)
-    eng = run.result.engine
-    sel = select(eng, relation, list(where), limit, extras(propagation_program(), eng.decl(relation), run.names))
+    if relation in reshard_program().relations and relation not in propagation_program().relations:
+        program, eng, names = reshard_program(), run.needed.decisions.engine, _reshard_names(run)
+    else:
+        program, eng, names = propagation_program(), run.result.engine, run.names
+    sel = select(eng, relation, list(where), limit, extras(program, eng.decl(relation), names))
     click.echo(render(sel, fmt), nl=False)
 
 
 def _run(file, engine):
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
-    return run_pipeline(file, engine=engine, name_ids=True, progress=Progress())
+    return run_pipeline(file, engine=engine, name_ids=True, keep_values=True, progress=Progress())
+
+
+def _reshard_names(run):
+    """Names for the ids of the reshard rules' facts (the module the pipeline left)."""
+    from sdylog.commands.values import IdNames, main_name
+    named = run.named
+    with run.module.context:
+        main = main_name(run.module)
+    return IdNames(run.needed.decisions.facts, named.values, main, run.ctx.filename, named.result_names)

@@ -40,9 +40,12 @@ class Transfer:
     axes: str                      # a collective's axes as sdy prints them ("" for a reshard)
     bytes_per_device: int | None   # None: a reshard no collectives make (single device, other mesh axes)
     written: bool                  # the pipeline's export step wrote it (else the full version adds it)
+    taken: object = field(default=None, compare=False, repr=False)   # that value in the module (ir.Value)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__, users=list(self.users))
+        out = dict(self.__dict__, users=list(self.users))
+        del out["taken"]
+        return out
 
 
 @dataclass
@@ -75,17 +78,20 @@ def needed_transfers(module, filename: str, engine: str | None = None) -> Needed
     with module.context:
         decisions = decide(module, ReshardOptions(full_version=True), ctx)
         copy = module.operation.clone()
-        pairs = dict(zip(map(op_key, op_list(module.operation)), op_list(copy.operation)))
+        originals = op_list(module.operation)
+        copies = op_list(copy.operation)
+        pairs = dict(zip(map(op_key, originals), copies))
+        original_of = dict(zip(map(op_key, copies), originals))
         facts = replace(decisions.facts, ops=[pairs[op_key(op)] for op in decisions.facts.ops])
-        before = {op_key(op) for op in op_list(copy.operation)}
         write_reshards(copy, decisions.engine, facts)
-        transfers = _transfers(copy, before, filename, engine)
+        transfers = _transfers(copy, original_of, filename, engine)
     return NeededTransfers(decisions, transfers)
 
 
-def _transfers(module, before: set, filename: str, engine: str | None) -> list[Transfer]:
+def _transfers(module, original_of: dict, filename: str, engine: str | None) -> list[Transfer]:
     """Every reshard and collective of `module` (walk order) with its bytes;
-    `before`: the ops (op_key) it had before the writer wrote."""
+    `original_of`: op_key of each op it had before the writer wrote -> that
+    op in the module the decisions were made on."""
     from sdylog.commands.values import loc_text
     from sdylog.partition.collective_costs import evaluate, module_collective_facts
     from sdylog.passes.reshard_to_collectives import plan_reshard_recipe, recipe_costs
@@ -119,10 +125,34 @@ def _transfers(module, before: set, filename: str, engine: str | None) -> list[T
             kind, axes, target = op.name[len("sdy."):], axes_text(op), op.attributes["out_sharding"]
             bytes_ = collective_bytes[index[op_key(op)]]
         source = get_sharding(_past_barriers(op.operands[0]))
-        out.append(Transfer(kind, loc_text(op, filename), _value_text(op, filename),
+        taken = _taken(op)
+        out.append(Transfer(kind, loc_text(op, filename), _value_text(taken, filename),
                             tuple(_user_texts(op, filename)), "none" if source is None else _sharding_text(source),
-                            _sharding_text(target), axes, bytes_, op_key(op) in before))
+                            _sharding_text(target), axes, bytes_, op_key(op) in original_of,
+                            _original_value(taken, original_of)))
     return out
+
+
+def _taken(op):
+    """The value the op takes, past the reshards and collectives before it."""
+    value = op.operands[0]
+    while (d := defining_op(value)) is not None and d.name in LISTED:
+        value = d.operands[0]
+    return value
+
+
+def _original_value(value, original_of: dict):
+    """The value of the module the decisions were made on that `value` of its copy is."""
+    d = defining_op(value)
+    if d is not None:
+        return original_of[op_key(d)].results[ir.OpResult(value).result_number]
+    owner = as_operation(value.owner.owner)
+    original = original_of[op_key(owner)]
+    for region, twin in zip(owner.regions, original.regions):
+        for block, twin_block in zip(region.blocks, twin.blocks):
+            if block == value.owner:
+                return twin_block.arguments[ir.BlockArgument(value).arg_number]
+    return None
 
 
 def _past_barriers(value):
@@ -136,13 +166,9 @@ def _sharding_text(attr) -> str:
     return text[len("#sdy.sharding"):] if text.startswith("#sdy.sharding<") else text
 
 
-def _value_text(op, filename: str) -> str:
-    """The value the op takes, past the reshards and collectives before it:
-    `result 0 of stablehlo.dot_general at m.py:7:20`, `argument 1 of @main`."""
+def _value_text(value, filename: str) -> str:
+    """`result 0 of stablehlo.dot_general at m.py:7:20`, `argument 1 of @main`."""
     from sdylog.commands.values import loc_text
-    value = op.operands[0]
-    while (d := defining_op(value)) is not None and d.name in LISTED:
-        value = d.operands[0]
     d = defining_op(value)
     if d is not None:
         return f"result {ir.OpResult(value).result_number} of {d.name} at {loc_text(d, filename)}"

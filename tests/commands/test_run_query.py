@@ -284,3 +284,16 @@ def test_api_lists_reshards_and_collectives():
     result = sdylog.propagate(DOT_CONFLICT)
     assert [c.kind for c in result.collectives] == ["all_reduce"] and len(result.reshards) == 2
     assert result.collectives[0].axes == '{"y"}' and result.collectives[0].bytes_per_device == 128
+
+
+def test_query_reads_the_reshard_rules(tmp_path):
+    """The full version's relations on the module the pipeline leaves, with
+    op names and locations beside the op ids."""
+    dot = tmp_path / "d.mlir"
+    dot.write_text(DOT_CONFLICT)
+    p = sdylog("query", str(dot), "greedy_choice", "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["o,o_kind,o_loc,f,p,axis,pre,size",
+                                     f"1,stablehlo.dot,{dot}:6:8,1,0,x,1,4", f"1,stablehlo.dot,{dot}:6:8,2,0,y,1,2"]
+    p = sdylog("query", "--list")
+    assert "reshard_operand(o: Op, i: number)" in p.stdout and "final_dim_axis(" in p.stdout
