@@ -142,17 +142,18 @@ class Propagation:
     @property
     def reshards(self) -> tuple:
         """Every `sdy.reshard` the module needs to be partitioned (Shardy's
-        full version of -sdy-insert-explicit-reshards after the pipeline), as
-        sdylog.reshard.report.Transfer: location, the value it takes and the
-        ops reading it, source and target shardings, bytes per device."""
-        return tuple(t for t in self._run.needed.transfers if t.kind == "reshard")
+        full version of -sdy-insert-explicit-reshards after the pipeline,
+        and those its export step wrote), as sdylog.reshard.inventory.Inserted:
+        the op it is for, location, operand/result/use and index, mesh,
+        source and target shardings, bytes per device."""
+        return tuple(i for i in self._run.needed.items if i.kind == "reshard")
 
     @property
     def collectives(self) -> tuple:
         """Every collective the module needs besides reshards (all-reduces
         of sharded reduction factors and of unreduced values, ...), as
-        Transfer (its kind, axes, bytes per device)."""
-        return tuple(t for t in self._run.needed.transfers if t.kind != "reshard")
+        Inserted (its kind, axes, bytes per device)."""
+        return tuple(i for i in self._run.needed.items if i.kind != "reshard")
 
     # ---- words and pictures
     def explain(self, name: str, tree: bool = False) -> str:

@@ -43,6 +43,7 @@ class PipelineRun:
     conflicts: list[Conflict] = field(default_factory=list)
     named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
     names: object = None            # with name_ids: IdNames, names for the relations' ids
+    collectives: list[dict] | None = None        # with --partition: every collective, costed
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -50,13 +51,15 @@ class PipelineRun:
     @cached_property
     def needed(self):
         """The reshards and collectives the module needs to be partitioned
-        (sdylog/reshard/report.py: the full version's decisions, bytes per
-        device); the module is not changed."""
-        from sdylog.reshard.report import needed_transfers
+        (sdylog/reshard/report.py: what the export step wrote, what the
+        full version would add, bytes per device); the module is not
+        changed. Not for a run that went on to partition the module."""
+        from sdylog.reshard.report import needed
+        assert self.collectives is None, "the module is partitioned already"
         t = time.perf_counter()
-        needed = needed_transfers(self.module, self.ctx.filename, self.ctx.engine)
+        out = needed(self.module, self.ctx)
         self.seconds["reshards"] = time.perf_counter() - t
-        return needed
+        return out
 
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with name_ids)."""
@@ -177,7 +180,7 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_relations=None) -> PipelineRun:
+                 on_relations=None, partition=None) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
@@ -187,7 +190,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     values by name with what propagation gave each (run.named).
     `on_relations(engine, names)` is called once propagation is done and
     its ids are named, before the export (which changes neither): `run --db`
-    starts writing the database then."""
+    starts writing the database then. With `partition`
+    (PartitionerOptions), then the partitioner's passes to the per-device
+    program (sdylog/partition/pipeline.py), its collectives costed."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -230,10 +235,16 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
-        note_rewritten(given, entry_shardings(module), ctx.filename)
-        note_nothing_to_propagate(meshless, ctx.filename)
+        final = entry_shardings(module)   # (before the partitioner drops them)
+    collectives = None
+    if partition is not None:
+        from sdylog.partition.pipeline import partition_module
+        collectives = partition_module(module, ctx, partition, explicit=False, propagated=True,
+                                       phase=phase).collectives
+    note_rewritten(given, final, ctx.filename)
+    note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
@@ -346,6 +357,8 @@ def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
         lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
+    if run.collectives is not None:   # (partitioned: report() lists the program's collectives)
+        return lines
     return lines + summary_lines(run.needed, verbose)
 
 
@@ -428,9 +441,13 @@ def report_data(run: PipelineRun) -> dict:
     values = Propagation(run, run.ctx.filename, None, run.ctx.engine, []).values
     by_reason = unsharded_by_reason(run) or {}
     unsharded = sum(len(vs) for vs in by_reason.values())
-    needed = run.needed
-    totals = {kind: {"count": n, "written_by_export": written, "bytes_per_device": total}
-              for kind, (n, written, total) in needed.totals().items()}
+    if run.collectives is None:
+        items = [i.as_dict() for i in run.needed.items]
+        totals = {kind: {"count": n, "written_by_export": written, "bytes_per_device": total}
+                  for kind, (n, written, total) in run.needed.totals().items()}
+    else:   # (--partition: the collectives of the program each device runs)
+        items = list(run.collectives)
+        totals = {"bytes_per_device": sum(c["bytes_per_device"] for c in run.collectives)}
     return {
         "file": run.ctx.filename,
         "values": [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
@@ -441,8 +458,8 @@ def report_data(run: PipelineRun) -> dict:
                       "tensors": [{"tensor": text, "reason": r} for r, text in unsharded_tensors(run, by_reason)]},
         "conflicts": [{"location": c.location, "op": c.op_name, "jax_name": c.jax_name, "factor": c.factor,
                        "kind": c.kind, "a": c.a, "b": c.b} for c in run.conflicts],
-        "reshards": [t.as_dict() for t in needed.transfers if t.kind == "reshard"],
-        "collectives": [t.as_dict() for t in needed.transfers if t.kind != "reshard"],
+        "reshards": [i for i in items if i["kind"] == "reshard"],
+        "collectives": [i for i in items if i["kind"] != "reshard"],
         "totals": totals,
         "seconds": dict(run.seconds),
     }
@@ -451,9 +468,13 @@ def report_data(run: PipelineRun) -> dict:
 def report(run: PipelineRun, verbose: bool = False) -> str:
     """The short report `sdylog run` prints on stderr: the summary, then the
     time of each phase (and the propagation driver's own steps, CPU time)."""
+    lines = summary(run, verbose)   # (first: it times the reshard decisions)
     steps = dict(run.seconds)
     for timing in run.ctx.report.get("propagation", []):
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
     time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
-    return "\n".join(summary(run, verbose) + [time_line])
+    if run.collectives is not None:
+        from sdylog.partition.pipeline import collectives_table
+        lines += collectives_table(run.collectives)
+    return "\n".join(lines + [time_line])

@@ -28,8 +28,9 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
     rules/schema.dl or one the propagation rules derive; one the reshard
     rules, rules/reshard/*.dl, derive with Shardy's full version on the
-    module the pipeline leaves: reshard_operand, all_reduce_axis, site,
-    greedy_choice, ...; or one of the MPMD rules, rules/mpmd/*.dl: placed,
+    module the pipeline leaves: needed (every reshard and collective it
+    inserts), needed_bytes, needed_kind_bytes, why_route, why_pick,
+    reshard_operand, greedy_choice, ...; or one of the MPMD rules, rules/mpmd/*.dl: placed,
     xfer, channel, ..., with the options of `sdylog mpmd`; `--list` names
     them all). A value id column (a Value or Tensor) gets its value's name
     beside it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
@@ -37,6 +38,7 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     from sdylog.commands.relations import format_list, relation_list
     from sdylog.datalog.table import render, select
     from sdylog.propagation.driver import propagation_program
+    from sdylog.reshard.costs import costs_program
     from sdylog.reshard.driver import reshard_program
 
     if list_:
@@ -45,8 +47,10 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
         run = _run(file, engine) if file else None
         rows = relation_list(propagation_program(), run.result.engine if run else None)
         listed = {r["relation"] for r in rows}
-        rows += [r for r in relation_list(reshard_program(), run.needed.decisions.engine if run else None)
-                 if r["relation"] not in listed]
+        for program in (reshard_program(), costs_program()):
+            rows += [r for r in relation_list(program, run.needed.inventory.engine if run else None)
+                     if r["relation"] not in listed]
+            listed |= {r["relation"] for r in rows}
         click.echo(format_list(rows, fmt), nl=False)
         return
     if file is None or relation is None:
@@ -62,8 +66,9 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     from sdylog.commands.relations import extras
 
     run = _run(file, engine)
-    if relation in reshard_program().relations and relation not in propagation_program().relations:
-        program, eng, names = reshard_program(), run.needed.decisions.engine, _reshard_names(run)
+    reshard_rules = next((p for p in (reshard_program(), costs_program()) if relation in p.relations), None)
+    if reshard_rules is not None and relation not in propagation_program().relations:
+        program, eng, names = reshard_rules, run.needed.inventory.engine, _reshard_names(run)
     else:
         program, eng, names = propagation_program(), run.result.engine, run.names
     sel = select(eng, relation, list(where), limit, extras(program, eng.decl(relation), names))
@@ -82,4 +87,4 @@ def _reshard_names(run):
     named = run.named
     with run.module.context:
         main = main_name(run.module)
-    return IdNames(run.needed.decisions.facts, named.values, main, run.ctx.filename, named.result_names)
+    return IdNames(run.needed.inventory.facts, named.values, main, run.ctx.filename, named.result_names)

@@ -18,13 +18,21 @@ from sdylog.cli import engine_option, reports_errors
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List the conflicts in the report, with their locations, and the values left unsharded.")
+@click.option("--partition", is_flag=True,
+              help="Go on to the per-device program (-sdy-partitioner-pipeline); the report lists its collectives.")
+@click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
+              help="With --partition: halo exchanges for windowed ops (else their windows are replicated).")
 @reports_errors
-def run(file, output, db, report_path, engine, quiet, verbose):
+def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_exchange):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
     print the module and a short report on stderr (values sharded and, in a
     word, why the others are not: closed, conflict, unreached, scalar;
     conflicts propagation left; the reshards and all-reduces the module
-    needs to be partitioned, with their bytes per device; time per phase)."""
+    needs to be partitioned, with their bytes per device; time per phase).
+
+    With --partition, print the program each device runs instead: explicit
+    reshards, collectives, padding, global-to-local; the report lists every
+    collective (where, kind, axes, bytes one device sends in a ring)."""
     import json
 
     from sdylog import outputs
@@ -36,13 +44,20 @@ def run(file, output, db, report_path, engine, quiet, verbose):
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
     report_out = outputs.plan(report_path, "--report") if report_path else None
+    options = None
+    if partition:
+        from sdylog.passes.pipelines import PartitionerOptions
+        options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
     # the database is written on a thread from the end of propagation, while export and printing go on
     db_file = outputs.Background(db_out) if db_out else None
     start_db = (lambda eng, names: db_file.start(lambda p: save_database(p, eng, names))) if db_file else None
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              keep_values=bool(report_path), on_relations=start_db)
+                              keep_values=bool(report_path), on_relations=start_db, partition=options)
+        if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
+            progress.step("reshards")
+            result.needed
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

@@ -98,6 +98,15 @@ PASSES: dict[str, PassInfo] = {
     "sdy-export-named-computations": PassInfo(
         _P + "export_named_computations:run", {},
         "Outline every sdy.named_computation into a private func and a call."),
+    "sdy-export-pipeline": PassInfo(
+        _P + "export_pipeline:run",
+        {"replica-count": 1, "partition-count": 1, "dump-directory": "", "avoid-export-for-partitioning": False,
+         "enable-insert-explicit-collectives": False, "remove-all-gather-reduce-scatter-for-cmv1": False,
+         "enable-per-instruction-partitioning": False, "per-instruction-partitioning-filter": "",
+         "keep-sharding-rules": False, "dump-sharding-origins": False, "dump-propagation-edges": False,
+         "avoid-reshards-on-calls": False, "update-non-divisible-input-output-shardings": True,
+         "inline-meshes": True},
+        "The export passes after propagation: reshards, optionally collectives (see passes/pipelines.py)."),
     "sdy-flatten-call-graph": PassInfo(
         _P + "flatten_call_graph:run", {},
         "Clone functions so that each has at most one call site."),
@@ -131,6 +140,14 @@ PASSES: dict[str, PassInfo] = {
     "sdy-pad-for-divisibility": PassInfo(
         _P + "pad_for_divisibility:run", {},
         "Pad dimensions their shardings do not divide to the next multiple of their shard count."),
+    "sdy-partitioner-pipeline": PassInfo(
+        _P + "partitioner_pipeline:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "sdylog's: a propagated global program to the per-device program (Shardy's executable tests' passes)."),
+    "sdy-per-instruction-partitioning": PassInfo(
+        _P + "per_instruction_partitioning:run",
+        {"filter": "", "enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Partition chosen ops alone, each into an sdy.manual_computation of per-device code."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
@@ -171,6 +188,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-resolve-single-device-sharding": PassInfo(
         _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
         "Run ops placed on one device under stablehlo.if and broadcast their results."),
+    "sdy-save-module": PassInfo(
+        _P + "save_module:run", {"dump-directory": "", "file-name": "module", "dump-index": -1},
+        "Write the module to dump-directory/NN.file-name.mlir (for debugging pipelines)."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
@@ -202,39 +222,76 @@ PASSES: dict[str, PassInfo] = {
 def parse_options(name: str, text: str | None) -> dict:
     """Options of one flag, `k=v` pairs separated by spaces or commas, typed
     after the defaults (bool, int, str; a tuple default takes a list,
-    `k=a,b`)."""
+    `k=a,b`). A value may be quoted ('...' or "..."); a string or list
+    value goes on over commas and spaces up to the next `k=` of an option
+    the pass has (`filter=dot,pad`, `filter='selectLow=0, selectHigh=3'`)."""
     info = lookup(name)
     opts = dict(info.options)
     if not text:
         return opts
-    text = text.strip().strip("'\"")
-    last_list = None     # the list option whose comma-separated values may go on
-    for item in text.replace(",", " ").split():
-        key, sep, value = item.partition("=")
-        if not sep and last_list is not None and key not in info.options:
-            opts[last_list] += (key,)
-            continue
-        if key not in info.options:
-            raise UsageError(f"pass '{name}' has no option '{key}'{did_you_mean(key, info.options)}"
-                             f" (known: {', '.join(sorted(info.options)) or 'none'})")
-        default = info.options[key]
-        last_list = key if isinstance(default, tuple) else None
-        if isinstance(default, tuple):
-            opts[key] = (value,) if value else ()
-        elif isinstance(default, bool):
-            if not sep:
-                value = "true"
-            if value not in ("true", "false", "1", "0"):
-                raise UsageError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
-            opts[key] = value in ("true", "1")
-        elif isinstance(default, int):
-            try:
-                opts[key] = int(value)
-            except ValueError:
-                raise UsageError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    key = None                 # the option whose value is being read
+    for sep, item in _option_items(text):
+        k, eq, value = item.partition("=")
+        if k in info.options and (eq or isinstance(info.options[k], bool)):
+            key = k
+            opts[key] = _typed_option(name, key, info.options[key], _unquoted(value))
+        elif key is not None and isinstance(info.options[key], (str, tuple)):
+            if isinstance(info.options[key], tuple):
+                opts[key] += (_unquoted(item),)
+            else:
+                opts[key] += sep + _unquoted(item)
         else:
-            opts[key] = value
+            raise UsageError(f"pass '{name}' has no option '{k}'{did_you_mean(k, info.options)}"
+                             f" (known: {', '.join(sorted(info.options)) or 'none'})")
     return opts
+
+
+def _option_items(text: str) -> list[tuple[str, str]]:
+    """(separator before it, item) for the items of `text` split at spaces
+    and commas outside quotes."""
+    items, cur, sep, quote = [], "", "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+            cur += ch
+        elif ch in "'\"":
+            quote = ch
+            cur += ch
+        elif ch in " ,":
+            if cur:
+                items.append((sep, cur))
+                cur, sep = "", ""
+            sep = "," if ch == "," or sep == "," else " "
+        else:
+            cur += ch
+    if cur:
+        items.append((sep, cur))
+    return items
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _typed_option(name: str, key: str, default, value: str):
+    if isinstance(default, tuple):
+        return (value,) if value else ()
+    if isinstance(default, bool):
+        value = value or "true"
+        if value not in ("true", "false", "1", "0"):
+            raise UsageError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
+        return value in ("true", "1")
+    if isinstance(default, int):
+        try:
+            return int(value)
+        except ValueError:
+            raise UsageError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+    return value
 
 
 def lookup(name: str) -> PassInfo:

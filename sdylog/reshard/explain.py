@@ -13,28 +13,33 @@ from __future__ import annotations
 from collections import defaultdict
 
 from sdylog.model.axis import AxisRef
-from sdylog.reshard.report import NeededTransfers, byte_text
+from sdylog.reshard.report import Needed, inserted_text
 
 _LETTERS = "ijklmnopqrstuvwxyz"
 _KIND_WORDS = {"pass_through": "pass-through", "reduction": "reduction", "permutation": "permutation",
                "need_replication": "need-replication"}
+# why_kept's reasons (rules/reshard/why.dl)
+_KEPT_WORDS = {"permutation": "the other holds axes on a permutation factor", "size": "it is larger",
+               "sharded": "it is more sharded", "first": "on a tie, the operand"}
+# why_pick's reasons, in greedy.dl's order of comparison
+_PICK_WORDS = {"only": "no other candidate was valid", "size": "its tensors are the largest",
+               "precedence": "its factor's kind comes first", "sharding": "it shards more",
+               "factor": "a later factor", "length": "it has more axes", "axes": "its axes come first"}
 
 
-def reshard_lines(needed: NeededTransfers, value, filename: str) -> list[str]:
+def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
     """The lines for `value` (an ir.Value of the module `needed` was made
     on); none when the full version puts nothing there."""
-    transfers = [t for t in needed.transfers if t.taken is not None and t.taken == value]
-    facts = needed.decisions.facts
-    vid = facts.value_ids.get(value)
-    why = _Why(needed, filename).lines(vid) if vid is not None else []
-    if not transfers and not why:
+    inventory = needed.inventory
+    vid = inventory.facts.value_ids.get(value)
+    if vid is None:
+        return []
+    items = [i for i in inventory.items if i.value == vid]
+    why = _Why(needed, filename).lines(vid)
+    if not items and not why:
         return []
     lines = ["partitioning it (Shardy's full version of -sdy-insert-explicit-reshards after the pipeline):"]
-    for t in transfers:
-        what = t.kind + (f" {t.axes}" if t.axes else "")
-        lines.append(f"  {what} at {t.location}: {t.source} -> {t.target}, {byte_text(t.bytes_per_device)} "
-                     f"per device" + ("" if t.written else " (added by the full version)"))
-    return lines + why
+    return lines + [f"  {inserted_text(i)}" for i in items] + why
 
 
 class _Why:
@@ -42,8 +47,8 @@ class _Why:
 
     def __init__(self, needed: NeededTransfers, filename: str):
         from sdylog.commands.explain import Relations
-        self.rel = Relations(needed.decisions.engine)
-        self.facts = needed.decisions.facts
+        self.rel = Relations(needed.inventory.engine)
+        self.facts = needed.inventory.facts
         self.filename = filename
 
     # ---------------------------------------------------------------- names
@@ -140,53 +145,64 @@ class _Why:
 
     # ---------------------------------------------------------------- an op's working shardings
     def op_decision(self, o: int, said: set) -> list[str]:
+        """How op o's working shardings were decided (rules/reshard/why.dl)."""
         if o in said:
             return []
         said.add(o)
         out = [f"  {self.op(o)}:"]
-        for _o, f in self.rel.get("factor_differs", (0,), o):
+        for _o, f, what in self.rel.get("why_conflict", (0,), o):
             holders = defaultdict(list)   # tensor -> its (position, axis, pre, size) for f
             for row in self.rel.get("fs_axis", (0, 2), o, f):
                 holders[row[1]].append(row[3:])
             held = [f"{self.tensor(o, j)} {self.axes(o, holders.get(j, ()))}"
                     for _o, j, _f in sorted(self.rel.get("fs_has", (0, 2), o, f), key=lambda r: r[1])]
-            out.append(f"    factor {self.factor(o, f)} conflicts: " + ", ".join(held))
-        if self.rel.get("overflow_route", (0,), o):
-            out.append("    a reshape whose axes overflow a factor: the axes are handed out again over both sides, "
-                       "axis first (partitioning.md 2.5)")
-        elif self.rel.get("unary_route", (0,), o):
-            out += self.unary(o)
-        elif self.rel.get("greedy_route", (0,), o):
-            out += self.greedy(o)
-        elif self.rel.get("compatible_route", (0,), o):
-            orders = self.rel.get("device_order_differs", (0,), o)
-            out.append("    its shardings fit together" + (
-                "; " + ", ".join(self.tensor(o, j) for _o, j in orders) + " is on a mesh of another device order "
-                "than the op's" if orders else ""))
+            verb = "conflicts" if what == "differs" else "needs replication but is sharded"
+            out.append(f"    factor {self.factor(o, f)} {verb}: " + ", ".join(held))
+        for _o, route in self.rel.get("why_route", (0,), o):
+            out += getattr(self, f"route_{route}")(o)
         return out
 
-    def unary(self, o: int) -> list[str]:
-        (_o, kept, other), = self.rel.get("unary_kept", (0,), o)
-        key = {j: (free, size, shards) for _o, j, free, size, shards in self.rel.get("unary_key", (0,), o)}
-        a, b = key[kept], key[other]
-        why = ("the other has axes on a permutation factor" if a[0] != b[0] else
-               f"it is larger ({a[1]} elements against {b[1]})" if a[1] != b[1] else
-               f"it is more sharded ({a[2]} shards against {b[2]})" if a[2] != b[2] else "on a tie, the operand")
-        return [f"    two tensors: {self.tensor(o, kept)} keeps its sharding, {self.tensor(o, other)} takes it "
-                f"({why})"]
+    def route_compatible(self, o: int) -> list[str]:
+        orders = self.rel.get("device_order_differs", (0,), o)
+        return ["    its shardings fit together" + (
+            "; " + ", ".join(self.tensor(o, j) for _o, j in orders) + " is on a mesh of another device order "
+            "than the op's" if orders else "")]
 
-    def greedy(self, o: int) -> list[str]:
-        picks = sorted((k, c) for k, _o, c in self.rel.get("best", (1,), o))
+    def route_overflow(self, o: int) -> list[str]:
+        return ["    a reshape whose axes overflow a factor: the axes are handed out again over both sides, "
+                "axis first (partitioning.md 2.5)"]
+
+    def route_dot(self, o: int) -> list[str]:
+        return ["    the non-full version's dot special case (partitioning.md 2.6)"]
+
+    def route_single_device(self, o: int) -> list[str]:
+        return ["    its result is on one device (a maximal mesh): its operands go there (partitioning.md 2.10)"]
+
+    def route_unary(self, o: int) -> list[str]:
+        """Which of the two tensors is kept, and the first key that told them apart."""
+        key = {j: (free, size, shards) for _o, j, free, size, shards in self.rel.get("unary_key", (0,), o)}
         out = []
-        for n, (k, c) in enumerate(picks, 1):
-            _o, _c, f, _j, _n = self.rel.one("candidate", (0, 1), o, c)
-            axes = self.axes(o, [r[3:] for r in self.rel.get("elem_at", (0, 1, 2), k, o, c)])
-            (_o, _c, weight), = self.rel.get("candidate_weight", (0, 1), o, c)
+        for _o, kept, other, reason in self.rel.get("why_kept", (0,), o):
+            why = _KEPT_WORDS[reason]
+            if reason == "size":
+                why += f" ({key[kept][1]} elements against {key[other][1]})"
+            elif reason == "sharded":
+                why += f" ({key[kept][2]} shards against {key[other][2]})"
+            out.append(f"    two tensors: {self.tensor(o, kept)} keeps its sharding, {self.tensor(o, other)} "
+                       f"takes it ({why})")
+        return out
+
+    def route_greedy(self, o: int) -> list[str]:
+        """The greedy picks in order, each with what set it apart."""
+        out = []
+        for n, (_o, k, _c, f, reason) in enumerate(sorted(self.rel.get("why_pick", (0,), o), key=lambda r: r[1]), 1):
+            axes = self.axes(o, [r[2:] for r in self.rel.get("why_pick_axis", (0, 1), o, k)])
+            weight = self.rel.one("why_pick_weight", (0, 1), o, k)[2]
+            covers = [self.tensor(o, j) for _o, _k, j in self.rel.get("why_pick_covers", (0, 1), o, k)]
             kind = self.rel.one("op_factor", (0, 1), o, f)[2]
-            covers = [self.tensor(o, t) for _o, _c, t in self.rel.get("candidate_covers", (0, 1), o, c)]
-            out.append(f"    pick {n}: factor {_LETTERS[f] if f < len(_LETTERS) else f} takes {axes}: tensors of "
-                       f"{weight} elements in all hold it so ({', '.join(covers)}), a {_KIND_WORDS.get(kind, kind)} "
-                       "factor")
+            out.append(f"    pick {n}: factor {_LETTERS[f] if f < len(_LETTERS) else f} takes {axes}: "
+                       f"{_PICK_WORDS[reason]}; tensors of {weight} elements in all hold it so "
+                       f"({', '.join(covers)}); a {_KIND_WORDS.get(kind, kind)} factor")
         head = "    the greedy choice (partitioning.md 2.3 step C: tensor sizes, then factor kind, sharding size, "
         head += "factor index, length, axes):"
         return [head] + out if out else [head + " nothing to pick"]

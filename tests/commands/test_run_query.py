@@ -2,8 +2,11 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MODULE = """
 sdy.mesh @mesh = <["x"=4, "y"=2]>
@@ -262,19 +265,19 @@ def test_run_reports_reshards_and_all_reduces(model, tmp_path):
     report = tmp_path / "r.json"
     p = sdylog("run", "-v", str(dot), "--report", str(report), "-o", str(tmp_path / "o.mlir"))
     assert p.returncode == 0, p.stderr
-    assert "reshards needed: 2 (0 written by the export step), 48 B per device\n" in p.stderr, p.stderr
-    assert "all-reduces needed: 1 (0 written by the export step), 128 B per device\n" in p.stderr
-    assert ('d.mlir:6:8: reshard of argument 0 of @main: <@mesh, [{"x"}, {"y"}]> -> <@mesh, [{}, {"y"}]>, '
-            '48 B per device (full version)') in p.stderr
+    assert "reshards needed: 2, 48 B per device\n" in p.stderr, p.stderr
+    assert "all-reduces needed: 1, 128 B per device\n" in p.stderr
+    assert ('d.mlir:6:8: stablehlo.dot operand 0: reshard [{"x"}, {"y"}] -> [{}, {"y"}], 48 B per device\n'
+            in p.stderr)
     import json
     data = json.loads(report.read_text())
     assert set(data) >= {"values", "sharded", "unsharded", "conflicts", "reshards", "collectives", "totals"}
     assert [c["kind"] for c in data["collectives"]] == ["all_reduce"]
     assert data["totals"]["all_reduce"] == {"count": 1, "written_by_export": 0, "bytes_per_device": 128}
     assert data["reshards"][1] == {
-        "kind": "reshard", "location": data["reshards"][1]["location"], "value": "argument 1 of @main",
-        "users": [f"stablehlo.dot at {data['reshards'][1]['location']}"], "source": '<@mesh, [{"y"}, {}]>',
-        "target": '<@mesh, [{"y"}, {"x"}]>', "axes": "", "bytes_per_device": 0, "written": False}
+        "kind": "reshard", "op": "stablehlo.dot", "location": f"{dot}:6:8", "place": "operand", "index": 1,
+        "mesh": "mesh", "from_sharding": '[{"y"}, {}]', "to_sharding": '[{"y"}, {"x"}]', "axes": None,
+        "bytes_per_device": 0, "to_mesh": None}
     assert {v["name"] for v in data["values"]} >= {"%arg0", "%arg1", "%0"}
     assert len(data["conflicts"]) == 2
 
@@ -295,5 +298,51 @@ def test_query_reads_the_reshard_rules(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["o,o_kind,o_loc,f,p,axis,pre,size",
                                      f"1,stablehlo.dot,{dot}:6:8,1,0,x,1,4", f"1,stablehlo.dot,{dot}:6:8,2,0,y,1,2"]
+    p = sdylog("query", str(dot), "needed", "--format", "csv")
+    assert p.stdout.splitlines() == [
+        "x,kind,o,o_kind,o_loc,place,i,v,v_name", f"65536,reshard,1,stablehlo.dot,{dot}:6:8,operand,0,0,%arg0",
+        f"65537,reshard,1,stablehlo.dot,{dot}:6:8,operand,1,1,%arg1",
+        f"73728,all_reduce,1,stablehlo.dot,{dot}:6:8,result,0,2,%0"], p.stdout
+    p = sdylog("query", str(dot), "needed_kind_bytes", "--format", "csv")
+    assert sorted(p.stdout.splitlines()) == ["all_reduce,128", "kind,bytes", "reshard,48"]
     p = sdylog("query", "--list")
     assert "reshard_operand(o: Op, i: number)" in p.stdout and "final_dim_axis(" in p.stdout
+    assert "needed_total_bytes(bytes: number)" in p.stdout and "why_pick(" in p.stdout
+
+
+# What Shardy's reshard pass rejects, and an op the rule registry does not know.
+REJECTED = {
+    "single_device_argument": ("""sdy.mesh @one = <[], device_ids=[0]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@one, []>}) -> tensor<8xf32> {
+  %0 = stablehlo.negate %a : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""", ":2:1: error: 'func.func' op function argument 0 cannot have a single-device (maximal) sharding attribute"),
+    "unknown_op": ("""sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.einsum %a, %a, config = "i,i->i" : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""", ":3:8: error: op 'stablehlo.einsum' is unknown to SDY sharding rule registry"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_run_of_a_module_the_reshard_pass_rejects_writes_nothing(tmp_path, case):
+    text, message = REJECTED[case]
+    src = tmp_path / "m.mlir"
+    src.write_text(text)
+    out, report = tmp_path / "o.mlir", tmp_path / "r.json"
+    p = sdylog("run", str(src), "-o", str(out), "--report", str(report))
+    assert p.returncode == 1 and f"{src}{message}" in p.stderr, p.stderr
+    assert not out.exists() and not report.exists()
+
+
+def test_report_counts_what_the_export_step_wrote(tmp_path):
+    """-sdy-propagation-pipeline's own reshard step writes the reshard of a
+    returned value (golden/function_results); the full version adds its own."""
+    import sdylog as api
+    result = api.propagate((ROOT / "golden" / "function_results.in.mlir").read_text())
+    places = sorted(r.place for r in result.reshards)
+    assert places == ["use", "written"], places
+    assert all(r.bytes_per_device == 192 for r in result.reshards)

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from passes_oracle import ours, ours_steps, same_text, shardy
-from sdylog.passes.pipelines import (CANONICALIZE_COLLECTIVES, SYMBOL_DCE, post_propagation_steps,
+from sdylog.ir.canonicalization import COLLECTIVE_LABEL
+from sdylog.passes.pipelines import (SYMBOL_DCE, canonicalize_step, post_propagation_steps,
                                      pre_propagation_steps)
 
 
@@ -162,7 +163,8 @@ def test_steps_that_erase_census_ops_or_change_attributes_keep_the_census(monkey
     assert '[{"p"}]' in text and "stablehlo.negate" in text
     # canonicalize reads the census for its first sweep; erasing is a change
     counts["census"] = 0
-    module = _run(CONSTANTS, ["sdy-manual-axes-cleanup", CANONICALIZE_COLLECTIVES, "sdy-manual-axes-cleanup"])
+    module = _run(CONSTANTS, ["sdy-manual-axes-cleanup", canonicalize_step(COLLECTIVE_LABEL),
+                              "sdy-manual-axes-cleanup"])
     assert counts == {"census": 2} and "stablehlo.negate" not in str(module)
 
 

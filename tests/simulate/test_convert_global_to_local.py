@@ -142,14 +142,14 @@ func.func @main(%a: tensor<8x4xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) -> (t
 @pytest.mark.parametrize("name", sorted(MODULES))
 @pytest.mark.parametrize("options", [None, "per-dim-all-gather=true combine-multi-dimension-reduce-scatter=true"])
 def test_sharded_program_matches_global(name, options):
-    report = simulate_text(MODULES[name], f"{name}.mlir", seed=7, pass_options=options)
+    report = simulate_text(MODULES[name], f"{name}.mlir", seed=7, pass_options=options, explicit=True)
     assert report.ok, report.text()
     assert report.outputs
 
 
 def test_missing_all_reduce_is_a_mismatch():
     text = MODULES["dot-all-reduce-gather"].replace("%2 = stablehlo.tanh %1", "%2 = stablehlo.tanh %0")
-    report = simulate_text(text, "bad.mlir", seed=1)
+    report = simulate_text(text, "bad.mlir", seed=1, explicit=True)
     assert not report.ok
     assert "MISMATCH" in report.text()
 
