@@ -44,6 +44,8 @@ class PipelineRun:
     named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
     names: object = None            # with name_ids: IdNames, names for the relations' ids
     collectives: list[dict] | None = None        # with --partition: every collective, costed
+    inputs: tuple | None = None     # with name_ids or keep_values: (the input's values, entry function,
+                                    # its results' JAX names), to name other runs' ids
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -61,17 +63,38 @@ class PipelineRun:
         self.seconds["reshards"] = time.perf_counter() - t
         return out
 
+    @cached_property
+    def reshard_names(self):
+        """IdNames for the ids of the reshard rules' facts (`needed`'s,
+        on the module the pipeline left); run with name_ids or keep_values."""
+        from sdylog.commands.values import IdNames
+        values, main, result_names = self.inputs
+        return IdNames(self.needed.inventory.facts, values, main, self.ctx.filename, result_names)
+
     def save_database(self, path: str) -> None:
-        """Every relation of the run into a new DuckDB file (run with name_ids)."""
-        save_database(path, self.result.engine, self.names)
+        """Every relation of the run into a new DuckDB file (run with
+        name_ids): propagation's, then (unless the run partitioned the
+        module) those the reshard rules and their costs derive (`needed`,
+        `needed_bytes`, `why_pick`, `reshard_operand`, ...), whose value
+        and op ids are the reshard run's (tables reshard_value_names,
+        reshard_op_names)."""
+        from sdylog.commands.relations import DatabasePart, save_database
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+
+        parts = [propagation_part(self.result.engine, self.names)]
+        if self.collectives is None:
+            shared = frozenset(parts[0].programs[0].relations)
+            parts.append(DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
+                                      self.reshard_names, shared, "reshard_"))
+        save_database(path, parts)
 
 
-def save_database(path: str, engine, names) -> None:
-    """The propagation run's relations into a new DuckDB file at `path`
-    (sdylog/commands/relations.py)."""
-    from sdylog.commands.relations import save_database as save
+def propagation_part(engine, names):
+    """The propagation run's relations for the DuckDB file."""
+    from sdylog.commands.relations import DatabasePart
     from sdylog.propagation.driver import propagation_program
-    save(path, engine, propagation_program(), names)
+    return DatabasePart(engine, (propagation_program(),), names)
 
 
 def parse_input(path: str, text: str | None = None):
@@ -244,7 +267,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     note_rewritten(given, final, ctx.filename)
     note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives)
+    inputs = inputs and (inputs[0], inputs[1], result_names)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):

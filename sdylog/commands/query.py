@@ -68,7 +68,7 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     run = _run(file, engine)
     reshard_rules = next((p for p in (reshard_program(), costs_program()) if relation in p.relations), None)
     if reshard_rules is not None and relation not in propagation_program().relations:
-        program, eng, names = reshard_rules, run.needed.inventory.engine, _reshard_names(run)
+        program, eng, names = reshard_rules, run.needed.inventory.engine, run.reshard_names
     else:
         program, eng, names = propagation_program(), run.result.engine, run.names
     sel = select(eng, relation, list(where), limit, extras(program, eng.decl(relation), names))
@@ -78,13 +78,5 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
 def _run(file, engine):
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
-    return run_pipeline(file, engine=engine, name_ids=True, keep_values=True, progress=Progress())
+    return run_pipeline(file, engine=engine, name_ids=True, progress=Progress())
 
-
-def _reshard_names(run):
-    """Names for the ids of the reshard rules' facts (the module the pipeline left)."""
-    from sdylog.commands.values import IdNames, main_name
-    named = run.named
-    with run.module.context:
-        main = main_name(run.module)
-    return IdNames(run.needed.inventory.facts, named.values, main, run.ctx.filename, named.result_names)

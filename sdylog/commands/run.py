@@ -36,7 +36,8 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     import json
 
     from sdylog import outputs
-    from sdylog.commands.pipeline import report, report_data, run_pipeline, save_database
+    from sdylog.commands.pipeline import propagation_part, report, report_data, run_pipeline
+    from sdylog.commands.relations import save_database
     from sdylog.progress import Progress
 
     if db == "-":
@@ -49,15 +50,21 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         from sdylog.passes.pipelines import PartitionerOptions
         options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
-    # the database is written on a thread from the end of propagation, while export and printing go on
     db_file = outputs.Background(db_out) if db_out else None
-    start_db = (lambda eng, names: db_file.start(lambda p: save_database(p, eng, names))) if db_file else None
+    # the database is written on a thread while the module is printed and written (with --partition, from
+    # the end of propagation: the partitioner changes the module, the propagation's relations stay)
+    start_db = None
+    if db_file and partition:
+        start_db = lambda eng, names: db_file.start(lambda p: save_database(p, [propagation_part(eng, names)]))
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
                               keep_values=bool(report_path), on_relations=start_db, partition=options)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed
+            if db_file:
+                result.reshard_names   # (named here: the thread only reads)
+                db_file.start(result.save_database)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")
