@@ -324,6 +324,14 @@ func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
   return %0 : tensor<8xf32>
 }
 """, ":3:8: error: op 'stablehlo.einsum' is unknown to SDY sharding rule registry"),
+    # (Shardy stops on a failed check: "source and user shardings have different meshes for unreduced axes")
+    "unreduced_onto_another_mesh": ("""sdy.mesh @mesh = <["x"=2, "y"=2]>
+sdy.mesh @other = <["a"=4]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>})
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@other, [{"a"}, {}]>}) {
+  return %a : tensor<8x8xf32>
+}
+""", ":5:3: error: 'func.return' op: operand 0 has unreduced axes and is brought to a sharding on another mesh"),
 }
 
 
