@@ -1,12 +1,12 @@
-"""Why the full version puts reshards and collectives at a value (`sdylog
-explain FILE VALUE`, after the propagation part): the reshards and
-collectives that take the value (sdylog/reshard/report.py), then, for each
-op that reads or makes it and has a decision about it, that decision in
-the words of the rules that made it (rules/reshard/*.dl): which factors
-conflict and how each tensor shards them; which tensor an op of two
-tensors keeps and why; the greedy picks, each with what made it win; why
-an all-reduce follows; what a return, a data-flow edge or a call asks of
-the value.
+"""Why a value is resharded or all-reduced (`sdylog explain FILE VALUE`,
+after the propagation part): the reshards and collectives that take the
+value (sdylog/reshard/report.py: those the export step wrote, those the
+full version adds), then, for each op that reads or makes it and has a
+decision about it, that decision in the words of the reshard rules
+(rules/reshard/why.dl and the relations it names): which factors conflict
+and how each tensor holds them; which of an op's two tensors is kept and
+why; the greedy picks, each with what set it apart; why an all-reduce
+follows; what a return, a data-flow edge or a call asks of the value.
 """
 from __future__ import annotations
 
@@ -29,16 +29,17 @@ _PICK_WORDS = {"only": "no other candidate was valid", "size": "its tensors are 
 
 def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
     """The lines for `value` (an ir.Value of the module `needed` was made
-    on); none when the full version puts nothing there."""
+    on); none when the module needs nothing there."""
     inventory = needed.inventory
     vid = inventory.facts.value_ids.get(value)
     if vid is None:
         return []
-    items = [i for i in inventory.items if i.value == vid]
+    items = [i for i in needed.items if i.value == vid]
     why = _Why(needed, filename).lines(vid)
     if not items and not why:
         return []
-    lines = ["partitioning it (Shardy's full version of -sdy-insert-explicit-reshards after the pipeline):"]
+    lines = ["partitioning it (what the pipeline's export step wrote, then what Shardy's full version of "
+             "-sdy-insert-explicit-reshards adds):"]
     return lines + [f"  {inserted_text(i)}" for i in items] + why
 
 

@@ -62,11 +62,13 @@ def needed(module, ctx) -> Needed:
         inventory = needed_inventory(module, ctx, ctx.engine)
         if inventory.error is not None:
             raise SdylogError(inventory.error)
-        return Needed(inventory, written_ops(module, ctx.filename, ctx.engine))
+        return Needed(inventory, written_ops(module, ctx.filename, ctx.engine, inventory.facts.value_ids))
 
 
-def written_ops(module, filename: str, engine: str | None = None) -> list[Inserted]:
-    """Every reshard and collective of `module` (walk order) with its bytes."""
+def written_ops(module, filename: str, engine: str | None = None, value_ids=None) -> list[Inserted]:
+    """Every reshard and collective of `module` (walk order) with its bytes;
+    `value_ids` (ir.Value -> fact id): each one's `value` is the id of the
+    value it takes (past the reshards and collectives before it)."""
     from sdylog.partition.collective_costs import evaluate, module_collective_facts
     from sdylog.passes.reshard_to_collectives import plan_reshard_recipe, recipe_costs
 
@@ -96,9 +98,18 @@ def written_ops(module, filename: str, engine: str | None = None) -> list[Insert
             kind, axes, target = op.name[len("sdy."):], axes_text(op), None
             bytes_ = collective_bytes.get(collective_of.get(op_key(op)))
         mesh = source.mesh if isinstance(source.mesh, str) else None
+        value = (value_ids or {}).get(_taken(op), -1)
         out.append(Inserted(kind, op.name, format_location(op.location, filename), WRITTEN, 0, mesh,
-                            _dims(source), target, axes, bytes_))
+                            _dims(source), target, axes, bytes_, value=value))
     return out
+
+
+def _taken(op):
+    """The value `op` takes, past the reshards and collectives before it."""
+    value = op.operands[0]
+    while (d := defining_op(value)) is not None and d.name in LISTED:
+        value = d.operands[0]
+    return value
 
 
 def _source(op):

@@ -455,3 +455,13 @@ def test_explain_says_why_a_returned_value_is_resharded(tmp_path):
     assert '/r.mlir:5:3: func.return use 0: reshard [{"x"}, {}] -> [{}, {"x"}], 64 B per device' in text, text
     assert ("  the function returns it (operand 0 of func.return), which asks for another sharding: a reshard "
             "(it is not equivalent to the target)") in text
+
+
+def test_explain_shows_what_the_export_step_wrote():
+    """golden/unreduced_values: the pipeline's export step writes the
+    replicated_to_unreduced of a returned argument itself."""
+    from pathlib import Path
+    golden = Path(__file__).resolve().parents[2] / "golden"
+    text = explain_text(run_with_provenance(str(golden / "unreduced_values.in.mlir")), "%arg2")
+    assert ('unreduced_values.in.mlir:10:17: written by the export step: replicated_to_unreduced {"x"} on '
+            '[{}, {}], 0 B per device') in text, text
