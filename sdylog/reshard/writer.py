@@ -223,7 +223,7 @@ def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCou
 
 
 def _write_operand_all_reduces(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
-    for (i,) in [(i,) for (o2, i) in d.operand_all_reduce if o2 == o]:
+    for i in sorted(i for (o2, i) in d.operand_all_reduce if o2 == o):   # (in operand order, as Shardy)
         operand = op.operands[i]
         source = TensorSharding.from_attr(get_sharding(operand))
         m = shardings.mesh_name(source)
