@@ -514,7 +514,7 @@ class ChainWalker:
     def hop(self, write: tuple, rank: int) -> tuple[Hop, object]:
         """The visit that made a write: the compatible axes (prop) it took and
         the tensor of the op that proposed them (op_unit <- unit_at)."""
-        o, j, t, d, _dp, u, _pre, _rw, _rc, f = write
+        o, j, t, d, _dp, u, _pre, _rw, _rc, f, _prev = write
         wn = self.derive("write", write)
         pn = self.derive("prop", self.premise(wn, "prop").values)
         on = self.derive("op_unit", self.premise(pn, "op_unit").values)
