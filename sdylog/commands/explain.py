@@ -519,7 +519,7 @@ class ChainWalker:
         pn = self.derive("prop", self.premise(wn, "prop").values)
         on = self.derive("op_unit", self.premise(pn, "op_unit").values)
         src = self.premise(on, "unit_at")
-        vt = self.premise(on, "visit_tensor")
+        vt = self.premise(on, "visit_tensor") or self.premise(on, "visit_reads")
         src_j = vt.values[1] if vt is not None and src is not None else None
         rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
         return Hop(t, d, u, rank, o, f, j, src_j, src.values if src else None, rules), on
