@@ -1,7 +1,45 @@
-"""sdylog: Shardy-style sharding propagation decided by Datalog rules."""
+"""sdylog: Shardy-style sharding propagation decided by Datalog rules.
+
+From Python: `sdylog.propagate(src)` (sdylog/api.py) takes a jax `Lowered`,
+a `jax.export.Exported`, MLIR text or a path and returns a `Propagation`:
+every value's sharding by JAX's names, `in_specs` / `out_specs` as
+PartitionSpecs, conflicts, `.explain(name)`, `.show(name)`, `.to_duckdb(path)`.
+"""
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-# The rule files live beside the package in the source tree (rules/*.dl).
-RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+# The Datalog engines every command offers (--engine; made by sdylog/datalog/engines.py).
+ENGINES = ("duckdb", "memory", "souffle")
+
+
+def _rules_dir() -> Path:
+    """The folder of the rule files: the package data of sdylog.rules where
+    sdylog is installed (rules/ of the repository, mapped by setup.py; the
+    rules' `#include`s resolve beside them), else rules/ beside this package
+    in a source tree that was never installed."""
+    from importlib.resources import files
+    try:
+        return Path(files("sdylog.rules"))   # (a folder on disk: `#include` and the caches need paths)
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "rules"
+
+
+RULES_DIR = _rules_dir()
+
+if TYPE_CHECKING:
+    from sdylog.api import Propagation, ValueSharding, propagate
+
+__all__ = ["Propagation", "ValueSharding", "propagate", "RULES_DIR"]
+_API = ("Propagation", "ValueSharding", "propagate")
+
+
+def __getattr__(name: str):
+    # (imported on first use: `import sdylog` alone, as the CLI does, loads no MLIR)
+    if name in _API:
+        from sdylog import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'sdylog' has no attribute {name!r}")

@@ -15,16 +15,18 @@ hand-written file (`%x`) are not kept by MLIR's parser.
 """
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import click
 from jaxlib.mlir import ir
 
-from sdylog.cli import reports_errors
-from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import as_operation, owning_op
+from sdylog.cli import engine_option, reports_errors
+from sdylog.commands.values import (InputValue, NamedValues, Target, display_name, kind_of,  # noqa: F401
+                                    loc_text, match_values, name_ranges, op_name, parse_spec, resolve,
+                                    resolve_name)
+from sdylog.ir.rewrite import owning_op
+from sdylog.mpmd.command import mpmd_options
 from sdylog.ir.shardings import data_flow_op_of_edge
 from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
@@ -33,145 +35,6 @@ from sdylog.model.axis import AxisRef
 CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
 INIT_OP = -999999      # unit_at's by_op for a unit a tensor starts with
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
-
-
-# ---------------------------------------------------------------- names from the input
-@dataclass
-class InputValue:
-    """A value of the input module, named as MLIR prints it."""
-    func: str
-    name: str            # "%0", "%arg1", "%0#1"
-    handle: object       # the ir.Value (compared by identity only once passes ran)
-    type_text: str
-    key: tuple           # how to find its copies after import: (kind, location, index, type)
-    where: str           # "stablehlo.add at f.mlir:3:8"
-    annotated: bool = False   # the input gives it a sharding (else one the import added is not the user's)
-
-
-def input_values(module, filename: str) -> list[InputValue]:
-    """Every value of every function of the freshly parsed module."""
-
-    from sdylog.ir.shardings import get_sharding
-    from sdylog.ir.walk import func_ops, walk_ops
-    out = []
-    with module.context:
-        state = ir.AsmState(module.operation)
-        for fn in func_ops(module):
-            func = symbol_name(fn)
-            if not len(fn.regions[0].blocks):
-                continue
-            for i, arg in enumerate(fn.regions[0].blocks[0].arguments):
-                out.append(InputValue(func, arg.get_name(state), arg, str(arg.type), ("farg", func, i),
-                                      f"argument {i} of @{func} at {_loc(arg, filename)}"))
-            for op in walk_ops(fn.operation):
-                if op == fn.operation:
-                    continue
-                loc = _loc(op, filename)
-                for r, region in enumerate(op.regions):
-                    for block in region.blocks:
-                        for i, arg in enumerate(block.arguments):
-                            out.append(InputValue(func, arg.get_name(state), arg, str(arg.type),
-                                                  ("barg", loc, r, i, str(arg.type)),
-                                                  f"block argument {i} of {op.name} at {_loc(arg, filename)}"))
-                for i, res in enumerate(op.results):
-                    out.append(InputValue(func, res.get_name(state), res, str(res.type),
-                                          ("res", _kind(op), loc, i, str(res.type)), f"{op.name} at {loc}"))
-        for iv in out:
-            iv.annotated = get_sharding(iv.handle) is not None
-    return out
-
-
-def _loc(op, filename: str) -> str:
-    """`file:line:col` of an op or block argument."""
-    from sdylog.ir.diagnostics import format_location
-    return format_location(op.location, filename) or "?"
-
-
-def _op_name(op) -> str:
-    """The op's MLIR name (an OpView's `.name` may be its symbol name)."""
-    return as_operation(op).name
-
-
-@dataclass(frozen=True)
-class ValueSpec:
-    func: str | None     # None: the main (or only) function
-    name: str | None     # "%0", or None for a function result
-    result: int | None = None
-
-
-_SPEC = re.compile(r"^(?:@(?P<func>[\w.$-]+):)?(?:(?P<name>%[\w$.#-]+)|arg(?P<arg>\d+)|result(?P<res>\d+))$")
-
-
-def parse_spec(text: str) -> ValueSpec:
-    m = _SPEC.match(text.strip())
-    if not m or (m["func"] is None and m["name"] is None):
-        raise SdylogError(f"cannot read the value '{text}': write %name, @func:%name, @func:argN or @func:resultN")
-    if m["arg"] is not None:
-        return ValueSpec(m["func"], f"%arg{m['arg']}")
-    if m["res"] is not None:
-        return ValueSpec(m["func"], None, int(m["res"]))
-    return ValueSpec(m["func"], m["name"])
-
-
-def name_ranges(names) -> str:
-    """`%arg0..%arg3, %0..%41, %cst, %cst_0..%cst_2`: names with a numeric
-    suffix collapsed into runs, in first-seen order."""
-    groups: dict[str, list] = {}
-    for n in names:
-        m = re.match(r"^(.*?)(\d+)$", n)
-        prefix, num = (m[1], int(m[2])) if m else (n, None)
-        groups.setdefault(prefix, []).append(num)
-    parts = []
-    for prefix, nums in groups.items():
-        plain = [x for x in nums if x is None]
-        if plain:
-            parts.append(prefix)
-        ints = sorted({x for x in nums if x is not None})
-        start = prev = None
-        for x in ints + [None]:
-            if x is not None and prev is not None and x == prev + 1:
-                prev = x
-                continue
-            if start is not None:
-                parts.append(f"{prefix}{start}" if start == prev else f"{prefix}{start}..{prefix}{prev}")
-            start = prev = x
-    return ", ".join(parts)
-
-
-@dataclass
-class Target:
-    """What to explain: an input value, or a function result."""
-    func: str
-    label: str                       # "@main:%3"
-    value: InputValue | None = None
-    result: int | None = None
-
-
-def resolve(spec: ValueSpec, values: list[InputValue], funcs: list[str], result_counts: dict) -> list[Target]:
-    """The input values the spec names (several when sibling regions reuse a name)."""
-    if spec.func is None:
-        if "main" in funcs:
-            func = "main"
-        elif len(funcs) == 1:
-            func = funcs[0]
-        else:
-            raise SdylogError(f"no function @main and {len(funcs)} functions: write @func:%name "
-                              f"(functions are {', '.join('@' + f for f in funcs)})")
-    else:
-        func = spec.func
-        if func not in funcs:
-            raise SdylogError(f"no function @{func}; functions are {', '.join('@' + f for f in funcs)}")
-    if spec.name is None:
-        n = result_counts.get(func, 0)
-        if spec.result >= n:
-            raise SdylogError(f"@{func} has {n} result{'s' if n != 1 else ''}; results are "
-                              f"{', '.join(f'result{i}' for i in range(n)) or 'none'}")
-        return [Target(func, f"@{func}:result{spec.result}", result=spec.result)]
-    in_func = [v for v in values if v.func == func]
-    hits = [v for v in in_func if v.name == spec.name]
-    if not hits:
-        raise SdylogError(f"no value {spec.name} in @{func}; values are {name_ranges(v.name for v in in_func)}")
-    return [Target(func, f"@{func}:{spec.name}", value=v) for v in hits]
 
 
 # ---------------------------------------------------------------- running the pipeline
@@ -184,93 +47,47 @@ class Explained:
     values: list[InputValue]
     funcs: list[str]
     result_counts: dict
+    result_names: list = field(default_factory=list)   # the entry function's results' JAX names
     names: dict = field(default_factory=dict)     # fact value id -> InputValue
     copies: dict = field(default_factory=dict)    # id(InputValue) -> [fact value ids]
 
 
-def run_with_provenance(path: str, engine: str | None = None) -> Explained:
-    """Parse, name the input's values, then the pipeline's import passes and
-    propagation exactly as `-sdy-propagation-pipeline` runs them (the export
-    passes are left out: they only rewrite what propagation decided)."""
-    from sdylog.ir import load_module
+def run_with_provenance(path: str, engine: str | None = None, text: str | None = None,
+                        progress=None) -> Explained:
+    """Parse (`text` when given, named `path`), name the input's values, then
+    the pipeline's import passes and propagation exactly as
+    `-sdy-propagation-pipeline` runs them (the export passes are left out:
+    they only rewrite what propagation decided)."""
+    from sdylog.commands.pipeline import import_shardings, note_nothing_to_propagate, parse_input
     from sdylog.ir.module import display_name, verify_module
-    from sdylog.ir.walk import func_ops
     from sdylog.passes import PassContext
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
+    from sdylog.progress import Progress
+    progress = progress or Progress(False)
     filename = display_name(path)
-    module = load_module(path)
-    values = input_values(module, filename)
-    funcs, result_counts = [], {}
-    with module.context:
-        for fn in func_ops(module):
-            name = symbol_name(fn)
-            funcs.append(name)
-            result_counts[name] = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
+    progress.step("parse")
+    module = parse_input(path, text)
     ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
+    meshless = import_shardings(module, ctx)
+    named = NamedValues.of_input(module, filename)   # (a GSPMD import replaces some ops)
     with module.context, shared_census(ctx):
+        progress.step("import")
         import_phase(module, ctx)
+        progress.step("propagation (with provenance)")
         result = propagation_phase(module, ctx)
         # (the pipeline's steps are not verified one by one: what it explains is, as `run` does)
         verify_module(module, filename)
-    ex = Explained(filename, result.engine, result.facts, values, funcs, result_counts)
+        note_nothing_to_propagate(meshless, filename)
+    ex = Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
+                   named.result_names)
     _match_values(ex)
     return ex
 
 
 def _match_values(ex: Explained) -> None:
-    """Find each input value among the propagated module's values: the same
-    IR value when the import kept it (checked by type: a freed value's
-    address may be reused), else copies made by the import (inlined calls,
-    split constants) found by location, index and type."""
-    facts = ex.facts
-    by_key = defaultdict(list)
-    with facts.module.context:
-        for vid, v in enumerate(facts.values):
-            if vid in facts.func_args:
-                fn, i = facts.func_args[vid]
-                by_key[("farg", symbol_name(fn), i)].append(vid)
-                continue
-            owner = v.owner
-            if isinstance(owner, ir.Block):
-                op = owner.owner
-                arg = ir.BlockArgument(v)
-                region = _region_index(op, owner)
-                by_key[("barg", _loc(op, ex.filename), region, arg.arg_number, str(v.type))].append(vid)
-                if _op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
-                    callee = ir.StringAttr(op.attributes["name"]).value
-                    by_key[("farg", callee, arg.arg_number)].append(vid)
-            else:
-                by_key[("res", _kind(owner), _loc(owner, ex.filename), ir.OpResult(v).result_number,
-                        str(v.type))].append(vid)
-        for iv in ex.values:
-            vid = facts.value_ids.get(iv.handle)
-            found = [vid] if vid is not None and str(facts.values[vid].type) == iv.type_text else []
-            if "?" not in iv.key:   # copies need a real location to be told apart
-                found += [v for v in by_key.get(iv.key, []) if v not in found]
-            ex.copies[id(iv)] = found
-            for v in found:
-                ex.names.setdefault(v, iv)
-
-
-# Ops the import replaces by another kind: a call by a named computation, a
-# constant by sdy.constant (cloned per use).
-_IMPORTED_KIND = {"func.call": "sdy.named_computation", "stablehlo.constant": "sdy.constant"}
-
-
-def _kind(op) -> str:
-    """The op's name, as the import passes leave that kind of op."""
-    name = _op_name(op)
-    return _IMPORTED_KIND.get(name, name)
-
-
-def _region_index(op, block) -> int:
-    for r, region in enumerate(op.regions):
-        for b in region.blocks:
-            if b == block:
-                return r
-    return -1
+    ex.names, ex.copies = match_values(ex.facts, ex.values)
 
 
 # ---------------------------------------------------------------- reading the relations
@@ -330,34 +147,41 @@ class Namer:
         v = self.ex.facts.values[vid]
         owner = v.owner
         if isinstance(owner, ir.Block):
-            return f"<block argument of {_op_name(owner.owner)}>"
-        return f"<{_op_name(owner)} result at {_loc(owner, self.ex.filename)}>"
+            return f"<block argument of {op_name(owner.owner)}>"
+        return f"<{op_name(owner)} result at {loc_text(owner, self.ex.filename)}>"
 
     def tensor(self, t: int) -> str:
         """`%3`; `%0#0/%iterArg` for a while result and its block arguments (one
         tensor); `@main:result0`; `@f:%2` for values of another function."""
         if t in self.func_result_of:
-            f, i = self.func_result_of[t]
-            return f"@{f}:result{i}"
+            return self.result(*self.func_result_of[t])
         named = sorted({self.named(self.ex.names[v]) for v in self.members.get(t, ()) if v in self.ex.names})
         text = "/".join(named) if named else self.value(t)
         group = self.rel.one("group_tensor", (1,), t)
         return text + (" (a sharding group)" if group else "")
 
+    def result(self, f: str, i: int) -> str:
+        """`result['out']` (JAX's name of a result of the entry function), else `@f:result1`."""
+        names = self.ex.result_names
+        if f == self.home and i < len(names) and names[i]:
+            return names[i]
+        return f"@{f}:result{i}"
+
     def named(self, iv: InputValue) -> str:
-        """The value's name, with its function when it is not the one being explained."""
-        return iv.name if iv.func == self.home else f"@{iv.func}:{iv.name}"
+        """The value's name (JAX's, for an argument of the entry function that
+        has one), with its function when it is not the one being explained."""
+        return display_name(iv, self.home)
 
     def context(self, t: int) -> str:
         """Where a copy made by the import sits: `in the call at f.mlir:3:8`."""
         op = owning_op(self.ex.facts.values[t])
-        while op is not None and _op_name(op) not in ("sdy.named_computation", "func.func"):
+        while op is not None and op_name(op) not in ("sdy.named_computation", "func.func"):
             op = op.parent
-        if op is not None and _op_name(op) == "sdy.named_computation":
-            return f"in the call at {_loc(op, self.ex.filename)}"
+        if op is not None and op_name(op) == "sdy.named_computation":
+            return f"in the call at {loc_text(op, self.ex.filename)}"
         users = [u.owner for u in self.ex.facts.values[t].uses]   # e.g. a constant split per use
         if users:
-            return f"used by {_op_name(users[0])} at {_loc(users[0], self.ex.filename)}"
+            return f"used by {op_name(users[0])} at {loc_text(users[0], self.ex.filename)}"
         return f"as {self.tensor(t)}"
 
     def tensor_where(self, t: int) -> str:
@@ -375,10 +199,10 @@ class Namer:
         if o < 0:
             return f"the return of @{self._main()} (result {-1 - o})"
         op = self.ex.facts.ops[o]
-        loc = _loc(op, self.ex.filename)
+        loc = loc_text(op, self.ex.filename)
         if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
             owner = data_flow_op_of_edge(op)
-            return f"the data-flow edge of {_op_name(owner)} ({_loc(owner, self.ex.filename)})"
+            return f"the data-flow edge of {op_name(owner)} ({loc_text(owner, self.ex.filename)})"
         return f"{op.name} ({loc})"
 
     def _main(self) -> str:
@@ -573,14 +397,15 @@ class ChainWalker:
             return self.imported(vid)
         if vid in facts.func_args:
             fn, i = facts.func_args[vid]
-            where = _loc(facts.values[vid], self.ex.filename)
-            return f"user annotation on {name} (argument {i} of @{symbol_name(fn)}) at {where}"
+            where = loc_text(facts.values[vid], self.ex.filename)
+            at = f" at {where}" if where not in ("?", name) else ""   # (JAX's `loc("x")` is only a name)
+            return f"user annotation on {name} (argument {i} of @{symbol_name(fn)}){at}"
         v = facts.values[vid]
         owner = v.owner
         if isinstance(owner, ir.Block):
             op = owner.owner
-            return f"user annotation: in_shardings of {_op_name(op)} on {name} at {_loc(op, self.ex.filename)}"
-        loc = _loc(owner, self.ex.filename)
+            return f"user annotation: in_shardings of {op_name(op)} on {name} at {loc_text(op, self.ex.filename)}"
+        loc = loc_text(owner, self.ex.filename)
         if owner.name == "sdy.sharding_constraint":
             return f"sharding constraint {name} at {loc}"
         if owner.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
@@ -588,9 +413,9 @@ class ChainWalker:
             is_arg = isinstance(owner.operands[0].owner, ir.Block)
             op = data_flow_op_of_edge(owner)
             kind = "sdy.sharding"
-            if _op_name(op) in ("sdy.manual_computation", "sdy.named_computation"):
+            if op_name(op) in ("sdy.manual_computation", "sdy.named_computation"):
                 kind = "in_shardings" if is_arg else "out_shardings"
-            return f"user annotation: {kind} of {_op_name(op)} on {n.tensor(vid)} at {_loc(op, self.ex.filename)}"
+            return f"user annotation: {kind} of {op_name(op)} on {n.tensor(vid)} at {loc_text(op, self.ex.filename)}"
         return f"user annotation: sdy.sharding of {owner.name} {name} at {loc}"
 
     def imported(self, vid: int) -> str:
@@ -601,8 +426,8 @@ class ChainWalker:
         name = n.value(vid)
         for use in self.ex.facts.values[vid].uses:
             user = use.owner
-            kind = _op_name(user)
-            where = _loc(user, self.ex.filename)
+            kind = op_name(user)
+            where = loc_text(user, self.ex.filename)
             if kind == "sdy.sharding_constraint":
                 res = self.ex.facts.value_ids.get(user.results[0])
                 what = f"sharding constraint {n.value(res)}" if res is not None else "a sharding constraint"
@@ -941,27 +766,50 @@ def _tensors_in(rows, ex, namer) -> set:
 @click.argument("file")
 @click.argument("value")
 @click.option("--tree", is_flag=True, help="Print the raw Datalog derivation tree (relations and tuples).")
-@click.option("--depth", type=int, default=1, show_default=True,
+@click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
-@click.option("--engine", help="Datalog engine (memory, duckdb).")
+@engine_option
+@click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
+@mpmd_options
 @reports_errors
-def explain(file, value, tree, depth, engine):
+def explain(file, value, tree, depth, engine, entry, **mpmd):
     """Explain the sharding propagation gives VALUE in FILE: for each axis of
     its final sharding, the op visits it came through, back to the user
     annotation; for each dimension with no axis, what stopped it.
 
-    VALUE: %name (in @main or the only function), @func:%name, @func:argN,
-    @func:resultN. Names are those MLIR prints for FILE (%0, %arg0, %cst_0)."""
-    spec = parse_spec(value)
-    ex = run_with_provenance(file, engine)
-    targets = resolve(spec, ex.values, ex.funcs, ex.result_counts)
+    VALUE: a JAX name of an argument or result of the entry function (`x`,
+    `params['w1']`, `result[1]`: with `as_text(debug_info=True)` JAX names
+    arguments in locations, results in `jax.result_info`), or an MLIR name:
+    %name (in @main or the only function), @func:%name, @func:argN,
+    @func:resultN, as MLIR prints FILE (%0, %arg0, %cst_0).
+
+    On a module whose ops are placed on devices (maximal shardings,
+    --assign): why the op defining VALUE runs where it does, where VALUE is,
+    and why it is sent, back to the user's placements (the MPMD rules)."""
+    from sdylog.simulate.mpmd import wants_mpmd
+    if wants_mpmd(file, mpmd):
+        from sdylog.mpmd.command import options_from
+        from sdylog.mpmd.explain import explain_text as mpmd_explain_text
+        click.echo(mpmd_explain_text(file, value, options_from(**mpmd, entry=entry), tree, depth), nl=False)
+        return
+    from sdylog.progress import Progress
+    progress = Progress()
+    ex = run_with_provenance(file, engine, progress=progress)
+    progress.step(f"explaining {value}")
+    text = explain_text(ex, value, tree, depth)
+    progress.done()
+    click.echo(text, nl=False)
+
+
+def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:
+    """What `sdylog explain` prints for `value` (a JAX or MLIR name)."""
+    targets = resolve_name(value, ex.values, ex.funcs, ex.result_counts, ex.result_names)
     namer = Namer(ex)
+    out = []
     if len(targets) > 1:
-        click.echo(f"// {targets[0].label} names {len(targets)} values (sibling regions reuse names): "
-                   + "; ".join(t.value.where for t in targets))
+        out.append(f"// {targets[0].label} names {len(targets)} values (sibling regions reuse names): "
+                   + "; ".join(t.value.where if t.value is not None else t.label for t in targets) + "\n")
     for target in targets:
-        if tree:
-            click.echo(tree_text(ex, namer, target, depth), nl=False)
-        else:
-            click.echo(explain_target(ex, namer, target), nl=False)
+        out.append(tree_text(ex, namer, target, depth) if tree else explain_target(ex, namer, target))
+    return "".join(out)

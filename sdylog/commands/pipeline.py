@@ -4,15 +4,14 @@ and the conflicts propagation left (rules/propagation/conflicts.dl) located
 in the source before the export steps erase the ops they name."""
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 
-from sdylog.ir import load_module, print_module
-from sdylog.ir.diagnostics import format_location
+from sdylog.ir import load_module, parse_module, print_module
 from sdylog.ir.module import display_name, verify_module
 from sdylog.ir.walk import symbol_name
 from sdylog.passes import PassContext
+from sdylog.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -26,10 +25,12 @@ class Conflict:
     a: str                  # e.g. 'operand 0 dim 1 {"x"}'
     b: str
     op: int                 # the op's id in the facts (< 0: a result of main)
+    jax_name: str | None = None   # the op's name in JAX's location (`jit(f)/dot_general`), when it has one
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
-        return f"{where}{self.op_name} factor {self.factor} ({self.kind}): {self.a} vs {self.b}"
+        jax = f" [{self.jax_name}]" if self.jax_name else ""
+        return f"{where}{self.op_name}{jax} factor {self.factor} ({self.kind}): {self.a} vs {self.b}"
 
 
 @dataclass
@@ -39,33 +40,145 @@ class PipelineRun:
     ctx: PassContext
     seconds: dict = field(default_factory=dict)  # phase -> wall seconds
     conflicts: list[Conflict] = field(default_factory=list)
+    named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
+    names: object = None            # with name_ids: IdNames, names for the relations' ids
+    collectives: list[dict] | None = None        # with --partition: every collective, costed
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
-
-class Progress:
-    """One line per phase on stderr, only when stderr is a terminal."""
-
-    def __init__(self, enabled: bool | None = None):
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-
-    def step(self, name: str) -> None:
-        if self.enabled:
-            sys.stderr.write(f"\r\x1b[K[sdylog] {name}...")
-            sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
+    def save_database(self, path: str) -> None:
+        """Every relation of the run into a new DuckDB file (run with name_ids)."""
+        save_database(path, self.result.engine, self.names)
 
 
-def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None) -> PipelineRun:
-    """-sdy-propagation-pipeline on the module at `path`, as `sdylog opt` runs
-    it (sdylog/passes/propagation_pipeline.py; a test checks both print the
-    same), one phase at a time so that each is timed and the conflicts are
-    located before the export steps erase the ops they name."""
+def save_database(path: str, engine, names) -> None:
+    """The propagation run's relations into a new DuckDB file at `path`
+    (sdylog/commands/relations.py)."""
+    from sdylog.commands.relations import save_database as save
+    from sdylog.propagation.driver import propagation_program
+    save(path, engine, propagation_program(), names)
+
+
+def parse_input(path: str, text: str | None = None):
+    """The module at `path` (or `text`, which `path` names in diagnostics)."""
+    if text is None:
+        return load_module(path)
+    return parse_module(text, display_name(path))
+
+
+def import_shardings(module, ctx: PassContext):
+    """What sdylog reads beyond Shardy's input: a GSPMD module's
+    `mhlo.sharding` attributes become sdy meshes and shardings
+    (-sdy-import-mhlo-shardings, with a note). Returns what to say once the
+    run succeeded (note_nothing_to_propagate) when the module has neither."""
+    from sdylog.passes import lookup
+    from sdylog.passes.import_mhlo_shardings import has_mhlo_shardings
+
+    with module.context:
+        if has_mhlo_shardings(module):
+            lookup("sdy-import-mhlo-shardings").load()(module, {}, ctx)
+        elif not any(op.operation.name == "sdy.mesh" for op in module.body.operations):
+            return module.operation.location
+    return None
+
+
+def note_nothing_to_propagate(location, filename: str) -> None:
+    """The note for a module with no mesh and no sharding (after the run:
+    an error in it comes first, alone)."""
+    from sdylog.ir.rewrite import emit_note
+    if location is not None:
+        emit_note(location, "the module has no sdy.mesh and no mhlo.sharding: nothing to propagate "
+                  "(no value gets a sharding)", filename)
+
+
+@dataclass(frozen=True)
+class EntryValue:
+    """An argument or result of the entry function and its sharding."""
+    what: str                 # "argument 0 (x)", "result 1"
+    shape: tuple
+    sharding: object          # TensorSharding or None
+    axis_sizes: dict          # of the sharding's mesh
+    loc: object               # where a note points
+
+
+def entry_shardings(module) -> dict:
+    """(kind, index) -> EntryValue of the entry function's arguments and results."""
+    from sdylog.commands.values import arg_jax_name, main_name
+    from sdylog.ir.shardings import Meshes, func_arg_shardings, func_result_shardings, func_type
+    from sdylog.ir.types import shape_of
+    from sdylog.ir.walk import func_ops
+    from sdylog.model.sharding import TensorSharding
+
+    main = main_name(module)
+    out = {}
+    with module.context:
+        meshes = Meshes(module)
+
+        def entry(what, t, s, loc):
+            mesh = meshes.of(s) if s is not None else None
+            return EntryValue(what, shape_of(t), s and TensorSharding.from_attr(s),
+                              mesh.axis_sizes if mesh is not None else {}, loc)
+        for fn in func_ops(module):
+            if symbol_name(fn) != main or not len(fn.regions[0].blocks):
+                continue
+            args = list(fn.regions[0].blocks[0].arguments)
+            ftype = func_type(fn)
+            inputs, results = list(ftype.inputs), list(ftype.results)   # (each read makes a new list)
+            for i, s in enumerate(func_arg_shardings(fn)):
+                if s is not None:
+                    name = arg_jax_name(args[i])
+                    out[("arg", i)] = entry(f"argument {i}" + (f" ({name})" if name else ""), inputs[i], s,
+                                            args[i].location)
+            for i, s in enumerate(func_result_shardings(fn)):
+                if s is not None:
+                    out[("result", i)] = entry(f"result {i}", results[i], s, fn.location)
+    return out
+
+
+def note_rewritten(given: dict, final: dict, filename: str) -> None:
+    """A note for each sharding of the entry function's interface that the
+    user gave and the pipeline changed (other axes, not just closed or
+    opened): the export shrinks one that does not divide its dimension
+    (sdy-update-non-divisible-input-output-shardings)."""
+    from sdylog.ir.rewrite import emit_note
+    for key, before in given.items():
+        after = final.get(key)
+        if before.sharding is None or after is None or after.sharding is None:
+            continue
+        if [d.axes for d in before.sharding.dims] == [d.axes for d in after.sharding.dims]:
+            continue
+        why = _not_dividing(before)
+        emit_note(before.loc, f"the sharding {before.sharding} of {before.what} of the entry function became "
+                  f"{after.sharding}" + (f": {why}" if why else ""), filename)
+
+
+def _not_dividing(v: EntryValue) -> str:
+    """`dim 0 of size 10 does not divide into 4 shards` (the first such dimension)."""
+    for d, (n, dim) in enumerate(zip(v.shape, v.sharding.dims)):
+        k = 1
+        for a in dim.axes:
+            k *= a.size(v.axis_sizes.get(a.name, 1))
+        if k > 1 and n % k:
+            return f"dim {d} of size {n} does not divide into {k} shards"
+    return ""
+
+
+def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
+                 text: str | None = None, keep_values: bool = False, name_ids: bool = False,
+                 on_relations=None, partition=None) -> PipelineRun:
+    """-sdy-propagation-pipeline on the module at `path` (or `text`, named
+    `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
+    a test checks both print the same), after import_shardings, one phase at a
+    time so that each is timed and the conflicts are located before the export
+    steps erase the ops they name. `name_ids`: names for the ids of the
+    relations (run.names: query, --db); `keep_values`: those, and the input's
+    values by name with what propagation gave each (run.named).
+    `on_relations(engine, names)` is called once propagation is done and
+    its ids are named, before the export (which changes neither): `run --db`
+    starts writing the database then. With `partition`
+    (PartitionerOptions), then the partitioner's passes to the per-device
+    program (sdylog/partition/pipeline.py), its collectives costed."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -79,17 +192,67 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         seconds[name] = time.perf_counter() - t
         return out
 
-    module = phase("parse", load_module, path)
+    module = phase("parse", parse_input, path, text)
     ctx = PassContext(filename=display_name(path), engine=engine)
+    meshless = import_shardings(module, ctx)
+    given = entry_shardings(module)
+    named = inputs = names = None
+    if keep_values or name_ids:
+        from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
+        if keep_values:
+            named = phase("names", NamedValues.of_input, module, ctx.filename)
+            inputs = (named.values, main_name(module), named.result_names)
+        else:
+            inputs = phase("names", IdNames.before_import, module, ctx.filename)
+        results = functions_of(module)[1].get(inputs[1], 0)
+        result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
         result = phase("propagation", propagation_phase, module, ctx)
         conflicts = locate_conflicts(result, ctx.filename)
+        if named is not None:
+            named.take_propagated(result.facts)
+        if inputs is not None:
+            tensors = result.engine.scan("tensor_of") if hasattr(result.engine, "scan") \
+                else result.engine.read("tensor_of")
+            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names, tensors)
+        if on_relations is not None:
+            on_relations(result.engine, names)
         phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
+        final = entry_shardings(module)   # (before the partitioner drops them)
+    collectives = None
+    if partition is not None:
+        from sdylog.partition.pipeline import partition_module
+        collectives = partition_module(module, ctx, partition, explicit=False, propagated=True,
+                                       phase=phase).collectives
+    note_rewritten(given, final, ctx.filename)
+    note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives)
+
+
+def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
+    """The input relations propagation reads in `-sdy-propagation-pipeline`
+    on the module at `path` (after the import passes and what the
+    propagation pass does before its facts), and its run configuration:
+    (FactSet, {relation: rows}). Taken from a propagation run itself, so
+    that they are what it read (the rules' run costs little next to the
+    passes)."""
+    from sdylog.passes import lookup
+    from sdylog.passes.census import shared_census
+    from sdylog.passes.propagation_pipeline import PIPELINE_PROPAGATION, import_phase
+    from sdylog.propagation.driver import PropagationOptions, run_facts
+    from sdylog.propagation.passes import run_propagation
+
+    module = load_module(path)
+    ctx = PassContext(filename=display_name(path), engine=engine, derive="write-back")
+    options = {**lookup("sdy-user-priority-propagate").options, "conservative-propagation": conservative}
+    with module.context, shared_census(ctx):
+        import_phase(module, ctx)
+        result = run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
+    return result.facts, run_facts(PropagationOptions(**PIPELINE_PROPAGATION, conservative=conservative))
 
 
 def locate_conflicts(result, filename: str) -> list[Conflict]:
@@ -111,9 +274,10 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
         elif o < 0:
             func, i = facts.func_results[tb]
             name = f"{name} (@{symbol_name(func)} result {i})"
-        out.append(Conflict(_op_location(facts, o, tb, filename), name, f, kind,
+        where = _op_where(facts, o, tb, filename)
+        out.append(Conflict(where.source, name, f, kind,
                             f"{a} dim {da} {dims.get((ta, da), '{}')}",
-                            f"{b} dim {db} {dims.get((tb, db), '{}')}", o))
+                            f"{b} dim {db} {dims.get((tb, db), '{}')}", o, where.name))
     out.sort(key=_source_order)
     return out
 
@@ -137,14 +301,16 @@ def _edge_owner(edge) -> str:
     return f"{owner.owner.name} result {ir.OpResult(owner).result_number}"
 
 
-def _op_location(facts, o: int, t_b: int, filename: str) -> str | None:
+def _op_where(facts, o: int, t_b: int, filename: str):
+    """The op's source position and JAX name (sdylog.ir.locations.Where)."""
+    from sdylog.ir.locations import where
     if o >= 0:
         op = facts.ops[o]
     else:  # main's result link -1 - i: its tensor b is the function result slot
         func, _ = facts.func_results[t_b]
         body = func.regions[0].blocks[0].operations
         op = body[len(body) - 1]   # its func.return
-    return format_location(op.location, filename)
+    return where(op.location, filename)
 
 
 def _dim_shardings(engine, facts, tensors: set) -> dict:
@@ -163,18 +329,71 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
 
 
 def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
-    """The report's lines that do not depend on time: values sharded, the
-    conflicts count (with `verbose`, one line per conflict)."""
+    """The report's lines that do not depend on time: values sharded (and
+    why the others are not: rules/propagation/unsharded.dl), the conflicts
+    count; with `verbose`, one line per conflict, and per tensor left
+    unsharded (named when the run has run.names)."""
     engine = run.result.engine
-    sharded = {v for v, _t in engine.read("final_value")}
-    values = len(run.result.facts.values)
-    lines = [f"values sharded: {len(sharded)} of {values}"]
+    lines = unsharded_lines(run, verbose)
     if "conflict" in engine.relations:
         ops = {c.op for c in run.conflicts}
         lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
     return lines
+
+
+UNSHARDED_REASONS = ("closed", "conflict", "unreached", "manual", "scalar")
+
+
+def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
+    """`values sharded: K of N` (a value is sharded when its tensor got an
+    axis), then why the others are not, in a word each: counts, and with
+    `verbose` each such tensor with its values' names."""
+    engine = run.result.engine
+    values = len(run.result.facts.values)
+    if "unsharded" not in engine.relations:   # (rules without the report)
+        sharded = {v for v, _t in engine.read("final_value")}
+        return [f"values sharded: {len(sharded)} of {values}"]
+    reason = dict(engine.read("unsharded"))
+    tensor_of = dict(engine.read("tensor_of"))
+    by_reason: dict[str, list] = {}
+    for v in range(values):
+        t = tensor_of.get(v)
+        why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
+        if why is not None:
+            by_reason.setdefault(why, []).append(v)
+    unsharded = sum(len(vs) for vs in by_reason.values())
+    lines = [f"values sharded: {values - unsharded} of {values}"]
+    if unsharded:
+        counts = ", ".join(f"{r} {len(by_reason[r])}" for r in UNSHARDED_REASONS if r in by_reason)
+        lines.append(f"values not sharded: {unsharded} ({counts})")
+    if verbose:   # (scalars only counted: every reduction body has some)
+        for r in UNSHARDED_REASONS[:-1]:
+            shown = set()
+            for t, vs in _by_tensor(by_reason.get(r, ()), tensor_of).items():
+                text = _tensor_text(run, t, vs)
+                if text not in shown:   # (copies the import made of one value read alike)
+                    shown.add(text)
+                    lines.append(f"  {text}: {r}")
+    return lines
+
+
+def _by_tensor(values, tensor_of) -> dict:
+    out: dict = {}
+    for v in values:
+        out.setdefault(tensor_of.get(v, v), []).append(v)
+    return out
+
+
+def _tensor_text(run: PipelineRun, t: int, values: list[int]) -> str:
+    """`%3 (stablehlo.add at f.mlir:3:8)`: the tensor's input name, where its
+    first value with an input name comes from."""
+    names = run.names
+    if names is None:
+        return f"tensor {t}"
+    named = [v for v in values if not names.value(v).startswith("<")] or values
+    return f"{names.value(t)} ({names.where(named[0])})"
 
 
 def report(run: PipelineRun, verbose: bool = False) -> str:
@@ -185,4 +404,8 @@ def report(run: PipelineRun, verbose: bool = False) -> str:
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
     time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
-    return "\n".join(summary(run, verbose) + [time_line])
+    lines = summary(run, verbose)
+    if run.collectives is not None:
+        from sdylog.partition.pipeline import collectives_table
+        lines += collectives_table(run.collectives)
+    return "\n".join(lines + [time_line])

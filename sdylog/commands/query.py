@@ -1,21 +1,66 @@
-"""`sdylog query FILE RELATION [--where COL=VAL ...]`: a relation as a table."""
+"""`sdylog query FILE RELATION [--where COL=VAL ...]`: a relation as a table,
+with names, ops and locations beside the ids; `sdylog query [FILE] --list`:
+the relations with their columns and documentation."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
+from sdylog.datalog.table import FORMATS
+from sdylog.mpmd.command import mpmd_options
 
 
 @click.command()
-@click.argument("file")
-@click.argument("relation")
-@click.option("--where", "-w", multiple=True, help="Keep tuples whose COLUMN equals VALUE.")
-@click.option("--limit", type=int, help="Print at most this many tuples.")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@click.argument("file", required=False)
+@click.argument("relation", required=False)
+@click.option("--where", "-w", multiple=True,
+              help="Keep tuples whose COLUMN equals VALUE (COL=VAL; VAL may be quoted: axis='model'). "
+                   "Any column shown may be filtered on, names too: t_name=%3.")
+@click.option("--limit", type=click.IntRange(min=0), help="Print at most this many tuples.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="A table for people, CSV or JSON for programs.")
+@click.option("--list", "list_", is_flag=True,
+              help="List the relations (input facts and derived) with their columns and what they mean "
+                   "(with FILE: and their sizes for it).")
+@engine_option
+@click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
+@mpmd_options
 @reports_errors
-def query(file, relation, where, limit, engine):
+def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
-    rules/schema.dl or one the propagation rules derive)."""
-    from sdylog.commands.pipeline import run_pipeline
-    from sdylog.datalog.table import format_relation
+    rules/schema.dl or one the propagation rules derive; or one of the MPMD
+    rules, rules/mpmd/*.dl: placed, xfer, channel, ..., with the options of
+    `sdylog mpmd`; `--list` names them all). A value id column of the
+    propagation's relations (a Value or Tensor) gets its value's name beside
+    it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
+    location (`op_kind`, `op_loc`)."""
+    from sdylog.commands.relations import format_list, relation_list
+    from sdylog.datalog.table import render, select
+    from sdylog.propagation.driver import propagation_program
 
-    result = run_pipeline(file, engine=engine)
-    click.echo(format_relation(result.result.engine, relation, list(where), limit).rstrip("\n"))
+    if list_:
+        if relation is not None:
+            raise click.UsageError("--list takes no RELATION")
+        engine_ = _run(file, engine).result.engine if file else None
+        click.echo(format_list(relation_list(propagation_program(), engine_), fmt), nl=False)
+        return
+    if file is None or relation is None:
+        raise click.UsageError("give FILE and RELATION (or --list)")
+    from sdylog.mpmd.explain import mpmd_relations
+
+    if relation in mpmd_relations() and relation not in propagation_program().relations:
+        from sdylog.mpmd.command import options_from
+        from sdylog.mpmd.explain import mpmd_engine
+        mpmd_rules = mpmd_engine(file, options_from(**mpmd, entry=entry))[0]
+        click.echo(render(select(mpmd_rules, relation, list(where), limit), fmt), nl=False)
+        return
+    from sdylog.commands.relations import extras
+
+    run = _run(file, engine)
+    eng = run.result.engine
+    sel = select(eng, relation, list(where), limit, extras(propagation_program(), eng.decl(relation), run.names))
+    click.echo(render(sel, fmt), nl=False)
+
+
+def _run(file, engine):
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.progress import Progress
+    return run_pipeline(file, engine=engine, name_ids=True, progress=Progress())

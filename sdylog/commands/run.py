@@ -1,29 +1,61 @@
 """`sdylog run FILE [-o OUT] [--db OUT.duckdb]`: the full pipeline."""
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 @click.command()
 @click.argument("file")
 @click.option("-o", "--output", help="Write the propagated module here instead of stdout.")
-@click.option("--db", help="Save every input and derived relation in this DuckDB file.")
-@click.option("--engine", help="Datalog engine (duckdb, memory, souffle).")
+@click.option("--db", help="Save every input and derived relation in this DuckDB file (each a view named as "
+                           "the relation, with value names and op locations beside their ids; the table "
+                           "`relations` says what each is).")
+@engine_option
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
-@click.option("--verbose", "-v", is_flag=True, help="List the conflicts in the report, with their locations.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List the conflicts in the report, with their locations, and the values left unsharded.")
+@click.option("--partition", is_flag=True,
+              help="Go on to the per-device program (-sdy-partitioner-pipeline); the report lists its collectives.")
+@click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
+              help="With --partition: halo exchanges for windowed ops (else their windows are replicated).")
 @reports_errors
-def run(file, output, db, engine, quiet, verbose):
+def run(file, output, db, engine, quiet, verbose, partition, halo_exchange):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
-    print the module and a short report on stderr (values sharded, conflicts
-    propagation left, time per phase)."""
-    from sdylog.commands.pipeline import Progress, report, run_pipeline
-    from sdylog.passes.driver import write_output
+    print the module and a short report on stderr (values sharded and, in a
+    word, why the others are not: closed, conflict, unreached, scalar;
+    conflicts propagation left; time per phase).
 
-    result = run_pipeline(file, engine=engine, progress=Progress())
-    text = result.text()
-    if db:
-        result.result.engine.save(db)   # written whole, or not at all
-    write_output(text, output)
+    With --partition, print the program each device runs instead: explicit
+    reshards, collectives, padding, global-to-local; the report lists every
+    collective (where, kind, axes, bytes one device sends in a ring)."""
+    from sdylog import outputs
+    from sdylog.commands.pipeline import report, run_pipeline, save_database
+    from sdylog.progress import Progress
+
+    if db == "-":
+        raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
+    module_out = outputs.plan(output or "-", "-o")
+    db_out = outputs.plan(db, "--db") if db else None
+    options = None
+    if partition:
+        from sdylog.passes.pipelines import PartitionerOptions
+        options = PartitionerOptions(enable_halo_exchange=halo_exchange)
+    progress = Progress()
+    # the database is written on a thread from the end of propagation, while export and printing go on
+    db_file = outputs.Background(db_out) if db_out else None
+    start_db = (lambda eng, names: db_file.start(lambda p: save_database(p, eng, names))) if db_file else None
+    try:
+        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
+                              on_relations=start_db, partition=options)
+        written = [(module_out, result.text())]
+        if db_file:
+            progress.step(f"writing {db}")
+            written.append((db_out, db_file.finish))
+        outputs.write_all(written)
+    finally:
+        if db_file:
+            db_file.discard()
+    progress.done()
     if not quiet:
         click.echo(report(result, verbose=verbose), err=True)
 

@@ -1,7 +1,10 @@
 """On-disk caches of the Datalog front end and compiler: parsed programs and
 compiled clause code, so that a process does not parse and compile the same
 rules again. Kept under $SDYLOG_CACHE_DIR (default ~/.cache/sdylog); any
-failure to read or write a cache just means working without it."""
+failure to read or write a cache just means working without it: a file that
+is missing, unreadable, from another version or corrupt (each carries a
+hash of its contents, checked on reading) is ignored and written again, and
+a folder that cannot be made or written is not used."""
 from __future__ import annotations
 
 import atexit
@@ -11,7 +14,9 @@ import os
 import pickle
 import sys
 
-_VERSION = f"1-{sys.version_info[0]}.{sys.version_info[1]}"
+# (in the file names: processes of other versions sharing the folder keep their
+# own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
+_VERSION = f"3-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
@@ -30,11 +35,30 @@ def cache_dir() -> str | None:
     return d
 
 
+_MAGIC = b"sdylog-cache-1\n"
+
+
+def _framed(data: bytes) -> bytes:
+    """The bytes of a cache file: a header, a hash of `data`, then `data`."""
+    return _MAGIC + hashlib.sha256(data).digest() + data
+
+
+def _read_framed(path: str) -> bytes:
+    """The data of a cache file; ValueError if it is not one, or corrupt."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = len(_MAGIC)
+    data = raw[n + 32:]
+    if not raw.startswith(_MAGIC) or hashlib.sha256(data).digest() != raw[n:n + 32]:
+        raise ValueError(f"{path}: not an intact cache file")
+    return data
+
+
 def _write_atomic(path: str, data: bytes) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as f:
-            f.write(data)
+            f.write(_framed(data))
         os.replace(tmp, path)
     except OSError:
         try:
@@ -46,18 +70,16 @@ def _write_atomic(path: str, data: bytes) -> None:
 def load_program_cached(path: str, load):
     """load(path), remembered on disk by the contents of the rule files it read."""
     d = cache_dir()
-    index = os.path.join(d, "programs.idx") if d else None
+    index = os.path.join(d, f"programs-{_VERSION}.idx") if d else None
     key = None
     if index:
         try:
-            with open(index, "rb") as f:
-                known = pickle.load(f)
+            known = pickle.loads(_read_framed(index))
             files = known.get(os.path.abspath(path))
             if files is not None:
                 key = _files_key(files)
                 cached = os.path.join(d, f"program-{key}.pickle")
-                with open(cached, "rb") as f:
-                    program = pickle.load(f)
+                program = pickle.loads(_read_framed(cached))
                 os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
                 return program
         except Exception:
@@ -67,8 +89,7 @@ def load_program_cached(path: str, load):
         try:
             files = sorted(os.path.abspath(f) for f in program.files)
             try:
-                with open(index, "rb") as f:
-                    known = pickle.load(f)
+                known = pickle.loads(_read_framed(index))
             except Exception:
                 known = {}
             known[os.path.abspath(path)] = files
@@ -117,8 +138,7 @@ class CodeCache:
         if not d:
             return
         try:
-            with open(os.path.join(d, f"codes-{_VERSION}.marshal"), "rb") as f:
-                self.codes = marshal.load(f)
+            self.codes = marshal.loads(_read_framed(os.path.join(d, f"codes-{_VERSION}.marshal")))
         except Exception:
             self.codes = {}
 
@@ -136,17 +156,21 @@ class CodeCache:
         return code
 
     def save(self) -> None:
+        """(Run at exit: whatever happens, no error.)"""
         if not self.added or self.codes is None:
             return
-        d = cache_dir()
-        if not d:
-            return
-        codes = {k: self.codes[k] for k in self.used}
-        for k, code in self.codes.items():
-            if len(codes) >= _MAX_CODES:
-                break
-            codes.setdefault(k, code)
-        _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
+        try:
+            d = cache_dir()
+            if not d:
+                return
+            codes = {k: self.codes[k] for k in self.used}
+            for k, code in self.codes.items():
+                if len(codes) >= _MAX_CODES:
+                    break
+                codes.setdefault(k, code)
+            _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
+        except Exception:
+            pass
         self.added = 0
 
 

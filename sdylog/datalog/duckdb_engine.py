@@ -29,6 +29,8 @@ from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import Engine
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
+from sdylog.datalog.runtime_errors import error_from_code, error_from_duckdb
+from sdylog.datalog.stepped import StepEvaluation
 from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, ClauseCompiler, column_list, columns, ident, literal_sql
 from sdylog.datalog.stratify import Stratum
 
@@ -52,28 +54,70 @@ class DuckDBEngine(Engine, DerivationSteps):
         import duckdb
 
         script: list[str] = []
+        owners: list[Stratum | None] = []     # the stratum of each statement of `script`
         derived = [r for s in strata for r in s.relations]
         for r in derived:
             rel = self.stored(r)
             script.append(f"DELETE FROM {rel.table}")
             if rel.edb_table:
                 script.append(f"INSERT INTO {rel.table} SELECT * FROM {rel.edb_table}")
+        owners += [None] * len(script)
+        running = None                        # a stratum evaluated outside the script
         try:
             for s in strata:
                 if s.subsumptive:
                     from sdylog.datalog.ranked import RankedEvaluation
                     self._flush(script)
+                    owners.clear()
+                    running = s
                     RankedEvaluation(_RankedBackend(self, program), program, s, self.provenance).run()
+                elif s.stepped:
+                    self._flush(script)
+                    StepEvaluation(_StepBackend(self, program), s.step_plan).run()
                 elif s.recursive and (self.provenance or self.force_loop or not self._linear(program, s)):
                     self._flush(script)
+                    owners.clear()
+                    running = s
                     self._loop(program, s)
-                elif s.recursive:
-                    script.extend(self._recursive_cte(program, s))
                 else:
-                    script.extend(self._plain(program, s))
+                    running = None
+                    statements = self._recursive_cte(program, s) if s.recursive else self._plain(program, s)
+                    script += statements
+                    owners += [s] * len(statements)
+            running = None
             self._flush(script)
         except duckdb.Error as e:
-            raise error(None, f"evaluation failed: {_first_line(e)}") from None
+            failed = running or self._failing_stratum(script, owners)
+            clauses = failed.clauses if failed else [ci for s in strata for ci in s.clauses]
+            raise error_from_duckdb(e, program, clauses, lambda ci: self._fails_alone(program, ci)) from None
+        except Exception as e:
+            located = error_from_code(e, self.rules)      # (the rank-ordered stratum's Python code)
+            if located is None:
+                raise
+            raise located from None
+
+    def _failing_stratum(self, script: list[str], owners: list) -> Stratum | None:
+        """The stratum of the first statement of a failed script that fails
+        run alone (the statements before it ran already: running them again
+        only doubles rows of a database the failed evaluation leaves as it is)."""
+        import duckdb
+        for statement, owner in zip(script, owners):
+            try:
+                self.con.execute(statement)
+            except duckdb.Error:
+                return owner
+        return None
+
+    def _fails_alone(self, program: Program, ci: int) -> bool:
+        """Whether one clause's query fails on the tables as they are (to
+        find which rule made an evaluation fail)."""
+        import duckdb
+        try:
+            # (DISTINCT reads every column: a count alone would skip the failing expression)
+            self.con.execute(f"SELECT count(*) FROM (SELECT DISTINCT * FROM ({self._select(program, ci)}))")
+        except duckdb.Error:
+            return True
+        return False
 
     def _flush(self, script: list[str]) -> None:
         if script:
@@ -284,6 +328,55 @@ class _RankedBackend(RankedBackendSteps):
         eng.insert_rows(relation, rows, derivations)
 
 
+class _StepBackend:
+    """What a stepped stratum (sdylog/datalog/stepped.py) asks of this engine."""
+
+    def __init__(self, engine: DuckDBEngine, program: Program):
+        self.engine = engine
+        self.program = program
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
+
+    def declare(self, program: Program) -> None:
+        self.engine.declare(program)
+
+    def run_strata(self, program: Program) -> None:
+        self.engine._evaluate(program, program.strata)
+
+    def loaded(self, relation: str):
+        eng = self.engine
+        rel = eng.stored(relation)
+        if not rel.edb_table:
+            return []
+        return eng.con.execute(f"SELECT {column_list(rel.decl.arity)} FROM {rel.edb_table}").fetchall()
+
+    def replace(self, relation: str, rows) -> None:
+        self.engine.replace(relation, list(rows))
+
+    def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
+        eng = self.engine
+        cols = column_list(eng.decl(aux).arity)
+        if not eng.provenance:
+            return eng.con.execute(f"SELECT {cols} FROM {eng.table(aux)}").fetchall()
+        rows = []
+        mine = self.prov.setdefault(relation, {})
+        for *t, rule, height in eng.con.execute(f"SELECT {cols}, _rule, _height FROM {eng.table(aux)}").fetchall():
+            t = tuple(t)
+            if rule >= 0:
+                _, ci = eng.rules[rule]
+                rule = eng._rule_id(self.program, origin[ci])
+            mine.setdefault(t, (rule, height))
+            rows.append(t)
+        return rows
+
+    def store(self, relation: str, rows) -> None:
+        eng = self.engine
+        eng.con.execute(f"DELETE FROM {eng.table(relation)}")
+        rows = sorted(set(rows))
+        if rows:
+            prov = self.prov.get(relation, {})
+            eng.insert_rows(relation, rows, [prov.get(t, (-1, 0)) for t in rows] if eng.provenance else None)
+
+
 class _Layout:
     """Several relations in one table: a tag column `rel` and, per value
     kind, as many columns as the widest relation needs."""
@@ -326,7 +419,3 @@ def _union(parts: list[str]) -> str:
 
 def _value(lit, kind: str) -> str:
     return literal_sql(lit.value, kind)
-
-
-def _first_line(e) -> str:
-    return str(e).splitlines()[0]

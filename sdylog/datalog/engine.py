@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, column_list, columns, ident
+from sdylog.ir.diagnostics import SdylogError
 
 
 def unknown_relation(relation: str):
@@ -151,7 +152,13 @@ class Engine(DeclaredRelations):
 
         from sdylog.datalog.data import to_arrow
         rel = self.stored(relation)
-        tbl = to_arrow(rel.decl, rows)
+        try:
+            tbl = to_arrow(rel.decl, rows)
+        except SdylogError:
+            wide = self._widen(rel, rows)
+            if not wide:
+                raise
+            tbl = _wide_arrow(rel.decl, rows, wide)
         if self.provenance:
             tbl = tbl.append_column("_rule", pa.array([d[0] for d in derivations], pa.int32()))
             tbl = tbl.append_column("_height", pa.array([d[1] for d in derivations], pa.int32()))
@@ -160,6 +167,23 @@ class Engine(DeclaredRelations):
             self.con.execute(f"INSERT INTO {rel.table} SELECT * FROM __sdylog_rows")
         finally:
             self.con.unregister("__sdylog_rows")
+
+    def _widen(self, rel: StoredRelation, rows: list) -> dict[int, str]:
+        """The columns of numbers beyond 64 bits (the memory engine computes with
+        Python's integers: a tensor of 2^63 elements or more has such a size)
+        become HUGEINT, or VARCHAR beyond 128 bits (their decimal digits), so
+        that saving never overflows: column -> its new SQL type."""
+        wide = {}
+        for i, c in enumerate(rel.decl.columns):
+            if c.kind not in ("number", "unsigned") or not rows:
+                continue
+            values = [r[i] for r in rows if isinstance(r[i], int)]
+            lo, hi = (min(values), max(values)) if values else (0, 0)
+            if lo < -2 ** 63 or hi >= 2 ** 63:
+                wide[i] = "HUGEINT" if -2 ** 127 <= lo and hi < 2 ** 127 else "VARCHAR"
+        for i, sql_type in wide.items():
+            self.con.execute(f"ALTER TABLE {rel.table} ALTER c{i} TYPE {sql_type}")
+        return wide
 
     def replace(self, relation: str, data) -> None:
         """Replace the facts of an input relation."""
@@ -242,6 +266,10 @@ class Engine(DeclaredRelations):
         raise NotImplementedError
 
     # ---- facts out ----
+    def scan(self, relation: str):
+        """The tuples of a relation, in no particular order."""
+        return self.read(relation)
+
     def read(self, relation: str) -> list[tuple]:
         """The tuples of a relation, sorted."""
         decl = self.decl(relation)
@@ -280,13 +308,10 @@ class Engine(DeclaredRelations):
                                 list(tup)).fetchone()[0] > 0
 
     def save(self, path: str) -> None:
-        """Write every relation (facts loaded and derived) into a DuckDB file,
-        one table per relation named as the relation, columns as declared.
-        Written to a temporary file renamed into place: never a partial file."""
-        tmp = f"{path}.tmp-{os.getpid()}"
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        self.con.execute(f"ATTACH {_sql_str(tmp)} AS __sdylog_save")
+        """Write every relation (facts loaded and derived) into a new DuckDB
+        file at `path`, one table per relation named as the relation, columns
+        as declared. (Commands save through sdylog.outputs: whole or not at all.)"""
+        self.con.execute(f"ATTACH {_sql_str(path)} AS __sdylog_save")
         try:
             taken: set[str] = set()
             for name, rel in self._rels.items():
@@ -301,12 +326,6 @@ class Engine(DeclaredRelations):
                                  f"SELECT {sel} FROM {rel.table} ORDER BY ALL")
         finally:
             self.con.execute("DETACH __sdylog_save")
-        try:
-            os.replace(tmp, path)
-        finally:
-            for leftover in (tmp, tmp + ".wal"):
-                if os.path.exists(leftover):
-                    os.remove(leftover)
 
     def close(self) -> None:
         self.con.close()
@@ -319,19 +338,30 @@ class Engine(DeclaredRelations):
 
 
 def _reads(program: Program) -> dict[str, set[str]]:
-    """Relation -> the relations its clauses and subsumptive rules read."""
-    from sdylog.datalog.semantics import atoms_of
-    reads: dict[str, set[str]] = {}
-    for c in program.clauses:
-        reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
-    for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
-        reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
-    return reads
+    """Relation -> the relations its clauses and subsumptive rules read
+    (made once per program: a run asking for some relations reads it)."""
+    cache = program.run_cache
+    if "reads" not in cache:
+        from sdylog.datalog.semantics import atoms_of
+        reads: dict[str, set[str]] = {}
+        for c in program.clauses:
+            reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
+        for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
+            reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
+        cache["reads"] = reads
+    return cache["reads"]
 
 
 def needed_strata(program: Program, relations: list[str] | None):
     if relations is None:
         return program.strata
+    key = ("needed", tuple(relations))
+    if key not in program.run_cache:
+        program.run_cache[key] = _needed_strata(program, relations)
+    return program.run_cache[key]
+
+
+def _needed_strata(program: Program, relations: list[str]):
     reads = _reads(program)
     want: set[str] = set()
     todo = list(relations)
@@ -357,6 +387,13 @@ class DropPlan:
 def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     """The DropPlan of a run of `strata` (needed_strata's) asked for `kept`,
     over the engine's `relations` (every one it holds)."""
+    key = ("drop", tuple(map(id, strata)), tuple(kept), tuple(relations))
+    if key not in program.run_cache:
+        program.run_cache[key] = _drop_plan(program, strata, kept, relations)
+    return program.run_cache[key]
+
+
+def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     reads = _reads(program)
     last: dict[str, int] = {}
     for i, s in enumerate(strata):
@@ -377,6 +414,14 @@ def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     return DropPlan(tuple(kept), before, after)
 
 
+def _wide_arrow(decl: RelationDecl, rows: list, wide: dict[int, str]):
+    """to_arrow, with the `wide` columns as their decimal digits (DuckDB casts them on insert)."""
+    from sdylog.datalog.data import to_arrow
+    as_text = RelationDecl(decl.name, tuple(replace(c, kind="symbol") if i in wide else c
+                                            for i, c in enumerate(decl.columns)), decl.loc)
+    return to_arrow(as_text, [tuple(str(v) if i in wide else v for i, v in enumerate(r)) for r in rows])
+
+
 def _sql_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -384,12 +429,21 @@ def _sql_str(s: str) -> str:
 _CSV_LINE = re.compile(r"on Line: (\d+)")
 
 
+_KIND_OF_SQL = {"BIGINT": "a number", "DOUBLE": "a float"}
+
+
 def _csv_error(e, path: str, relation: str):
+    """DuckDB's CSV reader's error in the words of facts_file.read_facts_file."""
     text = str(e)
     m = _CSV_LINE.search(text)
-    reason = re.search(r'(Could not convert string "[^"]*" to \'\w+\'|Expected Number of Columns: \d+ '
-                       r'Found: \d+)', text)
-    detail = reason.group(1) if reason else text.splitlines()[0]
+    if r := re.search(r'Could not convert string "([^"]*)" to \'(\w+)\'', text):
+        detail = f"cannot read '{r[1]}' as {_KIND_OF_SQL.get(r[2], r[2].lower())}"
+    elif r := re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text):
+        detail = f"{r[2]} columns, the relation has {r[1]}"
+    elif "Invalid unicode" in text:
+        detail = "not UTF-8 text"
+    else:
+        detail = text.splitlines()[0]
     return error(None, f"facts of '{relation}': {detail}") if not m else \
         error_loc(path, int(m.group(1)), f"facts of '{relation}': {detail}")
 

@@ -1,12 +1,11 @@
-"""Choosing an engine: the embedded DuckDB one, or Soufflé where installed."""
+"""Choosing and making an engine: in memory, the embedded DuckDB one, or Soufflé where installed."""
 from __future__ import annotations
 
 import os
 import shutil
 
+from sdylog import ENGINES
 from sdylog.datalog.lexer import error
-
-ENGINES = ("duckdb", "memory", "souffle")
 
 
 def souffle_path() -> str | None:
@@ -27,11 +26,16 @@ def default_engine(provenance: bool = False) -> str:
 
 
 def propagation_engine(chosen: str | None = None) -> str:
-    """The engine for the propagation rules: `chosen`, else $SDYLOG_ENGINE, else
-    the in-memory one (on the corpus models it evaluates the propagation
-    program 1.5x (L48) to 4x (L8) faster than DuckDB, whose fixed cost per
-    statement dominates; both run the rank-ordered stratum the same way)."""
-    return chosen or os.environ.get("SDYLOG_ENGINE") or "memory"
+    """The engine every command uses, propagation's and the others' alike:
+    `chosen` (--engine), else $SDYLOG_ENGINE, else the in-memory one (on
+    the corpus models it evaluates the propagation program 1.5x (L48) to 4x
+    (L8) faster than DuckDB, whose fixed cost per statement dominates; both
+    run the rank-ordered stratum the same way)."""
+    name = chosen or os.environ.get("SDYLOG_ENGINE") or "memory"
+    if name not in ENGINES:
+        raise error(None, f"unknown Datalog engine '{name}'"
+                    f"{' (from SDYLOG_ENGINE)' if not chosen else ''}: choose from {', '.join(ENGINES)}")
+    return name
 
 
 def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import SdylogError, decode_utf8
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,8 @@ class Preprocessor:
 
     def tokens_of_file(self, path: str, display: str | None = None, loc: Loc | None = None) -> list[Token]:
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                text = decode_utf8(f.read(), display or path)
         except OSError as e:
             raise error(loc, f"cannot read '{display or path}': {e.strerror}")
         return self.tokens_of_text(text, display or path, os.path.abspath(path))

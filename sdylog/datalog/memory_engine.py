@@ -42,6 +42,8 @@ from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
+from sdylog.datalog.runtime_errors import error_from_code
+from sdylog.datalog.stepped import StepEvaluation
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
@@ -76,6 +78,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     # ---- schema ----
     def declare(self, program: Program) -> None:
+        if any(p is program for p in self._programs):
+            return   # (declared already, every relation as it is)
         for decl in program.relations.values():
             if self._declared_again(decl):
                 continue
@@ -118,6 +122,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             p = self._prov.setdefault(relation, {})
             for r in rows:
                 p.setdefault(r, (-1, 0))
+
+    def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None,
+                  skip_header: bool = False) -> None:
+        """Add facts from a Soufflé facts file (as the DuckDB engine's load_file)."""
+        from sdylog.datalog.facts_file import read_facts_file
+        self.load(relation, read_facts_file(self.decl(relation), path, delimiter, display, skip_header))
 
     def replace(self, relation: str, data) -> None:
         self.clear(relation)
@@ -202,7 +212,13 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             self._restore(r)
         plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
         with gc_paused():
-            self._run_strata(program, strata, plan)
+            try:
+                self._run_strata(program, strata, plan)
+            except Exception as e:
+                located = error_from_code(e, self.rules)    # (a rule's runtime error: at the rule)
+                if located is None:
+                    raise
+                raise located from None
 
     def _drop(self, relations, kept: tuple) -> None:
         """Free relations a run was not asked for (see run)."""
@@ -262,7 +278,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                 self._drop_sets(s.relations, plan.kept)
 
     def _run_stratum(self, program: Program, s) -> None:
-        if self._db is not None and not s.subsumptive:
+        if self._db is not None and not s.subsumptive and not s.stepped:
             rounds = run_stratum(self._db, self._cindexes, program, s)
             for r in s.relations:
                 self._c_changed(r)
@@ -275,6 +291,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         # (what Python writes goes into the C tables: _store, _recursive)
         if s.subsumptive:
             RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
+        elif s.stepped:
+            StepEvaluation(_StepBackend(self, program), s.step_plan).run()
         elif s.recursive:
             self._recursive(program, s)
         else:
@@ -467,6 +485,14 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             out[c.name] = np.array(vals, dtype=object if c.kind == "symbol" else None)
         return out
 
+    def row_matrix(self, relation: str):
+        """(rows as an (n, arity) int64 array with symbols as ids, the symbol
+        strings by id) for a relation held in C; None for one held in Python."""
+        self._kept(relation)
+        if not self._in_c(relation):
+            return None
+        return self._db.row_matrix(relation), self._db.symbols()
+
     def read_arrow(self, relation: str):
         import pyarrow as pa
         decl = self.decl(relation)
@@ -593,3 +619,40 @@ class _Backend(RankedBackendSteps):
 
     def store(self, relation: str, tuples, prov) -> None:
         self.engine._store(relation, tuples, prov)
+
+
+class _StepBackend:
+    """What a stepped stratum (sdylog/datalog/stepped.py) asks of the memory
+    engine: its strata of one step run as any others (in C where they lower)."""
+
+    def __init__(self, engine: MemoryEngine, program: Program):
+        self.engine = engine
+        self.program = program
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
+
+    def declare(self, program: Program) -> None:
+        self.engine.declare(program)
+
+    def run_strata(self, program: Program) -> None:
+        self.engine._run_strata(program, program.strata)
+
+    def loaded(self, relation: str):
+        return self.engine._loaded.get(relation, ())
+
+    def replace(self, relation: str, rows) -> None:
+        self.engine.replace(relation, rows)
+
+    def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
+        eng = self.engine
+        rows = list(eng._data[aux])
+        if eng.provenance:
+            mine = self.prov.setdefault(relation, {})
+            for t, (rule, height) in eng._prov.get(aux, {}).items():
+                if rule >= 0:
+                    _, ci = eng.rules[rule]
+                    rule = eng._rule_id(self.program, origin[ci])
+                mine.setdefault(t, (rule, height))
+        return rows
+
+    def store(self, relation: str, rows) -> None:
+        self.engine._store(relation, set(rows), self.prov.get(relation))

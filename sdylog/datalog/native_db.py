@@ -23,11 +23,13 @@ class NativeDB:
     def __init__(self, native):
         self.db = native.Database()
         self.table: dict[str, int] = {}   # relation -> table number
+        self.arity: dict[str, int] = {}
         self.intern = self.db.intern      # str -> symbol id
 
     def declare(self, decl) -> None:
         if decl.name not in self.table and "float" not in decl.kinds:
             self.table[decl.name] = self.db.add_table(decl.arity, tuple(k == "symbol" for k in decl.kinds))
+            self.arity[decl.name] = decl.arity
 
     def holds(self, relation: str) -> bool:
         return relation in self.table
@@ -52,6 +54,19 @@ class NativeDB:
 
     def rows(self, relation: str) -> set:
         return self.db.rows(self.table[relation])
+
+    def row_matrix(self, relation: str):
+        """The rows as an (n, arity) int64 numpy array, symbol columns as
+        ids into symbols() (no Python tuple per row)."""
+        import numpy as np
+        tno = self.table[relation]
+        flat = np.frombuffer(self.db.rows_array(tno), dtype=np.int64)
+        arity = self.arity[relation]
+        return flat.reshape(-1, arity) if arity else np.zeros((self.db.size(tno), 0), np.int64)
+
+    def symbols(self) -> list[str]:
+        """Symbol id -> its string."""
+        return self.db.symbols()
 
 
 class NativeIndexes(StaticIndexes):

@@ -10,6 +10,7 @@ from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl,
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
 from sdylog.datalog.semantics import check_clause, check_subsumption
+from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
 
 # Parameters of .input/.output that sdylog understands, with Soufflé's meaning.
@@ -54,6 +55,13 @@ class Program:
         """Relations with clauses (rules or inline facts), in declaration order."""
         heads = {c.head.relation for c in self.clauses}
         return [r for r in self.relations if r in heads]
+
+    @cached_property
+    def run_cache(self) -> dict:
+        """What runs work out from the program alone (the relations each
+        reads, the strata a run asking for some relations needs, ...), made
+        once: engine.py's needed_strata and drop_plan."""
+        return {}
 
     @cached_property
     def fingerprint(self) -> str:
@@ -111,9 +119,22 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
     for s in subsumptions:
         if not any(c.head.relation == s.relation for c in clauses):
             raise error(s.loc, f"subsumptive rule for '{s.relation}', which no rule derives")
-    strata = stratify(list(relations), clauses, subsumptions)
+    stepped = {r for r, d in relations.items() if step_column(d) is not None}
+    strata = stratify(list(relations), clauses, subsumptions, stepped)
+    for s in strata:
+        if s.stepped:
+            s.step_plan = plan_steps((relations, types, clauses), s,
+                                     lambda decls, cls, what: _sub_program(decls, types, cls, pp.files, what))
     return Program(relations, types, clauses, kinds, directives, strata, pp.files, name,
                    subsumptions, sub_kinds)
+
+
+def _sub_program(relations, types, clauses, files, name: str) -> Program:
+    """The clauses of part of a stratum (a stepped stratum's seeds or step,
+    over its auxiliary relations), checked and stratified on their own."""
+    kinds = [check_clause(c, relations) for c in clauses]
+    strata = stratify(list(relations), clauses)
+    return Program(relations, types, clauses, kinds, [], strata, files, name)
 
 
 def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:

@@ -5,13 +5,14 @@ every output to stdout in Soufflé's format; `.printsize R` prints `R<TAB>n`.
 Files are written only once everything succeeded."""
 from __future__ import annotations
 
+import functools
 import os
-import sys
 import tempfile
 
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.sql import ident
+from sdylog.ir.diagnostics import SdylogError
 
 
 def input_path(facts_dir: str, d) -> str:
@@ -62,63 +63,68 @@ def stdout_block(engine, relation: str, headers: bool = False) -> str:
     return head + "===============\n" + relation_text(engine, relation) + "===============\n"
 
 
-def write_outputs(engine, program: Program, out_dir: str, stdout=None) -> None:
-    stdout = stdout or sys.stdout
+def plan_outputs(program: Program, out_dir: str) -> list:
+    """The output files of the program's `.output` directives, each checked
+    (before the run: a missing folder fails at once), with the directive."""
+    from sdylog import outputs
+    planned = []
+    for d in program.directives_of("output"):
+        if out_dir == "-" or d.params.get("IO") == "stdout":
+            continue
+        name = d.params.get("filename", f"{d.relation}.csv")
+        try:
+            planned.append((d, outputs.plan(name if os.path.isabs(name) else os.path.join(out_dir, name),
+                                            f"relation '{d.relation}' to")))
+        except SdylogError as e:
+            raise error(d.loc, e.message) from None
+    return planned
+
+
+def write_outputs(engine, program: Program, out_dir: str, planned: list | None = None) -> None:
+    """The files of `plan_outputs`, then what goes to stdout (`-D -`,
+    `IO=stdout`, `.printsize`), in the order of the strata."""
+    from sdylog import outputs
+    planned = plan_outputs(program, out_dir) if planned is None else planned
     order = {r: i for i, s in enumerate(program.strata) for r in s.relations}
-    directives = sorted((d for d in program.directives if d.kind in ("output", "printsize")),
-                        key=lambda d: order.get(d.relation, -1))
-    files: list[tuple[str, str]] = []    # (temporary, final)
     printed: list[str] = []
-    try:
-        for d in directives:
-            if d.kind == "printsize":
-                printed.append(f"{d.relation}\t{engine.size(d.relation)}\n")
-                continue
-            headers = d.params.get("headers") == "true"
-            if out_dir == "-" or d.params.get("IO") == "stdout":
-                printed.append(stdout_block(engine, d.relation, headers))
-                continue
-            name = d.params.get("filename", f"{d.relation}.csv")
-            final = name if os.path.isabs(name) else os.path.join(out_dir, name)
-            folder = os.path.dirname(os.path.abspath(final))
-            if not os.path.isdir(folder):
-                raise error(d.loc, f"output folder '{folder}' does not exist")
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".sdylog-", suffix=".tmp")
-            os.close(fd)
-            files.append((tmp, final))
-            delimiter = d.params.get("delimiter", "\t")
-            if engine.decl(d.relation).arity == 0:
-                with open(tmp, "w", encoding="utf-8") as f:
-                    f.write(relation_text(engine, d.relation, delimiter, headers))
-            else:
-                _copy_to(engine, d.relation, tmp, delimiter, headers)
-        for tmp, final in files:
-            os.replace(tmp, final)
-        files = []
-    finally:
-        for tmp, _ in files:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-    stdout.write("".join(printed))
+    for d in sorted((d for d in program.directives if d.kind in ("output", "printsize")),
+                    key=lambda d: order.get(d.relation, -1)):
+        if d.kind == "printsize":
+            printed.append(f"{d.relation}\t{engine.size(d.relation)}\n")
+        elif out_dir == "-" or d.params.get("IO") == "stdout":
+            printed.append(stdout_block(engine, d.relation, d.params.get("headers") == "true"))
+    outputs.write_all([(out, functools.partial(_write_relation, engine, d)) for d, out in planned]
+                      + [(outputs.plan("-"), "".join(printed))])
 
 
-def run_like_souffle(program: Program, facts_dir: str, out_dir: str, engine_name: str | None = None,
-                     stdout=None) -> None:
-    from sdylog.datalog.engines import default_engine
-    name = engine_name or default_engine()
+def _write_relation(engine, d, path: str) -> None:
+    delimiter, headers = d.params.get("delimiter", "\t"), d.params.get("headers") == "true"
+    if engine.decl(d.relation).arity == 0 or not hasattr(engine, "con"):   # (DuckDB writes large ones itself)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(relation_text(engine, d.relation, delimiter, headers))
+    else:
+        _copy_to(engine, d.relation, path, delimiter, headers)
+
+
+def run_like_souffle(program: Program, facts_dir: str, out_dir: str, engine_name: str | None = None) -> None:
+    from sdylog.datalog.engines import propagation_engine
+    name = propagation_engine(engine_name)
+    planned = plan_outputs(program, out_dir)
     if name == "souffle":
-        return _run_souffle(program, facts_dir, out_dir, stdout or sys.stdout)
+        return _run_souffle(program, facts_dir, out_dir, planned)
     from sdylog.datalog.engines import make_engine
     with make_engine(program, name) as engine:
         load_inputs(engine, program, facts_dir)
         engine.run()
-        write_outputs(engine, program, out_dir, stdout)
+        write_outputs(engine, program, out_dir, planned)
 
 
-def _run_souffle(program: Program, facts_dir: str, out_dir: str, stdout) -> None:
-    """The compiled program does its own IO; outputs go to a fresh folder first."""
+def _run_souffle(program: Program, facts_dir: str, out_dir: str, planned: list) -> None:
+    """The compiled program does its own IO, into a private folder; its files
+    are then written as planned."""
     import shutil
 
+    from sdylog import outputs
     from sdylog.datalog.printer import print_program
     from sdylog.datalog.souffle_engine import compiled, run_binary
 
@@ -128,14 +134,14 @@ def _run_souffle(program: Program, facts_dir: str, out_dir: str, stdout) -> None
             raise error(None, f"cannot open fact file '{path}' of relation '{d.relation}'")
     binary = compiled(print_program(program))
     if out_dir == "-":
-        stdout.write(run_binary(binary, facts_dir, "-"))
+        outputs.write_all([(outputs.plan("-"), run_binary(binary, facts_dir, "-"))])
         return
-    os.makedirs(out_dir, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=out_dir, prefix=".sdylog-")
+    tmp = tempfile.mkdtemp(prefix="sdylog-souffle-")
     try:
         text = run_binary(binary, facts_dir, tmp)
-        for name in os.listdir(tmp):
-            os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
+        written = [(out, functools.partial(shutil.copyfile,
+                                           os.path.join(tmp, d.params.get("filename", f"{d.relation}.csv"))))
+                   for d, out in planned]
+        outputs.write_all(written + [(outputs.plan("-"), text)])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    stdout.write(text)

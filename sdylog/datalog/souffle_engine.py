@@ -117,15 +117,20 @@ class SouffleEngine(Engine):
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
         if provenance:
-            raise error(None, "provenance (explain) needs the duckdb engine")
+            raise error(None, "provenance (explain) needs the memory or duckdb engine: Soufflé records none")
         if souffle_path() is None:
             raise error(None, "the souffle engine needs `souffle` on PATH")
         super().__init__(program)
 
     def explain(self, relation, values, max_depth=100):
-        raise error(None, "explain needs the duckdb engine made with provenance=True")
+        raise error(None, "explain needs the memory or duckdb engine made with provenance=True")
 
     def _evaluate(self, program: Program, strata) -> None:
+        stepped = [s for s in strata if s.stepped]
+        if stepped:
+            raise error(None, f"the souffle engine cannot evaluate the stepped stratum of "
+                        f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
+                        f"memory or duckdb engine")
         derived = [r for s in strata for r in s.relations]
         reads = set()
         for s in strata:

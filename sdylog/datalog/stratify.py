@@ -1,5 +1,7 @@
 """Strata: strongly connected components of the relation dependency graph in
-evaluation order; negation or aggregation inside a component is an error."""
+evaluation order; negation or aggregation inside a component is an error,
+except in a stepped stratum (sdylog/datalog/stepped.py): a recursive
+component whose relations all have a Step column."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,6 +17,8 @@ class Stratum:
     clauses: tuple[int, ...]       # indices into Program.clauses whose head is here
     recursive: bool                # some clause reads a relation of this stratum
     subsumptive: bool = False      # some relation here has subsumptive rules (evaluated in rank order)
+    stepped: bool = False          # evaluated step by step (every relation has a Step column)
+    step_plan: object = None       # its StepPlan (stepped.py), made by the program
 
 
 def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
@@ -65,7 +69,9 @@ def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]
     return out
 
 
-def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=()) -> list[Stratum]:
+def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
+             stepped_relations=frozenset()) -> list[Stratum]:
+    """The strata; `stepped_relations` are those with a Step column."""
     reads: dict[str, set[str]] = {r: set() for r in relation_order}
     for c in clauses:
         for atom, _ in atoms_of(c.body):
@@ -85,20 +91,26 @@ def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=()) 
         rels = sorted(comp, key=position.get)
         idx = sorted(i for r in rels for i in by_head.get(r, ()))
         recursive = False
+        stepped = len(comp) > 1 or any(a.relation in comp for i in idx for a, _ in atoms_of(clauses[i].body))
+        stepped = stepped and all(r in stepped_relations for r in comp)
         for i in idx:
             c = clauses[i]
             for atom, negative in atoms_of(c.body):
                 if comp_of[atom.relation] != ci:
                     continue
                 recursive = True
-                if negative:
+                if negative and not stepped:
                     what = "negates" if _is_negated(c, atom) else "aggregates over"
                     raise error(atom.loc, f"cannot stratify: the rule for '{c.head.relation}' at "
                                 f"{c.loc.file}:{c.loc.line} {what} '{atom.relation}', which depends on "
                                 f"'{c.head.relation}' (a cycle through "
                                 f"{'negation' if what == 'negates' else 'aggregation'})")
         if idx:
-            strata.append(Stratum(tuple(rels), tuple(idx), recursive, bool(subsumed & set(rels))))
+            sub = bool(subsumed & set(rels))
+            if stepped and sub:
+                raise error(clauses[idx[0]].loc, f"the stepped stratum of {', '.join(rels)} has subsumptive rules: "
+                            f"a stratum is evaluated in rank order or step by step, not both")
+            strata.append(Stratum(tuple(rels), tuple(idx), recursive, sub, stepped and recursive))
     return strata
 
 

@@ -1,27 +1,57 @@
-"""A relation as a readable table, optionally filtered by column=value."""
+"""A relation as a readable table (or CSV, or JSON), filtered by column=value.
+
+`select` reads a relation's tuples with columns added beside some of them
+(a caller's names for ids: `t_name` beside a tensor id `t`), filtered on
+any column; `render` prints the result as a table (a header, the rows,
+a last line with the count), CSV or JSON.
+"""
 from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from sdylog.datalog.lexer import error
 
+FORMATS = ("table", "csv", "json")
 
-def parse_filters(engine, relation: str, where) -> list[tuple[int, object]]:
-    """`where`: a dict {column: value} or strings 'COL=VAL' (values converted
-    to the column's type)."""
-    decl = engine.decl(relation)
-    names = [c.name for c in decl.columns]
+
+@dataclass(frozen=True)
+class Extra:
+    """A column shown right after declared column `after`: fn(value of that column)."""
+    after: int
+    name: str
+    fn: Callable
+
+
+@dataclass
+class Selection:
+    relation: str
+    columns: list[str]
+    rows: list[tuple]                 # the shown rows (after `limit`)
+    total: int                        # rows that pass the filters
+    filtered: bool = False
+    numeric: list[bool] = field(default_factory=list)   # per column: numbers (right-aligned)
+
+
+def parse_filters(columns: list[str], kinds: list[str], relation: str, where) -> list[tuple[int, object]]:
+    """`where`: a dict {column: value} or strings 'COL=VAL' (VAL may be
+    quoted: "x" or 'x'), each value converted to its column's kind."""
     items = list(where.items()) if isinstance(where, dict) else []
     if not isinstance(where, dict):
         for w in where or ():
             if "=" not in w:
                 raise error(None, f"filter '{w}' is not COLUMN=VALUE")
             k, v = w.split("=", 1)
-            items.append((k.strip(), v))
+            items.append((k.strip(), _unquote(v.strip())))
     out = []
     for k, v in items:
-        if k not in names:
-            raise error(None, f"'{relation}' has no column '{k}' (columns: {', '.join(names)})")
-        i = names.index(k)
-        kind = decl.columns[i].kind
+        if k not in columns:
+            raise error(None, f"'{relation}' has no column '{k}' (columns: {', '.join(columns)})")
+        i = columns.index(k)
+        kind = kinds[i]
         try:
             value = v if kind == "symbol" else (float(v) if kind == "float" else int(v, 0) if isinstance(v, str)
                                                  else int(v))
@@ -31,40 +61,69 @@ def parse_filters(engine, relation: str, where) -> list[tuple[int, object]]:
     return out
 
 
+def _unquote(v: str) -> str:
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1].replace("\\" + v[0], v[0])
+    return v
+
+
+def select(engine, relation: str, where=None, limit: int | None = None,
+           extras: list[Extra] = ()) -> Selection:
+    """The relation's tuples (sorted, as engine.read gives them on every
+    engine) with the extra columns, those passing the filters."""
+    decl = engine.decl(relation)
+    order = []   # (declared column index or None, Extra or None), in display order
+    for i in range(decl.arity):
+        order.append((i, None))
+        order.extend((None, x) for x in extras if x.after == i)
+    names = [decl.columns[i].name if x is None else x.name for i, x in order]
+    kinds = [decl.columns[i].kind if x is None else "symbol" for i, x in order]
+    filters = parse_filters(names, kinds, relation, where)
+    rows = []
+    for r in engine.read(relation):
+        full = tuple(r[i] if x is None else x.fn(r[x.after]) for i, x in order) if extras else r
+        if all(full[i] == v for i, v in filters):
+            rows.append(full)
+    total = len(rows)
+    shown = rows if limit is None else rows[:limit]
+    return Selection(relation, names, shown, total, bool(filters), [k != "symbol" for k in kinds])
+
+
+def render(sel: Selection, fmt: str = "table") -> str:
+    if fmt == "csv":
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(sel.columns)
+        w.writerows(sel.rows)
+        return out.getvalue()
+    if fmt == "json":
+        return json.dumps([dict(zip(sel.columns, r)) for r in sel.rows], indent=1) + "\n"
+    if fmt != "table":
+        raise error(None, f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    cells = [[_cell(v) for v in r] for r in sel.rows]
+    widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(sel.columns)]
+    lines = []
+    if sel.columns:
+        lines.append("  ".join(n.ljust(w) for n, w in zip(sel.columns, widths)).rstrip())
+        lines.append("  ".join("-" * w for w in widths))
+        for r in cells:
+            lines.append("  ".join(c.rjust(w) if num else c.ljust(w)
+                                   for c, w, num in zip(r, widths, sel.numeric)).rstrip())
+    if len(sel.rows) < sel.total:
+        lines.append(f"... ({sel.total - len(sel.rows)} more)")
+    lines.append(f"{sel.relation}: {sel.total} tuple{'s' if sel.total != 1 else ''}"
+                 + (" (filtered)" if sel.filtered else ""))
+    return "\n".join(lines) + "\n"
+
+
 def format_relation(engine, relation: str, where=None, limit: int | None = None) -> str:
     """Column names from the .decl as a header, one row a tuple, sorted, and
     a last line with the count (of matching tuples, when filtered)."""
-    decl = engine.decl(relation)
-    filters = parse_filters(engine, relation, where)
-    names = [c.name for c in decl.columns]
-    # (engine.read: sorted tuples, on every engine)
-    rows = [r for r in engine.read(relation) if all(r[i] == v for i, v in filters)]
-    total = len(rows)
-    shown = rows if limit is None else rows[:limit]
-    cells = [[_cell(v) for v in r] for r in shown]
-    widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
-    lines = []
-    if names:
-        lines.append("  ".join(n.ljust(w) for n, w in zip(names, widths)).rstrip())
-        lines.append("  ".join("-" * w for w in widths))
-        for r in cells:
-            lines.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    if len(shown) < total:
-        lines.append(f"... ({total - len(shown)} more)")
-    lines.append(f"{relation}: {total} tuple{'s' if total != 1 else ''}" + (" (filtered)" if filters else ""))
-    return "\n".join(lines) + "\n"
+    return render(select(engine, relation, where, limit))
 
 
 def _cell(v) -> str:
     return format(v, "g") if isinstance(v, float) else str(v)
 
 
-def _numeric(c: str) -> bool:
-    try:
-        float(c)
-        return True
-    except ValueError:
-        return False
-
-
-__all__ = ["format_relation", "parse_filters"]
+__all__ = ["Extra", "FORMATS", "Selection", "format_relation", "parse_filters", "render", "select"]

@@ -1,27 +1,31 @@
-"""`sdylog facts FILE -o DIR`: the module's input relations as Soufflé .facts files."""
+"""`sdylog facts FILE -o DIR`: the input relations propagation reads, as Soufflé .facts files."""
+import os
+
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
 
 
 @click.command()
 @click.argument("file")
-@click.option("-o", "--output", "out_dir", required=True, help="Folder for the NAME.facts files.")
+@click.option("-o", "--output", "out_dir", required=True, help="Folder for the NAME.facts files (made if missing).")
 @click.option("--conservative-propagation", is_flag=True, help="Op sharding rules in conservative mode.")
+@engine_option
 @reports_errors
-def facts(file, out_dir, conservative_propagation):
-    """Write every input relation of rules/schema.dl for FILE ('-': stdin), and
-    the configuration of a -sdy-propagation-pipeline run (run_flag,
-    run_strategy), so `sdylog datalog rules/propagation.dl -F DIR` runs the rules."""
-    from sdylog.facts.extract import extract_facts
-    from sdylog.propagation.driver import PropagationOptions, run_facts
-    from sdylog.facts.write import write_facts_dir
-    from sdylog.ir import load_module
-    from sdylog.ir.module import display_name
-    from sdylog.passes.propagation_pipeline import PIPELINE_PROPAGATION
+def facts(file, out_dir, conservative_propagation, engine):
+    """Write the input relations of rules/schema.dl as -sdy-propagation-pipeline's
+    propagation reads them (after the import passes), and that run's
+    configuration (run_flag, run_strategy), so that `sdylog datalog
+    rules/propagation.dl -F DIR` derives what `sdylog run FILE` derives.
+    FILE may be '-' for stdin."""
+    from sdylog import outputs
+    from sdylog.commands.pipeline import propagation_facts
+    from sdylog.facts.write import facts_file_names, facts_text, rows_text
 
-    module = load_module(file)
-    pipeline = PropagationOptions(**PIPELINE_PROPAGATION, conservative=conservative_propagation)
-    written = write_facts_dir(extract_facts(module, display_name(file), conservative_propagation), out_dir,
-                              run_facts(pipeline))
-    click.echo(f"wrote {len(written)} relations to {out_dir}", err=True)
+    planned = {name: outputs.plan(os.path.join(out_dir, name), "-o", create_folder=True)
+               for name in facts_file_names(["run_flag", "run_strategy"])}
+    facts, run = propagation_facts(file, conservative_propagation, engine)
+    files = facts_text(facts)
+    files.update({f"{name}.facts": rows_text(rows) for name, rows in run.items()})
+    outputs.write_all([(planned[name], text) for name, text in files.items()])
+    click.echo(f"wrote {len(files)} relations to {out_dir}", err=True)

@@ -25,7 +25,7 @@ from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules import rule_for_op, rule_key
-from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind
+from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind, known_op, unknown_op_message
 
 # Ops whose results carry data unchanged from their operands / regions: data
 # flows through them along data-flow edges, never through a sharding rule.
@@ -66,6 +66,9 @@ def _is_result(operands: int, results: int) -> tuple[int, ...]:
 _UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
 
 _DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
+# The most devices a mesh may have: XLA counts partitions in 32 bits (mhlo.num_partitions
+# is an i32), and the units of an axis come from its prime factors (found by trial division).
+MAX_DEVICES = 2 ** 31 - 1
 
 
 def _direction_name(attr) -> str:
@@ -89,7 +92,7 @@ def axis_units(size: int, bounds: set[int], split_sizes: set[int], others: int) 
     `others`), takes gcd(s / P, size) of the axis. If that is ever a proper
     divisor, the axis is split into its prime factors; otherwise it stays one
     unit (cut at the input's boundaries, when they form a chain)."""
-    divisors_of_others = [p for p in range(1, others + 1) if others % p == 0]
+    divisors_of_others = divisors(others)
     for s in split_sizes:
         for p in divisors_of_others:
             if s % p == 0 and math.gcd(s // p, size) not in (1, size):
@@ -115,14 +118,31 @@ def untiled_sub_axes(units: list[tuple[int, int]], sub_axes: set[tuple[int, int]
 def prime_units(size: int) -> list[tuple[int, int]]:
     """(pre_size, size) of an axis's units: its prime factors, smallest first,
     major to minor (an axis of size 1 is one unit of size 1)."""
-    units, pre, rest, p = [], 1, size, 2
-    while rest > 1:
-        while rest % p == 0:
-            units.append((pre, p))
-            pre *= p
-            rest //= p
-        p += 1
+    units, pre = [], 1
+    for p in prime_factors(size):
+        units.append((pre, p))
+        pre *= p
     return units or [(1, 1)]
+
+
+def prime_factors(n: int) -> list[int]:
+    """The prime factors of n, smallest first, with repeats (trial division
+    up to the square root: fast for any mesh size up to MAX_DEVICES)."""
+    factors, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors + ([n] if n > 1 else [])
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of n, ascending."""
+    found = {1}
+    for p in prime_factors(n):
+        found |= {d * p for d in found}
+    return sorted(found)
 
 
 def _walk_with_names(fn) -> tuple[list, list[str]]:
@@ -161,6 +181,11 @@ class FactSet:
     # other values (and for a result given its id before the walk read its op)
     value_ops: list = field(default_factory=list)
     op_names: set = field(default_factory=set)        # the names of the ops (one string each)
+    shardings: list = field(default_factory=list)     # sharding id -> its TensorSharding
+    mesh_symbols: list = field(default_factory=list)  # the `sdy.mesh` symbols, in module order
+    # value id -> its type's id, and type id -> whether it is a ranked tensor
+    value_type_ids: list = field(default_factory=list)
+    type_is_ranked: list = field(default_factory=list)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -168,11 +193,57 @@ class FactSet:
     def rows(self, relation: str) -> list[tuple]:
         return self.relations.get(relation, [])
 
+    def ranked_values(self) -> list[tuple]:
+        """(value id,) of every value whose type is a ranked tensor."""
+        ranked = self.type_is_ranked
+        return [(v,) for v, t in enumerate(self.value_type_ids) if ranked[t]]
+
+    def add_replicated_sharding(self, mesh: str, rank: int) -> int:
+        """A sharding id for the fully closed replicated sharding of `rank` on
+        mesh symbol `mesh`, with its rows (no value carries it)."""
+        sid = len(self.shardings)
+        self.shardings.append(TensorSharding.replicated_on(mesh, rank))
+        add_sharding_rows(self, sid, mesh, self.shardings[-1])
+        return sid
+
+
+def add_mesh_rows(facts, name: str, mesh: Mesh) -> None:
+    """The mesh, mesh_axis, maximal_mesh and mesh_device rows of a mesh (`facts.add`)."""
+    facts.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
+    for i, a in enumerate(mesh.axes):
+        facts.add("mesh_axis", name, a.name, i, a.size)
+    if mesh.is_maximal:
+        facts.add("maximal_mesh", name, mesh.device_ids[0])
+    elif mesh.device_ids:
+        for pos, dev in enumerate(mesh.device_ids):
+            facts.add("mesh_device", name, pos, dev)
+
+
+def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> None:
+    """The sharding, sharding_dim, sharding_dim_axis, sharding_replicated and
+    sharding_unreduced rows of sharding `sid` on mesh `mesh` (in facts.meshes)."""
+    sizes = facts.meshes[mesh].axis_sizes
+    facts.add("sharding", sid, mesh)
+
+    def ref(a: AxisRef):
+        lo, hi = a.interval(sizes.get(a.name, 1))
+        return a.name, lo, hi // lo
+
+    for d, dim in enumerate(sharding.dims):
+        facts.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
+        for pos, a in enumerate(dim.axes):
+            facts.add("sharding_dim_axis", sid, d, pos, *ref(a))
+    for a in sharding.replicated:
+        facts.add("sharding_replicated", sid, *ref(a))
+    for a in sharding.unreduced:
+        facts.add("sharding_unreduced", sid, *ref(a))
+
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
-                 names_within=None):
+                 names_within=None, strict_rules: bool = False):
         self.facts = FactSet(module=module)
+        self.strict_rules = strict_rules
         self._names_within = names_within or _walk_with_names
         self.filename = filename
         self.conservative = conservative
@@ -187,7 +258,7 @@ class _Extractor:
         self._split_sizes: set[int] = set()   # sizes of factors that are not a dimension's minor-most one
         self._rule_by_key: dict[tuple, int | None] = {}
         self._rule_ids: dict = {}  # OpShardingRule -> rule id
-        self._value_type_ids: list = []  # value id -> its type's id
+        self._value_type_ids: list = self.facts.value_type_ids  # value id -> its type's id
         # (first value id, function name) of each function's run of value ids: a
         # function's values get their ids while add_func reads it, one run each
         self._func_runs: list = []
@@ -197,6 +268,10 @@ class _Extractor:
         self._results_ahead = 0          # op results with ids whose op the walk has not read yet
         self._name_kinds: dict = {}      # op name -> _name_kind(op, name)
         self._dict_shardings: dict = {}  # DictAttr -> sharding_in's answer
+        # Shardings repeat (after propagation, most ops carry one of a few):
+        # equal ones share one id and one set of rows.
+        self._sharding_ids: dict = {}    # TensorSharding -> its id
+        self._list_ids: dict = {}        # an op's `sdy.sharding` attribute -> the ids of its shardings
         # op name -> whether the ops of that name read so far had one result each (add_body);
         # absent until the first one is read
         self._one_result: dict = {}
@@ -236,7 +311,9 @@ class _Extractor:
         tid = self._type_ids.get(t)
         if tid is None:
             tid = self._type_ids[t] = len(self._types)
-            self._types.append((shape_of(t), str(t.element_type) if is_tensor(t) else str(t)))
+            ranked = is_tensor(t)
+            self._types.append((shape_of(t), str(t.element_type) if ranked else str(t)))
+            self.facts.type_is_ranked.append(ranked)
             error = unpropagatable_type_error(t)
             if error is not None:
                 self._unpropagatable_types[tid] = error
@@ -273,41 +350,29 @@ class _Extractor:
 
     # ------------------------------------------------------------ meshes
     def add_mesh(self, name: str, mesh: Mesh) -> None:
-        f = self.facts
-        f.meshes[name] = mesh
-        f.add("mesh", name, mesh.num_devices if mesh.axes else len(mesh.device_ids))
-        for i, a in enumerate(mesh.axes):
-            f.add("mesh_axis", name, a.name, i, a.size)
-        if mesh.is_maximal:
-            f.add("maximal_mesh", name, mesh.device_ids[0])
-        elif mesh.device_ids:
-            for pos, dev in enumerate(mesh.device_ids):
-                f.add("mesh_device", name, pos, dev)
+        if mesh.num_devices > MAX_DEVICES:
+            op = next((op for op in self.module.body.operations if op.name == "sdy.mesh"
+                       and symbol_name(op) == name), self.module.operation)
+            raise error_at(op, f"mesh @{name} has {mesh.num_devices} devices: at most {MAX_DEVICES} (2^31 - 1, "
+                           "XLA's partition count is a 32-bit integer)", self.filename)
+        self.facts.meshes[name] = mesh
+        add_mesh_rows(self.facts, name, mesh)
 
     # ------------------------------------------------------------ shardings
     def add_sharding(self, sharding: TensorSharding) -> int:
+        """The id of `sharding`: a new one with its rows, or that of an equal one."""
+        sid = self._sharding_ids.get(sharding)
+        if sid is not None:
+            return sid
         f = self.facts
-        sid = self._num_shardings
+        sid = self._sharding_ids[sharding] = self._num_shardings
         self._num_shardings += 1
         mesh = self.mesh_name(sharding.mesh)
-        sizes = f.meshes[mesh].axis_sizes
-        f.add("sharding", sid, mesh)
-
-        def ref(a: AxisRef):
-            lo, hi = a.interval(sizes.get(a.name, 1))
-            return a.name, lo, hi // lo
-
-        for d, dim in enumerate(sharding.dims):
-            f.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
-            for pos, a in enumerate(dim.axes):
-                f.add("sharding_dim_axis", sid, d, pos, *ref(a))
+        f.shardings.append(sharding)
+        add_sharding_rows(f, sid, mesh, sharding)
         for a in chain(*(d.axes for d in sharding.dims), sharding.replicated, sharding.unreduced):
             if a.sub is not None:
                 self._sub_axes[(mesh, a.name)].add((a.sub.pre_size, a.sub.next_pre_size // a.sub.pre_size))
-        for a in sharding.replicated:
-            f.add("sharding_replicated", sid, *ref(a))
-        for a in sharding.unreduced:
-            f.add("sharding_unreduced", sid, *ref(a))
         return sid
 
     # ------------------------------------------------------------ walk
@@ -315,6 +380,7 @@ class _Extractor:
         f = self.facts
         for name, mesh in meshes_of_module(self.module).items():
             self.add_mesh(name, mesh)
+            f.mesh_symbols.append(name)
         funcs = func_ops(self.module)
         if self.static_shapes:   # (ops outside functions: add_body checks the others)
             for op in self.module.body.operations:
@@ -645,13 +711,16 @@ class _Extractor:
         f = self.facts
         if "sdy.sharding" in attrs:
             f.sharded_ops.add(op_id)
-            shardings = sharding_per_value(attrs["sdy.sharding"])
+            attr = attrs["sdy.sharding"]
+            ids = self._list_ids.get(attr)
+            if ids is None:
+                ids = self._list_ids[attr] = [self.add_sharding(s) for s in sharding_per_value(attr)]
             if not results:
-                shardings = []   # an op with no results may carry one (e.g. a side-effecting callback)
-            elif len(shardings) != len(results):
-                raise error_at(op, f"sdy.sharding has {len(shardings)} shardings for {len(results)} results", self.filename)
-            for vid, s in zip(results, shardings):
-                f.add("value_sharding", vid, self.add_sharding(s))
+                ids = []   # an op with no results may carry one (e.g. a side-effecting callback)
+            elif len(ids) != len(results):
+                raise error_at(op, f"sdy.sharding has {len(ids)} shardings for {len(results)} results", self.filename)
+            for vid, sid in zip(results, ids):
+                f.add("value_sharding", vid, sid)
         if name in _OWN_SHARDING_OPS and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
 
@@ -776,6 +845,8 @@ class _Extractor:
     def rule_id(self, op) -> int | None:
         """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""
         rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
+        if rule is None and self.strict_rules and not known_op(op.name):
+            raise error_at(op, unknown_op_message(op.name), self.filename)
         rule_id = None
         if rule is not None:
             rule_id = self._rule_ids.get(rule)
@@ -802,16 +873,18 @@ class _Extractor:
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
-                  static_shapes: bool = False, names_within=None) -> FactSet:
+                  static_shapes: bool = False, names_within=None, strict_rules: bool = False) -> FactSet:
     """The module's input relations (rules/schema.dl) and the id maps back to the IR.
     `static_shapes`: an op result of a type propagation rejects (a tuple, a
     dynamic shape) is an error, with unpropagatable_type_error's message.
     `names_within(fn)`: a function and the ops nested in it, pre-order, and
     their names, list for list (e.g. a pipeline's census' `within_and_names`,
     which then serves the steps after it: the rows share its name strings);
-    by default a walk."""
+    by default a walk. `strict_rules`: an op the rule registry does not know
+    is an error at the op (else it has no rule, as in Shardy; a custom call
+    of an unknown target has none either way)."""
     with module.context:
-        return _Extractor(module, filename, conservative, static_shapes, names_within).run()
+        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on

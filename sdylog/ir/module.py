@@ -5,18 +5,20 @@ import sys
 from jaxlib.mlir import ir
 
 from sdylog.ir.context import make_context
-from sdylog.ir.diagnostics import SdylogError, format_location
+from sdylog.ir.diagnostics import SdylogError, decode_utf8, format_location
 
 # `sdy_opt -split-input-file` splits on lines of exactly `// -----`.
 _SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
 
 
 def read_source(path: str) -> str:
+    """The text of a file, or of stdin for '-'."""
     if path == "-":
-        return sys.stdin.read()
+        stdin = getattr(sys.stdin, "buffer", None)
+        return decode_utf8(stdin.read(), display_name(path)) if stdin else sys.stdin.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        with open(path, "rb") as f:
+            return decode_utf8(f.read(), path)
     except OSError as e:
         raise SdylogError(f"cannot read {path}: {e.strerror}") from None
 

@@ -2,11 +2,13 @@
 owners, insertion points, replacing and moving ops, inlining regions, and
 warnings.
 
-The bindings hand out a new Python object for every access, but equality and
-hashing follow the underlying IR object, so ops and values can key dicts.
+The bindings hand out a new Python object for every access; equality follows
+the underlying IR object, but an op's hash covers its operands and attributes
+too: key dicts by `op_key(op)` where the IR changes meanwhile.
 """
 from __future__ import annotations
 
+import ctypes
 import sys
 
 from jaxlib.mlir import ir
@@ -17,6 +19,19 @@ from sdylog.ir.walk import op_list, op_names
 
 def as_operation(op) -> ir.Operation:
     return op.operation if hasattr(op, "operation") else op
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_OPERATION_CAPSULE = b"jaxlib.mlir.ir.Operation._CAPIPtr"
+
+
+def op_key(op) -> int:
+    """A number naming the op for as long as it lives, to key dicts and sets
+    by while the IR changes: the bindings hash an op with its operands and
+    attributes, so an op used as a key is lost once either changes."""
+    return _capsule_pointer(as_operation(op)._CAPIPtr, _OPERATION_CAPSULE)
 
 
 # --- walking -------------------------------------------------------------------
@@ -225,13 +240,15 @@ def results_unused(op) -> bool:
 _CONSTANT_LIKE = frozenset({"stablehlo.constant", "chlo.constant", "arith.constant"})
 
 
-def hoist_and_dedup_constants(root) -> None:
+def hoist_and_dedup_constants(root) -> bool:
     """What MLIR's greedy rewriter does to constants before applying patterns
     (its `cseConstants`): in pre order, a constant equal (dialect, value, type)
     to one already seen in the same isolated-from-above region is replaced by
     it; any other constant moves to the front of that region's entry block,
-    unless it is there already (first, or right after such a hoisted constant)."""
+    unless it is there already (first, or right after such a hoisted constant).
+    Returns whether it changed anything."""
     root = as_operation(root)
+    changed = False
     seen: dict = {}
     hoisted: set = set()
     stack = [as_operation(inner) for region in reversed(list(root.regions))
@@ -247,13 +264,16 @@ def hoist_and_dedup_constants(root) -> None:
         first = seen.get(key)
         if first is not None:
             replace_op(op, first.results)
+            changed = True
             continue
         entry = scope_op.regions[region_index].blocks[0]
         front = as_operation(next(iter(entry.operations)))
         if op.block != entry or (front != op and _previous_op(op) not in hoisted):
             op.move_before(front)
+            changed = True
         seen[key] = op
         hoisted.add(op)
+    return changed
 
 
 def _isolated_scope(op, root):
@@ -287,6 +307,16 @@ def _previous_op(op):
 # --- diagnostics ---------------------------------------------------------------
 def emit_warning(op_or_loc, message: str, filename: str | None = None) -> None:
     """A `file:line:col: warning: message` line on stderr, as MLIR prints warnings."""
+    _emit(op_or_loc, "warning", message, filename)
+
+
+def emit_note(op_or_loc, message: str, filename: str | None = None) -> None:
+    """A `file:line:col: note: message` line on stderr: something the user
+    should know that is not wrong."""
+    _emit(op_or_loc, "note", message, filename)
+
+
+def _emit(op_or_loc, severity: str, message: str, filename: str | None) -> None:
     loc = op_or_loc.location if hasattr(op_or_loc, "location") else op_or_loc
     where = format_location(loc, filename)
-    sys.stderr.write(f"{where}: warning: {message}\n" if where else f"warning: {message}\n")
+    sys.stderr.write(f"{where}: {severity}: {message}\n" if where else f"{severity}: {message}\n")

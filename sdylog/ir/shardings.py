@@ -839,6 +839,8 @@ def is_equivalent(sharding, other) -> bool:
     def dim_axes(s) -> list:
         return [list(sdy.DimensionShardingAttr(d).axes) for d in sdy.TensorShardingAttr(s).dimension_shardings]
 
+    if sharding is None:
+        return other is None or all(not axes for axes in dim_axes(other))
     if all(not axes for axes in dim_axes(sharding)):
         return other is None or all(not axes for axes in dim_axes(other))
     if other is None:

@@ -204,6 +204,32 @@ def funcs_in_call_graph_pre_order(module: ir.Module, has_calls: bool = True) -> 
     return list(reversed(funcs_in_call_graph_post_order(module, has_calls)))
 
 
+def check_no_recursion(module: ir.Module, filename: str | None = None) -> None:
+    """An error at the first call (call-graph order) that closes a cycle of
+    calls: the passes that inline or clone callees (Shardy's too) assume the
+    call graph is acyclic, and would clone forever."""
+    by_name = {symbol_name_of(f): f for f in _func_ops(module) if _has_body(f)}
+    done: set[str] = set()                   # functions whose callees are all visited
+    for root in by_name:
+        if root in done:
+            continue
+        path = [root]                        # the functions being visited, callers first
+        calls = [iter(_calls_in(by_name[root]))]
+        while calls:
+            call = next(calls[-1], None)
+            if call is None:
+                calls.pop()
+                done.add(path.pop())
+                continue
+            callee = callee_name(call)
+            if callee in path:
+                cycle = " -> ".join(f"@{n}" for n in path[path.index(callee):] + [callee])
+                raise error_at(call, f"recursive call ({cycle}): the call graph must be acyclic", filename)
+            if callee in by_name and callee not in done:
+                path.append(callee)
+                calls.append(iter(_calls_in(by_name[callee])))
+
+
 def calls_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
     """Every func.call, function by function in call-graph post order, in
     program order within a function. (Collected up front: passes that rewrite

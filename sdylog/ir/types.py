@@ -5,6 +5,8 @@ anything else (tokens, tuples) has rank 0, shape () and no static shape.
 """
 from __future__ import annotations
 
+import math
+
 from jaxlib.mlir import ir
 
 
@@ -23,6 +25,11 @@ def shape_of(value_or_type) -> tuple[int, ...]:
     () for scalars, unranked types and non-tensors."""
     t = type_of(value_or_type)
     return tuple(t.shape) if isinstance(t, ir.ShapedType) and t.has_rank else ()
+
+
+def num_elements(value_or_type) -> int:
+    """The element count of a statically shaped type (1 for a scalar)."""
+    return math.prod(shape_of(value_or_type))
 
 
 def is_shaped(value_or_type) -> bool:
@@ -64,3 +71,24 @@ def unpropagatable_type_error(value_or_type) -> str | None:
     if isinstance(t, ir.ShapedType) and not t.has_static_shape:
         return f"Shardy propagation only supports ranked tensors with a static shape. type: {t}"
     return None
+
+
+def element_bytes(value_or_type) -> int:
+    """Bytes one element of a shaped type takes (as XLA stores it: i1 in a
+    byte, index as 64 bits, complex as two of its parts); 0 for non-tensors."""
+    t = type_of(value_or_type)
+    if not isinstance(t, ir.ShapedType):
+        return 0
+    return _bytes_of_element(t.element_type)
+
+
+def _bytes_of_element(t) -> int:
+    t = t.maybe_downcast() if hasattr(t, "maybe_downcast") else t
+    if isinstance(t, ir.ComplexType):
+        return 2 * _bytes_of_element(t.element_type)
+    if isinstance(t, ir.IndexType):
+        return 8
+    width = getattr(t, "width", None)
+    if width is None:
+        raise ValueError(f"no size known for element type {t}")
+    return (width + 7) // 8

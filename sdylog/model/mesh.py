@@ -32,6 +32,12 @@ class Mesh:
     def to_attr(self) -> ir.Attribute:
         return sdy.MeshAttr.get([sdy.MeshAxisAttr.get(a.name, a.size) for a in self.axes], list(self.device_ids))
 
+    def __str__(self) -> str:
+        """As sdy prints it: `mesh<["x"=4, "y"=2]>`, `mesh<[], device_ids=[3]>`."""
+        axes = ", ".join(f'"{a.name}"={a.size}' for a in self.axes)
+        ids = f", device_ids=[{', '.join(map(str, self.device_ids))}]" if self.device_ids else ""
+        return f"mesh<[{axes}]{ids}>"
+
     @property
     def axis_sizes(self) -> dict[str, int]:
         return {a.name: a.size for a in self.axes}

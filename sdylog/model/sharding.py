@@ -59,6 +59,15 @@ class TensorSharding:
             mesh, [d.to_attr() for d in self.dims],
             [a.to_attr() for a in self.replicated], [a.to_attr() for a in self.unreduced])
 
+    def __str__(self) -> str:
+        """As sdy prints it: `<@mesh, [{"x"}, {}], replicated={"y"}>`."""
+        mesh = f"@{self.mesh}" if isinstance(self.mesh, str) else str(self.mesh)
+        parts = [mesh, "[" + ", ".join(map(str, self.dims)) + "]"]
+        for word, axes in (("replicated", self.replicated), ("unreduced", self.unreduced)):
+            if axes:
+                parts.append(f"{word}={{{', '.join(map(str, axes))}}}")
+        return "<" + ", ".join(parts) + ">"
+
     @staticmethod
     def replicated_on(mesh: str | Mesh, rank: int, closed: bool = True) -> TensorSharding:
         return TensorSharding(mesh, tuple(DimSharding((), closed) for _ in range(rank)))

@@ -20,6 +20,8 @@ from sdylog.oprules.custom_call import custom_call
 # computations, barriers), or that carry nothing to shard.
 _NO_RULE = [
     "builtin.module", "func.func", "func.call",
+    "sdy.all_gather", "sdy.all_reduce", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
+    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.sharded_to_unreduced",
     "sdy.constant", "sdy.data_flow_edge", "sdy.func_data_flow_edge", "sdy.manual_computation",
     "sdy.mesh", "sdy.named_computation", "sdy.propagation_barrier", "sdy.reshard",
     "sdy.sharding_group",
@@ -207,4 +209,13 @@ def _build(op, conservative: bool) -> OpShardingRule | None:
         return build(op, conservative)
     if op.name in _TERMINATORS:
         return None
-    raise UnknownOp(f"op '{op.name}' is unknown to SDY sharding rule registry")
+    raise UnknownOp(unknown_op_message(op.name))
+
+
+def known_op(name: str) -> bool:
+    """The registry knows ops named `name` (a custom call whatever its target)."""
+    return name in RULES or name in _TERMINATORS
+
+
+def unknown_op_message(name: str) -> str:
+    return f"op '{name}' is unknown to SDY sharding rule registry"

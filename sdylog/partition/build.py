@@ -26,6 +26,16 @@ def element_of(value):
     return ir.RankedTensorType(value.type).element_type
 
 
+def zeros(t: ir.RankedTensorType) -> ir.Attribute | None:
+    """A splat of zeros of an integer or floating-point tensor type (None for another element type)."""
+    et = t.element_type
+    if isinstance(et, ir.IntegerType):
+        return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, 0))
+    if isinstance(et, ir.FloatType):
+        return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, 0.0))
+    return None
+
+
 def dense_i64_array(values) -> ir.Attribute:
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 

@@ -21,7 +21,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh
-from sdylog.model.sharding import TensorSharding, sharding_per_value
+from sdylog.model.sharding import TensorSharding, sharding_per_value, sharding_per_value_attr
 
 _COLLECTIVES_WITH_OUT = {"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all",
                          "sdy.collective_permute", "sdy.reduce_scatter"}
@@ -139,6 +139,12 @@ def sharding_of(value) -> TensorSharding | None:
     if isinstance(value, ir.BlockArgument):
         return block_arg_sharding(value)
     return op_result_sharding(value.owner, value.result_number)
+
+
+def set_result_sharding(value, sharding: TensorSharding | None) -> None:
+    """`value`'s op (of one result) carries `sharding` (nothing for None)."""
+    if sharding is not None:
+        value.owner.attributes["sdy.sharding"] = sharding_per_value_attr([sharding])
 
 
 def resolve_mesh(sharding: TensorSharding, meshes: dict[str, Mesh]) -> Mesh:

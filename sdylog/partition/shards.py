@@ -128,10 +128,21 @@ def local_shape(global_shape, sharding: TensorSharding, mesh: Mesh, allow_uneven
 
 
 def shard_slices(global_shape, sharding: TensorSharding, mesh: Mesh, device_id: int) -> tuple[slice, ...]:
-    """The part of the global tensor a device holds."""
-    loc = local_shape(global_shape, sharding, mesh)
-    return tuple(slice(shard_index(device_id, mesh, dim.axes) * n, (shard_index(device_id, mesh, dim.axes) + 1) * n)
-                 for n, dim in zip(loc, sharding.dims))
+    """The part of the global tensor a device holds (evenly sharded)."""
+    local_shape(global_shape, sharding, mesh)   # (raises when uneven)
+    return tuple(slice(lo, hi) for lo, hi in shard_bounds(global_shape, sharding, mesh, device_id))
+
+
+def shard_bounds(global_shape, sharding: TensorSharding, mesh: Mesh, device_id: int) -> tuple[tuple[int, int], ...]:
+    """[start, stop) of the device's piece along each dimension. Unevenly
+    sharded, every piece has the rounded-up size (XLA pads each device's
+    buffer to it), so the last pieces hold less of the tensor, or nothing."""
+    loc = local_shape(global_shape, sharding, mesh, allow_uneven=True)
+    out = []
+    for n, size, dim in zip(global_shape, loc, sharding.dims):
+        start = min(shard_index(device_id, mesh, dim.axes) * size, n)
+        out.append((start, min(start + size, n)))
+    return tuple(out)
 
 
 def offset_table(mesh: Mesh, refs, shard_size: int) -> list[int]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import UsageError
+from sdylog.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,11 @@ _OP_PRIORITY_OPTIONS = {**_AGGRESSIVE_OPTIONS, "run-op-priority-propagation": Tr
 
 # flag name -> PassInfo. Keep alphabetical.
 PASSES: dict[str, PassInfo] = {
+    "canonicalize": PassInfo(
+        _P + "canonicalize:run",
+        {"enable-patterns": (), "disable-patterns": (), "top-down": True, "max-iterations": 10,
+         "region-simplify": "normal", "max-num-rewrites": -1, "test-convergence": False},
+        "MLIR's canonicalizer with Shardy's sdy-reshard and sdy-collective patterns."),
     "sdy-add-data-flow-edges": PassInfo(
         _P + "add_data_flow_edges:run", {},
         "Insert sdy.data_flow_edge on every data-flow edge owner."),
@@ -92,6 +98,15 @@ PASSES: dict[str, PassInfo] = {
     "sdy-export-named-computations": PassInfo(
         _P + "export_named_computations:run", {},
         "Outline every sdy.named_computation into a private func and a call."),
+    "sdy-export-pipeline": PassInfo(
+        _P + "export_pipeline:run",
+        {"replica-count": 1, "partition-count": 1, "dump-directory": "", "avoid-export-for-partitioning": False,
+         "enable-insert-explicit-collectives": False, "remove-all-gather-reduce-scatter-for-cmv1": False,
+         "enable-per-instruction-partitioning": False, "per-instruction-partitioning-filter": "",
+         "keep-sharding-rules": False, "dump-sharding-origins": False, "dump-propagation-edges": False,
+         "avoid-reshards-on-calls": False, "update-non-divisible-input-output-shardings": True,
+         "inline-meshes": True},
+        "The export passes after propagation: reshards, optionally collectives (see passes/pipelines.py)."),
     "sdy-flatten-call-graph": PassInfo(
         _P + "flatten_call_graph:run", {},
         "Clone functions so that each has at most one call site."),
@@ -101,9 +116,15 @@ PASSES: dict[str, PassInfo] = {
     "sdy-import-pipeline": PassInfo(
         _P + "pipelines:run", {"dedup-functions-fully": False},
         "The import passes Shardy runs before propagation (see passes/pipelines.py)."),
+    "sdy-import-mhlo-shardings": PassInfo(
+        _P + "import_mhlo_shardings:run", {},
+        "sdylog's own: read GSPMD mhlo.sharding attributes into sdy meshes and shardings."),
     "sdy-inline-meshes": PassInfo(
         _P + "inline_meshes:run", {},
         "Inline mesh symbols into shardings and erase the sdy.mesh ops."),
+    "sdy-insert-explicit-reshards": PassInfo(
+        _P + "insert_explicit_reshards:run", {"enable-full-version": False},
+        "Insert reshards and all-reduces that make every op's shardings work (Datalog rules)."),
     "sdy-insert-func-call-reshards": PassInfo(
         _P + "insert_func_call_reshards:run", {},
         "Give calls their callee result shardings, resharding results where they differed."),
@@ -116,6 +137,17 @@ PASSES: dict[str, PassInfo] = {
     "sdy-op-priority-propagate": PassInfo(
         _P + "op_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Aggressive propagation in op-priority steps (Datalog rules)."),
+    "sdy-pad-for-divisibility": PassInfo(
+        _P + "pad_for_divisibility:run", {},
+        "Pad dimensions their shardings do not divide to the next multiple of their shard count."),
+    "sdy-partitioner-pipeline": PassInfo(
+        _P + "partitioner_pipeline:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "sdylog's: a propagated global program to the per-device program (Shardy's executable tests' passes)."),
+    "sdy-per-instruction-partitioning": PassInfo(
+        _P + "per_instruction_partitioning:run",
+        {"filter": "", "enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Partition chosen ops alone, each into an sdy.manual_computation of per-device code."),
     "sdy-populate-op-sharding-rules": PassInfo(
         _P + "populate_op_sharding_rules:run", {"conservative-propagation": False},
         "Attach sdy.sharding_rule to every op that has a registered rule."),
@@ -131,6 +163,9 @@ PASSES: dict[str, PassInfo] = {
     "sdy-propagation-pipeline": PassInfo(
         _P + "propagation_pipeline:run", {"dedup-functions-fully": False},
         "Import passes, user-priority propagation, export passes."),
+    "sdy-remove-all-gather-reduce-scatter-for-cmv1": PassInfo(
+        _P + "remove_all_gather_reduce_scatter_for_cmv1:run", {},
+        "Drop all_gathers feeding dots and reduce_scatters of dots (collective matmul v1)."),
     "sdy-remove-propagation-debug-info": PassInfo(
         _P + "remove_propagation_debug_info:run", {},
         "Remove propagation debug attributes (origins, edges)."),
@@ -143,6 +178,19 @@ PASSES: dict[str, PassInfo] = {
     "sdy-remove-sub-axes-in-input-output-shardings": PassInfo(
         _P + "remove_sub_axes_in_input_output_shardings:run", {},
         "Cut open main-func input/output dimension shardings at their first sub-axis."),
+    "sdy-reshard-to-collectives": PassInfo(
+        _P + "reshard_to_collectives:run", {"keep-redundant-reshards": False},
+        "Turn every sdy.reshard into all_slice / collective_permute / all_to_all / all_gather."),
+    "sdy-resolve-permutation-factors": PassInfo(
+        _P + "resolve_permutation_factors:run",
+        {"enable-halo-exchange": True, "replica-count": 1, "partition-count": 1},
+        "Replicate (or halo-exchange) permutation factors that would need data exchange."),
+    "sdy-resolve-single-device-sharding": PassInfo(
+        _P + "resolve_single_device_sharding:run", {"replica-count": 1, "partition-count": 1},
+        "Run ops placed on one device under stablehlo.if and broadcast their results."),
+    "sdy-save-module": PassInfo(
+        _P + "save_module:run", {"dump-directory": "", "file-name": "module", "dump-index": -1},
+        "Write the module to dump-directory/NN.file-name.mlir (for debugging pipelines)."),
     "sdy-sharding-constraint-to-reshard": PassInfo(
         _P + "sharding_constraint_to_reshard:run", {},
         "Turn every sdy.sharding_constraint into a sdy.reshard."),
@@ -165,40 +213,101 @@ PASSES: dict[str, PassInfo] = {
     "sdy-user-priority-propagate": PassInfo(
         _P + "user_priority_propagate:run", dict(_OP_PRIORITY_OPTIONS),
         "Op-priority propagation in rounds of user priorities (Datalog rules)."),
+    "sdy-verify-unreduced-axes": PassInfo(
+        _P + "verify_unreduced_axes:run", {},
+        "Check that unreduced axes only change through blessed ops (diagnostics only; Datalog rules)."),
 }
 
 
 def parse_options(name: str, text: str | None) -> dict:
     """Options of one flag, `k=v` pairs separated by spaces or commas, typed
-    after the defaults (bool, int, str)."""
+    after the defaults (bool, int, str; a tuple default takes a list,
+    `k=a,b`). A value may be quoted ('...' or "..."); a string or list
+    value goes on over commas and spaces up to the next `k=` of an option
+    the pass has (`filter=dot,pad`, `filter='selectLow=0, selectHigh=3'`)."""
     info = lookup(name)
     opts = dict(info.options)
     if not text:
         return opts
-    text = text.strip().strip("'\"")
-    for item in text.replace(",", " ").split():
-        key, sep, value = item.partition("=")
-        if key not in info.options:
-            raise SdylogError(f"pass '{name}' has no option '{key}' (known: {', '.join(sorted(info.options)) or 'none'})")
-        default = info.options[key]
-        if isinstance(default, bool):
-            if not sep:
-                value = "true"
-            if value not in ("true", "false", "1", "0"):
-                raise SdylogError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
-            opts[key] = value in ("true", "1")
-        elif isinstance(default, int):
-            try:
-                opts[key] = int(value)
-            except ValueError:
-                raise SdylogError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    key = None                 # the option whose value is being read
+    for sep, item in _option_items(text):
+        k, eq, value = item.partition("=")
+        if k in info.options and (eq or isinstance(info.options[k], bool)):
+            key = k
+            opts[key] = _typed_option(name, key, info.options[key], _unquoted(value))
+        elif key is not None and isinstance(info.options[key], (str, tuple)):
+            if isinstance(info.options[key], tuple):
+                opts[key] += (_unquoted(item),)
+            else:
+                opts[key] += sep + _unquoted(item)
         else:
-            opts[key] = value
+            raise UsageError(f"pass '{name}' has no option '{k}'{did_you_mean(k, info.options)}"
+                             f" (known: {', '.join(sorted(info.options)) or 'none'})")
     return opts
+
+
+def _option_items(text: str) -> list[tuple[str, str]]:
+    """(separator before it, item) for the items of `text` split at spaces
+    and commas outside quotes."""
+    items, cur, sep, quote = [], "", "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+            cur += ch
+        elif ch in "'\"":
+            quote = ch
+            cur += ch
+        elif ch in " ,":
+            if cur:
+                items.append((sep, cur))
+                cur, sep = "", ""
+            sep = "," if ch == "," or sep == "," else " "
+        else:
+            cur += ch
+    if cur:
+        items.append((sep, cur))
+    return items
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _typed_option(name: str, key: str, default, value: str):
+    if isinstance(default, tuple):
+        return (value,) if value else ()
+    if isinstance(default, bool):
+        value = value or "true"
+        if value not in ("true", "false", "1", "0"):
+            raise UsageError(f"option '{key}' of '{name}' takes true or false, not '{value}'")
+        return value in ("true", "1")
+    if isinstance(default, int):
+        try:
+            return int(value)
+        except ValueError:
+            raise UsageError(f"option '{key}' of '{name}' takes an integer, not '{value}'") from None
+    return value
 
 
 def lookup(name: str) -> PassInfo:
     try:
         return PASSES[name]
     except KeyError:
-        raise SdylogError(f"unknown pass '-{name}'") from None
+        raise UsageError(f"unknown pass '-{name}'{did_you_mean('-' + name, ['-' + p for p in PASSES])}"
+                         " (sdylog opt --help lists the passes)") from None
+
+
+def options_text(info: PassInfo) -> str:
+    """`k=default k2=default` of a pass's options, as a flag would give them."""
+    def shown(v):
+        if isinstance(v, bool):
+            return str(v).lower()
+        if isinstance(v, tuple):            # (a list option: `k=a,b`)
+            v = ",".join(v)
+        return f"'{v}'" if v == "" else str(v)
+    return " ".join(f"{k}={shown(v)}" for k, v in info.options.items())

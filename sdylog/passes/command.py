@@ -1,12 +1,33 @@
 """`sdylog opt FILE [sdy_opt flags...] [-o OUT] [--engine E]`."""
 import click
 
-from sdylog.cli import reports_errors
-from sdylog.ir import SdylogError
+from sdylog.cli import ENGINE_HELP, reports_errors
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
-                                 "help_option_names": ["--help"]})
+class OptCommand(click.Command):
+    """Its help lists every pass of the PASSES table with its summary and options."""
+
+    def format_epilog(self, ctx, formatter):
+        import textwrap
+
+        from sdylog.passes import PASSES, options_text
+        width = max(formatter.width or 80, 60) - 6
+
+        def wrapped(text, first, rest):
+            return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest,
+                                 break_on_hyphens=False, break_long_words=False)
+
+        lines = ["", "Passes (options: -PASS='k=v k2=v2' or -PASS{k=v k2=v2}):"]
+        for name, info in PASSES.items():
+            lines.append(f"  -{name}")
+            lines.append(wrapped(info.summary, "      ", "      "))
+            if info.options:
+                lines.append(wrapped(options_text(info), "      options: ", " " * 15))
+        formatter.write("\n".join(lines) + "\n")
+
+
+@click.command(cls=OptCommand, context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
+                                                 "help_option_names": ["--help"]})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def opt(args):
@@ -15,23 +36,16 @@ def opt(args):
     \b
     sdylog opt FILE -sdy-basic-propagate
     sdylog opt FILE -sdy-basic-propagate='conservative-propagation=true' -o OUT
-    FILE may be '-' for stdin. --engine {duckdb,souffle} picks the Datalog engine.
+    sdylog opt FILE -sdy-basic-propagate{conservative-propagation=true}
+    sdylog opt FILE --pass-pipeline='builtin.module(sdy-import-pipeline,func.func(sdy-close-shardings))'
+
+    FILE may be '-' for stdin. Flags: -o OUT, --engine {duckdb,memory,souffle}
+    (ENGINE_HELP), -split-input-file, -allow-unregistered-dialect;
+    -verify-diagnostics, -mlir-print-debuginfo and -mlir-disable-threading
+    are accepted and change nothing.
     """
     from sdylog.passes.driver import opt_main
+    opt_main(list(args))
 
-    path, output, engine, flags = None, None, None, []
-    it = iter(args)
-    for a in it:
-        if a == "-o":
-            output = next(it, None)
-            if output is None:
-                raise SdylogError("-o needs a file name")
-        elif a.startswith("--engine"):
-            engine = a.split("=", 1)[1] if "=" in a else next(it, None)
-        elif path is None and (a == "-" or not a.startswith("-")):
-            path = a
-        else:
-            flags.append(a)
-    if path is None:
-        raise SdylogError("no input file (use '-' for stdin)")
-    opt_main(path, flags, output, engine)
+
+opt.help = opt.help.replace("ENGINE_HELP", ENGINE_HELP)

@@ -27,7 +27,7 @@ from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr,
-                                    replica_groups_attr, shape_of, tensor)
+                                    replica_groups_attr, shape_of, tensor, zeros)
 from sdylog.partition.shards import (axes_size, device_groups, local_shape, offset_table,
                                      permutation_pairs, shard_index)
 
@@ -660,7 +660,7 @@ class GlobalToLocal:
         offset_dims = list(dn.offset_dims)
         bdims = [] if not mshape else [i for i in range(len(rshape)) if i not in offset_dims]
         bmask = after.broadcast(mask, rshape, bdims, ir.IntegerType.get_signless(1))
-        zero = after.constant(ir.DenseElementsAttr.get_splat(res.type, _zero_attr(element_of(res))))
+        zero = after.constant(zeros(ir.RankedTensorType(res.type)))
         selected = after.select(bmask, res, zero)
         res.replace_all_uses_except(selected, selected.owner.operation)
         self.global_types[selected] = self.global_types[res]
@@ -796,12 +796,6 @@ def _drop_sharding(op) -> None:
 
 def _np_int(et):
     return {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[ir.IntegerType(et).width]
-
-
-def _zero_attr(et):
-    if isinstance(et, ir.IntegerType):
-        return ir.IntegerAttr.get(et, 0)
-    return ir.FloatAttr.get(et, 0.0)
 
 
 def _reduction_kind(op) -> str:

@@ -2,17 +2,27 @@
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 
-from sdylog.ir import SdylogError, parse_module, print_module, split_input
+from sdylog import ENGINES, outputs
+from sdylog.ir import parse_module, print_module, split_input
+from sdylog.ir.diagnostics import UsageError
 from sdylog.ir.module import display_name, read_source, verify_module
-from sdylog.passes import PassContext, lookup, parse_options
+from sdylog.passes import PASSES, PassContext, lookup, parse_options
+from sdylog.suggest import did_you_mean
 
-_PASS_FLAG = re.compile(r"^--?(sdy-[a-z0-9-]+)(?:=(.*))?$", re.S)
+# A pass flag: -NAME, -NAME=OPTIONS (sdy_opt) or -NAME{OPTIONS} (mlir-opt)
+_FLAG = re.compile(r"^--?(?P<name>[A-Za-z][\w.-]*)(?:\{(?P<braced>.*)\}|=(?P<value>.*))?$", re.S)
 
 # Flags of sdy_opt / mlir-opt that change nothing in what we print.
 _IGNORED = {"verify-diagnostics", "mlir-print-debuginfo", "mlir-disable-threading"}
+FLAGS = ("split-input-file", "allow-unregistered-dialect", "pass-pipeline", *_IGNORED)
+
+# The ops a textual pipeline may nest passes under (`builtin.module(func.func(p))`):
+# our passes run on the whole module, which is what a pass nested under
+# func.func does in mlir-opt (it runs on every function).
+_ANCHORS = ("builtin.module", "func.func")
+_PIPELINE_NAME = re.compile(r"\s*([A-Za-z][\w.-]*)\s*")
 
 
 @dataclass
@@ -23,25 +33,108 @@ class OptInvocation:
 
 
 def parse_flags(flags: list[str]) -> OptInvocation:
+    """sdy_opt / mlir-opt flags: passes (-NAME, -NAME='k=v ...', -NAME{k=v ...},
+    --pass-pipeline='builtin.module(NAME{k=v},func.func(NAME))'), and the
+    flags of FLAGS. Raises UsageError, with the closest names, for what it
+    does not know."""
     inv = OptInvocation()
     for flag in flags:
-        m = _PASS_FLAG.match(flag)
-        if m:
-            name = m.group(1)
-            inv.passes.append((name, parse_options(name, m.group(2))))
-            continue
-        bare = flag.lstrip("-")
-        if bare == "split-input-file":
+        m = _FLAG.match(flag)
+        name = m["name"] if m else None
+        if name in PASSES:
+            inv.passes.append((name, parse_options(name, m["braced"] if m["braced"] is not None else m["value"])))
+        elif name == "pass-pipeline" and m["value"] is not None:
+            inv.passes += [(n, parse_options(n, text)) for n, text in parse_pipeline(m["value"])]
+        elif name == "split-input-file" and m["value"] is None:
             inv.split_input_file = True
-        elif bare == "allow-unregistered-dialect":
+        elif name == "allow-unregistered-dialect" and m["value"] is None:
             inv.allow_unregistered = True
-        elif bare in _IGNORED:
-            pass
-        else:
-            raise SdylogError(f"unknown flag '{flag}'")
-    for name, _ in inv.passes:
-        lookup(name)
+        elif name and name.startswith("sdy-"):
+            lookup(name)                  # (an unknown pass: its error names the closest ones)
+        elif name not in _IGNORED:
+            known = [f"-{n}" for n in (*PASSES, *FLAGS)]
+            raise UsageError(f"unknown flag '{flag}'{did_you_mean('-' + (name or flag.lstrip('-')), known)}"
+                             " (sdylog opt --help lists the passes)")
     return inv
+
+
+def parse_pipeline(text: str) -> list[tuple[str, str | None]]:
+    """The passes of a textual pass pipeline (mlir-opt's --pass-pipeline),
+    in order: (name, options text or None)."""
+    text = text.strip().strip("'\"")
+    passes: list[tuple[str, str | None]] = []
+    pos = _pipeline(text, 0, passes, depth=0)
+    if pos != len(text):
+        raise UsageError(f"--pass-pipeline: unexpected '{text[pos:]}' at character {pos + 1} of '{text}'")
+    return passes
+
+
+def _pipeline(text: str, pos: int, out: list, depth: int) -> int:
+    """Parse `element (',' element)*` from pos; return where it stopped."""
+    while True:
+        m = _PIPELINE_NAME.match(text, pos)
+        if not m:
+            raise UsageError(f"--pass-pipeline: expected a pass name at character {pos + 1} of '{text}'")
+        name, pos = m.group(1), m.end()
+        if text.startswith("(", pos):
+            if name not in _ANCHORS:
+                raise UsageError(f"--pass-pipeline: cannot nest passes under '{name}' "
+                                 f"(anchors: {', '.join(_ANCHORS)})")
+            pos = _pipeline(text, pos + 1, out, depth + 1)
+            if not text.startswith(")", pos):
+                raise UsageError(f"--pass-pipeline: missing ')' at character {pos + 1} of '{text}'")
+            pos += 1
+        elif text.startswith("{", pos):
+            end = _closing_brace(text, pos)
+            out.append((name, text[pos + 1:end]))
+            pos = end + 1
+        else:
+            out.append((name, None))
+        pos = len(text) - len(text[pos:].lstrip())
+        if not text.startswith(",", pos):
+            return pos
+        pos += 1
+
+
+def _closing_brace(text: str, start: int) -> int:
+    depth, quote = 0, None
+    for i in range(start, len(text)):
+        c = text[i]
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise UsageError(f"--pass-pipeline: missing '}}' in '{text}'")
+
+
+def parse_args(args: list[str]) -> tuple[str, str | None, str | None, OptInvocation]:
+    """`sdylog opt`'s arguments: (input, -o, --engine, the passes and flags)."""
+    path, output, engine, flags = None, None, None, []
+    it = iter(args)
+    for a in it:
+        if a == "-o" or a.startswith("-o="):
+            output = a[3:] if a.startswith("-o=") else next(it, None)
+            if not output:
+                raise UsageError("-o needs a file name")
+        elif a == "--engine" or a.startswith("--engine="):
+            engine = a.split("=", 1)[1] if "=" in a else next(it, None)
+            if engine not in ENGINES:
+                raise UsageError(f"--engine takes one of {', '.join(ENGINES)}, not '{engine}'")
+        elif path is None and (a == "-" or not a.startswith("-")):
+            path = a
+        elif not a.startswith("-"):
+            raise UsageError(f"one input file only: '{path}' and '{a}'")
+        else:
+            flags.append(a)
+    if path is None:
+        raise UsageError("no input file (use '-' for stdin)")
+    return path, output, engine, parse_flags(flags)
 
 
 def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
@@ -63,26 +156,8 @@ def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | No
     return "\n// -----\n".join(o.rstrip("\n") for o in outputs) + "\n"
 
 
-def opt_main(path: str, flags: list[str], output: str | None, engine: str | None = None) -> None:
-    inv = parse_flags(flags)
+def opt_main(args: list[str]) -> None:
+    path, output, engine, inv = parse_args(args)
+    out = outputs.plan(output or "-", "-o")
     text = optimize_text(read_source(path), display_name(path), inv, engine)
-    write_output(text, output)
-
-
-def write_output(text: str, output: str | None) -> None:
-    """stdout, or OUT written whole (a temporary file renamed into place)."""
-    if output in (None, "-"):
-        sys.stdout.write(text)
-        return
-    import os
-    import tempfile
-    d = os.path.dirname(os.path.abspath(output))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".sdylog-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, output)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    outputs.write_all([(out, text)])

@@ -10,13 +10,14 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.symbols import (SymbolTable, callee_name, callee_of, calls_in_call_graph_post_order,
-                               clone_func_recursively)
+                               check_no_recursion, clone_func_recursively)
 from sdylog.passes.census import UNCHANGED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
     if not census(module, ctx).has("func.call"):
         return UNCHANGED
+    check_no_recursion(module, ctx.filename)
     with module.context:
         symbols = SymbolTable(module)
         called: set[str] = set()

@@ -17,7 +17,7 @@ from sdylog.ir.rewrite import (create_op, discardable_attributes, emit_warning, 
                                post_order_ops, replace_op, replace_terminator)
 from sdylog.ir.shardings import (EXECUTION_THREAD, SHARDING, Meshes, block_arg_owners,
                                  func_arg_shardings_or_open, per_value_attr, result_owners)
-from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order,
+from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order, check_no_recursion,
                                lookup_func, original_func_name)
 from sdylog.passes.add_data_flow_edges import add_data_flow_edges
 from sdylog.passes.census import UNCHANGED, census
@@ -71,6 +71,7 @@ def run(module: ir.Module, options: dict, ctx):
     add_edges = options["add-data-flow-edges-on-named-computations"]
     if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
         return UNCHANGED
+    check_no_recursion(module, ctx.filename)
     with module.context:
         importer = _Importer(module, ctx)
         for call in calls_in_call_graph_post_order(module):

@@ -9,8 +9,6 @@ and a non-empty body is an error.
 """
 from __future__ import annotations
 
-import functools
-
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
@@ -18,7 +16,7 @@ from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes, mesh_or_ref, per_value, per_value_attr
 from sdylog.ir.types import is_shaped
-from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.axis import AXIS_ORDER, AxisRef, sort_and_merge
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
 from sdylog.passes.census import UNCHANGED, census
@@ -28,65 +26,7 @@ _NO_OPERANDS_ERROR = ("'sdy.manual_computation' op has manual_axes when there ar
                       "please contact the Shardy team or file a bug.")
 
 
-# --- axis orders and sets (Shardy's AxisRefAttr semantics) ----------------------------
-def _pre(a: AxisRef) -> int:
-    return a.sub.pre_size if a.sub else 1
-
-
-def axis_less(a: AxisRef, b: AxisRef) -> bool:
-    """AxisRefAttr::operator<: by name; a full axis sorts with the sub-axis at pre-size 1."""
-    if a.name != b.name:
-        return a.name < b.name
-    if a.sub is None:
-        return _pre(b) > 1
-    if b.sub is None:
-        return _pre(a) == 1
-    return (a.sub.pre_size, a.sub.size) < (b.sub.pre_size, b.sub.size)
-
-
-def mesh_axis_key(mesh: Mesh):
-    """Sort key: mesh axis order, then axis_less within an axis."""
-    order = {ax.name: i for i, ax in enumerate(mesh.axes)}
-
-    def cmp(a, b):
-        if a.name != b.name:
-            return -1 if order[a.name] < order[b.name] else 1
-        return -1 if axis_less(a, b) else (1 if axis_less(b, a) else 0)
-    return functools.cmp_to_key(cmp)
-
-
-def sort_and_merge(axes: list[AxisRef], mesh: Mesh) -> list[AxisRef]:
-    sizes = mesh.axis_sizes
-    out: list[AxisRef] = []
-    for a in sorted(axes, key=mesh_axis_key(mesh)):
-        if out and out[-1].can_merge(a, sizes[a.name]):
-            out[-1] = out[-1].merge(a, sizes[a.name])
-        else:
-            out.append(a)
-    return out
-
-
-def _prefix_without_overlap(a: AxisRef, b: AxisRef, size: int) -> AxisRef | None:
-    if not a.can_coexist(b, size):
-        return None
-    if not a.overlaps(b, size):
-        return a
-    if _pre(a) >= _pre(b):
-        return None
-    return AxisRef(a.name, SubAxis(_pre(a), _pre(b) // _pre(a)))
-
-
-def _suffix_without_overlap(a: AxisRef, b: AxisRef, size: int) -> AxisRef | None:
-    if not a.can_coexist(b, size):
-        return None
-    if not a.overlaps(b, size):
-        return a
-    a_end, b_end = a.interval(size)[1], b.interval(size)[1]
-    if a_end <= b_end:
-        return None
-    return AxisRef(a.name, SubAxis(b_end, a_end // b_end))
-
-
+# --- axis sets (Shardy's AxisRefAttr semantics) ----------------------------------------
 def axis_set_diff(a_axes: list[AxisRef], b_axes: list[AxisRef], mesh: Mesh) -> list[AxisRef]:
     """The parts of `a_axes` that no axis of `b_axes` covers (Shardy's getAxisSetDiff)."""
     if not a_axes or a_axes == b_axes:
@@ -94,8 +34,7 @@ def axis_set_diff(a_axes: list[AxisRef], b_axes: list[AxisRef], mesh: Mesh) -> l
     if not b_axes:
         return list(a_axes)
     sizes = mesh.axis_sizes
-    ordered_b = sorted(b_axes, key=functools.cmp_to_key(
-        lambda x, y: -1 if axis_less(x, y) else (1 if axis_less(y, x) else 0)))
+    ordered_b = sorted(b_axes, key=AXIS_ORDER)
     out = []
     for a in a_axes:
         cur = a
@@ -105,10 +44,10 @@ def axis_set_diff(a_axes: list[AxisRef], b_axes: list[AxisRef], mesh: Mesh) -> l
             if hit is None:
                 out.append(cur)
                 break
-            prefix = _prefix_without_overlap(cur, hit, size)
+            prefix = cur.prefix_without_overlap(hit, size)
             if prefix is not None:
                 out.append(prefix)
-            cur = _suffix_without_overlap(cur, hit, size)
+            cur = cur.suffix_without_overlap(hit, size)
     return out
 
 
@@ -146,7 +85,7 @@ def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: 
         if not unused:
             new.append(s)
             continue
-        replicated = sort_and_merge(list(ts.replicated) + unused, mesh)
+        replicated = sort_and_merge(list(ts.replicated) + unused, mesh.axis_sizes)
         new.append(sdy.TensorShardingAttr.get(ref, [d.to_attr() for d in ts.dims],
                                               [a.to_attr() for a in replicated],
                                               [a.to_attr() for a in ts.unreduced]))

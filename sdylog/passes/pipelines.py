@@ -52,29 +52,31 @@ after every pass it runs, a whole pipeline being one pass (as sdy_opt does
 for `-sdy-propagation-pipeline`). A pass list given to `sdylog opt` is still
 verified after each pass.
 
-`save-module` only dumps files for debugging and is left out. `symbol-dce` is
-MLIR's; we run our own (sdylog.ir.symbols.symbol_dce). The canonicalizer
-step erases trivially dead ops (what the greedy rewriter does on its own);
-its `sdy-collective` patterns (no-op collectives) are not applied: in this
-pipeline collectives only come from the partitioner. `sdy-insert-explicit-
-reshards` belongs to the partitioner: it runs when registered in PASSES,
-otherwise the step is recorded in `ctx.report["skipped_steps"]`.
+`save-module` only dumps files for debugging: it is a step only when a
+dump directory is given. `symbol-dce` is MLIR's; we run our own
+(sdylog.ir.symbols.symbol_dce). The canonicalizer steps are sdylog's
+`canonicalize` with one label's patterns, as Shardy builds them.
+`-sdy-propagation-pipeline` runs its export's own reshard step (the
+non-full `sdy-insert-explicit-reshards`), as Shardy does.
+
+`-sdy-export-pipeline` with all its options (export_pipeline_steps, Shardy
+as of the conformance tests: with sdy-verify-unreduced-axes), the
+partitioner's sequence of Shardy's executable tests (partitioner_steps,
+`-sdy-partitioner-pipeline`) and the one `-sdy-per-instruction-partitioning`
+runs on each op (per_instruction_steps) are here too; a pass they name that
+sdylog does not have yet is left out with a warning (registered_steps).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
-
-from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.rewrite import erase_trivially_dead_ops
+from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import UNCHANGED, census, follow_step, shared_census
+from sdylog.passes.census import UNCHANGED, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
-CANONICALIZE_COLLECTIVES = "canonicalize{sdy-collective}"
-# The pass of the sequence that another part of sdylog (the partitioner) provides.
-PARTITIONER_PASSES = ("sdy-insert-explicit-reshards",)
 
 
 @dataclass(frozen=True)
@@ -107,15 +109,56 @@ def pre_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
     return steps + [Step("sdy-pre-order-funcs")]
 
 
-def export_pipeline_steps() -> list[Step]:
-    """The part of `addExportPipeline` that `-sdy-propagation-pipeline` runs
-    (default export options, meshes not inlined)."""
-    return [Step("sdy-constant-or-scalar-merger"), Step("sdy-sink-data-flow-edges"),
-            Step("sdy-remove-sharding-groups"), Step("sdy-sharding-constraint-to-reshard"),
-            Step("sdy-update-non-divisible-input-output-shardings"),
-            Step("sdy-remove-sub-axes-in-input-output-shardings"), Step("sdy-close-shardings"),
-            Step("sdy-insert-explicit-reshards", {"enable-full-version": False}),
-            Step(CANONICALIZE_COLLECTIVES), Step("sdy-drop-sharding-rules")]
+def export_pipeline_steps(options: ExportOptions | None = None) -> list[Step]:
+    """What `addExportPipeline` (export/export_pipeline.cc) runs with
+    `options`; without, the part jaxlib's `-sdy-propagation-pipeline` runs
+    (default export options, meshes not inlined, and no
+    sdy-verify-unreduced-axes: its Shardy predates it). `save-module` steps
+    are there only with a dump directory."""
+    o = options or ExportOptions(inline_meshes=False)
+    verify = options is not None
+    dumps = _ModuleDumps(o.dump_directory)
+    steps = [Step("sdy-constant-or-scalar-merger"),
+             Step("sdy-sink-data-flow-edges", {"sink-debug-sharding-origins": o.dump_sharding_origins,
+                                               "sink-debug-propagation-edge-sharding": o.dump_propagation_edges})]
+    if not o.avoid_export_for_partitioning:
+        steps += [Step("sdy-remove-sharding-groups"), Step("sdy-sharding-constraint-to-reshard")]
+    if o.update_non_divisible_input_output_shardings:
+        steps += [Step("sdy-update-non-divisible-input-output-shardings"),
+                  Step("sdy-remove-sub-axes-in-input-output-shardings")]
+    steps += [Step("sdy-close-shardings"), *dumps.save("after_propagation")]
+    if not o.avoid_export_for_partitioning:
+        steps += _shardy_partitioner_steps(o, dumps, verify)
+    if o.dump_propagation_edges or o.dump_sharding_origins:
+        steps.append(Step("sdy-remove-propagation-debug-info"))
+    if not o.keep_sharding_rules:
+        steps.append(Step("sdy-drop-sharding-rules"))
+    if not o.avoid_export_for_partitioning and o.inline_meshes:
+        steps.append(Step("sdy-inline-meshes"))
+    return steps
+
+
+def _shardy_partitioner_steps(o: ExportOptions, dumps: _ModuleDumps, verify: bool) -> list[Step]:
+    """`runShardyPartitioner` of export_pipeline.cc: the reshards (and, with
+    the options, the collectives) of the global program."""
+    steps = [Step("sdy-verify-unreduced-axes")] if verify else []
+    steps += [Step("sdy-insert-explicit-reshards", {"enable-full-version": o.enable_insert_explicit_collectives
+                                                   or o.enable_per_instruction_partitioning})]
+    if o.enable_per_instruction_partitioning:
+        steps += [*dumps.save("before_per_instruction_partitioning"),
+                  Step("sdy-per-instruction-partitioning",
+                       {"filter": o.per_instruction_partitioning_filter, "replica-count": o.replica_count,
+                        "partition-count": o.partition_count}),
+                  *dumps.save("after_per_instruction_partitioning")]
+    elif o.enable_insert_explicit_collectives:
+        steps += [*dumps.save("after_explicit_reshards"), canonicalize_step(RESHARD_LABEL),
+                  Step("sdy-reshard-to-collectives")]
+    steps.append(canonicalize_step(COLLECTIVE_LABEL))
+    if o.enable_insert_explicit_collectives and o.remove_all_gather_reduce_scatter_for_cmv1:
+        steps.append(Step("sdy-remove-all-gather-reduce-scatter-for-cmv1"))
+    steps += dumps.save("after_partitioner_with_global_shapes" if o.enable_insert_explicit_collectives
+                        else "after_minimal_partitioner_with_global_shapes")
+    return steps
 
 
 def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
@@ -129,30 +172,22 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
     return steps + export_pipeline_steps()
 
 
-def run_steps(module, ctx, steps: list[Step], strict: bool = False) -> None:
+def run_steps(module, ctx, steps: list[Step]) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
     module for as long as their results allow (sdylog/passes/census.py), the
-    caller's if it opened one. A
-    partitioner step that is not registered is skipped and noted in
-    ctx.report["skipped_steps"] (an error with `strict`)."""
+    caller's if it opened one."""
     with shared_census(ctx):
         for step in steps:
-            follow_step(ctx, _run_step(module, ctx, step, strict))
+            follow_step(ctx, _run_step(module, ctx, step))
 
 
-def _run_step(module, ctx, step: Step, strict: bool):
+def _run_step(module, ctx, step: Step):
     """The step's result: what it did to the module (census.py: UNCHANGED,
     SameOps, NewOps, or None for anything else)."""
     if step.name == SYMBOL_DCE:
         with module.context:
             return UNCHANGED if symbol_dce(module) == 0 else None
-    if step.name == CANONICALIZE_COLLECTIVES:
-        ops, names = census(module, ctx).all_ops_and_names()   # the first sweep reads the census, not a walk
-        with module.context:
-            return UNCHANGED if erase_trivially_dead_ops(module.operation, ops, names) == 0 else None
-    if step.name in PARTITIONER_PASSES:
-        return _run_if_registered(module, ctx, step, strict)
     return _run_pass(module, ctx, step)
 
 
@@ -161,15 +196,6 @@ def _run_pass(module, ctx, step: Step):
     options = dict(info.options)
     options.update(step.options)
     return info.load()(module, options, ctx)
-
-
-def _run_if_registered(module, ctx, step: Step, strict: bool):
-    if step.name in PASSES:
-        return _run_pass(module, ctx, step)
-    if strict:
-        raise SdylogError(f"the pipeline needs -{step.name}, which sdylog does not provide yet")
-    ctx.report.setdefault("skipped_steps", []).append(step.name)
-    return UNCHANGED
 
 
 def _dedup(options: dict | None) -> bool:
@@ -184,11 +210,124 @@ def run_import_pipeline(module, ctx, options: dict | None = None) -> None:
 
 def run_export_propagation_steps(module, ctx, options: dict | None = None) -> None:
     """Everything `-sdy-propagation-pipeline` runs after propagation.
-    options: {"dedup-functions-fully": bool, "strict": bool (fail instead of
-    skipping partitioner passes that are not registered)}."""
-    run_steps(module, ctx, post_propagation_steps(_dedup(options)), strict=bool((options or {}).get("strict")))
+    options: {"dedup-functions-fully": bool}."""
+    run_steps(module, ctx, post_propagation_steps(_dedup(options)))
 
 
 def run(module, options: dict, ctx) -> None:
     """-sdy-import-pipeline."""
     run_steps(module, ctx, import_pipeline_steps(_dedup(options)))
+
+
+# --- the export pipeline and the partitioner ------------------------------------------
+@dataclass(frozen=True)
+class ExportOptions:
+    """Shardy's ExportOptions (export/passes.h): the options of
+    `-sdy-export-pipeline`, by their flag names with `_` for `-`."""
+    replica_count: int = 1
+    partition_count: int = 1
+    dump_directory: str = ""
+    avoid_export_for_partitioning: bool = False
+    enable_insert_explicit_collectives: bool = False
+    remove_all_gather_reduce_scatter_for_cmv1: bool = False
+    enable_per_instruction_partitioning: bool = False
+    per_instruction_partitioning_filter: str = ""
+    keep_sharding_rules: bool = False
+    dump_sharding_origins: bool = False
+    dump_propagation_edges: bool = False
+    avoid_reshards_on_calls: bool = False     # (declared by Shardy, read by no pass)
+    update_non_divisible_input_output_shardings: bool = True
+    inline_meshes: bool = True
+
+    @classmethod
+    def from_flags(cls, options: dict) -> ExportOptions:
+        return cls(**{k.replace("-", "_"): v for k, v in options.items()})
+
+
+@dataclass(frozen=True)
+class PartitionerOptions:
+    """The options of the partitioner's passes that take them (Shardy's
+    executable tests pass the same counts to each)."""
+    enable_halo_exchange: bool = True
+    replica_count: int = 1
+    partition_count: int = 1
+
+    @classmethod
+    def from_flags(cls, options: dict) -> PartitionerOptions:
+        return cls(**{k.replace("-", "_"): v for k, v in options.items()})
+
+    @property
+    def counts(self) -> dict:
+        return {"replica-count": self.replica_count, "partition-count": self.partition_count}
+
+
+def canonicalize_step(label: str) -> Step:
+    """The canonicalizer as Shardy's pipelines build it: one label's
+    patterns, MLIR's default config (bottom-up)."""
+    return Step("canonicalize", {"enable-patterns": (label,), "top-down": False})
+
+
+def partitioner_steps(o: PartitionerOptions, global_to_local: bool = True) -> list[Step]:
+    """From a propagated global program to the per-device program, as
+    Shardy's executable partitioner tests run it (partitioning.md 1.2, no
+    canonicalizer in between). Without `global_to_local`: the global
+    program with every collective explicit and every shape divisible (what
+    the per-device program is made from)."""
+    steps = [Step("sdy-insert-explicit-reshards", {"enable-full-version": True}),
+             Step("sdy-resolve-permutation-factors", {"enable-halo-exchange": o.enable_halo_exchange, **o.counts}),
+             Step("sdy-reshard-to-collectives"), Step("sdy-pad-for-divisibility"),
+             Step("sdy-resolve-single-device-sharding", o.counts)]
+    return steps + global_to_local_steps(o) if global_to_local else steps
+
+
+def global_to_local_steps(o: PartitionerOptions, drop_shardings: bool = True) -> list[Step]:
+    """The partitioner's last steps: the per-device program, without its
+    shardings (or with them, for whoever reads them still)."""
+    steps = [Step("sdy-convert-global-to-local", o.counts)]
+    return steps + [Step("sdy-drop-sharding-and-mesh")] if drop_shardings else steps
+
+
+def per_instruction_steps(o: PartitionerOptions) -> list[Step]:
+    """What `-sdy-per-instruction-partitioning` runs on each op it takes out
+    (per_instruction_partitioning.cc's runPartitionerPipeline: permutation
+    factors resolved before the reshards are inserted)."""
+    return [Step("sdy-resolve-permutation-factors", {"enable-halo-exchange": o.enable_halo_exchange, **o.counts}),
+            Step("sdy-insert-explicit-reshards", {"enable-full-version": True}),
+            Step("sdy-reshard-to-collectives"), Step("sdy-pad-for-divisibility"), *global_to_local_steps(o)]
+
+
+class _ModuleDumps:
+    """The `save-module` steps of a pipeline: numbered dumps into a folder,
+    none without one."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.index = 0
+
+    def save(self, name: str) -> list[Step]:
+        if not self.directory:
+            return []
+        self.index += 1
+        return [Step("sdy-save-module", {"dump-directory": self.directory, "file-name": name,
+                                         "dump-index": self.index - 1})]
+
+
+def registered_steps(steps: list[Step], ctx) -> list[Step]:
+    """The steps whose passes sdylog has. Each other one (a pass still being
+    built) is left out, noted in ctx.report["skipped_steps"] and said on
+    stderr (once per process): the pipeline runs it as soon as it lands."""
+    out = []
+    for step in steps:
+        if step.name == SYMBOL_DCE or step.name in PASSES:
+            out.append(step)
+            continue
+        skipped = ctx.report.setdefault("skipped_steps", [])
+        if step.name not in skipped:
+            skipped.append(step.name)
+        if step.name not in _WARNED:
+            _WARNED.add(step.name)
+            print(f"sdylog: warning: -{step.name} is left out (sdylog does not have it yet)", file=sys.stderr)
+    return out
+
+
+_WARNED: set[str] = set()

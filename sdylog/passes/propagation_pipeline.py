@@ -9,9 +9,9 @@ explain` can stop before export, all running exactly what `sdylog opt` runs
 serves propagation and export too)."""
 from __future__ import annotations
 
-from sdylog.passes import PASSES, lookup
+from sdylog.passes import lookup
 from sdylog.passes.census import shared_census
-from sdylog.passes.pipelines import PARTITIONER_PASSES, run_export_propagation_steps, run_import_pipeline
+from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
 from sdylog.propagation.passes import run_propagation
 
 
@@ -31,14 +31,15 @@ def propagation_phase(module, ctx):
     """User priorities, op priorities, the aggressive strategy; returns the
     PropagationResult (engine with every derived relation, facts).
 
-    Shardy keeps the sharding rules here for the partitioner's
+    Shardy keeps the sharding rules here for its export's
     sdy-insert-explicit-reshards; sdy-drop-sharding-rules removes them (all
     but custom ones, which populating leaves alone) at the end of export,
-    and no other step reads them. Without the partitioner they are not
-    attached: the output is the same, without a walk, a rule attribute per
-    op and a verification."""
-    keep_rules = any(name in PASSES for name in PARTITIONER_PASSES)
-    options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": keep_rules}
+    and no other step reads them. They are not attached here: the reshard
+    step builds the same rules from the registry (an op's own rule wins
+    there too), and the output is the same, without a walk, a rule
+    attribute per op, a verification, and their parsing by the reshard
+    step's facts."""
+    options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": False}
     return run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
 
 

@@ -3,7 +3,8 @@ import sys
 
 import click
 
-from sdylog.cli import reports_errors
+from sdylog.cli import engine_option, reports_errors
+from sdylog.mpmd.command import mpmd_options
 
 
 @click.command()
@@ -27,29 +28,77 @@ def interpret(path, entry, print_results):
 
 @click.command()
 @click.argument("path")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the random inputs.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the random inputs.")
 @click.option("--entry", default="main", show_default=True, help="Function to run.")
-@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance for floats.")
-@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance for floats.")
+@click.option("--rtol", default=1e-4, show_default=True, type=click.FloatRange(min=0), help="Relative tolerance for floats.")
+@click.option("--atol", default=1e-5, show_default=True, type=click.FloatRange(min=0), help="Absolute tolerance for floats.")
+@click.option("--as-written", is_flag=True,
+              help="Take the module's shardings and collectives as written (no propagation, no partitioner).")
+@click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
+              help="Halo exchanges for windowed ops (else their windows are replicated).")
 @click.option("--pass-options", default=None,
               help="Options of -sdy-convert-global-to-local, e.g. 'per-dim-all-gather=true'.")
 @click.option("--pipeline", default=None,
-              help="sdylog opt flags to run first on the sharded side, e.g. "
+              help="sdylog opt flags to run instead of sdylog's pipeline, e.g. "
                    "'-sdy-propagation-pipeline -sdy-reshard-to-collectives' (space separated).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--channel-mode", type=click.Choice(["buffered", "rendezvous"]), default="buffered",
+              show_default=True, help="MPMD: a send goes on at once, or waits for its recv.")
+@mpmd_options
+@engine_option
 @reports_errors
-def simulate(path, seed, entry, rtol, atol, pass_options, pipeline):
-    """Run a sharded module on its simulated mesh and compare with the unsharded run.
+def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_options, pipeline, as_json, engine,
+             channel_mode, **mpmd):
+    """Run FILE partitioned on its simulated mesh and compare with the unpartitioned run.
 
-    The module's shardings and collectives must be explicit (as after
-    propagation and reshard insertion). Random inputs (from --seed) are cut
-    into each device's shards, the per-device program (from
-    -sdy-convert-global-to-local) runs on every device, and the reassembled
-    results are compared with the whole program run on one device. Prints the
-    collectives (count, bytes); exits 1 on a mismatch.
+    FILE may be a JAX export, a propagated module or an explicit one (whose
+    sdy collectives say how it is partitioned; --as-written takes any module
+    so). All but explicit ones go through sdylog's pipeline first:
+    propagation, explicit reshards, collectives, padding
+    (-sdy-propagation-pipeline, then -sdy-partitioner-pipeline). Random
+    inputs (from --seed) are cut into each device's shards, the per-device
+    program runs on every device, and the results are compared with the
+    whole program run on one device.
+
+    Prints the collectives of the partitioned program with the bytes one
+    device sends (ring model, rules/collectives.dl) and, on a mismatch, the
+    first op whose per-device values differ and why (a partial sum never
+    reduced, shards read out of place); exits 1 on a mismatch.
+
+    A module whose ops are placed on devices (maximal shardings, --assign)
+    runs as its MPMD partition (`sdylog mpmd`): a program per device, joined
+    by channels; results compared bitwise with the unpartitioned program,
+    bytes per channel and per device, deadlocks reported.
+
+    \b
+    sdylog simulate model.mlir
+    sdylog simulate model.mlir --json
+    sdylog simulate explicit.mlir --pipeline '-sdy-reshard-to-collectives'
     """
+    from sdylog.simulate.mpmd import wants_mpmd
+    if wants_mpmd(path, mpmd):
+        return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     from sdylog.simulate.simulate import simulate_main
+    from sdylog.progress import Progress
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
-                           pipeline=pipeline.split() if pipeline else None)
-    click.echo(report.text())
+                           pipeline=pipeline.split() if pipeline else None, explicit=True if as_written else None,
+                           halo_exchange=halo_exchange, engine=engine, progress=Progress())
+    if as_json:
+        import json
+        click.echo(json.dumps(report.json(), indent=1))
+    else:
+        click.echo(report.text())
     if not report.ok:
+        sys.exit(1)
+
+
+def _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd):
+    import json
+
+    from sdylog.mpmd.command import options_from
+    from sdylog.simulate.mpmd import simulate_mpmd_main
+    options = options_from(**mpmd, entry=entry if entry != "main" else None)
+    report = simulate_mpmd_main(path, options=options, seed=seed, mode=channel_mode)
+    click.echo(json.dumps(report.json(), indent=1) if as_json else report.text())
+    if not report.match:
         sys.exit(1)

@@ -10,6 +10,7 @@ hanging. Counts and bytes per collective kind are recorded.
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 
@@ -95,7 +96,8 @@ class Communicator:
                 del self._slots[key]
             return values
 
-    def finished(self) -> None:
+    def finished(self, device: int | None = None) -> None:
+        """`device` (when given) has run to its end."""
         with self._cond:
             self._running -= 1
             if self._running and self._stuck() and self.failure is None:
@@ -129,6 +131,15 @@ class Communicator:
         raise exc
 
 
+def _blas_threads(n: int):
+    """BLAS runs `n` threads meanwhile: each simulated device is a thread
+    already, and BLAS's own threads on top of them (as many as cores, per
+    device) fight over the cores (transformer_L2 on 8 devices, 2 cores: a
+    step takes 20x longer)."""
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(limits=n, user_api="blas")
+
+
 @dataclass
 class DeviceRun:
     """What runs on one device: a function of the program (by name, or a
@@ -137,9 +148,11 @@ class DeviceRun:
     args: list
 
 
-def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: CollectiveStats | None = None) -> list[list]:
+def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: CollectiveStats | None = None,
+                   comm: Communicator | None = None) -> list[list]:
     """Run `runs[replica][partition]` at once, one thread per device; return
-    each device's results in the same layout."""
+    each device's results in the same layout. `comm`: the communicator to
+    use (e.g. one with point-to-point channels, sdylog/simulate/p2p.py)."""
     nr = len(runs)
     npart = len(runs[0]) if runs else 0
     for row in runs:
@@ -148,7 +161,7 @@ def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: Collect
         for r in row:
             if isinstance(r.function, str):
                 program.function(r.function)  # compile errors surface here, not in a thread
-    comm = Communicator(nr * npart)
+    comm = comm if comm is not None else Communicator(nr * npart)
     results: list[list] = [[None] * npart for _ in range(nr)]
     errors: list = []
 
@@ -164,17 +177,18 @@ def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: Collect
             errors.append(e)
             comm.abort(e)
         finally:
-            comm.finished()
+            comm.finished(r * npart + p)
 
     if nr * npart == 1:
         work(0, 0)
     else:
         threads = [threading.Thread(target=work, args=(r, p), daemon=True)
                    for r in range(nr) for p in range(npart)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        with _blas_threads(max(1, (os.cpu_count() or 1) // (nr * npart))):
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
     if stats is not None:
         stats.merge(comm.stats)
     if errors:

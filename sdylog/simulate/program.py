@@ -97,11 +97,13 @@ class CompiledFunction:
 
 
 class Program:
-    """A module's functions, compiled lazily by symbol name."""
+    """A module's functions, compiled lazily by symbol name. With a `tracer`
+    (sdylog/simulate/trace.py) each tagged op also records its results."""
 
-    def __init__(self, module: ir.Module, filename: str | None = None):
+    def __init__(self, module: ir.Module, filename: str | None = None, tracer=None):
         self.module = module
         self.filename = filename
+        self.tracer = tracer
         self.funcs = {symbol_name(op): op for op in module.body.operations
                       if op.operation.name == "func.func"}
         self.compiled: dict[str, CompiledFunction] = {}
@@ -197,8 +199,12 @@ class FunctionCompiler:
             raise
         except UnsupportedType as e:
             raise error_at(op, f"'{op.name}': {e}", self.filename) from None
-        steps = out if isinstance(out, list) else [out]
-        return [self._located(op, s) for s in steps]
+        steps = [self._located(op, s) for s in (out if isinstance(out, list) else [out])]
+        if self.program.tracer is not None:
+            record = self.program.tracer.recorder(op, [self.slot(r) for r in op.results])
+            if record is not None:
+                steps.append(record)
+        return steps
 
     def _located(self, op, step: Step) -> Step:
         """Errors numpy raises at run time become located ExecutionErrors."""

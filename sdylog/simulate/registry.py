@@ -16,6 +16,7 @@ from typing import Callable
 
 _LOWERINGS: dict[str, Callable] = {}
 _ALIAS: dict[str, str] = {}
+_TARGETS: dict[str, Callable] = {}   # custom_call target -> lowering (misc.py's custom_call asks)
 
 _OP_MODULES = (
     "sdylog.simulate.ops.elementwise",
@@ -29,6 +30,7 @@ _OP_MODULES = (
     "sdylog.simulate.ops.misc",
     "sdylog.simulate.ops.testing",
     "sdylog.simulate.ops.chlo",
+    "sdylog.simulate.ops.p2p",
 )
 _loaded = False
 
@@ -40,6 +42,19 @@ def lowering(*names: str, alias: str = "opaque"):
             _ALIAS[n] = alias
         return fn
     return register
+
+
+def custom_call_target(name: str):
+    """Register the lowering of `stablehlo.custom_call @name`."""
+    def register(fn):
+        _TARGETS[name] = fn
+        return fn
+    return register
+
+
+def custom_call_lowering(target: str) -> Callable | None:
+    _load()
+    return _TARGETS.get(target)
 
 
 def _load() -> None:

@@ -1,4 +1,5 @@
 """`sdylog run` and `sdylog query` on a small model of our own."""
+import re
 import subprocess
 import sys
 
@@ -47,6 +48,30 @@ def test_run_writes_output_and_database(model, tmp_path):
     assert con.execute("SELECT count(*) FROM op").fetchone()[0] > 0  # inputs are saved too
 
 
+HUGE = """sdy.mesh @mesh = <["x"=4]>
+func.func @main(%a: tensor<4294967296x4294967296xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %b: tensor<4294967296x4294967296x4294967296x4294967296x4xf32>) -> tensor<4294967296x4294967296xf32> {
+  %0 = stablehlo.tanh %a : tensor<4294967296x4294967296xf32>
+  return %0 : tensor<4294967296x4294967296xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("huge_too, sizes", [(False, {2 ** 64}), (True, {str(2 ** 64), str(2 ** 130)})])
+def test_database_holds_the_sizes_of_tensors_of_2_to_the_63_elements_and_more(tmp_path, huge_too, sizes):
+    """Sizes beyond 64 bits are HUGEINT; a column holding one beyond 128 bits is decimal text."""
+    import duckdb
+
+    from sdylog.commands.pipeline import run_pipeline
+
+    model, db = tmp_path / "huge.mlir", tmp_path / "rel.duckdb"
+    model.write_text(HUGE if huge_too else re.sub(r",\n +%b: [^)]*", "", HUGE))
+    run_pipeline(str(model)).result.engine.save(str(db))       # (what `run --db` saves)
+    con = duckdb.connect(str(db), read_only=True)
+    assert {n for (n,) in con.execute("SELECT DISTINCT n FROM tensor_elems").fetchall()} == sizes
+    assert con.execute("SELECT count(*) FROM tensor_dim").fetchone()[0] > 0
+
+
 def test_run_bad_input_leaves_no_files(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text("func.func @f() {\n  %0 = stablehlo.foo : () -> ()\n}\n")
@@ -60,9 +85,9 @@ def test_query_prints_a_filtered_table(model):
     p = sdylog("query", str(model), "final_dim_axis", "--where", "axis=y")
     assert p.returncode == 0, p.stderr
     header, rule, *rows = p.stdout.splitlines()
-    assert header.split() == ["t", "d", "pos", "axis", "pre_size", "size"]
+    assert header.split() == ["t", "t_name", "d", "pos", "axis", "pre_size", "size"]
     assert rows[-1].startswith("final_dim_axis: ") and "(filtered)" in rows[-1]
-    assert rows[:-1] and all(r.split()[3] == "y" for r in rows[:-1] if r.strip())
+    assert rows[:-1] and all(r.split()[4] == "y" for r in rows[:-1] if r.strip())
 
 
 def test_query_prints_the_same_table_on_every_embedded_engine(model):
@@ -179,21 +204,25 @@ def test_query_conflict_table(tmp_path):
     r = sdylog("query", str(p), "conflict", "--where", "op_name=stablehlo.dot_general")
     assert r.returncode == 0, r.stderr
     header, _rule, row, last = r.stdout.splitlines()
-    assert header.split() == ["op", "op_name", "factor", "kind", "a", "t_a", "dim_a", "b", "t_b", "dim_b"]
-    assert row.split()[1:5] == ["stablehlo.dot_general", "2", "prefix", "operand"]
+    assert header.split() == ["op", "op_kind", "op_loc", "op_name", "factor", "kind", "a", "t_a", "t_a_name",
+                              "dim_a", "b", "t_b", "t_b_name", "dim_b"]
+    assert row.split()[1:7] == ["stablehlo.dot_general", f"{p}:6:8", "stablehlo.dot_general", "2", "prefix",
+                                "operand"]
     assert last == "conflict: 1 tuple (filtered)"
 
 
-def test_propagation_does_not_read_the_conflict_relations():
-    """conflicts.dl only reports: no other rule file names its relations."""
+@pytest.mark.parametrize("report,readers", [("conflicts.dl", {"unsharded.dl"}), ("unsharded.dl", set())])
+def test_propagation_does_not_read_the_report_relations(report, readers):
+    """conflicts.dl and unsharded.dl only report: no rule file but the
+    reports name their relations."""
     import re
 
     from sdylog import RULES_DIR
-    own = (RULES_DIR / "propagation" / "conflicts.dl").read_text()
+    own = (RULES_DIR / "propagation" / report).read_text()
     declared = set(re.findall(r"^\.decl (\w+)", own, re.M))
-    assert "conflict" in declared
+    assert declared
     for f in RULES_DIR.rglob("*.dl"):
-        if f.name != "conflicts.dl":
+        if f.name != report and f.name not in readers:
             code = re.sub(r"//.*", "", f.read_text())
             used = set(re.findall(r"\b(\w+)\s*\(", code))
             assert not (declared & used), f"{f} reads {declared & used}"

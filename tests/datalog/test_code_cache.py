@@ -1,4 +1,9 @@
-"""The on-disk code cache stays bounded and keeps what was used last."""
+"""The on-disk caches (sdylog/datalog/cache.py) stay bounded, keep what was
+used last, and never fail a run: corrupt, missing or unwritable, a cache is
+worked without."""
+import os
+
+from as_user import as_user
 from sdylog.datalog import cache
 
 
@@ -45,7 +50,6 @@ def test_souffle_binaries_live_in_the_sdylog_cache_dir(tmp_path, monkeypatch):
 
 
 def test_parsed_programs_are_bounded_least_recently_used_go(tmp_path, monkeypatch):
-    import os
     from types import SimpleNamespace
     cache_dir = tmp_path / "cache"
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(cache_dir))
@@ -67,3 +71,84 @@ def test_parsed_programs_are_bounded_least_recently_used_go(tmp_path, monkeypatc
     rules.write_text("// version 3\n")   # the latest, read from the cache
     assert cache.load_program_cached(str(rules), lambda p: None).text == "// version 3\n"
     assert programs() == kept
+
+
+def _flip_a_byte(path):
+    data = bytearray(path.read_bytes())
+    data[len(data) * 2 // 3] ^= 0x55
+    path.write_bytes(bytes(data))
+
+
+def test_a_corrupt_code_cache_is_ignored_and_written_again(tmp_path, monkeypatch):
+    first = _fresh(tmp_path, monkeypatch, 10)
+    first.compile("z = 6 * 7", "gen")
+    first.save()
+    (saved,) = tmp_path.glob("codes-*.marshal")
+    for corrupt in (_flip_a_byte, lambda p: p.write_bytes(p.read_bytes()[:20]), lambda p: p.write_bytes(b"")):
+        corrupt(saved)
+        again = _fresh(tmp_path, monkeypatch, 10)
+        ns = {}
+        exec(again.compile("z = 6 * 7", "gen"), ns)
+        assert ns["z"] == 42 and again.added == 1      # (compiled again: nothing read from the broken file)
+        again.save()
+        intact = _fresh(tmp_path, monkeypatch, 10)
+        intact.compile("z = 6 * 7", "gen")
+        assert intact.added == 0                       # (written again, whole)
+
+
+def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypatch):
+    from sdylog.datalog import load_program
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text(".decl e(x: number)\n.decl r(x: number)\nr(x) :- e(x).\n")
+    loads = []
+
+    def load(path):
+        loads.append(path)
+        return load_program(path)
+
+    assert cache.load_program_cached(str(rules), load).relations.keys() == {"e", "r"}
+    (pickled,) = (tmp_path / "cache").glob("program-*.pickle")
+    (index,) = (tmp_path / "cache").glob("programs-*.idx")
+    for broken in (pickled, index):
+        _flip_a_byte(broken)
+        assert cache.load_program_cached(str(rules), load).relations.keys() == {"e", "r"}
+    assert len(loads) == 3                              # parsed again after each corruption
+    assert cache.load_program_cached(str(rules), load).relations.keys() == {"e", "r"} and len(loads) == 3
+
+
+def test_runs_with_a_corrupt_or_unwritable_cache(tmp_path):
+    """A whole run, as a user starts it: the cache where SDYLOG_CACHE_DIR says
+    (nothing under HOME), and a run still gives the same output with every
+    cache file corrupt, with the folder a file, and with a folder it may not
+    write (checked as a user: root's override of modes dropped)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mlp = Path(__file__).resolve().parents[2] / "examples" / "mlp.mlir"
+    (tmp_path / "home").mkdir()
+
+    def run(cache_dir, **kwargs):
+        env = {**os.environ, "SDYLOG_CACHE_DIR": str(cache_dir), "HOME": str(tmp_path / "home")}
+        p = subprocess.run([sys.executable, "-m", "sdylog.cli", "run", str(mlp), "-q"], capture_output=True,
+                           text=True, env=env, **kwargs)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        return p.stdout
+
+    cache_dir = tmp_path / "cache"
+    expected = run(cache_dir)
+    # (a program file per rules program the run loads: propagation's, the reshards')
+    names = sorted({p.name.split("-")[0] for p in cache_dir.iterdir()})
+    assert names == ["codes", "program", "programs"] and not list((tmp_path / "home").iterdir())
+    for f in cache_dir.iterdir():
+        _flip_a_byte(f)
+    assert run(cache_dir) == expected
+    (tmp_path / "a-file").write_text("")
+    assert run(tmp_path / "a-file") == expected
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    assert run(read_only, **as_user()) == expected
+    assert list(read_only.iterdir()) == []
+

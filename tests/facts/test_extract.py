@@ -376,10 +376,10 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<12xf32> {
                                 "stablehlo.concatenate")] == [0, 1, 2, 3]
 
 
-def test_equal_argument_dictionaries_each_keep_their_own_sharding_rows():
-    # function arguments (and results) repeat the same attribute dictionaries:
-    # each distinct one is read once, and each argument still gets a sharding
-    # id (and rows) of its own, as the IR has them
+def test_equal_shardings_share_one_id_and_one_set_of_rows():
+    # function arguments and results (and, after propagation, op results)
+    # repeat the same shardings: each distinct one is read once and has one
+    # id and one set of rows, which every value carrying it names
     f = extract_facts(parse_module("""
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
@@ -388,18 +388,21 @@ func.func @main(%a: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
                 %d: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
     -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<4x4xf32>,
         tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.add %a, %b {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<4x4xf32>
+  %1 = stablehlo.add %a, %d {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : tensor<4x4xf32>
   return %a, %c, %d : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }"""))
     args = {i: v for _, i, v in f.rows("func_arg")}
     sharding_of = dict(f.rows("value_sharding"))
-    assert set(sharding_of) == {args[0], args[1], args[3]}
-    a, b, d = sharding_of[args[0]], sharding_of[args[1]], sharding_of[args[3]]
-    assert len({a, b, d}) == 3
-    axes = {s: [r[1:] for r in f.rows("sharding_dim_axis") if r[0] == s] for s in (a, b, d)}
-    assert axes[a] == axes[b] == [(0, 0, "x", 1, 2)] and axes[d] == [(1, 0, "y", 1, 2)]
     results = {i: s for _, i, s in f.rows("func_result_sharding")}
-    assert set(results) == {0, 2} and results[0] != results[2] and not {results[0], results[2]} & {a, b, d}
-    assert [r[1:] for r in f.rows("sharding_dim_axis") if r[0] == results[2]] == [(0, 0, "x", 1, 2)]
+    x, y = sharding_of[args[0]], sharding_of[args[3]]
+    assert x != y and sharding_of[args[1]] == x and args[2] not in sharding_of
+    assert results == {0: x, 2: x}
+    ops = {o: v for o, i, v in f.rows("op_result")}
+    assert sorted(sharding_of[v] for v in ops.values()) == sorted([x, y])
+    assert len(f.rows("sharding")) == 2 and len(f.shardings) == 2
+    axes = {s: [r[1:] for r in f.rows("sharding_dim_axis") if r[0] == s] for s in (x, y)}
+    assert axes[x] == [(0, 0, "x", 1, 2)] and axes[y] == [(1, 0, "y", 1, 2)]
 
 
 def test_census_names_give_the_rows_of_a_walk_and_rows_share_their_ints():
@@ -419,3 +422,16 @@ def test_census_names_give_the_rows_of_a_walk_and_rows_share_their_ints():
     # (a value's id in its value and value_dim rows is the very int value_ids holds)
     ids = {id(v) for v in walked.value_ids.values()}
     assert all(id(row[0]) in ids for row in value_rows + walked.rows("value_dim"))
+
+
+def test_prime_factors_and_divisors():
+    """(By trial division up to the square root: a mesh axis of 2^31 - 1, a
+    prime, takes 46341 steps, not 2^31.)"""
+    import math
+
+    from sdylog.facts.extract import divisors, prime_factors, prime_units
+    for n in range(1, 600):
+        assert divisors(n) == [d for d in range(1, n + 1) if n % d == 0]
+        f = prime_factors(n)
+        assert sorted(f) == f and all(divisors(p) == [1, p] for p in f) and math.prod(f) == n
+    assert prime_factors(2 ** 31 - 1) == [2 ** 31 - 1] and prime_units(12) == [(1, 2), (2, 2), (4, 3)]

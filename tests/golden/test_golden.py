@@ -27,7 +27,7 @@ def regenerating(config) -> bool:
 def produce(case: str) -> dict[str, str]:
     """What `sdylog run -v golden/CASE.in.mlir` prints: the module (stdout)
     and the report without its time line (stderr)."""
-    run = run_pipeline(f"{case}.in.mlir")   # relative: locations read CASE.in.mlir:LINE:COL
+    run = run_pipeline(f"{case}.in.mlir", name_ids=True)   # relative: locations read CASE.in.mlir:LINE:COL
     return {".out.mlir": run.text(), ".report": "\n".join(summary(run, verbose=True)) + "\n"}
 
 

@@ -63,9 +63,9 @@ def test_cli_stdin_and_output_file(tmp_path):
 
 def test_cli_unknown_pass_and_option():
     p = sdylog("opt", "-", "-sdy-no-such-pass", stdin=GOOD)
-    assert p.returncode == 1 and "unknown pass '-sdy-no-such-pass'" in p.stderr
+    assert p.returncode == 2 and "unknown pass '-sdy-no-such-pass'" in p.stderr   # (a usage error)
     p = sdylog("opt", "-", "-sdy-populate-op-sharding-rules=bogus=1", stdin=GOOD)
-    assert p.returncode == 1 and "has no option 'bogus'" in p.stderr
+    assert p.returncode == 2 and "has no option 'bogus'" in p.stderr
 
 
 def test_cli_missing_file():

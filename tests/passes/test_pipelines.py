@@ -8,7 +8,8 @@ import re
 import pytest
 
 from passes_oracle import ours, ours_steps, same_text, shardy
-from sdylog.passes.pipelines import (CANONICALIZE_COLLECTIVES, SYMBOL_DCE, post_propagation_steps,
+from sdylog.ir.canonicalization import COLLECTIVE_LABEL
+from sdylog.passes.pipelines import (SYMBOL_DCE, canonicalize_step, post_propagation_steps,
                                      pre_propagation_steps)
 
 
@@ -31,7 +32,6 @@ def test_steps_are_jaxlibs_pipeline(dedup):
     names = [n for n in _shardy_pipeline_pass_names(dedup) if n != "sdy-save-module"]
     ours_names = [s.name for s in pre_propagation_steps(dedup)] + ["sdy-user-priority-propagate"] + \
                  [s.name for s in post_propagation_steps(dedup)]
-    ours_names = ["canonicalize" if n == CANONICALIZE_COLLECTIVES else n for n in ours_names]
     assert ours_names == names
     assert SYMBOL_DCE in names
 
@@ -109,14 +109,14 @@ def _counting(monkeypatch):
     return counts
 
 
-def _run(text: str, names: list[str]):
+def _run(text: str, names: list):
     from sdylog.ir import parse_module
     from sdylog.passes import PassContext
     from sdylog.passes.pipelines import Step, run_steps
     module = parse_module(text, "f.mlir")
     ctx = PassContext(filename="f.mlir")
     with module.context:
-        run_steps(module, ctx, [Step(n) for n in names])
+        run_steps(module, ctx, [n if isinstance(n, Step) else Step(n) for n in names])
     assert ctx.census is None   # the shared census does not outlive the pipeline
     return module
 
@@ -163,7 +163,8 @@ def test_steps_that_erase_census_ops_or_change_attributes_keep_the_census(monkey
     assert '[{"p"}]' in text and "stablehlo.negate" in text
     # canonicalize reads the census for its first sweep; erasing is a change
     counts["census"] = 0
-    module = _run(CONSTANTS, ["sdy-manual-axes-cleanup", CANONICALIZE_COLLECTIVES, "sdy-manual-axes-cleanup"])
+    module = _run(CONSTANTS, ["sdy-manual-axes-cleanup", canonicalize_step(COLLECTIVE_LABEL),
+                              "sdy-manual-axes-cleanup"])
     assert counts == {"census": 2} and "stablehlo.negate" not in str(module)
 
 
@@ -285,24 +286,20 @@ def test_sdylog_opt_verifies_the_pipeline_result_not_its_steps(monkeypatch):
     assert "sdy.reshard" in text
 
 
-def test_propagation_keeps_sharding_rules_only_for_the_partitioner(monkeypatch):
+def test_propagation_attaches_no_sharding_rules():
     """Shardy's pipeline keeps the rules for sdy-insert-explicit-reshards;
-    without it nothing reads them before sdy-drop-sharding-rules."""
+    ours builds the same ones from the registry there: propagation attaches
+    none (only the rule the input gave its add stays)."""
     from sdylog.ir import parse_module
-    from sdylog.passes import PASSES, PassContext, PassInfo
+    from sdylog.passes import PassContext
     from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
 
-    def after_propagation():
-        module = parse_module(CONSTANTS, "f.mlir")
-        ctx = PassContext(filename="f.mlir")
-        with module.context:
-            import_phase(module, ctx)
-            propagation_phase(module, ctx)
-        return str(module).count("sdy.sharding_rule")
-    assert "sdy-insert-explicit-reshards" not in PASSES
-    assert after_propagation() == 1    # the rule the input gave its add, only
-    monkeypatch.setitem(PASSES, "sdy-insert-explicit-reshards", PassInfo("sdylog.passes.drop_sharding_rules:run"))
-    assert after_propagation() > 1
+    module = parse_module(CONSTANTS, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context:
+        import_phase(module, ctx)
+        propagation_phase(module, ctx)
+    assert str(module).count("sdy.sharding_rule") == 1
 
 
 # Constants and a scalar expansion with several users (cloned), one left to

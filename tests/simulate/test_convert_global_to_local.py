@@ -36,6 +36,23 @@ func.func @main(%a: tensor<8x16xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}, %b: 
   %3 = sdy.all_gather [{{"x"}}, {{}}] %2 out_sharding=<@mesh, [{{}}, {{}}]> : tensor<8x12xf32>
   return %3 : tensor<8x12xf32>
 }}""",
+    # Contracting dimensions sharded on different axes, the all-reduce naming
+    # them (in mesh order) in another order than the dimensions (Shardy's
+    # check rejects that; the sum is the same).
+    "dot-two-contracting-dims": M24 + f"""
+func.func @main(%a: tensor<2x4x8x6xf32> {{sdy.sharding = {sh([], ["y"], ["x"], [])}}}, %b: tensor<2x4x8x5xf32> {{sdy.sharding = {sh([], ["y"], ["x"], [])}}})
+    -> (tensor<2x6x5xf32> {{sdy.sharding = {sh([], [], [])}}}) {{
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [1, 2] x [1, 2] {pv([], [], [])} : (tensor<2x4x8x6xf32>, tensor<2x4x8x5xf32>) -> tensor<2x6x5xf32>
+  %1 = sdy.all_reduce {{"x", "y"}} %0 out_sharding=<@mesh, [{{}}, {{}}, {{}}]> : tensor<2x6x5xf32>
+  return %1 : tensor<2x6x5xf32>
+}}""",
+    "reduce-scatter-one-dim": M24 + f"""
+func.func @main(%a: tensor<8x16xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}, %b: tensor<16x12xf32> {{sdy.sharding = {sh(["y"], [])}}})
+    -> (tensor<8x12xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] {pv(["x"], [])} : (tensor<8x16xf32>, tensor<16x12xf32>) -> tensor<8x12xf32>
+  %1 = sdy.reduce_scatter [{{}}, {{"y"}}] %0 out_sharding=<@mesh, [{{"x"}}, {{"y"}}]> : tensor<8x12xf32>
+  return %1 : tensor<8x12xf32>
+}}""",
     "all-gather-two-dims": M24 + f"""
 func.func @main(%a: tensor<8x16xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) -> (tensor<8x16xf32> {{sdy.sharding = {sh([], [])}}}) {{
   %0 = sdy.all_gather [{{"x"}}, {{"y"}}] %a out_sharding=<@mesh, [{{}}, {{}}]> : tensor<8x16xf32>
@@ -125,14 +142,14 @@ func.func @main(%a: tensor<8x4xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) -> (t
 @pytest.mark.parametrize("name", sorted(MODULES))
 @pytest.mark.parametrize("options", [None, "per-dim-all-gather=true combine-multi-dimension-reduce-scatter=true"])
 def test_sharded_program_matches_global(name, options):
-    report = simulate_text(MODULES[name], f"{name}.mlir", seed=7, pass_options=options)
+    report = simulate_text(MODULES[name], f"{name}.mlir", seed=7, pass_options=options, explicit=True)
     assert report.ok, report.text()
     assert report.outputs
 
 
 def test_missing_all_reduce_is_a_mismatch():
     text = MODULES["dot-all-reduce-gather"].replace("%2 = stablehlo.tanh %1", "%2 = stablehlo.tanh %0")
-    report = simulate_text(text, "bad.mlir", seed=1)
+    report = simulate_text(text, "bad.mlir", seed=1, explicit=True)
     assert not report.ok
     assert "MISMATCH" in report.text()
 

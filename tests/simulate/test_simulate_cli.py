@@ -1,9 +1,11 @@
 """`sdylog interpret` and `sdylog simulate` from the command line."""
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from sdylog.cli import main
+from sdylog.passes import PASSES
 
 PARALLEL = """
 func.func @gather(%x: tensor<2xi32>) -> tensor<4xi32> {
@@ -69,3 +71,100 @@ func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"
     r = invoke(["simulate"], tmp_path, text.replace("return %1", "return %0"), "bad.mlir")
     assert r.exit_code == 1
     assert "MISMATCH" in r.output
+
+
+DOT = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %b: tensor<6x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<4x6xf32>, tensor<6x2xf32>) -> tensor<4x2xf32>
+  %1 = sdy.all_reduce {"x"} %0 out_sharding=<@mesh, [{}, {}]> : tensor<4x2xf32>
+  %2 = stablehlo.tanh %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : tensor<4x2xf32>
+  return %2 : tensor<4x2xf32>
+}"""
+
+
+def test_simulate_json_report(tmp_path):
+    import json
+    r = invoke(["simulate", "--json"], tmp_path, DOT)
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert {"match", "max_abs_error", "max_rel_error", "collectives", "bytes_per_device"} <= set(report)
+    assert report["match"] and report["partitioned"] is False      # explicit: taken as written
+    (c,) = report["collectives"]
+    # ring model: 2 (g - 1) / g * S, S = 4x2 f32 = 32 bytes, g = 2
+    assert c == {"kind": "all_reduce", "axes": '{"x"}', "location": f"{tmp_path}/t.mlir:5:8", "bytes_per_device": 32}
+    assert report["bytes_per_device"] == 32
+
+
+def test_mismatch_names_the_partial_sum_never_reduced(tmp_path):
+    r = invoke(["simulate"], tmp_path, DOT.replace("%2 = stablehlo.tanh %1", "%2 = stablehlo.tanh %0"), "bad.mlir")
+    assert r.exit_code == 1
+    assert (f"first difference: {tmp_path}/bad.mlir:4:8: 'stablehlo.dot_general' result #0 on devices [0, 1]"
+            in r.output)
+    assert 'each device holds a partial sum over {"x"} that is never reduced (an all_reduce is missing)' in r.output
+
+
+def test_mismatch_names_shards_read_out_of_place(tmp_path):
+    text = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %0 = sdy.collective_permute %a out_sharding=<@mesh, [{"x"}]> : tensor<8xf32>
+  %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}"""
+    mesh = 'sdy.mesh @mesh = <["x"=2]>\nsdy.mesh @swapped = <["x"=2], device_ids=[1, 0]>'
+    bad = text.replace('sdy.mesh @mesh = <["x"=2]>', mesh).replace('out_sharding=<@mesh, [{"x"}]>',
+                                                                    'out_sharding=<@swapped, [{"x"}]>')
+    bad = bad.replace('%1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh',
+                      '%1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh')
+    r = invoke(["simulate", "--as-written"], tmp_path, bad, "perm.mlir")
+    assert r.exit_code == 1, r.output
+    assert "shards read out of place (device 0 has device 1's, device 1 has device 0's)" in r.output
+
+
+def test_simulate_partitions_a_jax_export(tmp_path):
+    """Only arguments carry shardings: propagation and the partitioner run
+    (as far as the passes sdylog has go)."""
+    text = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x4xf32> {
+  %0 = stablehlo.tanh %a : tensor<8x4xf32>
+  %1 = stablehlo.add %0, %a : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}"""
+    import json
+    r = invoke(["simulate", "--json"], tmp_path, text)
+    assert r.exit_code == 0, r.output
+    report, _ = json.JSONDecoder().raw_decode(r.output[r.output.index("{"):])   # (stderr may follow)
+    assert report["match"] and report["partitioned"] and report["collectives"] == []
+
+
+def test_run_partition_prints_the_per_device_program(tmp_path):
+    text = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = stablehlo.tanh %a : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}"""
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    out = tmp_path / "local.mlir"
+    r = CliRunner().invoke(main, ["run", str(path), "--partition", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    local = out.read_text()
+    assert "stablehlo.tanh %arg0 : tensor<4x4xf32>" in local and "sdy." not in local
+    assert "collectives: 0, bytes per device (ring model): 0" in r.output
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+def test_run_partition_lists_each_collective(tmp_path):
+    text = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.tanh %a : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}"""
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    r = CliRunner().invoke(main, ["run", str(path), "--partition"])
+    assert r.exit_code == 0, r.output
+    assert '"stablehlo.all_gather"' in r.output
+    # (g - 1) * S, S = 4x4 f32 = 64 bytes, g = 2
+    assert "collectives: 1, bytes per device (ring model): 64" in r.output
+    assert 'all_gather [{"x"}, {}]: 64 bytes' in r.output

@@ -304,6 +304,31 @@ static PyObject *db_rows(Database *db, PyObject *arg) {
     return set;
 }
 
+/* the rows of a table as one buffer of int64s, row after row, in the order
+   rows() gives them, symbol columns as symbol ids (symbols() names them):
+   what a columnar writer (a DuckDB file) reads without a Python tuple per row */
+static PyObject *db_rows_array(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    Table *t = &db->tab[tno]->t;
+    int by_set = t->set_cap > 0;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(t->n * t->arity * (i64)sizeof(i64)));
+    if (!out) return NULL;
+    i64 *dst = (i64 *)PyBytes_AS_STRING(out), k = 0;
+    for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
+        int32_t id = by_set ? t->set[s].id : (int32_t)s;
+        if (id < 0) continue;
+        memcpy(dst + k * t->arity, row(t, id), sizeof(i64) * (size_t)t->arity);
+        k++;
+    }
+    if (k != t->n && _PyBytes_Resize(&out, (Py_ssize_t)(k * t->arity * (i64)sizeof(i64))) < 0) return NULL;
+    return out;
+}
+
+static PyObject *db_symbols(Database *db, PyObject *Py_UNUSED(arg)) {
+    return PyList_GetSlice(db->names, 0, PyList_GET_SIZE(db->names));
+}
+
 static PyObject *db_index_keys(Database *db, PyObject *args) {
     PyObject *tno_o, *key_o;
     int key[MAXKEY];
@@ -578,6 +603,9 @@ static PyMethodDef db_methods[] = {
      "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
+    {"rows_array", (PyCFunction)db_rows_array, METH_O,
+     "rows_array(table) -> bytes: its rows as int64s, row after row (symbols as ids)"},
+    {"symbols", (PyCFunction)db_symbols, METH_NOARGS, "symbols() -> list: symbol id -> its string"},
     {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,
      "index_keys(table, key columns) -> distinct keys (the index is built and kept)"},
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,

@@ -2,7 +2,12 @@
 
 dot_general becomes one (batched) matmul: operands are transposed to
 (batch, free, contracting) / (batch, contracting, free) and flattened, so
-numpy hands BLAS the biggest GEMMs the op allows. Convolution accumulates one
+numpy hands BLAS the biggest GEMMs the op allows. A small float dot sums
+its products one contracting index after the other instead, each product
+and each sum rounded, as the StableHLO reference interpreter does: BLAS
+fuses multiply and add and blocks the sum, so a dot computed in pieces on
+several devices and summed would not give the sequential result bit for
+bit (Shardy's executable tests compare them exactly). Convolution accumulates one
 GEMM per kernel window offset over strided views of the padded input.
 """
 from __future__ import annotations
@@ -33,6 +38,10 @@ def _blas_ready(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
+# Multiply-adds below which a float dot sums in the reference interpreter's order.
+_IN_ORDER_WORK = 1 << 16
+
+
 class DotPlan:
     """Permutations and shapes for one dot_general, fixed at compile time."""
 
@@ -50,6 +59,7 @@ class DotPlan:
         self.rid = self.rperm == tuple(range(len(rhs_shape)))
         self.result_shape = tuple(result_shape)
         self.batched = bool(lb)
+        self.in_order = self.B * self.M * self.N * self.K <= _IN_ORDER_WORK
 
     def __call__(self, a, b, cdt):
         a = np.asarray(a)
@@ -62,7 +72,13 @@ class DotPlan:
             a = np.transpose(a, self.lperm)
         if not self.rid:
             b = np.transpose(b, self.rperm)
-        if self.batched:
+        if self.in_order and cdt.kind == "f":
+            a = a.reshape(self.B, self.M, self.K)
+            b = b.reshape(self.B, self.K, self.N)
+            r = np.zeros((self.B, self.M, self.N), cdt)
+            for k in range(self.K):
+                r += a[:, :, k:k + 1] * b[:, k:k + 1, :]
+        elif self.batched:
             a = _blas_ready(a.reshape(self.B, self.M, self.K))
             b = _blas_ready(b.reshape(self.B, self.K, self.N))
             r = np.matmul(a, b)

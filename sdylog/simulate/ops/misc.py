@@ -4,7 +4,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.simulate.constants import elements_from_op
-from sdylog.simulate.registry import lowering
+from sdylog.simulate.registry import custom_call_lowering, lowering
 
 
 @lowering("stablehlo.constant")
@@ -41,5 +41,8 @@ def lower_custom_call(ctx):
             for s, i in zip(outs, ins):
                 env[s] = env[i]
         return step
+    other = custom_call_lowering(target)
+    if other is not None:
+        return other(ctx)
     raise ctx.error(f"the simulator cannot execute custom_call @{target}")
 

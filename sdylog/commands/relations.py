@@ -1,0 +1,158 @@
+"""A propagation run's relations for people: names beside ids (`sdylog
+query`), the list of relations with their documentation (`query --list`),
+and the DuckDB file (`run --db`, `Propagation.to_duckdb`).
+
+A column whose type is a value (`Value`, or a subtype such as `Tensor`)
+gets `<column>_name` beside it: the input's name of the value (`%3`, `x`,
+`@relu:%1`); a column of type `Op` gets `<column>_kind` and `<column>_loc`
+(the op's MLIR name and its `file:line:col (jit(f)/name)`).
+"""
+from __future__ import annotations
+
+from sdylog.datalog.table import Extra
+
+# what an id names, by the type its column is declared with (or a subtype's base)
+_ID_TYPES = {"Value": "value", "Op": "op"}
+
+
+def id_kind(program, type_name: str) -> str | None:
+    """"value", "op" or None for a column type (following `.type T <: Base`)."""
+    seen = set()
+    while type_name not in _ID_TYPES and type_name not in seen:
+        seen.add(type_name)
+        t = program.types.get(type_name)
+        if t is None or not t.subset or len(t.bases) != 1:
+            return None
+        type_name = t.bases[0]
+    return _ID_TYPES.get(type_name)
+
+
+def id_columns(program, decl) -> list[tuple[int, str]]:
+    """(column index, "value" | "op") of the decl's id columns."""
+    out = []
+    for i, c in enumerate(decl.columns):
+        kind = id_kind(program, c.type_name)
+        if kind is not None:
+            out.append((i, kind))
+    return out
+
+
+def extras(program, decl, names) -> list[Extra]:
+    """The columns `sdylog query` adds beside the relation's id columns."""
+    out = []
+    for i, kind in id_columns(program, decl):
+        col = decl.columns[i].name
+        if kind == "value":
+            out.append(Extra(i, f"{col}_name", names.value))
+        else:
+            out.append(Extra(i, f"{col}_kind", lambda o: names.op(o)[0]))
+            out.append(Extra(i, f"{col}_loc", lambda o: names.op(o)[1]))
+    return out
+
+
+def relation_list(program, engine=None) -> list[dict]:
+    """Every relation with its kind, columns and documentation (and its
+    row count when an engine ran it)."""
+    from sdylog.datalog.docs import relation_docs
+    out = []
+    for d in relation_docs(program).values():
+        row = {"relation": d.name, "kind": d.kind, "columns": d.columns, "doc": d.doc, "declared_at": d.where}
+        if engine is not None:
+            row["rows"] = _size(engine, d.name)
+        out.append(row)
+    return out
+
+
+def _size(engine, relation: str) -> int | None:
+    try:
+        return engine.size(relation)
+    except Exception:    # a relation the run freed
+        return None
+
+
+def format_list(rows: list[dict], fmt: str) -> str:
+    if fmt in ("csv", "json"):
+        from sdylog.datalog.table import Selection, render
+        cols = list(rows[0]) if rows else []
+        return render(Selection("relations", cols, [tuple(r[c] for c in cols) for r in rows], len(rows)), fmt)
+    lines = []
+    for r in rows:
+        count = f", {r['rows']} rows" if r.get("rows") is not None else ""
+        lines.append(f"{r['relation']}({r['columns']})  [{r['kind']}{count}; {r['declared_at']}]")
+        if r["doc"]:
+            lines.extend(_wrap(r["doc"], "    "))
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
+    import textwrap
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+
+
+# ------------------------------------------------------------------ the DuckDB file
+def save_database(path: str, engine, program, names) -> None:
+    """Every relation of the run into a new DuckDB file at `path`, with the
+    names of values and ops beside their ids (sdylog/datalog/duckdb_file.py)."""
+    import numpy as np
+
+    from sdylog.datalog.docs import relation_docs
+    from sdylog.datalog.duckdb_file import Lookup, RelationData, write
+
+    docs = relation_docs(program)
+    symbols: list[str] = []
+    data = []
+    for name in engine.relations:
+        decl = engine.decl(name)
+        rows, symbols, wide = _matrix(engine, decl, symbols)
+        doc = docs.get(name)
+        data.append(RelationData(decl, rows, doc.kind if doc else "", doc.doc if doc else "",
+                                 doc.where if doc else "", wide))
+    value_joins, op_joins = {}, {}
+    for r in data:
+        for i, kind in id_columns(program, r.decl):
+            col = r.decl.columns[i].name
+            if kind == "value":
+                value_joins.setdefault(r.decl.name, []).append((i, [("name", f"{col}_name")]))
+            else:
+                op_joins.setdefault(r.decl.name, []).append((i, [("kind", f"{col}_kind"), ("loc", f"{col}_loc")]))
+    values, ops = names.all_values(), names.all_ops()
+    lookups = [
+        Lookup("value_names", {"id": np.array([v for v, _ in values], dtype=np.int64),
+                               "name": np.array([n for _, n in values], dtype=object)}, value_joins),
+        Lookup("op_names", {"id": np.array([o for o, _ in ops], dtype=np.int64),
+                            "kind": np.array([k for _, (k, _) in ops], dtype=object),
+                            "loc": np.array([w for _, (_, w) in ops], dtype=object)}, op_joins)]
+    write(path, data, symbols, lookups)
+
+
+def _matrix(engine, decl, symbols: list[str]):
+    """(the relation's rows as an int64 array with symbol ids into `symbols`,
+    the symbol list, None), from the engine's C tables when it has them
+    (their symbol list then serves all), else from its tuples; (None,
+    symbols, the tuples) for a relation with a number beyond 64 bits."""
+    import numpy as np
+    held = getattr(engine, "row_matrix", None)
+    found = held(decl.name) if held is not None else None
+    if found is not None:
+        rows, c_symbols = found
+        if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
+            return rows, c_symbols, None
+    rows = list(engine.scan(decl.name) if hasattr(engine, "scan") else engine.read(decl.name))
+    if any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
+        return None, symbols, rows
+    out = np.zeros((len(rows), decl.arity), np.int64)
+    if not decl.arity:
+        return out, symbols, None
+    ids = {s: i for i, s in enumerate(symbols)}
+    symbols = list(symbols)
+    for j, c in enumerate(decl.columns):
+        col = [r[j] for r in rows]
+        if c.kind == "symbol":
+            for k, v in enumerate(col):
+                sid = ids.get(v)
+                if sid is None:
+                    sid = ids[v] = len(symbols)
+                    symbols.append(v)
+                col[k] = sid
+        out[:, j] = col
+    return out, symbols, None

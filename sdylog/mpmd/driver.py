@@ -1,0 +1,245 @@
+"""One MPMD planning run: facts in, rules/mpmd.dl evaluated once, the
+decisions read back into a Plan (errors of impossible inputs raised, at
+their locations, before anything is written)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+
+from jaxlib.mlir import ir
+
+from sdylog import RULES_DIR
+from sdylog.ir.diagnostics import SdylogError, error_at, format_location
+from sdylog.ir.types import num_elements, shape_of
+from sdylog.mpmd.options import MpmdOptions
+from sdylog.mpmd.plan import Channel, Plan, Region
+
+PROGRAM_FILE = RULES_DIR / "mpmd.dl"
+
+
+@lru_cache(maxsize=1)
+def mpmd_program():
+    from sdylog.datalog import load_program
+    from sdylog.datalog.cache import load_program_cached
+    return load_program_cached(str(PROGRAM_FILE), load_program)
+
+
+def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False):
+    """(engine, facts): the rules evaluated on the prepared module."""
+    from sdylog.datalog import make_engine
+    from sdylog.facts.extract import extract_facts
+    from sdylog.mpmd.facts import mpmd_facts
+
+    with module.context:
+        facts = extract_facts(module, filename)
+        rows = mpmd_facts(facts, module, entry, filename, options.devices, tuple(d for _, d in options.assign))
+    program = mpmd_program()
+    engine = make_engine(program, "memory", provenance=provenance)
+    inputs = set(program.relations)
+    for name, data in [*facts.relations.items(), *rows.items(), *options.facts().items()]:
+        if name in inputs and data:
+            engine.load(name, data)
+    engine.run()
+    return engine, facts
+
+
+def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False) -> Plan:
+    engine, facts = evaluate(module, entry, filename, options, provenance)
+    regrouped = 0
+    if options.reduce_locally:   # a second evaluation, on the regrouped sums (a fixed number per run)
+        from sdylog.mpmd.reduce import regroup_sums
+        with module.context:
+            check(engine, facts, entry, filename)
+            regrouped = regroup_sums(engine, facts)
+        if regrouped:
+            engine, facts = evaluate(module, entry, filename, options, provenance)
+    with module.context:
+        check(engine, facts, entry, filename)
+        result = read_plan(engine, facts, entry, options)
+    result.stats["sums_regrouped"] = regrouped
+    return result
+
+
+# ---------------------------------------------------------------- errors
+def _func_op(facts, entry: str):
+    from sdylog.ir.walk import symbol_name
+    return next(op for op in facts.ops if op.name == "func.func" and symbol_name(op) == entry)
+
+
+def check(engine, facts, entry: str, filename: str) -> None:
+    """Raise the first error the rules found (by op order within each kind)."""
+    def rows(rel):
+        return sorted(engine.read(rel))
+
+    def at(op_id, message):
+        return error_at(facts.ops[op_id], message, filename)
+
+    fn = _func_op(facts, entry)
+
+    def at_func(message):
+        return error_at(fn, message, filename)
+
+    n = len(engine.read("device"))
+    for op, mesh in rows("error_spmd_sharding"):
+        raise at(op, f"'{facts.ops[op].name}' is sharded over the devices of {mesh}: MPMD partitioning "
+                     "places whole ops on devices (maximal shardings); SPMD shardings are not supported")
+    for f, i, mesh in rows("error_spmd_arg_sharding"):
+        raise at_func(f"argument {i} of @{f} is sharded over the devices of {mesh}: MPMD partitioning "
+                      "places whole values on devices (maximal shardings)")
+    for op, d in rows("error_unknown_device"):
+        raise at(op, f"device {d} is beyond the module's {n} device{'s' if n != 1 else ''} (0..{n - 1})")
+    for f, i, d in rows("error_unknown_arg_device"):
+        raise at_func(f"argument {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
+    for f, i, d in rows("error_unknown_result_device"):
+        raise at_func(f"result {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
+    for name, d in rows("error_unknown_assign_device"):
+        raise SdylogError(f"--assign {name}@{d}: device {d} is beyond the module's {n} devices")
+    for op, d1, d2 in rows("error_two_devices"):
+        raise at(op, f"'{facts.ops[op].name}' has results placed on two devices ({d1} and {d2}): an op runs "
+                     "on one device")
+    for f, q, d, e in rows("error_apart_from_region"):
+        raise at(f, f"'{facts.ops[f].name}' is placed on device {d} but the '{facts.ops[q].name}' holding it "
+                    f"({format_location(facts.ops[q].location, filename)}) runs on device {e}: an op inside "
+                    "this region op must stay on its device")
+    for w, d1, d2 in rows("error_condition_devices"):
+        raise at(w, f"the condition of this while is placed on devices {d1} and {d2}: a loop's condition runs "
+                    "on one device")
+    for f, i, k1, k2 in rows("error_memory_kinds"):
+        raise at_func(f"argument {i} of @{f} is given two memory kinds ({k1} and {k2})")
+    for op, d in rows("error_conflicting_operands"):
+        bad = sorted({x for (o, x) in engine.read("src_bad_in") if o == op})
+        raise at(op, f"operands on conflicting devices: '{facts.ops[op].name}' is needed on device {d} but its "
+                     f"operands live on {_devices_text(sorted(set(range(n)) - set(bad)) or bad, n)}; "
+                     "--infer-transfers on would transfer them")
+    for (op,) in rows("error_existing_device_channel"):
+        raise at(op, "the input already has device-to-device channels: partition a program without them")
+    for (v,) in rows("error_dynamic_transfer"):
+        raise error_at(_value_site(facts, v), f"a tensor of dynamic shape ({facts.values[v].type}) would "
+                                                "cross devices: its size is unknown", filename)
+    for v, d in rows("error_unavailable"):
+        raise error_at(_value_site(facts, v), f"internal error: no device holds this value, needed on device {d}",
+                       filename)
+
+
+def _devices_text(devs, n) -> str:
+    return "device " + str(devs[0]) if len(devs) == 1 else "devices " + ", ".join(map(str, devs))
+
+
+def _value_site(facts, v: int):
+    """The op defining value v, or for a block argument the op holding its block."""
+    from sdylog.ir.rewrite import owning_op
+    return owning_op(facts.values[v])
+
+
+# ---------------------------------------------------------------- reading the plan
+def read_plan(engine, facts, entry: str, options: MpmdOptions) -> Plan:
+    read = engine.read
+    devices = tuple(sorted(d for (d,) in read("device")))
+    placed = defaultdict(list)
+    for op, d in read("placed"):
+        placed[op].append(d)
+    placed = {op: tuple(sorted(ds)) for op, ds in placed.items()}
+    rep = {v: r for v, r in read("rep") if v != r}
+
+    regions = _regions(engine)
+    channels, events = _channels(engine, facts, regions)
+    moves = defaultdict(list)
+    for v, d, k in sorted(read("move")):
+        moves[(v, d)].append(k)
+    reads_kind = {(op, v): k for op, v, k in read("reads_kind")}
+    n_args = len(ir.FunctionType(ir.TypeAttr(_func_op(facts, entry).attributes["function_type"]).value).inputs)
+    fed = [[] for _ in range(n_args)]
+    for f, i, d in read("arg_fed"):
+        if f == entry:
+            fed[i].append(d)
+    result_loc = [d for _, d in sorted((i, d) for f, i, d in read("result_loc") if f == entry)]
+    arg_memory = {i: k for f, i, k in read("arg_memory") if f == entry}
+    result_memory = {i: k for f, i, k in read("result_memory") if f == entry}
+    stats = {
+        "cross_edges": len(read("cross_edge")) + len(read("cross_result")),
+        "transfers": len(read("xfer")),
+        "channels": len(channels),
+        "moves": {f"{k}:{d}": b for (v, d, b), k in _move_bytes(engine)},
+        "clones": sum(len(ds) - 1 for ds in placed.values() if len(ds) > 1),
+    }
+    return Plan(entry, devices, facts, placed, rep, regions, channels, events, dict(moves), reads_kind,
+                [tuple(sorted(ds)) for ds in fed], result_loc, arg_memory, result_memory,
+                options.bf16_transfers, stats, engine)
+
+
+def _move_bytes(engine):
+    kinds = {(v, d): k for v, d, k in engine.read("move")}
+    return [((v, d, b), kinds[(v, d)]) for v, d, b in engine.read("move_bytes")]
+
+
+def _regions(engine) -> dict:
+    read = engine.read
+    parts, carriers = defaultdict(set), defaultdict(lambda: defaultdict(set))
+    for w, d in read("participates"):
+        parts[w].add(d)
+    for w, k, d in read("carrier"):
+        carriers[w][k].add(d)
+    leaders = dict(read("leader"))
+    return {w: Region(w, tuple(sorted(parts[w])), leaders.get(w),
+                      {k: tuple(sorted(ds)) for k, ds in carriers[w].items()})
+            for (w,) in read("structural")}
+
+
+def _firing_order(engine) -> tuple[int, list]:
+    """(first id, [(after, hop, value, dst, src)]): channel ids follow the
+    firing order (key, hop, value, destination), from one past the largest
+    handle the input's own channels use; a loop's predicate channels (value
+    -1) come before the other channels keyed at the loop."""
+    read = engine.read
+    first = max([h for _, h, _ in read("existing_channel")], default=0) + 1
+    event_of = {(v, d): (after, hop) for v, d, after, hop in read("xfer_event")}
+    merged = {(v, d): (first, m) for v, _s, d, first, m in read("merged")}
+    pending = [(*event_of[(v, d)], v, d, s) for v, s, d in read("channel") if (v, d) not in merged]
+    pending += [(m, 0, v, d, s) for v, s, d, first, m in read("merged") if v == first]
+    pending += [(w, -1, -1, d, s) for w, s, d in read("predicate_channel")]
+    return first, sorted(pending)
+
+
+def channel_ids(engine) -> dict:
+    """(value, src, dst) -> channel id (a predicate: (-1 - loop, src, dst))."""
+    first, pending = _firing_order(engine)
+    return {(v if v != -1 else -1 - after, s, d): first + n for n, (after, _h, v, d, s) in enumerate(pending)}
+
+
+def _channels(engine, facts, regions) -> tuple[list, dict]:
+    """Every channel with its id, and each op's channels in firing order."""
+    read = engine.read
+    first, pending = _firing_order(engine)
+    wire = dict(read("wire_type"))
+    nbytes = {(v, s, d): b for v, s, d, b in read("channel_bytes")}
+    kind = dict(read("channel_kind"))
+    riders = defaultdict(list)
+    for t, s, d, w in read("rides_with"):
+        riders[(w, s, d)].append(t)
+    recv_at = {(v, d): ("before", a) for v, d, a in read("recv_before")}
+    recv_at.update({(v, d): ("after", b) for v, d, b in read("recv_after")})
+    groups = defaultdict(list)   # (first value, dst) -> the values merged with it
+    for v, _s, d, first, _m in read("merged"):
+        groups[(first, d)].append(v)
+    channels, events = [], defaultdict(list)
+    for n, (after, hop, v, d, s) in enumerate(pending):
+        cid = first + n
+        if v == -1:   # a predicate of loop `after`
+            ch = Channel(cid, after, s, d, "predicate", "i1", "i1", (), 1, after)
+            regions[after].predicate[d] = ch
+        else:
+            value = facts.values[v]
+            shape = tuple(shape_of(value.type)) if kind[v] == "data" else (0,)
+            et = str(ir.RankedTensorType(value.type).element_type) if kind[v] == "data" else "f32"
+            members = tuple(sorted(groups.get((v, d), ())))
+            if members:   # one flat tensor of the merged values, received right away
+                shape = (sum(num_elements(facts.values[m]) for m in members),)
+                nb = sum(nbytes[(m, s, d)] for m in members)
+                ch = Channel(cid, v, s, d, "data", et, wire[v], shape, nb, after, 0, (), None, members)
+            else:
+                ch = Channel(cid, v, s, d, kind[v], et, wire[v], shape, nbytes[(v, s, d)], after, hop,
+                             tuple(sorted(riders.get((v, s, d), ()))), recv_at.get((v, d)))
+            events[("after", after)].append((ch, "send"))
+            events[ch.recv_at or ("after", after)].append((ch, "recv"))
+        channels.append(ch)
+    return channels, dict(events)

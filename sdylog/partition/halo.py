@@ -1,0 +1,423 @@
+"""The halo exchange of a pad or slice whose sharded dimensions need their
+neighbours' data (-sdy-resolve-permutation-factors with enable-halo-exchange).
+
+rules/partition/permutation.dl decides which ops and gives, per sharded
+dimension, the numbers (HaloDim). This module builds the IR, op for op as
+Shardy's resolve_permutation_factors.cc does (so that its lit tests match):
+
+    x padded high to a multiple of its shards
+    sdy.manual_computation(x, pad value) over the dimensions' axes {
+      per dimension needing data: the blocks `left`..1 hops to the left
+      (collective_permute), its own, 1..`right` to the right, concatenated,
+      padded by the output window on both sides (interior: the pad's),
+      and this device's window cut at
+          max(shard index * (s_out - s_in * dilation) + base, 0)
+      the op's padding or slicing on the dimensions it keeps whole
+    }
+    the result sliced back to the op's type
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as shlo
+
+from sdylog.ir.rewrite import create_op
+from sdylog.ir.walk import walk_ops
+from sdylog.model.mesh import Mesh
+from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
+from sdylog.partition import ir_shardings as irs
+from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
+from sdylog.partition.shards import axes_size, axis_size, shard_index
+
+
+@dataclass(frozen=True)
+class HaloDim:
+    """A sharded dimension of a halo op (rules/partition/permutation.dl halo_dim)."""
+    s_in: int        # elements of the (padded) operand per device
+    s_out: int       # elements of the result per device
+    low: int         # the pad's low padding, or minus the slice's start
+    dilation: int    # the pad's interior padding + 1
+    left: int        # hops to the leftmost block needed
+    right: int       # hops to the rightmost block needed
+    comm: int        # 1 when some device needs other devices' data
+
+
+class HaloExchange:
+    def __init__(self, module: ir.Module, meshes: dict[str, Mesh], use_replica_id: bool):
+        self.module = module
+        self.meshes = dict(meshes)
+        self.use_replica_id = use_replica_id
+        self.reversed_meshes: dict[Mesh, str] = {}
+        top = 0
+        for op in walk_ops(module.operation):
+            if "channel_handle" in op.attributes:
+                top = max(top, shlo.ChannelHandle(op.attributes["channel_handle"]).handle)
+        self.next_channel = top + 1
+
+    def channel(self) -> int:
+        c = self.next_channel
+        self.next_channel += 1
+        return c
+
+    # ------------------------------------------------------------------ the op
+    def resolve(self, op, dims: dict[int, HaloDim]) -> None:
+        x = op.operands[0]
+        sharding = irs.sharding_of(x)
+        mesh = irs.resolve_mesh(sharding, self.meshes)
+        is_pad = op.name == "stablehlo.pad"
+        rank = len(shape_of(x))
+        shards = [axes_size(sharding.dims[d].axes, mesh) for d in range(rank)]
+        divisible = [-(-n // k) * k for n, k in zip(shape_of(x), shards)]
+        manual = {a.name for d in range(rank) if shards[d] > 1 for a in sharding.dims[d].axes}
+        b = Builder(ir.InsertionPoint(op), op.location)
+        pad_value = op.operands[1] if is_pad else None
+        if list(divisible) != list(shape_of(x)):
+            if pad_value is None:
+                pad_value = b.constant(zeros(tensor((), element_of(x))))
+            x = b.pad(x, pad_value, [0] * rank, [m - n for m, n in zip(divisible, shape_of(x))], [0] * rank, divisible)
+            irs.set_result_sharding(x, sharding)
+        if pad_value is None or not is_pad:
+            pad_value = b.constant(zeros(tensor((), element_of(x))))
+
+        result_type = ir.RankedTensorType(op.results[0].type)
+        global_shape = [-(-n // k) * k for n, k in zip(result_type.shape, shards)]
+        manual_names = [a.name for a in mesh.axes if a.name in manual]
+        mesh_ref = sharding.mesh
+        manual_op = create_op(
+            "sdy.manual_computation", [tensor(global_shape, result_type.element_type)], [x, pad_value],
+            {"in_shardings": sharding_per_value_attr([sharding, TensorSharding(mesh_ref, ())]),
+             "out_shardings": sharding_per_value_attr([sharding]),
+             "manual_axes": ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in manual_names) + "}>")},
+            regions=1, loc=op.location, ip=b.ip)
+        local_shape = [n // axes_size([a for a in sharding.dims[d].axes if a.name in manual], mesh)
+                       for d, n in enumerate(divisible)]
+        block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
+        inner = Builder(ir.InsertionPoint(block), op.location)
+        local = _without_axes(sharding, manual)
+        value, local_pad = block.arguments[0], block.arguments[1]
+        # Shardy's exchange leaves zeros where a block past either end of the
+        # dimension would be: right for a zero pad value (and a slice), not
+        # for another, which those places must hold instead.
+        fill = is_pad and not _is_zero_constant(op.operands[1])
+        for d in range(rank):
+            if d in dims and dims[d].comm:
+                value = self.exchange_dim(inner, value, local_pad, d, dims[d], sharding, mesh, local, fill)
+        value = (_pad_kept_dims if is_pad else _slice_kept_dims)(inner, value, local_pad, op, shards, local,
+                                                                [n // k for n, k in zip(global_shape, shards)])
+        create_op("sdy.return", [], [value], loc=op.location, ip=inner.ip)
+        result = manual_op.results[0]
+        if global_shape != list(result_type.shape):
+            rank = len(global_shape)
+            result = b.one("stablehlo.slice", [result], result_type,
+                           {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(result_type.shape),
+                            "strides": dense_i64_array([1] * rank)})
+            irs.set_result_sharding(result, sharding)
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+
+    # ------------------------------------------------------------------ reverse
+    def reverse(self, op, dims: dict[int, int]) -> None:
+        """A reverse of sharded dimensions (`dims`: dimension -> shift): the
+        operand's blocks, shifted so that a dimension's padding ends up low,
+        reversed on each device; the result lives on a mesh whose device order
+        is reversed along those dimensions' axes, and is resharded back."""
+        x = op.operands[0]
+        sharding = irs.sharding_of(x)
+        out_sharding = irs.sharding_of(op.results[0]) or sharding
+        mesh = irs.resolve_mesh(sharding, self.meshes)
+        original_type = x.type
+        b = Builder(ir.InsertionPoint(op), op.location)
+        shifted = {d: k for d, k in dims.items() if k}
+        if shifted:
+            shape = [n + shifted.get(d, 0) for d, n in enumerate(shape_of(x))]
+            zero = b.constant(zeros(tensor((), element_of(x))))
+            x = b.pad(x, zero, [0] * len(shape), [m - n for m, n in zip(shape, shape_of(x))], [0] * len(shape), shape)
+            irs.set_result_sharding(x, sharding)
+            x = self.shift_right(b, x, shifted, sharding, mesh, op.location)
+        reversed_axes = [a for d in sorted(dims) for a in sharding.dims[d].axes]
+        name = self.reversed_mesh(mesh, reversed_axes, sharding.mesh if isinstance(sharding.mesh, str) else "mesh")
+        op.operands[0] = x
+        op.attributes["sdy.sharding"] = sharding_per_value_attr([replace(sharding, mesh=name)])
+        if shifted:
+            op.results[0].set_type(x.type)
+        after = Builder(ir.InsertionPoint.after(op), op.location)
+        result = op.results[0]
+        back = create_op("sdy.reshard", [result.type], [result], {"sharding": out_sharding.to_attr()},
+                         loc=op.location, ip=after.ip).results[0]
+        final = back
+        if shifted:
+            rank = len(shape_of(back))
+            final = after.one("stablehlo.slice", [back], original_type,
+                              {"start_indices": dense_i64_array([0] * rank),
+                               "limit_indices": dense_i64_array(ir.RankedTensorType(original_type).shape),
+                               "strides": dense_i64_array([1] * rank)})
+            irs.set_result_sharding(final, sharding)
+        result.replace_all_uses_except(final, back.owner.operation)
+
+    def shift_right(self, b: Builder, x, shifts: dict[int, int], sharding: TensorSharding, mesh: Mesh, loc):
+        """x's data moved `shifts[d]` elements right along each dimension d,
+        across the devices of its axes (a manual computation)."""
+        manual = {a.name for d in shifts for a in sharding.dims[d].axes}
+        manual_names = [a.name for a in mesh.axes if a.name in manual]
+        local_shape = [n // axes_size([a for a in sharding.dims[d].axes if a.name in manual], mesh)
+                       for d, n in enumerate(shape_of(x))]
+        manual_op = create_op(
+            "sdy.manual_computation", [x.type], [x],
+            {"in_shardings": sharding_per_value_attr([sharding]), "out_shardings": sharding_per_value_attr([sharding]),
+             "manual_axes": ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in manual_names) + "}>")},
+            regions=1, loc=loc, ip=b.ip)
+        block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)))
+        inner = Builder(ir.InsertionPoint(block), loc)
+        local = _without_axes(sharding, manual)
+        value = block.arguments[0]
+        for d, shift in shifts.items():
+            value = self.shift_dim(inner, value, d, shift, [a for a in sharding.dims[d].axes if a.name in manual],
+                                   mesh, local)
+        create_op("sdy.return", [], [value], loc=loc, ip=inner.ip)
+        return manual_op.results[0]
+
+    def shift_dim(self, b: Builder, value, dim: int, shift: int, axes, mesh: Mesh, local: TensorSharding):
+        """Each device's block along `dim` becomes the last `shift` elements of
+        the block `shift` elements to its left followed by its own first ones."""
+        shape = list(shape_of(value))
+        size = shape[dim]
+        hops, fraction = divmod(shift, size)
+
+        def moved(offset):
+            if offset == 0:
+                return value
+            pairs = _shift_pairs(mesh, axes, offset)
+            if not pairs:
+                out = b.broadcast(b.constant(zeros(tensor((), element_of(value)))), shape, [])
+            else:
+                out = b.collective_permute(value, pairs, self.channel())
+            irs.set_result_sharding(out, local)
+            return out
+
+        head, tail = moved(hops), moved(hops + 1)
+        keep = size - fraction
+        rank = len(shape)
+        tail_start = [0] * rank
+        tail_start[dim] = keep
+        tail_shape = list(shape)
+        tail_shape[dim] = fraction
+        tail_piece = b.one("stablehlo.slice", [tail], tensor(tail_shape, element_of(value)),
+                           {"start_indices": dense_i64_array(tail_start), "limit_indices": dense_i64_array(shape),
+                            "strides": dense_i64_array([1] * rank)})
+        irs.set_result_sharding(tail_piece, local)
+        head_limit = list(shape)
+        head_limit[dim] = keep
+        head_piece = b.one("stablehlo.slice", [head], tensor(head_limit, element_of(value)),
+                           {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(head_limit),
+                            "strides": dense_i64_array([1] * rank)})
+        irs.set_result_sharding(head_piece, local)
+        out = b.concatenate([tail_piece, head_piece], dim)
+        irs.set_result_sharding(out, local)
+        return out
+
+    def reversed_mesh(self, mesh: Mesh, axes, base: str) -> str:
+        """The symbol of `mesh` with its device order reversed along `axes`
+        (made once, at the top of the module, named BASE_reversed[_N])."""
+        sizes = [a.size for a in mesh.axes]
+        names = [a.name for a in mesh.axes]
+        ids = list(mesh.devices())
+        new_ids = []
+        for i in range(mesh.num_devices):
+            coords = list(np.unravel_index(i, sizes))
+            new = list(coords)
+            for a in axes:
+                k = names.index(a.name)
+                full = sizes[k]
+                size = axis_size(a, mesh)
+                post = full // a.interval(full)[1]
+                sub = (coords[k] // post) % size
+                new[k] += (size - 1 - 2 * sub) * post
+            new_ids.append(ids[int(np.ravel_multi_index(new, sizes))])
+        reversed_ = Mesh(mesh.axes, tuple(new_ids))
+        if reversed_ in self.reversed_meshes:
+            return self.reversed_meshes[reversed_]
+        name, n = f"{base}_reversed", 0
+        while name in self.meshes:
+            name, n = f"{base}_reversed_{n}", n + 1
+        body = self.module.body
+        first = next(iter(body.operations), None)
+        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(body)
+        create_op("sdy.mesh", [], [], {"sym_name": ir.StringAttr.get(name), "mesh": reversed_.to_attr()}, ip=ip)
+        self.meshes[name] = reversed_
+        self.reversed_meshes[reversed_] = name
+        return name
+
+    # ------------------------------------------------------------------ one dimension
+    def exchange_dim(self, b: Builder, value, pad_value, dim: int, h: HaloDim, sharding: TensorSharding,
+                     mesh: Mesh, local: TensorSharding, fill: bool):
+        """This device's output window of `dim`, from its own and its neighbours' blocks
+        (`fill`: a block no device sends holds the pad value, not zeros)."""
+        axes = list(sharding.dims[dim].axes)
+        pieces = []
+        for offset in list(range(h.left, 0, -1)) + [0] + list(range(-1, -h.right - 1, -1)):
+            if offset == 0:
+                pieces.append(value)
+                continue
+            pairs = _shift_pairs(mesh, axes, offset)
+            if not pairs:
+                pieces.append(value)
+                continue
+            piece = b.collective_permute(value, pairs, self.channel())
+            receivers = {t for _, t in pairs}
+            if fill and len(receivers) < mesh.num_devices:
+                piece = self.pad_value_where_nothing_came(b, piece, pad_value, receivers, mesh)
+            pieces.append(piece)
+        buffer = b.concatenate(pieces, dim)
+        irs.set_result_sharding(buffer, local)
+        edge = h.s_out * h.dilation
+        shape = list(shape_of(buffer))
+        low, high, interior = [0] * len(shape), [0] * len(shape), [0] * len(shape)
+        low[dim] = high[dim] = edge
+        interior[dim] = h.dilation - 1
+        padded_shape = list(shape)
+        padded_shape[dim] = (shape[dim] - 1) * h.dilation + 1 + 2 * edge
+        buffer = b.pad(buffer, pad_value, low, high, interior, padded_shape)
+        irs.set_result_sharding(buffer, local)
+
+        device = b.device_id(self.use_replica_id)
+        index = self.index_in_group(b, device, mesh, axes)
+        s_in_dilated = h.s_in * h.dilation
+        step = b.scalar(h.s_out - s_in_dilated, i64())
+        base = b.scalar(-h.low + h.left * s_in_dilated + h.s_out * h.dilation, i64())
+        offset = b.binary("add", b.binary("multiply", index, step), base)
+        zero = b.constant(zeros(tensor((), i64())))
+        offset = b.binary("maximum", offset, zero)
+        starts = [zero] * len(shape)
+        starts[dim] = offset
+        sizes = list(padded_shape)
+        sizes[dim] = h.s_out
+        window = b.dynamic_slice(buffer, starts, sizes)
+        irs.set_result_sharding(window, local)
+        return window
+
+    def pad_value_where_nothing_came(self, b: Builder, piece, pad_value, receivers: set, mesh: Mesh):
+        device = b.device_id(self.use_replica_id)
+        received = b.dynamic_slice(b.bool_table([d in receivers for d in range(mesh.num_devices)]), [device], [1])
+        shape = list(shape_of(piece))
+        received = b.broadcast(received, shape, [0] if shape else [], ir.IntegerType.get_signless(1))
+        return b.select(received, piece, b.broadcast(pad_value, shape, []))
+
+    def index_in_group(self, b: Builder, device, mesh: Mesh, axes) -> ir.Value:
+        """The device's shard index along `axes`: a table for a mesh with its own
+        device order, else divisions and remainders of the device id."""
+        if mesh.device_ids:
+            table = [shard_index(d, mesh, axes) for d in range(mesh.num_devices)]
+            return b.table_lookup(table, device)
+        index = None
+        for a in axes:
+            size = axis_size(a, mesh)
+            minor = 1
+            for m in reversed(mesh.axes):
+                if m.name == a.name:
+                    break
+                minor *= m.size
+            lo, hi = a.interval(mesh.axis_sizes[a.name])
+            divisor = minor * (mesh.axis_sizes[a.name] // hi)
+            coord = device
+            if divisor > 1:
+                coord = b.binary("divide", coord, b.scalar(divisor, i64()))
+            if size < mesh.num_devices:
+                coord = b.binary("remainder", coord, b.scalar(size, i64()))
+            index = coord if index is None else b.binary("add", b.binary("multiply", index, b.scalar(size, i64())), coord)
+        return index if index is not None else b.scalar(0, i64())
+
+
+# ---------------------------------------------------------------------- the dimensions kept whole
+def _pad_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out):
+    """The pad's own padding on the dimensions no manual axis splits."""
+    attrs = op.attributes
+    low = list(ir.DenseI64ArrayAttr(attrs["edge_padding_low"]))
+    high = list(ir.DenseI64ArrayAttr(attrs["edge_padding_high"]))
+    interior = list(ir.DenseI64ArrayAttr(attrs["interior_padding"]))
+    keep = [k <= 1 for k in shards]
+    lo = [v if k else 0 for v, k in zip(low, keep)]
+    hi = [v if k else 0 for v, k in zip(high, keep)]
+    it = [v if k else 0 for v, k in zip(interior, keep)]
+    if not any(lo + hi + it):
+        return value
+    out = b.pad(value, pad_value, lo, hi, it, local_out)
+    irs.set_result_sharding(out, local)
+    return out
+
+
+def _slice_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out):
+    """The slice's own window on the dimensions no manual axis splits."""
+    attrs = op.attributes
+    starts = list(ir.DenseI64ArrayAttr(attrs["start_indices"]))
+    limits = list(ir.DenseI64ArrayAttr(attrs["limit_indices"]))
+    shape = list(shape_of(value))
+    new_starts, new_limits = [0] * len(shape), list(shape)
+    for d, k in enumerate(shards):
+        if k <= 1 and (starts[d] != 0 or limits[d] != shape[d]):
+            new_starts[d], new_limits[d] = starts[d], limits[d]
+    if new_starts == [0] * len(shape) and new_limits == shape:
+        return value
+    out = b.one("stablehlo.slice", [value], tensor([lim - st for st, lim in zip(new_starts, new_limits)], element_of(value)),
+                {"start_indices": dense_i64_array(new_starts), "limit_indices": dense_i64_array(new_limits),
+                 "strides": dense_i64_array([1] * len(shape))})
+    irs.set_result_sharding(out, local)
+    return out
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
+    """The sharding's dimensions without the named axes (Shardy's
+    removeAxesFromSharding: replicated and unreduced axes stay, unlike
+    ir_shardings.without_axes)."""
+    return replace(sharding, dims=tuple(DimSharding(tuple(a for a in d.axes if a.name not in names), d.is_closed,
+                                                    d.priority) for d in sharding.dims))
+
+
+def _is_zero_constant(value) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "stablehlo.constant":
+        return False
+    attr = ir.DenseElementsAttr(owner.attributes["value"])
+    if not attr.is_splat:
+        return False
+    v = attr.get_splat_value()
+    if isinstance(v, ir.IntegerAttr):
+        return v.value == 0
+    return isinstance(v, ir.FloatAttr) and v.value == 0.0
+
+
+
+
+def _shift_pairs(mesh: Mesh, axes, offset: int) -> list[tuple[int, int]]:
+    """(source, target) devices when every block moves `offset` shards along
+    `axes` (the dimension's axes, the last one minor); blocks shifted past
+    either end have no target."""
+    sizes = [a.size for a in mesh.axes]
+    names = [a.name for a in mesh.axes]
+    pairs = []
+    for i in range(mesh.num_devices):
+        coords = list(np.unravel_index(i, sizes)) if sizes else []
+        new = list(coords)
+        carry = offset
+        for a in reversed(axes):
+            if carry == 0:
+                break
+            k = names.index(a.name)
+            full = sizes[k]
+            size = axis_size(a, mesh)
+            lo, hi = a.interval(full)
+            post = full // hi
+            sub = (coords[k] // post) % size
+            moved = sub + carry
+            carry = moved // size
+            new[k] += (moved % size - sub) * post
+        if carry == 0:
+            j = int(np.ravel_multi_index(new, sizes)) if sizes else 0
+            ids = mesh.device_ids
+            pairs.append((ids[i] if ids else i, ids[j] if ids else j))
+    return pairs

@@ -1,0 +1,19 @@
+"""-sdy-insert-explicit-reshards: make every op's shardings work, with
+`sdy.reshard` on operands and results and `sdy.all_reduce` after ops whose
+reduction factors are sharded. The reshard rules (rules/reshard.dl) decide;
+sdylog/reshard/writer.py writes. `enable-full-version` is Shardy's option
+(off: only what Shardy's export does without the partitioner)."""
+from __future__ import annotations
+
+from sdylog.reshard.driver import ReshardOptions, decide
+from sdylog.reshard.writer import write_reshards
+
+
+def run(module, options: dict, ctx):
+    decisions = decide(module, ReshardOptions(full_version=bool(options.get("enable-full-version", False))), ctx)
+    with module.context:
+        counts = write_reshards(module, decisions.engine, decisions.facts)
+    if ctx is not None and hasattr(ctx, "report"):
+        ctx.report.setdefault("reshards", []).append({**decisions.timings, "reshards": counts.reshards,
+                                                       "all_reduces": counts.all_reduces})
+    return None

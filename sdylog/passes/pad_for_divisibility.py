@@ -1,0 +1,326 @@
+"""-sdy-pad-for-divisibility: pad every dimension its sharding does not divide
+to the next multiple of its number of shards, so that every device's block
+has the same size (convert-global-to-local needs that).
+
+rules/partition/padding.dl decides every size, which operands are padded
+before an op, which results are cut back after it, which padding must be
+zeros (masks) and the new edge padding of pad ops. This pass hands the
+rules what they need to know of the ops (their type inference, which
+dimensions they sum over, window and edge attributes) and writes the answers
+into the IR: new result types, and the pads, masks and slices they name.
+Building those ops is mechanical rewriting, so it is Python's.
+
+Shardy rewrites with MLIR's dialect conversion: an operand of an op the
+conversion leaves alone (a `func.return`, a `sdy.reshard`) that got padded
+reaches it through an `unrealized_conversion_cast`; here it is sliced back
+to its own size instead, which keeps the program valid.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as shlo
+
+from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.ir.op_properties import ELEMENTWISE_OPS
+from sdylog.partition import ir_shardings as irs
+from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
+from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
+from sdylog.passes.census import UNCHANGED
+
+# Ops whose results keep their operands' shapes, result i <- operand i
+# (only those Shardy's type inference covers: ops implementing InferTypeOpInterface).
+_BY_INDEX = {"stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.sort", "stablehlo.scatter"}
+_SAME_SHAPE = {"stablehlo.reverse", "stablehlo.reduce_precision", "sdy.all_reduce", "sdy.all_gather",
+               "sdy.collective_permute", "sdy.all_slice", "sdy.reduce_scatter", "sdy.all_to_all"}
+
+
+def run(module: ir.Module, options: dict, ctx):
+    facts = explicit_facts(module)
+    with module.context:
+        add_slice_and_pad_attributes(facts)
+        extra = _op_facts(facts)
+    answers = run_rules("padding", facts, extra, getattr(ctx, "engine", None))
+    rows = {name: answers.read(name) for name in (
+        "nondivisible_func_io", "conv_short", "result_size", "cut", "pads_operand", "mask_operand", "mask_dim",
+        "pad_high", "masks_pad_operand", "restores_operand", "value_dim")}
+    for func, what, index in sorted(rows["nondivisible_func_io"]):
+        e = error_at(facts.funcs[func], f"'func.func' op {what} #{index} has a non-divisible sharding. "
+                     "Shardy expects function IO to be divisible.", ctx.filename)
+        # (as MLIR's conversion reports the function it could not convert)
+        e.message += f"\n{e.location}: error: failed to legalize operation 'func.func'"
+        raise e
+    for op_id, dim in rows["conv_short"]:
+        raise error_at(facts.ops[op_id], f"the convolution's padded operands give fewer windows on dimension {dim} "
+                       "than its result's padded size: its window sharding must be resolved first "
+                       "(-sdy-resolve-permutation-factors)", ctx.filename)
+    plan = _Plan(facts, rows)
+    if not plan.touched:
+        return UNCHANGED
+    with module.context, ir.Location.unknown():
+        for op_id in sorted(plan.touched):
+            _rewrite(facts.ops[op_id], op_id, plan)
+    return None
+
+
+class _Plan:
+    """The rules' answers by op and value id."""
+
+    def __init__(self, facts, rows):
+        self.facts = facts
+        sizes = {(v, d): n for v, d, n in rows["value_dim"]}
+        self.shapes = defaultdict(list)        # value id -> its shape before the pass
+        for (v, d), n in sorted(sizes.items()):
+            self.shapes[v].append(n)
+        self.operand_ids = {(o, i): v for o, i, v in facts.rows("op_operand")}
+        self.result_dims = defaultdict(dict)   # value id -> {dim: size} where its op's result grows
+        for v, d, z in rows["result_size"]:
+            if sizes[(v, d)] != z:
+                self.result_dims[v][d] = z
+        self.cuts = defaultdict(dict)          # value id -> {dim: size after the cut}
+        for v, d, z in rows["cut"]:
+            self.cuts[v][d] = z
+        self.operand_pads = defaultdict(dict)  # op id -> {dim: high}
+        for o, d, h in rows["pads_operand"]:
+            self.operand_pads[o][d] = h
+        self.zero_constants = {(o, i) for o, i in rows["mask_operand"]}
+        self.masks = defaultdict(list)         # (op id, operand) -> dims
+        for o, i, d in rows["mask_dim"]:
+            self.masks[(o, i)].append(d)
+        self.pad_highs = defaultdict(dict)
+        for o, d, h in rows["pad_high"]:
+            self.pad_highs[o][d] = h
+        self.masked_pad_operands = {o for (o,) in rows["masks_pad_operand"]}
+        self.restored = defaultdict(list)
+        for o, i in rows["restores_operand"]:
+            self.restored[o].append(i)
+        results = defaultdict(list)
+        for o, _, v in facts.rows("op_result"):
+            results[o].append(v)
+        self.touched = set(self.operand_pads) | {o for o, _ in self.zero_constants} | set(self.restored)
+        for o, vs in results.items():
+            if any(v in self.result_dims or v in self.cuts for v in vs):
+                self.touched.add(o)
+        self.touched |= {o for o in self.pad_highs if self.pad_highs[o] and self._pad_changed(o)}
+
+    def _pad_changed(self, op_id) -> bool:
+        op = self.facts.ops[op_id]
+        high = list(ir.DenseI64ArrayAttr(op.attributes["edge_padding_high"]))
+        return any(high[d] != h for d, h in self.pad_highs[op_id].items())
+
+    def operand_shape(self, op_id: int, index: int) -> list[int]:
+        """The shape operand `index` of the op had before the pass."""
+        return self.shapes[self.operand_ids[(op_id, index)]]
+
+    def result_type(self, value):
+        """The type the rules give an op result."""
+        vid = self.facts.value_ids[value]
+        grown = self.result_dims.get(vid)
+        if not grown:
+            return value.type
+        t = ir.RankedTensorType(value.type)
+        shape = [grown.get(d, n) for d, n in enumerate(t.shape)]
+        return ir.RankedTensorType.get(shape, t.element_type, t.encoding)
+
+
+def _rewrite(op, op_id: int, plan: _Plan) -> None:
+    name = op.name
+    b = Builder(ir.InsertionPoint(op), op.location)
+    for i in plan.restored.get(op_id, ()):
+        op.operands[i] = _slice_to(b, op.operands[i], plan.operand_shape(op_id, i), None)
+    if op_id in plan.operand_pads:
+        x = op.operands[0]
+        high = [plan.operand_pads[op_id].get(d, 0) for d in range(len(shape_of(x)))]
+        zero = b.constant(zeros(tensor((), element_of(x))))
+        padded = b.pad(x, zero, [0] * len(high), high, [0] * len(high),
+                       [n + h for n, h in zip(shape_of(x), high)])
+        _copy_sharding(x, padded)
+        op.operands[0] = padded
+    for i in (0, 1):
+        if (op_id, i) in plan.zero_constants:
+            x = op.operands[i]
+            zero = b.constant(zeros(tensor((), element_of(x))))
+            dims = plan.masks.get((op_id, i))
+            if dims:
+                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), zero, sorted(dims))
+    if name == "stablehlo.pad":
+        _rewrite_pad(op, op_id, b, plan)
+    elif name == "stablehlo.slice":
+        _rewrite_slice(op, plan)
+    for r in op.results:
+        r.set_type(plan.result_type(r))
+    after = Builder(ir.InsertionPoint.after(op), op.location)
+    for r in op.results:
+        cut = plan.cuts.get(plan.facts.value_ids[r])
+        if cut:
+            shape = [cut.get(d, n) for d, n in enumerate(shape_of(r))]
+            sliced = _slice_to(after, r, shape, irs.sharding_of(r))
+            r.replace_all_uses_except(sliced, sliced.owner.operation)
+
+
+def _rewrite_pad(op, op_id: int, b: Builder, plan: _Plan) -> None:
+    x = op.operands[0]
+    if op_id in plan.masked_pad_operands:
+        original = plan.operand_shape(op_id, 0)
+        op.operands[0] = _mask(b, x, original, op.operands[1],
+                               [d for d, (n, z) in enumerate(zip(original, shape_of(x))) if n != z])
+    highs = plan.pad_highs.get(op_id, {})
+    old = list(ir.DenseI64ArrayAttr(op.attributes["edge_padding_high"]))
+    op.attributes["edge_padding_high"] = dense_i64_array([highs.get(d, h) for d, h in enumerate(old)])
+
+
+def _rewrite_slice(op, plan: _Plan) -> None:
+    r = op.results[0]
+    new = plan.result_type(r)
+    if new == r.type:
+        return
+    starts = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))
+    op.attributes["limit_indices"] = dense_i64_array([s + n for s, n in zip(starts, ir.RankedTensorType(new).shape)])
+
+
+def _mask(b: Builder, x, original: list[int], pad_value, dims: list[int]):
+    """x where every index along `dims` is inside the original size, else pad_value."""
+    shape = shape_of(x)
+    sharding = irs.sharding_of(x)
+    i32 = ir.IntegerType.get_signless(32)
+    index_type = tensor(shape, i32)
+    inside = None
+    for d in dims:
+        iota = b.iota(index_type, d)
+        irs.set_result_sharding(iota, sharding)
+        limit = b.broadcast(b.scalar(original[d], i32), shape, [])
+        irs.set_result_sharding(limit, sharding)
+        within = b.compare(iota, limit, "LT")
+        irs.set_result_sharding(within, sharding)
+        if inside is None:
+            inside = within
+        else:
+            inside = b.binary("and", inside, within)
+            irs.set_result_sharding(inside, sharding)
+    fill = b.broadcast(pad_value, shape, [])
+    irs.set_result_sharding(fill, sharding)
+    out = b.select(inside, x, fill)
+    irs.set_result_sharding(out, sharding)
+    return out
+
+
+def _slice_to(b: Builder, x, shape: list[int], sharding):
+    rank = len(shape)
+    out = b.one("stablehlo.slice", [x], tensor(shape, element_of(x)),
+                {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape),
+                 "strides": dense_i64_array([1] * rank)})
+    irs.set_result_sharding(out, sharding)
+    return out
+
+
+def _copy_sharding(source, target) -> None:
+    try:
+        sharding = irs.sharding_of(source)
+    except SdylogError:   # a sharding on a mesh the module does not name
+        sharding = None
+    irs.set_result_sharding(target, sharding)
+
+
+
+
+# ---------------------------------------------------------------- facts about the ops
+def _op_facts(facts) -> dict[str, list[tuple]]:
+    """What the rules need to know of each op beyond its values and shardings."""
+    out = defaultdict(list)
+    infers = {}
+    for op_id, op in enumerate(facts.ops):
+        name = op.name
+        if name not in infers:
+            infers[name] = _infers_types(op)
+        if infers[name]:
+            for row in _shape_follows(op, name):
+                out["shape_follows"].append((op_id, *row))
+        if name == "stablehlo.dot_general":
+            dn = shlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+            out["reduced_dim"] += [(op_id, 0, d) for d in dn.lhs_contracting_dimensions]
+            out["reduced_dim"] += [(op_id, 1, d) for d in dn.rhs_contracting_dimensions]
+        elif name == "stablehlo.convolution":
+            _conv_facts(op, op_id, out)
+        elif name == "sdy.all_gather":
+            out["gathered_dim"] += [(op_id, d) for d, axes in
+                                    enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]
+        elif name == "sdy.all_to_all":
+            out["all_to_all_source"] += [(op_id, p.src_dim) for p in irs.all_to_all_params(op.attributes["params"])]
+    return out
+
+
+def _infers_types(op) -> bool:
+    try:
+        ir.InferTypeOpInterface(op)
+        return True
+    except ValueError:
+        return False
+
+
+def _ranked_rank(value) -> int | None:
+    t = value.type
+    return ir.RankedTensorType(t).rank if isinstance(t, ir.RankedTensorType) else None
+
+
+def _shape_follows(op, name: str):
+    """(result, result dim, operand, operand dim) of the op's type inference."""
+    results = op.results
+    if name in _BY_INDEX:
+        for i, r in enumerate(results):
+            rank = _ranked_rank(r)
+            if rank is not None and i < len(op.operands) and _ranked_rank(op.operands[i]) == rank:
+                yield from ((i, d, i, d) for d in range(rank))
+        return
+    if name == "stablehlo.transpose":
+        perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+        yield from ((0, d, 0, p) for d, p in enumerate(perm))
+        return
+    if name == "stablehlo.reduce":
+        dims = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        n = len(results)
+        for i in range(n):
+            rank = _ranked_rank(op.operands[i]) or 0
+            kept = [d for d in range(rank) if d not in dims]
+            yield from ((i, j, i, d) for j, d in enumerate(kept))
+        return
+    if name == "stablehlo.concatenate":
+        dim = ir.IntegerAttr(op.attributes["dimension"]).value
+        rank = _ranked_rank(results[0]) or 0
+        yield from ((0, d, 0, d) for d in range(rank) if d != dim)
+        return
+    if name in _SAME_SHAPE or name in ELEMENTWISE_OPS:
+        for i, r in enumerate(results):
+            rank = _ranked_rank(r)
+            source = next((k for k, v in enumerate(op.operands) if _ranked_rank(v) == rank and rank), None)
+            if source is not None:
+                yield from ((i, d, source, d) for d in range(rank))
+
+
+def _conv_facts(op, op_id: int, out) -> None:
+    dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+    attrs = op.attributes
+    spatial = len(dn.input_spatial_dimensions)
+
+    def ints(key, default):
+        return list(ir.DenseI64ArrayAttr(attrs[key])) if key in attrs else [default] * spatial
+
+    strides = ints("window_strides", 1)
+    lhs_dil, rhs_dil = ints("lhs_dilation", 1), ints("rhs_dilation", 1)
+    if "padding" in attrs:
+        flat = [int(v) for v in ir.DenseIntElementsAttr(attrs["padding"])]
+        padding = list(zip(flat[0::2], flat[1::2]))
+    else:
+        padding = [(0, 0)] * spatial
+    out["reduced_dim"].append((op_id, 0, dn.input_feature_dimension))
+    out["reduced_dim"] += [(op_id, 0, d) for d in dn.input_spatial_dimensions]
+    out["reduced_dim"].append((op_id, 1, dn.kernel_input_feature_dimension))
+    out["reduced_dim"] += [(op_id, 1, d) for d in dn.kernel_spatial_dimensions]
+    for k in range(spatial):
+        out["conv_window"].append((op_id, dn.output_spatial_dimensions[k], dn.input_spatial_dimensions[k],
+                                   dn.kernel_spatial_dimensions[k], strides[k], padding[k][0], padding[k][1],
+                                   lhs_dil[k], rhs_dil[k]))
+    batch_groups = ir.IntegerAttr(attrs["batch_group_count"]).value if "batch_group_count" in attrs else 1
+    if batch_groups == 1:   # (else the output batch is the input's divided by the groups)
+        out["shape_follows"].append((op_id, 0, dn.output_batch_dimension, 0, dn.input_batch_dimension))
+    out["shape_follows"].append((op_id, 0, dn.output_feature_dimension, 1, dn.kernel_output_feature_dimension))

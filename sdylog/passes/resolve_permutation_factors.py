@@ -1,0 +1,202 @@
+"""-sdy-resolve-permutation-factors: no op keeps a sharded permutation factor
+(a pad, slice, reverse, window or convolution-window dimension, where a
+device's output needs its neighbours' input) that would need data exchange.
+
+rules/partition/permutation.dl decides which factors lose their axes (all
+permutation factors but the communication-free slice and pad dimensions)
+and so which dimensions of each operand and result are cleared. This pass
+writes that as Shardy's insert-explicit-reshards does (partitioning.md 2.4):
+a `sdy.reshard` of each changed operand on that use only, the op's result
+shardings replaced, and a reshard after the op back to each changed result's
+original sharding taking over its other uses. Writing reshards is mechanical
+IR rewriting, so Python; it is small and local to this pass until the
+reshard writer of -sdy-insert-explicit-reshards exists to share.
+
+With enable-halo-exchange, the rules pick the pads and slices whose
+sharded dimensions need at most their neighbours' data (halo_op) and give
+each dimension's numbers (halo_dim: shard sizes, how many hops left and
+right); the pass builds Shardy's exchange for them (sdylog/partition/halo.py):
+inside a `sdy.manual_computation` over the dimensions' axes, each device
+concatenates its neighbours' blocks (`collective_permute`) around its own,
+pads the buffer, and cuts its output window at an offset computed from its
+device id. Reverses and reshapes are replicated even then.
+
+Options: enable-halo-exchange, replica-count, partition-count.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.rewrite import create_op
+from sdylog.model.axis import AxisRef
+from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
+from sdylog.partition import ir_shardings as irs
+from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
+from sdylog.partition.halo import HaloDim, HaloExchange
+from sdylog.passes.census import UNCHANGED
+
+
+def run(module: ir.Module, options: dict, ctx):
+    facts = explicit_facts(module)
+    with module.context:
+        add_slice_and_pad_attributes(facts)
+        add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
+        reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
+        reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
+        reshapes["reversed_dim"] = [(op_id, d) for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.reverse"
+                                    for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
+    answers = run_rules("permutation", facts, reshapes, getattr(ctx, "engine", None))
+    cleared = defaultdict(set)                  # op id -> {(tensor, dim)}
+    for op_id, t, d in answers.read("cleared_dim"):
+        cleared[op_id].add((t, d))
+    meshes = dict(answers.read("op_mesh"))
+    for op_id in cleared:   # (a reshape's mesh is its operand's)
+        if op_id not in meshes:
+            meshes[op_id] = irs.sharding_of(facts.ops[op_id].operands[0]).mesh
+    halo_dims = defaultdict(dict)              # op id -> {dim: HaloDim}
+    for op_id, d, *numbers in answers.read("halo_dim"):
+        halo_dims[op_id][d] = HaloDim(*numbers)
+    reverses = defaultdict(dict)               # op id -> {reversed sharded dim: shift}
+    for op_id, d, shift in answers.read("reverse_dim"):
+        reverses[op_id][d] = shift
+    changed = False
+    with module.context, ir.Location.unknown():
+        exchange = HaloExchange(module, facts.meshes, options["replica-count"] > 1)
+        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses)):
+            if op_id in halo_dims:
+                exchange.resolve(facts.ops[op_id], halo_dims[op_id])
+                changed = True
+            elif op_id in reverses:
+                exchange.reverse(facts.ops[op_id], reverses[op_id])
+                changed = True
+            else:
+                changed |= _reshard_around(facts.ops[op_id], cleared[op_id], meshes[op_id])
+    return None if changed else UNCHANGED
+
+
+def _reshard_around(op, cleared: set, mesh: str) -> bool:
+    """Operands resharded without their cleared dimensions' axes, the op
+    working on that, and its results resharded back."""
+    n = len(op.operands)
+    changed = False
+    for i, v in enumerate(op.operands):
+        old = _sharding_or_replicated(irs.sharding_of(v), v, mesh)
+        if old is None:
+            continue
+        new = _without_dims(old, {d for t, d in cleared if t == i})
+        if new != old:
+            op.operands[i] = _reshard(v, new, ir.InsertionPoint(op), op.location)
+            changed = True
+    results = []
+    for j, r in enumerate(op.results):
+        old = _sharding_or_replicated(irs.op_result_sharding(op, j), r, mesh)
+        new = None if old is None else _without_dims(old, {d for t, d in cleared if t == n + j})
+        results.append((r, old, new))
+    if not any(old != new for _, old, new in results):
+        return changed
+    op.attributes["sdy.sharding"] = sharding_per_value_attr([new if new is not None else
+                                                            TensorSharding(mesh, ()) for _, _, new in results])
+    after = ir.InsertionPoint.after(op)
+    for r, old, new in results:
+        if old != new:
+            back = _reshard(r, old, after, op.location)
+            r.replace_all_uses_except(back, back.owner.operation)
+    return True
+
+
+def _sharding_or_replicated(sharding, value, mesh: str) -> TensorSharding | None:
+    """A tensor's sharding, closed and replicated on the op's mesh when it has none."""
+    if not isinstance(value.type, ir.RankedTensorType):
+        return None
+    if sharding is None:
+        return TensorSharding.replicated_on(mesh, ir.RankedTensorType(value.type).rank)
+    return sharding
+
+
+def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
+    return replace(sharding, dims=tuple(DimSharding((), d.is_closed, d.priority) if i in dims else d
+                                        for i, d in enumerate(sharding.dims)))
+
+
+def _reshard(value, sharding: TensorSharding, ip, loc):
+    return create_op("sdy.reshard", [value.type], [value], {"sharding": sharding.to_attr()},
+                     loc=loc, ip=ip).results[0]
+
+
+def _reshape_groups(facts):
+    """reshape_group rows: each reshape's dimensions cut where the operand's
+    and the result's leading sizes agree, taking at least one dimension of
+    each side per group (as Shardy's buildReshapeGroupInfos)."""
+    for op_id, op in enumerate(facts.ops):
+        if op.name != "stablehlo.reshape":
+            continue
+        ins = list(ir.RankedTensorType(op.operands[0].type).shape)
+        outs = list(ir.RankedTensorType(op.results[0].type).shape)
+        i = j = g = 0
+        while i < len(ins) or j < len(outs):
+            i0, j0 = i, j
+            pi = ins[i] if i < len(ins) else 1
+            po = outs[j] if j < len(outs) else 1
+            i, j = min(i + 1, len(ins)), min(j + 1, len(outs))
+            while pi != po and (i < len(ins) or j < len(outs)):
+                if pi < po and i < len(ins):
+                    pi *= ins[i]
+                    i += 1
+                elif po < pi and j < len(outs):
+                    po *= outs[j]
+                    j += 1
+                else:
+                    break
+            yield (op_id, g, i0, i, j0, j, sum(n != 1 for n in ins[i0:i]), sum(n != 1 for n in outs[j0:j]))
+            g += 1
+
+
+def _same_layouts(facts):
+    """reshape_same_layout rows: reshapes whose operand and result shardings
+    place the same axes at the same strides (see _axis_strides)."""
+    for op_id, op in enumerate(facts.ops):
+        if op.name != "stablehlo.reshape":
+            continue
+        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        if ins is None or outs is None or ins.mesh != outs.mesh:
+            continue
+        mesh = irs.resolve_mesh(ins, facts.meshes)
+        a = _axis_strides(ins, ir.RankedTensorType(op.operands[0].type).shape, mesh)
+        b = _axis_strides(outs, ir.RankedTensorType(op.results[0].type).shape, mesh)
+        if a == b:
+            yield (op_id,)
+
+
+def _axis_strides(sharding: TensorSharding, shape, mesh) -> list:
+    """Each axis of the sharding with the stride (in elements of the
+    row-major tensor, blocks rounded up) at which the devices along it
+    start; runs of sub-axes of one axis at consecutive strides merged."""
+    sizes = mesh.axis_sizes
+    strides = []
+    below = 1
+    for i in reversed(range(len(shape))):
+        axes = sharding.dims[i].axes
+        shards = 1
+        for a in axes:
+            shards *= a.size(sizes[a.name])
+        stride = below * -(-shape[i] // shards)
+        for a in reversed(axes):
+            strides.append((stride, a))
+            stride *= a.size(sizes[a.name])
+        below *= shape[i]
+    strides.sort(key=lambda e: e[0])
+    merged = []
+    for stride, a in strides:
+        if merged:
+            prev_stride, prev = merged[-1]
+            full = sizes[a.name]
+            lo, hi = a.interval(full)
+            prev_lo, prev_hi = prev.interval(full) if prev.name == a.name else (0, 0)
+            if prev.name == a.name and hi == prev_lo and stride == prev_stride * prev.size(full):
+                merged[-1] = (prev_stride, AxisRef.of_interval(a.name, lo, prev_hi, full))
+                continue
+        merged.append((stride, a))
+    return merged

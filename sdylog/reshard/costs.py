@@ -1,0 +1,93 @@
+"""Bytes per device of what the reshard rules insert (rules/reshard/inventory.dl's
+`needed` rows), by rules/collectives.dl: each reshard (with its tensor's
+shape and element size, its mesh, from and to axes) and each collective
+(its axes and operand) becomes that program's input rows; the reshards'
+decomposition into collectives is sdylog.partition.collective_costs'
+(Shardy's algorithm); one evaluation costs them all. The answer goes back
+into the reshard engine as `needed_bytes`, and rules/reshard_costs.dl
+sums it there by kind (`needed_count`, `needed_kind_bytes`,
+`needed_total_bytes`): people query them all on that engine.
+
+Only for reports: the pass itself never asks for these relations.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+
+from sdylog import RULES_DIR
+
+INVENTORY = ("needed", "needed_mesh", "needed_from_axis", "needed_to_axis", "needed_axis")
+# what sdylog run, --report and query read after the costs are in
+REPORTED = INVENTORY + ("needed_bytes", "needed_count", "needed_kind_bytes", "needed_total_bytes")
+
+
+@lru_cache(maxsize=1)
+def costs_program():
+    from sdylog.datalog import load_program
+    from sdylog.datalog.cache import load_program_cached
+    return load_program_cached(str(RULES_DIR / "reshard_costs.dl"), load_program)
+
+
+def cost_needed(engine, facts, engine_name: str | None = None) -> dict[int, int]:
+    """Cost every `needed` row of `engine` (a reshard engine run with at
+    least INVENTORY), load `needed_bytes` into it and run
+    rules/reshard_costs.dl there; the bytes per device by x."""
+    from sdylog.ir.types import element_bytes
+    from sdylog.partition.collective_costs import decomposition_facts, evaluate
+
+    needed = engine.read("needed")
+    mesh_of = dict(engine.read("needed_mesh"))
+    grouped = {r: _by_x(engine.read(r)) for r in ("needed_from_axis", "needed_to_axis", "needed_axis")}
+    dims = _by_x(facts.rows("value_dim"))
+    element = {}
+    rows: dict[str, list[tuple]] = defaultdict(list)
+    direct = []   # (x, kind, v, mesh): collectives on their own
+    for x, kind, _o, _place, _i, v in needed:
+        m = mesh_of.get(x)
+        if m is None or not facts.meshes[m].axes:
+            continue   # (a single-device mesh: between meshes, not costed)
+        if v not in element:
+            element[v] = element_bytes(facts.values[v])
+        if kind == "reshard":
+            rows["reshard"].append((x, m, element[v]))
+            rows["reshard_dim"] += [(x, d, n) for d, n in dims.get(v, ())]
+            rows["reshard_from_axis"] += [(x, *r) for r in grouped["needed_from_axis"].get(x, ())]
+            rows["reshard_to_axis"] += [(x, *r) for r in grouped["needed_to_axis"].get(x, ())]
+        else:
+            direct.append((x, kind, v, m))
+    if not rows and not direct:
+        _load(engine, [])
+        return {}
+    rows["mesh_axis"] = [r for r in facts.rows("mesh_axis") if r[0] in {m for _, m, _ in rows["reshard"]}]
+    collective_rows = decomposition_facts(dict(rows)) if rows["reshard"] else {}
+    first = 1 + max((c for c, _ in collective_rows.get("collective", ())), default=-1)
+    facts_in = {**rows, **{k: list(v) for k, v in collective_rows.items()}}
+    ids = {}
+    for n, (x, kind, v, m) in enumerate(direct):
+        c = ids[x] = first + n
+        facts_in.setdefault("collective", []).append((c, kind))
+        facts_in.setdefault("collective_tensor", []).append((c, element[v]))
+        facts_in.setdefault("collective_dim", []).extend((c, d, k) for d, k in dims.get(v, ()))
+        facts_in.setdefault("collective_operand_axis", []).extend((c, *r) for r in grouped["needed_from_axis"].get(x, ()))
+        facts_in.setdefault("collective_axis", []).extend((c, *r) for r in grouped["needed_axis"].get(x, ()))
+    costs = evaluate(facts_in, engine_name)
+    out = dict(costs.read("reshard_bytes"))
+    by_collective = dict(costs.read("collective_bytes"))
+    out.update({x: by_collective[c] for x, c in ids.items() if c in by_collective})
+    _load(engine, sorted(out.items()))
+    return out
+
+
+def _load(engine, rows) -> None:
+    engine.declare(costs_program())
+    if rows:
+        engine.load("needed_bytes", rows)
+    engine.run(costs_program())
+
+
+def _by_x(rows) -> dict:
+    out: dict = defaultdict(list)
+    for x, *rest in rows:
+        out[x].append(tuple(rest))
+    return out

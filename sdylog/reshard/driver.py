@@ -1,0 +1,128 @@
+"""One run of the reshard rules: facts in, rules evaluated once.
+
+The rules (rules/reshard.dl) decide every reshard and collective; this
+module chooses what the run does (the pass options become run_option
+facts), adds the facts only these rules read, and returns the engine with
+the derived relations for the writer (sdylog/reshard/writer.py).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from sdylog import RULES_DIR
+
+PROGRAM_FILE = RULES_DIR / "reshard.dl"
+
+
+@dataclass(frozen=True)
+class ReshardOptions:
+    full_version: bool = False     # Shardy's enable-full-version
+
+
+@dataclass
+class ReshardDecisions:
+    engine: object                 # the Datalog engine, holding every input and derived relation
+    facts: object                  # the FactSet (ids back to IR ops and values)
+    timings: dict = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def reshard_program():
+    from sdylog.datalog import load_program
+    from sdylog.datalog.cache import load_program_cached
+    return load_program_cached(str(PROGRAM_FILE), load_program)
+
+
+def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
+    """The facts that tell the rules what this run does, and those of the
+    module only these rules read. With maximal meshes (single-device ops),
+    the fully closed replicated sharding of each rank on each mesh is added
+    to the facts' shardings (the rules pick the one a reshard goes to)."""
+    if facts.rows("maximal_mesh"):
+        ranks = {r for _, _, r, _ in facts.rows("value")}
+        for name in facts.mesh_symbols:
+            if facts.meshes[name].axes:
+                for r in sorted(ranks):
+                    facts.add_replicated_sharding(name, r)
+    from sdylog.facts.extract import divisors
+    sizes = {z for _, _, _, z in facts.rows("mesh_axis")}
+    return {
+        "run_option": [("full", int(options.full_version))],
+        "axis_divisor": [(z, d) for z in sorted(sizes) for d in divisors(z)],
+        "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
+        "ranked_value": facts.ranked_values(),
+    }
+
+
+def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
+    """Evaluate the reshard rules on `module` (not changed here); an error
+    at the first op Shardy rejects (rules/reshard/errors.dl)."""
+    from sdylog.reshard.writer import WRITER_RELATIONS
+    wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
+    decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted)
+    first_error(decisions, "reshard_error", ctx)
+    return decisions
+
+
+def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool = True) -> ReshardDecisions:
+    """One evaluation of `program` on the facts of `module` and
+    more_facts(facts) (relation -> rows); `wanted`: the relations asked
+    for (None: all); `strict_rules`: an op the rule registry does not know
+    is an error."""
+    from sdylog.datalog import make_engine
+    from sdylog.datalog.engines import propagation_engine
+    from sdylog.datalog.gc_pause import gc_paused
+    from sdylog.facts.extract import extract_facts
+
+    filename = getattr(ctx, "filename", "-")
+    timings: dict[str, float] = {}
+    t0 = time.process_time()
+    with gc_paused(promote_survivors=True), module.context:
+        facts = extract_facts(module, filename, strict_rules=strict_rules,
+                              names_within=_shared_census_within(module, ctx))
+        t1 = time.process_time()
+        timings["facts"] = t1 - t0
+        engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
+                             provenance=bool(getattr(ctx, "provenance", False)))
+        inputs = set(program.relations)
+        for name, rows in list(facts.relations.items()) + list(more_facts(facts).items()):
+            if name in inputs and rows:
+                engine.load(name, rows)
+        t2 = time.process_time()
+        timings["load"] = t2 - t1
+        engine.run(relations=wanted)
+        timings["rules"] = time.process_time() - t2
+    return ReshardDecisions(engine, facts, timings)
+
+
+def first_error(decisions: ReshardDecisions, relation: str, ctx) -> None:
+    """Errors at the ops of `relation`'s rows (op, [order,] message), when
+    it has rows: in each function (a function pass), the first in Shardy's
+    walk order, with its smallest message."""
+    rows = list(decisions.engine.scan(relation))
+    if not rows:
+        return
+    from sdylog.ir.diagnostics import error_at
+    from sdylog.reshard.writer import post_order
+    facts, filename = decisions.facts, getattr(ctx, "filename", "-")
+    func_of = {o: f for o, _, f, _, _, _ in facts.rows("op")}
+    firsts: dict = {}
+    for o in post_order(facts, {r[0] for r in rows}):
+        firsts.setdefault(func_of[o], o)
+    errors = [error_at(facts.ops[o], min(r for r in rows if r[0] == o)[-1], filename)
+              for o in sorted(firsts.values(), key=lambda o: post_order(facts, set(firsts.values())).index(o))]
+    first = errors[0]
+    if len(errors) > 1:   # (one error, every function's diagnostic on its lines)
+        first.message = "\n".join([first.message] + [str(e) for e in errors[1:]])
+    raise first
+
+
+def _shared_census_within(module, ctx):
+    """The pipeline's census of the module's ops, when one is shared (the
+    facts then read its op lists instead of walking)."""
+    if getattr(ctx, "census", None) is None:
+        return None
+    from sdylog.passes.census import census
+    return census(module, ctx).within_and_names

@@ -1,0 +1,131 @@
+"""What a module needs to become a partitioned program: the reshards and
+collectives `-sdy-insert-explicit-reshards=enable-full-version=true` would
+insert into it, with their bytes per device. For `sdylog run`'s report and
+--report, `sdylog query` and `sdylog explain`.
+
+One evaluation of rules/reshard.dl on the module (nothing written: the
+module is not changed), its inventory (rules/reshard/inventory.dl) costed by
+sdylog/reshard/costs.py; the engine keeps every relation for queries.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sdylog.ir.diagnostics import SdylogError, format_location
+from sdylog.model.axis import AxisRef
+from sdylog.model.sharding import DimSharding
+
+KINDS = ("reshard", "all_reduce", "replicated_to_unreduced", "sharded_to_unreduced")
+
+
+@dataclass
+class Inserted:
+    """One op the pass would insert."""
+    kind: str                  # a KINDS entry
+    op: str                    # the op it is for, e.g. "stablehlo.dot_general"
+    location: str | None       # that op's source location
+    place: str                 # "operand" (before the op), "result" (after it), "use"
+    index: int                 # the operand, result or use index
+    mesh: str | None
+    from_sharding: str | None  # what it reads, e.g. '[{"x"}, {}]'
+    to_sharding: str | None    # a reshard's target
+    axes: str | None           # a collective's axes, e.g. '{"x"}'
+    bytes_per_device: int | None   # None: not costed (between meshes)
+    op_id: int = -1
+    value: int = -1
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("op_id", "value")}
+
+
+@dataclass
+class Inventory:
+    engine: object = None          # the reshard rules' engine (every relation), None on error
+    facts: object = None
+    items: list[Inserted] = field(default_factory=list)
+    error: str | None = None       # what stops the pass on this module (Shardy rejects it)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for i in self.items if i.kind == kind)
+
+    def bytes(self, kind: str | None = None) -> int:
+        return sum(i.bytes_per_device or 0 for i in self.items if kind is None or i.kind == kind)
+
+    def summary_line(self) -> str:
+        if self.error is not None:
+            return f"reshards: not decided: {self.error}"
+        parts = [f"reshards {self.count('reshard')} ({format_bytes(self.bytes('reshard'))} per device)",
+                 f"all-reduces {self.count('all_reduce')} ({format_bytes(self.bytes('all_reduce'))} per device)"]
+        unreduced = self.count("replicated_to_unreduced") + self.count("sharded_to_unreduced")
+        if unreduced:
+            parts.append(f"to-unreduced collectives {unreduced}")
+        uncosted = sum(1 for i in self.items if i.bytes_per_device is None)
+        line = "needed to partition (full version): " + ", ".join(parts)
+        return line + (f"; {uncosted} between meshes not costed" if uncosted else "")
+
+
+def format_bytes(n: int) -> str:
+    for unit, size in (("EiB", 1 << 60), ("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20),
+                       ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
+    """The full version's decisions on `module` (not written) with their
+    costs; an Inventory with `error` when the pass would stop on it."""
+    from sdylog.reshard.costs import cost_needed
+    from sdylog.reshard.driver import ReshardOptions, evaluate, first_error, reshard_program, run_facts
+
+    try:
+        decisions = evaluate(reshard_program(), module, ctx, lambda f: run_facts(ReshardOptions(True), f))
+        first_error(decisions, "reshard_error", ctx)
+    except SdylogError as e:
+        return Inventory(error=str(e).splitlines()[0])
+    engine, facts = decisions.engine, decisions.facts
+    costs = cost_needed(engine, facts, engine_name)
+    return Inventory(engine, facts, _items(engine, facts, costs, getattr(ctx, "filename", "-")))
+
+
+def _items(engine, facts, costs: dict, filename: str) -> list[Inserted]:
+    mesh_of = dict(engine.read("needed_mesh"))
+    axes = {r: _by_x(engine.read(r)) for r in ("needed_from_axis", "needed_to_axis", "needed_axis")}
+    ranks = {v: rank for v, _f, rank, _t in facts.rows("value")}
+    out = []
+    for x, kind, o, place, i, v in sorted(engine.read("needed"), key=lambda r: (r[2], r[0])):
+        op = facts.ops[o]
+        m = mesh_of.get(x)
+        sizes = facts.meshes[m].axis_sizes if m in facts.meshes else {}
+        from_s = _dims_text(axes["needed_from_axis"].get(x, ()), ranks.get(v, 0), sizes)
+        to_s = _dims_text(axes["needed_to_axis"].get(x, ()), ranks.get(v, 0), sizes) if kind == "reshard" else None
+        coll = axes["needed_axis"].get(x, ())
+        if kind == "sharded_to_unreduced":
+            coll_text = _dims_text(coll, ranks.get(v, 0), sizes)
+        elif coll:
+            coll_text = str(DimSharding(tuple(_ref(a, pre, z, sizes) for _d, _p, a, pre, z in sorted(coll))))
+        else:
+            coll_text = None
+        out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
+                            coll_text, costs.get(x), o, v))
+    return out
+
+
+def _by_x(rows) -> dict:
+    out: dict = defaultdict(list)
+    for x, *rest in rows:
+        out[x].append(tuple(rest))
+    return out
+
+
+def _ref(a: str, pre: int, z: int, sizes: dict) -> AxisRef:
+    return AxisRef.of_interval(a, pre, pre * z, sizes.get(a, pre * z))
+
+
+def _dims_text(rows, rank: int, sizes: dict) -> str:
+    dims = [[] for _ in range(rank)]
+    for d, p, a, pre, z in sorted(rows):
+        if 0 <= d < rank:
+            dims[d].append(_ref(a, pre, z, sizes))
+    return "[" + ", ".join(str(DimSharding(tuple(refs))) for refs in dims) + "]"

@@ -1,0 +1,352 @@
+"""Write the reshard rules' decisions (rules/reshard/writes.dl) into the IR.
+
+Nothing is decided here: each derived row says which op to insert where,
+with which axes and shardings; this module builds the attributes and ops.
+Ops are visited in the order Shardy's pass visits them (post-order: an
+op's nested ops before it), then each function's return, so that ops
+inserted at one place for several decisions sit in Shardy's order:
+
+- around an op with a sharding rule: the all-reduces of unreduced operands,
+  then the operand reshards, right before it; after it the result reshards
+  (back to the result's own sharding, taking its uses), then the
+  all-reduces of reduction factors before them: op, all-reduces, reshards;
+- at a site (a use brought to a target sharding: an edge source of a
+  data-flow op, a call operand, right after the value's definition; a
+  function result, right before the return): an all-reduce, a reshard, a
+  replicated-to-unreduced, a sharded-to-unreduced, a reshard, those the
+  rules chose, in that order. An existing reshard made unreduced
+  collectives goes.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from jaxlib.mlir import ir
+
+from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective
+from sdylog.ir.rewrite import create_op, ip_after_op, ip_after_value
+from sdylog.ir.shardings import get_sharding, set_sharding
+from sdylog.ir.types import rank_of
+from sdylog.model.axis import AxisRef
+from sdylog.model.sharding import DimSharding, TensorSharding
+
+# The relations the writer reads (a run deriving only what the writer needs asks for these).
+WRITER_RELATIONS = [
+    "reshard_operand", "reshard_result", "working_dim_axis", "working_dim_closed", "working_keeps",
+    "all_reduce_axis", "op_mesh", "operand_all_reduce_axis", "operand_unreduced_after",
+    "site", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
+    "site_unreduced_after", "site_mid_reshard", "site_mid_keeps", "site_r2u", "site_r2u_unreduced", "site_s2u",
+    "site_reshard", "reshard_to_unreduced", "func_return_op",
+    "single_device_worked", "single_device_mesh", "global_mesh", "single_device_operand",
+    "single_device_result_reshard", "single_device_token", "reshard_error",
+]
+
+
+@dataclass
+class WriteCounts:
+    reshards: int = 0
+    all_reduces: int = 0
+    unreduced_ops: int = 0     # replicated-to-unreduced and sharded-to-unreduced
+
+
+def _rows(engine, relation: str):
+    return engine.scan(relation)
+
+
+def _grouped(engine, relation: str, key_len: int) -> dict:
+    """relation's rows by their first key_len columns, the rest sorted."""
+    out = defaultdict(list)
+    for row in _rows(engine, relation):
+        out[row[:key_len]].append(row[key_len:])
+    for rows in out.values():
+        rows.sort()
+    return out
+
+
+class _Decisions:
+    """The rows the writer reads, by op and site."""
+
+    def __init__(self, engine):
+        self.operand_reshards = _grouped(engine, "reshard_operand", 1)            # (o,) -> [(i,)]
+        self.result_reshards = _grouped(engine, "reshard_result", 1)              # (o,) -> [(i, j, s)]
+        self.all_reduce = _grouped(engine, "all_reduce_axis", 1)                  # (o,) -> [(p, a, pre, z)]
+        self.dim_axes = _grouped(engine, "working_dim_axis", 2)                   # (o, j) -> [(d, p, a, pre, z)]
+        self.closed = _grouped(engine, "working_dim_closed", 2)                   # (o, j) -> [(d,)]
+        self.keeps = {(o, j): s for o, j, s in _rows(engine, "working_keeps")}
+        self.op_mesh = dict(_rows(engine, "op_mesh"))
+        self.operand_all_reduce = _grouped(engine, "operand_all_reduce_axis", 2)  # (o, i) -> [(p, a, pre, z)]
+        self.operand_unreduced = _grouped(engine, "operand_unreduced_after", 2)
+        self.sites = {(u, i): (v, t) for u, i, v, t in _rows(engine, "site")}
+        self.erases = {(u, i): mc for u, i, mc in _rows(engine, "site_erases_manual")}
+        self.place = {(u, i): p for u, i, p in _rows(engine, "site_place")}
+        self.synthetic = {(u, i): (m, c) for u, i, m, c in _rows(engine, "site_synthetic")}
+        self.site_all_reduce = _grouped(engine, "site_all_reduce", 2)
+        self.site_unreduced = _grouped(engine, "site_unreduced_after", 2)
+        self.mid = {(u, i) for u, i in _rows(engine, "site_mid_reshard")}
+        self.mid_keeps = _grouped(engine, "site_mid_keeps", 2)
+        self.r2u = _grouped(engine, "site_r2u", 2)
+        self.r2u_unreduced = _grouped(engine, "site_r2u_unreduced", 2)
+        self.s2u = _grouped(engine, "site_s2u", 2)                              # (u, i) -> [(d, q, a, pre, z)]
+        self.site_reshard = {(u, i) for u, i in _rows(engine, "site_reshard")}
+        self.reshard_to_unreduced = {u for (u,) in _rows(engine, "reshard_to_unreduced")}
+        self.return_ops = {f: u for f, u in _rows(engine, "func_return_op")}
+        self.single_device = dict(_rows(engine, "single_device_mesh"))
+        self.single_device_worked = {o for (o,) in _rows(engine, "single_device_worked")}
+        self.global_mesh = next((m for (m,) in _rows(engine, "global_mesh")), None)
+        self.single_device_operands = _grouped(engine, "single_device_operand", 1)   # (o,) -> [(i, through)]
+        self.single_device_results = _grouped(engine, "single_device_result_reshard", 1)
+        self.single_device_tokens = _grouped(engine, "single_device_token", 1)
+        # op -> its edge sites in Shardy's order; ops whose visit writes sites
+        self.owner_sites = defaultdict(list)
+        for u, i, o, kind, k, m in _rows(engine, "site_owner"):
+            self.owner_sites[o].append((kind, k, m, u, i))
+        for sites in self.owner_sites.values():
+            sites.sort()
+
+    def site_writes(self, key) -> bool:
+        """Site `key` has something to write."""
+        return (key in self.site_all_reduce or key in self.mid or key in self.r2u or key in self.s2u
+                or key in self.site_reshard)
+
+    def visited_ops(self) -> set:
+        ops = set(self.operand_reshards) | set(self.result_reshards) | set(self.all_reduce)
+        ops |= {(o,) for o, _ in self.operand_all_reduce}
+        ops |= {(o,) for o in self.single_device_worked}
+        ops |= {(o,) for o, sites in self.owner_sites.items() if any(self.site_writes((u, i)) for *_, u, i in sites)}
+        return {o for (o,) in ops}
+
+
+class _Shardings:
+    """Sharding attributes built from the rows and the facts' shardings."""
+
+    def __init__(self, decisions: _Decisions, facts):
+        self.d = decisions
+        self.facts = facts
+        self.symbols = set(facts.mesh_symbols)
+
+    def mesh(self, name: str):
+        """What a TensorSharding names its mesh by: the symbol, or the inlined mesh."""
+        return name if name in self.symbols else self.facts.meshes[name]
+
+    def mesh_name(self, sharding: TensorSharding) -> str:
+        if isinstance(sharding.mesh, str):
+            return sharding.mesh
+        return next(n for n, m in self.facts.meshes.items() if m == sharding.mesh)
+
+    def axis(self, mesh_name: str, a: str, pre: int, size: int) -> AxisRef:
+        full = self.facts.meshes[mesh_name].axis_sizes[a]
+        return AxisRef.of_interval(a, pre, pre * size, full)
+
+    def axes(self, mesh_name: str, rows) -> tuple:
+        return tuple(self.axis(mesh_name, *r[-3:]) for r in rows)
+
+    def working(self, o: int, j: int, rank: int, unreduced=None) -> ir.Attribute:
+        """Tensor j's working sharding, on op o's mesh (with the unreduced axes given, when any)."""
+        m = self.d.op_mesh[o]
+        dims = [[] for _ in range(rank)]
+        for d, p, a, pre, z in self.d.dim_axes.get((o, j), ()):
+            dims[d].append(self.axis(m, a, pre, z))
+        closed = {d for (d,) in self.d.closed.get((o, j), ())}
+        kept = self.d.keeps.get((o, j))
+        base = self.facts.shardings[kept] if kept is not None else None
+        if unreduced is None:
+            unreduced = base.unreduced if base else ()
+        return TensorSharding(self.mesh(m), tuple(DimSharding(tuple(axes), d in closed) for d, axes in enumerate(dims)),
+                              base.replicated if base else (), tuple(unreduced)).to_attr()
+
+    def replicated(self, mesh_name: str, rank: int, closed: bool = True) -> ir.Attribute:
+        return TensorSharding.replicated_on(self.mesh(mesh_name), rank, closed).to_attr()
+
+    def target(self, key, value) -> TensorSharding | None:
+        """The site's target sharding (manual axes erased where the site says), None for none."""
+        _, t = self.d.sites[key]
+        if t == -3:
+            m, closed = self.d.synthetic[key]
+            return TensorSharding.replicated_on(self.mesh(m), rank_of(value), bool(closed))
+        if t == -1:
+            return None
+        target = self.facts.shardings[t]
+        mc = self.d.erases.get(key)
+        if mc is not None:
+            from sdylog.partition.ir_shardings import manual_axes, without_axes
+            target = without_axes(target, manual_axes(self.facts.ops[mc].attributes["manual_axes"]))
+        return target
+
+
+def post_order(facts, op_ids) -> list[int]:
+    """`op_ids` in Shardy's walk order: an op after the ops nested in it,
+    before the ops after it (pre-order ids: an op's nested ops follow it)."""
+    parent = {o: p for o, _, _, p, _, _ in facts.rows("op")}
+    end = {}
+    depth = {}
+    for o in sorted(parent):
+        depth[o] = depth.get(parent[o], -1) + 1
+    for o in sorted(parent, reverse=True):
+        e = max(o, end.get(o, o))
+        end[o] = e
+        p = parent[o]
+        if p >= 0:
+            end[p] = max(end.get(p, p), e)
+    return sorted(op_ids, key=lambda o: (end[o], -depth[o]))
+
+
+def write_reshards(module, engine, facts) -> WriteCounts:
+    """Insert the reshards and collectives the rules decided."""
+    d = _Decisions(engine)
+    counts = WriteCounts()
+    shardings = _Shardings(d, facts)
+    for o in post_order(facts, d.visited_ops()):
+        op = facts.ops[o]
+        op = op.operation if hasattr(op, "operation") else op
+        if o in d.reshard_to_unreduced:
+            new = _write_site(facts, d, shardings, (o, 0), counts)
+            op.result.replace_all_uses_with(new)
+            op.erase()
+        elif o in d.owner_sites:
+            for *_, u, i in d.owner_sites[o]:
+                _write_site(facts, d, shardings, (u, i), counts)
+        else:
+            _write_op(op, o, d, shardings, counts)
+    for f, u in d.return_ops.items():
+        for i in sorted(i for (u2, i) in d.sites if u2 == u):
+            _write_site(facts, d, shardings, (u, i), counts)
+    return counts
+
+
+def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+    _write_operand_all_reduces(op, o, d, shardings, counts)
+    if o in d.single_device_worked:
+        _write_single_device(op, o, d, shardings, counts)
+        return
+    _write_working_shardings(op, o, d, shardings, counts)
+
+
+def _write_operand_all_reduces(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+    for (i,) in [(i,) for (o2, i) in d.operand_all_reduce if o2 == o]:
+        operand = op.operands[i]
+        source = TensorSharding.from_attr(get_sharding(operand))
+        m = shardings.mesh_name(source)
+        rest = shardings.axes(m, d.operand_unreduced.get((o, i), ()))
+        out = replace(source, unreduced=rest).to_attr()
+        axes = axis_list_attr(shardings.axes(m, d.operand_all_reduce[(o, i)]))
+        new = create_collective("sdy.all_reduce", operand, out, axes, loc=op.location, ip=ir.InsertionPoint(op))
+        op.operands[i] = new.result
+        counts.all_reduces += 1
+
+
+def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+    for (i,) in d.operand_reshards.get((o,), ()):
+        operand = op.operands[i]
+        unreduced = None
+        if (o, i) in d.operand_all_reduce:
+            unreduced = shardings.axes(d.op_mesh[o], d.operand_unreduced.get((o, i), ()))
+        sharding = shardings.working(o, i, rank_of(operand), unreduced)
+        reshard = create_op("sdy.reshard", results=[operand.type], operands=[operand],
+                            attributes={"sharding": sharding}, loc=op.location, ip=ir.InsertionPoint(op))
+        op.operands[i] = reshard.result
+        counts.reshards += 1
+    after = ip_after_op(op)
+    current = {}   # result index -> its sharding once resharded
+    for i, j, s in d.result_reshards.get((o,), ()):
+        result = op.results[i]
+        rank = rank_of(result)
+        restore = get_sharding(result) if s >= 0 else shardings.replicated(d.op_mesh[o], rank, closed=s == -1)
+        current[i] = shardings.working(o, j, rank)
+        set_sharding(result, current[i])
+        reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
+                            attributes={"sharding": restore}, loc=op.location, ip=after)
+        result.replace_all_uses_except(reshard.result, reshard)
+        counts.reshards += 1
+    rows = d.all_reduce.get((o,))
+    if rows:
+        axes = axis_list_attr(shardings.axes(d.op_mesh[o], rows))
+        at = ip_after_op(op)
+        for i, result in enumerate(op.results):
+            out = current.get(i) or get_sharding(result) or shardings.replicated(d.op_mesh[o], rank_of(result))
+            new = create_collective("sdy.all_reduce", result, out, axes, loc=op.location, ip=at)
+            result.replace_all_uses_except(new.result, new)
+            counts.all_reduces += 1
+
+
+def _reshard(value, sharding, loc, ip, counts: WriteCounts):
+    counts.reshards += 1
+    return create_op("sdy.reshard", results=[value.type], operands=[value], attributes={"sharding": sharding},
+                     loc=loc, ip=ip)
+
+
+def _write_single_device(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+    single = shardings.replicated(d.single_device[o], 0)
+    before = ir.InsertionPoint(op)
+    for i, through in d.single_device_operands.get((o,), ()):
+        value = op.operands[i]
+        if through:
+            value = _reshard(value, shardings.replicated(d.global_mesh, rank_of(value)), op.location, before, counts).result
+        op.operands[i] = _reshard(value, single, op.location, before, counts).result
+    last = op
+    for i, then, _s in d.single_device_results.get((o,), ()):
+        result = op.results[i]
+        target = get_sharding(result)
+        first = _reshard(result, shardings.replicated(d.global_mesh, rank_of(result)), op.location, ip_after_op(last),
+                         counts)
+        result.replace_all_uses_except(first.result, first)
+        last = first
+        if then:
+            second = _reshard(first.result, target, op.location, ip_after_op(last), counts)
+            first.result.replace_all_uses_except(second.result, second)
+            last = second
+    for i, _then, _s in d.single_device_results.get((o,), ()):
+        set_sharding(op.results[i], single)
+    for (i,) in d.single_device_tokens.get((o,), ()):
+        set_sharding(op.results[i], shardings.replicated(d.global_mesh, 0))
+
+
+def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteCounts):
+    """The ops at a site; the value the use then reads."""
+    u, i = key
+    user = facts.ops[u]
+    user = user.operation if hasattr(user, "operation") else user
+    value = user.operands[i]
+    if not d.site_writes(key):
+        return value
+    ip = ir.InsertionPoint(user) if d.place[key] == "before" else ip_after_value(value)
+    loc = value.location
+    source = TensorSharding.from_attr(get_sharding(value)) if get_sharding(value) is not None else None
+    target = shardings.target(key, value)
+    cur = value
+    if key in d.site_all_reduce:
+        m = shardings.mesh_name(source)
+        source = replace(source, unreduced=shardings.axes(m, d.site_unreduced.get(key, ())))
+        cur = create_collective("sdy.all_reduce", cur, source.to_attr(),
+                                axis_list_attr(shardings.axes(m, d.site_all_reduce[key])), loc=loc, ip=ip).result
+        counts.all_reduces += 1
+    if key in d.r2u or key in d.s2u:
+        m = shardings.mesh_name(source)
+        kept = {dim for (dim,) in d.mid_keeps.get(key, ())}
+        mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
+        if key in d.mid:
+            mid = replace(source, dims=mid_dims)
+            cur = create_op("sdy.reshard", results=[cur.type], operands=[cur], attributes={"sharding": mid.to_attr()},
+                            loc=loc, ip=ip).result
+            counts.reshards += 1
+        if key in d.r2u:
+            out = TensorSharding(source.mesh, mid_dims, target.replicated,
+                                 shardings.axes(m, d.r2u_unreduced.get(key, ())))
+            cur = create_collective("sdy.replicated_to_unreduced", cur, out.to_attr(),
+                                    axis_list_attr(shardings.axes(m, d.r2u[key])), loc=loc, ip=ip).result
+            counts.unreduced_ops += 1
+        if key in d.s2u:
+            per_dim = [[] for _ in source.dims]
+            for dim, _q, a, pre, z in d.s2u[key]:
+                per_dim[dim].append(shardings.axis(m, a, pre, z))
+            cur = create_collective("sdy.sharded_to_unreduced", cur, target.to_attr(), axis_lists_attr(per_dim),
+                                    loc=loc, ip=ip).result
+            counts.unreduced_ops += 1
+    if key in d.site_reshard:
+        out = target if target is not None else TensorSharding.replicated_on(source.mesh, len(source.dims))
+        cur = create_op("sdy.reshard", results=[cur.type], operands=[cur], attributes={"sharding": out.to_attr()},
+                        loc=loc, ip=ip).result
+        counts.reshards += 1
+    if u not in d.reshard_to_unreduced:
+        user.operands[i] = cur
+    return cur

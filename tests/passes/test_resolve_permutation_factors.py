@@ -1,0 +1,156 @@
+"""-sdy-resolve-permutation-factors: permutation factors that would need data
+exchange are replicated around their op; communication-free ones stay."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sdylog.passes.driver import optimize_text, parse_flags
+from sdylog.simulate.simulate import simulate_text
+
+MESH = 'sdy.mesh @mesh = <["a"=4, "b"=2]>\n'
+FLAG = "--sdy-resolve-permutation-factors=enable-halo-exchange=false"
+
+
+def resolve(text):
+    return optimize_text(text, "t.mlir", parse_flags([FLAG]))
+
+
+def pad(low, high, in_rows, out_rows, sharding='[{"a"}, {"b"}]'):
+    return MESH + f'''
+func.func @main(%a: tensor<{in_rows}x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {sharding}>}})
+    -> (tensor<{out_rows}x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {sharding}>}}) {{
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %a, %c, low = [{low}, 0], high = [{high}, 0], interior = [0, 0]
+    {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, {sharding}>]>}} : (tensor<{in_rows}x8xf32>, tensor<f32>) -> tensor<{out_rows}x8xf32>
+  return %0 : tensor<{out_rows}x8xf32>
+}}'''
+
+
+def test_a_shifting_pad_is_replicated_around():
+    out = resolve(pad(-1, 5, 8, 12))
+    assert 'sdy.reshard %arg0 <@mesh, [{}, {"b"}]> : tensor<8x8xf32>' in out
+    assert 'stablehlo.pad %0, %cst, low = [-1, 0], high = [5, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"b"}]>]>}' in out
+    assert 'sdy.reshard %1 <@mesh, [{"a"}, {"b"}]> : tensor<12x8xf32>' in out
+    assert "return %2" in out
+
+
+def test_a_communication_free_pad_stays():
+    # 8 rows over 2 devices padded by 4 on each side: each shard's rows stay on it
+    out = resolve(pad(4, 4, 8, 16, '[{"b"}, {}]'))
+    assert "sdy.reshard" not in out
+
+
+def test_a_communication_free_slice_stays_and_a_shifted_one_does_not():
+    text = MESH + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<7x8xf32>, tensor<6x8xf32>) {
+  %0 = stablehlo.slice %a [0:7, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<7x8xf32>
+  %1 = stablehlo.slice %a [2:8, 0:8] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x8xf32>) -> tensor<6x8xf32>
+  return %0, %1 : tensor<7x8xf32>, tensor<6x8xf32>
+}'''
+    out = resolve(text)
+    assert "stablehlo.slice %arg0 [0:7, 0:8] {sdy.sharding" in out
+    assert 'sdy.reshard %arg0 <@mesh, [{}, {}]>' in out and 'sdy.reshard %2 <@mesh, [{"a"}, {}]> : tensor<6x8xf32>' in out
+
+
+def test_ops_without_permutation_factors_are_left_alone():
+    text = MESH + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {"b"}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}'''
+    assert "sdy.reshard" not in resolve(text)
+
+
+@pytest.mark.parametrize("low,high,in_rows,out_rows", [(-1, 5, 8, 12), (3, 1, 8, 12)])
+def test_resolved_pad_computes_the_global_result(low, high, in_rows, out_rows):
+    # the reshards left become collectives by hand here (reshard-to-collectives is another pass)
+    out = resolve(pad(low, high, in_rows, out_rows))
+    out = out.replace('sdy.reshard %arg0 <@mesh, [{}, {"b"}]>',
+                      'sdy.all_gather [{"a"}, {}] %arg0 out_sharding=<@mesh, [{}, {"b"}]>')
+    out = out.replace('sdy.reshard %1 <@mesh, [{"a"}, {"b"}]>',
+                      'sdy.all_slice [{"a"}, {}] %1 out_sharding=<@mesh, [{"a"}, {"b"}]>')
+    report = simulate_text(out, "pad.mlir", seed=2)
+    assert report.ok, report.text()
+
+
+RESHAPE = 'sdy.mesh @mesh = <["a"=4]>\n' + '''
+func.func @main(%a: tensor<8x2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{}}]>}}) -> tensor<{out}xi32> {{
+  %0 = stablehlo.slice %a [0:6, 0:2] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{}}]>]>}} : (tensor<8x2xi32>) -> tensor<6x2xi32>
+  %1 = stablehlo.reshape %0 {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, {sharding}>]>}} : (tensor<6x2xi32>) -> tensor<{out}xi32>
+  return %1 : tensor<{out}xi32>
+}}'''
+
+
+def test_an_indivisible_split_reshape_is_replicated_around():
+    out = resolve(RESHAPE.format(out="2x3x2", sharding='[{"a":(1)2}, {"a":(2)2}, {}]'))
+    assert 'sdy.reshard %0 <@mesh, [{}, {}]> : tensor<6x2xi32>' in out
+    assert 'stablehlo.reshape %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}, {}]>]>}' in out
+    assert 'sdy.reshard %2 <@mesh, [{"a":(1)2}, {"a":(2)2}, {}]> : tensor<2x3x2xi32>' in out
+
+
+def test_a_reshape_keeping_each_device_block_in_place_stays():
+    # 6 rows over 4 devices (blocks of 2) become 3 x 2: the blocks are the same rows
+    out = resolve(RESHAPE.format(out="3x2x2", sharding='[{"a"}, {}, {}]'))
+    assert "sdy.reshard" not in out
+
+
+HALO = "--sdy-resolve-permutation-factors=enable-halo-exchange=true"
+
+
+def test_halo_exchange_of_a_shifting_pad():
+    out = optimize_text(pad(-1, 5, 8, 12), "t.mlir", parse_flags([HALO]))
+    assert "sdy.reshard" not in out
+    assert 'manual_axes={"a", "b"}' in out
+    # each device's window reaches two blocks to the right: its own block, then two permuted ones
+    assert out.count('"stablehlo.collective_permute"') == 2
+    assert "stablehlo.concatenate %arg1, %1, %2, dim = 0" in out
+    assert "source_target_pairs = dense<[[2, 0], [3, 1], [4, 2], [5, 3], [6, 4], [7, 5]]>" in out
+    assert "source_target_pairs = dense<[[4, 0], [5, 1], [6, 2], [7, 3]]>" in out
+
+
+def test_halo_exchange_leaves_pads_without_communication_alone():
+    out = optimize_text(pad(4, 4, 8, 16, '[{"b"}, {}]'), "t.mlir", parse_flags([HALO]))
+    assert "manual_computation" not in out and "sdy.reshard" not in out
+
+
+@pytest.mark.parametrize("op", [
+    'stablehlo.pad %a, %c, low = [-1, 0], high = [5, 0], interior = [0, 0] {sh} : (tensor<8x8xf32>, tensor<f32>) -> tensor<12x8xf32>',
+    'stablehlo.pad %a, %c, low = [3, 1], high = [1, 1], interior = [0, 0] {sh} : (tensor<8x8xf32>, tensor<f32>) -> tensor<12x10xf32>',
+    'stablehlo.pad %a, %c, low = [1, 0], high = [3, 0], interior = [1, 0] {sh} : (tensor<8x8xf32>, tensor<f32>) -> tensor<19x8xf32>',
+    'stablehlo.slice %a [2:8, 0:8] {sh} : (tensor<8x8xf32>) -> tensor<6x8xf32>',
+])
+def test_halo_exchange_computes_the_global_result(op):
+    sh = '{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>}'
+    result = op.rsplit("-> ", 1)[1]
+    text = MESH + f'''
+func.func @main(%a: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{}}]>}}) -> {result} {{
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %0 = {op.replace("{sh}", sh)}
+  %1 = sdy.all_gather [{{"a"}}, {{}}] %0 out_sharding=<@mesh, [{{}}, {{}}]> : {result}
+  return %1 : {result}
+}}'''
+    report = simulate_text(text, "halo.mlir", seed=4, pipeline=[HALO, "--sdy-pad-for-divisibility"])
+    assert report.ok, report.text()
+
+
+@pytest.mark.parametrize("rows", [5, 6])
+def test_halo_reverse_computes_the_global_result(rows):
+    # 5 rows over 2 devices: padded high, shifted right by one, reversed on a
+    # mesh of reversed device order, and moved back (reshard-to-collectives
+    # is another pass: the reshard between the two device orders is written
+    # as the collective_permute it becomes)
+    text = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n' + f'''
+func.func @main(%a: tensor<6x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{"b"}}]>}}) -> tensor<{rows}x8xf32> {{
+  %0 = stablehlo.slice %a [0:{rows}, 0:8] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{"b"}}]>]>}} : (tensor<6x8xf32>) -> tensor<{rows}x8xf32>
+  %1 = stablehlo.reverse %0, dims = [0] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{"b"}}]>]>}} : tensor<{rows}x8xf32>
+  %2 = sdy.all_gather [{{"a"}}, {{"b"}}] %1 out_sharding=<@mesh, [{{}}, {{}}]> : tensor<{rows}x8xf32>
+  return %2 : tensor<{rows}x8xf32>
+}}'''
+    out = optimize_text(text, "t.mlir", parse_flags([HALO]))
+    assert 'sdy.mesh @mesh_reversed = <["a"=2, "b"=2], device_ids=[2, 3, 0, 1]>' in out
+    assert ("manual_computation" in out) == (rows == 5)
+    out = re.sub(r"sdy.reshard (%\w+) <@mesh, ([^>]*)>", r"sdy.collective_permute \1 out_sharding=<@mesh, \2>", out)
+    report = simulate_text(out, "reverse.mlir", seed=6, pipeline=["--sdy-pad-for-divisibility"])
+    assert report.ok, report.text()

@@ -1,0 +1,87 @@
+"""Exact ties (rules/propagation/core.dl, the subsumptive rules with `r2 <=
+r1`): where different units reach one slot at the same rank, the op sees
+both and nothing propagates; where one comes first it keeps the slot.
+Slots: a factor position of a visit (op_unit: no proposal survives a tie),
+a unit another factor of a basic visit uses (test_rules_unit_clashes.py),
+and a tensor dimension position (unit_at: a unit offered at the rank the
+slot got its own stays out). The expected shardings are Shardy's
+(shared/conformance/shardy_ref_opt.py gives the same)."""
+import pytest
+
+from rules_probe import AGGRESSIVE, BASIC, USER_PRIORITY, Derived
+
+STRATEGIES = pytest.mark.parametrize("options", [BASIC, AGGRESSIVE], ids=["basic", "aggressive"])
+
+# The add's operands hold "a" and "b" in their one dimension: both reach the
+# add's factor 0, position 0, at the add's visit.
+TIED = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>},
+                %arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+@STRATEGIES
+def test_tied_units_at_a_visit_both_drop(options):
+    d = Derived(TIED, options)
+    add = d.op("stablehlo.add")
+    present = {(f, p, d.unit_name(u), r) for o, f, p, u, _, _, r, _, _ in d.rows("op_unit") if o == add}
+    (rank,) = {r for *_, r in present}
+    assert {(f, p, u) for f, p, u, _ in present} == {(0, 0, "a"), (0, 0, "b")}   # at one rank
+    assert d.proposals("stablehlo.add", "op_unit") == set()   # neither is proposed
+    assert d.proposals("stablehlo.add") == set()              # so the compatible axes are empty
+    assert d.sharding("%0") == [[]]
+    assert d.sharding("result0") == [[]]
+    assert rank // d.phase_span == 0
+
+
+# %arg2 meets "a" at the first add and "b" at the second, later in the sweep.
+FIRST_COMES_FIRST = """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>},
+                %arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>},
+                %arg2: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = stablehlo.add %arg0, %arg2 : tensor<8xf32>
+  %1 = stablehlo.add %arg1, %arg2 : tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+"""
+
+
+@STRATEGIES
+def test_the_first_unit_to_reach_a_tensor_keeps_it(options):
+    d = Derived(FIRST_COMES_FIRST, options)
+    first, second = d.ops("stablehlo.add")
+    (got,) = d.unit_ranks("%arg2")
+    assert (got.unit, got.by, got.position) == ("a", "stablehlo.add", d.position(first))
+    assert d.sharding("%0") == [["a"]]
+    # the second add sees "a" (held by %arg2) and "b" at its visit: a tie, %1 gets neither
+    assert d.sharding("%1") == [[]]
+
+
+
+# main's result slot holds "a" from round 1 (its priority); the returned
+# value got "c" in round 0, which the result link offers the slot when its
+# round opens: at the very rank the slot takes "a".
+SLOT_AT_ITS_ROUND = """
+sdy.mesh @mesh = <["a"=2, "c"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}p0]>})
+    -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", ?}p1]>}) {
+  %0 = stablehlo.negate %arg0 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+def test_a_unit_offered_at_the_rank_a_slot_takes_its_own_stays_out():
+    d = Derived(SLOT_AT_ITS_ROUND, USER_PRIORITY)
+    slot = d.tensor("result0")
+    ((held, rank),) = [(d.unit_name(u), r) for t, _, _, u, _, _, r, *_ in d.rows("unit_at") if t == slot]
+    offered = [(d.unit_name(u), r) for _, _, t, _, _, u, _, r, _, _ in d.rows("write") if t == slot]
+    assert (held, rank // d.phase_span) == ("a", 5)   # from round 1's first phase
+    assert offered == [("c", rank)]
+    assert d.sharding("result0") == [["a"]]
+    assert d.sharding("%0") == [["c"]]
