@@ -142,8 +142,11 @@ class _Attrs:
                 da = self._dims[dk] = sdy.DimensionShardingAttr.get(
                     [self.axis(mesh, *x) for x in dk[1]], bool(closed), None if prio < 0 else prio)
             dim_attrs.append(da)
-        return sdy.TensorShardingAttr.get(self.mesh_attr(mesh), dim_attrs, [self.axis(mesh, *x) for x in replicated],
-                                          [self.axis(mesh, *x) for x in unreduced])
+        # (replicated and unreduced axes come as rows, in no order: Shardy's is the mesh's)
+        order = {a.name: i for i, a in enumerate(self.facts.meshes[mesh].axes)}
+        in_mesh_order = lambda rows: [self.axis(mesh, *x) for x in sorted(rows, key=lambda x: (order[x[0]], x[1]))]
+        return sdy.TensorShardingAttr.get(self.mesh_attr(mesh), dim_attrs, in_mesh_order(replicated),
+                                          in_mesh_order(unreduced))
 
     def open_id(self, mesh: str, rank: int) -> int:
         """A fully open sharding of the given rank on the mesh."""
