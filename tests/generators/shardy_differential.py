@@ -29,15 +29,11 @@ RESHARD_STEP = "sdy-insert-explicit-reshards"
 
 
 def shared_dir() -> Path:
-    """$SDYLOG_SHARED, else the first `shared` folder beside the repository
-    or one of its parents (../shared from /work/main, ../../shared from a
-    worktree one level deeper)."""
-    env = os.environ.get("SDYLOG_SHARED")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[2]
-    found = [d / "shared" for d in repo.parents if (d / "shared" / "conformance").is_dir()]
-    return found[0] if found else repo.parent / "shared"
+    """The shared folder the conformance tests use (conformance_cases:
+    $SDYLOG_SHARED, else a `shared` folder beside the repository or one of
+    its parents)."""
+    from conformance.conformance_cases import SHARED_ENV, shared_dir as found
+    return found() or Path(os.environ.get(SHARED_ENV) or "../shared")
 
 
 def missing_reason() -> str | None:
