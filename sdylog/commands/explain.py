@@ -340,12 +340,12 @@ class ChainWalker:
     def hop(self, write: tuple, rank: int) -> tuple[Hop, object]:
         """The visit that made a write: the compatible axes (prop) it took and
         the tensor of the op that proposed them (op_unit <- unit_at)."""
-        o, j, t, d, _dp, u, _pre, _rw, _rc, f = write
+        o, j, t, d, _dp, u, _pre, _rw, _rc, f, _prev = write
         wn = self.derive("write", write)
         pn = self.derive("prop", self.premise(wn, "prop").values)
         on = self.derive("op_unit", self.premise(pn, "op_unit").values)
         src = self.premise(on, "unit_at")
-        vt = self.premise(on, "visit_tensor")
+        vt = self.premise(on, "visit_tensor") or self.premise(on, "visit_reads")
         src_j = vt.values[1] if vt is not None and src is not None else None
         rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
         return Hop(t, d, u, rank, o, f, j, src_j, src.values if src else None, rules), on

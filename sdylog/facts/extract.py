@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
-from sdylog.ir.op_properties import is_elementwise
+from sdylog.ir.op_properties import custom_call_has_side_effect, is_elementwise, may_be_effect_free
 from sdylog.ir.shardings import (COLLECTIVE_OPS, DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources,
                                  get_sharding, shardable_value)
 from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
@@ -45,17 +45,19 @@ _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_
                        "sdy.manual_computation"})
 
 
-def _name_kind(op, name: str) -> tuple[int, int, bool]:
+def _name_kind(op, name: str) -> tuple[int, int, bool, bool]:
     """What add_body's loop needs to know of an op by its name: whether it is
     element-wise (1 yes, 2 ask is_elementwise, 0 no), the key_kind of its
-    rule (NO_KEY for the ops add_op_tail has more rows for), and whether it
+    rule (NO_KEY for the ops add_op_tail has more rows for), whether it
     may have regions (False when its op definition says none, e.g.
-    stablehlo.add: the loop then does not ask each op)."""
+    stablehlo.add: the loop then does not ask each op), and whether it has
+    a memory effect of its own (op_trait "effects"; a custom call's
+    has_side_effect is read by add_op_kind_facts)."""
     elementwise = 2 if name == "stablehlo.bitcast_convert" else int(is_elementwise(None, name))
     special = name in _OWN_SHARDING_OPS or name in _KIND_OPS or name in _TENSOR_OPS or name in _FLOW_OPS
     # (_ODS_REGIONS is (count, fixed) on the generated op classes; an unregistered op has none)
     regions = getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True)
-    return elementwise, NO_KEY if special else key_kind(name), regions
+    return elementwise, NO_KEY if special else key_kind(name), regions, not may_be_effect_free(name)
 
 
 @lru_cache(maxsize=None)
@@ -530,7 +532,9 @@ class _Extractor:
             kind = kinds.get(name)
             if kind is None:
                 kind = kinds[name] = _name_kind(op, name)
-            elementwise, keyed_by, may_have_regions = kind
+            elementwise, keyed_by, may_have_regions, effects = kind
+            if effects:
+                trait_rows.append((op_id, "effects"))
             op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
             # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
             # (read by index: iterating the bindings' list ends in an IndexError, which costs more)
@@ -663,7 +667,7 @@ class _Extractor:
                     break
                 open_.pop()
                 op, name, op_id, operands, results = top.op, top.name, top.op_id, top.operands, top.results
-                elementwise, keyed_by, _ = top.kind
+                elementwise, keyed_by, _, _ = top.kind
                 k, n = len(operands), len(results)
 
     def result_ids(self, results, func: str) -> list[int]:
@@ -742,8 +746,11 @@ class _Extractor:
     def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
         """Facts of the ops in _KIND_OPS (other than their elementwise trait)."""
         f = self.facts
-        if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
-            f.add("op_trait", op_id, "offload")
+        if name == "stablehlo.custom_call":
+            if ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
+                f.add("op_trait", op_id, "offload")
+            if custom_call_has_side_effect(attrs):
+                f.add("op_trait", op_id, "effects")
         if name == "sdy.data_flow_edge":
             self.add_edge_sources(op, op_id, func)
         elif name == "sdy.func_data_flow_edge":
