@@ -527,6 +527,14 @@ class GlobalToLocal:
                                      "collective which should have been handled by previous passes.")
             k = axes_size(in_axes, mesh)
             s_in, s_out = g_in[i] // k, g_out[i] // k
+            shards = sorted({shard_index(d, mesh, in_axes) for d in range(n)})
+            far = next((s for s in shards if _pad_reads_other_shards(g_in[i], low[i], interior[i], s_in, s_out, s)),
+                       None)
+            if far is not None:
+                raise self.error(op, f"dimension {i} is sharded and the pad moves elements across shards (shard "
+                                     f"{far} of the result needs elements of another shard of the operand). This "
+                                     "requires device communication which should have been handled by previous "
+                                     "passes.")
             row = [shard_index(d, mesh, in_axes) * s_in * (interior[i] + 1) + low[i]
                    - shard_index(d, mesh, out_axes) * s_out for d in range(n)]
             offsets.append(row)
@@ -824,6 +832,17 @@ class GlobalToLocal:
             self.convert_block(block)
         for r in op.results:
             self.localize(r, op)
+
+
+def _pad_reads_other_shards(n_in: int, low: int, interior: int, s_in: int, s_out: int, k: int) -> bool:
+    """Whether block `k` (of size s_out) of a pad's result, on one dimension,
+    holds operand elements outside the operand's block `k` (of size s_in): a
+    local pad cannot make it (operand element j lands at low + j * (interior + 1))."""
+    step = interior + 1
+    start, end = k * s_out, (k + 1) * s_out
+    first = max(0, -(-(start - low) // step))
+    last = min(n_in - 1, (end - 1 - low) // step)
+    return first <= last and (first < k * s_in or last >= (k + 1) * s_in)
 
 
 def _drop_sharding(op) -> None:

@@ -213,6 +213,11 @@ def test_drop_sharding_and_mesh():
     ("""%i = stablehlo.constant dense<0> : tensor<i32>
   %0 = stablehlo.dynamic_slice %a, %i, %i, sizes = [8, 2] : (tensor<8x4xf32>, tensor<i32>, tensor<i32>) -> tensor<8x2xf32>""",
      "dimension 0 has mismatched sharding axes"),
+    # (what -sdy-pad-for-divisibility makes of an all_slice whose sharded
+    # operand it pads: see that pass' docstring)
+    ("""%z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %a, %z, low = [0, 0], high = [2, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x4xf32>, tensor<f32>) -> tensor<10x4xf32>""",
+     "dimension 0 is sharded and the pad moves elements across shards (shard 0 of the result"),
 ])
 def test_unsupported_sharded_ops_are_located_errors(body, message):
     result_type = body.rsplit("-> ", 1)[1]
