@@ -99,17 +99,10 @@ class HaloExchange:
 
         result_type = ir.RankedTensorType(op.results[0].type)
         global_shape = [-(-n // k) * k for n, k in zip(result_type.shape, shards)]
-        manual_op = create_op(
-            "sdy.manual_computation", [tensor(global_shape, result_type.element_type)], [x, pad_value],
-            {"in_shardings": sharding_per_value_attr([sharding, TensorSharding(sharding.mesh, ())]),
-             "out_shardings": sharding_per_value_attr([sharding]),
-             "manual_axes": _manual_axes_attr(mesh, manual)},
-            regions=1, loc=op.location, ip=b.ip)
-        local_shape = _manual_local_shape(divisible, sharding, manual, mesh)
-        block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
-        inner = Builder(ir.InsertionPoint(block), op.location)
+        manual_op, inner = _halo_computation(b, x, pad_value, sharding, sharding,
+                                             tensor(global_shape, result_type.element_type), manual, mesh)
         local = _without_axes(sharding, manual)
-        value, local_pad = block.arguments[0], block.arguments[1]
+        value, local_pad = inner.ip.block.arguments
         # Shardy's exchange leaves zeros where a block past either end of the
         # dimension would be: right for a zero pad value (and a slice), not
         # for another, which those places must hold instead.
@@ -159,17 +152,10 @@ class HaloExchange:
         result_type = ir.RankedTensorType(res.type)
         out_shards = [axes_size(d.axes, mesh) for d in out_sharding.dims]
         padded_out = [-(-n // k) * k for n, k in zip(result_type.shape, out_shards)]
-        manual_op = create_op(
-            "sdy.manual_computation", [tensor(padded_out, result_type.element_type)], [x, pad_value],
-            {"in_shardings": sharding_per_value_attr([in_sharding, TensorSharding(in_sharding.mesh, ())]),
-             "out_shardings": sharding_per_value_attr([out_sharding]),
-             "manual_axes": _manual_axes_attr(mesh, manual)},
-            regions=1, loc=op.location, ip=b.ip)
-        block = manual_op.regions[0].blocks.append(
-            tensor(_manual_local_shape(divisible, in_sharding, manual, mesh), element_of(x)), pad_value.type)
-        inner = Builder(ir.InsertionPoint(block), op.location)
+        manual_op, inner = _halo_computation(b, x, pad_value, in_sharding, out_sharding,
+                                             tensor(padded_out, result_type.element_type), manual, mesh)
         local_in = _without_axes(in_sharding, manual)
-        value, local_pad = block.arguments[0], block.arguments[1]
+        value, local_pad = inner.ip.block.arguments
         for g in sorted(groups, key=lambda g: g.dim):
             if g.comm:
                 target_axes = [a for d in g.out_dims for a in out_sharding.dims[d].axes]
@@ -473,6 +459,22 @@ def _without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
     ir_shardings.without_axes)."""
     return replace(sharding, dims=tuple(DimSharding(tuple(a for a in d.axes if a.name not in names), d.is_closed,
                                                     d.priority) for d in sharding.dims))
+
+
+def _halo_computation(b: Builder, x, pad_value, in_sharding: TensorSharding, out_sharding: TensorSharding,
+                      result_type, manual: set, mesh: Mesh):
+    """The `sdy.manual_computation` over the `manual` axes taking `x` (the
+    operand padded to its shards) and the pad value, giving `result_type`;
+    and a builder into its body, whose arguments are their local versions."""
+    manual_op = create_op(
+        "sdy.manual_computation", [result_type], [x, pad_value],
+        {"in_shardings": sharding_per_value_attr([in_sharding, TensorSharding(in_sharding.mesh, ())]),
+         "out_shardings": sharding_per_value_attr([out_sharding]),
+         "manual_axes": _manual_axes_attr(mesh, manual)},
+        regions=1, loc=b.loc, ip=b.ip)
+    local_shape = _manual_local_shape(shape_of(x), in_sharding, manual, mesh)
+    block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
+    return manual_op, Builder(ir.InsertionPoint(block), b.loc)
 
 
 def _manual_axes_attr(mesh: Mesh, names: set) -> ir.Attribute:
