@@ -22,8 +22,11 @@ _VERSION = f"3-{sys.version_info[0]}.{sys.version_info[1]}"
 # file grows to megabytes that each process reads whole before its first compile.
 _MAX_CODES = 1000
 # Parsed programs: one file per distinct set of rule texts, so each rule edit
-# adds one; the least recently used beyond this many are removed.
-_MAX_PROGRAMS = 16
+# adds one; the least recently used beyond this many are removed. A run of the
+# export pipeline reads ~6 programs, and several checkouts may share the folder
+# (each its own files): too few, and they evict each other's programs, which
+# every process then parses again (~0.3 s each for the reshard rules).
+_MAX_PROGRAMS = 64
 
 
 def cache_dir() -> str | None:
@@ -70,35 +73,33 @@ def _write_atomic(path: str, data: bytes) -> None:
 def load_program_cached(path: str, load):
     """load(path), remembered on disk by the contents of the rule files it read."""
     d = cache_dir()
-    index = os.path.join(d, f"programs-{_VERSION}.idx") if d else None
-    key = None
+    index = _index_file(d, path) if d else None
     if index:
         try:
-            known = pickle.loads(_read_framed(index))
-            files = known.get(os.path.abspath(path))
-            if files is not None:
-                key = _files_key(files)
-                cached = os.path.join(d, f"program-{key}.pickle")
-                program = pickle.loads(_read_framed(cached))
-                os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
-                return program
+            files = pickle.loads(_read_framed(index))
+            cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
+            program = pickle.loads(_read_framed(cached))
+            os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
+            return program
         except Exception:
             pass
     program = load(path)
     if index:
         try:
             files = sorted(os.path.abspath(f) for f in program.files)
-            try:
-                known = pickle.loads(_read_framed(index))
-            except Exception:
-                known = {}
-            known[os.path.abspath(path)] = files
-            _write_atomic(index, pickle.dumps(known))
+            _write_atomic(index, pickle.dumps(files))
             _write_atomic(os.path.join(d, f"program-{_files_key(files)}.pickle"), pickle.dumps(program))
             _drop_old_programs(d)
         except Exception:
             pass
     return program
+
+
+def _index_file(d: str, path: str) -> str:
+    """The file naming the rule files a program's main file `path` read (one
+    per main file: processes loading other programs do not rewrite it)."""
+    name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
+    return os.path.join(d, f"programs-{_VERSION}-{name}.idx")
 
 
 def _drop_old_programs(d: str) -> None:

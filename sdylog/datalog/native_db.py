@@ -11,6 +11,9 @@ sets made from the tables (memory_engine.py), its results loaded back.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower_clause, lower_delta_group
 from sdylog.datalog.pyeval import Namespace
@@ -93,39 +96,49 @@ class NativeIndexes(StaticIndexes):
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
-class _Sizes:
-    """Relation -> tuple count for the planner (None: not a C relation)."""
-
-    def __init__(self, ndb: NativeDB):
-        self.ndb = ndb
-
-    def get(self, relation: str, default=None):
-        return self.ndb.size(relation) if self.ndb.holds(relation) else default
-
-
 def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int | None:
     """Evaluate a plain or recursive stratum in C into its tables (which hold
     its loaded facts): the rounds it took, or None when it does not lower or
     the run hands back (an overflow, a division by zero; the tables are then
     partly written)."""
     here = list(stratum.relations)
-    rid = {r: i for i, r in enumerate(here)}
     if not all(ndb.holds(r) for r in here):
         return None
+    lowered = PLANS.plan(PlanSources(ndb, indexes), stratum, lambda asked: _lower(asked, program, stratum))
+    if lowered is None:
+        return None
+    base, deltas, specs = lowered
+    rid = {r: i for i, r in enumerate(here)}
+    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
+                        base, deltas)
+    if result[0] != "ok":
+        return None
+    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
+        if key and rel not in rid:
+            indexes.fanout(rel, key)
+    return result[1]
+
+
+def _lower(asked: _Asked, program, stratum) -> tuple | None:
+    """The stratum's programs (base clauses, delta groups, index specs), made
+    with what `asked` answers (relations held, sizes, symbol ids, index
+    keys); None when a clause does not lower."""
+    here = list(stratum.relations)
+    rid = {r: i for i, r in enumerate(here)}
     slots = IndexSlots(Namespace())
-    plan = dict(symbols=ndb.intern, sizes=_Sizes(ndb), indexes=indexes.index_key)
+    plan = dict(symbols=asked.intern, sizes=asked, indexes=asked.index_key)
     base, groups = [], [[] for _ in here]
     try:
         for ci in stratum.clauses:
             c = program.clauses[ci]
             atoms = [lit for lit in c.body if isinstance(lit, Atom)]
-            if not all(ndb.holds(a.relation) for a in atoms):
+            if not all(asked.holds(a.relation) for a in atoms):
                 return None
             kinds = program.clause_kinds[ci]
             head = rid[c.head.relation]
             positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
             if not positions:
-                if any(ndb.size(a.relation) == 0 for a in atoms):
+                if any(asked.size(a.relation) == 0 for a in atoms):
                     continue   # an atom of an empty relation: no solution
                 base.append(lower_clause(slots, c.body, c.head.args, head, kinds, **plan))
             for p in positions:
@@ -136,13 +149,94 @@ def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int 
     except CannotLower:
         return None
     specs = slots.specs()
-    if not all(ndb.holds(rel) for rel, _ in specs):
+    if not all(asked.holds(rel) for rel, _ in specs):
         return None
-    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
-                        base, deltas)
-    if result[0] != "ok":
-        return None
-    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
-        if key and rel not in rid:
-            indexes.fanout(rel, key)
-    return result[1]
+    return base, deltas, specs
+
+
+@dataclass(frozen=True)
+class PlanSources:
+    """What planning a stratum reads: the C tables, their indexes, and (a
+    rank-ordered stratum's plan names its rules) the engine's rule ids."""
+    ndb: NativeDB
+    indexes: NativeIndexes
+    rule_id: Callable[[int], int] | None = None
+
+
+# What planning asks: question -> its answer from the sources.
+_QUESTIONS = {
+    "holds": lambda src, rel: src.ndb.holds(rel),
+    "size": lambda src, rel: src.ndb.size(rel),
+    "intern": lambda src, symbol: src.ndb.intern(symbol),
+    "index_key": lambda src, rel, key: tuple(src.indexes.index_key(rel, key)),
+    "fanout": lambda src, rel, key: src.indexes.fanout(rel, key),
+    "rule_id": lambda src, ci: src.rule_id(ci),
+}
+
+
+class _Asked:
+    """The sources as planning sees them, every question asked and its
+    answer logged in order. (Also the planner's sizes: relation -> tuple
+    count, None when not a C relation.)"""
+
+    def __init__(self, sources: PlanSources):
+        self.sources, self.log = sources, []
+
+    def _ask(self, question: str, *args):
+        answer = _QUESTIONS[question](self.sources, *args)
+        self.log.append((question, args, answer))
+        return answer
+
+    def holds(self, rel: str) -> bool:
+        return self._ask("holds", rel)
+
+    def size(self, rel: str) -> int:
+        return self._ask("size", rel)
+
+    def get(self, rel: str, default=None):
+        return self.size(rel) if self.holds(rel) else default
+
+    def intern(self, symbol: str) -> int:
+        return self._ask("intern", symbol)
+
+    def index_key(self, rel: str, key: tuple) -> tuple:
+        return self._ask("index_key", rel, key)
+
+    def fanout(self, rel: str, key: tuple) -> float:
+        return self._ask("fanout", rel, key)
+
+    def rule_id(self, ci: int) -> int:
+        return self._ask("rule_id", ci)
+
+
+class _PlanCache:
+    """The last plans made for each stratum, each with the questions its
+    planning asked and their answers. Planning is a function of those
+    answers: a stratum that would get the same ones again (the same module
+    run again, or one alike) takes the plan made then. The questions are
+    asked again in order (each with the effects it has when first asked)
+    up to the first answer that differs; then the stratum is planned anew.
+    On a small module, planning is most of a rule evaluation's time."""
+
+    KEPT = 4   # plans per stratum (a pipeline runs a program on a few modules)
+
+    def __init__(self):
+        self.plans: dict[int, tuple] = {}   # id(stratum) -> (stratum, [(log, plan), ...], latest first)
+
+    def plan(self, sources: PlanSources, stratum, make):
+        """The plan make(asked) gives for `stratum` (asked: an _Asked over
+        `sources`, all that make may read of them), or the one kept for the
+        same answers."""
+        entry = self.plans.get(id(stratum))
+        kept = entry[1] if entry is not None and entry[0] is stratum else []
+        for k, (log, made) in enumerate(kept):
+            if all(_QUESTIONS[q](sources, *args) == answer for q, args, answer in log):
+                kept.insert(0, kept.pop(k))
+                return made
+        asked = _Asked(sources)
+        made = make(asked)
+        self.plans[id(stratum)] = (stratum, [(asked.log, made)] + kept[:self.KEPT - 1])
+        return made
+
+
+PLANS = _PlanCache()

@@ -151,19 +151,22 @@ class RankedEvaluation:
             return tuple(i for i in key if i != rank)
         return key
 
-    def _prepare(self, native: bool = False):
+    def _prepare(self, native: bool = False, asked=None):
         """Plan the clauses: compiled to Python functions, or (`native`) lowered
-        to programs of the C evaluator (CannotLower when one cannot be)."""
+        to programs of the C evaluator (CannotLower when one cannot be);
+        `asked` (native, over the engine's database): what planning reads of
+        the database, its indexes and the engine's rule ids (native_db._Asked)."""
         prog = self.program
         self._static_rows: dict[str, list] = {}
         # the relations below: the backend's own indexes (in memory), or built here from its rows
-        statics = getattr(self.backend, "native_static" if native and self.in_engine_db else "static", None)
+        statics = asked or getattr(self.backend, "native_static" if native and self.in_engine_db else "static", None)
         self.static = statics or StaticIndexes(self._rows)
+        self.intern = (asked or self.native_db).intern if native else None
         self.base_clauses = []
         groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
-            rule = self.backend.rule_id(ci)
+            rule = (asked or self.backend).rule_id(ci)
             positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in self.here]
             if not positions:
                 self.base_clauses.append(ci)
@@ -199,7 +202,7 @@ class RankedEvaluation:
         sizes = _Emptiness(self)
         fanout = self.static.fanout
         index_key = self.static.index_key
-        symbols = self.native_db.intern if native else None
+        symbols = self.intern
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation not in self.here:
@@ -248,12 +251,8 @@ class RankedEvaluation:
         self.native_db = db if db is not None else NativeDB(native)
         if self.in_engine_db and not all(db.holds(r) for r in self._relations_read()):
             return False   # floats: the Python path (the planner asks the C tables their sizes)
-        try:
-            self._prepare(native=True)
-        except CannotLower:
+        if not self._plan_native():
             return False
-        finally:
-            self.ns.globals.clear()
         specs = self.slots.specs()
         if any(rel in self.here and negated for rel, _, negated in self.ns.specs.values()):
             return False   # (the Python path reports it)
@@ -275,6 +274,32 @@ class RankedEvaluation:
             else:
                 self.backend.store(name, db.rows(name), None)
         self.backend = None
+        return True
+
+    def _plan_native(self) -> bool:
+        """The C evaluator's programs (_prepare), or over the engine's own
+        database those kept for the same planner answers (native_db.PLANS);
+        False when a clause does not lower."""
+        def made():
+            return self.base_clauses, self.slots, self.ns, self.delta_progs, self.dom_progs, self.base_progs
+
+        def prepare(asked=None):
+            try:
+                self._prepare(native=True, asked=asked)
+            except CannotLower:
+                return None
+            finally:
+                self.ns.globals.clear()
+            return made()
+        if self.in_engine_db:
+            from sdylog.datalog.native_db import PLANS, PlanSources
+            sources = PlanSources(self.native_db, self.backend.native_static, self.backend.rule_id)
+            plan = PLANS.plan(sources, self.stratum, prepare)
+        else:
+            plan = prepare()
+        if plan is None:
+            return False
+        self.base_clauses, self.slots, self.ns, self.delta_progs, self.dom_progs, self.base_progs = plan
         return True
 
     def _relations_read(self) -> set:

@@ -613,19 +613,26 @@ class _Extractor:
                 # (`in` asks for one attribute; len() and items() build the op's
                 # whole dictionary. No key of add_rule's has sdy's attributes: an
                 # ATTR_KEY op with any misses its key, unasked.)
-                if keyed_by == ATTR_KEY or (keyed_by <= TYPE_KEY and "sdy.sharding" not in attrs
-                                            and SHARDING_RULE not in attrs):
+                # A sharded op (every op after propagation) takes this way too: its
+                # sdy.sharding rows are written here (add_op_shardings').
+                sharding = None
+                if keyed_by <= ATTR_KEY and SHARDING_RULE not in attrs:
+                    if "sdy.sharding" in attrs:
+                        sharding = attrs["sdy.sharding"]
                     if keyed_by == NO_RULE:
                         rule_id = None
                     else:   # rule_key's key, type ids for types
                         key = (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
                                (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)))
                         if keyed_by == ATTR_KEY:
-                            key += (tuple(attrs.items()),)
+                            key += (tuple(attrs.items()) if sharding is None else
+                                    tuple((a, v) for a, v in attrs.items() if not a.startswith("sdy.")),)
                         rule_id = rule_by_key.get(key, _UNKNOWN)
                 if rule_id is _UNKNOWN:
                     self.add_op_tail(op, name, op_id, operands, results, func)
                 else:   # add_op_tail's rows for a common op whose rule is known
+                    if sharding is not None:
+                        self.add_value_shardings(op, sharding, op_id, results)
                     if elementwise == 1 or (elementwise and is_elementwise(op, name)):
                         trait_rows.append((op_id, "elementwise"))
                     if n == 1:
@@ -706,19 +713,27 @@ class _Extractor:
     def add_op_shardings(self, op, name: str, attrs, op_id: int, results: list[int]) -> None:
         f = self.facts
         if "sdy.sharding" in attrs:
-            f.sharded_ops.add(op_id)
-            attr = attrs["sdy.sharding"]
-            ids = self._list_ids.get(attr)
-            if ids is None:
-                ids = self._list_ids[attr] = [self.add_sharding(s) for s in sharding_per_value(attr)]
-            if not results:
-                ids = []   # an op with no results may carry one (e.g. a side-effecting callback)
-            elif len(ids) != len(results):
-                raise error_at(op, f"sdy.sharding has {len(ids)} shardings for {len(results)} results", self.filename)
-            for vid, sid in zip(results, ids):
-                f.add("value_sharding", vid, sid)
+            self.add_value_shardings(op, attrs["sdy.sharding"], op_id, results)
         if name in _OWN_SHARDING_OPS and "sharding" in attrs:
             f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
+
+    def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
+        """The value_sharding rows of an op's sdy.sharding attribute `attr`
+        (a list of shardings, one per result; equal lists are read once)."""
+        f = self.facts
+        f.sharded_ops.add(op_id)
+        ids = self._list_ids.get(attr)
+        if ids is None:
+            ids = self._list_ids[attr] = [self.add_sharding(s) for s in sharding_per_value(attr)]
+        if not results:
+            return   # an op with no results may carry one (e.g. a side-effecting callback)
+        if len(ids) != len(results):
+            raise error_at(op, f"sdy.sharding has {len(ids)} shardings for {len(results)} results", self.filename)
+        rows = self.facts.relations["value_sharding"]
+        if len(results) == 1:
+            rows.append((results[0], ids[0]))
+        else:
+            rows.extend(zip(results, ids))
 
     def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
         """Facts of the ops in _KIND_OPS (other than their elementwise trait)."""

@@ -357,6 +357,11 @@ def add_free_axes(outer, new, manual: list[str]):
 
 
 # --- collectives ------------------------------------------------------------------
+# Ops whose `replica_groups` may hold a mesh, in the order Shardy visits them.
+REPLICA_GROUP_OPS = ("stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
+                     "stablehlo.all_to_all", "stablehlo.collective_broadcast")
+
+
 def replica_groups_on_mesh(op):
     """A stablehlo collective's `replica_groups` given as mesh axes (a
     ReplicaGroupMeshAxesAttr, whose `mesh` is a mesh or a reference), else None."""

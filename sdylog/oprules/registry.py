@@ -98,6 +98,19 @@ _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert
                                  shape_ops.reshape})
 
 
+# Builders whose rules may have a permutation factor (windows, pads, slices,
+# reverses, concatenations of slices).
+_PERMUTATION_BUILDERS = frozenset({contraction.convolution, reductions.reduce_window,
+                                   reductions.select_and_scatter, shape_ops.padded_or_sliced,
+                                   shape_ops.reverse, shape_ops.concatenate})
+
+
+def may_have_permutation_factors(name: str) -> bool:
+    """Whether the table's rule of an op named `name` may have a permutation
+    factor (a rule attached to the op may, whatever its name)."""
+    return RULES.get(name) in _PERMUTATION_BUILDERS
+
+
 # What equal-ruled ops share, by op name (key_kind): no rule at all (no key
 # needed: the table's no_rule ops and block terminators), their types, their
 # types and attributes, or nothing (no key: the builder looks around the op,

@@ -42,6 +42,7 @@ class ExplicitFacts:
     funcs: dict = field(default_factory=dict)      # func name -> func.func op
     meshes: dict[str, Mesh] = field(default_factory=dict)
     _shardings: dict = field(default_factory=dict)  # TensorSharding -> sharding id
+    reader: irs.ShardingReader = field(default_factory=irs.CachedShardingReader)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -92,7 +93,7 @@ class ExplicitFacts:
         else:
             self.add("value", vid, func, 0, str(t))
         try:
-            sharding = irs.sharding_of(value)
+            sharding = self.reader.sharding_of(value)
         except SdylogError:
             sharding = None
         if sharding is not None:
@@ -100,11 +101,19 @@ class ExplicitFacts:
         return vid
 
 
-def explicit_facts(module: ir.Module) -> ExplicitFacts:
-    """Every function's ops (pre-order), values, shardings and meshes."""
+def explicit_facts(module: ir.Module, only: list | None = None) -> ExplicitFacts:
+    """Every function's ops (pre-order), values, shardings and meshes. With
+    `only` (ops of the module in walk order), the rows of those ops and of
+    their values only (no function's): for rules that ask about nothing but
+    these ops and their own operands and results."""
     f = ExplicitFacts()
     for pos, (name, mesh) in enumerate(meshes_of_module(module).items()):
         f.add_mesh(name, mesh, pos)
+    if only is not None:
+        for op in only:
+            fn = _func_of(op)
+            _add_op(f, op, fn, ir.StringAttr(fn.attributes["sym_name"]).value)
+        return f
     for top in module.body.operations:
         fn = top.operation
         if fn.name != "func.func":
@@ -117,35 +126,41 @@ def explicit_facts(module: ir.Module) -> ExplicitFacts:
         for i, a in enumerate(fn.regions[0].blocks[0].arguments):
             f.add("func_arg", name, i, f.value_id(a, name))
         for i in range(len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)):
-            s = irs.func_result_sharding(fn, i)
+            s = f.reader.func_result_sharding(fn, i)
             if s is not None:
                 f.add("func_result_sharding", name, i, f.sharding_id(s))
-        _add_ops(f, fn, name)
+        for op in walk_ops(fn):
+            if op != fn:
+                _add_op(f, op, fn, name)
     return f
 
 
-def _add_ops(f: ExplicitFacts, fn, func: str) -> None:
-    for op in walk_ops(fn):
-        if op == fn:
-            continue
-        op_id = len(f.ops)
-        f.ops.append(op)
-        f.op_ids[op] = op_id
-        parent = op.parent.operation
-        parent_id = -1 if parent == fn else f.op_ids.get(parent, -1)
-        region = _region_index(op) if parent_id >= 0 else 0
-        f.add("op", op_id, op.name, func, parent_id, region, op_id)
+def _add_op(f: ExplicitFacts, op, fn, func: str) -> None:
+    op_id = len(f.ops)
+    f.ops.append(op)
+    f.op_ids[op] = op_id
+    parent = op.parent.operation
+    parent_id = -1 if parent == fn else f.op_ids.get(parent, -1)
+    region = _region_index(op) if parent_id >= 0 else 0
+    f.add("op", op_id, op.name, func, parent_id, region, op_id)
+    for i, v in enumerate(op.operands):
+        f.add("op_operand", op_id, i, f.value_id(v, func))
+    for i, r in enumerate(op.results):
+        f.add("op_result", op_id, i, f.value_id(r, func))
+    for ri, region_ in enumerate(op.regions):
+        for block in region_.blocks:
+            for i, a in enumerate(block.arguments):
+                f.add("block_arg", op_id, ri, i, f.value_id(a, func))
+    if op.name == "func.return":
         for i, v in enumerate(op.operands):
-            f.add("op_operand", op_id, i, f.value_id(v, func))
-        for i, r in enumerate(op.results):
-            f.add("op_result", op_id, i, f.value_id(r, func))
-        for ri, region_ in enumerate(op.regions):
-            for block in region_.blocks:
-                for i, a in enumerate(block.arguments):
-                    f.add("block_arg", op_id, ri, i, f.value_id(a, func))
-        if op.name == "func.return":
-            for i, v in enumerate(op.operands):
-                f.add("func_return", func, i, f.value_id(v, func))
+            f.add("func_return", func, i, f.value_id(v, func))
+
+
+def _func_of(op):
+    """The function an op is nested in."""
+    while op.name != "func.func":
+        op = op.parent.operation
+    return op
 
 
 def _region_index(op) -> int:
@@ -184,7 +199,8 @@ def add_sharding_rules(facts: ExplicitFacts, wanted) -> None:
     """The op sharding rules (rules/schema.dl's op_rule, rule_factor,
     rule_dim_factor, rule_tensor, custom_rule) of the ops `wanted(op)` picks;
     ops with equal rules share a rule id."""
-    from sdylog.oprules import rule_for_op
+    from sdylog.oprules import RuleCache
+    rules = RuleCache()   # (equal ops, equal rules: built once)
     rule_ids: dict = {}
     operands = defaultdict(list)
     results = defaultdict(list)
@@ -195,7 +211,7 @@ def add_sharding_rules(facts: ExplicitFacts, wanted) -> None:
     for op_id, op in enumerate(facts.ops):
         if not wanted(op):
             continue
-        rule = rule_for_op(op)
+        rule = rules.rule(op)
         if rule is None:
             continue
         rid = rule_ids.get(rule)

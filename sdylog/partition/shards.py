@@ -111,6 +111,17 @@ def device_groups(refs, mesh: Mesh) -> list[list[int]]:
     return groups
 
 
+def divides(shape, sharding: TensorSharding, mesh: Mesh) -> bool:
+    """Whether `sharding` divides every dimension of `shape` evenly (False for
+    a sharding of another rank or naming an axis the mesh does not have)."""
+    if len(sharding.dims) != len(shape):
+        return False
+    try:
+        return all(n % axes_size(dim.axes, mesh) == 0 for n, dim in zip(shape, sharding.dims))
+    except KeyError:
+        return False
+
+
 def local_shape(global_shape, sharding: TensorSharding, mesh: Mesh, allow_uneven: bool = False) -> tuple[int, ...]:
     """The per-device shape of a tensor of `global_shape` with `sharding`."""
     if len(sharding.dims) != len(global_shape):

@@ -6,7 +6,9 @@ the module in place; it raises SdylogError on bad input. It may return
 census.UNCHANGED when it left the module as it was, or tell how it changed
 the module's ops (census.SameOps, census.NewOps) so that a pipeline keeps
 its census of the module, and may ask census.census(module, ctx) which ops the
-module holds to find that out cheaply.
+module holds to find that out cheaply. A pass that verifies its result
+itself (to say more than MLIR's verifier would) returns VERIFIED: `sdylog
+opt` does not verify it again.
 """
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ class PassContext:
     # write-back reads: `sdylog opt` prints the module and nothing else)
     derive: str = "all"
 
+
+# A pass's result: it changed the module and verified what it made.
+VERIFIED = "verified"
 
 _P = "sdylog.passes."
 

@@ -22,7 +22,6 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
-from sdylog.ir.walk import walk_ops
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
@@ -30,6 +29,8 @@ from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i
                                     replica_groups_attr, shape_of, tensor, zeros)
 from sdylog.partition.shards import (axes_size, device_groups, local_shape, offset_table,
                                      permutation_pairs, shard_index)
+from sdylog.passes import VERIFIED
+from sdylog.passes.census import census
 
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
@@ -44,13 +45,14 @@ _SPECIAL = {
 _SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx) -> str:
     if options["replica-count"] > 1 and options["partition-count"] > 1:
         raise error_at(module.operation, "convert-global-to-local does not support both replica-count > 1 "
                        "and partition-count > 1", ctx.filename)
     with ir.Location.unknown(module.context):
-        GlobalToLocal(module, options, ctx.filename).convert()
+        GlobalToLocal(module, options, ctx.filename).convert(census(module, ctx).all_ops())
     _verify(module, ctx.filename)
+    return VERIFIED
 
 
 def _verify(module: ir.Module, filename: str) -> None:
@@ -73,34 +75,30 @@ class GlobalToLocal:
     options: dict
     filename: str
     meshes: dict = field(default_factory=dict)
+    # A value's type and sharding as they were before the conversion: types
+    # are recorded as they change, shardings as they are first read (an op
+    # may lose its own once converted); values made by the conversion are
+    # given their old value's.
     global_types: dict = field(default_factory=dict)
     shardings: dict = field(default_factory=dict)
+    reader: irs.ShardingReader = field(default_factory=irs.CachedShardingReader)
     next_channel: int = 1
+    _local_types: dict = field(default_factory=dict)   # (global type, id(sharding)) -> (sharding, local type)
+    _groups: dict = field(default_factory=dict)        # (axes, mesh) -> replica groups attribute, group size
 
     # --- set-up -----------------------------------------------------------------------
-    def convert(self) -> None:
+    def convert(self, ops: list) -> None:
+        """Convert the module, whose ops are `ops` (pre-order)."""
         self.meshes = meshes_of_module(self.module)
         top = 0
-        for op in walk_ops(self.module.operation):
-            if "channel_handle" in op.attributes:
-                top = max(top, shlo.ChannelHandle(op.attributes["channel_handle"]).handle)
-            for region in op.regions:
-                for block in region.blocks:
-                    for a in block.arguments:
-                        self._record(a)
-            for r in op.results:
-                self._record(r)
+        for op in ops:
+            attrs = op.attributes
+            if "channel_handle" in attrs:
+                top = max(top, shlo.ChannelHandle(attrs["channel_handle"]).handle)
         self.next_channel = top + 1
         for op in list(self.module.body.operations):
             if op.operation.name == "func.func":
                 self.convert_func(op.operation)
-
-    def _record(self, value) -> None:
-        self.global_types[value] = value.type
-        try:
-            self.shardings[value] = irs.sharding_of(value)
-        except SdylogError:
-            self.shardings[value] = None
 
     def error(self, op, message: str) -> SdylogError:
         return error_at(op, message, self.filename)
@@ -119,15 +117,43 @@ class GlobalToLocal:
         return m
 
     # --- types --------------------------------------------------------------------------
+    def global_type(self, value):
+        t = self.global_types.get(value)
+        return value.type if t is None else t
+
     def global_shape(self, value) -> tuple[int, ...]:
-        return tuple(ir.RankedTensorType(self.global_types.get(value, value.type)).shape)
+        return tuple(ir.RankedTensorType(self.global_type(value)).shape)
+
+    def set_local_type(self, value, local_type) -> None:
+        self.global_types.setdefault(value, value.type)
+        value.set_type(local_type)
 
     def sharding(self, value) -> TensorSharding | None:
-        return self.shardings.get(value)
+        s = self.shardings.get(value, _UNREAD)
+        if s is _UNREAD:
+            try:
+                s = self.reader.sharding_of(value)
+            except SdylogError:
+                s = None
+            self.shardings[value] = s
+        return s
 
     def local_type(self, global_type, sharding: TensorSharding | None, op):
         if sharding is None or not isinstance(global_type, ir.RankedTensorType):
             return global_type
+        # Values are many, distinct (type, sharding) pairs a few: the reader
+        # hands out one sharding object per attribute, so the pair is looked
+        # up by the sharding's identity (hashing it costs more than the rest)
+        # and the entry keeps that object, to tell it from a later one at
+        # the same address.
+        known = self._local_types.get((global_type, id(sharding)))
+        if known is not None and known[0] is sharding:
+            return known[1]
+        local = self._local_type(global_type, sharding, op)
+        self._local_types[(global_type, id(sharding))] = (sharding, local)
+        return local
+
+    def _local_type(self, global_type, sharding: TensorSharding, op):
         mesh = self.mesh(sharding, op)
         t = ir.RankedTensorType(global_type)
         try:
@@ -137,14 +163,25 @@ class GlobalToLocal:
         return ir.RankedTensorType.get(list(shape), t.element_type, t.encoding)
 
     def local_type_of(self, value, op):
-        return self.local_type(self.global_types.get(value, value.type), self.sharding(value), op)
+        return self.local_type(self.global_type(value), self.sharding(value), op)
 
     def localize(self, value, op) -> None:
-        value.set_type(self.local_type_of(value, op))
+        self.set_local_type(value, self.local_type_of(value, op))
+
+    def localize_results(self, op) -> None:
+        """localize() of each result of `op`, the op's sharding attribute read
+        once for all of them (most ops of a program come this way)."""
+        results = op.results
+        if not len(results):
+            return
+        shardings = self.reader.result_shardings(*irs.result_sharding_attr(op.name, op.attributes))
+        for i, (r, t) in enumerate(zip(results, results.types)):
+            self.global_types[r] = t
+            r.set_type(self.local_type(t, shardings[i] if i < len(shardings) else None, op))
 
     def replace(self, old, new) -> None:
         """Uses of `old` now use `new`, which carries old's global type and sharding."""
-        self.global_types[new] = self.global_types.get(old, old.type)
+        self.global_types[new] = self.global_type(old)
         self.shardings[new] = self.sharding(old)
         old.replace_all_uses_with(new)
 
@@ -161,13 +198,16 @@ class GlobalToLocal:
 
     def groups_attr(self, axes, mesh: Mesh, sharding: TensorSharding):
         """Replica groups of a collective over `axes` (mesh-axes form with enable-rgv3)."""
-        axes = list(axes)
+        axes = tuple(axes)
         if self.options["enable-rgv3"] and all(a.sub is None for a in axes) and isinstance(sharding.mesh, str):
             attr = shlo.ReplicaGroupMeshAxesAttr.get(
                 ir.FlatSymbolRefAttr.get(sharding.mesh), ir.ArrayAttr.get([shlo.AxisRefAttr.get(a.name) for a in axes]))
             return attr, axes_size(axes, mesh)
-        groups = device_groups(axes, mesh)
-        return replica_groups_attr(groups), len(groups[0])
+        known = self._groups.get((axes, mesh))   # (models repeat a few collectives many times)
+        if known is None:
+            groups = device_groups(axes, mesh)
+            known = self._groups[(axes, mesh)] = (replica_groups_attr(groups), len(groups[0]))
+        return known
 
     # --- walking ------------------------------------------------------------------------
     def convert_func(self, func) -> None:
@@ -177,7 +217,7 @@ class GlobalToLocal:
         block = func.regions[0].blocks[0]
         for a in block.arguments:
             self.localize(a, func)
-        results = [self.local_type(t, irs.func_result_sharding(func, i), func) for i, t in enumerate(ftype.results)]
+        results = [self.local_type(t, self.reader.func_result_sharding(func, i), func) for i, t in enumerate(ftype.results)]
         func.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get([a.type for a in block.arguments], results))
         self.convert_block(block)
@@ -204,15 +244,16 @@ class GlobalToLocal:
 
     def convert_generic(self, op) -> None:
         """Regions keep their types (reduction bodies work on scalars); results turn local."""
-        for region in op.regions:
-            for block in region.blocks:
-                self.convert_block(block)
-        for r in op.results:
-            self.localize(r, op)
+        regions = op.regions
+        if len(regions):   # (most ops have none)
+            for region in regions:
+                for block in region.blocks:
+                    self.convert_block(block)
+        self.localize_results(op)
 
     # --- Shardy collectives ----------------------------------------------------------------
     def convert_all_gather(self, op) -> None:
-        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        out = self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(out, op)
         per_dim = irs.axis_ref_lists(op.attributes["gathering_axes"])
         dims = [d for d, axes in enumerate(per_dim) if axes]
@@ -245,7 +286,7 @@ class GlobalToLocal:
         self.finish(op, [cur])
 
     def convert_all_slice(self, op) -> None:
-        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        out = self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(out, op)
         per_dim = irs.axis_ref_lists(op.attributes["slicing_axes"])
         local = self.local_type_of(op.results[0], op)
@@ -264,18 +305,19 @@ class GlobalToLocal:
         return b.dynamic_slice(x, starts, shape)
 
     def convert_all_reduce(self, op) -> None:
-        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        out = self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(out, op)
-        axes = irs.axis_ref_list(op.attributes["reduction_axes"])
+        axes = self.reader.axes(op.attributes["reduction_axes"])
         b = self.builder(op)
         groups, _ = self.groups_attr(axes, mesh, out)
         kind = _reduction_kind(op)
-        r = b.all_reduce(op.operands[0], groups, self.channel(), kind, self.local_type_of(op.results[0], op))
+        res = op.results[0]
+        r = b.all_reduce(op.operands[0], groups, self.channel(), kind, self.local_type(res.type, out, op))
         self.finish(op, [r])
 
     def convert_reduce_scatter(self, op) -> None:
         x = op.operands[0]
-        in_sharding = self.sharding(x) or TensorSharding.from_attr(op.attributes["out_sharding"])
+        in_sharding = self.sharding(x) or self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(in_sharding, op)
         per_dim = irs.axis_ref_lists(op.attributes["reduce_scatter_axes"])
         dims = [d for d, axes in enumerate(per_dim) if axes]
@@ -315,7 +357,7 @@ class GlobalToLocal:
         self.finish(op, [r])
 
     def convert_all_to_all(self, op) -> None:
-        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        out = self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(out, op)
         params = irs.all_to_all_params(op.attributes["params"])
         x = op.operands[0]
@@ -369,7 +411,7 @@ class GlobalToLocal:
 
     def convert_collective_permute(self, op) -> None:
         x = op.operands[0]
-        out = TensorSharding.from_attr(op.attributes["out_sharding"])
+        out = self.reader.tensor(op.attributes["out_sharding"])
         in_sharding = self.sharding(x)
         if in_sharding is None:
             raise self.error(op, "the operand of a collective_permute has no sharding")
@@ -382,7 +424,7 @@ class GlobalToLocal:
         local = self.local_type_of(res, op)
         value = op.attributes["value"]
         b = self.builder(op)
-        global_type = self.global_types[res]
+        global_type = self.global_type(res)
         dense = ir.DenseElementsAttr(value)
         if local == global_type:
             self.finish(op, [b.constant(value)])
@@ -393,6 +435,13 @@ class GlobalToLocal:
             whole = b.constant(value)
             per_dim = [list(d.axes) for d in sharding.dims]
             self.finish(op, [self.slice_for_axes(b, whole, self.mesh(sharding, op), per_dim, local)])
+
+    def drop_sharding(self, op) -> None:
+        """The op loses its `sdy.sharding`; its results keep theirs for the conversion."""
+        if "sdy.sharding" in op.attributes:
+            for r in op.results:
+                self.sharding(r)
+            del op.attributes["sdy.sharding"]
 
     def finish(self, op, new_values) -> None:
         for old, new in zip(op.results, new_values):
@@ -431,11 +480,11 @@ class GlobalToLocal:
     def convert_while(self, op) -> None:
         # A loop carries its operands through: its results have their (local) types.
         for r, v in zip(op.results, op.operands):
-            r.set_type(v.type)
+            self.set_local_type(r, v.type)
         for region in op.regions:
             block = region.blocks[0]
             for a, r in zip(block.arguments, op.results):
-                a.set_type(r.type)
+                self.set_local_type(a, r.type)
             self.convert_block(block)
 
     # --- StableHLO ops whose meaning depends on the shard ------------------------------------
@@ -501,7 +550,7 @@ class GlobalToLocal:
         op.attributes["feature_group_count"] = i64_attr(fgc)
         op.attributes["batch_group_count"] = i64_attr(bgc)
         self.convert_generic(op)
-        _drop_sharding(op)  # a rebuilt op, as upstream prints it
+        self.drop_sharding(op)  # a rebuilt op, as upstream prints it
 
     def convert_pad(self, op) -> None:
         x, pad_value = op.operands[0], op.operands[1]
@@ -596,8 +645,8 @@ class GlobalToLocal:
             new_limits.append(local_in[i] if limits[i] == g_in[i] else local_out[i])
         op.attributes["start_indices"] = dense_i64_array(new_starts)
         op.attributes["limit_indices"] = dense_i64_array(new_limits)
-        res.set_type(self.local_type_of(res, op))
-        _drop_sharding(op)
+        self.localize(res, op)
+        self.drop_sharding(op)
 
     def convert_dynamic_slice(self, op) -> None:
         x, res = op.operands[0], op.results[0]
@@ -687,7 +736,7 @@ class GlobalToLocal:
             local_sizes[i] //= k
         res = op.results[0]
         op.attributes["slice_sizes"] = dense_i64_array(local_sizes)
-        res.set_type(self.local_type_of(res, op))
+        self.localize(res, op)
         if not trivial:
             return
         b = self.builder(op)
@@ -708,7 +757,7 @@ class GlobalToLocal:
         zero = after.constant(zeros(ir.RankedTensorType(res.type)))
         selected = after.select(bmask, res, zero)
         res.replace_all_uses_except(selected, selected.owner.operation)
-        self.global_types[selected] = self.global_types[res]
+        self.global_types[selected] = self.global_type(res)
         self.shardings[selected] = self.sharding(res)
 
     def local_indices_and_mask(self, b: Builder, indices, mesh, s: TensorSharding, g_shape, l_shape,
@@ -845,9 +894,7 @@ def _pad_reads_other_shards(n_in: int, low: int, interior: int, s_in: int, s_out
     return first <= last and (first < k * s_in or last >= (k + 1) * s_in)
 
 
-def _drop_sharding(op) -> None:
-    if "sdy.sharding" in op.attributes:
-        del op.attributes["sdy.sharding"]
+_UNREAD = object()   # (a value whose sharding was not read yet: None is "no sharding")
 
 
 def _np_int(et):

@@ -5,10 +5,12 @@ import re
 from dataclasses import dataclass, field
 
 from sdylog import ENGINES, outputs
+from sdylog.datalog.gc_pause import gc_paused
 from sdylog.ir import parse_module, print_module, split_input
 from sdylog.ir.diagnostics import UsageError
 from sdylog.ir.module import display_name, read_source, verify_module
-from sdylog.passes import PASSES, PassContext, lookup, parse_options
+from sdylog.passes import PASSES, VERIFIED, PassContext, lookup, parse_options
+from sdylog.passes.census import UNCHANGED, follow_step, shared_census
 from sdylog.suggest import did_you_mean
 
 # A pass flag: -NAME, -NAME=OPTIONS (sdy_opt) or -NAME{OPTIONS} (mlir-opt)
@@ -138,10 +140,20 @@ def parse_args(args: list[str]) -> tuple[str, str | None, str | None, OptInvocat
 
 
 def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
-    """Each pass, then MLIR's verifier, as sdy_opt's pass manager does."""
-    for name, options in inv.passes:
-        lookup(name).load()(module, options, ctx)
-        verify_module(module, ctx.filename)
+    """Each pass, then MLIR's verifier, as sdy_opt's pass manager does: not
+    after a pass that left the module as it was (census.UNCHANGED; MLIR's
+    skips the verifier after a pass that preserved all analyses) or verified
+    it itself (VERIFIED). The passes
+    share one census of the module (sdylog/passes/census.py). Python's cyclic
+    collector is paused meanwhile: passes allocate many small objects (the
+    bindings' handles of ops and values, fact rows) and few cycles, and on a
+    large module its collections cost as much as the passes' own work."""
+    with shared_census(ctx), gc_paused(promote_survivors=True):
+        for name, options in inv.passes:
+            result = lookup(name).load()(module, options, ctx)
+            follow_step(ctx, result)
+            if result is not UNCHANGED and result is not VERIFIED:
+                verify_module(module, ctx.filename)
 
 
 def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | None = None) -> str:

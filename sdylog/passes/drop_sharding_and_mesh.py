@@ -4,22 +4,30 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import UNCHANGED, SameOps, census
 
 _KEY = "sdy.sharding"
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
-    for op in walk_ops(module.operation):
-        if _KEY in op.attributes:
-            del op.attributes[_KEY]
-        if op.name == "func.func":
-            for key in ("arg_attrs", "res_attrs"):
-                if key in op.attributes:
-                    op.attributes[key] = _without_sharding(op.attributes[key])
-    for op in list(module.body.operations):
-        if op.operation.name == "sdy.mesh":
-            op.operation.erase()
+def run(module: ir.Module, options: dict, ctx):
+    found = census(module, ctx)
+    changed = False
+    for op in found.all_ops():
+        attrs = op.attributes
+        if _KEY in attrs:
+            del attrs[_KEY]
+            changed = True
+    for op in found.ops("func.func"):
+        for key in ("arg_attrs", "res_attrs"):
+            if key in op.attributes:
+                new = _without_sharding(op.attributes[key])
+                changed |= new != op.attributes[key]
+                op.attributes[key] = new
+    symbols = module.body
+    meshes = tuple(op for op in found.ops("sdy.mesh") if op.block == symbols)
+    for op in meshes:
+        op.erase()
+    return SameOps(meshes) if changed or meshes else UNCHANGED
 
 
 def _without_sharding(array_attr) -> ir.Attribute:

@@ -11,9 +11,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.diagnostics import error_at
-from sdylog.ir.rewrite import as_operation
-from sdylog.ir.shardings import Meshes, replica_groups_on_mesh, transform_shardings
-from sdylog.ir.walk import walk_ops
+from sdylog.ir.shardings import REPLICA_GROUP_OPS, Meshes, replica_groups_on_mesh, transform_shardings
+from sdylog.passes.census import SameOps, census
 
 
 def stablehlo_mesh(mesh_attr) -> ir.Attribute:
@@ -25,7 +24,8 @@ def stablehlo_mesh(mesh_attr) -> ir.Attribute:
     return stablehlo.MeshAttr.get(axes, device_ids)
 
 
-def run(module: ir.Module, options: dict, ctx) -> None:
+def run(module: ir.Module, options: dict, ctx):
+    found = census(module, ctx)
     with module.context:
         meshes = Meshes(module)
 
@@ -39,8 +39,9 @@ def run(module: ir.Module, options: dict, ctx) -> None:
                 raise error_at(module.operation, f"unknown mesh: @{ref.value}", ctx.filename)
             return sdy.TensorShardingAttr.get(mesh, list(s.dimension_shardings),
                                               list(s.replicated_axes), list(s.unreduced_axes))
-        transform_shardings(module.operation, inline)
-        for op in walk_ops(module.operation):
+        # (each sharding is inlined on its own: the order ops come in does not matter)
+        transform_shardings(module.operation, inline, of_sharding_only=True, by_name=found.by_names())
+        for op in found.ops_of(REPLICA_GROUP_OPS):
             groups = replica_groups_on_mesh(op)
             if groups is None:
                 continue
@@ -48,6 +49,8 @@ def run(module: ir.Module, options: dict, ctx) -> None:
             if isinstance(ref, ir.FlatSymbolRefAttr) and ref.value in meshes.attrs:
                 op.attributes["replica_groups"] = stablehlo.ReplicaGroupMeshAxesAttr.get(
                     stablehlo_mesh(meshes.attrs[ref.value]), groups.axes)
-        for op in list(module.body.operations):
-            if op.operation.name == "sdy.mesh":
-                as_operation(op).erase()
+        symbols = module.body
+        erased = tuple(op for op in found.ops("sdy.mesh") if op.block == symbols)
+        for op in erased:
+            op.erase()
+    return SameOps(erased)

@@ -15,13 +15,10 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
-from sdylog.ir.shardings import mesh_or_ref, replica_groups_on_mesh, transform_shardings, walk_shardings
+from sdylog.ir.shardings import (REPLICA_GROUP_OPS, mesh_or_ref, replica_groups_on_mesh, transform_shardings,
+                                 walk_shardings)
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
 from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
-
-# Ops whose `replica_groups` may hold a mesh, in the order Shardy visits them.
-_REPLICA_GROUP_OPS = ("stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
-                      "stablehlo.all_to_all", "stablehlo.collective_broadcast")
 
 
 class _MeshLifter:
@@ -156,7 +153,7 @@ def run(module: ir.Module, options: dict, ctx):
             # the census' ops, unless a merged mesh symbol is gone from them
             transform_shardings(module.operation, lifter.lift_sharding, of_sharding_only=True,
                                 ops=None if lifter.ops_changed else ops)
-        for name in _REPLICA_GROUP_OPS:
+        for name in REPLICA_GROUP_OPS:
             for op in found.ops(name):
                 lifter.lift_replica_groups(op)
         lifter.attach_stablehlo_meshes()

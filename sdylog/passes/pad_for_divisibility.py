@@ -32,10 +32,12 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.op_properties import ELEMENTWISE_OPS
+from sdylog.model.mesh import meshes_of_module
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
-from sdylog.passes.census import UNCHANGED
+from sdylog.partition.shards import divides
+from sdylog.passes.census import UNCHANGED, census
 
 # Ops whose results keep their operands' shapes, result i <- operand i
 # (only those Shardy's type inference covers: ops implementing InferTypeOpInterface).
@@ -45,6 +47,8 @@ _SAME_SHAPE = {"stablehlo.reverse", "stablehlo.reduce_precision", "sdy.all_reduc
 
 
 def run(module: ir.Module, options: dict, ctx):
+    if not _some_dimension_indivisible(module, ctx):
+        return UNCHANGED
     facts = explicit_facts(module)
     with module.context:
         add_slice_and_pad_attributes(facts)
@@ -70,6 +74,56 @@ def run(module: ir.Module, options: dict, ctx):
         for op_id in sorted(plan.touched):
             _rewrite(facts.ops[op_id], op_id, plan)
     return None
+
+
+def _some_dimension_indivisible(module: ir.Module, ctx) -> bool:
+    """Whether some value's sharding does not divide one of its dimensions
+    (or cannot be read): all that padding.dl decides starts from such a
+    value (a needed_size above its size), so without one the pass has
+    nothing to do. One look per distinct sharding attribute and result
+    types, from the census, instead of the facts of every op and an
+    evaluation."""
+    reader = irs.CachedShardingReader()
+    meshes = meshes_of_module(module)
+
+    def divisible(sharding, t) -> bool:
+        if sharding is None or not isinstance(t, ir.RankedTensorType):
+            return True
+        try:
+            return divides(t.shape, sharding, irs.resolve_mesh(sharding, meshes))
+        except SdylogError:   # (an unknown mesh: the facts say so)
+            return False
+
+    verdicts: dict = {}
+    for op in census(module, ctx).all_ops():
+        name = op.name
+        if name in _ARGUMENT_OWNERS and not _arguments_divisible(op, name, reader, divisible):
+            return True
+        attr, one = irs.result_sharding_attr(name, op.attributes)
+        if attr is None:
+            continue
+        types = tuple(op.results.types)
+        key = (attr, types)
+        ok = verdicts.get(key)
+        if ok is None:
+            ok = verdicts[key] = all(map(divisible, reader.result_shardings(attr, one), types))
+        if not ok:
+            return True
+    return False
+
+
+_ARGUMENT_OWNERS = {"func.func", "sdy.manual_computation", "sdy.named_computation"}
+
+
+def _arguments_divisible(op, name: str, reader, divisible) -> bool:
+    """The op's block arguments (a function's: and its results) are divisible."""
+    if not op.regions[0].blocks:
+        return True
+    if name == "func.func":
+        ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        return (all(divisible(reader.func_arg_sharding(op, i), t) for i, t in enumerate(ftype.inputs))
+                and all(divisible(reader.func_result_sharding(op, i), t) for i, t in enumerate(ftype.results)))
+    return all(divisible(reader.block_arg_sharding(a), a.type) for a in op.regions[0].blocks[0].arguments)
 
 
 class _Plan:

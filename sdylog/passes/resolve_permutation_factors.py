@@ -8,9 +8,8 @@ and so which dimensions of each operand and result are cleared. This pass
 writes that as Shardy's insert-explicit-reshards does (partitioning.md 2.4):
 a `sdy.reshard` of each changed operand on that use only, the op's result
 shardings replaced, and a reshard after the op back to each changed result's
-original sharding taking over its other uses. Writing reshards is mechanical
-IR rewriting, so Python; it is small and local to this pass until the
-reshard writer of -sdy-insert-explicit-reshards exists to share.
+original sharding taking over its other uses: with the reshard writer's
+reshard_operand / reshard_result_back (sdylog/reshard/writer.py).
 
 With enable-halo-exchange, the rules pick the pads and slices whose
 sharded dimensions need at most their neighbours' data (halo_op) and give
@@ -34,18 +33,64 @@ from dataclasses import replace
 import numpy as np
 from jaxlib.mlir import ir
 
-from sdylog.ir.rewrite import create_op
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.shardings import SHARDING_RULE
+from sdylog.ir.types import shape_of
 from sdylog.model.axis import AxisRef
+from sdylog.model.mesh import meshes_of_module
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
+from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
-from sdylog.partition.shards import axes_size, atomic_axes, expand_to_atomic
-from sdylog.passes.census import UNCHANGED
+from sdylog.partition.shards import atomic_axes, axes_size, divides, expand_to_atomic
+from sdylog.passes.census import UNCHANGED, census
+from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
 
 def run(module: ir.Module, options: dict, ctx):
-    facts = explicit_facts(module)
+    ops = _ops_the_rules_ask_about(module, ctx)
+    if not ops:
+        return UNCHANGED
+    return resolve(module, options, ctx, ops)
+
+
+def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
+    """The ops rules/partition/permutation.dl can clear a dimension of, in
+    walk order: stablehlo ops whose rule may have a permutation factor (by
+    their name, or a rule attached to them), and reshapes whose operand or
+    result sharding does not divide it (the rules replicate around a reshape
+    for such a dimension only). Its rules look at nothing but an op's own
+    operands and results, so the facts of these ops answer for the whole
+    module: most models have few of them."""
+    ops, names = census(module, ctx).all_ops_and_names()
+    asked = {n for n in set(names) if may_have_permutation_factors(n)}
+    reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
+    return [op for op, n in zip(ops, names)
+            if n in asked or (n == "stablehlo.reshape" and not _divisible_reshape(op, reader, meshes))
+            or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
+
+
+def _divisible_reshape(op, reader, meshes) -> bool:
+    """The reshape's operand and result shardings (if any) divide them."""
+    for value in (op.operands[0], op.results[0]):
+        try:
+            sharding = reader.sharding_of(value)
+        except SdylogError:
+            return False
+        if sharding is None:
+            continue
+        try:
+            if not divides(shape_of(value), sharding, irs.resolve_mesh(sharding, meshes)):
+                return False
+        except SdylogError:   # (an unknown mesh: the facts say so)
+            return False
+    return True
+
+
+def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
+    """The pass on the facts of `ops` (None: of every op of the module)."""
+    facts = explicit_facts(module, ops)
     with module.context:
         add_slice_and_pad_attributes(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
@@ -71,7 +116,8 @@ def run(module: ir.Module, options: dict, ctx):
     reshape_halos = _reshape_halos(answers, reshapes["reshape_group"])
     changed = False
     with module.context, ir.Location.unknown():
-        exchange = HaloExchange(module, facts.meshes, options["replica-count"] > 1)
+        exchange = (HaloExchange(module, facts.meshes, options["replica-count"] > 1)
+                    if halo_dims or reverses or reshape_halos else None)
         for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos)):
             if op_id in reshape_halos:
                 exchange.reshape(facts.ops[op_id], *reshape_halos[op_id])
@@ -98,7 +144,7 @@ def _reshard_around(op, cleared: set, mesh: str) -> bool:
             continue
         new = _without_dims(old, {d for t, d in cleared if t == i})
         if new != old:
-            op.operands[i] = _reshard(v, new, ir.InsertionPoint(op), op.location)
+            reshard_operand(op, i, new.to_attr())
             changed = True
     results = []
     for j, r in enumerate(op.results):
@@ -112,8 +158,7 @@ def _reshard_around(op, cleared: set, mesh: str) -> bool:
     after = ir.InsertionPoint.after(op)
     for r, old, new in results:
         if old != new:
-            back = _reshard(r, old, after, op.location)
-            r.replace_all_uses_except(back, back.owner.operation)
+            reshard_result_back(op, r, old.to_attr(), after)
     return True
 
 
@@ -129,11 +174,6 @@ def _sharding_or_replicated(sharding, value, mesh: str) -> TensorSharding | None
 def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
     return replace(sharding, dims=tuple(DimSharding((), d.is_closed, d.priority) if i in dims else d
                                         for i, d in enumerate(sharding.dims)))
-
-
-def _reshard(value, sharding: TensorSharding, ip, loc):
-    return create_op("sdy.reshard", [value.type], [value], {"sharding": sharding.to_attr()},
-                     loc=loc, ip=ip).results[0]
 
 
 def _reshape_groups(facts):
@@ -170,7 +210,7 @@ def _same_layouts(facts):
     for op_id, op in enumerate(facts.ops):
         if op.name != "stablehlo.reshape":
             continue
-        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        ins, outs = facts.reader.sharding_of(op.operands[0]), facts.reader.sharding_of(op.results[0])
         if ins is None or outs is None or ins.mesh != outs.mesh:
             continue
         mesh = irs.resolve_mesh(ins, facts.meshes)

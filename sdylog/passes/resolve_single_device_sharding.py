@@ -19,10 +19,11 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import create_op
+from sdylog.ir.shardings import Meshes, walk_shardings
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition.build import Builder, i64, zeros
 from sdylog.partition.facts import explicit_facts, run_rules
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import UNCHANGED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -30,6 +31,8 @@ def run(module: ir.Module, options: dict, ctx):
     if replicas > 1 and partitions > 1:
         raise error_at(module.operation, "Shardy partitioner does not support replica_count > 1 && "
                        "partition_count > 1 yet.", ctx.filename)
+    if not _names_maximal_mesh(module, ctx):
+        return UNCHANGED
     facts = explicit_facts(module)
     engine = run_rules("single_device", facts, engine=getattr(ctx, "engine", None))
     for op_id, why in engine.read("single_device_conflict"):
@@ -47,6 +50,22 @@ def run(module: ir.Module, options: dict, ctx):
             _run_on_one_device(facts.ops[op_id], device, bypassed.get(op_id, {}), mesh_name, axes,
                                replicas > 1, ctx.filename)
     return None
+
+
+def _names_maximal_mesh(module: ir.Module, ctx) -> bool:
+    """Whether some sharding of the module is on a maximal mesh (or on a mesh
+    it does not name): the rules place ops on one device only then. A look
+    at each distinct sharding, from the census, instead of the facts of
+    every op and an evaluation."""
+    meshes = Meshes(module)
+    found = []
+
+    def look(sharding, _):
+        mesh = meshes.of(sharding)
+        if mesh is None or mesh.is_maximal:
+            found.append(sharding)
+    walk_shardings(None, look, by_name=census(module, ctx).by_names())
+    return bool(found)
 
 
 def _run_on_one_device(op, device: int, bypassed: dict, mesh_name: str, axes: list[str],

@@ -142,8 +142,12 @@ class _Attrs:
                 da = self._dims[dk] = sdy.DimensionShardingAttr.get(
                     [self.axis(mesh, *x) for x in dk[1]], bool(closed), None if prio < 0 else prio)
             dim_attrs.append(da)
-        return sdy.TensorShardingAttr.get(self.mesh_attr(mesh), dim_attrs, [self.axis(mesh, *x) for x in replicated],
-                                          [self.axis(mesh, *x) for x in unreduced])
+        position = {name: i for i, name in enumerate(self.facts.meshes[mesh].axis_sizes)}
+
+        def in_mesh_order(rows):   # (as the verifier wants them; the rows come in any order)
+            return [self.axis(mesh, *x) for x in sorted(rows, key=lambda x: (position[x[0]], x[1]))]
+        return sdy.TensorShardingAttr.get(self.mesh_attr(mesh), dim_attrs, in_mesh_order(replicated),
+                                          in_mesh_order(unreduced))
 
     def open_id(self, mesh: str, rank: int) -> int:
         """A fully open sharding of the given rank on the mesh."""

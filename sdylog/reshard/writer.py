@@ -223,7 +223,7 @@ def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCou
 
 
 def _write_operand_all_reduces(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
-    for (i,) in [(i,) for (o2, i) in d.operand_all_reduce if o2 == o]:
+    for i in sorted(i for (o2, i) in d.operand_all_reduce if o2 == o):   # (in operand order, as Shardy)
         operand = op.operands[i]
         source = TensorSharding.from_attr(get_sharding(operand))
         m = shardings.mesh_name(source)
@@ -235,16 +235,30 @@ def _write_operand_all_reduces(op, o: int, d: _Decisions, shardings: _Shardings,
         counts.all_reduces += 1
 
 
+def reshard_operand(op, i: int, sharding: ir.Attribute) -> None:
+    """Operand i of `op` through a new sdy.reshard to `sharding`, right
+    before `op`, on this use only."""
+    operand = op.operands[i]
+    reshard = create_op("sdy.reshard", results=[operand.type], operands=[operand],
+                        attributes={"sharding": sharding}, loc=op.location, ip=ir.InsertionPoint(op))
+    op.operands[i] = reshard.result
+
+
+def reshard_result_back(op, result, sharding: ir.Attribute, ip: ir.InsertionPoint) -> None:
+    """A new sdy.reshard of `result` (of `op`, which now works on another
+    sharding) back to `sharding` at `ip`, taking every other use of it."""
+    reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
+                        attributes={"sharding": sharding}, loc=op.location, ip=ip)
+    result.replace_all_uses_except(reshard.result, reshard)
+
+
 def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
     for (i,) in d.operand_reshards.get((o,), ()):
         operand = op.operands[i]
         unreduced = None
         if (o, i) in d.operand_all_reduce:
             unreduced = shardings.axes(d.op_mesh[o], d.operand_unreduced.get((o, i), ()))
-        sharding = shardings.working(o, i, rank_of(operand), unreduced)
-        reshard = create_op("sdy.reshard", results=[operand.type], operands=[operand],
-                            attributes={"sharding": sharding}, loc=op.location, ip=ir.InsertionPoint(op))
-        op.operands[i] = reshard.result
+        reshard_operand(op, i, shardings.working(o, i, rank_of(operand), unreduced))
         counts.reshards += 1
     after = ip_after_op(op)
     current = {}   # result index -> its sharding once resharded
@@ -254,9 +268,7 @@ def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, c
         restore = get_sharding(result) if s >= 0 else shardings.replicated(d.op_mesh[o], rank, closed=s == -1)
         current[i] = shardings.working(o, j, rank)
         set_sharding(result, current[i])
-        reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
-                            attributes={"sharding": restore}, loc=op.location, ip=after)
-        result.replace_all_uses_except(reshard.result, reshard)
+        reshard_result_back(op, result, restore, after)
         counts.reshards += 1
     rows = d.all_reduce.get((o,))
     if rows:

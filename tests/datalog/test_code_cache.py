@@ -73,6 +73,31 @@ def test_parsed_programs_are_bounded_least_recently_used_go(tmp_path, monkeypatc
     assert programs() == kept
 
 
+def test_each_program_has_its_own_index(tmp_path, monkeypatch):
+    # processes loading other programs into the same folder (other passes,
+    # other checkouts) never rewrite this program's index: losing it would
+    # mean parsing again
+    from types import SimpleNamespace
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    paths = []
+    for name in ("a.dl", "b.dl"):
+        (tmp_path / name).write_text(f"// {name}\n")
+        paths.append(str(tmp_path / name))
+
+    def load(path):
+        return SimpleNamespace(text=open(path).read(), files=[path])
+
+    for path in paths:
+        cache.load_program_cached(path, load)
+    indexes = sorted((tmp_path / "cache").glob("programs-*.idx"))
+    assert len(indexes) == 2
+    for index in indexes:
+        index.unlink()
+        break
+    unparsed = [path for path in paths if cache.load_program_cached(path, lambda p: None) is not None]
+    assert len(unparsed) == 1
+
+
 def _flip_a_byte(path):
     data = bytearray(path.read_bytes())
     data[len(data) * 2 // 3] ^= 0x55

@@ -111,6 +111,34 @@ def test_the_rank_lowering_error_names_the_rule():
     assert c.startswith("gen.dl:10:") and "derived a tuple of rank 4 from tuples of rank 9" in c
 
 
+def test_a_rank_ordered_stratum_keeps_its_plan_with_its_engines_rule_ids(monkeypatch):
+    """Run again on the same facts, the stratum takes the plan made first
+    (native_db.PLANS). The plan names rules by their engine's ids: an
+    engine that numbered another rule first plans anew, and its error
+    names the same rule."""
+    program = parse_program(HEAD + "lab(y, l, r - 5) :- lab(x, l, r), edge(x, y, _).\n"
+                            "lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n", "gen.dl")
+    prepared = []
+    real = ranked.RankedEvaluation._prepare
+    monkeypatch.setattr(ranked.RankedEvaluation, "_prepare",
+                        lambda self, *a, **k: prepared.append(1) or real(self, *a, **k))
+
+    def run(numbered_first=None):
+        prepared.clear()
+        with make_engine(program, "memory") as e:
+            if numbered_first is not None:
+                e._rule_id(program, numbered_first)
+            e.load("edge", [(0, 1, 1)])
+            e.load("seed", [(0, 0, 9)])
+            with pytest.raises(SdylogError) as err:
+                e.run()
+            return str(err.value), len(prepared)
+    first = run()
+    assert first[0].startswith("gen.dl:10:") and first[1] == 1
+    assert run() == (first[0], 0)
+    assert run(numbered_first=1) == (first[0], 1)   # (clause 1: best(x, r) :- lab(x, _, r))
+
+
 # (a rank-ordered stratum with a symbol column; test_ranked.py checks its result)
 SYMBOLS = VORONOI
 
@@ -195,7 +223,7 @@ def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
             driver.run_passes(module, driver.parse_flags(["-sdy-propagation-pipeline"]),
                               PassContext(filename=path, derive="all"))
             out = print_module(module, verified=True)
-        (engine,) = engines
-        results[use_native] = (out, {r: engine.read(r) for r in engine.relations})
+        # propagation's engine, then the export's non-full reshard step's
+        results[use_native] = (out, [{r: engine.read(r) for r in engine.relations} for engine in engines])
         assert counting.runs == (1 if use_native else 0)
     assert results[True] == results[False]

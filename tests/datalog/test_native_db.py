@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdylog.datalog import make_engine, memory_engine, parse_program
+from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
 from sdylog.datalog.native_plan import _native
 from sdylog.ir.diagnostics import SdylogError
 
@@ -76,6 +76,36 @@ def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
     assert got["weight"] == [("a", 6, 1, 2), ("b", 2, 2, 3), ("c", 10, 3, 4)]   # (e: max over nothing)
     assert got["lonely"] == [("d",), ("e",)]
     assert got["tagged"] == [("a", "a"), ("b", "a"), ("c", "a"), ("c", "hub")]   # (a -> d is blocked)
+
+
+def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
+    """Plans are kept per stratum with the planner's questions and their
+    answers (native_db.PLANS): the same facts again plan nothing; facts
+    of other sizes, or whose symbols got other ids (the rules' "a" and
+    "hub"), plan anew; every run gives the Python path's relations."""
+    program = parse_program(PROGRAM, "plans.dl")
+    planned = []
+    real = native_db._lower
+    monkeypatch.setattr(native_db, "_lower", lambda asked, p, s: planned.append(s) or real(asked, p, s))
+
+    def run(facts, native: bool):
+        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+        planned.clear()
+        with make_engine(program, "memory") as e:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            e.run()
+            return {r: e.read(r) for r in e.relations}, len(planned)
+
+    first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
+             "blocked": [("d",)]}
+    swap = {"a": "b", "b": "a"}
+    renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in first.items()}
+    bigger = {**first, "edge": first["edge"] + [("f", "a", 2), ("f", "e", 1)]}
+    for facts, plans in [(first, True), (first, False), (renamed, True), (bigger, True), (first, False)]:
+        got, n = run(facts, native=True)
+        assert got == run(facts, native=False)[0]
+        assert (n > 0) == plans
 
 
 @st.composite

@@ -3,7 +3,10 @@ import pytest
 
 from oprules_cases import CASES
 from oprules_helpers import rule_str, rule_text
-from sdylog.oprules.registry import RULES
+from sdylog.ir import parse_module
+from sdylog.ir.walk import walk_ops
+from sdylog.oprules import rule_for_op
+from sdylog.oprules.registry import RULES, may_have_permutation_factors
 
 # case name -> (op of interest, expected rule body); the cases are in oprules_cases.py.
 EXPECTED = {
@@ -205,3 +208,19 @@ def test_table_covers_the_op_families():
                  "stablehlo.cross-replica-sum", "stablehlo.batch_norm_inference",
                  "stablehlo.triangular_solve", "stablehlo.select_and_scatter", "stablehlo.iota"]:
         assert name in RULES
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ops_with_permutation_factors_are_named_as_such(case):
+    # (-sdy-resolve-permutation-factors gives its rules only the ops named so)
+    module = parse_module(CASES[case])
+    with module.context:
+        for op in walk_ops(module.operation):
+            rule = rule_for_op(op)
+            if rule is not None and rule.permutation and not rule.is_custom:
+                assert may_have_permutation_factors(op.name), op.name
+
+
+def test_ops_named_with_permutation_factors():
+    assert may_have_permutation_factors("stablehlo.pad") and may_have_permutation_factors("stablehlo.convolution")
+    assert not may_have_permutation_factors("stablehlo.add") and not may_have_permutation_factors("stablehlo.reshape")

@@ -69,6 +69,31 @@ func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{},
   return %0 : tensor<32xf32>
 }
 """,
+    # both operands of the multiply all-reduced (in operand order: the rows come
+    # in an order that depends on string hashes), then both resharded
+    "unreduced_operands_all_reduced_in_order": """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<2x64x13xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}, {}]>}) -> (tensor<2x13xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %1 = stablehlo.reduce(%arg0 init: %0) applies stablehlo.add across dimensions = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x"}>]>} : (tensor<2x64x13xf32>, tensor<f32>) -> tensor<2x13xf32>
+  %2 = stablehlo.add %1, %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x"}>]>} : tensor<2x13xf32>
+  %3 = stablehlo.multiply %2, %2 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : tensor<2x13xf32>
+  return %3 : tensor<2x13xf32>
+}
+""",
+    # ops with no sharding rule are left as they are (partitioning.md 2.1 f): sdy
+    # collectives already in the input, a custom call the registry does not know
+    "ops_without_rule_skipped": """
+sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>}) -> (tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"b"}]>]>} : tensor<8xi32>
+  %1 = sdy.all_gather [{"b"}] %0 out_sharding=<@mesh, [{}]> : tensor<8xi32>
+  %2 = sdy.all_slice [{"a"}] %1 out_sharding=<@mesh, [{"a"}]> : tensor<8xi32>
+  %3 = stablehlo.custom_call @unknown_thing(%2) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"b"}]>]>} : (tensor<8xi32>) -> tensor<8xi32>
+  %4 = stablehlo.negate %3 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}]>]>} : tensor<8xi32>
+  return %4 : tensor<8xi32>
+}
+""",
 }
 
 

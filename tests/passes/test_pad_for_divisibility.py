@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from quick_look_cases import assert_look_agrees, lit_modules
+from sdylog.ir import parse_module
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes import PassContext, pad_for_divisibility
 from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.simulate.simulate import simulate_text
 
@@ -152,3 +155,36 @@ func.func @main(%a: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"
   return %0 : tensor<8x8xf32>
 }}'''
     assert "stablehlo.add %arg0, %arg0 {sdy.sharding" in pad(text) and "pad" not in pad(text).split("func.func")[1]
+
+
+# A divisible program with a manual computation and a function of its own:
+# the look finds nothing to pad.
+DIVISIBLE = M42 + f'''
+func.func @main(%a: tensor<8x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}) -> tensor<8x4xf32> {{
+  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{{"x"}}, {{}}]>] out_shardings=[<@mesh, [{{"x"}}, {{}}]>]
+      manual_axes={{"x"}} (%b: tensor<2x4xf32>) {{
+    %1 = stablehlo.negate %b {pv('[{}, {"y"}]')} : tensor<2x4xf32>
+    sdy.return %1 : tensor<2x4xf32>
+  }} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %2 = call @f(%0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}}
+func.func private @f(%a: tensor<8x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"x", "y"}}, {{}}]>}}) -> tensor<8x4xf32> {{
+  %0 = stablehlo.tanh %a {pv('[{"x", "y"}, {}]')} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}}'''
+
+
+@pytest.mark.parametrize("text", [*CASES.values(), DIVISIBLE, *lit_modules(
+    "pad_for_divisibility", "convert_global_to_local", "reshard_to_collectives.mlir")])
+def test_the_look_for_indivisible_dimensions_agrees_with_the_rules(text, monkeypatch):
+    assert_look_agrees(text, "--sdy-pad-for-divisibility", pad_for_divisibility, "_some_dimension_indivisible", monkeypatch)
+
+
+def test_the_look_tells_divisible_from_indivisible(mlir_ctx):
+    def look(text):
+        module = parse_module(text)
+        return pad_for_divisibility._some_dimension_indivisible(module, PassContext())
+    assert not look(DIVISIBLE)
+    assert all(look(text) for text in CASES.values())
+    assert look(DIVISIBLE.replace("tensor<2x4xf32>", "tensor<2x5xf32>").replace("8x4", "8x5"))   # y=2 and 5

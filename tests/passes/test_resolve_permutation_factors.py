@@ -6,6 +6,10 @@ import re
 
 import pytest
 
+from quick_look_cases import lit_modules
+from sdylog.ir import parse_module, print_module
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes import PassContext, resolve_permutation_factors
 from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.simulate.simulate import simulate_text
 
@@ -185,3 +189,43 @@ func.func @main(%a: tensor<16x2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a
     report = simulate_text(text, "reshape.mlir", seed=3,
                            pipeline=[HALO, "--sdy-reshard-to-collectives", "--sdy-pad-for-divisibility"])
     assert report.ok, report.text()
+
+
+# An op whose own rule has a permutation factor, whatever its name says.
+ADD_WITH_RULE = MESH + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {"b"}]>]>,
+    sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=8} permutation={i}>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}'''
+
+
+def test_an_op_with_a_rule_of_its_own_is_seen():
+    assert 'sdy.reshard %arg0 <@mesh, [{}, {"b"}]>' in resolve(ADD_WITH_RULE)
+
+
+def _resolved(text: str, flag: str, every_op: bool) -> str:
+    """The pass on the facts of the ops the rules ask about, or (`every_op`,
+    the reference) on those of every op."""
+    module = parse_module(text, "t.mlir")
+    options = parse_flags([flag]).passes[0][1]
+    with module.context:
+        try:
+            if every_op:
+                resolve_permutation_factors.resolve(module, options, PassContext(filename="t.mlir"))
+            else:
+                resolve_permutation_factors.run(module, options, PassContext(filename="t.mlir"))
+        except SdylogError as e:
+            return f"error: {e}"
+        return print_module(module)
+
+
+@pytest.mark.parametrize("flag", [FLAG, HALO])
+@pytest.mark.parametrize("text", [pad(-1, 5, 8, 12), pad(4, 4, 8, 16, '[{"b"}, {}]'), ADD_WITH_RULE,
+                                  RESHAPE.format(out="2x3x2", sharding='[{"a":(1)2}, {"a":(2)2}, {}]'),
+                                  *lit_modules("resolve_permutation_factors.mlir", "resolve_permutation_factors",
+                                               *(f"insert_explicit_reshards/{name}.mlir" for name in (
+                                                   "pad_slice", "reverse", "convolution", "concatenate",
+                                                   "reduce_window_select_and_scatter", "reshape")))])
+def test_the_ops_the_rules_see_are_enough(text, flag):
+    assert _resolved(text, flag, every_op=False) == _resolved(text, flag, every_op=True)

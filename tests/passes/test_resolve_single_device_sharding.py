@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from quick_look_cases import assert_look_agrees, lit_modules
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes import resolve_single_device_sharding
 from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.simulate.simulate import simulate_text
 
@@ -90,3 +92,27 @@ def test_per_device_program_computes_the_global_result():
                                '%0 = sdy.all_gather [{"x"}, {"y"}] %a out_sharding=<@mesh, [{}, {}]>')
     report = simulate_text(text, "single.mlir", seed=3, pipeline=["--sdy-resolve-single-device-sharding"])
     assert report.ok, report.text()
+
+
+# An inlined maximal mesh: the look at the shardings must see it too.
+INLINED = '''sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.sine %a {sdy.sharding = #sdy.sharding_per_value<[<mesh<[], device_ids=[1]>, []>]>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}'''
+NONE_ON_ONE_DEVICE = MESHES + '''
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<8x4xf32> {
+  %0 = stablehlo.sine %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}'''
+
+
+@pytest.mark.parametrize("text", [ON_DEVICE_3, INLINED, NONE_ON_ONE_DEVICE, *lit_modules(
+    "resolve_single_device_sharding.mlir", "insert_explicit_reshards/single_device_sharding.mlir",
+    "convert_global_to_local")])
+def test_the_look_for_maximal_meshes_agrees_with_the_rules(text, monkeypatch):
+    assert_look_agrees(text, "--sdy-resolve-single-device-sharding", resolve_single_device_sharding, "_names_maximal_mesh", monkeypatch)
+
+
+def test_an_op_on_an_inlined_maximal_mesh_runs_on_its_device():
+    assert "stablehlo.if" in resolve(INLINED) and "stablehlo.if" not in resolve(NONE_ON_ONE_DEVICE)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from passes_oracle import ours
+from quick_look_cases import assert_look_agrees, lit_modules
+from sdylog.ir import parse_module
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes import PassContext, verify_unreduced_axes
 
 MESH = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
 UNREDUCED_ARG = '%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}'
@@ -51,3 +54,27 @@ func.func @main({UNREDUCED_ARG}) -> tensor<8x8xf32> {{
         "-:4:3: error: 'func.return' op has unreduced axes mismatch for 'y' at return value 0 without a blessed "
         "operation (e.g., sdy.reshard). This is an invalid transition from unreduced to reduced.",
         "-:7:8: error: 'func.call' op has unreduced axes mismatch for 'y' at call argument 0."]
+
+
+@pytest.mark.parametrize("text", lit_modules("verify_unreduced_axes.mlir", "insert_explicit_reshards",
+                                             "reshard_to_collectives.mlir"))
+def test_the_look_for_unreduced_axes_agrees_with_the_rules(text, monkeypatch):
+    assert_look_agrees(text, "--sdy-verify-unreduced-axes", verify_unreduced_axes, "_may_violate", monkeypatch)
+
+
+def test_the_look_finds_unreduced_axes_wherever_a_sharding_is(mlir_ctx):
+    def look(text):
+        return verify_unreduced_axes._may_violate(parse_module(MESH + text), PassContext())
+    plain = 'func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n  return %arg0 : tensor<8x8xf32>\n}'
+    assert not look(plain)
+    assert look(plain.replace("tensor<8x8xf32>)", "tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+                              '[{}, {}], unreduced={"y"}>})', 1))
+    assert look(plain.replace("-> tensor<8x8xf32>", '-> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+                              '[{}, {}], unreduced={"y"}>})'))
+    assert look(plain.replace("return %arg0", '%0 = sdy.reshard %arg0 <@mesh, [{}, {}], unreduced={"x"}> : '
+                              'tensor<8x8xf32>\n  return %0'))
+    assert look(plain.replace("return %arg0", '%0 = stablehlo.negate %arg0 {sdy.sharding = '
+                              '#sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x"}>]>} : '
+                              'tensor<8x8xf32>\n  return %0'))
+    assert look(plain.replace("return %arg0", '%0 = sdy.all_reduce {"x"} %arg0 out_sharding=<@mesh, [{}, {}]> : '
+                              'tensor<8x8xf32>\n  return %0'))
