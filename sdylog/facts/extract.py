@@ -16,8 +16,8 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.op_properties import is_elementwise
-from sdylog.ir.shardings import (DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources, get_sharding,
-                                 shardable_value)
+from sdylog.ir.shardings import (COLLECTIVE_OPS, DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources,
+                                 get_sharding, shardable_value)
 from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
 from sdylog.ir.walk import func_ops, op_list, op_names, symbol_name
 from sdylog.model.axis import AxisRef
@@ -31,9 +31,12 @@ from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kin
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
-# Ops with a sharding of their own (add_op_shardings).
-_OWN_SHARDING_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
-                               "sdy.func_data_flow_edge"})
+# Ops with a sharding of their own (add_op_shardings): the attribute holding it
+# (an sdy collective's result has its `out_sharding`).
+_OWN_SHARDING_ATTR = {**dict.fromkeys(("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
+                                       "sdy.func_data_flow_edge"), "sharding"),
+                      **dict.fromkeys(COLLECTIVE_OPS, "out_sharding")}
+_OWN_SHARDING_OPS = frozenset(_OWN_SHARDING_ATTR)
 # Ops whose results' (and regions' arguments') tensors are found through their data-flow edges.
 _TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
 # The ops add_op_kind_facts has facts for.
@@ -714,8 +717,9 @@ class _Extractor:
         f = self.facts
         if "sdy.sharding" in attrs:
             self.add_value_shardings(op, attrs["sdy.sharding"], op_id, results)
-        if name in _OWN_SHARDING_OPS and "sharding" in attrs:
-            f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
+        own = _OWN_SHARDING_ATTR.get(name)
+        if own is not None and own in attrs:
+            f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs[own])))
 
     def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
         """The value_sharding rows of an op's sdy.sharding attribute `attr`
