@@ -13,6 +13,7 @@ import marshal
 import os
 import pickle
 import sys
+from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
 # own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
@@ -68,6 +69,14 @@ def _write_atomic(path: str, data: bytes) -> None:
             os.remove(tmp)
         except OSError:
             pass
+
+
+@lru_cache(maxsize=None)
+def rule_program(path: str):
+    """The rule program at `path` (a .dl file), parsed once per process and
+    remembered on disk (load_program_cached): what every driver runs."""
+    from sdylog.datalog import load_program
+    return load_program_cached(path, load_program)
 
 
 def load_program_cached(path: str, load):

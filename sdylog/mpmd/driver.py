@@ -4,7 +4,6 @@ their locations, before anything is written)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 
 from jaxlib.mlir import ir
 
@@ -17,11 +16,9 @@ from sdylog.mpmd.plan import Channel, Plan, Region
 PROGRAM_FILE = RULES_DIR / "mpmd.dl"
 
 
-@lru_cache(maxsize=1)
 def mpmd_program():
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(PROGRAM_FILE), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(PROGRAM_FILE))
 
 
 def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False):

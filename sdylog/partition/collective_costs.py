@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 
 from sdylog import RULES_DIR
 from sdylog.ir.collectives import AXES_ATTRIBUTE, axes_text
@@ -188,11 +187,9 @@ def module_collectives(module, filename: str = "-", engine: str | None = None) -
 
 
 # --- the rules ---------------------------------------------------------------------------
-@lru_cache(maxsize=1)
 def collectives_program():
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(RULES_FILE), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(RULES_FILE))
 
 
 def evaluate(rows: dict[str, list[tuple]], engine: str | None = None):

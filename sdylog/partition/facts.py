@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from jaxlib.mlir import ir
 
@@ -173,12 +172,10 @@ def _region_index(op) -> int:
     return 0
 
 
-@lru_cache(maxsize=None)
 def partition_program(name: str):
     """The rule program rules/partition/NAME.dl (parsed once per process)."""
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(RULES_DIR / "partition" / f"{name}.dl"), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(RULES_DIR / "partition" / f"{name}.dl"))
 
 
 def run_rules(name: str, facts: ExplicitFacts, extra: dict | None = None, engine: str | None = None):

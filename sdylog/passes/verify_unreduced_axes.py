@@ -4,7 +4,6 @@ in a way only a blessed op may make; the first one in Shardy's walk order
 is an error at that op. The module is not changed."""
 from __future__ import annotations
 
-from functools import lru_cache
 
 from sdylog import RULES_DIR
 from sdylog.passes.census import UNCHANGED, census
@@ -14,11 +13,9 @@ from sdylog.reshard.driver import evaluate, first_error
 _REDUCING_COLLECTIVES = ("sdy.all_reduce", "sdy.reduce_scatter")
 
 
-@lru_cache(maxsize=1)
 def verify_program():
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(RULES_DIR / "verify_unreduced_axes.dl"), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(RULES_DIR / "verify_unreduced_axes.dl"))
 
 
 def run(module, options: dict, ctx):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from sdylog import RULES_DIR
 from sdylog.ir.diagnostics import SdylogError, error_at
@@ -33,11 +32,9 @@ class PropagationResult:
     timings: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=1)
 def propagation_program():
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(PROGRAM_FILE), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(PROGRAM_FILE))
 
 
 def run_facts(options: PropagationOptions) -> dict[str, list[tuple]]:

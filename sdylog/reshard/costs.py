@@ -13,7 +13,6 @@ Only for reports: the pass itself never asks for these relations.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
 
 from sdylog import RULES_DIR
 
@@ -22,11 +21,9 @@ INVENTORY = ("needed", "needed_mesh", "needed_target_mesh", "needed_from_axis", 
 REPORTED = INVENTORY + ("needed_bytes", "needed_count", "needed_kind_bytes", "needed_total_bytes")
 
 
-@lru_cache(maxsize=1)
 def costs_program():
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(RULES_DIR / "reshard_costs.dl"), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(RULES_DIR / "reshard_costs.dl"))
 
 
 def cost_needed(engine, facts, engine_name: str | None = None) -> dict[int, int]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from sdylog import RULES_DIR
 
@@ -28,11 +27,9 @@ class ReshardDecisions:
     timings: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=1)
 def reshard_program():
-    from sdylog.datalog import load_program
-    from sdylog.datalog.cache import load_program_cached
-    return load_program_cached(str(PROGRAM_FILE), load_program)
+    from sdylog.datalog.cache import rule_program
+    return rule_program(str(PROGRAM_FILE))
 
 
 def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
