@@ -8,6 +8,7 @@
     result["%3"].sharding            # the full sdy sharding: <@mesh, [{"data"}, {}]>
     print(result.explain("result[0]"))
     print(result.show("x"))          # the devices' pieces of x
+    result.reshards, result.collectives   # what partitioning needs, bytes per device
 
 `propagate` takes a jax `Lowered`, a `jax.export.Exported`, MLIR text or a
 path, runs what `sdylog run` runs (-sdy-propagation-pipeline, after reading a
@@ -137,12 +138,30 @@ class Propagation:
         priorities, replicated and unreduced axes), by name."""
         return {name: v.sharding for name, v in self._values.items()}
 
+    # ---- what partitioning needs
+    @property
+    def reshards(self) -> tuple:
+        """Every `sdy.reshard` the module needs to be partitioned (Shardy's
+        full version of -sdy-insert-explicit-reshards after the pipeline,
+        and those its export step wrote), as sdylog.reshard.inventory.Inserted:
+        the op it is for, location, operand/result/use and index, mesh,
+        source and target shardings, bytes per device."""
+        return tuple(i for i in self._run.needed.items if i.kind == "reshard")
+
+    @property
+    def collectives(self) -> tuple:
+        """Every collective the module needs besides reshards (all-reduces
+        of sharded reduction factors and of unreduced values, ...), as
+        Inserted (its kind, axes, bytes per device)."""
+        return tuple(i for i in self._run.needed.items if i.kind != "reshard")
+
     # ---- words and pictures
     def explain(self, name: str, tree: bool = False) -> str:
-        """Why `name` gets its sharding (what `sdylog explain` prints). Runs
+        """Why `name` gets its sharding, and the reshards and collectives
+        partitioning puts at it (what `sdylog explain` prints). Runs
         propagation again with provenance on, the first time."""
         from sdylog.commands.explain import explain_text
-        return explain_text(self._explained, name, tree=tree)
+        return explain_text(self._explained, name, tree=tree, partitioned=self._run)
 
     @cached_property
     def _explained(self):

@@ -50,6 +50,8 @@ class Explained:
     result_names: list = field(default_factory=list)   # the entry function's results' JAX names
     names: dict = field(default_factory=dict)     # fact value id -> InputValue
     copies: dict = field(default_factory=dict)    # id(InputValue) -> [fact value ids]
+    text: str | None = None                       # the input's text when it was given so (else read from filename)
+    engine_name: str | None = None                # the engine asked for
 
 
 def run_with_provenance(path: str, engine: str | None = None, text: str | None = None,
@@ -81,7 +83,7 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
         verify_module(module, filename)
         note_nothing_to_propagate(meshless, filename)
     ex = Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
-                   named.result_names)
+                   named.result_names, text=text, engine_name=engine)
     _match_values(ex)
     return ex
 
@@ -338,12 +340,12 @@ class ChainWalker:
     def hop(self, write: tuple, rank: int) -> tuple[Hop, object]:
         """The visit that made a write: the compatible axes (prop) it took and
         the tensor of the op that proposed them (op_unit <- unit_at)."""
-        o, j, t, d, _dp, u, _pre, _rw, _rc, f = write
+        o, j, t, d, _dp, u, _pre, _rw, _rc, f, _prev = write
         wn = self.derive("write", write)
         pn = self.derive("prop", self.premise(wn, "prop").values)
         on = self.derive("op_unit", self.premise(pn, "op_unit").values)
         src = self.premise(on, "unit_at")
-        vt = self.premise(on, "visit_tensor")
+        vt = self.premise(on, "visit_tensor") or self.premise(on, "visit_reads")
         src_j = vt.values[1] if vt is not None and src is not None else None
         rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
         return Hop(t, d, u, rank, o, f, j, src_j, src.values if src else None, rules), on
@@ -802,8 +804,11 @@ def explain(file, value, tree, depth, engine, entry, **mpmd):
     click.echo(text, nl=False)
 
 
-def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:
-    """What `sdylog explain` prints for `value` (a JAX or MLIR name)."""
+def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, partitioned=None) -> str:
+    """What `sdylog explain` prints for `value` (a JAX or MLIR name): its
+    propagation, then (unless `tree`) the reshards and collectives
+    partitioning puts at it, from `partitioned` (a run_pipeline(...,
+    keep_values=True) of the same input; made when not given)."""
     targets = resolve_name(value, ex.values, ex.funcs, ex.result_counts, ex.result_names)
     namer = Namer(ex)
     out = []
@@ -812,4 +817,34 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) 
                    + "; ".join(t.value.where if t.value is not None else t.label for t in targets) + "\n")
     for target in targets:
         out.append(tree_text(ex, namer, target, depth) if tree else explain_target(ex, namer, target))
+    if not tree:
+        out.append(partitioning_text(ex, value, partitioned))
     return "".join(out)
+
+
+def partitioning_text(ex: Explained, value: str, run=None) -> str:
+    """The reshards and collectives the full version puts at `value`, and
+    why (sdylog/reshard/explain.py), on the module the whole pipeline leaves."""
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.reshard.explain import reshard_lines
+
+    if run is None:
+        run = run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
+    named = run.named
+    lines = []
+    with run.module.context:
+        for target in resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names):
+            handle = target.value.handle if target.value is not None else _returned(run.module, target)
+            if handle is not None:
+                lines += reshard_lines(run.needed, handle, ex.filename)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _returned(module, target):
+    """The value function `target.func` returns as its result `target.result`."""
+    from sdylog.ir.walk import func_ops
+    for fn in func_ops(module):
+        if symbol_name(fn) == target.func:
+            ops = fn.regions[0].blocks[0].operations
+            return ops[len(ops) - 1].operands[target.result]
+    return None

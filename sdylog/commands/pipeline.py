@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sdylog.ir import load_module, parse_module, print_module
 from sdylog.ir.module import display_name, verify_module
@@ -43,21 +44,57 @@ class PipelineRun:
     named: object = None            # with keep_values: the input's NamedValues (sdylog/commands/values.py)
     names: object = None            # with name_ids: IdNames, names for the relations' ids
     collectives: list[dict] | None = None        # with --partition: every collective, costed
+    inputs: tuple | None = None     # with name_ids or keep_values: (the input's values, entry function,
+                                    # its results' JAX names), to name other runs' ids
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
+    @cached_property
+    def needed(self):
+        """The reshards and collectives the module needs to be partitioned
+        (sdylog/reshard/report.py: what the export step wrote, what the
+        full version would add, bytes per device); the module is not
+        changed. Not for a run that went on to partition the module."""
+        from sdylog.reshard.report import needed
+        assert self.collectives is None, "the module is partitioned already"
+        t = time.perf_counter()
+        out = needed(self.module, self.ctx)
+        self.seconds["reshards"] = time.perf_counter() - t
+        return out
+
+    @cached_property
+    def reshard_names(self):
+        """IdNames for the ids of the reshard rules' facts (`needed`'s,
+        on the module the pipeline left); run with name_ids or keep_values."""
+        from sdylog.commands.values import IdNames
+        values, main, result_names = self.inputs
+        return IdNames(self.needed.inventory.facts, values, main, self.ctx.filename, result_names)
+
     def save_database(self, path: str) -> None:
-        """Every relation of the run into a new DuckDB file (run with name_ids)."""
-        save_database(path, self.result.engine, self.names)
+        """Every relation of the run into a new DuckDB file (run with
+        name_ids): propagation's, then (unless the run partitioned the
+        module) those the reshard rules and their costs derive (`needed`,
+        `needed_bytes`, `why_pick`, `reshard_operand`, ...), whose value
+        and op ids are the reshard run's (tables reshard_value_names,
+        reshard_op_names)."""
+        from sdylog.commands.relations import DatabasePart, save_database
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+
+        parts = [propagation_part(self.result.engine, self.names)]
+        if self.collectives is None:
+            shared = frozenset(parts[0].programs[0].relations)
+            parts.append(DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
+                                      self.reshard_names, shared, "reshard_"))
+        save_database(path, parts)
 
 
-def save_database(path: str, engine, names) -> None:
-    """The propagation run's relations into a new DuckDB file at `path`
-    (sdylog/commands/relations.py)."""
-    from sdylog.commands.relations import save_database as save
+def propagation_part(engine, names):
+    """The propagation run's relations for the DuckDB file."""
+    from sdylog.commands.relations import DatabasePart
     from sdylog.propagation.driver import propagation_program
-    save(path, engine, propagation_program(), names)
+    return DatabasePart(engine, (propagation_program(),), names)
 
 
 def parse_input(path: str, text: str | None = None):
@@ -230,7 +267,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     note_rewritten(given, final, ctx.filename)
     note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives)
+    inputs = inputs and (inputs[0], inputs[1], result_names)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
@@ -331,8 +369,11 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
 def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
     """The report's lines that do not depend on time: values sharded (and
     why the others are not: rules/propagation/unsharded.dl), the conflicts
-    count; with `verbose`, one line per conflict, and per tensor left
-    unsharded (named when the run has run.names)."""
+    count, the reshards and all-reduces (and other collectives) the module
+    needs with their bytes per device; with `verbose`, one line per
+    conflict, per tensor left unsharded (named when the run has
+    run.names), and per reshard and collective."""
+    from sdylog.reshard.report import summary_lines
     engine = run.result.engine
     lines = unsharded_lines(run, verbose)
     if "conflict" in engine.relations:
@@ -340,7 +381,9 @@ def summary(run: PipelineRun, verbose: bool = False) -> list[str]:
         lines.append(f"conflicts: {len(run.conflicts)} (at {len(ops)} op{'s' if len(ops) != 1 else ''})")
         if verbose:
             lines.extend(f"  {c}" for c in run.conflicts)
-    return lines
+    if run.collectives is not None:   # (partitioned: report() lists the program's collectives)
+        return lines
+    return lines + summary_lines(run.needed, verbose)
 
 
 UNSHARDED_REASONS = ("closed", "conflict", "unreached", "manual", "scalar")
@@ -350,33 +393,49 @@ def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
     """`values sharded: K of N` (a value is sharded when its tensor got an
     axis), then why the others are not, in a word each: counts, and with
     `verbose` each such tensor with its values' names."""
-    engine = run.result.engine
     values = len(run.result.facts.values)
-    if "unsharded" not in engine.relations:   # (rules without the report)
-        sharded = {v for v, _t in engine.read("final_value")}
+    by_reason = unsharded_by_reason(run)
+    if by_reason is None:   # (rules without the report)
+        sharded = {v for v, _t in run.result.engine.read("final_value")}
         return [f"values sharded: {len(sharded)} of {values}"]
-    reason = dict(engine.read("unsharded"))
-    tensor_of = dict(engine.read("tensor_of"))
-    by_reason: dict[str, list] = {}
-    for v in range(values):
-        t = tensor_of.get(v)
-        why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
-        if why is not None:
-            by_reason.setdefault(why, []).append(v)
     unsharded = sum(len(vs) for vs in by_reason.values())
     lines = [f"values sharded: {values - unsharded} of {values}"]
     if unsharded:
         counts = ", ".join(f"{r} {len(by_reason[r])}" for r in UNSHARDED_REASONS if r in by_reason)
         lines.append(f"values not sharded: {unsharded} ({counts})")
     if verbose:   # (scalars only counted: every reduction body has some)
-        for r in UNSHARDED_REASONS[:-1]:
-            shown = set()
-            for t, vs in _by_tensor(by_reason.get(r, ()), tensor_of).items():
-                text = _tensor_text(run, t, vs)
-                if text not in shown:   # (copies the import made of one value read alike)
-                    shown.add(text)
-                    lines.append(f"  {text}: {r}")
+        lines += [f"  {text}: {r}" for r, text in unsharded_tensors(run, by_reason)]
     return lines
+
+
+def unsharded_by_reason(run: PipelineRun) -> dict | None:
+    """reason -> the value ids left unsharded for it (None: rules without the report)."""
+    engine = run.result.engine
+    if "unsharded" not in engine.relations:
+        return None
+    reason = dict(engine.read("unsharded"))
+    tensor_of = dict(engine.read("tensor_of"))
+    by_reason: dict[str, list] = {}
+    for v in range(len(run.result.facts.values)):
+        t = tensor_of.get(v)
+        why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
+        if why is not None:
+            by_reason.setdefault(why, []).append(v)
+    return by_reason
+
+
+def unsharded_tensors(run: PipelineRun, by_reason: dict) -> list[tuple[str, str]]:
+    """(reason, the tensor's text) of each tensor left unsharded, but scalars."""
+    tensor_of = dict(run.result.engine.read("tensor_of"))
+    out = []
+    for r in UNSHARDED_REASONS[:-1]:
+        shown = set()
+        for t, vs in _by_tensor(by_reason.get(r, ()), tensor_of).items():
+            text = _tensor_text(run, t, vs)
+            if text not in shown:   # (copies the import made of one value read alike)
+                shown.add(text)
+                out.append((r, text))
+    return out
 
 
 def _by_tensor(values, tensor_of) -> dict:
@@ -396,15 +455,49 @@ def _tensor_text(run: PipelineRun, t: int, values: list[int]) -> str:
     return f"{names.value(t)} ({names.where(named[0])})"
 
 
+def report_data(run: PipelineRun) -> dict:
+    """The whole report (`sdylog run --report FILE.json`): every value with
+    its sharding, the values sharded and why the others are not, the
+    conflicts, every reshard and collective the module needs (op,
+    location, shardings, bytes per device), the time of each phase. The run
+    must keep its values (run_pipeline(keep_values=True))."""
+    from sdylog.api import Propagation
+    values = Propagation(run, run.ctx.filename, None, run.ctx.engine, []).values
+    by_reason = unsharded_by_reason(run) or {}
+    unsharded = sum(len(vs) for vs in by_reason.values())
+    if run.collectives is None:
+        items = [i.as_dict() for i in run.needed.items]
+        totals = {kind: {"count": n, "written_by_export": written, "bytes_per_device": total}
+                  for kind, (n, written, total) in run.needed.totals().items()}
+    else:   # (--partition: the collectives of the program each device runs)
+        items = list(run.collectives)
+        totals = {"bytes_per_device": sum(c["bytes_per_device"] for c in run.collectives)}
+    return {
+        "file": run.ctx.filename,
+        "values": [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
+                    "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
+                    "location": v.location} for v in values.values()],
+        "sharded": {"values": len(run.result.facts.values) - unsharded, "of": len(run.result.facts.values)},
+        "unsharded": {"counts": {r: len(by_reason[r]) for r in UNSHARDED_REASONS if r in by_reason},
+                      "tensors": [{"tensor": text, "reason": r} for r, text in unsharded_tensors(run, by_reason)]},
+        "conflicts": [{"location": c.location, "op": c.op_name, "jax_name": c.jax_name, "factor": c.factor,
+                       "kind": c.kind, "a": c.a, "b": c.b} for c in run.conflicts],
+        "reshards": [i for i in items if i["kind"] == "reshard"],
+        "collectives": [i for i in items if i["kind"] != "reshard"],
+        "totals": totals,
+        "seconds": dict(run.seconds),
+    }
+
+
 def report(run: PipelineRun, verbose: bool = False) -> str:
     """The short report `sdylog run` prints on stderr: the summary, then the
     time of each phase (and the propagation driver's own steps, CPU time)."""
+    lines = summary(run, verbose)   # (first: it times the reshard decisions)
     steps = dict(run.seconds)
     for timing in run.ctx.report.get("propagation", []):
         for k, v in timing.items():
             steps[f"propagation.{k} (cpu)"] = v
     time_line = "time: " + ", ".join(f"{k} {v:.3f}s" for k, v in steps.items())
-    lines = summary(run, verbose)
     if run.collectives is not None:
         from sdylog.partition.pipeline import collectives_table
         lines += collectives_table(run.collectives)

@@ -26,21 +26,32 @@ from sdylog.mpmd.command import mpmd_options
 @reports_errors
 def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
-    rules/schema.dl or one the propagation rules derive; or one of the MPMD
-    rules, rules/mpmd/*.dl: placed, xfer, channel, ..., with the options of
-    `sdylog mpmd`; `--list` names them all). A value id column of the
-    propagation's relations (a Value or Tensor) gets its value's name beside
-    it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
+    rules/schema.dl or one the propagation rules derive; one the reshard
+    rules, rules/reshard/*.dl, derive with Shardy's full version on the
+    module the pipeline leaves: needed (every reshard and collective it
+    inserts), needed_bytes, needed_kind_bytes, why_route, why_pick,
+    reshard_operand, greedy_choice, ...; or one of the MPMD rules, rules/mpmd/*.dl: placed,
+    xfer, channel, ..., with the options of `sdylog mpmd`; `--list` names
+    them all). A value id column (a Value or Tensor) gets its value's name
+    beside it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
     location (`op_kind`, `op_loc`)."""
     from sdylog.commands.relations import format_list, relation_list
     from sdylog.datalog.table import render, select
     from sdylog.propagation.driver import propagation_program
+    from sdylog.reshard.costs import costs_program
+    from sdylog.reshard.driver import reshard_program
 
     if list_:
         if relation is not None:
             raise click.UsageError("--list takes no RELATION")
-        engine_ = _run(file, engine).result.engine if file else None
-        click.echo(format_list(relation_list(propagation_program(), engine_), fmt), nl=False)
+        run = _run(file, engine) if file else None
+        rows = relation_list(propagation_program(), run.result.engine if run else None)
+        listed = {r["relation"] for r in rows}
+        for program in (reshard_program(), costs_program()):
+            rows += [r for r in relation_list(program, run.needed.inventory.engine if run else None)
+                     if r["relation"] not in listed]
+            listed |= {r["relation"] for r in rows}
+        click.echo(format_list(rows, fmt), nl=False)
         return
     if file is None or relation is None:
         raise click.UsageError("give FILE and RELATION (or --list)")
@@ -55,8 +66,12 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     from sdylog.commands.relations import extras
 
     run = _run(file, engine)
-    eng = run.result.engine
-    sel = select(eng, relation, list(where), limit, extras(propagation_program(), eng.decl(relation), run.names))
+    reshard_rules = next((p for p in (reshard_program(), costs_program()) if relation in p.relations), None)
+    if reshard_rules is not None and relation not in propagation_program().relations:
+        program, eng, names = reshard_rules, run.needed.inventory.engine, run.reshard_names
+    else:
+        program, eng, names = propagation_program(), run.result.engine, run.names
+    sel = select(eng, relation, list(where), limit, extras(program, eng.decl(relation), names))
     click.echo(render(sel, fmt), nl=False)
 
 
@@ -64,3 +79,4 @@ def _run(file, engine):
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
     return run_pipeline(file, engine=engine, name_ids=True, progress=Progress())
+

@@ -9,6 +9,8 @@ gets `<column>_name` beside it: the input's name of the value (`%3`, `x`,
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sdylog.datalog.table import Extra
 
 # what an id names, by the type its column is declared with (or a subtype's base)
@@ -90,39 +92,66 @@ def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
 
 
 # ------------------------------------------------------------------ the DuckDB file
-def save_database(path: str, engine, program, names) -> None:
-    """Every relation of the run into a new DuckDB file at `path`, with the
-    names of values and ops beside their ids (sdylog/datalog/duckdb_file.py)."""
+@dataclass(frozen=True)
+class DatabasePart:
+    """Relations of one engine for the DuckDB file: those the programs that
+    ran on it declare, but those named in `leave_out`; the names of their
+    values and ops go to tables `<prefix>value_names` and `<prefix>op_names`
+    (each engine's facts number values and ops their own way)."""
+    engine: object
+    programs: tuple                  # the first one's types say which columns are ids
+    names: object                    # IdNames for the engine's facts
+    leave_out: frozenset = frozenset()
+    prefix: str = ""
+
+
+def save_database(path: str, parts: list[DatabasePart]) -> None:
+    """Every relation of the parts into a new DuckDB file at `path`, with
+    the names of values and ops beside their ids (sdylog/datalog/duckdb_file.py)."""
+    from sdylog.datalog.duckdb_file import write
+
+    symbols: list[str] = []
+    data, lookups = [], []
+    for part in parts:
+        symbols = _part_data(part, symbols, data, lookups)
+    write(path, data, symbols, lookups)
+
+
+def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list) -> list[str]:
+    """Adds the part's RelationData to `data` and its lookups to `lookups`;
+    the symbol list grown by its symbols."""
     import numpy as np
 
     from sdylog.datalog.docs import relation_docs
-    from sdylog.datalog.duckdb_file import Lookup, RelationData, write
+    from sdylog.datalog.duckdb_file import Lookup, RelationData
 
-    docs = relation_docs(program)
-    symbols: list[str] = []
-    data = []
-    for name in engine.relations:
-        decl = engine.decl(name)
-        rows, symbols, wide = _matrix(engine, decl, symbols)
+    docs = {}
+    for program in reversed(part.programs):
+        docs.update(relation_docs(program))
+    value_joins, op_joins = {}, {}
+    for name in part.engine.relations:
+        if name in part.leave_out:
+            continue
+        decl = part.engine.decl(name)
+        rows, symbols, wide = _matrix(part.engine, decl, symbols)
         doc = docs.get(name)
         data.append(RelationData(decl, rows, doc.kind if doc else "", doc.doc if doc else "",
                                  doc.where if doc else "", wide))
-    value_joins, op_joins = {}, {}
-    for r in data:
-        for i, kind in id_columns(program, r.decl):
-            col = r.decl.columns[i].name
+        declaring = next((p for p in part.programs if name in p.relations), part.programs[0])
+        for i, kind in id_columns(declaring, decl):
+            col = decl.columns[i].name
             if kind == "value":
-                value_joins.setdefault(r.decl.name, []).append((i, [("name", f"{col}_name")]))
+                value_joins.setdefault(name, []).append((i, [("name", f"{col}_name")]))
             else:
-                op_joins.setdefault(r.decl.name, []).append((i, [("kind", f"{col}_kind"), ("loc", f"{col}_loc")]))
-    values, ops = names.all_values(), names.all_ops()
-    lookups = [
-        Lookup("value_names", {"id": np.array([v for v, _ in values], dtype=np.int64),
-                               "name": np.array([n for _, n in values], dtype=object)}, value_joins),
-        Lookup("op_names", {"id": np.array([o for o, _ in ops], dtype=np.int64),
-                            "kind": np.array([k for _, (k, _) in ops], dtype=object),
-                            "loc": np.array([w for _, (_, w) in ops], dtype=object)}, op_joins)]
-    write(path, data, symbols, lookups)
+                op_joins.setdefault(name, []).append((i, [("kind", f"{col}_kind"), ("loc", f"{col}_loc")]))
+    values, ops = part.names.all_values(), part.names.all_ops()
+    lookups += [
+        Lookup(f"{part.prefix}value_names", {"id": np.array([v for v, _ in values], dtype=np.int64),
+                                             "name": np.array([n for _, n in values], dtype=object)}, value_joins),
+        Lookup(f"{part.prefix}op_names", {"id": np.array([o for o, _ in ops], dtype=np.int64),
+                                          "kind": np.array([k for _, (k, _) in ops], dtype=object),
+                                          "loc": np.array([w for _, (_, w) in ops], dtype=object)}, op_joins)]
+    return symbols
 
 
 def _matrix(engine, decl, symbols: list[str]):

@@ -10,6 +10,10 @@ from sdylog.cli import engine_option, reports_errors
 @click.option("--db", help="Save every input and derived relation in this DuckDB file (each a view named as "
                            "the relation, with value names and op locations beside their ids; the table "
                            "`relations` says what each is).")
+@click.option("--report", "report_path", metavar="FILE.json",
+              help="Write the whole report here as JSON: every value and its sharding, why values are not "
+                   "sharded, the conflicts, every reshard and collective the module needs (op, location, "
+                   "shardings, bytes per device), the time of each phase.")
 @engine_option
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True,
@@ -19,35 +23,52 @@ from sdylog.cli import engine_option, reports_errors
 @click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
               help="With --partition: halo exchanges for windowed ops (else their windows are replicated).")
 @reports_errors
-def run(file, output, db, engine, quiet, verbose, partition, halo_exchange):
+def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_exchange):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
     print the module and a short report on stderr (values sharded and, in a
     word, why the others are not: closed, conflict, unreached, scalar;
-    conflicts propagation left; time per phase).
+    conflicts propagation left; the reshards and all-reduces the module
+    needs to be partitioned, with their bytes per device; time per phase).
 
     With --partition, print the program each device runs instead: explicit
     reshards, collectives, padding, global-to-local; the report lists every
     collective (where, kind, axes, bytes one device sends in a ring)."""
+    import json
+
     from sdylog import outputs
-    from sdylog.commands.pipeline import report, run_pipeline, save_database
+    from sdylog.commands.pipeline import propagation_part, report, report_data, run_pipeline
+    from sdylog.commands.relations import save_database
     from sdylog.progress import Progress
 
     if db == "-":
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
+    report_out = outputs.plan(report_path, "--report") if report_path else None
     options = None
     if partition:
         from sdylog.passes.pipelines import PartitionerOptions
         options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
-    # the database is written on a thread from the end of propagation, while export and printing go on
     db_file = outputs.Background(db_out) if db_out else None
-    start_db = (lambda eng, names: db_file.start(lambda p: save_database(p, eng, names))) if db_file else None
+    # the database is written on a thread while the module is printed and written (with --partition, from
+    # the end of propagation: the partitioner changes the module, the propagation's relations stay)
+    start_db = None
+    if db_file and partition:
+        start_db = lambda eng, names: db_file.start(lambda p: save_database(p, [propagation_part(eng, names)]))
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              on_relations=start_db, partition=options)
+                              keep_values=bool(report_path), on_relations=start_db, partition=options)
+        if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
+            progress.step("reshards")
+            result.needed
+            if db_file:
+                result.reshard_names   # (named here: the thread only reads)
+                db_file.start(result.save_database)
         written = [(module_out, result.text())]
+        if report_out:
+            progress.step("report")
+            written.append((report_out, json.dumps(report_data(result), indent=1) + "\n"))
         if db_file:
             progress.step(f"writing {db}")
             written.append((db_out, db_file.finish))

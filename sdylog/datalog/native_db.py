@@ -176,22 +176,32 @@ _QUESTIONS = {
 
 class _Asked:
     """The sources as planning sees them, every question asked and its
-    answer logged in order. (Also the planner's sizes: relation -> tuple
-    count, None when not a C relation.)"""
+    answer logged in order (a read asked again is not logged again). (Also
+    the planner's sizes: relation -> tuple count, None when not a C
+    relation.)"""
 
     def __init__(self, sources: PlanSources):
-        self.sources, self.log = sources, []
+        self.sources, self.log, self.reads = sources, [], {}
 
     def _ask(self, question: str, *args):
-        answer = _QUESTIONS[question](self.sources, *args)
-        self.log.append((question, args, answer))
+        ask = _QUESTIONS[question]
+        answer = ask(self.sources, *args)
+        self.log.append((ask, args, answer))
         return answer
 
+    def _read(self, question: str, rel: str):
+        """A question of a relation's table, whose answer planning cannot
+        change (it writes no table): logged once."""
+        key = (question, rel)
+        if key not in self.reads:
+            self.reads[key] = self._ask(question, rel)
+        return self.reads[key]
+
     def holds(self, rel: str) -> bool:
-        return self._ask("holds", rel)
+        return self._read("holds", rel)
 
     def size(self, rel: str) -> int:
-        return self._ask("size", rel)
+        return self._read("size", rel)
 
     def get(self, rel: str, default=None):
         return self.size(rel) if self.holds(rel) else default
@@ -230,7 +240,7 @@ class _PlanCache:
         entry = self.plans.get(id(stratum))
         kept = entry[1] if entry is not None and entry[0] is stratum else []
         for k, (log, made) in enumerate(kept):
-            if all(_QUESTIONS[q](sources, *args) == answer for q, args, answer in log):
+            if all(ask(sources, *args) == answer for ask, args, answer in log):
                 kept.insert(0, kept.pop(k))
                 return made
         asked = _Asked(sources)

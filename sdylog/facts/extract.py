@@ -15,9 +15,9 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
-from sdylog.ir.op_properties import is_elementwise
-from sdylog.ir.shardings import (DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources, get_sharding,
-                                 shardable_value)
+from sdylog.ir.op_properties import custom_call_has_side_effect, is_elementwise, may_be_effect_free
+from sdylog.ir.shardings import (COLLECTIVE_OPS, DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources,
+                                 get_sharding, shardable_value)
 from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
 from sdylog.ir.walk import func_ops, op_list, op_names, symbol_name
 from sdylog.model.axis import AxisRef
@@ -31,9 +31,12 @@ from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kin
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
-# Ops with a sharding of their own (add_op_shardings).
-_OWN_SHARDING_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
-                               "sdy.func_data_flow_edge"})
+# Ops with a sharding of their own (add_op_shardings): the attribute holding it
+# (an sdy collective's result has its `out_sharding`).
+_OWN_SHARDING_ATTR = {**dict.fromkeys(("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
+                                       "sdy.func_data_flow_edge"), "sharding"),
+                      **dict.fromkeys(COLLECTIVE_OPS, "out_sharding")}
+_OWN_SHARDING_OPS = frozenset(_OWN_SHARDING_ATTR)
 # Ops whose results' (and regions' arguments') tensors are found through their data-flow edges.
 _TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
 # The ops add_op_kind_facts has facts for.
@@ -42,17 +45,19 @@ _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_
                        "sdy.manual_computation"})
 
 
-def _name_kind(op, name: str) -> tuple[int, int, bool]:
+def _name_kind(op, name: str) -> tuple[int, int, bool, bool]:
     """What add_body's loop needs to know of an op by its name: whether it is
     element-wise (1 yes, 2 ask is_elementwise, 0 no), the key_kind of its
-    rule (NO_KEY for the ops add_op_tail has more rows for), and whether it
+    rule (NO_KEY for the ops add_op_tail has more rows for), whether it
     may have regions (False when its op definition says none, e.g.
-    stablehlo.add: the loop then does not ask each op)."""
+    stablehlo.add: the loop then does not ask each op), and whether it has
+    a memory effect of its own (op_trait "effects"; a custom call's
+    has_side_effect is read by add_op_kind_facts)."""
     elementwise = 2 if name == "stablehlo.bitcast_convert" else int(is_elementwise(None, name))
     special = name in _OWN_SHARDING_OPS or name in _KIND_OPS or name in _TENSOR_OPS or name in _FLOW_OPS
     # (_ODS_REGIONS is (count, fixed) on the generated op classes; an unregistered op has none)
     regions = getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True)
-    return elementwise, NO_KEY if special else key_kind(name), regions
+    return elementwise, NO_KEY if special else key_kind(name), regions, not may_be_effect_free(name)
 
 
 @lru_cache(maxsize=None)
@@ -527,7 +532,9 @@ class _Extractor:
             kind = kinds.get(name)
             if kind is None:
                 kind = kinds[name] = _name_kind(op, name)
-            elementwise, keyed_by, may_have_regions = kind
+            elementwise, keyed_by, may_have_regions, effects = kind
+            if effects:
+                trait_rows.append((op_id, "effects"))
             op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
             # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
             # (read by index: iterating the bindings' list ends in an IndexError, which costs more)
@@ -660,7 +667,7 @@ class _Extractor:
                     break
                 open_.pop()
                 op, name, op_id, operands, results = top.op, top.name, top.op_id, top.operands, top.results
-                elementwise, keyed_by, _ = top.kind
+                elementwise, keyed_by, _, _ = top.kind
                 k, n = len(operands), len(results)
 
     def result_ids(self, results, func: str) -> list[int]:
@@ -714,8 +721,9 @@ class _Extractor:
         f = self.facts
         if "sdy.sharding" in attrs:
             self.add_value_shardings(op, attrs["sdy.sharding"], op_id, results)
-        if name in _OWN_SHARDING_OPS and "sharding" in attrs:
-            f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs["sharding"])))
+        own = _OWN_SHARDING_ATTR.get(name)
+        if own is not None and own in attrs:
+            f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs[own])))
 
     def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
         """The value_sharding rows of an op's sdy.sharding attribute `attr`
@@ -738,8 +746,11 @@ class _Extractor:
     def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
         """Facts of the ops in _KIND_OPS (other than their elementwise trait)."""
         f = self.facts
-        if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
-            f.add("op_trait", op_id, "offload")
+        if name == "stablehlo.custom_call":
+            if ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
+                f.add("op_trait", op_id, "offload")
+            if custom_call_has_side_effect(attrs):
+                f.add("op_trait", op_id, "effects")
         if name == "sdy.data_flow_edge":
             self.add_edge_sources(op, op_id, func)
         elif name == "sdy.func_data_flow_edge":

@@ -121,6 +121,12 @@ def may_be_effect_free(name: str) -> bool:
     return name in _EFFECT_FREE or name in _RECURSIVE_EFFECTS or name == "stablehlo.custom_call"
 
 
+def custom_call_has_side_effect(attributes) -> bool:
+    """A custom call's memory effects: those of `has_side_effect = true`, else none."""
+    from jaxlib.mlir import ir
+    return "has_side_effect" in attributes and ir.BoolAttr(attributes["has_side_effect"]).value
+
+
 def would_be_trivially_dead(op) -> bool:
     """MLIR's wouldOpBeTriviallyDead: not a terminator, and neither the op nor
     (for ops with recursive effects) anything nested in it has a memory effect.
@@ -138,7 +144,7 @@ def would_be_trivially_dead(op) -> bool:
             stack.extend(as_operation(inner) for r in cur.regions for b in r.blocks for inner in b.operations)
             continue
         if name == "stablehlo.custom_call":
-            if "has_side_effect" in cur.attributes and ir.BoolAttr(cur.attributes["has_side_effect"]).value:
+            if custom_call_has_side_effect(cur.attributes):
                 return False
             continue
         if name not in _EFFECT_FREE:

@@ -149,36 +149,43 @@ class _Rewriter:
         return recipe, location, [(c.name[len("sdy."):], axes_text(c)) for c in created]
 
     def plan(self, source, target, result_type):
-        if (_is_maximal(self.meshes, source) or _is_maximal(self.meshes, target)
-                or len(sdy.TensorShardingAttr(source).dimension_shardings)
-                != len(sdy.TensorShardingAttr(target).dimension_shardings)):
-            return _FAIL
-        if _fully_replicated(target):
-            if _fully_replicated(source):
-                return _ERASE
-            target = fully_closed_like(source)
-        if not _equivalent_on_mesh(source, target, self.meshes):
-            return _FAIL
-        mesh = self.meshes.of(source)
-        source_mesh, target_mesh = mesh_or_ref(source), mesh_or_ref(target)
-        src, tgt = TensorSharding.from_attr(source), TensorSharding.from_attr(target)
-        reshard = Reshard(0, str(source_mesh), tuple((a.name, a.size) for a in mesh.axes), shape_of(result_type),
-                          element_bytes(result_type), tuple(d.axes for d in src.dims),
-                          tuple(d.axes for d in tgt.dims), str(target_mesh) if target_mesh != source_mesh else None)
-        collectives = reshard.plan()
-        unreduced = list(sdy.TensorShardingAttr(target).unreduced_axes)
-        ops = []
-        for col in collectives:
-            out = closed_sharding(target_mesh if col.on_target_mesh else source_mesh, col.result, unreduced)
-            if col.kind == COLLECTIVE_PERMUTE:
-                axes = None
-            elif col.kind == ALL_TO_ALL:
-                axes = all_to_all_params_attr([(col.axes[0], col.src_dim, col.tgt_dim)])
-            else:
-                axes = axis_lists_attr(col.axes)
-            ops.append((f"sdy.{col.kind}", out, axes))
-        complete = not collectives or _reaches(collectives[-1].result, tgt)
-        return _Recipe(reshard, collectives, ops, complete)
+        return plan_reshard_recipe(source, target, result_type, self.meshes)
+
+
+def plan_reshard_recipe(source, target, result_type, meshes: Meshes):
+    """What a reshard of a `result_type` tensor from sharding `source` to
+    `target` becomes: a _Recipe, _ERASE (nothing to do) or _FAIL (Shardy's
+    conversion fails on it)."""
+    if (_is_maximal(meshes, source) or _is_maximal(meshes, target)
+            or len(sdy.TensorShardingAttr(source).dimension_shardings)
+            != len(sdy.TensorShardingAttr(target).dimension_shardings)):
+        return _FAIL
+    if _fully_replicated(target):
+        if _fully_replicated(source):
+            return _ERASE
+        target = fully_closed_like(source)
+    if not _equivalent_on_mesh(source, target, meshes):
+        return _FAIL
+    mesh = meshes.of(source)
+    source_mesh, target_mesh = mesh_or_ref(source), mesh_or_ref(target)
+    src, tgt = TensorSharding.from_attr(source), TensorSharding.from_attr(target)
+    reshard = Reshard(0, str(source_mesh), tuple((a.name, a.size) for a in mesh.axes), shape_of(result_type),
+                      element_bytes(result_type), tuple(d.axes for d in src.dims),
+                      tuple(d.axes for d in tgt.dims), str(target_mesh) if target_mesh != source_mesh else None)
+    collectives = reshard.plan()
+    unreduced = list(sdy.TensorShardingAttr(target).unreduced_axes)
+    ops = []
+    for col in collectives:
+        out = closed_sharding(target_mesh if col.on_target_mesh else source_mesh, col.result, unreduced)
+        if col.kind == COLLECTIVE_PERMUTE:
+            axes = None
+        elif col.kind == ALL_TO_ALL:
+            axes = all_to_all_params_attr([(col.axes[0], col.src_dim, col.tgt_dim)])
+        else:
+            axes = axis_lists_attr(col.axes)
+        ops.append((f"sdy.{col.kind}", out, axes))
+    complete = not collectives or _reaches(collectives[-1].result, tgt)
+    return _Recipe(reshard, collectives, ops, complete)
 
 
 def _reaches(result, target: TensorSharding) -> bool:
@@ -186,20 +193,29 @@ def _reaches(result, target: TensorSharding) -> bool:
 
 
 # --- the report -------------------------------------------------------------------------
-def _report(ctx, done) -> None:
-    """Bytes per device of each reshard and each of its collectives (one
-    evaluation of rules/collectives.dl over all the pass's reshards)."""
-    reshards = [replace(recipe.reshard, id=i) for i, (recipe, _, _) in enumerate(done)]
+def recipe_costs(recipes: list, engine: str | None = None) -> list[tuple[int, list[int]]]:
+    """Bytes per device of each recipe's reshard and of each of its
+    collectives, in order (one evaluation of rules/collectives.dl over all)."""
+    if not recipes:
+        return []
+    reshards = [replace(recipe.reshard, id=i) for i, recipe in enumerate(recipes)]
     rows = reshard_facts(reshards)
-    rows.update(collective_facts({i: recipe.collectives for i, (recipe, _, _) in enumerate(done)},
+    rows.update(collective_facts({i: recipe.collectives for i, recipe in enumerate(recipes)},
                                  lambda i: dict(reshards[i].axis_sizes)))
-    engine = evaluate(rows, getattr(ctx, "engine", None)) if reshards else None
-    step = {(r, s): c for r, s, c in engine.read("reshard_step")} if engine else {}
-    bytes_of = dict(engine.read("collective_bytes")) if engine else {}
-    reshard_bytes = dict(engine.read("reshard_bytes")) if engine else {}
-    entries = [{"location": location, "bytes_per_device": reshard_bytes[i],
-                "collectives": [{"kind": kind, "axes": axes, "bytes_per_device": bytes_of[step[i, s]]}
-                                for s, (kind, axes) in enumerate(made)]}
-               for i, (_, location, made) in enumerate(done)]
+    rules = evaluate(rows, engine)
+    step = {(r, s): c for r, s, c in rules.read("reshard_step")}
+    bytes_of = dict(rules.read("collective_bytes"))
+    reshard_bytes = dict(rules.read("reshard_bytes"))
+    return [(reshard_bytes[i], [bytes_of[step[i, s]] for s in range(len(recipe.collectives))])
+            for i, recipe in enumerate(recipes)]
+
+
+def _report(ctx, done) -> None:
+    """Bytes per device of each reshard and each of its collectives."""
+    costs = recipe_costs([recipe for recipe, _, _ in done], getattr(ctx, "engine", None))
+    entries = [{"location": location, "bytes_per_device": total,
+                "collectives": [{"kind": kind, "axes": axes, "bytes_per_device": b}
+                                for (kind, axes), b in zip(made, steps)]}
+               for (_, location, made), (total, steps) in zip(done, costs)]
     ctx.report["reshard_to_collectives"] = {
         "reshards": entries, "bytes_per_device": sum(e["bytes_per_device"] for e in entries)}

@@ -20,8 +20,9 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
     """One propagation pass: sharding groups whose members start apart get
     open constraints (sharding_group_sync), the rules' run, then Shardy's
     clean-up of sharding rules (kept on every op with `keep-sharding-rules`,
-    else none added)."""
+    else none added); the dead code Shardy's driver erased is gone."""
     from sdylog.passes.census import ATTRIBUTES_ONLY, follow_step
+    from sdylog.propagation.writeback import erase_dead_ops
     from sdylog.passes.sharding_group_sync import open_conflicting_groups
     opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
                               user_priorities=user_priorities,
@@ -38,4 +39,7 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
         known = {facts.ops[op]: facts.rules[rule] for op, rule in facts.rows("op_rule")}
         populate_rules(module, opts.conservative, getattr(ctx, "filename", "-"), known)
         follow_step(ctx, ATTRIBUTES_ONLY)
+    with module.context:
+        if erase_dead_ops(result.engine, result.facts):   # (rare: the census walks again)
+            follow_step(ctx, None)
     return result

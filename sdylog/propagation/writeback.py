@@ -172,13 +172,30 @@ _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 # The derived relations write_back reads (rules/propagation/result.dl): all a
 # propagation run must derive when nothing else will read the engine.
 WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_replicated",
-                        "final_unreduced", "final_value", "final_func_result"]
+                        "final_unreduced", "final_value", "final_func_result", "dead_op"]
 
 
 def _scan(engine, relation: str):
     assert relation in WRITE_BACK_RELATIONS, relation
     scan = getattr(engine, "scan", None)
     return scan(relation) if scan is not None else engine.read(relation)
+
+
+def erase_dead_ops(engine, facts) -> list:
+    """Erase the ops the rules found dead (dead_code.dl: Shardy's driver
+    erases them as it pops them, so a propagation pass leaves none), users
+    before producers; an op inside a dead op goes with it. Returns how many
+    were erased."""
+    dead = {row[0] for row in _scan(engine, "dead_op")}
+    if not dead:
+        return 0
+    parent = {op: p for op, _, _, p, _, _ in facts.rows("op")}
+    erased = 0
+    for o in sorted(dead, reverse=True):   # (ids are pre-order: a user comes after its producers)
+        if parent.get(o, -1) not in dead:
+            facts.ops[o].erase()
+            erased += 1
+    return erased
 
 
 def write_back(module, engine, facts, options) -> None:

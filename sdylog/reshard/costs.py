@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from sdylog import RULES_DIR
 
-INVENTORY = ("needed", "needed_mesh", "needed_from_axis", "needed_to_axis", "needed_axis")
+INVENTORY = ("needed", "needed_mesh", "needed_target_mesh", "needed_from_axis", "needed_to_axis", "needed_axis")
 # what sdylog run, --report and query read after the costs are in
 REPORTED = INVENTORY + ("needed_bytes", "needed_count", "needed_kind_bytes", "needed_total_bytes")
 
@@ -59,7 +59,10 @@ def cost_needed(engine, facts, engine_name: str | None = None) -> dict[int, int]
     if not rows and not direct:
         _load(engine, [])
         return {}
-    rows["mesh_axis"] = [r for r in facts.rows("mesh_axis") if r[0] in {m for _, m, _ in rows["reshard"]}]
+    targets = dict(engine.read("needed_target_mesh"))   # (another device order)
+    rows["reshard_target_mesh"] = [(x, targets[x]) for x, _m, _e in rows["reshard"] if x in targets]
+    meshes = {m for _, m, _ in rows["reshard"]} | {m for _, m in rows["reshard_target_mesh"]}
+    rows["mesh_axis"] = [r for r in facts.rows("mesh_axis") if r[0] in meshes]
     collective_rows = decomposition_facts(dict(rows)) if rows["reshard"] else {}
     first = 1 + max((c for c, _ in collective_rows.get("collective", ())), default=-1)
     facts_in = {**rows, **{k: list(v) for k, v in collective_rows.items()}}

@@ -34,6 +34,7 @@ class Inserted:
     bytes_per_device: int | None   # None: not costed (between meshes)
     op_id: int = -1
     value: int = -1
+    to_mesh: str | None = None     # a reshard onto a mesh of another device order: that mesh
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in ("op_id", "value")}
@@ -91,6 +92,7 @@ def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
 
 def _items(engine, facts, costs: dict, filename: str) -> list[Inserted]:
     mesh_of = dict(engine.read("needed_mesh"))
+    target_mesh = dict(engine.read("needed_target_mesh"))
     axes = {r: _by_x(engine.read(r)) for r in ("needed_from_axis", "needed_to_axis", "needed_axis")}
     ranks = {v: rank for v, _f, rank, _t in facts.rows("value")}
     out = []
@@ -108,7 +110,7 @@ def _items(engine, facts, costs: dict, filename: str) -> list[Inserted]:
         else:
             coll_text = None
         out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
-                            coll_text, costs.get(x), o, v))
+                            coll_text, costs.get(x), o, v, target_mesh.get(x)))
     return out
 
 

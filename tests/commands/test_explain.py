@@ -5,7 +5,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, name_ranges, parse_spec,
+from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, name_ranges, parse_spec,
                                      resolve, run_with_provenance)
 from sdylog.ir.diagnostics import SdylogError
 
@@ -396,3 +396,72 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
         f"@main:%2 (stablehlo.exponential at {path}:6:8) is not sharded", "  dim 0: no axis",
         f'    1 hop away: dim 0 of sdy.propagation_barrier ({path}:5:8): %0 has "a", but the barrier lets '
         "shardings through BACKWARD only"]
+
+
+# A dot whose tensors shard "x" on different dimensions (golden/dot_conflicts).
+DOT_CONFLICT = """sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%lhs: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %rhs: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, tensor<16x8xf32>) {
+  %0 = stablehlo.dot %lhs, %rhs {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %1 = stablehlo.transpose %0, dims = [1, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"y"}]>]>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  return %0, %1 : tensor<8x16xf32>, tensor<16x8xf32>
+}
+"""
+
+
+def test_explain_says_why_a_value_is_resharded(tmp_path):
+    """The greedy picks of the dot with what made each win (rules/reshard/why.dl),
+    the conflicting factors, the reshard of the operand with its bytes; the
+    transpose keeps the more sharded side and reshards its result."""
+    p = tmp_path / "d.mlir"
+    p.write_text(DOT_CONFLICT)
+    ex = run_with_provenance(str(p))
+    text = explain_text(ex, "%arg0")
+    tail = text[text.index("partitioning it"):].splitlines()
+    assert tail[1].endswith('/d.mlir:5:8: stablehlo.dot operand 0: reshard [{"x"}, {"y"}] -> [{}, {"y"}], '
+                            '48 B per device'), tail
+    assert '    factor i (operand 0 dim 0, result 0 dim 0) conflicts: operand 0 {"x"}, result 0 {}' in tail
+    assert ('    pick 1: factor j takes {"x"}: its tensors are the largest; tensors of 128 elements in all hold '
+            'it so (result 0); a pass-through factor') in tail
+    assert ('    pick 2: factor k takes {"y"}: no other candidate was valid; tensors of 96 elements in all hold '
+            'it so (operand 0, operand 1); a reduction factor') in tail
+    assert '    its operand 0 is resharded to the working sharding' in tail
+    text = explain_text(ex, "%0")
+    assert '/d.mlir:5:8: stablehlo.dot result 0: all_reduce {"y"} on [{}, {"x"}], 128 B per device' in text
+    assert "    its sharded reduction factors make an all-reduce over {\"y\"} follow it" in text
+    text = explain_text(ex, "%1")
+    assert "    two tensors: operand 0 keeps its sharding, result 0 takes it (it is more sharded (4 shards against 2))" \
+        in text
+    assert '/d.mlir:6:8: stablehlo.transpose result 0: reshard [{"x"}, {}] -> [{}, {"y"}], 192 B per device' in text
+    assert "    its result 0 is made with the working sharding and resharded back to what it carries" in text
+
+
+# A function result declared otherwise than its value (golden/function_results).
+RETURNED = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_explain_says_why_a_returned_value_is_resharded(tmp_path):
+    p = tmp_path / "r.mlir"
+    p.write_text(RETURNED)
+    text = explain_text(run_with_provenance(str(p)), "%0")
+    # an all-to-all over "x": half of the 128 B block leaves each device
+    assert '/r.mlir:5:3: func.return use 0: reshard [{"x"}, {}] -> [{}, {"x"}], 64 B per device' in text, text
+    assert ("  the function returns it (operand 0 of func.return), which asks for another sharding: a reshard "
+            "(it is not equivalent to the target)") in text
+
+
+def test_explain_shows_what_the_export_step_wrote():
+    """golden/unreduced_values: the pipeline's export step writes the
+    replicated_to_unreduced of a returned argument itself."""
+    from pathlib import Path
+    golden = Path(__file__).resolve().parents[2] / "golden"
+    text = explain_text(run_with_provenance(str(golden / "unreduced_values.in.mlir")), "%arg2")
+    assert ('unreduced_values.in.mlir:10:17: written by the export step: replicated_to_unreduced {"x"} on '
+            '[{}, {}], 0 B per device') in text, text

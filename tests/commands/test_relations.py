@@ -101,6 +101,13 @@ def test_db_holds_what_the_engine_holds(tmp_path):
         got = con.execute(f'SELECT {cols} FROM "{name}" ORDER BY ALL').fetchall()
         want = eng.read(name) if decl.arity else ([(True,)] if eng.size(name) else [])
         assert got == want, name
+    # then what the reshard rules and their costs derive (their own ids, named by their own tables)
+    reshard = run.needed.inventory.engine
+    for name in ("needed", "needed_bytes", "needed_kind_bytes", "why_route", "reshard_operand"):
+        cols = ", ".join(f'"{c.name}"' for c in reshard.decl(name).columns)
+        assert con.execute(f'SELECT {cols} FROM "{name}" ORDER BY ALL').fetchall() == reshard.read(name), name
+    assert reshard.read("needed")
+    assert con.execute("SELECT DISTINCT o_kind FROM needed").fetchall() == [("stablehlo.dot_general",)]
 
 
 REASONS = '''

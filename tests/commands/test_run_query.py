@@ -2,8 +2,11 @@
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MODULE = """
 sdy.mesh @mesh = <["x"=4, "y"=2]>
@@ -238,3 +241,116 @@ def test_run_prints_what_opt_pipeline_prints(tmp_path):
     with module.context:
         lookup("sdy-propagation-pipeline").load()(module, {"dedup-functions-fully": False}, PassContext())
     assert run.text() == print_module(module)
+
+
+
+# A dot whose tensors shard "x" on different dimensions (golden/dot_conflicts):
+# the full version reshards both operands and all-reduces over "y".
+DOT_CONFLICT = """
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%lhs: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>},
+                %rhs: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+  %0 = stablehlo.dot %lhs, %rhs {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+"""
+
+
+def test_run_reports_reshards_and_all_reduces(model, tmp_path):
+    p = sdylog("run", str(model))
+    assert "reshards needed: 0\nall-reduces needed: 0\n" in p.stderr, p.stderr
+    dot = tmp_path / "d.mlir"
+    dot.write_text(DOT_CONFLICT)
+    report = tmp_path / "r.json"
+    p = sdylog("run", "-v", str(dot), "--report", str(report), "-o", str(tmp_path / "o.mlir"))
+    assert p.returncode == 0, p.stderr
+    assert "reshards needed: 2, 48 B per device\n" in p.stderr, p.stderr
+    assert "all-reduces needed: 1, 128 B per device\n" in p.stderr
+    assert ('d.mlir:6:8: stablehlo.dot operand 0: reshard [{"x"}, {"y"}] -> [{}, {"y"}], 48 B per device\n'
+            in p.stderr)
+    import json
+    data = json.loads(report.read_text())
+    assert set(data) >= {"values", "sharded", "unsharded", "conflicts", "reshards", "collectives", "totals"}
+    assert [c["kind"] for c in data["collectives"]] == ["all_reduce"]
+    assert data["totals"]["all_reduce"] == {"count": 1, "written_by_export": 0, "bytes_per_device": 128}
+    assert data["reshards"][1] == {
+        "kind": "reshard", "op": "stablehlo.dot", "location": f"{dot}:6:8", "place": "operand", "index": 1,
+        "mesh": "mesh", "from_sharding": '[{"y"}, {}]', "to_sharding": '[{"y"}, {"x"}]', "axes": None,
+        "bytes_per_device": 0, "to_mesh": None}
+    assert {v["name"] for v in data["values"]} >= {"%arg0", "%arg1", "%0"}
+    assert len(data["conflicts"]) == 2
+
+
+def test_api_lists_reshards_and_collectives():
+    import sdylog
+    result = sdylog.propagate(DOT_CONFLICT)
+    assert [c.kind for c in result.collectives] == ["all_reduce"] and len(result.reshards) == 2
+    assert result.collectives[0].axes == '{"y"}' and result.collectives[0].bytes_per_device == 128
+
+
+def test_query_reads_the_reshard_rules(tmp_path):
+    """The full version's relations on the module the pipeline leaves, with
+    op names and locations beside the op ids."""
+    dot = tmp_path / "d.mlir"
+    dot.write_text(DOT_CONFLICT)
+    p = sdylog("query", str(dot), "greedy_choice", "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["o,o_kind,o_loc,f,p,axis,pre,size",
+                                     f"1,stablehlo.dot,{dot}:6:8,1,0,x,1,4", f"1,stablehlo.dot,{dot}:6:8,2,0,y,1,2"]
+    p = sdylog("query", str(dot), "needed", "--format", "csv")
+    assert p.stdout.splitlines() == [
+        "x,kind,o,o_kind,o_loc,place,i,v,v_name", f"65536,reshard,1,stablehlo.dot,{dot}:6:8,operand,0,0,%arg0",
+        f"65537,reshard,1,stablehlo.dot,{dot}:6:8,operand,1,1,%arg1",
+        f"73728,all_reduce,1,stablehlo.dot,{dot}:6:8,result,0,2,%0"], p.stdout
+    p = sdylog("query", str(dot), "needed_kind_bytes", "--format", "csv")
+    assert sorted(p.stdout.splitlines()) == ["all_reduce,128", "kind,bytes", "reshard,48"]
+    p = sdylog("query", "--list")
+    assert "reshard_operand(o: Op, i: number)" in p.stdout and "final_dim_axis(" in p.stdout
+    assert "needed_total_bytes(bytes: number)" in p.stdout and "why_pick(" in p.stdout
+
+
+# What Shardy's reshard pass rejects, and an op the rule registry does not know.
+REJECTED = {
+    "single_device_argument": ("""sdy.mesh @one = <[], device_ids=[0]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@one, []>}) -> tensor<8xf32> {
+  %0 = stablehlo.negate %a : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""", ":2:1: error: 'func.func' op function argument 0 cannot have a single-device (maximal) sharding attribute"),
+    "unknown_op": ("""sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.einsum %a, %a, config = "i,i->i" : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""", ":3:8: error: op 'stablehlo.einsum' is unknown to SDY sharding rule registry"),
+    # (Shardy stops on a failed check: "source and user shardings have different meshes for unreduced axes")
+    "unreduced_onto_another_mesh": ("""sdy.mesh @mesh = <["x"=2, "y"=2]>
+sdy.mesh @other = <["a"=4]>
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>})
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@other, [{"a"}, {}]>}) {
+  return %a : tensor<8x8xf32>
+}
+""", ":5:3: error: 'func.return' op: operand 0 has unreduced axes and is brought to a sharding on another mesh"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_run_of_a_module_the_reshard_pass_rejects_writes_nothing(tmp_path, case):
+    text, message = REJECTED[case]
+    src = tmp_path / "m.mlir"
+    src.write_text(text)
+    out, report = tmp_path / "o.mlir", tmp_path / "r.json"
+    p = sdylog("run", str(src), "-o", str(out), "--report", str(report))
+    assert p.returncode == 1 and f"{src}{message}" in p.stderr, p.stderr
+    assert not out.exists() and not report.exists()
+
+
+def test_report_counts_what_the_export_step_wrote(tmp_path):
+    """-sdy-propagation-pipeline's own reshard step writes the reshard of a
+    returned value (golden/function_results); the full version adds its own."""
+    import sdylog as api
+    result = api.propagate((ROOT / "golden" / "function_results.in.mlir").read_text())
+    places = sorted(r.place for r in result.reshards)
+    assert places == ["use", "written"], places
+    assert all(r.bytes_per_device == 192 for r in result.reshards)

@@ -6,8 +6,10 @@ step, not a test: it needs the oracle in /work/shared/conformance).
 For each case (golden/CASE.in.mlir; all by default): Shardy's
 `-sdy-propagation-pipeline` output (shardy_ref_opt.py) against the expected
 output golden/CASE.out.mlir (`sdylog run`'s when there is none yet), with
-compare_shardings.py; prints its closing "agree: K/N values (P%)" line (and
-the mismatches above it when not all agree).
+compare_shardings.py; then the reshards and collectives of both with
+-sdy-insert-explicit-reshards=enable-full-version=true after the pipeline
+(what the report lists), with compare_collectives.py. Prints their closing
+"agree: K/N ..." lines (and the mismatches above them when not all agree).
 """
 from __future__ import annotations
 
@@ -38,10 +40,25 @@ def compare(case: str) -> str:
                                capture_output=True, text=True)
             if o.returncode:
                 return f"sdylog failed: {o.stderr.strip()}"
-        c = subprocess.run([sys.executable, str(CONFORMANCE / "compare_shardings.py"), str(ref), str(ours)],
+        shardings = _agreement("compare_shardings.py", ref, ours)
+        full = ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]
+        ref_full, ours_full = Path(d) / "ref_full.mlir", Path(d) / "ours_full.mlir"
+        r = subprocess.run([sys.executable, str(CONFORMANCE / "shardy_ref_opt.py"), str(src), *full],
                            capture_output=True, text=True)
-        lines = c.stdout.strip().splitlines()
-        return "\n".join(lines[-6:]) if lines and "(100.0%)" not in lines[-1] else lines[-1]
+        o = subprocess.run([sys.executable, "-m", "sdylog.cli", "opt", str(src), *full],
+                           capture_output=True, text=True)
+        if r.returncode or o.returncode:
+            return f"{shardings}\nthe full version failed: {(r.stderr or o.stderr).strip()}"
+        ref_full.write_text(r.stdout)
+        ours_full.write_text(o.stdout)
+        return f"{shardings}\n{_agreement('compare_collectives.py', ref_full, ours_full)}"
+
+
+def _agreement(script: str, ref: Path, ours: Path) -> str:
+    c = subprocess.run([sys.executable, str(CONFORMANCE / script), str(ref), str(ours)],
+                       capture_output=True, text=True)
+    lines = c.stdout.strip().splitlines()
+    return "\n".join(lines[-6:]) if lines and "(100.0%)" not in lines[-1] else lines[-1]
 
 
 def main(argv: list[str]) -> int:

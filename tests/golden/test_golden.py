@@ -59,3 +59,26 @@ def test_every_expected_file_has_its_case():
     stale = [p.name for p in GOLDEN.iterdir()
              if p.name.endswith(EXPECTED) and p.name.split(".")[0] not in CASES]
     assert not stale, f"expected files without a CASE.in.mlir: {stale}"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_report_lists_what_the_full_version_writes(case, monkeypatch):
+    """The report's reshards and collectives (rules/reshard/inventory.dl,
+    costed by reshard_costs.dl, and those the export wrote) are, kind by
+    kind, as many and as many bytes per device as the sdy ops the full
+    version of -sdy-insert-explicit-reshards writes into the module,
+    costed op by op (sdylog/reshard/report.py's written_ops)."""
+    from sdylog.passes import PassContext, lookup
+    from sdylog.reshard.report import written_ops
+
+    monkeypatch.chdir(GOLDEN)
+    run = run_pipeline(f"{case}.in.mlir")
+    reported = {k: (n, b) for k, (n, _written, b) in run.needed.totals().items()}
+    with run.module.context:
+        lookup("sdy-insert-explicit-reshards").load()(run.module, {"enable-full-version": True},
+                                                      PassContext(filename=run.ctx.filename))
+        written: dict = {}
+        for op in written_ops(run.module, run.ctx.filename):
+            n, b = written.get(op.kind, (0, 0))
+            written[op.kind] = (n + 1, b + (op.bytes_per_device or 0))
+    assert reported == written

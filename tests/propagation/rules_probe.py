@@ -25,7 +25,8 @@ class UnitRank:
     unit: str
     phase: int
     position: int      # sweep position of the visit that wrote it
-    cascade: int       # its order among that visit's writes (cascade order * 256 + factor order)
+    cascade: int       # its order among that visit's writes (phases.dl: cascade order * cascade_step
+                       # + user order * user_step + factor order)
     seen: int          # the same, of the rank the visits it triggers see it at (its cascade)
     by: str            # the op that wrote it, or "init"
 
@@ -43,6 +44,7 @@ class Derived:
         self._units = {u: a if pre == 1 and z == axis_sizes[m, a] else f"{a}:({pre}){z}"
                        for u, m, a, _, pre, z in self.rows("axis_unit")}
         ((self.phase_span, self.position_span),) = self.rows("rank_span")
+        ((self.cascade_step, self.user_step),) = self.rows("cascade_span")
 
     def rows(self, relation: str) -> list[tuple]:
         return list(self.engine.read(relation))

@@ -43,7 +43,7 @@ def test_cascade_orders_are_n_minus_j():
     assert sorted((j, k) for o, j, _, _, _, k in d.rows("visit_tensor") if o == add) == [(0, 3), (1, 2), (2, 1)]
     # the visits the add's writes trigger see %y's units at cascade order 2, %x's at 3
     position = d.position(add)
-    assert {(u.position, u.seen // 256) for u in d.unit_ranks("%0")} == {(position, 3)}
-    assert {(u.position, u.seen // 256) for u in d.unit_ranks("%1")} == {(position, 2)}
+    assert {(u.position, u.seen // d.cascade_step) for u in d.unit_ranks("%0")} == {(position, 3)}
+    assert {(u.position, u.seen // d.cascade_step) for u in d.unit_ranks("%1")} == {(position, 2)}
     # %w's units came in %y's cascade, within the add's position
-    assert {(u.position, u.cascade // 256) for u in d.unit_ranks("%arg0")} == {(position, 2)}
+    assert {(u.position, u.cascade // d.cascade_step) for u in d.unit_ranks("%arg0")} == {(position, 2)}

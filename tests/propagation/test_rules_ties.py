@@ -80,7 +80,7 @@ def test_a_unit_offered_at_the_rank_a_slot_takes_its_own_stays_out():
     d = Derived(SLOT_AT_ITS_ROUND, USER_PRIORITY)
     slot = d.tensor("result0")
     ((held, rank),) = [(d.unit_name(u), r) for t, _, _, u, _, _, r, *_ in d.rows("unit_at") if t == slot]
-    offered = [(d.unit_name(u), r) for _, _, t, _, _, u, _, r, _, _ in d.rows("write") if t == slot]
+    offered = [(d.unit_name(u), r) for _, _, t, _, _, u, _, r, *_ in d.rows("write") if t == slot]
     assert (held, rank // d.phase_span) == ("a", 5)   # from round 1's first phase
     assert offered == [("c", rank)]
     assert d.sharding("result0") == [["a"]]

@@ -123,6 +123,28 @@ def test_a_tensors_axes_read_in_any_order_name_one_sharding():
         assert str(attrs.attrs[ids[2]]) == '#sdy.sharding<@mesh, [{"x", ?}, {}p3]>'
 
 
+def test_replicated_and_unreduced_axes_are_written_in_mesh_order():
+    # their rows come in any order (a set); the verifier wants the mesh's
+    # order (propagation_pipeline.mlir#16 failed under some hash seeds)
+    from sdylog.facts.extract import extract_facts
+    from sdylog.propagation.writeback import _Attrs
+
+    module = parse_module('sdy.mesh @mesh = <["a"=2, "b"=4, "c"=2]>')
+
+    class Rows:
+        relations = {"final_mesh": [(0, "mesh")], "final_dim_axis": [], "final_dim": [],
+                     "final_replicated": [(0, "b", 2, 2), (0, "a", 1, 2)],
+                     "final_unreduced": [(0, "c", 1, 2), (0, "b", 1, 2)]}
+
+        def scan(self, relation):
+            return self.relations[relation]
+    with module.context:
+        attrs = _Attrs(Rows(), extract_facts(module))
+        (sid,) = attrs.ids_of([(0, 0)], [1])
+        assert str(attrs.attrs[sid]) == ('#sdy.sharding<@mesh, [{?}], replicated={"a", "b":(2)2}, '
+                                         'unreduced={"b":(1)2, "c"}>')
+
+
 def test_places_read_the_rows_only_for_the_names_the_module_has():
     # _Places finds the ops of _SPECIAL names from the facts' op names (no scan
     # of the op rows when there are none), and ops with several results

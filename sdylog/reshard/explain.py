@@ -1,0 +1,209 @@
+"""Why a value is resharded or all-reduced (`sdylog explain FILE VALUE`,
+after the propagation part): the reshards and collectives that take the
+value (sdylog/reshard/report.py: those the export step wrote, those the
+full version adds), then, for each op that reads or makes it and has a
+decision about it, that decision in the words of the reshard rules
+(rules/reshard/why.dl and the relations it names): which factors conflict
+and how each tensor holds them; which of an op's two tensors is kept and
+why; the greedy picks, each with what set it apart; why an all-reduce
+follows; what a return, a data-flow edge or a call asks of the value.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sdylog.model.axis import AxisRef
+from sdylog.reshard.report import Needed, inserted_text
+
+_LETTERS = "ijklmnopqrstuvwxyz"
+_KIND_WORDS = {"pass_through": "pass-through", "reduction": "reduction", "permutation": "permutation",
+               "need_replication": "need-replication"}
+# why_kept's reasons (rules/reshard/why.dl)
+_KEPT_WORDS = {"permutation": "the other holds axes on a permutation factor", "size": "it is larger",
+               "sharded": "it is more sharded", "first": "on a tie, the operand"}
+# why_pick's reasons, in greedy.dl's order of comparison
+_PICK_WORDS = {"only": "no other candidate was valid", "size": "its tensors are the largest",
+               "precedence": "its factor's kind comes first", "sharding": "it shards more",
+               "factor": "a later factor", "length": "it has more axes", "axes": "its axes come first"}
+
+
+def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
+    """The lines for `value` (an ir.Value of the module `needed` was made
+    on); none when the module needs nothing there."""
+    inventory = needed.inventory
+    vid = inventory.facts.value_ids.get(value)
+    if vid is None:
+        return []
+    items = [i for i in needed.items if i.value == vid]
+    why = _Why(needed, filename).lines(vid)
+    if not items and not why:
+        return []
+    lines = ["partitioning it (what the pipeline's export step wrote, then what Shardy's full version of "
+             "-sdy-insert-explicit-reshards adds):"]
+    return lines + [f"  {inserted_text(i)}" for i in items] + why
+
+
+class _Why:
+    """The decisions of the reshard rules about one value, in words."""
+
+    def __init__(self, needed: NeededTransfers, filename: str):
+        from sdylog.commands.explain import Relations
+        self.rel = Relations(needed.inventory.engine)
+        self.facts = needed.inventory.facts
+        self.filename = filename
+
+    # ---------------------------------------------------------------- names
+    def op(self, o: int) -> str:
+        from sdylog.commands.values import loc_text
+        op = self.facts.ops[o]
+        return f"{op.name} at {loc_text(op, self.filename)}"
+
+    def tensor(self, o: int, j: int) -> str:
+        row = self.rel.one("rule_tensor", (0, 1), o, j)
+        if row is None:
+            return f"tensor {j}"
+        _, _, v, is_result = row
+        if is_result:
+            k = self.rel.one("op_result", (0, 2), o, v)
+            return f"result {k[1]}" if k else f"tensor {j}"
+        k = self.rel.one("op_operand", (0, 2), o, v)
+        return f"operand {k[1]}" if k else f"tensor {j}"
+
+    def axes(self, o: int, rows) -> str:
+        """`{"x", "y":(1)2}` of (position, axis, pre, size) rows, on op o's mesh."""
+        mesh = self.rel.one("op_mesh", (0,), o)
+        sizes = self.facts.meshes[mesh[1]].axis_sizes if mesh else {}
+        refs = [AxisRef.of_interval(a, pre, pre * z, sizes.get(a, pre * z)) for _p, a, pre, z in sorted(rows)]
+        return "{" + ", ".join(map(str, refs)) + "}"
+
+    def factor(self, o: int, f: int) -> str:
+        """`j (operand 1 dim 1, result 0 dim 1)`."""
+        r = self.rel.one("rule_op", (0,), o)[1]
+        dims = [f"{self.tensor(o, j)} dim {d}" for _r, j, d, _pos, _f in self.rel.get("rule_dim_factor", (0, 4), r, f)]
+        letter = _LETTERS[f] if f < len(_LETTERS) else str(f)
+        return f"{letter} ({', '.join(dims)})"
+
+    # ---------------------------------------------------------------- the value's decisions
+    def lines(self, v: int) -> list[str]:
+        out = []
+        said = set()
+        for o, i, _v in self.rel.get("op_result", (2,), v):
+            out += self.made_by(o, i, said)
+        for o, i, _v in self.rel.get("op_operand", (2,), v):
+            out += self.read_by(o, i, said)
+        return out
+
+    def made_by(self, o: int, i: int, said: set) -> list[str]:
+        out = []
+        back = self.rel.get("reshard_result", (0, 1), o, i)
+        reduce = self.rel.get("all_reduce_axis", (0,), o)
+        single = self.rel.get("single_device_result_reshard", (0, 1), o, i)
+        if back or reduce:
+            out += self.op_decision(o, said)
+        if back:
+            out.append(f"    its result {i} is made with the working sharding and resharded back to what it carries")
+        if reduce:
+            out.append(f"    its sharded reduction factors make an all-reduce over {self.axes(o, [r[1:] for r in reduce])} "
+                       "follow it (partial sums; axes the result keeps unreduced wait)")
+        if single:
+            out.append(f"  {self.op(o)} runs on one device: its result {i} goes to fully replicated on the "
+                       "global mesh" + (", then back to its own sharding" if single[0][2] else ""))
+        return out
+
+    def read_by(self, o: int, i: int, said: set) -> list[str]:
+        out = []
+        if self.rel.get("reshard_operand", (0, 1), o, i):
+            out += self.op_decision(o, said)
+            out.append(f"    its operand {i} is resharded to the working sharding")
+        reduced = self.rel.get("operand_all_reduce_axis", (0, 1), o, i)
+        if reduced:
+            out.append(f"  {self.op(o)} reads it as operand {i}: its unreduced axes "
+                       f"{self.axes(o, [r[2:] for r in reduced])} are all-reduced first (the op's result does "
+                       "not keep them unreduced)")
+        if self.rel.get("single_device_operand", (0, 1), o, i):
+            out.append(f"  {self.op(o)} runs on one device: operand {i} goes to it (through fully replicated "
+                       "on the global mesh unless it is so already)")
+        out += self.site(o, i)
+        return out
+
+    def site(self, u: int, i: int) -> list[str]:
+        """A return, a data-flow edge or a call bringing the value to a target sharding."""
+        if not self.rel.get("site", (0, 1), u, i):
+            return []
+        steps = []
+        if self.rel.get("site_all_reduces", (0, 1), u, i):
+            steps.append("an all-reduce over the unreduced axes the target does not keep")
+        if self.rel.get("site_unreduces", (0, 1), u, i):
+            steps.append("replicated/sharded_to_unreduced for the target's new unreduced axes")
+        if self.rel.get("site_reshard", (0, 1), u, i):
+            steps.append("a reshard (it is not equivalent to the target)")
+        if not steps:
+            return []
+        name = self.facts.ops[u].name
+        what = {"func.return": "the function returns it", "func.call": "a call passes it to its callee",
+                }.get(name, f"it flows along a data-flow edge of {self.op(u)}")
+        return [f"  {what} (operand {i} of {name}), which asks for another sharding: " + "; ".join(steps)]
+
+    # ---------------------------------------------------------------- an op's working shardings
+    def op_decision(self, o: int, said: set) -> list[str]:
+        """How op o's working shardings were decided (rules/reshard/why.dl)."""
+        if o in said:
+            return []
+        said.add(o)
+        out = [f"  {self.op(o)}:"]
+        for _o, f, what in self.rel.get("why_conflict", (0,), o):
+            holders = defaultdict(list)   # tensor -> its (position, axis, pre, size) for f
+            for row in self.rel.get("fs_axis", (0, 2), o, f):
+                holders[row[1]].append(row[3:])
+            held = [f"{self.tensor(o, j)} {self.axes(o, holders.get(j, ()))}"
+                    for _o, j, _f in sorted(self.rel.get("fs_has", (0, 2), o, f), key=lambda r: r[1])]
+            verb = "conflicts" if what == "differs" else "needs replication but is sharded"
+            out.append(f"    factor {self.factor(o, f)} {verb}: " + ", ".join(held))
+        for _o, route in self.rel.get("why_route", (0,), o):
+            out += getattr(self, f"route_{route}")(o)
+        return out
+
+    def route_compatible(self, o: int) -> list[str]:
+        orders = self.rel.get("device_order_differs", (0,), o)
+        return ["    its shardings fit together" + (
+            "; " + ", ".join(self.tensor(o, j) for _o, j in orders) + " is on a mesh of another device order "
+            "than the op's" if orders else "")]
+
+    def route_overflow(self, o: int) -> list[str]:
+        return ["    a reshape whose axes overflow a factor: the axes are handed out again over both sides, "
+                "axis first (partitioning.md 2.5)"]
+
+    def route_dot(self, o: int) -> list[str]:
+        return ["    the non-full version's dot special case (partitioning.md 2.6)"]
+
+    def route_single_device(self, o: int) -> list[str]:
+        return ["    its result is on one device (a maximal mesh): its operands go there (partitioning.md 2.10)"]
+
+    def route_unary(self, o: int) -> list[str]:
+        """Which of the two tensors is kept, and the first key that told them apart."""
+        key = {j: (free, size, shards) for _o, j, free, size, shards in self.rel.get("unary_key", (0,), o)}
+        out = []
+        for _o, kept, other, reason in self.rel.get("why_kept", (0,), o):
+            why = _KEPT_WORDS[reason]
+            if reason == "size":
+                why += f" ({key[kept][1]} elements against {key[other][1]})"
+            elif reason == "sharded":
+                why += f" ({key[kept][2]} shards against {key[other][2]})"
+            out.append(f"    two tensors: {self.tensor(o, kept)} keeps its sharding, {self.tensor(o, other)} "
+                       f"takes it ({why})")
+        return out
+
+    def route_greedy(self, o: int) -> list[str]:
+        """The greedy picks in order, each with what set it apart."""
+        out = []
+        for n, (_o, k, _c, f, reason) in enumerate(sorted(self.rel.get("why_pick", (0,), o), key=lambda r: r[1]), 1):
+            axes = self.axes(o, [r[2:] for r in self.rel.get("why_pick_axis", (0, 1), o, k)])
+            weight = self.rel.one("why_pick_weight", (0, 1), o, k)[2]
+            covers = [self.tensor(o, j) for _o, _k, j in self.rel.get("why_pick_covers", (0, 1), o, k)]
+            kind = self.rel.one("op_factor", (0, 1), o, f)[2]
+            out.append(f"    pick {n}: factor {_LETTERS[f] if f < len(_LETTERS) else f} takes {axes}: "
+                       f"{_PICK_WORDS[reason]}; tensors of {weight} elements in all hold it so "
+                       f"({', '.join(covers)}); a {_KIND_WORDS.get(kind, kind)} factor")
+        head = "    the greedy choice (partitioning.md 2.3 step C: tensor sizes, then factor kind, sharding size, "
+        head += "factor index, length, axes):"
+        return [head] + out if out else [head + " nothing to pick"]

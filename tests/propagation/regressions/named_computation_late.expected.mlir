@@ -1,0 +1,14 @@
+module {
+  sdy.mesh @mesh = <["a"=2, "b"=4]>
+  func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", ?}, {?}]>}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<8x8xf32>, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", ?}, {?}]>}) {
+    %0 = sdy.named_computation<"f">(%arg0) (%arg2: tensor<8x8xf32>) {
+      %3 = sdy.data_flow_edge %arg2 : tensor<8x8xf32>
+      %4 = stablehlo.negate %3 : tensor<8x8xf32>
+      sdy.return %4 : tensor<8x8xf32>
+    } : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %1 = sdy.data_flow_edge %0 : tensor<8x8xf32>
+    %2 = stablehlo.add %arg0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a", ?}, {?}]>]>} : tensor<8x8xf32>
+    return %1, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+  }
+}
+
