@@ -5,9 +5,11 @@ CPU = user + sys of the child):
 
 - `sdylog --help` against `python -c 'import click'` (the CLI's floor);
 - `sdylog run MODEL --db F` against `sdylog run MODEL` (issue 19: at most
-  1.5x on transformer_L48), and the DuckDB file's size.
+  1.5x on transformer_L48), the DuckDB file's size, and the time line of
+  one more run of each (what --db adds to the pipeline: the phases names
+  and ids; the file itself is written after it).
 
-    python benchmarks/cli_bench.py [-n 5] [MODEL ...]
+    python benchmarks/cli_bench.py [-n 5] [--db-only] [MODEL ...]
 
 MODEL defaults to examples/mlp.mlir and the corpus' transformer_L48.
 """
@@ -58,14 +60,16 @@ def line(name: str, t: tuple[float, float], anchor: tuple[float, float]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=5)
+    ap.add_argument("--db-only", action="store_true", help="leave out sdylog --help")
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
     models = args.models or [str(ROOT / "examples" / "mlp.mlir"), str(CORPUS / "transformer_L48.mlir")]
 
-    r = best({"click": [sys.executable, "-c", "import click"], "help": SDYLOG + ["--help"]}, args.n)
-    print("sdylog --help")
-    print(line("python -c 'import click'", r["click"], r["click"]))
-    print(line("sdylog --help", r["help"], r["click"]))
+    if not args.db_only:
+        r = best({"click": [sys.executable, "-c", "import click"], "help": SDYLOG + ["--help"]}, args.n)
+        print("sdylog --help")
+        print(line("python -c 'import click'", r["click"], r["click"]))
+        print(line("sdylog --help", r["help"], r["click"]))
 
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "r.duckdb")
@@ -80,6 +84,10 @@ def main() -> None:
             print(f"{Path(model).name}: --db file {os.path.getsize(db) / 1e6:.2f} MB")
             print(line("run", r["run"], r["run"]))
             print(line("run --db", r["run --db"], r["run"]))
+            for name, cmd in cmds.items():   # (one run each, not timed: its report's last line)
+                fresh()
+                report = subprocess.run([c for c in cmd if c != "-q"], check=True, capture_output=True, text=True)
+                print(f"    {name + ':':10} {report.stderr.strip().splitlines()[-1]}")
 
 
 if __name__ == "__main__":

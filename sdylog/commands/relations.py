@@ -157,7 +157,8 @@ def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list
 def _matrix(engine, decl, symbols: list[str]):
     """(the relation's rows as an int64 array with symbol ids into `symbols`,
     the symbol list, None), from the engine's C tables when it has them
-    (their symbol list then serves all), else from its tuples; (None,
+    (their symbol list then serves all, or, when it does not extend
+    `symbols`, their ids are mapped into it), else from its tuples; (None,
     symbols, the tuples) for a relation with a number beyond 64 bits."""
     import numpy as np
     held = getattr(engine, "row_matrix", None)
@@ -166,6 +167,13 @@ def _matrix(engine, decl, symbols: list[str]):
         rows, c_symbols = found
         if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
             return rows, c_symbols, None
+        # another engine's (the reshard rules' after propagation's): its symbol ids mapped into ours
+        symbols, ours = _symbol_ids(symbols, c_symbols)
+        rows = rows.copy()
+        for j, c in enumerate(decl.columns):
+            if c.kind == "symbol":
+                rows[:, j] = ours[rows[:, j]]
+        return rows, symbols, None
     rows = list(engine.scan(decl.name) if hasattr(engine, "scan") else engine.read(decl.name))
     if any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
         return None, symbols, rows
@@ -185,3 +193,18 @@ def _matrix(engine, decl, symbols: list[str]):
                 col[k] = sid
         out[:, j] = col
     return out, symbols, None
+
+
+def _symbol_ids(symbols: list[str], others: list[str]):
+    """(`symbols` grown by those of `others` it lacks, the id in it of each
+    of `others` as an int64 array)."""
+    import numpy as np
+    ids = {s: i for i, s in enumerate(symbols)}
+    symbols = list(symbols)
+    ours = np.empty(len(others), np.int64)
+    for k, s in enumerate(others):
+        if s not in ids:
+            ids[s] = len(symbols)
+            symbols.append(s)
+        ours[k] = ids[s]
+    return symbols, ours

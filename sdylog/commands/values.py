@@ -30,7 +30,7 @@ class InputValue:
     func: str
     name: str            # "%0", "%arg1", "%0#1"
     handle: object       # the ir.Value (compared by identity only once passes ran)
-    type_text: str
+    type: object         # its ir.Type (types are unique in a context: compared and hashed without printing)
     key: tuple           # how to find its copies after import: (kind, location, index, type)
     where: str           # "stablehlo.add at f.mlir:3:8"
     annotated: bool = False     # the input gives it a sharding (else one the import added is not the user's)
@@ -57,7 +57,7 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
                 src = loc_text(arg, filename) if describe else "?"
                 jax_name = arg_jax_name(arg) if func == main else None
                 at = f" at {src}" if src not in ("?", jax_name) else ""   # (JAX's `loc("x")` is only a name)
-                out.append(InputValue(func, arg.get_name(state), arg, str(arg.type), ("farg", func, i),
+                out.append(InputValue(func, arg.get_name(state), arg, arg.type, ("farg", func, i),
                                       f"argument {i} of @{func}{at}", jax_name=jax_name, source=src))
             for op in walk_ops(fn.operation):
                 if op == fn.operation:
@@ -68,13 +68,13 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
                     for block in region.blocks:
                         for i, arg in enumerate(block.arguments):
                             src = loc_text(arg, filename) if describe else "?"
-                            t = str(arg.type)
+                            t = arg.type
                             out.append(InputValue(func, arg.get_name(state), arg, t, ("barg", key, r, i, t),
                                                   f"block argument {i} of {op.name} at {src}", source=src))
                 name = op.name
                 kind = _IMPORTED_KIND.get(name, name)
                 for i, res in enumerate(op.results):
-                    t = str(res.type)
+                    t = res.type
                     out.append(InputValue(func, res.get_name(state), res, t, ("res", kind, key, i, t),
                                           f"{name} at {loc}", op=name, source=loc))
         if describe:
@@ -258,7 +258,7 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
         kept = {}
         for iv in values:
             vid = facts.value_ids.get(iv.handle)
-            if vid is not None and str(facts.values[vid].type) == iv.type_text:
+            if vid is not None and facts.values[vid].type == iv.type:
                 kept[id(iv)] = vid
         # copies are values the import made: only those are looked up by key
         by_key = _keys_of(facts, set(facts.func_args) | set(range(len(facts.values))) - set(kept.values()))
@@ -287,13 +287,13 @@ def _keys_of(facts, vids) -> dict:
             op = owner.owner
             arg = ir.BlockArgument(v)
             region = _region_index(op, owner)
-            by_key[("barg", _loc_key(op), region, arg.arg_number, str(v.type))].append(vid)
+            by_key[("barg", _loc_key(op), region, arg.arg_number, v.type)].append(vid)
             if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
                 callee = ir.StringAttr(op.attributes["name"]).value
                 by_key[("farg", callee, arg.arg_number)].append(vid)
         else:
             by_key[("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number,
-                    str(v.type))].append(vid)
+                    v.type)].append(vid)
     return by_key
 
 
