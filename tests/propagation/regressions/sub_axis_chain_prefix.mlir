@@ -1,11 +1,11 @@
 // FLAGS: -sdy-propagation-pipeline
-// KNOWN DIFFERENCE: docs/propagation-semantics.md 14.5, "a unit appended after a sub-axis its tensor holds behind another prefix"
+// A sub-axis chain: a write after position 0 must follow the proposal's own units.
 // The reduce at line 37 (%10 as `sdylog explain` names it) holds "x":(1)2, "x":(2)2
 // in dim 0 (through the minimum at line 46) while its operand, the transpose at
 // line 21, holds "z", "x":(2)4 there. Shardy leaves the result at "x":(1)4 ([x:(1)4]
-// is no prefix of [z, x:(2)4]); the rules append "x":(4)2 from the operand because
+// is no prefix of [z, x:(2)4]); the rules appended "x":(4)2 from the operand because
 // the unit before it, "x":(2)2, matches, though the units before that do not: the
-// result becomes "x" and the difference spreads to 25 values. Shrunk from generated
+// result became "x" and the difference spread to 25 values (fixed in core.dl). Shrunk from generated
 // program seed 30 (300 ops) with tests/generators/shrink.py (no smaller program
 // found by hand yet).
 sdy.mesh @mesh = <["x"=8, "w"=2, "z"=2]>
