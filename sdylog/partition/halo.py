@@ -1,5 +1,6 @@
-"""The halo exchange of a pad or slice whose sharded dimensions need their
-neighbours' data (-sdy-resolve-permutation-factors with enable-halo-exchange).
+"""The halo exchange of a pad, slice or reshape whose sharded dimensions need
+their neighbours' data (-sdy-resolve-permutation-factors with
+enable-halo-exchange); the reverse of sharded dimensions.
 
 rules/partition/permutation.dl decides which ops and gives, per sharded
 dimension, the numbers (HaloDim). This module builds the IR, op for op as
@@ -45,6 +46,20 @@ class HaloDim:
     comm: int        # 1 when some device needs other devices' data
 
 
+@dataclass(frozen=True)
+class ReshapeHaloGroup:
+    """A group of a halo reshape (rules/partition/permutation.dl
+    reshape_halo_dim, reshape_halo_offset): operand dimension `dim` split into
+    result dimensions `out_dims`."""
+    dim: int
+    out_dims: tuple[int, ...]
+    tile: int        # elements of the split dimension per device (padded)
+    left: int        # hops to the leftmost block needed
+    right: int       # hops to the rightmost block needed
+    comm: bool       # some device needs other devices' data
+    offsets: tuple[int, ...]   # per shard of out_dims: where its window starts in its buffer
+
+
 class HaloExchange:
     def __init__(self, module: ir.Module, meshes: dict[str, Mesh], use_replica_id: bool):
         self.module = module
@@ -84,20 +99,10 @@ class HaloExchange:
 
         result_type = ir.RankedTensorType(op.results[0].type)
         global_shape = [-(-n // k) * k for n, k in zip(result_type.shape, shards)]
-        manual_names = [a.name for a in mesh.axes if a.name in manual]
-        mesh_ref = sharding.mesh
-        manual_op = create_op(
-            "sdy.manual_computation", [tensor(global_shape, result_type.element_type)], [x, pad_value],
-            {"in_shardings": sharding_per_value_attr([sharding, TensorSharding(mesh_ref, ())]),
-             "out_shardings": sharding_per_value_attr([sharding]),
-             "manual_axes": ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in manual_names) + "}>")},
-            regions=1, loc=op.location, ip=b.ip)
-        local_shape = [n // axes_size([a for a in sharding.dims[d].axes if a.name in manual], mesh)
-                       for d, n in enumerate(divisible)]
-        block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
-        inner = Builder(ir.InsertionPoint(block), op.location)
+        manual_op, inner = _halo_computation(b, x, pad_value, sharding, sharding,
+                                             tensor(global_shape, result_type.element_type), manual, mesh)
         local = _without_axes(sharding, manual)
-        value, local_pad = block.arguments[0], block.arguments[1]
+        value, local_pad = inner.ip.block.arguments
         # Shardy's exchange leaves zeros where a block past either end of the
         # dimension would be: right for a zero pad value (and a slice), not
         # for another, which those places must hold instead.
@@ -117,6 +122,77 @@ class HaloExchange:
             irs.set_result_sharding(result, sharding)
         op.results[0].replace_all_uses_with(result)
         op.erase()
+
+    # ------------------------------------------------------------------ reshape
+    def reshape(self, op, groups: list[ReshapeHaloGroup], manual_dims: set) -> None:
+        """A reshape splitting unevenly sharded dimensions (Shardy's
+        handleReshapeHaloExchange): the operand padded high to its shards,
+        then in a manual computation over the groups' axes each split
+        dimension's window (`tile` elements from where the device's result
+        block starts: its own block and its neighbours', its offset from a
+        table by its index along the result dimensions' axes), reshaped
+        locally; the result sliced back to the op's type. `manual_dims`:
+        the (0 operand / 1 result, dimension) pairs whose axes the manual
+        computation takes, those of every group with an indivisible
+        dimension (pass-through ones too, as Shardy's nonDivisibleAxes). Elements the
+        result's padding holds are whatever the window had there."""
+        x, res = op.operands[0], op.results[0]
+        in_sharding, out_sharding = irs.sharding_of(x), irs.sharding_of(res)
+        mesh = irs.resolve_mesh(in_sharding, self.meshes)
+        manual = {a.name for t, d in manual_dims for a in (in_sharding, out_sharding)[t].dims[d].axes}
+        b = Builder(ir.InsertionPoint(op), op.location)
+        pad_value = b.constant(zeros(tensor((), element_of(x))))
+        in_shards = [axes_size(d.axes, mesh) for d in in_sharding.dims]
+        divisible = [-(-n // k) * k for n, k in zip(shape_of(x), in_shards)]
+        if divisible != list(shape_of(x)):
+            rank = len(divisible)
+            zero = b.constant(zeros(tensor((), element_of(x))))
+            x = b.pad(x, zero, [0] * rank, [m - n for m, n in zip(divisible, shape_of(x))], [0] * rank, divisible)
+            irs.set_result_sharding(x, in_sharding)
+        result_type = ir.RankedTensorType(res.type)
+        out_shards = [axes_size(d.axes, mesh) for d in out_sharding.dims]
+        padded_out = [-(-n // k) * k for n, k in zip(result_type.shape, out_shards)]
+        manual_op, inner = _halo_computation(b, x, pad_value, in_sharding, out_sharding,
+                                             tensor(padded_out, result_type.element_type), manual, mesh)
+        local_in = _without_axes(in_sharding, manual)
+        value, local_pad = inner.ip.block.arguments
+        for g in sorted(groups, key=lambda g: g.dim):
+            if g.comm:
+                target_axes = [a for d in g.out_dims for a in out_sharding.dims[d].axes]
+                value = self.exchange_reshape_dim(inner, value, local_pad, g, target_axes, mesh, local_in)
+        local_out = inner.reshape(value, _manual_local_shape(padded_out, out_sharding, manual, mesh))
+        irs.set_result_sharding(local_out, _without_axes(out_sharding, manual))
+        create_op("sdy.return", [], [local_out], loc=op.location, ip=inner.ip)
+        result = manual_op.results[0]
+        if padded_out != list(result_type.shape):
+            rank = len(padded_out)
+            result = b.one("stablehlo.slice", [result], result_type,
+                           {"start_indices": dense_i64_array([0] * rank),
+                            "limit_indices": dense_i64_array(result_type.shape),
+                            "strides": dense_i64_array([1] * rank)})
+            irs.set_result_sharding(result, out_sharding)
+        res.replace_all_uses_with(result)
+        op.erase()
+
+    def exchange_reshape_dim(self, b: Builder, value, pad_value, g: ReshapeHaloGroup, target_axes, mesh: Mesh,
+                             local: TensorSharding):
+        """This device's `tile` elements of the split dimension: its buffer
+        (its left neighbours' blocks, its own, its right neighbours', padded
+        by `tile` on both sides) cut at its offset, looked up by its index
+        along the result dimensions' axes."""
+        buffer = self.neighbour_buffer(b, value, pad_value, g.dim, g.left, g.right, target_axes, mesh, local,
+                                       g.tile, 1, False)
+        device = b.device_id(self.use_replica_id)
+        index = self.index_in_group(b, device, mesh, target_axes)
+        offset = b.table_lookup(list(g.offsets), index)
+        zero = b.constant(zeros(tensor((), i64())))
+        starts = [zero] * len(shape_of(buffer))
+        starts[g.dim] = offset
+        sizes = list(shape_of(buffer))
+        sizes[g.dim] = g.tile
+        window = b.dynamic_slice(buffer, starts, sizes)
+        irs.set_result_sharding(window, local)
+        return window
 
     # ------------------------------------------------------------------ reverse
     def reverse(self, op, dims: dict[int, int]) -> None:
@@ -161,13 +237,11 @@ class HaloExchange:
         """x's data moved `shifts[d]` elements right along each dimension d,
         across the devices of its axes (a manual computation)."""
         manual = {a.name for d in shifts for a in sharding.dims[d].axes}
-        manual_names = [a.name for a in mesh.axes if a.name in manual]
-        local_shape = [n // axes_size([a for a in sharding.dims[d].axes if a.name in manual], mesh)
-                       for d, n in enumerate(shape_of(x))]
+        local_shape = _manual_local_shape(shape_of(x), sharding, manual, mesh)
         manual_op = create_op(
             "sdy.manual_computation", [x.type], [x],
             {"in_shardings": sharding_per_value_attr([sharding]), "out_shardings": sharding_per_value_attr([sharding]),
-             "manual_axes": ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a}"' for a in manual_names) + "}>")},
+             "manual_axes": _manual_axes_attr(mesh, manual)},
             regions=1, loc=loc, ip=b.ip)
         block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)))
         inner = Builder(ir.InsertionPoint(block), loc)
@@ -256,8 +330,33 @@ class HaloExchange:
         """This device's output window of `dim`, from its own and its neighbours' blocks
         (`fill`: a block no device sends holds the pad value, not zeros)."""
         axes = list(sharding.dims[dim].axes)
+        buffer = self.neighbour_buffer(b, value, pad_value, dim, h.left, h.right, axes, mesh, local,
+                                       h.s_out * h.dilation, h.dilation, fill)
+        device = b.device_id(self.use_replica_id)
+        index = self.index_in_group(b, device, mesh, axes)
+        s_in_dilated = h.s_in * h.dilation
+        step = b.scalar(h.s_out - s_in_dilated, i64())
+        base = b.scalar(-h.low + h.left * s_in_dilated + h.s_out * h.dilation, i64())
+        offset = b.binary("add", b.binary("multiply", index, step), base)
+        zero = b.constant(zeros(tensor((), i64())))
+        offset = b.binary("maximum", offset, zero)
+        starts = [zero] * len(shape_of(buffer))
+        starts[dim] = offset
+        sizes = list(shape_of(buffer))
+        sizes[dim] = h.s_out
+        window = b.dynamic_slice(buffer, starts, sizes)
+        irs.set_result_sharding(window, local)
+        return window
+
+    def neighbour_buffer(self, b: Builder, value, pad_value, dim: int, left: int, right: int, axes, mesh: Mesh,
+                         local: TensorSharding, edge: int, dilation: int, fill: bool):
+        """The blocks `left`..1 hops to the left along `axes`
+        (collective_permute), this device's own, 1..`right` to the right,
+        concatenated on `dim`, padded by `edge` on both sides (interior:
+        dilation - 1); `fill`: a block no device sends holds the pad value,
+        not zeros."""
         pieces = []
-        for offset in list(range(h.left, 0, -1)) + [0] + list(range(-1, -h.right - 1, -1)):
+        for offset in list(range(left, 0, -1)) + [0] + list(range(-1, -right - 1, -1)):
             if offset == 0:
                 pieces.append(value)
                 continue
@@ -272,31 +371,15 @@ class HaloExchange:
             pieces.append(piece)
         buffer = b.concatenate(pieces, dim)
         irs.set_result_sharding(buffer, local)
-        edge = h.s_out * h.dilation
         shape = list(shape_of(buffer))
         low, high, interior = [0] * len(shape), [0] * len(shape), [0] * len(shape)
         low[dim] = high[dim] = edge
-        interior[dim] = h.dilation - 1
+        interior[dim] = dilation - 1
         padded_shape = list(shape)
-        padded_shape[dim] = (shape[dim] - 1) * h.dilation + 1 + 2 * edge
+        padded_shape[dim] = (shape[dim] - 1) * dilation + 1 + 2 * edge
         buffer = b.pad(buffer, pad_value, low, high, interior, padded_shape)
         irs.set_result_sharding(buffer, local)
-
-        device = b.device_id(self.use_replica_id)
-        index = self.index_in_group(b, device, mesh, axes)
-        s_in_dilated = h.s_in * h.dilation
-        step = b.scalar(h.s_out - s_in_dilated, i64())
-        base = b.scalar(-h.low + h.left * s_in_dilated + h.s_out * h.dilation, i64())
-        offset = b.binary("add", b.binary("multiply", index, step), base)
-        zero = b.constant(zeros(tensor((), i64())))
-        offset = b.binary("maximum", offset, zero)
-        starts = [zero] * len(shape)
-        starts[dim] = offset
-        sizes = list(padded_shape)
-        sizes[dim] = h.s_out
-        window = b.dynamic_slice(buffer, starts, sizes)
-        irs.set_result_sharding(window, local)
-        return window
+        return buffer
 
     def pad_value_where_nothing_came(self, b: Builder, piece, pad_value, receivers: set, mesh: Mesh):
         device = b.device_id(self.use_replica_id)
@@ -376,6 +459,33 @@ def _without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
     ir_shardings.without_axes)."""
     return replace(sharding, dims=tuple(DimSharding(tuple(a for a in d.axes if a.name not in names), d.is_closed,
                                                     d.priority) for d in sharding.dims))
+
+
+def _halo_computation(b: Builder, x, pad_value, in_sharding: TensorSharding, out_sharding: TensorSharding,
+                      result_type, manual: set, mesh: Mesh):
+    """The `sdy.manual_computation` over the `manual` axes taking `x` (the
+    operand padded to its shards) and the pad value, giving `result_type`;
+    and a builder into its body, whose arguments are their local versions."""
+    manual_op = create_op(
+        "sdy.manual_computation", [result_type], [x, pad_value],
+        {"in_shardings": sharding_per_value_attr([in_sharding, TensorSharding(in_sharding.mesh, ())]),
+         "out_shardings": sharding_per_value_attr([out_sharding]),
+         "manual_axes": _manual_axes_attr(mesh, manual)},
+        regions=1, loc=b.loc, ip=b.ip)
+    local_shape = _manual_local_shape(shape_of(x), in_sharding, manual, mesh)
+    block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
+    return manual_op, Builder(ir.InsertionPoint(block), b.loc)
+
+
+def _manual_axes_attr(mesh: Mesh, names: set) -> ir.Attribute:
+    """#sdy<manual_axes{...}> of the named axes, in mesh order."""
+    return ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a.name}"' for a in mesh.axes if a.name in names)
+                              + "}>")
+
+
+def _manual_local_shape(shape, sharding: TensorSharding, names: set, mesh: Mesh) -> list[int]:
+    """A tensor's shape inside a manual computation over the named axes."""
+    return [n // axes_size([a for a in d.axes if a.name in names], mesh) for n, d in zip(shape, sharding.dims)]
 
 
 def _is_zero_constant(value) -> bool:

@@ -38,7 +38,8 @@ _SPECIAL = {
     "sdy.reduce_scatter", "sdy.constant", "sdy.manual_computation", "sdy.named_computation",
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
-    "stablehlo.select_and_scatter", "stablehlo.while",
+    "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
+    "stablehlo.dynamic_update_slice",
 }
 # sdy ops that carry no data movement: their results just take local types.
 _SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
@@ -575,6 +576,14 @@ class GlobalToLocal:
                                      "collective which should have been handled by previous passes.")
             k = axes_size(in_axes, mesh)
             s_in, s_out = g_in[i] // k, g_out[i] // k
+            shards = sorted({shard_index(d, mesh, in_axes) for d in range(n)})
+            far = next((s for s in shards if _pad_reads_other_shards(g_in[i], low[i], interior[i], s_in, s_out, s)),
+                       None)
+            if far is not None:
+                raise self.error(op, f"dimension {i} is sharded and the pad moves elements across shards (shard "
+                                     f"{far} of the result needs elements of another shard of the operand). This "
+                                     "requires device communication which should have been handled by previous "
+                                     "passes.")
             row = [shard_index(d, mesh, in_axes) * s_in * (interior[i] + 1) + low[i]
                    - shard_index(d, mesh, out_axes) * s_out for d in range(n)]
             offsets.append(row)
@@ -638,6 +647,42 @@ class GlobalToLocal:
         op.attributes["limit_indices"] = dense_i64_array(new_limits)
         self.localize(res, op)
         self.drop_sharding(op)
+
+    def convert_dynamic_slice(self, op) -> None:
+        x, res = op.operands[0], op.results[0]
+        self._check_dynamic_window(op, [x, res], self.global_shape(res))
+        self.convert_generic(op)
+        op.attributes["slice_sizes"] = dense_i64_array(shape_of(res))
+
+    def convert_dynamic_update_slice(self, op) -> None:
+        x, update, res = op.operands[0], op.operands[1], op.results[0]
+        self._check_dynamic_window(op, [x, update, res], self.global_shape(update))
+        self.convert_generic(op)
+
+    def _check_dynamic_window(self, op, values, window) -> None:
+        """A dimension the window covers whole may stay sharded, alike on every
+        value: its start index clamps to 0 on the global and on the local
+        shapes alike, so the local op reads or writes this device's shard. A
+        dimension the window cuts must be replicated: where the window falls
+        is known only at run time (insert-explicit-reshards replicates it)."""
+        g_shape = self.global_shape(values[0])
+        for d, size in enumerate(window):
+            axes = [self._dim_axes(v, d, op) for v in values]
+            if size == g_shape[d]:
+                if any(a != axes[0] for a in axes):
+                    raise self.error(op, f"dimension {d} has mismatched sharding axes. This requires a reshard "
+                                         "which should have been handled by previous passes.")
+            elif any(axes):
+                raise self.error(op, f"dimension {d} is sharded but the {op.name} window of size {size} cuts it "
+                                     f"at a dynamic offset (of {g_shape[d]}): it must be replicated by previous "
+                                     "passes.")
+
+    def _dim_axes(self, value, dim: int, op) -> tuple:
+        """The axes sharding `value`'s dimension `dim`, none when they are of size 1."""
+        s = self.sharding(value)
+        if s is None or not s.dims[dim].axes or axes_size(s.dims[dim].axes, self.mesh(s, op)) <= 1:
+            return ()
+        return tuple(s.dims[dim].axes)
 
     def convert_reduce_window(self, op) -> None:
         self._check_windowed(op)
@@ -836,6 +881,17 @@ class GlobalToLocal:
             self.convert_block(block)
         for r in op.results:
             self.localize(r, op)
+
+
+def _pad_reads_other_shards(n_in: int, low: int, interior: int, s_in: int, s_out: int, k: int) -> bool:
+    """Whether block `k` (of size s_out) of a pad's result, on one dimension,
+    holds operand elements outside the operand's block `k` (of size s_in): a
+    local pad cannot make it (operand element j lands at low + j * (interior + 1))."""
+    step = interior + 1
+    start, end = k * s_out, (k + 1) * s_out
+    first = max(0, -(-(start - low) // step))
+    last = min(n_in - 1, (end - 1 - low) // step)
+    return first <= last and (first < k * s_in or last >= (k + 1) * s_in)
 
 
 _UNREAD = object()   # (a value whose sharding was not read yet: None is "no sharding")

@@ -14,6 +14,14 @@ Shardy rewrites with MLIR's dialect conversion: an operand of an op the
 conversion leaves alone (a `func.return`, a `sdy.reshard`) that got padded
 reaches it through an `unrealized_conversion_cast`; here it is sliced back
 to its own size instead, which keeps the program valid.
+
+Known limit, Shardy's too (checked with jaxlib's): an all_slice
+whose operand is sharded on a dimension it pads gets a high pad of that
+sharded operand (6 on "x"=2 sliced on "y"=4: padded to 8). The pad moves the
+shard boundaries (3 | 3 becomes 4 | 4), which takes data from another device;
+jaxlib's Shardy writes the same pad, and Shardy's convert-global-to-local
+(upstream convert_global_to_local.cc), as ours, makes every pad local. Ours refuses such a pad with a located error
+("the pad moves elements across shards") rather than computing wrong shards.
 """
 from __future__ import annotations
 

@@ -18,7 +18,10 @@ right); the pass builds Shardy's exchange for them (sdylog/partition/halo.py):
 inside a `sdy.manual_computation` over the dimensions' axes, each device
 concatenates its neighbours' blocks (`collective_permute`) around its own,
 pads the buffer, and cuts its output window at an offset computed from its
-device id. Reverses and reshapes are replicated even then.
+device id. A reshape whose uneven groups each split one dimension within
+one hop of its neighbours (reshape_halo_dim, reshape_halo_offset) gets the
+same exchange, its window reshaped locally; other reshapes and windows are
+replicated even then, reverses get a reversed device order.
 
 Options: enable-halo-exchange, replica-count, partition-count.
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
+import numpy as np
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
@@ -38,8 +42,8 @@ from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_valu
 from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
-from sdylog.partition.halo import HaloDim, HaloExchange
-from sdylog.partition.shards import divides
+from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
+from sdylog.partition.shards import atomic_axes, axes_size, divides, expand_to_atomic
 from sdylog.passes.census import UNCHANGED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
@@ -91,6 +95,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
         add_slice_and_pad_attributes(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
+        reshapes.update(_reshape_splits(facts, reshapes["reshape_group"]))
         reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
         reshapes["reversed_dim"] = [(op_id, d) for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.reverse"
                                     for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
@@ -108,12 +113,16 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     reverses = defaultdict(dict)               # op id -> {reversed sharded dim: shift}
     for op_id, d, shift in answers.read("reverse_dim"):
         reverses[op_id][d] = shift
+    reshape_halos = _reshape_halos(answers, reshapes["reshape_group"])
     changed = False
     with module.context, ir.Location.unknown():
         exchange = (HaloExchange(module, facts.meshes, options["replica-count"] > 1)
-                    if halo_dims or reverses else None)
-        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses)):
-            if op_id in halo_dims:
+                    if halo_dims or reverses or reshape_halos else None)
+        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos)):
+            if op_id in reshape_halos:
+                exchange.reshape(facts.ops[op_id], *reshape_halos[op_id])
+                changed = True
+            elif op_id in halo_dims:
                 exchange.resolve(facts.ops[op_id], halo_dims[op_id])
                 changed = True
             elif op_id in reverses:
@@ -241,3 +250,58 @@ def _axis_strides(sharding: TensorSharding, shape, mesh) -> list:
                 continue
         merged.append((stride, a))
     return merged
+
+
+def _reshape_splits(facts, groups):
+    """reshape_split and reshape_target_start rows: the groups of a reshape
+    that split one operand dimension into several result dimensions, none of
+    size 1, sharded by the same axes in the same order (sub-axes cut
+    alike); and where each shard of those result dimensions starts in the
+    split dimension (Shardy's getLinearDataStartOffsetForShardIdx)."""
+    splits, starts = [], []
+    for op_id, g, i0, i1, j0, j1, ni, no in groups:
+        if i1 - i0 != 1 or ni != 1 or no != j1 - j0 or no < 2:
+            continue
+        op = facts.ops[op_id]
+        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        if ins is None or outs is None or ins.mesh != outs.mesh:
+            continue
+        mesh = irs.resolve_mesh(ins, facts.meshes)
+        in_axes = list(ins.dims[i0].axes)
+        out_axes = [a for d in range(j0, j1) for a in outs.dims[d].axes]
+        atoms = atomic_axes(mesh, in_axes + out_axes)
+        if expand_to_atomic(in_axes, atoms, mesh) != expand_to_atomic(out_axes, atoms, mesh):
+            continue
+        out_shape = list(ir.RankedTensorType(op.results[0].type).shape)
+        shards = [axes_size(outs.dims[d].axes, mesh) for d in range(j0, j1)]
+        tiles = [-(-out_shape[d] // k) for d, k in zip(range(j0, j1), shards)]
+        volume = 1
+        for t, k in zip(tiles, shards):
+            volume *= t * k
+        splits.append((op_id, g, i0, volume))
+        strides = [1] * no
+        for i in reversed(range(no - 1)):
+            strides[i] = strides[i + 1] * out_shape[j0 + i + 1]
+        for t in range(int(np.prod(shards))):
+            coords = np.unravel_index(t, shards)
+            starts.append((op_id, g, t, int(sum(c * tile * stride for c, tile, stride in zip(coords, tiles, strides)))))
+    return {"reshape_split": splits, "reshape_target_start": starts}
+
+
+def _reshape_halos(answers, groups) -> dict:
+    """Halo reshapes by op id: their groups (reshape_halo_dim) with the
+    result dimensions they split into and each shard's window offset, and the
+    (tensor, dimension) pairs whose axes are manual."""
+    out_dims = {(op_id, g): tuple(range(j0, j1)) for op_id, g, _, _, j0, j1, _, _ in groups}
+    offsets = defaultdict(dict)
+    for op_id, g, t, offset in answers.read("reshape_halo_offset"):
+        offsets[(op_id, g)][t] = offset
+    manual = defaultdict(set)                  # op id -> {(tensor, dim)} whose axes are manual
+    for op_id, t, d in answers.read("reshape_halo_manual_dim"):
+        manual[op_id].add((t, d))
+    halos = defaultdict(list)
+    for op_id, g, d, tile, left, right, comm in sorted(answers.read("reshape_halo_dim")):
+        table = offsets[(op_id, g)]
+        halos[op_id].append(ReshapeHaloGroup(d, out_dims[(op_id, g)], tile, left, right, bool(comm),
+                                             tuple(table[t] for t in sorted(table))))
+    return {op_id: (groups, manual[op_id]) for op_id, groups in halos.items()}

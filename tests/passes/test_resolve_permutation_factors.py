@@ -160,6 +160,37 @@ func.func @main(%a: tensor<6x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"
     assert report.ok, report.text()
 
 
+def test_halo_exchange_of_an_indivisible_split_reshape():
+    # 6 rows over 4 devices (blocks of 2, the last one padding) split into
+    # 2 x 3 on "a":(1)2 x "a":(2)2 (blocks of 1 x 2): the third and fourth
+    # blocks start one row into the block of their left neighbour
+    out = optimize_text(RESHAPE.format(out="2x3x2", sharding='[{"a":(1)2}, {"a":(2)2}, {}]'), "t.mlir",
+                        parse_flags([HALO]))
+    assert "sdy.reshard" not in out
+    assert 'out_shardings=[<@mesh, [{"a":(1)2}, {"a":(2)2}, {}]>] manual_axes={"a"}' in out
+    assert "source_target_pairs = dense<[[0, 1], [1, 2], [2, 3]]>" in out
+    assert "stablehlo.constant dense<[4, 4, 3, 3]> : tensor<4xi64>" in out
+    assert "-> tensor<1x2x2xi32>" in out   # the local reshape of the 2-row window
+
+
+@pytest.mark.parametrize("rows,out,sharding", [
+    (6, "2x3x2", '[{"a":(1)2}, {"a":(2)2}, {}]'),
+    (6, "12", '[{"a"}]'),                              # a merge: replicated around (no halo group)
+    (12, "2x6x2", '[{"a":(1)2}, {"a":(2)2}, {}]'),   # divisible: nothing to exchange
+])
+def test_halo_reshape_computes_the_global_result(rows, out, sharding):
+    text = 'sdy.mesh @mesh = <["a"=4]>\n' + f'''
+func.func @main(%a: tensor<16x2xi32> {{sdy.sharding = #sdy.sharding<@mesh, [{{"a"}}, {{}}]>}}) -> tensor<{out}xi32> {{
+  %0 = stablehlo.slice %a [0:{rows}, 0:2] {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"a"}}, {{}}]>]>}} : (tensor<16x2xi32>) -> tensor<{rows}x2xi32>
+  %1 = stablehlo.reshape %0 {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, {sharding}>]>}} : (tensor<{rows}x2xi32>) -> tensor<{out}xi32>
+  %2 = sdy.reshard %1 <@mesh, [{", ".join("{}" for _ in out.split("x"))}]> : tensor<{out}xi32>
+  return %2 : tensor<{out}xi32>
+}}'''
+    report = simulate_text(text, "reshape.mlir", seed=3,
+                           pipeline=[HALO, "--sdy-reshard-to-collectives", "--sdy-pad-for-divisibility"])
+    assert report.ok, report.text()
+
+
 # An op whose own rule has a permutation factor, whatever its name says.
 ADD_WITH_RULE = MESH + '''
 func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>}) -> tensor<8x8xf32> {

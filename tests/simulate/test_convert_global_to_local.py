@@ -110,6 +110,17 @@ func.func @main(%a: tensor<6x2xf32> {{sdy.sharding = {sh([], [])}}}, %i: tensor<
   %1 = sdy.all_reduce {{"x"}} %0 out_sharding=<@mesh, [{{}}, {{}}]> : tensor<6x2xf32>
   return %1 : tensor<6x2xf32>
 }}""",
+    # lax.scan's dynamic_index_in_dim / dynamic_update_index_in_dim (corpus
+    # scan_rnn): the dimension the window keeps whole stays sharded.
+    "dynamic-slice-and-update-kept-dim": M22 + f"""
+func.func @main(%a: tensor<6x8x4xf32> {{sdy.sharding = {sh([], ["x"], [])}}}, %u: tensor<1x8x4xf32> {{sdy.sharding = {sh([], ["x"], ["y"])}}}, %i: tensor<i32>)
+    -> (tensor<1x8x4xf32> {{sdy.sharding = {sh([], ["x"], [])}}}, tensor<6x8x4xf32> {{sdy.sharding = {sh([], ["x"], ["y"])}}}) {{
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.dynamic_slice %a, %i, %z, %z, sizes = [1, 8, 4] {pv([], ["x"], [])} : (tensor<6x8x4xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x8x4xf32>
+  %1 = sdy.all_slice [{{}}, {{}}, {{"y"}}] %a out_sharding=<@mesh, [{{}}, {{"x"}}, {{"y"}}]> : tensor<6x8x4xf32>
+  %2 = stablehlo.dynamic_update_slice %1, %u, %i, %i, %i {pv([], ["x"], ["y"])} : (tensor<6x8x4xf32>, tensor<1x8x4xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<6x8x4xf32>
+  return %0, %2 : tensor<1x8x4xf32>, tensor<6x8x4xf32>
+}}""",
     "manual-computation-psum-while": M22 + f"""
 func.func @main(%a: tensor<8x4xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) -> (tensor<8x4xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) {{
   %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{{"x"}}, {{"y"}}]>] out_shardings=[<@mesh, [{{"x"}}, {{"y"}}]>]
@@ -192,6 +203,21 @@ def test_drop_sharding_and_mesh():
      "dimension 0 is sharded but the concatenation is on this dimension"),
     ("""%0 = stablehlo.slice %a [2:8, 0:4] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x4xf32>) -> tensor<6x4xf32>""",
      "is sharded but the slice is not a full slice"),
+    ("""%i = stablehlo.constant dense<1> : tensor<i32>
+  %0 = stablehlo.dynamic_slice %a, %i, %i, sizes = [2, 4] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x4xf32>, tensor<i32>, tensor<i32>) -> tensor<2x4xf32>""",
+     "dimension 0 is sharded but the stablehlo.dynamic_slice window of size 2 cuts it"),
+    ("""%i = stablehlo.constant dense<1> : tensor<i32>
+  %u = stablehlo.constant dense<1.0> : tensor<1x4xf32>
+  %0 = stablehlo.dynamic_update_slice %a, %u, %i, %i {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<8x4xf32>""",
+     "dimension 0 is sharded but the stablehlo.dynamic_update_slice window of size 1 cuts it"),
+    ("""%i = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.dynamic_slice %a, %i, %i, sizes = [8, 2] : (tensor<8x4xf32>, tensor<i32>, tensor<i32>) -> tensor<8x2xf32>""",
+     "dimension 0 has mismatched sharding axes"),
+    # (what -sdy-pad-for-divisibility makes of an all_slice whose sharded
+    # operand it pads: see that pass' docstring)
+    ("""%z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %a, %z, low = [0, 0], high = [2, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<8x4xf32>, tensor<f32>) -> tensor<10x4xf32>""",
+     "dimension 0 is sharded and the pad moves elements across shards (shard 0 of the result"),
 ])
 def test_unsupported_sharded_ops_are_located_errors(body, message):
     result_type = body.rsplit("-> ", 1)[1]
@@ -202,7 +228,8 @@ def test_unsupported_sharded_ops_are_located_errors(body, message):
     with pytest.raises(SdylogError) as e:
         convert(text)
     assert message in str(e.value)
-    assert str(e.value).startswith("t.mlir:3:")
+    line = next(n for n, l in enumerate(text.splitlines(), 1) if "%0 = " in l)
+    assert str(e.value).startswith(f"t.mlir:{line}:")
 
 
 def test_non_divisible_sharding_is_an_error():
