@@ -25,7 +25,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from sdylog.ir.diagnostics import SdylogError
@@ -190,19 +190,26 @@ def write_text(name: str | None, text: str) -> None:
 
 class Background:
     """A file written on a thread while the command goes on (DuckDB works
-    without the GIL): `start(fn)` runs fn(temporary path) in a temporary
-    folder beside the output; `finish(path)`, the contents write_all calls,
-    waits for it and moves the file to `path` (the same file system), or
-    raises what fn raised; `discard()` (always, at the end) waits and removes
-    what is left."""
+    without the GIL), from parts the command hands over as they are ready:
+    `start(fn)` runs fn(temporary path, parts) in a temporary folder beside
+    the output, `parts` giving what `add(part)` hands over, and ending when
+    `finish(path)` (the contents write_all calls) is called; finish then
+    waits for fn and moves the file to `path` (the same file system), or
+    raises what fn raised. `discard()` (always, at the end) stops fn when it
+    asks for a part finish has not ended (the command failed: nothing more
+    is written), waits and removes what is left."""
+
+    _END, _STOP = object(), object()
 
     def __init__(self, out: Output):
+        import queue
         self.out = out
         self.thread = None
         self.error: BaseException | None = None
         self.tmpdir = self.tmp = None
+        self.parts = queue.SimpleQueue()
 
-    def start(self, fn: Callable[[str], None]) -> None:
+    def start(self, fn: Callable[[str, Iterator], None]) -> None:
         import threading
         self.tmpdir = tempfile.mkdtemp(dir=tempfile.gettempdir() if self.out.through
                                        else os.path.dirname(self.out.path), prefix=".sdylog-")
@@ -210,13 +217,23 @@ class Background:
 
         def work():
             try:
-                fn(self.tmp)
+                fn(self.tmp, self._handed())
             except BaseException as e:   # (raised again by finish, on the command's thread)
                 self.error = e
         self.thread = threading.Thread(target=work, name=f"sdylog writes {self.out.name}", daemon=True)
         self.thread.start()
 
+    def add(self, part) -> None:
+        self.parts.put(part)
+
+    def _handed(self) -> Iterator:
+        while (part := self.parts.get()) is not self._END:
+            if part is self._STOP:
+                raise _Discarded()
+            yield part
+
     def finish(self, path: str) -> None:
+        self.parts.put(self._END)
         self.thread.join()
         if self.error is not None:
             raise self.error
@@ -224,6 +241,11 @@ class Background:
 
     def discard(self) -> None:
         if self.thread is not None:
+            self.parts.put(self._STOP)    # (after finish's end: never read)
             self.thread.join()
         if self.tmpdir is not None:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+class _Discarded(Exception):
+    """The command failed before it handed over every part."""

@@ -74,20 +74,24 @@ class PipelineRun:
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with
         name_ids): propagation's, then (unless the run partitioned the
-        module) those the reshard rules and their costs derive (`needed`,
-        `needed_bytes`, `why_pick`, `reshard_operand`, ...), whose value
-        and op ids are the reshard run's (tables reshard_value_names,
-        reshard_op_names)."""
-        from sdylog.commands.relations import DatabasePart, save_database
-        from sdylog.reshard.costs import costs_program
-        from sdylog.reshard.driver import reshard_program
-
+        module) the reshard rules' (`reshard_part`)."""
+        from sdylog.commands.relations import save_database
         parts = [propagation_part(self.result.engine, self.names)]
         if self.collectives is None:
-            shared = frozenset(parts[0].programs[0].relations)
-            parts.append(DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
-                                      self.reshard_names, shared, "reshard_"))
+            parts.append(self.reshard_part())
         save_database(path, parts)
+
+    def reshard_part(self):
+        """The relations the reshard rules and their costs derive (`needed`,
+        `needed_bytes`, `why_pick`, `reshard_operand`, ...) for the DuckDB
+        file, but those propagation's part holds; their value and op ids are
+        the reshard run's (tables reshard_value_names, reshard_op_names)."""
+        from sdylog.commands.relations import DatabasePart
+        from sdylog.propagation.driver import propagation_program
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+        return DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
+                            self.reshard_names, frozenset(propagation_program().relations), "reshard_")
 
 
 def propagation_part(engine, names):

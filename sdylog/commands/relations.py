@@ -9,6 +9,7 @@ gets `<column>_name` beside it: the input's name of the value (`%3`, `x`,
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sdylog.datalog.table import Extra
@@ -105,16 +106,20 @@ class DatabasePart:
     prefix: str = ""
 
 
-def save_database(path: str, parts: list[DatabasePart]) -> None:
+def save_database(path: str, parts: Iterable[DatabasePart]) -> None:
     """Every relation of the parts into a new DuckDB file at `path`, with
-    the names of values and ops beside their ids (sdylog/datalog/duckdb_file.py)."""
-    from sdylog.datalog.duckdb_file import write
+    the names of values and ops beside their ids (sdylog/datalog/duckdb_file.py);
+    each part written as it comes (`run --db` hands over the reshard rules'
+    part while propagation's is written)."""
+    from sdylog.datalog.duckdb_file import Writer
 
     symbols: list[str] = []
-    data, lookups = [], []
-    for part in parts:
-        symbols = _part_data(part, symbols, data, lookups)
-    write(path, data, symbols, lookups)
+    with Writer(path) as out:
+        for part in parts:
+            data, lookups = [], []
+            symbols = _part_data(part, symbols, data, lookups)
+            out.add(data, symbols, lookups)
+        out.close()
 
 
 def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list) -> list[str]:

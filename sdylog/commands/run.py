@@ -51,20 +51,22 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
     db_file = outputs.Background(db_out) if db_out else None
-    # the database is written on a thread while the module is printed and written (with --partition, from
-    # the end of propagation: the partitioner changes the module, the propagation's relations stay)
-    start_db = None
-    if db_file and partition:
-        start_db = lambda eng, names: db_file.start(lambda p: save_database(p, [propagation_part(eng, names)]))
+
+    def start_db(propagated, names):
+        # the database is written on a thread from the end of propagation, while the module is exported
+        # (which changes neither propagation's relations nor their names), the reshard rules run, the
+        # module is printed and written; the reshard rules' relations follow when they are ready
+        db_file.start(save_database)
+        db_file.add(propagation_part(propagated, names))
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              keep_values=bool(report_path), on_relations=start_db, partition=options)
+                              keep_values=bool(report_path), on_relations=start_db if db_file else None,
+                              partition=options)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed
             if db_file:
-                result.reshard_names   # (named here: the thread only reads)
-                db_file.start(result.save_database)
+                db_file.add(result.reshard_part())   # (its names made here: the thread only reads)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

@@ -55,41 +55,85 @@ class Lookup:
 def write(path: str, relations: list[RelationData], symbols: list[str], lookups: list[Lookup] = (),
           threads: int = 1) -> None:
     """A new DuckDB file at `path` (which must not exist) with the relations
-    as views, the `relations` table and the lookups. One DuckDB thread by
-    default: `run --db` writes while the pipeline goes on, and DuckDB's
-    own workers would take the cores from it (0.1 s less CPU on
-    transformer_L48's run --db, the file as fast to write)."""
-    import duckdb
-
-    con = duckdb.connect(config={"threads": threads})
-    try:
-        con.execute(f"ATTACH '{_sql_text(path)}' AS out (BLOCK_SIZE {BLOCK_SIZE})")
-        con.execute("BEGIN")
-        _write_tables(con, relations, symbols, lookups)
-        con.execute(";".join(_views(relations, lookups)))
-        con.execute("COMMIT")
-        con.execute("DETACH out")
-    finally:
-        con.close()
+    as views, the `relations` table and the lookups."""
+    with Writer(path, threads) as out:
+        out.add(relations, symbols, lookups)
+        out.close()
 
 
-def _write_tables(con, relations: list[RelationData], symbols: list[str], lookups) -> None:
+class Writer:
+    """A new DuckDB file at `path` (which must not exist), written part by
+    part as the parts are ready (`add`), in one transaction that `close`
+    commits: `run --db` writes propagation's relations while the pipeline
+    goes on to the reshard rules, whose relations follow. Each part's rows
+    are appended to the same tables, so the file is as one `write` of all
+    parts makes it. Used as a context manager: leaving it without `close`
+    (a failure) commits nothing.
+
+    One DuckDB thread by default: `run --db` writes while the pipeline goes
+    on, and DuckDB's own workers would take the cores from it (0.1 s less
+    CPU on transformer_L48's run --db, the file as fast to write)."""
+
+    def __init__(self, path: str, threads: int = 1):
+        import duckdb
+        self.con = duckdb.connect(config={"threads": threads})
+        self.count = 0                     # relations added: the next one's number
+        self.symbols: list[str] = []       # symbols in the file
+        self.made: set[str] = set()        # tables made (the shared ones get the next parts' rows)
+        self.taken = {"relations", "_symbols"}   # (lower case) names of tables and views
+        try:
+            self.con.execute(f"ATTACH '{_sql_text(path)}' AS out (BLOCK_SIZE {BLOCK_SIZE})")
+            self.con.execute("BEGIN")
+        except BaseException:
+            self.con.close()
+            raise
+
+    def add(self, relations: list[RelationData], symbols: list[str], lookups: list[Lookup] = ()) -> None:
+        """The relations (numbered after those added before), their views and
+        lookups; `symbols`: the file's symbol list, which extends the one
+        the previous part gave."""
+        assert symbols[:len(self.symbols)] == self.symbols, "a part's symbols extend the previous ones"
+        tables = {lk.table.lower() for lk in lookups}
+        assert not tables & self.taken, f"lookup tables {tables & self.taken} named as earlier tables or views"
+        self.taken |= tables
+        self.taken |= {f"_rows{r.decl.arity}" for r in relations}
+        _write_tables(self, relations, symbols, lookups)
+        self.con.execute(";".join(_views(self, relations, lookups)) or "SELECT 1")
+        self.symbols = list(symbols)
+        self.count += len(relations)
+
+    def close(self) -> None:
+        self.con.execute("COMMIT")
+        self.con.execute("DETACH out")
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.con.close()                   # (a second close is harmless; without COMMIT: nothing written)
+
+
+def _write_tables(out: Writer, relations: list[RelationData], symbols: list[str], lookups) -> None:
+    con = out.con
     by_arity: dict[int, list] = {a: [] for a in range(max((r.decl.arity for r in relations), default=0) + 1)}
-    for k, r in enumerate(relations):
+    for k, r in enumerate(relations, out.count):
         if r.wide is not None:
             _create_wide(con, k, r)
         elif len(r.rows):
             by_arity[r.decl.arity].append((k, r.rows))
     for arity, blocks in by_arity.items():
+        if f"_rows{arity}" in out.made and not blocks:
+            continue
         rel = np.concatenate([np.full(len(m), k, np.int16) for k, m in blocks]) if blocks \
             else np.zeros(0, np.int16)
         mat = np.concatenate([m for _, m in blocks]) if blocks else np.zeros((0, arity), np.int64)
-        _create(con, f"_rows{arity}", {"rel": rel, **{f"c{j}": np.ascontiguousarray(mat[:, j])
+        _create(out, f"_rows{arity}", {"rel": rel, **{f"c{j}": np.ascontiguousarray(mat[:, j])
                                                        for j in range(arity)}})
-    _create(con, "_symbols", {"id": np.arange(len(symbols), dtype=np.int64),
-                              "name": np.array(symbols, dtype=object)})
-    _create(con, "relations", {
-        "id": np.arange(len(relations), dtype=np.int64),
+    _create(out, "_symbols", {"id": np.arange(len(out.symbols), len(symbols), dtype=np.int64),
+                              "name": np.array(symbols[len(out.symbols):], dtype=object)})
+    _create(out, "relations", {
+        "id": np.arange(out.count, out.count + len(relations), dtype=np.int64),
         "name": np.array([r.decl.name for r in relations], dtype=object),
         "kind": np.array([r.kind for r in relations], dtype=object),
         "columns": np.array([", ".join(f"{c.name}: {c.type_name}" for c in r.decl.columns) for r in relations],
@@ -98,7 +142,7 @@ def _write_tables(con, relations: list[RelationData], symbols: list[str], lookup
         "doc": np.array([r.doc for r in relations], dtype=object),
         "declared_at": np.array([r.where for r in relations], dtype=object)})
     for lk in lookups:
-        _create(con, lk.table, lk.columns)
+        _create(out, lk.table, lk.columns)
 
 
 def _create_wide(con, k: int, r: RelationData) -> None:
@@ -123,19 +167,27 @@ def _create_wide(con, k: int, r: RelationData) -> None:
         con.unregister("__src")
 
 
-def _create(con, table: str, columns: dict) -> None:
+def _create(out: Writer, table: str, columns: dict) -> None:
+    """Table `table` with the columns, or (when an earlier part made it: the
+    shared tables) the rows appended."""
+    con = out.con
     con.register("__src", columns)
     try:
-        con.execute(f"CREATE TABLE out.{_ident(table)} AS SELECT * FROM __src")
+        if table in out.made:
+            con.execute(f"INSERT INTO out.{_ident(table)} SELECT * FROM __src")
+        else:
+            con.execute(f"CREATE TABLE out.{_ident(table)} AS SELECT * FROM __src")
+            out.made.add(table)
     finally:
         con.unregister("__src")
 
 
-def _views(relations: list[RelationData], lookups) -> list[str]:
+def _views(file: Writer, relations: list[RelationData], lookups) -> list[str]:
+    """CREATE VIEW for each relation (named as it, unless a table or an
+    earlier view has the name, ignoring case)."""
     out = []
-    taken = {"relations", "_symbols", *(lk.table.lower() for lk in lookups),
-             *(f"_rows{r.decl.arity}" for r in relations)}
-    for k, r in enumerate(relations):
+    taken = file.taken
+    for k, r in enumerate(relations, file.count):
         decl = r.decl
         extra: dict[int, list] = {}
         for lk in lookups:

@@ -186,14 +186,20 @@ def test_a_file_written_on_a_thread_is_all_or_nothing(tmp_path):
     from sdylog import outputs
     from sdylog.ir.diagnostics import SdylogError
 
+    def write_parts(p, parts):
+        with open(p, "w") as f:
+            for part in parts:
+                f.write(part)
     out = outputs.plan(str(tmp_path / "a.db"), "--db")
     good = outputs.Background(out)
-    good.start(lambda p: open(p, "w").write("data"))
+    good.start(write_parts)
+    good.add("da")
+    good.add("ta")
     outputs.write_all([(out, good.finish)])
     good.discard()
     assert (tmp_path / "a.db").read_text() == "data"
 
-    def fail(p):
+    def fail(p, parts):
         open(p, "w").write("half")
         raise SdylogError("broken")
     out_b = outputs.plan(str(tmp_path / "b.db"), "--db")
@@ -203,8 +209,11 @@ def test_a_file_written_on_a_thread_is_all_or_nothing(tmp_path):
         outputs.write_all([(out_b, bad.finish)])
     bad.discard()
     unused = outputs.Background(outputs.plan(str(tmp_path / "c.db"), "--db"))
-    unused.start(lambda p: open(p, "w").write("never moved"))
-    unused.discard()     # (the command failed before write_all)
+    seen = []
+    unused.start(lambda p, parts: seen.extend(parts))
+    unused.add("first")
+    unused.discard()     # (the command failed before write_all: the writer stops where it waits for a part)
+    assert seen == ["first"] and not unused.thread.is_alive() and isinstance(unused.error, Exception)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.db"]
 
 
