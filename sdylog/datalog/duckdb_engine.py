@@ -30,7 +30,7 @@ from sdylog.datalog.engine import Engine
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
 from sdylog.datalog.runtime_errors import error_from_code, error_from_duckdb
-from sdylog.datalog.stepped import StepEvaluation
+from sdylog.datalog.stepped import StepBackend, StepEvaluation
 from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, ClauseCompiler, column_list, columns, ident, literal_sql
 from sdylog.datalog.stratify import Stratum
 
@@ -328,16 +328,8 @@ class _RankedBackend(RankedBackendSteps):
         eng.insert_rows(relation, rows, derivations)
 
 
-class _StepBackend:
+class _StepBackend(StepBackend):
     """What a stepped stratum (sdylog/datalog/stepped.py) asks of this engine."""
-
-    def __init__(self, engine: DuckDBEngine, program: Program):
-        self.engine = engine
-        self.program = program
-        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
-
-    def declare(self, program: Program) -> None:
-        self.engine.declare(program)
 
     def run_strata(self, program: Program) -> None:
         self.engine._evaluate(program, program.strata)
@@ -357,16 +349,10 @@ class _StepBackend:
         cols = column_list(eng.decl(aux).arity)
         if not eng.provenance:
             return eng.con.execute(f"SELECT {cols} FROM {eng.table(aux)}").fetchall()
-        rows = []
-        mine = self.prov.setdefault(relation, {})
-        for *t, rule, height in eng.con.execute(f"SELECT {cols}, _rule, _height FROM {eng.table(aux)}").fetchall():
-            t = tuple(t)
-            if rule >= 0:
-                _, ci = eng.rules[rule]
-                rule = eng._rule_id(self.program, origin[ci])
-            mine.setdefault(t, (rule, height))
-            rows.append(t)
-        return rows
+        derivations = [(tuple(t), rule, height) for *t, rule, height in
+                       eng.con.execute(f"SELECT {cols}, _rule, _height FROM {eng.table(aux)}").fetchall()]
+        self.keep_provenance(relation, origin, derivations)
+        return [t for t, _, _ in derivations]
 
     def store(self, relation: str, rows) -> None:
         eng = self.engine

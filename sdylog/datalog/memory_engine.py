@@ -43,7 +43,7 @@ from sdylog.datalog.program import Program
 from sdylog.datalog.pyeval import Namespace, compile_clause
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
-from sdylog.datalog.stepped import StepEvaluation
+from sdylog.datalog.stepped import StepBackend, StepEvaluation
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
@@ -621,17 +621,9 @@ class _Backend(RankedBackendSteps):
         self.engine._store(relation, tuples, prov)
 
 
-class _StepBackend:
+class _StepBackend(StepBackend):
     """What a stepped stratum (sdylog/datalog/stepped.py) asks of the memory
     engine: its strata of one step run as any others (in C where they lower)."""
-
-    def __init__(self, engine: MemoryEngine, program: Program):
-        self.engine = engine
-        self.program = program
-        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
-
-    def declare(self, program: Program) -> None:
-        self.engine.declare(program)
 
     def run_strata(self, program: Program) -> None:
         self.engine._run_strata(program, program.strata)
@@ -644,15 +636,10 @@ class _StepBackend:
 
     def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
         eng = self.engine
-        rows = list(eng._data[aux])
         if eng.provenance:
-            mine = self.prov.setdefault(relation, {})
-            for t, (rule, height) in eng._prov.get(aux, {}).items():
-                if rule >= 0:
-                    _, ci = eng.rules[rule]
-                    rule = eng._rule_id(self.program, origin[ci])
-                mine.setdefault(t, (rule, height))
-        return rows
+            self.keep_provenance(relation, origin,
+                                 ((t, rule, height) for t, (rule, height) in eng._prov.get(aux, {}).items()))
+        return list(eng._data[aux])
 
     def store(self, relation: str, rows) -> None:
         self.engine._store(relation, set(rows), self.prov.get(relation))

@@ -186,6 +186,32 @@ def _atoms_with_polarity(literals):
     return atoms_of(literals)
 
 
+class StepBackend:
+    """What the engines share of what StepEvaluation asks of them (each
+    subclasses it with how it runs strata and reads and writes relations):
+    the engine, its program, and the provenance its step rows keep."""
+
+    def __init__(self, engine, program):   # (a Program: program.py imports this module)
+        self.engine = engine
+        self.program = program
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
+
+    def declare(self, program) -> None:
+        self.engine.declare(program)
+
+    def keep_provenance(self, relation: str, origin: dict, derivations) -> None:
+        """Record (row, rule, height) derivations of `relation` made by a step
+        program, its rule ids mapped back to the original program's (`origin`:
+        step clause index -> original clause); the first derivation of a row stays."""
+        eng = self.engine
+        mine = self.prov.setdefault(relation, {})
+        for t, rule, height in derivations:
+            if rule >= 0:
+                _, ci = eng.rules[rule]
+                rule = eng._rule_id(self.program, origin[ci])
+            mine.setdefault(t, (rule, height))
+
+
 class StepEvaluation:
     """One evaluation of a stepped stratum through `backend`:
     declare(program); run_strata(program): every stratum of a program, each
