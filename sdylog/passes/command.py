@@ -31,7 +31,8 @@ class OptCommand(click.Command):
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def opt(args):
-    """Run passes by their sdy_opt flags and print the module as sdy_opt does.
+    """Run sdylog's own passes (sdylog/passes), named by sdy_opt's flags, and
+    print the module as sdy_opt does. No Shardy pass runs.
 
     \b
     sdylog opt FILE -sdy-basic-propagate
