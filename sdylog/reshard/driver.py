@@ -105,11 +105,10 @@ def first_error(decisions: ReshardDecisions, relation: str, ctx) -> None:
     from sdylog.reshard.writer import post_order
     facts, filename = decisions.facts, getattr(ctx, "filename", "-")
     func_of = {o: f for o, _, f, _, _, _ in facts.rows("op")}
-    firsts: dict = {}
+    firsts: dict = {}   # function -> its first op with an error (filled in walk order)
     for o in post_order(facts, {r[0] for r in rows}):
         firsts.setdefault(func_of[o], o)
-    errors = [error_at(facts.ops[o], min(r for r in rows if r[0] == o)[-1], filename)
-              for o in sorted(firsts.values(), key=lambda o: post_order(facts, set(firsts.values())).index(o))]
+    errors = [error_at(facts.ops[o], min(r for r in rows if r[0] == o)[-1], filename) for o in firsts.values()]
     first = errors[0]
     if len(errors) > 1:   # (one error, every function's diagnostic on its lines)
         first.message = "\n".join([first.message] + [str(e) for e in errors[1:]])

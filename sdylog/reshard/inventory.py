@@ -47,24 +47,6 @@ class Inventory:
     items: list[Inserted] = field(default_factory=list)
     error: str | None = None       # what stops the pass on this module (Shardy rejects it)
 
-    def count(self, kind: str) -> int:
-        return sum(1 for i in self.items if i.kind == kind)
-
-    def bytes(self, kind: str | None = None) -> int:
-        return sum(i.bytes_per_device or 0 for i in self.items if kind is None or i.kind == kind)
-
-    def summary_line(self) -> str:
-        if self.error is not None:
-            return f"reshards: not decided: {self.error}"
-        parts = [f"reshards {self.count('reshard')} ({format_bytes(self.bytes('reshard'))} per device)",
-                 f"all-reduces {self.count('all_reduce')} ({format_bytes(self.bytes('all_reduce'))} per device)"]
-        unreduced = self.count("replicated_to_unreduced") + self.count("sharded_to_unreduced")
-        if unreduced:
-            parts.append(f"to-unreduced collectives {unreduced}")
-        uncosted = sum(1 for i in self.items if i.bytes_per_device is None)
-        line = "needed to partition (full version): " + ", ".join(parts)
-        return line + (f"; {uncosted} between meshes not costed" if uncosted else "")
-
 
 def format_bytes(n: int) -> str:
     for unit, size in (("EiB", 1 << 60), ("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20),

@@ -142,11 +142,6 @@ def _mesh_for(module, func_op) -> Mesh:
     return max(candidates, key=lambda m: len(m.axes))
 
 
-def _compare(got, want, rtol, atol) -> tuple[bool, float]:
-    ok, err, _ = _errors(got, want, rtol, atol)
-    return ok, err
-
-
 def _errors(got, want, rtol, atol) -> tuple[bool, float, float]:
     """(within tolerance, max absolute error, relative error). Floats are
     compared against the largest magnitude of `want` (|got - want| <= atol +
