@@ -95,7 +95,7 @@ def _match_values(ex: Explained) -> None:
 # ---------------------------------------------------------------- reading the relations
 def rows_of(engine, relation: str):
     """A relation's tuples in any order (the in-memory engine's own set when it has one)."""
-    return engine.scan(relation) if hasattr(engine, "scan") else engine.read(relation)
+    return engine.scan(relation)
 
 
 class Relations:

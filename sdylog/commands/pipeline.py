@@ -254,8 +254,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         if named is not None:
             named.take_propagated(result.facts)
         if inputs is not None:
-            tensors = result.engine.scan("tensor_of") if hasattr(result.engine, "scan") \
-                else result.engine.read("tensor_of")
+            tensors = result.engine.scan("tensor_of")
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names, tensors)
         if on_relations is not None:
             on_relations(result.engine, names)

@@ -179,7 +179,7 @@ def _matrix(engine, decl, symbols: list[str]):
             if c.kind == "symbol":
                 rows[:, j] = ours[rows[:, j]]
         return rows, symbols, None
-    rows = list(engine.scan(decl.name) if hasattr(engine, "scan") else engine.read(decl.name))
+    rows = list(engine.scan(decl.name))
     if any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
         return None, symbols, rows
     out = np.zeros((len(rows), decl.arity), np.int64)

@@ -177,8 +177,7 @@ WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_repl
 
 def _scan(engine, relation: str):
     assert relation in WRITE_BACK_RELATIONS, relation
-    scan = getattr(engine, "scan", None)
-    return scan(relation) if scan is not None else engine.read(relation)
+    return engine.scan(relation)
 
 
 def erase_dead_ops(engine, facts) -> list:
