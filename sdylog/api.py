@@ -215,7 +215,7 @@ def _collect(run):
     pipeline leaves them (after export)."""
     from sdylog.commands.values import display_name, main_name
     from sdylog.ir.shardings import func_arg_shardings, func_result_shardings, func_type
-    from sdylog.ir.types import element_bytes, shape_of
+    from sdylog.ir.types import element_bytes, element_type_text, shape_of
     from sdylog.ir.walk import func_ops, symbol_name
     from sdylog.model.mesh import meshes_of_module
 
@@ -227,7 +227,7 @@ def _collect(run):
         fn = next(f for f in func_ops(module) if symbol_name(f) == main)
         final_args = [None if a is None else TensorSharding.from_attr(a) for a in func_arg_shardings(fn)]
         final_results = [None if a is None else TensorSharding.from_attr(a) for a in func_result_shardings(fn)]
-        result_types = [(shape_of(t), _element(t), element_bytes(t)) for t in func_type(fn).results]
+        result_types = [(shape_of(t), element_type_text(t), element_bytes(t)) for t in func_type(fn).results]
 
     def mesh_of(s):
         if s is None:
@@ -262,11 +262,6 @@ def _collect(run):
         values[name] = v
         outputs.append(v)
     return values, tuple(inputs), tuple(outputs)
-
-
-def _element(t) -> str:
-    from jaxlib.mlir import ir
-    return str(ir.ShapedType(t).element_type) if isinstance(t, ir.ShapedType) else str(t)
 
 
 # ------------------------------------------------------------------ the entry point

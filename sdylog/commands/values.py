@@ -343,11 +343,11 @@ class NamedValues:
 
     @staticmethod
     def of_input(module, filename: str) -> NamedValues:
-        from sdylog.ir.types import shape_of
+        from sdylog.ir.types import element_type_text, shape_of
         values = input_values(module, filename)
         funcs, result_counts = functions_of(module)
         with module.context:
-            types = {id(iv): (shape_of(iv.handle), _element_text(iv.handle.type), _bytes(iv.handle))
+            types = {id(iv): (shape_of(iv.handle), element_type_text(iv.handle.type), _bytes(iv.handle))
                      for iv in values}
         return NamedValues(values, funcs, result_counts, result_jax_names(module), types)
 
@@ -377,10 +377,6 @@ def _bytes(value) -> int:
         return element_bytes(value)
     except ValueError:   # (an element type of no known size)
         return 0
-
-
-def _element_text(t) -> str:
-    return str(ir.ShapedType(t).element_type) if isinstance(t, ir.ShapedType) else str(t)
 
 
 class IdNames:

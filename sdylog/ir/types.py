@@ -73,6 +73,11 @@ def unpropagatable_type_error(value_or_type) -> str | None:
     return None
 
 
+def element_type_text(t: ir.Type) -> str:
+    """A shaped type's element type as MLIR prints it (`f32`); any other type whole."""
+    return str(ir.ShapedType(t).element_type) if isinstance(t, ir.ShapedType) else str(t)
+
+
 def element_bytes(value_or_type) -> int:
     """Bytes one element of a shaped type takes (as XLA stores it: i1 in a
     byte, index as 64 bits, complex as two of its parts); 0 for non-tensors."""
