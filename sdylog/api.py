@@ -85,7 +85,7 @@ class Propagation:
         """Where propagation left two tensors of an op sharded differently (pipeline.Conflict)."""
         self.module_text: str = run.text()
         """The propagated module, as `sdylog run` prints it."""
-        self._values, self.inputs, self.outputs = _collect(run)
+        self._values, self.inputs, self.outputs = collect_values(run)
 
     # ---- the values
     @property
@@ -209,7 +209,7 @@ def _mlir_name(iv) -> str:
     return f"@{iv.func}:{iv.name}"
 
 
-def _collect(run):
+def collect_values(run):
     """ValueSharding of every input value (its first copy's sharding after
     propagation), and of the entry function's arguments and results as the
     pipeline leaves them (after export)."""

@@ -464,8 +464,8 @@ def report_data(run: PipelineRun) -> dict:
     conflicts, every reshard and collective the module needs (op,
     location, shardings, bytes per device), the time of each phase. The run
     must keep its values (run_pipeline(keep_values=True))."""
-    from sdylog.api import Propagation
-    values = Propagation(run, run.ctx.filename, None, run.ctx.engine, []).values
+    from sdylog.api import collect_values
+    values, _, _ = collect_values(run)   # (what Propagation.values holds, without printing the module again)
     by_reason = unsharded_by_reason(run) or {}
     unsharded = sum(len(vs) for vs in by_reason.values())
     if run.collectives is None:
