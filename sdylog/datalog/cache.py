@@ -16,8 +16,9 @@ import sys
 from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
-# own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
-_VERSION = f"3-{sys.version_info[0]}.{sys.version_info[1]}"
+# own files; bumped when what a load builds changes, e.g. a stepped stratum's parts,
+# or what a plan saved with its program holds: the C instruction set, native/interp.h)
+_VERSION = f"4-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
@@ -89,6 +90,7 @@ def load_program_cached(path: str, load):
             cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
             program = pickle.loads(_read_framed(cached))
             os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
+            _with_plans(program, cached)
             return program
         except Exception:
             pass
@@ -97,11 +99,35 @@ def load_program_cached(path: str, load):
         try:
             files = sorted(os.path.abspath(f) for f in program.files)
             _write_atomic(index, pickle.dumps(files))
-            _write_atomic(os.path.join(d, f"program-{_files_key(files)}.pickle"), pickle.dumps(program))
+            cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
+            _write_atomic(cached, pickle.dumps(program))
+            _with_plans(program, cached)
             _drop_old_programs(d)
         except Exception:
             pass
     return program
+
+
+_SAVED_WITH_PLANS: list = []   # (program, its file) cached on disk by this process
+
+
+def _with_plans(program, path: str) -> None:
+    """Save the program again at exit if it gained plans (plan.PlanCache, in
+    its run_cache): a process running it again plans nothing this one did."""
+    if not _SAVED_WITH_PLANS:
+        atexit.register(_save_plans)
+    _SAVED_WITH_PLANS.append((program, path))
+
+
+def _save_plans() -> None:
+    """(Run at exit: whatever happens, no error.)"""
+    for program, path in _SAVED_WITH_PLANS:
+        try:
+            plans = program.run_cache.get("plans")
+            if plans is not None and plans.added:
+                _write_atomic(path, pickle.dumps(program))
+        except Exception:
+            pass
 
 
 def _index_file(d: str, path: str) -> str:

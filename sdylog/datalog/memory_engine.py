@@ -40,7 +40,8 @@ from sdylog.datalog.lexer import error
 from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_stratum
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
-from sdylog.datalog.pyeval import Namespace, compile_clause
+from sdylog.datalog.plan import Context, StratumPlan, plan_clause, plan_stratum, plans_of
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
 from sdylog.datalog.stepped import StepBackend, StepEvaluation
@@ -320,23 +321,25 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         """The columns a lookup of `rel` with `key` bound uses (StaticIndexes.index_key)."""
         return self._static.index_key(rel, key)
 
-    def _sizes(self) -> "_Sizes":
-        return _Sizes(self)
+    def _size_of(self, relation: str) -> int | None:
+        """A relation's tuple count (what planning reads), None when not declared."""
+        return self._size(relation) if relation in self._decls else None
+
+    def _plans(self, program: Program, s) -> StratumPlan:
+        """The stratum's plans (kept per program, plan.PlanCache)."""
+        return plans_of(program).get(("py", s.relations), self._size_of,
+                                     lambda sizes: plan_stratum(program, s, Context(sizes, index_key=self.index_key)))
 
     def _plain(self, program: Program, s) -> None:
         ns = Namespace()
-        sizes = self._sizes()
         out: set = set()
         prov = {} if self.provenance else None
         height = self._next_height()
-        fns = []
-        for ci in s.clauses:
-            c = program.clauses[ci]
-            if any(isinstance(lit, Atom) and not self._size(lit.relation) for lit in c.body):
-                continue   # an atom of an empty relation: no solution
-            fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
-                                      kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
-                                      add=prov is None))
+
+        def rule_of(ci):
+            return self._rule_id(program, ci)
+        fns = [clause_function(ns, p, lazy=True, add=prov is None, rule_of=rule_of)
+               for p in self._plans(program, s).base]
         self._bind(ns, lazy=True)
         if prov is None:
             emit = out.add   # (compiled with `add`: E(tuple))
@@ -355,21 +358,13 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         here = list(s.relations)
         rid = {r: i for i, r in enumerate(here)}
         ns = Namespace()
-        sizes = self._sizes()
-        base, delta_fns = [], [[] for _ in here]
-        for ci in s.clauses:
-            c = program.clauses[ci]
-            rule = self._rule_id(program, ci)
-            positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in rid]
-            head = rid[c.head.relation]
-            if not positions:
-                base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes,
-                                            kinds=program.clause_kinds[ci], indexes=self.index_key))
-                continue
-            for p in positions:
-                delta_fns[rid[c.body[p].relation]].append(
-                    compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here),
-                                   kinds=program.clause_kinds[ci], indexes=self.index_key))
+        plans = self._plans(program, s)
+
+        def rule_of(ci):
+            return self._rule_id(program, ci)
+        base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
+        delta_fns = [[delta_function(ns, [p], rule_of, live=frozenset(here), share=False) for p in g]
+                     for g in plans.deltas]
         # live indexes of this stratum's relations, kept up to date as tuples arrive
         from operator import itemgetter
         live: list[list] = [[] for _ in here]
@@ -549,17 +544,6 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self.close()
 
 
-class _Sizes:
-    """Relation -> tuple count, read when the planner asks (a dict of every
-    relation's size per stratum cost more than the lookups)."""
-
-    def __init__(self, engine: MemoryEngine):
-        self.engine = engine
-
-    def get(self, relation: str, default=None):
-        return self.engine._size(relation) if relation in self.engine._decls else default
-
-
 class _Tables(dict):
     """Relation -> its tuples as a Python set; a relation held in C is made
     from its table when first read (and dropped when the table changes)."""
@@ -604,13 +588,12 @@ class _Backend(RankedBackendSteps):
             if eng._loaded.get(name):
                 yield name, list(eng._loaded[name]), -1
         ns = Namespace()
-        sizes = eng._sizes()
+        ctx = Context(eng._size_of)
         fns = []
         for ci in base_clauses:
             c = self.program.clauses[ci]
-            fns.append((c.head.relation, self.rule_id(ci),
-                        compile_clause(ns, c.body, c.head.args, 0, self.rule_id(ci), None, sizes,
-                                       kinds=self.program.clause_kinds[ci])))
+            plan = plan_clause(ctx, c.body, c.head.args, 0, ci, self.program.clause_kinds[ci])
+            fns.append((c.head.relation, self.rule_id(ci), clause_function(ns, plan, rule_of=self.rule_id)))
         eng._bind(ns)
         for rel, rule, fn in fns:
             out = []

@@ -78,15 +78,16 @@ def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
     assert got["tagged"] == [("a", "a"), ("b", "a"), ("c", "a"), ("c", "hub")]   # (a -> d is blocked)
 
 
-def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
-    """Plans are kept per stratum with the planner's questions and their
-    answers (native_db.PLANS): the same facts again plan nothing; facts
-    of other sizes, or whose symbols got other ids (the rules' "a" and
-    "hub"), plan anew; every run gives the Python path's relations."""
+def test_a_program_run_again_plans_only_where_the_sizes_differ_much(monkeypatch):
+    """Plans are kept per program with the sizes their planning read
+    (plan.PlanCache): the same facts again, facts whose symbols get other
+    ids (the rules' "a" and "hub": bound at each run), or a few more facts
+    plan nothing; a relation that was empty and is not, or a size many
+    times larger, plan anew; every run gives the Python path's relations."""
     program = parse_program(PROGRAM, "plans.dl")
     planned = []
     real = native_db._lower
-    monkeypatch.setattr(native_db, "_lower", lambda asked, p, s: planned.append(s) or real(asked, p, s))
+    monkeypatch.setattr(native_db, "_lower", lambda p, s, ctx: planned.append(s) or real(p, s, ctx))
 
     def run(facts, native: bool):
         monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
@@ -102,7 +103,10 @@ def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
     swap = {"a": "b", "b": "a"}
     renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in first.items()}
     bigger = {**first, "edge": first["edge"] + [("f", "a", 2), ("f", "e", 1)]}
-    for facts, plans in [(first, True), (first, False), (renamed, True), (bigger, True), (first, False)]:
+    unblocked = {**first, "blocked": []}
+    many = {**first, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+    for facts, plans in [(first, True), (first, False), (renamed, False), (bigger, False), (unblocked, True),
+                         (many, True), (first, False)]:
         got, n = run(facts, native=True)
         assert got == run(facts, native=False)[0]
         assert (n > 0) == plans
