@@ -95,29 +95,50 @@ class NativeIndexes(StaticIndexes):
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
-def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int | None:
-    """Evaluate a plain or recursive stratum in C into its tables (which hold
-    its loaded facts): the rounds it took, or None when it does not lower or
-    the run hands back (an overflow, a division by zero; the tables are then
-    partly written)."""
-    here = list(stratum.relations)
-    if not all(ndb.holds(r) for r in here):
-        return None
-    lowered = plans_of(program).get(("c", stratum.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
-                                    lambda size: _lower(program, stratum, Context(size, index_key=indexes.index_key)))
-    if lowered is None:
-        return None
-    base, deltas, specs = lowered
-    rid = {r: i for i, r in enumerate(here)}
+def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
+    """Evaluate in C, in one call, the leading plain and recursive strata of
+    `strata`: the first planned for the sizes now, each later one with the
+    last plan made for it, whose sizes C checks before it runs (the first
+    that no longer fits ends the call: the caller plans it). Returns the
+    rounds of each stratum evaluated (none: the first does not lower), and
+    whether the next one's run handed back (an overflow, a division by zero:
+    its tables are partly written). changed(relation) is called for each
+    relation they wrote."""
+    plans = plans_of(program)
+    batch = []
+    for s in strata:
+        if s.subsumptive or s.stepped or not all(ndb.holds(r) for r in s.relations):
+            break
+        key = ("c", s.relations)
+        checks = []
+        if not batch:
+            made = plans.get(key, lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
+                             lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
+        else:
+            latest = plans.latest(key)
+            if latest is None:
+                break
+            seen, made = latest
+            checks = [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None]
+        if made is None:
+            break
+        batch.append((s, made, checks))
+    if not batch:
+        return [], False
     intern = ndb.intern
-    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
-                        [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas])
-    if result[0] != "ok":
-        return None
-    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
-        if key and rel not in rid:
-            indexes.fanout(rel, key)
-    return result[1]
+    status, done, rounds = ndb.db.run([
+        ([ndb.table[r] for r in s.relations], [(ndb.table[rel], key, rel in s.relations) for rel, key in specs],
+         [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas], checks)
+        for s, (base, deltas, specs), checks in batch])
+    ran = batch[:done + (status == "abort")]
+    for s, _, _ in ran:
+        for r in s.relations:
+            changed(r)
+    for s, (_, _, specs), _ in ran[:done]:   # (what index_key knows of built indexes, as in Python)
+        for rel, key in specs:
+            if key and rel not in s.relations:
+                indexes.fanout(rel, key)
+    return rounds, status == "abort"
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:

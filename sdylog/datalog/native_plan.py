@@ -75,7 +75,8 @@ class Lowered:
     nregs: int
     ntuples: int
     words: tuple
-    consts: tuple      # (register, value): an int, or a str (a symbol)
+    consts: tuple      # register, value, register, value, ... (a symbol's value: 0 until bound)
+    symbols: tuple     # (position in consts, symbol) of each symbol constant
     rules: tuple       # (word position, clause index) of each EMIT's rule
 
     def bind(self, intern, rule_of=None) -> tuple:
@@ -87,7 +88,11 @@ class Lowered:
             words = list(words)
             for pos, clause in self.rules:
                 words[pos] = rule_of(clause) if clause >= 0 else -1
-        consts = tuple(w for r, v in self.consts for w in (r, intern(v) if isinstance(v, str) else v))
+        consts = self.consts
+        if self.symbols:
+            consts = list(consts)
+            for pos, symbol in self.symbols:
+                consts[pos] = intern(symbol)
         return self.nregs, self.ntuples, words, consts
 
 
@@ -198,5 +203,6 @@ def lower(plan: P.ClausePlan, slots: IndexSlots, live=frozenset()) -> Lowered:
     low.steps(plan.steps)
     if low.nregs > MAX_REGISTERS or plan.ntuples > MAX_TUPLES:
         raise CannotLower("too many registers")
-    return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code),
-                   tuple((r, x) for (_, x), r in low.consts.items()), tuple(low.rules))
+    consts = [w for (_, x), r in low.consts.items() for w in (r, 0 if isinstance(x, str) else x)]
+    symbols = [(2 * k + 1, x) for k, (_, x) in enumerate(low.consts) if isinstance(x, str)]
+    return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code), tuple(consts), tuple(symbols), tuple(low.rules))

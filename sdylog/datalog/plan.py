@@ -491,6 +491,11 @@ def dead(body, size, here) -> bool:
 
 
 # ---------------------------------------------------------------- plans kept per program
+# What a plan saved with its program holds (the dataclasses here, native_plan.Lowered,
+# native/interp.h's instructions): plans saved in another format are dropped on loading.
+FORMAT = 1
+
+
 class PlanCache:
     """The plans made for a program, kept for its life (in
     program.run_cache; a program cached on disk is saved again with its
@@ -514,7 +519,11 @@ class PlanCache:
         self.added = 0          # plans made since the program was loaded (cache.py saves them)
 
     def __getstate__(self):
-        return {"_kept": self._kept, "added": 0}
+        return {"_kept": self._kept, "format": FORMAT}
+
+    def __setstate__(self, state):
+        self._kept = state["_kept"] if state.get("format") == FORMAT else {}
+        self.added = 0
 
     def get(self, key, size, make):
         """The plan make(sizes) gives for `key`, or one kept that fits the
@@ -533,13 +542,24 @@ class PlanCache:
         self.added += 1
         return made
 
+    def latest(self, key):
+        """(sizes read, plan) of the plan last used for `key`, or None."""
+        kept = self._kept.get(key)
+        return kept[0] if kept else None
+
+    def bounds(self, was: int) -> tuple[int, int]:
+        """The sizes a relation of `was` tuples when planned may have now for
+        the plan to serve."""
+        if was == 0:
+            return 0, 0
+        b = max(was, self.FLOOR)
+        return (1 if b <= self.FACTOR * self.FLOOR else -(-b // self.FACTOR)), self.FACTOR * b
+
     def _alike(self, now, was) -> bool:
         if now is None or was is None:
             return now is was
-        if (now == 0) != (was == 0):
-            return False
-        a, b = max(now, self.FLOOR), max(was, self.FLOOR)
-        return max(a, b) <= self.FACTOR * min(a, b)
+        lo, hi = self.bounds(was)
+        return lo <= now <= hi
 
 
 class _SizeLog:

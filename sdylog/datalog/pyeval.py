@@ -126,24 +126,11 @@ class _Source:
             return repr(v.value)
         args = [self.value(a) for a in v.args]
         op = v.op
-        if op in ("/", "%") and all(P.is_integer(a, self.plan.kinds) for a in v.args):
-            # Soufflé truncates toward zero: Python's floor division agrees for
-            # non-negative operands, the common case, without a call
-            a, b = args
-            py, slow = ("//", "_div") if op == "/" else ("%", "_mod")
-            d = v.args[1]
-            if isinstance(d, P.Const) and d.value > 0:
-                return f"({a} {py} {b} if {a} >= 0 else {slow}({a}, {b}))"
-            return f"({a} {py} {b} if {a} >= 0 and {b} > 0 else {slow}({a}, {b}))"
         if op in _BINARY:
             return _BINARY[op].format(*args)
         if op in _SIMPLE:
             return _SIMPLE[op].format(args[0])
         if op in ("min", "max"):
-            if len(args) == 2 and all(isinstance(x, (P.Reg, P.Const)) for x in v.args):
-                # two names or numbers: a test, not a call (as Python's min/max, the first on ties)
-                a, b = args
-                return f"({a} if {a} {'>=' if op == 'max' else '<='} {b} else {b})"
             return f"{op}({', '.join(args)})"
         if op == "cat":
             return "(" + " + ".join(args) + ")"
@@ -170,15 +157,10 @@ class _Source:
         `top`: the clause's own steps (not an aggregate's)."""
         out = [("    " * depth) + "for _once in (None,):"]   # (so that a failed test can `continue`)
         depth += 1
-        checks: list = []
-        for k, s in enumerate(steps):
+        for s in steps:
             pad = "    " * depth
             if isinstance(s, P.Check):
-                checks.append(f"t{s.t}[{s.col}] != {self.value(s.value)}")
-                if k + 1 < len(steps) and isinstance(steps[k + 1], P.Check) and steps[k + 1].t == s.t:
-                    continue
-                out.append(f"{pad}if {' or '.join(checks)}: continue")
-                checks = []
+                out.append(f"{pad}if t{s.t}[{s.col}] != {self.value(s.value)}: continue")
             elif isinstance(s, P.Scan):
                 name = self.ns.index(s.relation, ())
                 self._fetch(out, pad, name, s.relation)

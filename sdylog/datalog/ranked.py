@@ -26,13 +26,11 @@ of two tied tuples; on programs where neither happens the results agree.
 
 Why not SQL: ranks follow long chains (thousands of waves of a few tuples
 each), and a DuckDB query per wave costs far more than the wave's work.
-Clauses are compiled to Python functions (nested loops over hash indexes),
-or, when the C extension is built (sdylog.datalog._native), provenance is
-off and every clause lowers (native_plan.py: integers, interned symbols),
-the whole wave loop runs in C on the same plans, over the tables of a C
-database: the memory engine's own (native_db.py: read and written in place,
-its planning questions answered from them), or one filled here from the
-backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
+Clauses are planned by plan.py (plans kept per program) and run as Python
+functions (pyeval.py), or, when the C extension is built, provenance is off
+and every plan lowers (native_plan.py), by the wave loop in C over the
+tables of a C database: the memory engine's own (native_db.py), or one
+filled here from the backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
 Python on what Python's integers would compute differently (an overflow) or
 report (a division by zero): the stratum is then evaluated here, from the
 start.

@@ -35,7 +35,7 @@
 #define SDYLOG_NATIVE_INTERP_H
 #include "table.h"
 
-/* (programs are saved with their rule program: a change here bumps _VERSION in cache.py) */
+/* (programs are saved with their rule program: a change here bumps FORMAT in plan.py) */
 enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
        OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC,
        /* internal: an ARITH or CMP of the common operators, rewritten by check_prog (one jump, no switch) */
