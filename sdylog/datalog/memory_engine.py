@@ -311,19 +311,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             self._plain(program, s)
         return ran + [s]
 
-    def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
-        """Put the indexes compiled code reads into its namespace (with `lazy`,
-        None and a loader the code calls where it first needs one)."""
-        if lazy:
-            def load_index(name):
-                rel, key, negated = ns.specs[name]
-                idx = ns.globals[name] = self._static.index(rel, key, negated)
-                return idx
-            ns.globals["_load_index"] = load_index
+    def _bind(self, ns: Namespace, live=frozenset()) -> None:
+        """Put the indexes compiled code reads into its namespace (but those
+        of the `live` relations, kept up to date by the caller)."""
         for name, (rel, key, negated) in ns.specs.items():
-            if name in ns.globals or rel in live:
-                continue
-            ns.globals[name] = None if lazy else self._static.index(rel, key, negated)
+            if name not in ns.globals and rel not in live:
+                ns.globals[name] = self._static.index(rel, key, negated)
 
     def _size_of(self, relation: str) -> int | None:
         """A relation's tuple count (what planning reads), None when not declared."""
@@ -342,9 +335,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
         def rule_of(ci):
             return self._rule_id(program, ci)
-        fns = [clause_function(ns, p, lazy=True, add=prov is None, rule_of=rule_of)
-               for p in self._plans(program, s).base]
-        self._bind(ns, lazy=True)
+        fns = [clause_function(ns, p, add=prov is None, rule_of=rule_of) for p in self._plans(program, s).base]
+        self._bind(ns)
         if prov is None:
             emit = out.add   # (compiled with `add`: E(tuple))
         else:
@@ -354,7 +346,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                     prov[tup] = (rule, height)
         for fn in fns:
             fn(emit)
-        ns.globals.clear()   # its functions and loader refer back to it: free the cycle now
+        ns.globals.clear()   # its functions refer back to it: free the cycle now
         (rel,) = s.relations
         self._store(rel, out, prov)
 
@@ -367,7 +359,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         def rule_of(ci):
             return self._rule_id(program, ci)
         base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
-        delta_fns = [[delta_function(ns, [p], rule_of, live=frozenset(here), share=False) for p in g]
+        delta_fns = [[delta_function(ns, [p], rule_of, share=False) for p in g]
                      for g in plans.deltas]
         # live indexes of this stratum's relations, kept up to date as tuples arrive
         from collections import defaultdict

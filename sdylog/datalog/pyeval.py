@@ -111,12 +111,10 @@ class _Source:
     """Python source of plans (plan.py): registers are r0, r1, ..., tuple
     slots t0, t1, ...; a failed test `continue`s the innermost loop."""
 
-    def __init__(self, ns: Namespace, plan: P.ClausePlan, lazy: bool = False, add: bool = False,
-                 rule_of=None, live=frozenset()):
-        self.ns, self.plan, self.lazy, self.add, self.live = ns, plan, lazy, add, live
+    def __init__(self, ns: Namespace, plan: P.ClausePlan, add: bool = False, rule_of=None):
+        self.ns, self.plan, self.add = ns, plan, add
         self.rule_of = rule_of or (lambda clause: clause)
         self.defs: list[str] = []          # functions of aggregates
-        self.lazy_names: set[str] = set()
         self.delta_lookups: list[str] = []  # lookups keyed by the delta tuple's columns alone
 
     def value(self, v) -> str:
@@ -142,11 +140,6 @@ class _Source:
         vals = [self.value(v) for v in values]
         return vals[0] if len(vals) == 1 else "(" + ", ".join(vals) + ",)"
 
-    def _fetch(self, out: list, pad: str, name: str, relation: str):
-        if self.lazy and relation not in self.live:
-            self.lazy_names.add(name)
-            out.append(f"{pad}if {name} is None: {name} = _load_index({name!r})")
-
     def _of_delta(self, v) -> bool:
         if isinstance(v, P.Reg):
             return v.n < self.plan.arity
@@ -163,12 +156,10 @@ class _Source:
                 out.append(f"{pad}if t{s.t}[{s.col}] != {self.value(s.value)}: continue")
             elif isinstance(s, P.Scan):
                 name = self.ns.index(s.relation, ())
-                self._fetch(out, pad, name, s.relation)
                 out.append(f"{pad}for t{s.t} in {name}:")
                 depth += 1
             elif isinstance(s, P.Lookup):
                 name = self.ns.index(s.relation, s.key)
-                self._fetch(out, pad, name, s.relation)
                 lookup = f"{name}.get({self._key(s.values)}, ())"
                 if top and all(self._of_delta(v) for v in s.values) and self.plan.arity:
                     self.delta_lookups.append(lookup)
@@ -187,7 +178,6 @@ class _Source:
                     out.append(f"{pad}if not ({a} {_COMPARE[s.op]} {b}): continue")
             elif isinstance(s, P.Absent):
                 name = self.ns.index(s.relation, s.key, negated=True)
-                self._fetch(out, pad, name, s.relation)
                 out.append(f"{pad}if {self._key(s.values)} in {name}: continue" if s.key
                            else f"{pad}if {name}: continue")
             elif isinstance(s, P.Distinct):
@@ -216,12 +206,9 @@ class _Source:
             raise P.Unsupported(f"aggregate {agg.op}")
         fn = self.ns.fresh_function()
         init, step, fin = _AGGREGATE[agg.op]
-        outer_lazy, self.lazy_names = self.lazy_names, set()
         body = self.lines(agg.steps + (_Accumulate(step, agg.target),), 1, top=False)
-        decl = [f"    global {', '.join(sorted(self.lazy_names))}"] if self.lazy_names else []
-        self.lazy_names = outer_lazy | self.lazy_names
         params = ", ".join(f"r{n}" for n in agg.inputs)
-        self.defs.append("\n".join([f"def {fn}({params}):"] + decl + [f"    {init}"] + body + [f"    {fin}"]))
+        self.defs.append("\n".join([f"def {fn}({params}):", f"    {init}"] + body + [f"    {fin}"]))
         return f"{fn}({params})"
 
 
@@ -257,13 +244,13 @@ def _unpack(arity: int, depth: int) -> str:
     return "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n"
 
 
-def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[str], list[str], set]:
+def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[str], list[str]]:
     """The lines of plans run one after the other on the same delta tuple,
     after the index lookups keyed by the delta tuple alone that several of
     them make, computed once (`share`; the indexes must not change while
-    the function runs); the aggregate functions; the lazy index names."""
+    the function runs); the aggregate functions."""
     from collections import Counter
-    blocks, defs, lookups, lazy = [], [], [], set()
+    blocks, defs, lookups = [], [], []
     for plan in plans:
         src = _Source(ns, plan, **kw)
         try:
@@ -272,38 +259,34 @@ def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[s
             raise error(plan.loc, f"cannot compile this rule: {e}") from None
         defs += src.defs
         lookups += src.delta_lookups
-        lazy |= src.lazy_names
     pre = []
     if share:
         for n, (lookup, _) in enumerate(sorted((k, v) for k, v in Counter(lookups).items() if v > 1)):
             pre.append("    " * depth + f"_l{n} = {lookup}")
             blocks = [b.replace(f" in {lookup}:", f" in _l{n}:") for b in blocks]
-    return pre + blocks, defs, lazy
+    return pre + blocks, defs
 
 
-def clause_function(ns: Namespace, plan: P.ClausePlan, lazy: bool = False, add: bool = False, rule_of=None):
+def clause_function(ns: Namespace, plan: P.ClausePlan, add: bool = False, rule_of=None):
     """f(E) running a plan with no delta: E(relation, tuple, rule) per
-    solution, or E(tuple) with `add`; with `lazy`, each index fetched where
-    first needed (a body run once, maybe never reaching them)."""
-    lines, defs, names = _blocks(ns, [plan], 1, False, lazy=lazy, add=add, rule_of=rule_of)
-    decl = [f"    global {', '.join(sorted(names))}"] if names else []
-    return _define(ns, "\n\n".join(defs + ["def f(E):\n" + "\n".join(decl + lines) + "\n"]),
-                   _rules_name([plan], rule_of))
+    solution, or E(tuple) with `add`."""
+    lines, defs = _blocks(ns, [plan], 1, False, add=add, rule_of=rule_of)
+    return _define(ns, "\n\n".join(defs + ["def f(E):\n" + "\n".join(lines) + "\n"]), _rules_name([plan], rule_of))
 
 
-def delta_function(ns: Namespace, plans, rule_of=None, live=frozenset(), share: bool = True):
+def delta_function(ns: Namespace, plans, rule_of=None, share: bool = True):
     """One function f(delta, E) running plans that read the same delta
     relation: each delta tuple goes through every plan in turn (one call and
     one pass over the delta, whatever the number of clauses)."""
-    lines, defs, _ = _blocks(ns, plans, 2, share, rule_of=rule_of, live=live)
+    lines, defs = _blocks(ns, plans, 2, share, rule_of=rule_of)
     unpack = _unpack(plans[0].arity, 2)
     return _define(ns, "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + unpack + "\n".join(lines) + "\n"]),
                    _rules_name(plans, rule_of))
 
 
-def domination_function(ns: Namespace, plans, live=frozenset()):
+def domination_function(ns: Namespace, plans):
     """One function f(tuple) -> bool: does some plan reach Holds for it."""
-    lines, defs, _ = _blocks(ns, plans, 1, True, live=live)
+    lines, defs = _blocks(ns, plans, 1, True)
     unpack = _unpack(plans[0].arity, 1)
     return _define(ns, "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(lines) + "\n    return False\n"]),
                    "<subsumption>")

@@ -202,8 +202,8 @@ class RankedEvaluation:
         running every clause that reads it on a delta, and one test `is this
         tuple dominated` (or None)."""
         rule_of = self.backend.rule_id
-        self.delta_fns = [delta_function(self.ns, g, rule_of, live=self.here) if g else None for g in plans.deltas]
-        self.dominated = [domination_function(self.ns, t, live=self.here) if t else None for t in plans.doms]
+        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
+        self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
 
     def _rank_error(self, rule: int, rank: int, cur: int):
         program, ci = self.backend.rule_of(rule)

@@ -184,7 +184,7 @@ def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
     ctx = Context(lambda rel: None, frozenset({"reach"}))
     plans = [plan_clause(ctx, c.body, c.head.args, 0, ci, prog.clause_kinds[ci], delta=0, arity=2)
              for ci, c in enumerate(prog.clauses)]
-    fn = delta_function(ns, plans, live={"reach"})
+    fn = delta_function(ns, plans)
 
     class Counting(dict):
         calls = 0
