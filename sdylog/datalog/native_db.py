@@ -24,6 +24,8 @@ class NativeDB:
         self.table: dict[str, int] = {}   # relation -> table number
         self.arity: dict[str, int] = {}
         self.intern = self.db.intern      # str -> symbol id
+        self.prepared: dict = {}          # id(plan or sizes) -> (it, what run_strata made of it)
+        self.batch = 1 << 30              # strata run_strata offers C at most (see there)
 
     def declare(self, decl) -> None:
         if decl.name in self.table:
@@ -103,14 +105,15 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
     rounds of each stratum evaluated (none: the first does not lower), and
     whether the next one's run handed back (an overflow, a division by zero:
     its tables are partly written). changed(relation) is called for each
-    relation they wrote."""
+    relation they wrote. (After a stratum whose plan did not fit, the next
+    calls offer fewer strata: see ndb.batch.)"""
     plans = plans_of(program)
     batch = []
-    for s in strata:
+    for s in strata[:ndb.batch]:
         if s.subsumptive or s.stepped or not all(ndb.holds(r) for r in s.relations):
             break
         key = ("c", s.relations)
-        checks = []
+        seen = None
         if not batch:
             made = plans.get(key, lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
                              lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
@@ -119,17 +122,17 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
             if latest is None:
                 break
             seen, made = latest
-            checks = [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None]
         if made is None:
             break
-        batch.append((s, made, checks))
+        args, checks = _prepared(ndb, s, made, seen, plans)
+        batch.append((s, made, args + (checks,)))
     if not batch:
         return [], False
-    intern = ndb.intern
-    status, done, rounds = ndb.db.run([
-        ([ndb.table[r] for r in s.relations], [(ndb.table[rel], key, rel in s.relations) for rel, key in specs],
-         [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas], checks)
-        for s, (base, deltas, specs), checks in batch])
+    status, done, rounds = ndb.db.run([args for _, _, args in batch])
+    # (after a plan that no longer fits, those after it are likely not to either, the
+    # data being of another size than when they were kept: offer one stratum at a
+    # time, then twice as many after each call that ran them all)
+    ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == len(batch) else ndb.batch
     ran = batch[:done + (status == "abort")]
     for s, _, _ in ran:
         for r in s.relations:
@@ -139,6 +142,27 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
             if key and rel not in s.relations:
                 indexes.fanout(rel, key)
     return rounds, status == "abort"
+
+
+def _prepared(ndb: NativeDB, stratum, made, seen, plans) -> tuple:
+    """The arguments of db.run for a stratum's C programs `made` bound to the
+    database, and the checks of the sizes `seen` they were planned for (none
+    when None); each made once per database (after a stratum whose plan no
+    longer fits, the strata after it are asked for again)."""
+    kept = ndb.prepared.get(id(made))
+    if kept is None or kept[0] is not made:
+        base, deltas, specs = made
+        args = ([ndb.table[r] for r in stratum.relations],
+                [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                [p.bind(ndb.intern) for p in base], [[p.bind(ndb.intern) for p in g] for g in deltas])
+        kept = ndb.prepared[id(made)] = (made, args)
+    if seen is None:
+        return kept[1], []
+    checks = ndb.prepared.get(id(seen))
+    if checks is None or checks[0] is not seen:
+        checks = ndb.prepared[id(seen)] = (seen, [(ndb.table[rel], *plans.bounds(was))
+                                                  for rel, was in seen.items() if was is not None])
+    return kept[1], checks[1]
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:

@@ -519,7 +519,10 @@ class PlanCache:
         self.added = 0          # plans made since the program was loaded (cache.py saves them)
 
     def __getstate__(self):
-        return {"_kept": self._kept, "format": FORMAT}
+        # (plans of the Python path are not saved: it runs few strata but with
+        # provenance or SDYLOG_NATIVE=0, and each plan saved costs every process
+        # that loads the program its unpickling)
+        return {"_kept": {k: v for k, v in self._kept.items() if k[0] != "py"}, "format": FORMAT}
 
     def __setstate__(self, state):
         self._kept = state["_kept"] if state.get("format") == FORMAT else {}
