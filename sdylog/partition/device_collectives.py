@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from jaxlib.mlir import ir
 
-from sdylog.ir.diagnostics import format_location
+from sdylog.ir.diagnostics import error_at, format_location
 from sdylog.ir.types import element_bytes
 from sdylog.ir.walk import walk_ops
 
@@ -65,7 +65,7 @@ def manual_collectives(module, filename: str = "-", engine: str | None = None) -
         mesh = _mesh_of(manual, meshes)
         for op in walk_ops(manual):
             if op.name in KINDS:
-                groups = _replica_groups(op)
+                groups = _replica_groups(op, meshes)
                 found.append((op, BlockCollective(KINDS[op.name], len(groups[0]) if groups else 1,
                                                   sum(_value_bytes(v) for v in op.operands)), groups, mesh))
     costs = ring_bytes([c for _, c, _, _ in found], engine)
@@ -78,14 +78,15 @@ def _value_bytes(value) -> int:
     return int(np.prod(t.shape, dtype=np.int64)) * element_bytes(value)
 
 
-def _replica_groups(op) -> list[list[int]]:
+def _replica_groups(op, meshes) -> list[list[int]]:
+    from sdylog.partition.shards import replica_groups
     if op.name == "stablehlo.collective_permute":
         pairs = np.array(ir.DenseIntElementsAttr(op.attributes["source_target_pairs"])).reshape(-1, 2)
         return [[int(a), int(b)] for a, b in pairs if a != b] or [[0]]
-    attr = op.attributes["replica_groups"]
-    if not isinstance(attr, ir.DenseIntElementsAttr):
-        return []
-    return [[int(d) for d in g if d >= 0] for g in np.array(ir.DenseIntElementsAttr(attr))]
+    groups = replica_groups(op.attributes["replica_groups"], meshes.named)
+    if groups is None:
+        raise error_at(op, "replica groups name a mesh the module does not define")
+    return groups
 
 
 def _mesh_of(manual, meshes):
