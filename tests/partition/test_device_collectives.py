@@ -1,7 +1,7 @@
 """Collectives written per device inside manual computations: their groups
 read in either form StableHLO writes, and costed by the ring model."""
 from sdylog.ir.module import parse_module
-from sdylog.partition.device_collectives import manual_collectives
+from sdylog.partition.collective_costs import module_collectives
 
 _MODULE = """sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @main(%arg0: tensor<8x16xf32> {{sdy.sharding = #sdy.sharding<@mesh, [{{}}, {{}}]>}}) -> tensor<8x16xf32> {{
@@ -24,7 +24,7 @@ def _collectives(groups: str) -> list[dict]:
     from jaxlib.mlir import ir
     from sdylog.ir.context import make_context
     with make_context(), ir.Location.unknown():
-        return manual_collectives(parse_module(_MODULE.format(groups=groups)))
+        return module_collectives(parse_module(_MODULE.format(groups=groups)))
 
 
 def test_groups_given_as_mesh_axes_cost_what_the_same_dense_groups_cost():
