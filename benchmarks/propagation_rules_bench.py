@@ -1,7 +1,7 @@
 """Propagation rules benchmark: the time to evaluate rules/propagation.dl on
 the facts of a real model, per engine, and the cost per op.
 
-    python benchmarks/propagation_rules_bench.py [-n RUNS] [--engine memory,duckdb] [--needed] [MODEL.mlir ...]
+    python benchmarks/propagation_rules_bench.py [-n RUNS] [--engine memory,souffle] [--needed] [MODEL.mlir ...]
 
 Default models: the corpus transformers L8, L24 and L48. For each model the
 facts are captured once from `sdylog opt MODEL -sdy-propagation-pipeline`
@@ -85,7 +85,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     ap.add_argument("-n", "--runs", type=int, default=5)
-    ap.add_argument("--engine", default="memory", help="comma-separated: memory, duckdb")
+    ap.add_argument("--engine", default="memory", help="comma-separated: memory, souffle")
     ap.add_argument("--needed", action="store_true", help="only the strata the write-back reads")
     args = ap.parse_args()
 
