@@ -13,10 +13,6 @@ def souffle_path() -> str | None:
     return shutil.which("souffle")
 
 
-def available_engines() -> list[str]:
-    return ["memory"] + (["souffle"] if souffle_path() else [])
-
-
 def propagation_engine(chosen: str | None = None) -> str:
     """The engine every command uses: `chosen` (--engine), else
     $SDYLOG_ENGINE, else the in-memory one."""
