@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from corpus import CORPUS  # noqa: E402
+from propagation_rules_bench import captured_engines  # noqa: E402
 from sdylog.datalog import make_engine, parse_program  # noqa: E402
 from sdylog.datalog.engines import souffle_path  # noqa: E402
 
@@ -108,40 +109,6 @@ def many_rules(n_rules=200, n_nodes=20_000, seed=2):
     return "\n".join(lines) + "\n", facts
 
 
-def model_cases(model: str) -> list:
-    """(program, facts) of each engine the pipeline makes on `model`
-    (propagation's, then the reshard rules'), captured as it loads them."""
-    import sdylog.datalog as datalog
-    from sdylog.passes import driver
-
-    captured: list = []
-    real = datalog.make_engine
-
-    class Recording:
-        def __init__(self, program, engine):
-            self.engine, self.loads = engine, {}
-            captured.append((program, self.loads))
-
-        def load(self, name, rows):
-            self.loads[name] = list(rows)
-            self.engine.load(name, rows)
-
-        def __getattr__(self, name):
-            return getattr(self.engine, name)
-
-    def make(program=None, engine=None, *, provenance=False):
-        return Recording(program, real(program, engine, provenance=provenance))
-
-    datalog.make_engine = make
-    try:
-        with open(model) as f:
-            driver.optimize_text(f.read(), model, driver.parse_flags(
-                ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]))
-    finally:
-        datalog.make_engine = real
-    return captured
-
-
 def time_engine(name, program, facts, reads, runs):
     """(median load s, median run wall s, median run cpu s, sizes) over `runs` fresh engines."""
     load, wall, cpu = [], [], []
@@ -200,7 +167,9 @@ def main():
     cases = [(n, parse_program(t, f"{n}.dl"), f, r) for n, t, f, r in cases]
     if not wanted or wanted & {"propagation", "reshard"}:
         model = CORPUS / f"transformer_L{8 if q else 48}.mlir"
-        for label, (program, facts) in zip(["propagation", "reshard"], model_cases(str(model))):
+        flags = ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]
+        # (the first two engines the pipeline makes: propagation's, then the reshard rules')
+        for label, (program, facts) in zip(["propagation", "reshard"], captured_engines(str(model), flags)):
             cases.append((label, program, facts, sorted(program.derived)))
     have_souffle = souffle_path() is not None
     print(f"souffle: {souffle_path() or 'not on PATH (no ratio)'}; cores: {os.cpu_count()}; runs: {args.runs}")
