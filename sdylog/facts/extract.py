@@ -189,6 +189,7 @@ class FactSet:
     # value id -> its type's id, and type id -> whether it is a ranked tensor
     value_type_ids: list = field(default_factory=list)
     type_is_ranked: list = field(default_factory=list)
+    replicated: dict = field(default_factory=dict)    # (mesh, rank) -> add_replicated_sharding's id
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -203,10 +204,13 @@ class FactSet:
 
     def add_replicated_sharding(self, mesh: str, rank: int) -> int:
         """A sharding id for the fully closed replicated sharding of `rank` on
-        mesh symbol `mesh`, with its rows (no value carries it)."""
-        sid = len(self.shardings)
-        self.shardings.append(TensorSharding.replicated_on(mesh, rank))
-        add_sharding_rows(self, sid, mesh, self.shardings[-1])
+        mesh symbol `mesh`, with its rows (no value carries it); added once
+        (facts may be read by several runs: sdylog/facts/shared.py)."""
+        sid = self.replicated.get((mesh, rank))
+        if sid is None:
+            sid = self.replicated[(mesh, rank)] = len(self.shardings)
+            self.shardings.append(TensorSharding.replicated_on(mesh, rank))
+            add_sharding_rows(self, sid, mesh, self.shardings[-1])
         return sid
 
 
