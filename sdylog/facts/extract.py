@@ -25,7 +25,7 @@ from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
-from sdylog.oprules import rule_for_op, rule_key
+from sdylog.oprules import RuleCache, rule_key
 from sdylog.oprules.registry import NO_RULE, key_kind, known_op, unknown_op_message
 
 # Ops whose results carry data unchanged from their operands / regions: data
@@ -246,9 +246,10 @@ def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> N
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
-                 names_within=None, strict_rules: bool = False):
+                 names_within=None, strict_rules: bool = False, rules: RuleCache | None = None):
         self.facts = FactSet(module=module)
         self.strict_rules = strict_rules
+        self.rules = rules or RuleCache(conservative, filename)
         self._names_within = names_within or _walk_with_names
         self.filename = filename
         self.conservative = conservative
@@ -731,7 +732,7 @@ class _Extractor:
 
     def rule_id(self, op) -> int | None:
         """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""
-        rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
+        rule = self.rules.rule(op)
         if rule is None and self.strict_rules and not known_op(op.name):
             raise error_at(op, unknown_op_message(op.name), self.filename)
         rule_id = None
@@ -760,7 +761,8 @@ class _Extractor:
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
-                  static_shapes: bool = False, names_within=None, strict_rules: bool = False) -> FactSet:
+                  static_shapes: bool = False, names_within=None, strict_rules: bool = False,
+                  rules: RuleCache | None = None) -> FactSet:
     """The module's input relations (rules/schema.dl) and the id maps back to the IR.
     `static_shapes`: an op result of a type propagation rejects (a tuple, a
     dynamic shape) is an error, with unpropagatable_type_error's message.
@@ -769,9 +771,11 @@ def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = F
     which then serves the steps after it: the rows share its name strings);
     by default a walk. `strict_rules`: an op the rule registry does not know
     is an error at the op (else it has no rule, as in Shardy; a custom call
-    of an unknown target has none either way)."""
+    of an unknown target has none either way). `rules`: the op sharding
+    rules built so far for ops of this module (by rule_key, with this
+    `conservative`), which it adds to."""
     with module.context:
-        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules).run()
+        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules, rules).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on

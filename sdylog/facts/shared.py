@@ -14,6 +14,7 @@ add_replicated_sharding is the one addition, and it adds each sharding once).
 from __future__ import annotations
 
 from sdylog.facts.extract import FactSet, extract_facts
+from sdylog.oprules import RuleCache
 
 
 def module_facts(module, ctx, *, conservative: bool = False, static_shapes: bool = False,
@@ -33,6 +34,18 @@ def module_facts(module, ctx, *, conservative: bool = False, static_shapes: bool
         return kept[1]
     from sdylog.passes.census import census
     facts = extract_facts(module, filename, conservative=conservative, static_shapes=static_shapes,
-                          strict_rules=strict_rules, names_within=census(module, ctx).within_and_names)
+                          strict_rules=strict_rules, names_within=census(module, ctx).within_and_names,
+                          rules=_rule_cache(module, scope, conservative))
     scope["facts"] = (key, facts)
     return facts
+
+
+def _rule_cache(module, scope: dict, conservative: bool) -> RuleCache:
+    """The op sharding rules built for the module's ops in this scope, by
+    rule_key: a rule depends on the op's name, types and attributes only,
+    which passes do not change in place (ops they make have keys of their
+    own), so the reshard step reuses those propagation built."""
+    kept = scope.get(("rules", conservative))
+    if kept is None or kept[0] is not module:
+        kept = scope[("rules", conservative)] = (module, RuleCache(conservative))
+    return kept[1]

@@ -131,8 +131,10 @@ def test_a_pass_that_may_have_done_anything_drops_the_census():
 
 def test_facts_are_extracted_once_while_the_module_stays(monkeypatch):
     """Two reshard runs with nothing changed between them read one
-    extraction; a change in between makes the second extract again."""
+    extraction; a change in between makes the second extract again. The op
+    sharding rules built once serve every extraction of the module."""
     from sdylog.facts import extract, shared
+    from sdylog.oprules import RuleCache
     from sdylog.ir import parse_module
     from sdylog.passes import PassContext
     from sdylog.passes.census import follow_step, shared_census
@@ -145,7 +147,11 @@ def test_facts_are_extracted_once_while_the_module_stays(monkeypatch):
         first = shared.module_facts(module, ctx, strict_rules=True)
         follow_step(ctx, PRESERVED)
         assert shared.module_facts(module, ctx, strict_rules=True) is first and len(calls) == 1
-        assert shared.module_facts(module, ctx, strict_rules=False) is not first and len(calls) == 2
+        builds = []
+        monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name))
+        second = shared.module_facts(module, ctx, strict_rules=False)
+        assert second is not first and len(calls) == 2
+        assert not builds and first.rules and second.rules == first.rules   # (built for the first, reused)
         follow_step(ctx, ATTRIBUTES_ONLY)
         shared.module_facts(module, ctx, strict_rules=False)
         assert len(calls) == 3
