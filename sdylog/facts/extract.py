@@ -10,7 +10,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, islice, repeat
-from typing import NamedTuple
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
@@ -26,7 +25,7 @@ from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules import RuleCache, rule_key
-from sdylog.oprules.registry import NO_RULE, key_kind, known_op, unknown_op_message
+from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind, known_op, unknown_op_message
 
 # Ops whose results carry data unchanged from their operands / regions: data
 # flows through them along data-flow edges, never through a sharding rule.
@@ -46,15 +45,19 @@ _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_
                        "sdy.manual_computation"})
 
 
-class _NameKind(NamedTuple):
-    """What the walk needs to know of an op by its name (add_op_head)."""
-    may_have_regions: bool   # False when its op definition says none (e.g. stablehlo.add)
-    effects: bool            # a memory effect of its own (a custom call's has_side_effect: add_op_kind_facts)
-
-
-def _name_kind(op, name: str) -> _NameKind:
+def _name_kind(op, name: str) -> tuple[int, int, bool, bool]:
+    """What add_body's loop needs to know of an op by its name: whether it is
+    element-wise (1 yes, 2 ask is_elementwise, 0 no), the key_kind of its
+    rule (NO_KEY for the ops add_op_tail has more rows for), whether it
+    may have regions (False when its op definition says none, e.g.
+    stablehlo.add: the loop then does not ask each op), and whether it has
+    a memory effect of its own (op_trait "effects"; a custom call's
+    has_side_effect is read by add_op_kind_facts)."""
+    elementwise = 2 if name == "stablehlo.bitcast_convert" else int(is_elementwise(None, name))
+    special = name in _OWN_SHARDING_OPS or name in _KIND_OPS or name in _TENSOR_OPS or name in _FLOW_OPS
     # (_ODS_REGIONS is (count, fixed) on the generated op classes; an unregistered op has none)
-    return _NameKind(getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True), not may_be_effect_free(name))
+    regions = getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True)
+    return elementwise, NO_KEY if special else key_kind(name), regions, not may_be_effect_free(name)
 
 
 @lru_cache(maxsize=None)
@@ -152,14 +155,13 @@ def _walk_with_names(fn) -> tuple[list, list[str]]:
 
 
 class _OpenOp:
-    """An op the walk has read the head of (add_body): what its tail rows
-    need and, while the walk reads the ops nested in it, its blocks still to
-    read and the ops left in the current one. A function's body has op None
-    (its rows are add_func's)."""
-    __slots__ = ("op_id", "op", "name", "operands", "results", "blocks", "region", "left")
+    """An op whose nested ops the walk is reading (add_body): what its tail
+    rows need, its blocks still to read, and the ops left in the current one.
+    A function's body has op None (its rows are add_func's)."""
+    __slots__ = ("op_id", "op", "name", "kind", "operands", "results", "blocks", "region", "left")
 
-    def __init__(self, op_id: int, op, name, operands, results, blocks: list):
-        self.op_id, self.op, self.name = op_id, op, name
+    def __init__(self, op_id: int, op, name, kind, operands, results, blocks: list):
+        self.op_id, self.op, self.name, self.kind = op_id, op, name, kind   # (kind: _name_kind's)
         self.operands, self.results = operands, results
         self.blocks = blocks   # (region index, block), in order
         self.region = 0
@@ -246,10 +248,13 @@ def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> N
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
-                 names_within=None, strict_rules: bool = False, rules: RuleCache | None = None):
+                 names_within=None, strict_rules: bool = False, rules: RuleCache | None = None,
+                 plain: bool = False):
         self.facts = FactSet(module=module)
         self.strict_rules = strict_rules
         self.rules = rules or RuleCache(conservative, filename)
+        if plain:   # the reference walk (tests): every op the long way
+            self.add_body = self.add_body_plain
         self._names_within = names_within or _walk_with_names
         self.filename = filename
         self.conservative = conservative
@@ -271,21 +276,28 @@ class _Extractor:
         # types repeat across values: type -> its id -> (shape, element type name)
         self._type_ids: dict = {}
         self._types: list = []
+        self._results_ahead = 0          # op results with ids whose op the walk has not read yet
         self._name_kinds: dict = {}      # op name -> _name_kind(op, name)
         self._dict_shardings: dict = {}  # DictAttr -> sharding_in's answer
         # Shardings repeat (after propagation, most ops carry one of a few):
         # equal ones share one id and one set of rows.
         self._sharding_ids: dict = {}    # TensorSharding -> its id
         self._list_ids: dict = {}        # an op's `sdy.sharding` attribute -> the ids of its shardings
+        # op name -> whether the ops of that name read so far had one result each (add_body);
+        # absent until the first one is read
+        self._one_result: dict = {}
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
         vid = self.facts.value_ids.get(value)
         return self.ids_of((value,), func)[0] if vid is None else vid
 
-    def ids_of(self, values, func: str) -> list[int]:
+    def ids_of(self, values, func: str, walked: bool = False) -> list[int]:
         """The values' ids; a value seen for the first time gets the next id
-        (its value and value_dim rows are written at the end, add_value_rows)."""
+        (its value and value_dim rows are written at the end, add_value_rows).
+        An op result given an id before the walk reads its op (`walked`
+        False: e.g. a data-flow edge's result, met at its data-flow op) is
+        counted in _results_ahead."""
         value_ids, all_values = self.facts.value_ids, self.facts.values
         ids = []
         for value in values:
@@ -300,6 +312,8 @@ class _Extractor:
             if func != self._func_runs[-1][1]:
                 raise AssertionError(f"a value of @{func} met while reading @{self._func_runs[-1][1]}")
             self.facts.value_ops.append(-1)
+            if not walked and not isinstance(value, ir.BlockArgument) and not isinstance(value.owner, ir.Block):
+                self._results_ahead += 1
             ids.append(vid)
         return ids
 
@@ -458,7 +472,7 @@ class _Extractor:
                 sharding = self.sharding_in(a)
                 if sharding is not None:
                     f.add("func_result_sharding", name, i, self.add_sharding(sharding))
-        self.add_body(fn.operation, name, _OpenOp(op_id, None, None, (), (), [(0, block)]))
+        self.add_body(fn.operation, name, _OpenOp(op_id, None, None, None, (), (), [(0, block)]))
         term = block.operations[len(block.operations) - 1]
         rets = [self.value_id(v, name) for v in term.operands]
         self.returns[name] = (op_id, block, rets)
@@ -485,12 +499,197 @@ class _Extractor:
         return op_id
 
     def add_body(self, fn, func: str, root: _OpenOp) -> None:
-        """The rows of every op nested in `fn` (the ops of one MLIR walk,
-        `names_within`), in the order of a recursive walk: an op's head rows
-        (op, operands, results) before those of the ops nested in it, its
-        block arguments as each block starts, region yields as each block
-        ends, and its tail rows (shardings, kind, tensors, rule) after all of
-        them. `open_` holds the ops whose nested ops are being read."""
+        """The rows of every op nested in `fn`, read in one MLIR walk (half the
+        cost of reading each block's op list through the bindings).
+
+        They come out in the order of a recursive walk: an op's head rows (op,
+        operands, results) before those of the ops nested in it, its block
+        arguments as each block starts, region yields as each block ends, and
+        its tail rows (shardings, kind, tensors, rule) after all of them.
+        `open_` holds the region ops whose nested ops are being read.
+
+        Ops are many and each call (Python's or the bindings') costs, so the
+        loop reads each op's name, operands, results, result types and
+        attributes once, and writes the rows of the common op itself: an op
+        whose results are new values, that has no sharding, kind facts or
+        tensors of its own, and whose rule is keyed by its types (and
+        attributes). Any other op goes through add_op_tail. add_body_plain
+        is the plain reference of this loop: tests/facts/test_extract.py
+        checks that both give the same rows."""
+        f = self.facts
+        ops, op_rows = f.ops, f.relations["op"]
+        operand_rows, result_rows = f.relations["op_operand"], f.relations["op_result"]
+        relations = f.relations
+        trait_rows, tensor_rows = relations["op_trait"], relations["value_tensor"]
+        op_rule_rows, rule_tensor_rows = relations["op_rule"], relations["rule_tensor"]
+        yield_rows = relations["region_yield"]
+        value_ids, all_values, value_ops = f.value_ids, f.values, f.value_ops
+        get, ids_of = value_ids.get, self.ids_of
+        type_ids = self._value_type_ids
+        type_id_of = self._type_ids.get
+        type_of = type_ids.__getitem__
+        rule_by_key = self._rule_by_key
+        kinds, one_result = self._name_kinds, self._one_result
+        open_ = [root]
+        if not self.next_block(root, func):
+            return
+        within, names = self._names_within(fn)
+        for op, name in zip(islice(within, 1, None), islice(names, 1, None)):   # (the first one is fn)
+            top = open_[-1]
+            # The op's head rows: its row (add_op_row's), operands and results.
+            op_id = len(ops)
+            ops.append(op)
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = _name_kind(op, name)
+            elementwise, keyed_by, may_have_regions, effects = kind
+            if effects:
+                trait_rows.append((op_id, "effects"))
+            op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
+            # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
+            # (read by index: iterating the bindings' list ends in an IndexError, which costs more)
+            operand_list = op.operands
+            k = len(operand_list)
+            if k == 1:
+                operands = [get(operand_list[0])]
+            elif k == 2:
+                operands = [get(operand_list[0]), get(operand_list[1])]
+            else:
+                operands = [get(operand_list[i]) for i in range(k)] if k else []
+            if None in operands:
+                operands = ids_of(operand_list, func)
+            # (one or two rows are built here: zip and repeat objects cost more)
+            if k == 1:
+                operand_rows.append((op_id, 0, operands[0]))
+            elif k == 2:
+                operand_rows += ((op_id, 0, operands[0]), (op_id, 1, operands[1]))
+            elif k:
+                operand_rows.extend(zip(repeat(op_id), range(k), operands))
+            # Most ops have one result: `op.result` reads it in one call (and
+            # raises on any other count). It is tried for the names whose ops
+            # so far all had one (one_result[name] True); the ops of other
+            # names (False) and the first op of a name (absent) read the list.
+            value = None
+            if one_result.get(name) and not self._results_ahead:
+                try:
+                    value = op.result
+                    n = 1
+                except ValueError:   # an op of another count: the name's ops read the list from now on
+                    one_result[name] = False
+            if value is None:
+                result_list = op.results
+                n = len(result_list)
+                one_result.setdefault(name, n == 1)
+                # (by index, as the operands)
+                values = [result_list[i] for i in range(n)] if n else ()
+                if n == 1 and not self._results_ahead:
+                    value = values[0]
+            if value is not None:   # one new value
+                vid = len(all_values)
+                value_ids[value] = vid
+                all_values.append(value)
+                t = value.type
+                tid = type_id_of(t)
+                type_ids.append(self.type_id(t) if tid is None else tid)
+                value_ops.append(op_id)
+                results = [vid]
+                result_rows.append((op_id, 0, vid))
+                if self._unpropagatable_types and self.static_shapes:
+                    self.check_result_types(op, results)
+            elif n:
+                if self._results_ahead:   # some op results have ids already (see ids_of)
+                    first_new = len(all_values)
+                    results = self.result_ids(values, func)
+                    if n == 1 and results[0] >= first_new:
+                        value_ops[results[0]] = op_id
+                else:   # new values: ids in a row, types by id
+                    first = len(all_values)
+                    results = list(range(first, first + n))
+                    value_ids.update(zip(values, results))
+                    all_values.extend(values)
+                    types = op.results.types
+                    tids = list(map(type_id_of, types))
+                    if None in tids:
+                        tids = [self.type_id(t) for t in types]
+                    type_ids.extend(tids)
+                    value_ops.extend(repeat(-1, n))
+                result_rows.extend(zip(repeat(op_id), range(n), results))
+                if self._unpropagatable_types and self.static_shapes:
+                    self.check_result_types(op, results)
+            else:
+                results = []
+            regions = op.regions if may_have_regions else ()
+            if len(regions):
+                entered = _OpenOp(op_id, op, name, kind, operands, results,
+                                  [(r, block) for r, region in enumerate(regions) for block in region.blocks])
+                if self.next_block(entered, func):
+                    open_.append(entered)
+                    continue
+            while True:   # the tail rows of `op`, then of each op whose regions it completes
+                attrs = op.attributes   # (each read goes through the bindings: once)
+                # (add_rule's keys: type ids for types; a sharding or a user rule, an
+                # unknown key: add_op_tail)
+                rule_id = _UNKNOWN
+                # (`in` asks for one attribute; len() and items() build the op's
+                # whole dictionary. No key of add_rule's has sdy's attributes: an
+                # ATTR_KEY op with any misses its key, unasked.)
+                # A sharded op (every op after propagation) takes this way too: its
+                # sdy.sharding rows are written here (add_op_shardings').
+                sharding = None
+                if keyed_by <= ATTR_KEY and SHARDING_RULE not in attrs:
+                    if "sdy.sharding" in attrs:
+                        sharding = attrs["sdy.sharding"]
+                    if keyed_by == NO_RULE:
+                        rule_id = None
+                    else:   # rule_key's key, type ids for types
+                        key = (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
+                               (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)))
+                        if keyed_by == ATTR_KEY:
+                            key += (tuple(attrs.items()) if sharding is None else
+                                    tuple((a, v) for a, v in attrs.items() if not a.startswith("sdy.")),)
+                        rule_id = rule_by_key.get(key, _UNKNOWN)
+                if rule_id is _UNKNOWN:
+                    self.add_op_tail(op, name, op_id, operands, results, func)
+                else:   # add_op_tail's rows for a common op whose rule is known
+                    if sharding is not None:
+                        self.add_value_shardings(op, sharding, op_id, results)
+                    if elementwise == 1 or (elementwise and is_elementwise(op, name)):
+                        trait_rows.append((op_id, "elementwise"))
+                    if n == 1:
+                        tensor_rows.append((results[0], results[0]))
+                    elif results:
+                        tensor_rows.extend(zip(results, results))
+                    if rule_id is not None:
+                        op_rule_rows.append((op_id, rule_id))
+                        if n == 1 and k == 1:
+                            rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, results[0], 1))
+                        elif n == 1 and k == 2:
+                            rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, operands[1], 0),
+                                                 (op_id, 2, results[0], 1))
+                        elif operands or results:
+                            tensors = operands + results
+                            rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors, _is_result(k, n)))
+                # `op` is complete: so may be the block it ends, and the op owning that.
+                top = open_[-1]
+                top.left -= 1
+                if top.left or top.op is None:
+                    break
+                # top's block ended with `op`, its terminator
+                yield_rows.extend([(top.op_id, top.region, i, v) for i, v in enumerate(operands)])
+                if self.next_block(top, func):
+                    break
+                open_.pop()
+                op, name, op_id, operands, results = top.op, top.name, top.op_id, top.operands, top.results
+                elementwise, keyed_by, _, _ = top.kind
+                k, n = len(operands), len(results)
+
+    def add_body_plain(self, fn, func: str, root: _OpenOp) -> None:
+        """add_body's rows, in its order, each op read the plain way: its head
+        (add_op_head), the ops nested in it, then its tail (add_op_tail, in
+        `close`). The reference add_body's loop must agree with
+        (tests/facts/test_extract.py); it reads ops inline because a call
+        per op and per row costs (transformer_L48: this walk takes 1.3-1.4x
+        add_body's time, and a pipeline extracts twice)."""
         open_ = [root]
         if not self.next_block(root, func):
             return
@@ -503,28 +702,25 @@ class _Extractor:
                 self.close(read, func, open_)
 
     def add_op_head(self, op, name: str, func: str, parent: _OpenOp) -> _OpenOp:
-        """The op's row, its operands and results (new values, but for results
-        met before, e.g. at a data-flow edge), and its effects trait."""
+        """The op's row, its operands and results, and its effects trait."""
         relations = self.facts.relations
         kind = self._name_kinds.get(name)
         if kind is None:
             kind = self._name_kinds[name] = _name_kind(op, name)
         op_id = self.add_op_row(op, name, func, parent.op_id, parent.region)
-        if kind.effects:
+        if kind[3]:
             relations["op_trait"].append((op_id, "effects"))
-        operands = self.ids_of(op.operands, func)   # (defined above their uses: known, in SSA order)
+        operands = self.ids_of(op.operands, func)
         relations["op_operand"].extend(zip(repeat(op_id), range(len(operands)), operands))
         first_new = len(self.facts.values)
-        results = self.ids_of(op.results, func)
+        results = self.result_ids(list(op.results), func)
         relations["op_result"].extend(zip(repeat(op_id), range(len(results)), results))
         if len(results) == 1 and results[0] >= first_new:
             self.facts.value_ops[results[0]] = op_id
         if self.static_shapes and self._unpropagatable_types:
             self.check_result_types(op, results)
-        read = _OpenOp(op_id, op, name, operands, results, [])
-        if kind.may_have_regions:
-            read.blocks = [(r, block) for r, region in enumerate(op.regions) for block in region.blocks]
-        return read
+        blocks = [(r, block) for r, region in enumerate(op.regions) for block in region.blocks] if kind[2] else []
+        return _OpenOp(op_id, op, name, kind, operands, results, blocks)
 
     def enter_regions(self, read: _OpenOp, func: str) -> bool:
         """Start reading the first block of `read` that has ops; False when none has."""
@@ -534,7 +730,7 @@ class _Extractor:
         """The tail rows of `done`, then of each op whose last block `done` ends
         (as its terminator, whose operands the region yields)."""
         while True:
-            self.add_op_tail(done, func)
+            self.add_op_tail(done.op, done.name, done.op_id, done.operands, done.results, func)
             top = open_[-1]
             top.left -= 1
             if top.left or top.op is None:
@@ -545,6 +741,14 @@ class _Extractor:
                 return
             open_.pop()
             done = top
+
+    def result_ids(self, results, func: str) -> list[int]:
+        """ids_of for an op's results, while some op results have ids before
+        their op is read (_results_ahead counts those not read yet)."""
+        met = sum(1 for v in results if v in self.facts.value_ids)
+        ids = self.ids_of(results, func, walked=True)
+        self._results_ahead -= met
+        return ids
 
     def next_block(self, entered: _OpenOp, func: str) -> bool:
         """Start the next block of `entered` that has ops (block_arg rows for
@@ -567,10 +771,9 @@ class _Extractor:
             if error is not None:
                 raise error_at(op, error, self.filename)
 
-    def add_op_tail(self, read: _OpenOp, func: str) -> None:
-        """The op's rows after those of the ops nested in it: its shardings,
-        traits and kind facts, tensors, and sharding rule."""
-        op, name, op_id, results = read.op, read.name, read.op_id, read.results
+    def add_op_tail(self, op, name: str, op_id: int, operands: list[int], results: list[int], func: str) -> None:
+        # Most ops have no sharding, no kind facts and no tensors of their
+        # own: the helpers for those are called only for the ops they are for.
         relations = self.facts.relations
         attrs = op.attributes   # each read goes through the bindings: once
         if name in _OWN_SHARDING_OPS or "sdy.sharding" in attrs:
@@ -578,13 +781,13 @@ class _Extractor:
         if is_elementwise(op, name):
             relations["op_trait"].append((op_id, "elementwise"))
         if name in _KIND_OPS:
-            self.add_op_kind_facts(op, name, attrs, op_id, read.operands, func)
+            self.add_op_kind_facts(op, name, attrs, op_id, operands, func)
         if name in _TENSOR_OPS:
             self.add_flow_tensors(op, func)
         elif results:   # each result is its own tensor
             relations["value_tensor"].extend(zip(results, results))
         if name not in _FLOW_OPS:
-            self.add_rule(op, name, attrs, op_id, read.operands, results)
+            self.add_rule(op, name, attrs, op_id, operands, results)
 
     def add_op_shardings(self, op, name: str, attrs, op_id: int, results: list[int]) -> None:
         f = self.facts
@@ -762,7 +965,7 @@ class _Extractor:
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
                   static_shapes: bool = False, names_within=None, strict_rules: bool = False,
-                  rules: RuleCache | None = None) -> FactSet:
+                  rules: RuleCache | None = None, plain: bool = False) -> FactSet:
     """The module's input relations (rules/schema.dl) and the id maps back to the IR.
     `static_shapes`: an op result of a type propagation rejects (a tuple, a
     dynamic shape) is an error, with unpropagatable_type_error's message.
@@ -773,9 +976,11 @@ def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = F
     is an error at the op (else it has no rule, as in Shardy; a custom call
     of an unknown target has none either way). `rules`: the op sharding
     rules built so far for ops of this module (by rule_key, with this
-    `conservative`), which it adds to."""
+    `conservative`), which it adds to. `plain`: read every op by the plain
+    reference walk (add_body_plain; tests check that both give the same)."""
     with module.context:
-        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules, rules).run()
+        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules, rules,
+                          plain).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on
