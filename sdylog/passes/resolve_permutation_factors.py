@@ -44,14 +44,14 @@ from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
 from sdylog.partition.shards import atomic_axes, axes_size, divides, expand_to_atomic
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
 
 def run(module: ir.Module, options: dict, ctx):
     ops = _ops_the_rules_ask_about(module, ctx)
     if not ops:
-        return UNCHANGED
+        return PRESERVED
     return resolve(module, options, ctx, ops)
 
 
@@ -130,7 +130,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
                 changed = True
             else:
                 changed |= _reshard_around(facts.ops[op_id], cleared[op_id], meshes[op_id])
-    return None if changed else UNCHANGED
+    return None if changed else PRESERVED
 
 
 def _reshard_around(op, cleared: set, mesh: str) -> bool:

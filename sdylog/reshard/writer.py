@@ -48,6 +48,7 @@ class WriteCounts:
     reshards: int = 0
     all_reduces: int = 0
     unreduced_ops: int = 0     # replicated-to-unreduced and sharded-to-unreduced
+    wrote: bool = False        # whether the module changed at all (census.PRESERVED when not)
 
 
 def _rows(engine, relation: str):
@@ -196,7 +197,10 @@ def write_reshards(module, engine, facts) -> WriteCounts:
     d = _Decisions(engine)
     counts = WriteCounts()
     shardings = _Shardings(d, facts)
-    for o in post_order(facts, d.visited_ops()):
+    visited = d.visited_ops()
+    returns = {u for u in d.return_ops.values()}
+    counts.wrote = bool(visited) or any(d.site_writes(key) for key in d.sites if key[0] in returns)
+    for o in post_order(facts, visited):
         op = facts.ops[o]
         op = op.operation if hasattr(op, "operation") else op
         if o in d.reshard_to_unreduced:
