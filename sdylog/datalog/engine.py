@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.lexer import error
+from sdylog.datalog.named_rows import NamedReads, positions
 from sdylog.datalog.program import Program
 from sdylog.datalog.sql import SQL_TYPE, UNIT_COLUMN, column_list, columns, ident
 from sdylog.ir.diagnostics import SdylogError
@@ -65,7 +66,7 @@ class StoredRelation:
     edb_table: str | None   # facts loaded into a relation that rules also derive
 
 
-class Engine(DeclaredRelations):
+class Engine(DeclaredRelations, NamedReads):
     """Base class: the store. Subclasses implement `_evaluate`."""
 
     name = "base"
@@ -287,12 +288,14 @@ class Engine(DeclaredRelations):
         sel = ", ".join(f"c{i} AS {ident(c.name)}" for i, c in enumerate(decl.columns))
         return self.con.sql(f"SELECT {sel} FROM {self.table(relation)} ORDER BY ALL").to_arrow_table()
 
-    def read_columns(self, relation: str) -> dict:
-        """The tuples as numpy arrays, one per declared column."""
+    def read_columns(self, relation: str, *columns: str) -> dict:
+        """The tuples as numpy arrays, one per column named (default: every
+        declared column), keyed by name."""
         decl = self.decl(relation)
         cols = column_list(decl.arity)
         res = self.con.execute(f"SELECT {cols} FROM {self.table(relation)} ORDER BY {cols}").fetchnumpy()
-        return {c.name: res[f"c{i}"] for i, c in enumerate(decl.columns)}
+        names = columns or [c.name for c in decl.columns]
+        return {name: res[f"c{i}"] for name, i in zip(names, positions(decl, names))}
 
     def size(self, relation: str) -> int:
         return self.con.execute(f"SELECT count(*) FROM {self.table(relation)}").fetchone()[0]

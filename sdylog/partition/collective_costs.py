@@ -181,7 +181,7 @@ def module_collectives(module, filename: str = "-", engine: str | None = None) -
     rows, ops = module_collective_facts(module)
     if not ops:
         return []
-    bytes_of = dict(evaluate(rows, engine).read("collective_bytes"))
+    bytes_of = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes"))
     return [{"kind": op.name[len("sdy."):], "axes": axes_text(op), "location": format_location(op.location, filename),
              "bytes_per_device": bytes_of[c]} for c, op in enumerate(ops)]
 

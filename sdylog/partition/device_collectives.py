@@ -47,7 +47,7 @@ def ring_bytes(collectives: list[BlockCollective], engine: str | None = None) ->
         rows["collective_axis"].append((c, -1 if col.kind == "all_reduce" else 0, 0, "group", 1, col.group_size))
         if col.kind == "all_to_all":
             rows["collective_all_to_all"].append((c, 0, 0))
-    by_id = dict(evaluate(rows, engine).read("collective_bytes"))
+    by_id = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes"))
     return [by_id[c] for c in range(len(collectives))]
 
 
