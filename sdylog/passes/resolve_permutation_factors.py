@@ -106,7 +106,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     meshes = dict(answers.select("op_mesh", "op", "mesh"))
     for op_id in cleared:   # (a reshape's mesh is its operand's)
         if op_id not in meshes:
-            meshes[op_id] = irs.sharding_of(facts.ops[op_id].operands[0]).mesh
+            meshes[op_id] = facts.reader.sharding_of(facts.ops[op_id].operands[0]).mesh
     halo_dims = defaultdict(dict)              # op id -> {dim: HaloDim}
     for h in answers.named("halo_dim", ordered=True):
         halo_dims[h.op][h.dim] = HaloDim(h.s_in, h.s_out, h.low, h.dilation, h.left, h.right, h.comm)
@@ -263,7 +263,7 @@ def _reshape_splits(facts, groups):
         if i1 - i0 != 1 or ni != 1 or no != j1 - j0 or no < 2:
             continue
         op = facts.ops[op_id]
-        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        ins, outs = facts.reader.sharding_of(op.operands[0]), facts.reader.sharding_of(op.results[0])
         if ins is None or outs is None or ins.mesh != outs.mesh:
             continue
         mesh = irs.resolve_mesh(ins, facts.meshes)
