@@ -64,3 +64,24 @@ def test_row_matrix_by_name():
         assert sorted(map(tuple, matrix.tolist())) == [(1, 2), (2, 3), (3, 1)]   # (dst, src)
         whole, _ = e.row_matrix("hop")
         assert whole.shape == (3, 3)
+
+
+def test_lookup_by_column_values(engine):
+    from sdylog.datalog.named_rows import Lookup
+    look = Lookup(engine)
+    assert [r.dst for r in look.where("hop", label="b")] == [1]
+    assert look.first("hop", src=3, dst=2).label == "c"
+    assert look.first("hop", src=3, dst=1) is None
+    assert look.exists("edge", dst=1) and not look.exists("edge", dst=4)
+    with pytest.raises(SdylogError, match="relation 'hop' has no column 'to'"):
+        look.where("hop", to=1)
+
+
+def test_keyword_columns_get_a_trailing_underscore():
+    program = parse_program(".decl span(from: number, to: number)\n.input span\n", "kw.dl")
+    with make_engine(program, "memory") as e:
+        e.load("span", [(1, 2)])
+        e.run()
+        (row,) = e.named("span")
+        assert row.from_ == 1 and row.to == 2
+        assert e.select("span", "to", "from") == [(2, 1)]
