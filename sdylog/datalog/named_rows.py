@@ -4,8 +4,9 @@ Consumers of derived relations (explain, the write-back, the reports, the
 partitioner) name the columns they read, so that a column added, moved or
 renamed in a `.dl` file cannot shift what they read: `select` hands out
 tuples of the named columns in the order named, `named` whole rows as a
-named tuple per relation (fields: its column names). Every read of this
-kind outside sdylog/datalog is checked against the rules' declarations by
+named tuple per relation (fields: its column names), a Lookup the named
+rows whose given columns hold given values. Every read of this kind
+outside sdylog/datalog is checked against the rules' declarations by
 tests/datalog/test_named_reads.py.
 """
 from __future__ import annotations
@@ -49,8 +50,9 @@ def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
 
 
 class NamedReads:
-    """The read side every engine shares, by column name. An engine gives
-    `decl`, `scan` (rows in any order) and `read` (rows sorted)."""
+    """Reading an engine's relations by column name (the memory engine's,
+    and Soufflé's built on it). The engine gives `decl`, `scan` (rows in any
+    order) and `read` (rows sorted)."""
 
     def select(self, relation: str, *columns: str, ordered: bool = False):
         """The rows of RELATION as tuples of COLUMNS (its `.decl` names), in
@@ -85,21 +87,22 @@ class Lookup:
         self._indexes: dict = {}
         self._rows: dict = {}   # relation -> its named rows, sorted
 
-    def where(self, relation: str, **where) -> list:
-        key = (relation, tuple(where))
+    def where(self, relation: str, **values) -> list:
+        """The rows whose columns (the keywords) hold these values."""
+        key = (relation, tuple(values))
         index = self._indexes.get(key)
         if index is None:
-            index = self._indexes[key] = self._index(relation, tuple(where))
-        values = tuple(where.values())
-        return index.get(values[0] if len(values) == 1 else values, [])
+            index = self._indexes[key] = self._index(relation, tuple(values))
+        wanted = tuple(values.values())
+        return index.get(wanted[0] if len(wanted) == 1 else wanted, [])
 
-    def first(self, relation: str, **where):
-        """The first row (sorted) with these values; None when there is none."""
-        rows = self.where(relation, **where)
+    def first(self, relation: str, **values):
+        """The first such row (sorted); None when there is none."""
+        rows = self.where(relation, **values)
         return rows[0] if rows else None
 
-    def exists(self, relation: str, **where) -> bool:
-        return bool(self.where(relation, **where))
+    def exists(self, relation: str, **values) -> bool:
+        return bool(self.where(relation, **values))
 
     def _index(self, relation: str, columns: tuple) -> dict:
         at = positions(self.engine.decl(relation), columns)
