@@ -10,7 +10,9 @@ consumer's file and line. What is checked (sdylog/datalog/named_rows.py):
   on a row they hand out (`row.col`, through loops, comprehensions and
   assignments in the same function) is a column; a row is not indexed or
   unpacked by position;
-- no `X.read("rel")` / `X.scan("rel")`: those hand out rows by position.
+- no `X.read("rel")` / `X.scan("rel")`: those hand out rows by position;
+- no derived relation's name handed to another call (a wrapper around a
+  positional read), but to the GENERIC ones below.
 
 A read whose relation is not a literal (a generic reader: `sdylog query`,
 saving every relation) must name no columns.
