@@ -30,6 +30,7 @@ from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
+from sdylog.datalog.named_rows import NamedReads, positions
 from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_stratum
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
@@ -41,7 +42,7 @@ from sdylog.datalog.stepped import StepBackend, StepEvaluation
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
 
-class MemoryEngine(DerivationSteps, DeclaredRelations):
+class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
@@ -471,23 +472,32 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             raise error(None, f"'{relation}' has {decl.arity} columns, the tuple has {len(tup)}")
         return tuple(tup) in self._data[relation]
 
-    def read_columns(self, relation: str) -> dict:
+    def read_columns(self, relation: str, *columns: str) -> dict:
+        """The tuples (sorted) as numpy arrays, one per column named (default:
+        every declared column), keyed by name."""
         import numpy as np
         decl = self.decl(relation)
+        names = columns or [c.name for c in decl.columns]
         rows = self.read(relation)
         out = {}
-        for i, c in enumerate(decl.columns):
+        for name, i in zip(names, positions(decl, names)):
             vals = [r[i] for r in rows]
-            out[c.name] = np.array(vals, dtype=object if c.kind == "symbol" else None)
+            out[name] = np.array(vals, dtype=object if decl.columns[i].kind == "symbol" else None)
         return out
 
-    def row_matrix(self, relation: str):
-        """(rows as an (n, arity) int64 array with symbols as ids, the symbol
-        strings by id) for a relation held in C; None for one held in Python."""
-        self._kept(relation)
+    def row_matrix(self, relation: str, *columns: str):
+        """(rows as an (n, k) int64 array of the columns named, default every
+        declared column, with symbols as ids; the symbol strings by id) for a
+        relation held in C; None for one held in Python."""
+        decl = self._kept(relation)
         if not self._in_c(relation):
             return None
-        return self._db.row_matrix(relation), self._db.symbols()
+        matrix = self._db.row_matrix(relation)
+        if columns:
+            at = positions(decl, columns)
+            if at != tuple(range(decl.arity)):
+                matrix = matrix[:, list(at)]
+        return matrix, self._db.symbols()
 
     def read_arrow(self, relation: str):
         import pyarrow as pa

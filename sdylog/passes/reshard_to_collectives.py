@@ -203,9 +203,9 @@ def recipe_costs(recipes: list, engine: str | None = None) -> list[tuple[int, li
     rows.update(collective_facts({i: recipe.collectives for i, recipe in enumerate(recipes)},
                                  lambda i: dict(reshards[i].axis_sizes)))
     rules = evaluate(rows, engine)
-    step = {(r, s): c for r, s, c in rules.read("reshard_step")}
-    bytes_of = dict(rules.read("collective_bytes"))
-    reshard_bytes = dict(rules.read("reshard_bytes"))
+    step = {(r, s): c for r, s, c in rules.select("reshard_step", "r", "step", "c")}
+    bytes_of = dict(rules.select("collective_bytes", "c", "bytes"))
+    reshard_bytes = dict(rules.select("reshard_bytes", "r", "bytes"))
     return [(reshard_bytes[i], [bytes_of[step[i, s]] for s in range(len(recipe.collectives))])
             for i, recipe in enumerate(recipes)]
 

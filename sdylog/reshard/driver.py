@@ -59,7 +59,7 @@ def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     from sdylog.reshard.writer import WRITER_RELATIONS
     wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted)
-    first_error(decisions, "reshard_error", ctx)
+    first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     return decisions
 
 
@@ -92,11 +92,12 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
     return ReshardDecisions(engine, facts, timings)
 
 
-def first_error(decisions: ReshardDecisions, relation: str, ctx) -> None:
-    """Errors at the ops of `relation`'s rows (op, [order,] message), when
-    it has rows: in each function (a function pass), the first in Shardy's
-    walk order, with its smallest message."""
-    rows = list(decisions.engine.scan(relation))
+def first_error(decisions: ReshardDecisions, rows, ctx) -> None:
+    """Errors at the ops of `rows` (op, [order,] message: an error relation
+    of the decisions' engine), when there are any: in each function (a
+    function pass), the first in Shardy's walk order, with its smallest
+    message."""
+    rows = list(rows)
     if not rows:
         return
     from sdylog.ir.diagnostics import error_at
