@@ -22,6 +22,12 @@ import numpy as np
 # MB; 0.5 MB with DuckDB's smallest, 16 KB), and a large one's compresses
 # (transformer_L48: 3.4 MB; 13 MB in 16 KB blocks, 5.5 MB in the default 256 KB).
 BLOCK_SIZE = 65536
+# Row groups of 16,384 rows, not 122,880: DuckDB compresses and writes each
+# full row group into the file as it is inserted, so most of propagation's
+# rows are in the file while the reshard rules still run, and COMMIT, after
+# the last part, has less to write (transformer_L48: 0.08 s of CPU instead
+# of 0.15 s; the file 0.2 MB larger).
+ROW_GROUP_SIZE = 16384
 
 
 @dataclass
@@ -83,13 +89,17 @@ class Writer:
 
     def __init__(self, path: str, threads: int = 1):
         import duckdb
-        self.con = duckdb.connect(config={"threads": threads})
+        # checkpoint_threshold: COMMIT writes the rows into the file at once (any part passes the
+        # threshold), not first into a write-ahead log (15 MB for transformer_L48) that DETACH's
+        # checkpoint would copy into the file and delete
+        self.con = duckdb.connect(config={"threads": threads, "checkpoint_threshold": "1KB"})
         self.count = 0                     # relations added: the next one's number
         self.symbols: list[str] = []       # symbols in the file
         self.made: set[str] = set()        # tables made (the shared ones get the next parts' rows)
         self.taken = {"relations", "_symbols"}   # (lower case) names of tables and views
         try:
-            self.con.execute(f"ATTACH '{_sql_text(path)}' AS out (BLOCK_SIZE {BLOCK_SIZE})")
+            self.con.execute(f"ATTACH '{_sql_text(path)}' AS out "
+                             f"(BLOCK_SIZE {BLOCK_SIZE}, ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
             self.con.execute("BEGIN")
         except BaseException:
             self.con.close()
