@@ -46,9 +46,16 @@ class PipelineRun:
     collectives: list[dict] | None = None        # with --partition: every collective, costed
     inputs: tuple | None = None     # with name_ids or keep_values: (the input's values, entry function,
                                     # its results' JAX names), to name other runs' ids
+    tensor_of: dict | None = None   # value id -> its tensor (the rules' tensor_of): value_tensors()
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
+
+    def value_tensors(self) -> dict:
+        """Value id -> its tensor (the rules' tensor_of), read once per run."""
+        if self.tensor_of is None:
+            self.tensor_of = dict(self.result.engine.select("tensor_of", "v", "t"))
+        return self.tensor_of
 
     @cached_property
     def needed(self):
@@ -237,7 +244,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     ctx = PassContext(filename=display_name(path), engine=engine)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
-    named = inputs = names = None
+    named = inputs = names = tensor_of = None
     if keep_values or name_ids:
         from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
         if keep_values:
@@ -254,8 +261,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         if named is not None:
             named.take_propagated(result.facts)
         if inputs is not None:
-            tensors = result.engine.scan("tensor_of")
-            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names, tensors)
+            tensor_of = dict(result.engine.select("tensor_of", "v", "t"))
+            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
+                          tensor_of.items())
         if on_relations is not None:
             on_relations(result.engine, names)
         phase("export", export_phase, module, ctx)
@@ -271,7 +279,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
     inputs = inputs and (inputs[0], inputs[1], result_names)
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs, tensor_of)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
@@ -304,7 +312,8 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
         return []
     # program order (op ids are pre-order positions), then (a stable sort) by
     # source location: equal locations keep program order
-    rows = sorted(engine.read("conflict"), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
+    rows = sorted(engine.select("conflict", "op", "op_name", "factor", "kind", "a", "t_a", "dim_a", "b", "t_b",
+                                "dim_b", ordered=True), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
     if not rows:
         return []
     dims = _dim_shardings(engine, facts, {t for r in rows for t in (r[5], r[8])})
@@ -359,9 +368,10 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
     from sdylog.model.axis import AxisRef
     from sdylog.model.sharding import DimSharding
 
-    mesh_of = {t: m for t, m in engine.read("final_mesh") if t in tensors}
+    mesh_of = {t: m for t, m in engine.select("final_mesh", "t", "mesh") if t in tensors}
     axes: dict = {}
-    for t, d, pos, a, pre, size in engine.read("final_dim_axis"):
+    for t, d, pos, a, pre, size in engine.select("final_dim_axis", "t", "d", "pos", "axis", "pre_size", "size",
+                                                 ordered=True):
         if t in tensors:
             full = facts.meshes[mesh_of[t]].axis_sizes.get(a) if t in mesh_of else None
             ref = AxisRef.of_interval(a, pre, pre * size, full)
@@ -399,7 +409,7 @@ def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
     values = len(run.result.facts.values)
     by_reason = unsharded_by_reason(run)
     if by_reason is None:   # (rules without the report)
-        sharded = {v for v, _t in run.result.engine.read("final_value")}
+        sharded = {v for (v,) in run.result.engine.select("final_value", "v")}
         return [f"values sharded: {len(sharded)} of {values}"]
     unsharded = sum(len(vs) for vs in by_reason.values())
     lines = [f"values sharded: {values - unsharded} of {values}"]
@@ -416,8 +426,8 @@ def unsharded_by_reason(run: PipelineRun) -> dict | None:
     engine = run.result.engine
     if "unsharded" not in engine.relations:
         return None
-    reason = dict(engine.read("unsharded"))
-    tensor_of = dict(engine.read("tensor_of"))
+    reason = dict(engine.select("unsharded", "t", "reason", ordered=True))
+    tensor_of = run.value_tensors()
     by_reason: dict[str, list] = {}
     for v in range(len(run.result.facts.values)):
         t = tensor_of.get(v)
@@ -429,7 +439,7 @@ def unsharded_by_reason(run: PipelineRun) -> dict | None:
 
 def unsharded_tensors(run: PipelineRun, by_reason: dict) -> list[tuple[str, str]]:
     """(reason, the tensor's text) of each tensor left unsharded, but scalars."""
-    tensor_of = dict(run.result.engine.read("tensor_of"))
+    tensor_of = run.value_tensors()
     out = []
     for r in UNSHARDED_REASONS[:-1]:
         shown = set()

@@ -1,15 +1,8 @@
-"""The in-memory engine: relations held in C (native_db.py) or as Python
-sets, strata evaluated in C or by clauses compiled to Python
-(sdylog/datalog/pyeval.py).
-
-Same API as the DuckDB engine (load / replace / run / read / read_columns /
-save / explain). DuckDB is imported only to save a database or explain a
-tuple (both go through a DuckDB engine filled with these relations).
-
-Why a second engine: for the propagation program (~100 strata, most of them
-small joins) DuckDB spends ~5 ms planning each statement whatever the data
-size, and importing it costs ~0.3 s; compiled Python joins over hash
-indexes cost microseconds per tuple. `sdylog run`/`query` can pick either.
+"""The in-memory engine, sdylog's one evaluator: relations held in C
+(native_db.py) or as Python sets, strata evaluated in C or by clauses
+compiled to Python (sdylog/datalog/pyeval.py). API: load / replace / run /
+read / scan / read_columns / save (a DuckDB file, the `--db` layout:
+duckdb_file.py) / explain (explain.py).
 
 Evaluation: a non-recursive stratum runs each clause once; a recursive
 stratum runs semi-naively (each iteration joins only the tuples new in the
@@ -39,6 +32,7 @@ from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
+from sdylog.datalog.named_rows import NamedReads, positions
 from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
@@ -51,7 +45,7 @@ from sdylog.datalog.stepped import StepBackend, StepEvaluation
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
 
-class MemoryEngine(DerivationSteps, DeclaredRelations):
+class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
@@ -106,7 +100,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         return self._db is not None and self._db.holds(relation)
 
     def load(self, relation: str, data) -> None:
-        """Add facts (lists of tuples, or anything the DuckDB engine takes)."""
+        """Add facts: lists of tuples, or anything data.to_arrow takes (columns, arrays, tables)."""
         decl = self.decl(relation)
         self._restore(relation)
         if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
@@ -128,7 +122,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None,
                   skip_header: bool = False) -> None:
-        """Add facts from a Soufflé facts file (as the DuckDB engine's load_file)."""
+        """Add facts from a Soufflé facts file (facts_file.read_facts_file)."""
         from sdylog.datalog.facts_file import read_facts_file
         self.load(relation, read_facts_file(self.decl(relation), path, delimiter, display, skip_header))
 
@@ -192,7 +186,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             if all(type(v) is k or (k is float and type(v) is int) for r in data[:50] for v, k in zip(r, kinds)):
                 if float not in kinds:
                     return data
-            return [tuple(k(v) for v, k in zip(r, kinds)) for r in data]
+            try:
+                return [tuple(k(v) for v, k in zip(r, kinds)) for r in data]
+            except (TypeError, ValueError):
+                pass   # (a value of another kind: to_arrow's error names its column)
         from sdylog.datalog.data import to_arrow
         tbl = to_arrow(decl, data)
         if decl.arity == 0:
@@ -452,23 +449,32 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             raise error(None, f"'{relation}' has {decl.arity} columns, the tuple has {len(tup)}")
         return tuple(tup) in self._data[relation]
 
-    def read_columns(self, relation: str) -> dict:
+    def read_columns(self, relation: str, *columns: str) -> dict:
+        """The tuples (sorted) as numpy arrays, one per column named (default:
+        every declared column), keyed by name."""
         import numpy as np
         decl = self.decl(relation)
+        names = columns or [c.name for c in decl.columns]
         rows = self.read(relation)
         out = {}
-        for i, c in enumerate(decl.columns):
+        for name, i in zip(names, positions(decl, names)):
             vals = [r[i] for r in rows]
-            out[c.name] = np.array(vals, dtype=object if c.kind == "symbol" else None)
+            out[name] = np.array(vals, dtype=object if decl.columns[i].kind == "symbol" else None)
         return out
 
-    def row_matrix(self, relation: str):
-        """(rows as an (n, arity) int64 array with symbols as ids, the symbol
-        strings by id) for a relation held in C; None for one held in Python."""
-        self._kept(relation)
+    def row_matrix(self, relation: str, *columns: str):
+        """(rows as an (n, k) int64 array of the columns named, default every
+        declared column, with symbols as ids; the symbol strings by id) for a
+        relation held in C; None for one held in Python."""
+        decl = self._kept(relation)
         if not self._in_c(relation):
             return None
-        return self._db.row_matrix(relation), self._db.symbols()
+        matrix = self._db.row_matrix(relation)
+        if columns:
+            at = positions(decl, columns)
+            if at != tuple(range(decl.arity)):
+                matrix = matrix[:, list(at)]
+        return matrix, self._db.symbols()
 
     def read_arrow(self, relation: str):
         import pyarrow as pa
@@ -478,41 +484,15 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         rows = self.read(relation)
         return pa.table({c.name: [r[i] for r in rows] for i, c in enumerate(decl.columns)})
 
-    # ---- through DuckDB ----
-    def to_duckdb(self):
-        """A DuckDB engine holding these relations (and their provenance)."""
-        from sdylog.datalog.duckdb_engine import DuckDBEngine
-        db = DuckDBEngine(provenance=self.provenance)
-        for p in self._programs:
-            db.declare(p)
-        db.rules = list(self.rules)
-        db.rule_ids = dict(self.rule_ids)
-        db._height = self._height
-        for name in self._decls:
-            self._kept(name)
-            rows = self._data[name]
-            if not rows:
-                continue
-            rows = sorted(rows)
-            prov = self._prov.get(name, {})
-            db.insert_rows(name, rows, [prov.get(t, (-1, 0)) for t in rows] if self.provenance else None)
-        return db
-
     def save(self, path: str) -> None:
-        db = self.to_duckdb()
-        try:
-            db.save(path)
-        finally:
-            db.close()
+        """Every relation into a new DuckDB file at `path` (as `run --db` writes them)."""
+        from sdylog.datalog.duckdb_file import save
+        save(path, self)
 
     def explain(self, relation: str, values: tuple, max_depth: int = 100):
-        if not self.provenance:
-            raise error(None, "explain needs an engine made with provenance=True")
-        db = self.to_duckdb()
-        try:
-            return db.explain(relation, values, max_depth)
-        finally:
-            db.close()
+        """The derivation tree of a tuple (needs provenance=True)."""
+        from sdylog.datalog.explain import explain
+        return explain(self, relation, values, max_depth)
 
     def close(self) -> None:
         self._data.clear()

@@ -20,12 +20,12 @@ inserted at one place for several decisions sit in Shardy's order:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective
-from sdylog.ir.rewrite import create_op, ip_after_op, ip_after_value
+from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective, create_reshard
+from sdylog.ir.rewrite import ip_after_op, ip_after_value
 from sdylog.ir.shardings import get_sharding, set_sharding
 from sdylog.ir.types import rank_of
 from sdylog.model.axis import AxisRef
@@ -48,58 +48,59 @@ class WriteCounts:
     reshards: int = 0
     all_reduces: int = 0
     unreduced_ops: int = 0     # replicated-to-unreduced and sharded-to-unreduced
+    wrote: bool = False        # whether the module changed at all (census.PRESERVED when not)
 
 
-def _rows(engine, relation: str):
-    return engine.scan(relation)
-
-
-def _grouped(engine, relation: str, key_len: int) -> dict:
-    """relation's rows by their first key_len columns, the rest sorted."""
+def _grouped(rows, key_len: int) -> dict:
+    """Rows by their first key_len columns, the rest sorted."""
     out = defaultdict(list)
-    for row in _rows(engine, relation):
+    for row in rows:
         out[row[:key_len]].append(row[key_len:])
     for rows in out.values():
         rows.sort()
     return out
 
 
+_AXIS = ("p", "axis", "pre", "size")   # an axis row's columns: position, axis, pre-size, size
+
+
 class _Decisions:
     """The rows the writer reads, by op and site."""
 
     def __init__(self, engine):
-        self.operand_reshards = _grouped(engine, "reshard_operand", 1)            # (o,) -> [(i,)]
-        self.result_reshards = _grouped(engine, "reshard_result", 1)              # (o,) -> [(i, j, s)]
-        self.all_reduce = _grouped(engine, "all_reduce_axis", 1)                  # (o,) -> [(p, a, pre, z)]
-        self.dim_axes = _grouped(engine, "working_dim_axis", 2)                   # (o, j) -> [(d, p, a, pre, z)]
-        self.closed = _grouped(engine, "working_dim_closed", 2)                   # (o, j) -> [(d,)]
-        self.keeps = {(o, j): s for o, j, s in _rows(engine, "working_keeps")}
-        self.op_mesh = dict(_rows(engine, "op_mesh"))
-        self.operand_all_reduce = _grouped(engine, "operand_all_reduce_axis", 2)  # (o, i) -> [(p, a, pre, z)]
-        self.operand_unreduced = _grouped(engine, "operand_unreduced_after", 2)
-        self.sites = {(u, i): (v, t) for u, i, v, t in _rows(engine, "site")}
-        self.erases = {(u, i): mc for u, i, mc in _rows(engine, "site_erases_manual")}
-        self.place = {(u, i): p for u, i, p in _rows(engine, "site_place")}
-        self.synthetic = {(u, i): (m, c) for u, i, m, c in _rows(engine, "site_synthetic")}
-        self.site_all_reduce = _grouped(engine, "site_all_reduce", 2)
-        self.site_unreduced = _grouped(engine, "site_unreduced_after", 2)
-        self.mid = {(u, i) for u, i in _rows(engine, "site_mid_reshard")}
-        self.mid_keeps = _grouped(engine, "site_mid_keeps", 2)
-        self.r2u = _grouped(engine, "site_r2u", 2)
-        self.r2u_unreduced = _grouped(engine, "site_r2u_unreduced", 2)
-        self.s2u = _grouped(engine, "site_s2u", 2)                              # (u, i) -> [(d, q, a, pre, z)]
-        self.site_reshard = {(u, i) for u, i in _rows(engine, "site_reshard")}
-        self.reshard_to_unreduced = {u for (u,) in _rows(engine, "reshard_to_unreduced")}
-        self.return_ops = {f: u for f, u in _rows(engine, "func_return_op")}
-        self.single_device = dict(_rows(engine, "single_device_mesh"))
-        self.single_device_worked = {o for (o,) in _rows(engine, "single_device_worked")}
-        self.global_mesh = next((m for (m,) in _rows(engine, "global_mesh")), None)
-        self.single_device_operands = _grouped(engine, "single_device_operand", 1)   # (o,) -> [(i, through)]
-        self.single_device_results = _grouped(engine, "single_device_result_reshard", 1)
-        self.single_device_tokens = _grouped(engine, "single_device_token", 1)
+        select = engine.select
+        self.operand_reshards = _grouped(select("reshard_operand", "o", "i"), 1)             # (o,) -> [(i,)]
+        self.result_reshards = _grouped(select("reshard_result", "o", "i", "j", "s"), 1)      # (o,) -> [(i, j, s)]
+        self.all_reduce = _grouped(select("all_reduce_axis", "o", *_AXIS), 1)                # (o,) -> [axis]
+        self.dim_axes = _grouped(select("working_dim_axis", "o", "j", "d", *_AXIS), 2)   # (o, j) -> [(d, *axis)]
+        self.closed = _grouped(select("working_dim_closed", "o", "j", "d"), 2)               # (o, j) -> [(d,)]
+        self.keeps = {(o, j): s for o, j, s in select("working_keeps", "o", "j", "s")}
+        self.op_mesh = dict(select("op_mesh", "o", "m"))
+        self.operand_all_reduce = _grouped(select("operand_all_reduce_axis", "o", "i", *_AXIS), 2)   # (o, i) -> [axis]
+        self.operand_unreduced = _grouped(select("operand_unreduced_after", "o", "i", *_AXIS), 2)
+        self.sites = {(u, i): (v, t) for u, i, v, t in select("site", "u", "i", "v", "t")}
+        self.erases = {(u, i): mc for u, i, mc in select("site_erases_manual", "u", "i", "mc")}
+        self.place = {(u, i): p for u, i, p in select("site_place", "u", "i", "place")}
+        self.synthetic = {(u, k): (m, c) for u, k, m, c in select("site_synthetic", "u", "k", "m", "closed")}
+        self.site_all_reduce = _grouped(select("site_all_reduce", "u", "i", *_AXIS), 2)
+        self.site_unreduced = _grouped(select("site_unreduced_after", "u", "i", *_AXIS), 2)
+        self.mid = {(u, i) for u, i in select("site_mid_reshard", "u", "i")}
+        self.mid_keeps = _grouped(select("site_mid_keeps", "u", "i", "d"), 2)
+        self.r2u = _grouped(select("site_r2u", "u", "i", *_AXIS), 2)
+        self.r2u_unreduced = _grouped(select("site_r2u_unreduced", "u", "i", *_AXIS), 2)
+        self.s2u = _grouped(select("site_s2u", "u", "i", "d", "q", "axis", "pre", "size"), 2)   # (u, i) -> [(d, q, *)]
+        self.site_reshard = {(u, i) for u, i in select("site_reshard", "u", "i")}
+        self.reshard_to_unreduced = {u for (u,) in select("reshard_to_unreduced", "u")}
+        self.return_ops = {f: u for f, u in select("func_return_op", "f", "u")}
+        self.single_device = dict(select("single_device_mesh", "o", "m"))
+        self.single_device_worked = {o for (o,) in select("single_device_worked", "o")}
+        self.global_mesh = next((m for (m,) in select("global_mesh", "m")), None)
+        self.single_device_operands = _grouped(select("single_device_operand", "o", "i", "through"), 1)
+        self.single_device_results = _grouped(select("single_device_result_reshard", "o", "i", "then", "s"), 1)
+        self.single_device_tokens = _grouped(select("single_device_token", "o", "i"), 1)
         # op -> its edge sites in Shardy's order; ops whose visit writes sites
         self.owner_sites = defaultdict(list)
-        for u, i, o, kind, k, m in _rows(engine, "site_owner"):
+        for u, i, o, kind, k, m in select("site_owner", "u", "i", "o", "kind", "k", "m"):
             self.owner_sites[o].append((kind, k, m, u, i))
         for sites in self.owner_sites.values():
             sites.sort()
@@ -196,7 +197,10 @@ def write_reshards(module, engine, facts) -> WriteCounts:
     d = _Decisions(engine)
     counts = WriteCounts()
     shardings = _Shardings(d, facts)
-    for o in post_order(facts, d.visited_ops()):
+    visited = d.visited_ops()
+    returns = {u for u in d.return_ops.values()}
+    counts.wrote = bool(visited) or any(d.site_writes(key) for key in d.sites if key[0] in returns)
+    for o in post_order(facts, visited):
         op = facts.ops[o]
         op = op.operation if hasattr(op, "operation") else op
         if o in d.reshard_to_unreduced:
@@ -239,16 +243,14 @@ def reshard_operand(op, i: int, sharding: ir.Attribute) -> None:
     """Operand i of `op` through a new sdy.reshard to `sharding`, right
     before `op`, on this use only."""
     operand = op.operands[i]
-    reshard = create_op("sdy.reshard", results=[operand.type], operands=[operand],
-                        attributes={"sharding": sharding}, loc=op.location, ip=ir.InsertionPoint(op))
+    reshard = create_reshard(operand, sharding, loc=op.location, ip=ir.InsertionPoint(op))
     op.operands[i] = reshard.result
 
 
 def reshard_result_back(op, result, sharding: ir.Attribute, ip: ir.InsertionPoint) -> None:
     """A new sdy.reshard of `result` (of `op`, which now works on another
     sharding) back to `sharding` at `ip`, taking every other use of it."""
-    reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
-                        attributes={"sharding": sharding}, loc=op.location, ip=ip)
+    reshard = create_reshard(result, sharding, loc=op.location, ip=ip)
     result.replace_all_uses_except(reshard.result, reshard)
 
 
@@ -283,8 +285,7 @@ def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, c
 
 def _reshard(value, sharding, loc, ip, counts: WriteCounts):
     counts.reshards += 1
-    return create_op("sdy.reshard", results=[value.type], operands=[value], attributes={"sharding": sharding},
-                     loc=loc, ip=ip)
+    return create_reshard(value, sharding, loc=loc, ip=ip)
 
 
 def _write_single_device(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
@@ -338,8 +339,7 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
         mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
         if key in d.mid:
             mid = replace(source, dims=mid_dims)
-            cur = create_op("sdy.reshard", results=[cur.type], operands=[cur], attributes={"sharding": mid.to_attr()},
-                            loc=loc, ip=ip).result
+            cur = create_reshard(cur, mid.to_attr(), loc=loc, ip=ip).result
             counts.reshards += 1
         if key in d.r2u:
             out = TensorSharding(source.mesh, mid_dims, target.replicated,
@@ -356,8 +356,7 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
             counts.unreduced_ops += 1
     if key in d.site_reshard:
         out = target if target is not None else TensorSharding.replicated_on(source.mesh, len(source.dims))
-        cur = create_op("sdy.reshard", results=[cur.type], operands=[cur], attributes={"sharding": out.to_attr()},
-                        loc=loc, ip=ip).result
+        cur = create_reshard(cur, out.to_attr(), loc=loc, ip=ip).result
         counts.reshards += 1
     if u not in d.reshard_to_unreduced:
         user.operands[i] = cur
