@@ -29,8 +29,8 @@ each), and a DuckDB query per wave costs far more than the wave's work.
 Clauses are planned by plan.py (plans kept per program) and run as Python
 functions (pyeval.py), or, when the C extension is built, provenance is off
 and every plan lowers (native_plan.py), by the wave loop in C over the
-tables of a C database: the memory engine's own (native_db.py), or one
-filled here from the backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
+tables of the memory engine's C database (native_db.py). SDYLOG_NATIVE=0
+keeps it in Python. The C run hands back to
 Python on what Python's integers would compute differently (an overflow) or
 report (a division by zero): the stratum is then evaluated here, from the
 start.
@@ -81,7 +81,6 @@ class RankedEvaluation:
         self.provenance = provenance
         self.prov: list[dict] = [{} for _ in self.rels]
         self.waves = 0
-        self.in_engine_db = False   # evaluated in C over the engine's own database (_run_native)
 
     # ---- indexes ----
     def _build_indexes(self):
@@ -213,26 +212,19 @@ class RankedEvaluation:
 
     # ---- evaluation in C ----
     def _run_native(self, native) -> bool:
-        """The whole evaluation by the C extension `native`; False (nothing
-        stored) when the stratum does not lower or the C run hands back.
-        Over the engine's C database (`backend.native_db`) when it has one:
-        its seeds computed there too; else over one filled with the rows of
-        the relations read and the seeds."""
-        from sdylog.datalog.native_db import NativeDB
+        """The whole evaluation by the C extension `native` over the engine's
+        C database (`backend.native_db`), its seeds computed there too; False
+        (nothing stored) when there is none (every relation left C: a value
+        beyond 64 bits), the stratum does not lower, or the C run hands back."""
         db = getattr(self.backend, "native_db", None)
-        self.in_engine_db = db is not None
-        db = db if db is not None else NativeDB(native)
-        if self.in_engine_db and not all(db.holds(r) for r in self._relations_read()):
-            return False   # floats: the Python path (the planner asks the C tables their sizes)
-        static = self.backend.native_static if self.in_engine_db else self._static()
-        plans = self._plans(static)
+        if db is None or not all(db.holds(r) for r in self._relations_read()):
+            return False   # (floats: the Python path)
+        plans = self._plans(self.backend.native_static)
         self.base_clauses = plans.base_clauses
-        lowered = plans.lowered(self.in_engine_db, self.here)
+        lowered = plans.lowered(self.here)
         if lowered is None:
             return False
         delta_progs, dom_progs, base_progs, specs = lowered
-        if not self.in_engine_db and not self._fill(db, {rel for rel, _ in specs} - self.here):
-            return False
         intern, rule_of = db.intern, self.backend.rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_col[ri]) for ri, r in enumerate(self.rels)],
@@ -246,10 +238,7 @@ class RankedEvaluation:
         _, self.waves = result
         self.backend.set_height(self.backend.next_height() + self.waves)
         for name in self.rels:
-            if self.in_engine_db:
-                self.backend.stored_in_c(name)
-            else:
-                self.backend.store(name, db.rows(name), None)
+            self.backend.stored_in_c(name)
         self.backend = None
         return True
 
@@ -265,22 +254,6 @@ class RankedEvaluation:
         bodies = [prog.clauses[ci].body for ci in self.stratum.clauses]
         bodies += [s.body for s in prog.subsumptions if s.relation in self.here]
         return self.here | {lit.relation for body in bodies for lit in body if isinstance(lit, Atom)}
-
-    def _fill(self, db, below) -> bool:
-        """A new database `db` given the rows of the relations `below` and the
-        seeds; False when one has no C form (a float, an int beyond 64 bits)."""
-        decls = self.program.relations
-        for rel in sorted(below) + self.rels:
-            db.declare(decls[rel])
-            if not db.holds(rel):
-                return False
-        for rel in sorted(below):
-            if not db.insert(rel, self._rows(rel)):
-                return False
-        for rel, rows, _rule in self.backend.seeds(self.stratum, self.base_clauses):
-            if not db.insert(rel, rows):
-                return False
-        return True
 
     # ---- evaluation ----
     def run(self) -> None:
@@ -422,20 +395,19 @@ class RankedPlans:
     base: tuple
     _lowered: dict = field(default_factory=dict, compare=False)
 
-    def lowered(self, with_base: bool, here) -> tuple | None:
-        """(delta programs, domination programs, base programs (`with_base`:
-        the seeds computed in C), index specs) of the C evaluator, made
-        once; None when a plan does not lower."""
-        if with_base not in self._lowered:
+    def lowered(self, here) -> tuple | None:
+        """(delta programs, domination programs, base programs, index specs)
+        of the C evaluator, made once; None when a plan does not lower."""
+        if "c" not in self._lowered:
             slots = IndexSlots()
             try:
                 made = ([[lower(p, slots, here) for p in g] for g in self.deltas],
                         [[lower(p, slots, here) for p in t] for t in self.doms],
-                        [lower(p, slots) for p in self.base] if with_base else [], slots.specs())
+                        [lower(p, slots) for p in self.base], slots.specs())
             except CannotLower:
                 made = None
-            self._lowered[with_base] = made
-        return self._lowered[with_base]
+            self._lowered["c"] = made
+        return self._lowered["c"]
 
 
 class StaticIndexes:
