@@ -227,7 +227,6 @@ def _rules_name(plans, rule_of) -> str:
 
 
 def _define(ns: Namespace, src: str, name: str):
-    src = f"# {name}\n{src}"   # (the code cache is keyed by the source: the name with it)
     local: dict = {}
     from sdylog.datalog.cache import CODES
     exec(CODES.compile(src, name), ns.globals, local)
