@@ -173,6 +173,19 @@ NAMED = {"min", "max", "cat", "strlen", "substr", "to_number", "to_string", "to_
          "to_unsigned"}
 
 
+def nodes(root):
+    """Every node of a program's tree below and including `root` (a node, or
+    a list or tuple of them), depth first; locations left out."""
+    stack = [root]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+        elif hasattr(x, "__dataclass_fields__"):
+            yield x
+            stack.extend(reversed([getattr(x, f) for f in x.__dataclass_fields__ if f != "loc"]))
+
+
 def variables(expr) -> set[str]:
     """Names of the variables an expression or literal uses, aggregates included."""
     out: set[str] = set()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from sdylog.datalog.ast import Functor
+from sdylog.datalog.ast import Functor, nodes
 from sdylog.datalog.lexer import error
 from sdylog.ir.diagnostics import SdylogError
 
@@ -65,16 +65,6 @@ def _narrowed(clauses: list, ops) -> list:
     return using or clauses
 
 
-def _operators(node) -> set:
+def _operators(clause) -> set:
     """The functor names (operators and functions) anywhere in a clause."""
-    found = set()
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Functor):
-            found.add(x.op)
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif hasattr(x, "__dataclass_fields__"):
-            stack.extend(getattr(x, f) for f in x.__dataclass_fields__ if f != "loc")
-    return found
+    return {x.op for x in nodes(clause) if isinstance(x, Functor)}

@@ -6,7 +6,6 @@ through `-F`/`-D`. Relations live in the memory engine's store: a run
 writes the facts the strata read and reads back what they derive."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import os
@@ -16,7 +15,7 @@ import subprocess
 import tempfile
 
 from sdylog.datalog import cache
-from sdylog.datalog.ast import NumberLit
+from sdylog.datalog.ast import NumberLit, nodes
 from sdylog.datalog.engines import souffle_path
 from sdylog.datalog.facts_file import read_facts_file
 from sdylog.datalog.lexer import error
@@ -53,21 +52,8 @@ def wide_number(program: Program, bits: int):
     signed words, or None."""
     limit = 1 << (bits - 1)
 
-    def walk(node):
-        if isinstance(node, NumberLit):
-            return node if isinstance(node.value, int) and not -limit <= node.value < limit else None
-        if isinstance(node, (tuple, list)):
-            children = node
-        elif dataclasses.is_dataclass(node):
-            children = [getattr(node, f.name) for f in dataclasses.fields(node) if f.name != "loc"]
-        else:
-            return None
-        for child in children:
-            found = walk(child)
-            if found is not None:
-                return found
-        return None
-    return walk(program.clauses)
+    return next((x for x in nodes(program.clauses)
+                 if isinstance(x, NumberLit) and isinstance(x.value, int) and not -limit <= x.value < limit), None)
 
 
 def check_word_size(program: Program, exe: str) -> None:
