@@ -90,16 +90,12 @@ def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
     for ci, comp in enumerate(comps):
         rels = sorted(comp, key=position.get)
         idx = sorted(i for r in rels for i in by_head.get(r, ()))
-        recursive = False
-        stepped = len(comp) > 1 or any(a.relation in comp for i in idx for a, _ in atoms_of(clauses[i].body))
-        stepped = stepped and all(r in stepped_relations for r in comp)
+        recursive = any(comp_of[a.relation] == ci for i in idx for a, _ in atoms_of(clauses[i].body))
+        stepped = recursive and all(r in stepped_relations for r in comp)
         for i in idx:
             c = clauses[i]
             for atom, negative in atoms_of(c.body):
-                if comp_of[atom.relation] != ci:
-                    continue
-                recursive = True
-                if negative and not stepped:
+                if negative and not stepped and comp_of[atom.relation] == ci:
                     what = "negates" if _is_negated(c, atom) else "aggregates over"
                     raise error(atom.loc, f"cannot stratify: the rule for '{c.head.relation}' at "
                                 f"{c.loc.file}:{c.loc.line} {what} '{atom.relation}', which depends on "
@@ -110,7 +106,7 @@ def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
             if stepped and sub:
                 raise error(clauses[idx[0]].loc, f"the stepped stratum of {', '.join(rels)} has subsumptive rules: "
                             f"a stratum is evaluated in rank order or step by step, not both")
-            strata.append(Stratum(tuple(rels), tuple(idx), recursive, sub, stepped and recursive))
+            strata.append(Stratum(tuple(rels), tuple(idx), recursive, sub, stepped))
     return strata
 
 
