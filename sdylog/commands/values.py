@@ -248,9 +248,10 @@ def resolve_name(text: str, values: list[InputValue], funcs: list[str], result_c
 # ---------------------------------------------------------------- after the import
 def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
     """Find each input value among the propagated module's values: the same
-    IR value when the import kept it (checked by type: a freed value's
-    address may be reused), else copies made by the import (inlined calls,
-    split constants) found by location, index and type. Returns
+    IR value when the import kept it (checked by its key: the import frees
+    values, a call's results among them, and a new value may take a freed
+    one's address), else copies made by the import (inlined calls, split
+    constants) found by location, index and type. Returns
     {fact value id: InputValue} (the first value a copy stands for) and
     {id(InputValue): [fact value ids]}."""
     names, copies = {}, {}
@@ -258,7 +259,7 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
         kept = {}
         for iv in values:
             vid = facts.value_ids.get(iv.handle)
-            if vid is not None and facts.values[vid].type == iv.type:
+            if vid is not None and iv.key in _value_keys(facts, vid):
                 kept[id(iv)] = vid
         # copies are values the import made: only those are looked up by key
         by_key = _keys_of(facts, set(facts.func_args) | set(range(len(facts.values))) - set(kept.values()))
@@ -274,27 +275,30 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
 
 
 def _keys_of(facts, vids) -> dict:
-    """The keys (as InputValue.key) of some of the propagated module's values."""
+    """The propagated module's values `vids` by their keys (as InputValue.key)."""
     by_key = defaultdict(list)
     for vid in sorted(vids):
-        if vid in facts.func_args:
-            fn, i = facts.func_args[vid]
-            by_key[("farg", symbol_name(fn), i)].append(vid)
-            continue
-        v = facts.values[vid]
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            op = owner.owner
-            arg = ir.BlockArgument(v)
-            region = _region_index(op, owner)
-            by_key[("barg", _loc_key(op), region, arg.arg_number, v.type)].append(vid)
-            if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
-                callee = ir.StringAttr(op.attributes["name"]).value
-                by_key[("farg", callee, arg.arg_number)].append(vid)
-        else:
-            by_key[("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number,
-                    v.type)].append(vid)
+        for key in _value_keys(facts, vid):
+            by_key[key].append(vid)
     return by_key
+
+
+def _value_keys(facts, vid) -> list[tuple]:
+    """The keys (as InputValue.key) one of the propagated module's values
+    answers to."""
+    if vid in facts.func_args:
+        fn, i = facts.func_args[vid]
+        return [("farg", symbol_name(fn), i)]
+    v = facts.values[vid]
+    owner = v.owner
+    if not isinstance(owner, ir.Block):
+        return [("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number, v.type)]
+    op = owner.owner
+    arg = ir.BlockArgument(v)
+    keys = [("barg", _loc_key(op), _region_index(op, owner), arg.arg_number, v.type)]
+    if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
+        keys.append(("farg", ir.StringAttr(op.attributes["name"]).value, arg.arg_number))
+    return keys
 
 
 # Ops the import replaces by another kind: a call by a named computation, a
