@@ -771,11 +771,13 @@ def explain(file, value, tree, depth, engine, entry, **mpmd):
         from sdylog.mpmd.explain import explain_text as mpmd_explain_text
         click.echo(mpmd_explain_text(file, value, options_from(**mpmd, entry=entry), tree, depth), nl=False)
         return
+    from sdylog.ir.rewrite import said_once
     from sdylog.progress import Progress
     progress = Progress()
-    ex = run_with_provenance(file, engine, progress=progress)
-    progress.step(f"explaining {value}")
-    text = explain_text(ex, value, tree, depth)
+    with said_once():   # (explain_text runs the pipeline again to partition: its notes are said)
+        ex = run_with_provenance(file, engine, progress=progress)
+        progress.step(f"explaining {value}")
+        text = explain_text(ex, value, tree, depth)
     progress.done()
     click.echo(text, nl=False)
 

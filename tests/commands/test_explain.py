@@ -461,3 +461,17 @@ def test_explain_shows_what_the_export_step_wrote():
     text = explain_text(run_with_provenance(str(golden / "unreduced_values.in.mlir")), "%arg2")
     assert ('unreduced_values.in.mlir:10:17: written by the export step: replicated_to_unreduced {"x"} on '
             '[{}, {}], 0 B per device') in text, text
+
+
+def test_a_note_on_the_input_is_said_once(tmp_path):
+    # (explain runs the pipeline twice: with provenance, then to partition)
+    path = tmp_path / "g.mlir"
+    path.write_text('module @m attributes {mhlo.num_partitions = 8 : i32} {\n'
+                    '  func.func public @main(%arg0: tensor<8x16xf32> {mhlo.sharding = "{devices=[4,2]<=[8]}"})'
+                    ' -> tensor<8x16xf32> {\n'
+                    '    %0 = stablehlo.negate %arg0 : tensor<8x16xf32>\n'
+                    '    return %0 : tensor<8x16xf32>\n  }\n}\n')
+    p = subprocess.run([sys.executable, "-m", "sdylog.cli", "explain", str(path), "%0"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    notes = [line for line in p.stderr.splitlines() if ": note: " in line]
+    assert len(notes) == 1 and "mhlo.sharding" in notes[0], p.stderr
