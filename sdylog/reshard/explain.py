@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from sdylog.datalog.named_rows import Lookup
-from sdylog.model.axis import AxisRef
+from sdylog.reshard.inventory import axes_text
 from sdylog.reshard.report import Needed, inserted_text
 
 _LETTERS = "ijklmnopqrstuvwxyz"
@@ -47,7 +47,7 @@ def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
 class _Why:
     """The decisions of the reshard rules about one value, in words."""
 
-    def __init__(self, needed: NeededTransfers, filename: str):
+    def __init__(self, needed: Needed, filename: str):
         self.rel = Lookup(needed.inventory.engine)
         self.facts = needed.inventory.facts
         self.filename = filename
@@ -72,9 +72,8 @@ class _Why:
         """`{"x", "y":(1)2}` of rows with columns p, axis, pre and size, on op o's mesh."""
         mesh = self.rel.first("op_mesh", o=o)
         sizes = self.facts.meshes[mesh.m].axis_sizes if mesh else {}
-        refs = [AxisRef.of_interval(a, pre, pre * z, sizes.get(a, pre * z))
-                for _p, a, pre, z in sorted((r.p, r.axis, r.pre, r.size) for r in rows)]
-        return "{" + ", ".join(map(str, refs)) + "}"
+        return axes_text([(a, pre, z) for _p, a, pre, z in sorted((r.p, r.axis, r.pre, r.size) for r in rows)],
+                         sizes)
 
     def factor(self, o: int, f: int) -> str:
         """`j (operand 1 dim 1, result 0 dim 1)`."""

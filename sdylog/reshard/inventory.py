@@ -109,7 +109,7 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
         if kind == "sharded_to_unreduced":
             coll_text = _dims_text(coll, ranks.get(v, 0), sizes)
         elif coll:
-            coll_text = str(DimSharding(tuple(_ref(a, pre, z, sizes) for _d, _p, a, pre, z in sorted(coll))))
+            coll_text = axes_text([(a, pre, z) for _d, _p, a, pre, z in sorted(coll)], sizes)
         else:
             coll_text = None
         out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
@@ -119,6 +119,12 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
 
 def _ref(a: str, pre: int, z: int, sizes: dict) -> AxisRef:
     return AxisRef.of_interval(a, pre, pre * z, sizes.get(a, pre * z))
+
+
+def axes_text(axes, sizes: dict) -> str:
+    """`{"x", "y":(1)2}`: axes given as (name, pre, size) rows of the rules,
+    in order, on a mesh of `sizes`."""
+    return str(DimSharding(tuple(_ref(a, pre, z, sizes) for a, pre, z in axes)))
 
 
 def _dims_text(rows, rank: int, sizes: dict) -> str:
