@@ -27,7 +27,7 @@ deduplicates rows going in) once no stratum writes it.
 """
 from __future__ import annotations
 
-from sdylog.datalog.ast import Atom, RelationDecl
+from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
@@ -521,9 +521,6 @@ class _Tables(dict):
 
 class _Backend(RankedBackendSteps):
     """What a rank-ordered stratum reads and writes in the memory engine."""
-
-    def rows(self, relation: str):
-        return list(self.engine._data[relation])
 
     @property
     def static(self) -> StaticIndexes:

@@ -61,8 +61,8 @@ def rank_column(decl) -> int:
 class RankedEvaluation:
     """One evaluation of one subsumptive stratum (see the module docstring).
 
-    `backend` gives what lies outside the stratum: rows(relation) for the
-    relations it reads, seeds() for the tuples of the clauses that read none
+    `backend` gives what lies outside the stratum: `static`, the indexes of
+    the relations it reads, seeds() for the tuples of the clauses that read none
     of its relations (and facts loaded into them), rule_id(ci), next_height(),
     and store(relation, tuples, provenance) for the result."""
 
@@ -121,13 +121,6 @@ class RankedEvaluation:
         from sdylog.datalog.cache import CODES
         exec(CODES.compile("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", "<index code>"), env)
         return env["insert"], env["remove"]
-
-    def _rows(self, rel: str):
-        """A lower stratum's relation, read from the backend once."""
-        rows = self._static_rows.get(rel)
-        if rows is None:
-            rows = self._static_rows[rel] = self.backend.rows(rel)
-        return rows
 
     def _live_key(self, rel: str, key: tuple) -> tuple:
         """The columns a relation of the stratum is looked up by: not its
@@ -242,12 +235,6 @@ class RankedEvaluation:
         self.backend = None
         return True
 
-    def _static(self):
-        """The indexes of the relations below: the backend's own (in memory),
-        or built here from its rows."""
-        self._static_rows: dict[str, list] = {}
-        return getattr(self.backend, "static", None) or StaticIndexes(self._rows)
-
     def _relations_read(self) -> set:
         """The stratum's relations and those its clauses and subsumptive rules read."""
         prog = self.program
@@ -261,7 +248,7 @@ class RankedEvaluation:
         if native is not None and self._run_native(native):
             return
         self.ns = Namespace()
-        self.static = self._static()
+        self.static = self.backend.static
         plans = self._plans(self.static)
         self.base_clauses = plans.base_clauses
         self._functions(plans)
