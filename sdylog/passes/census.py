@@ -153,12 +153,11 @@ class Census:
         self.tops = self.names = None
 
 
-def _group_by_name(by_name: dict[str, list], tops: list, names: list, only=None) -> dict[str, list]:
+def _group_by_name(by_name: dict[str, list], tops: list, names: list) -> dict[str, list]:
     """Add the ops of `tops` (names: theirs, list for list) to their names'
-    lists in `by_name`, in walk order; with `only`, the ops of those names only."""
+    lists in `by_name`, in walk order."""
     for ops, ns in zip(tops, names):
-        at = range(len(ns)) if only is None else [i for i, name in enumerate(ns) if name in only]
-        for i in at:
+        for i in range(len(ns)):
             lst = by_name.get(ns[i])
             if lst is None:
                 by_name[ns[i]] = [ops[i]]

@@ -128,7 +128,7 @@ class _Rewriter:
         key = (source, target, op.result.type)
         recipe = self.recipes.get(key)
         if recipe is None:
-            recipe = self.recipes[key] = self.plan(source, target, op.result.type)
+            recipe = self.recipes[key] = plan_reshard_recipe(source, target, op.result.type, self.meshes)
         if recipe is _FAIL:
             raise error_at(op, "failed to legalize operation 'sdy.reshard' that was explicitly marked illegal",
                            self.filename)
@@ -147,10 +147,6 @@ class _Rewriter:
         if not report:
             return None
         return recipe, location, [(c.name[len("sdy."):], axes_text(c)) for c in created]
-
-    def plan(self, source, target, result_type):
-        return plan_reshard_recipe(source, target, result_type, self.meshes)
-
 
 def plan_reshard_recipe(source, target, result_type, meshes: Meshes):
     """What a reshard of a `result_type` tensor from sharding `source` to

@@ -174,7 +174,7 @@ WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_repl
                         "final_unreduced", "final_value", "final_func_result", "dead_op"]
 
 
-def erase_dead_ops(engine, facts) -> list:
+def erase_dead_ops(engine, facts) -> int:
     """Erase the ops the rules found dead (dead_code.dl: Shardy's driver
     erases them as it pops them, so a propagation pass leaves none), users
     before producers; an op inside a dead op goes with it. Returns how many
