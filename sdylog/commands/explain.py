@@ -442,7 +442,7 @@ def final_sharding_text(namer: Namer, t: int) -> str | None:
 
 def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
     lines = []
-    tensors = _target_tensors(ex, target)
+    tensors = _target_tensors(ex, namer.rel, target)
     if not tensors:
         return f"{target.label}: " + _no_tensor_reason(ex, target) + "\n"
     walker = ChainWalker(ex, namer)
@@ -470,8 +470,8 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _target_tensors(ex: Explained, target: Target) -> list[int]:
-    rel = Lookup(ex.engine)
+def _target_tensors(ex: Explained, rel: Lookup, target: Target) -> list[int]:
+    """The tensors `target` stands for (`rel`: a Lookup over ex.engine)."""
     if target.result is not None:
         row = rel.first("func_result_tensor", func=target.func, index=target.result)
         return [row.tensor] if row else []
@@ -711,7 +711,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
 def tree_text(ex: Explained, namer: Namer, target: Target, depth: int) -> str:
     from sdylog.datalog.explain import explain
     out = []
-    for t in _target_tensors(ex, target):
+    for t in _target_tensors(ex, namer.rel, target):
         out.append(f"// {target.label}: tensor {t} = {namer.tensor(t)} ({namer.tensor_where(t)})")
         rows = namer.rel.where("unit_at", t=t)
         if not rows:
