@@ -156,7 +156,7 @@ class _Premises:
         out = [Var(n, clause.loc) for n in names] + [a for atom in atoms for a in atom.args]
         head = Atom(self.HEAD, clause.head.args, clause.loc)
         ns = Namespace()
-        fn = compile_clause(ns, [head] + body, out, 0, rule_id, 0, kinds=program.clause_kinds[ci])
+        fn = compile_clause(ns, [head] + body, out, 0, rule_id, kinds=program.clause_kinds[ci])
         self.engine._bind(ns)
         got = self.compiled[rule_id] = (fn, names, [(a.relation, len(a.args)) for a in atoms])
         return got

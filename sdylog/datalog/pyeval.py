@@ -291,15 +291,10 @@ def domination_function(ns: Namespace, plans):
                    "<subsumption>")
 
 
-def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, delta_index: int | None,
-                   sizes=None, kinds: dict | None = None):
-    """A function for one clause, planned with `sizes` (relation -> tuple
-    count): f(E) emits head tuples, calling E(head_rel, tuple, rule); with
-    a delta atom, f(delta, E)."""
-    sizes = sizes or {}
-    ctx = P.Context(size=lambda rel: sizes.get(rel))
-    if delta_index is None:
-        return clause_function(ns, P.plan_clause(ctx, body, head_exprs, head_rel, rule, kinds))
-    plan = P.plan_clause(ctx, body, head_exprs, head_rel, rule, kinds, delta=delta_index,
-                         arity=len(body[delta_index].args))
+def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, kinds: dict | None = None):
+    """A function f(delta, E) for one clause whose first atom is the delta:
+    it emits head tuples, calling E(head_rel, tuple, rule). (Planned without
+    sizes: explain.py runs it for one tuple at a time.)"""
+    plan = P.plan_clause(P.Context(size=lambda rel: None), body, head_exprs, head_rel, rule, kinds, delta=0,
+                         arity=len(body[0].args))
     return delta_function(ns, [plan], share=False)
