@@ -43,7 +43,7 @@ from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
-from sdylog.partition.shards import atomic_axes, axes_size, divides, expand_to_atomic
+from sdylog.partition.shards import atomic_axes, axes_size, divides_on, expand_to_atomic
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
@@ -80,10 +80,7 @@ def _divisible_reshape(op, reader, meshes) -> bool:
             return False
         if sharding is None:
             continue
-        try:
-            if not divides(shape_of(value), sharding, irs.resolve_mesh(sharding, meshes)):
-                return False
-        except SdylogError:   # (an unknown mesh: the facts say so)
+        if not divides_on(shape_of(value), sharding, meshes):
             return False
     return True
 
