@@ -80,6 +80,15 @@ def open_shardings_with(types, index: int, sharding) -> list:
     return out
 
 
+def erase_module_meshes(module, mesh_ops) -> bool:
+    """Erase those of the `sdy.mesh` ops `mesh_ops` that are symbols of the
+    module itself (not of a nested module); whether there were any."""
+    erased = [op for op in mesh_ops if op.block == module.body]
+    for op in erased:
+        op.erase()
+    return bool(erased)
+
+
 class Meshes:
     """The module's `sdy.mesh` symbols, to resolve a sharding's mesh."""
 
