@@ -17,7 +17,7 @@ from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
 # own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
-_VERSION = f"3-{sys.version_info[0]}.{sys.version_info[1]}"
+_VERSION = f"5-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
@@ -150,7 +150,10 @@ def _drop_old_programs(d: str) -> None:
 
 
 def _files_key(files) -> str:
+    """The key of a program saved from the rule files `files`: their contents,
+    and the code that made and planned it (engine_stamp)."""
     h = hashlib.sha256(_VERSION.encode())
+    h.update(engine_stamp().encode())
     for name in files:
         h.update(name.encode())
         with open(name, "rb") as f:
@@ -158,52 +161,70 @@ def _files_key(files) -> str:
     return h.hexdigest()[:32]
 
 
+@lru_cache(maxsize=None)
+def engine_stamp() -> str:
+    """The size and modification time of each module of the Datalog package
+    and of its C extension: a program saved with plans made by other code (an
+    edit of the planner, another build) is not read, whatever plan.FORMAT says."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    stamps = []
+    for name in sorted(os.listdir(here)):
+        if name.endswith((".py", ".so", ".pyd")):
+            st = os.stat(os.path.join(here, name))
+            stamps.append(f"{name} {st.st_size} {st.st_mtime_ns}")
+    return "\n".join(stamps)
+
+
 class CodeCache:
     """Compiled Python code of generated sources, by the hash of the source and its name; saved
-    most recently used first, at most _MAX_CODES entries."""
+    most recently used first, at most _MAX_CODES entries. The file holds each code marshalled on
+    its own, unmarshalled when asked for: a process asks for few of them."""
 
     def __init__(self):
-        self.codes: dict[str, object] | None = None
-        self.used: dict[str, None] = {}   # keys used by this process, in order
+        self.saved: dict[str, bytes] | None = None   # key -> marshalled code, as the file holds them
+        self.codes: dict[str, object] = {}            # key -> code, those this process used, in order
         self.added = 0
 
     def _load(self) -> None:
-        self.codes = {}
+        self.saved = {}
         d = cache_dir()
         if not d:
             return
         try:
-            self.codes = marshal.loads(_read_framed(os.path.join(d, f"codes-{_VERSION}.marshal")))
+            self.saved = marshal.loads(_read_framed(os.path.join(d, f"codes-{_VERSION}.marshal")))
         except Exception:
-            self.codes = {}
+            self.saved = {}
 
     def compile(self, src: str, name: str):
-        if self.codes is None:
+        if self.saved is None:
             self._load()
             atexit.register(self.save)
         # (the name too: a runtime error is located by the rule ids in it, runtime_errors.py)
         key = hashlib.sha1(f"{name}\0{src}".encode()).hexdigest()
         code = self.codes.get(key)
         if code is None:
-            code = compile(src, name, "exec")
+            saved = self.saved.get(key)
+            if saved is not None:
+                code = marshal.loads(saved)
+            else:
+                code = compile(src, name, "exec")
+                self.added += 1
             self.codes[key] = code
-            self.added += 1
-        self.used[key] = None
         return code
 
     def save(self) -> None:
         """(Run at exit: whatever happens, no error.)"""
-        if not self.added or self.codes is None:
+        if not self.added or self.saved is None:
             return
         try:
             d = cache_dir()
             if not d:
                 return
-            codes = {k: self.codes[k] for k in self.used}
-            for k, code in self.codes.items():
+            codes = {k: marshal.dumps(code) for k, code in self.codes.items()}
+            for k, saved in self.saved.items():
                 if len(codes) >= _MAX_CODES:
                     break
-                codes.setdefault(k, code)
+                codes.setdefault(k, saved)
             _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
         except Exception:
             pass

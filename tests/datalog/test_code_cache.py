@@ -1,6 +1,7 @@
 """The on-disk caches (sdylog/datalog/cache.py) stay bounded, keep what was
 used last, and never fail a run: corrupt, missing or unwritable, a cache is
 worked without."""
+import marshal
 import os
 
 from as_user import as_user
@@ -25,9 +26,9 @@ def test_saved_codes_are_bounded_most_recent_first(tmp_path, monkeypatch):
     third = _fresh(tmp_path, monkeypatch, 3)
     third._load()
     sources = []
-    for code in third.codes.values():
+    for saved in third.saved.values():
         ns = {}
-        exec(code, ns)
+        exec(marshal.loads(saved), ns)
         sources.append(ns["x"])
     assert sources == [0, 9, 1]
 
@@ -184,3 +185,71 @@ def test_the_same_source_under_another_name_is_its_own_code(tmp_path, monkeypatc
     c = _fresh(tmp_path, monkeypatch, 10)
     assert c.compile("x = 1", "<rule 0>").co_filename == "<rule 0>"
     assert c.compile("x = 1", "<rule 2>").co_filename == "<rule 2>"
+
+
+_RANKED_RULES = (".decl e(x: number, y: number)\n.decl r(x: number, y: number)\n.decl big(x: number)\n"
+                 "r(x, y) :- e(x, y).\nr(x, z) :- r(x, y), e(y, z).\nbig(x) :- r(x, y), y > 2.\n.output big\n")
+
+
+def test_a_saved_program_reads_its_clauses_only_when_asked():
+    """(Program.__getstate__: what a run with kept plans reads loads at once, each
+    clause when first read; saved again unread, the clauses stay as they were.)"""
+    import pickle
+
+    from sdylog.datalog import parse_program
+    from sdylog.datalog.printer import print_program
+    from sdylog.datalog.program import _UNREAD, PickledItems
+    program = parse_program(_RANKED_RULES)
+    again = pickle.loads(pickle.dumps(program))
+    assert isinstance(again.clauses, PickledItems) and again.relations == program.relations
+    assert [s.relations for s in again.strata] == [s.relations for s in program.strata]
+    assert pickle.loads(pickle.dumps(again)).clauses.pickled == again.clauses.pickled
+    assert again.clauses._items.count(_UNREAD) == len(program.clauses) == 3
+    assert again.clauses[1] == program.clauses[1] and again.clauses._items.count(_UNREAD) == 2
+    assert print_program(again) == print_program(program)
+    assert again.clauses[-2:] == program.clauses[-2:] and len(again.subsumptions) == 0
+
+
+def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch):
+    """A program loaded from the cache with the plans of an earlier run reads
+    no clause when it runs on data of the same sizes, and its run_cache keys
+    stay those of the earlier process (no key made of ids: each process would
+    add its own)."""
+    from sdylog.datalog import load_program, make_engine
+    from sdylog.datalog.program import _UNREAD, PickledItems
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text(_RANKED_RULES)
+
+    def run(program):
+        engine = make_engine(program)
+        engine.load("e", [(i, i + 1) for i in range(5)])
+        engine.run(relations=["big"])
+        return engine.read("big")
+
+    first = cache.load_program_cached(str(rules), load_program)
+    expected = run(first)
+    cache._save_plans()
+    loaded = cache.load_program_cached(str(rules), lambda p: None)
+    keys = set(loaded.run_cache)
+    assert run(loaded) == expected and set(loaded.run_cache) == keys
+    assert isinstance(loaded.clauses, PickledItems)
+    assert loaded.clauses._items.count(_UNREAD) == len(loaded.clauses)
+
+
+def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypatch):
+    from sdylog.datalog import load_program
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text(".decl e(x: number)\n.decl r(x: number)\nr(x) :- e(x).\n")
+    loads = []
+
+    def load(path):
+        loads.append(path)
+        return load_program(path)
+    cache.load_program_cached(str(rules), load)
+    cache.load_program_cached(str(rules), load)
+    assert len(loads) == 1
+    monkeypatch.setattr(cache, "engine_stamp", lambda: "plan.py 1234 5678")   # (an edit of the planner)
+    cache.load_program_cached(str(rules), load)
+    assert len(loads) == 2
