@@ -57,6 +57,8 @@ def parse_flags(flags: list[str]) -> OptInvocation:
             known = [f"-{n}" for n in (*PASSES, *FLAGS)]
             raise UsageError(f"unknown flag '{flag}'{did_you_mean('-' + (name or flag.lstrip('-')), known)}"
                              " (sdylog opt --help lists the passes)")
+    for name, _ in inv.passes:   # (the passes load with their flags: the first run imports nothing)
+        PASSES[name].load()
     return inv
 
 
