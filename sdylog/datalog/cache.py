@@ -13,6 +13,7 @@ import marshal
 import os
 import pickle
 import sys
+import zlib
 from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
@@ -39,21 +40,24 @@ def cache_dir() -> str | None:
     return d
 
 
-_MAGIC = b"sdylog-cache-1\n"
+_MAGIC = b"sdylog-cache-2\n"
 
 
 def _framed(data: bytes) -> bytes:
-    """The bytes of a cache file: a header, a hash of `data`, then `data`."""
-    return _MAGIC + hashlib.sha256(data).digest() + data
+    """The bytes of a cache file: a header, the CRC-32 of `data`, then `data`."""
+    return _MAGIC + zlib.crc32(data).to_bytes(4, "little") + data
 
 
-def _read_framed(path: str) -> bytes:
-    """The data of a cache file; ValueError if it is not one, or corrupt."""
+def _read_framed(path: str) -> memoryview:
+    """The data of a cache file (a view of what was read: no copy of a
+    megabyte); ValueError if it is not one, or corrupt. (A checksum, not a
+    cryptographic hash: it tells a file cut short or damaged, and whoever may
+    write the folder may write pickles anyway.)"""
     with open(path, "rb") as f:
         raw = f.read()
     n = len(_MAGIC)
-    data = raw[n + 32:]
-    if not raw.startswith(_MAGIC) or hashlib.sha256(data).digest() != raw[n:n + 32]:
+    data = memoryview(raw)[n + 4:]
+    if not raw.startswith(_MAGIC) or zlib.crc32(data).to_bytes(4, "little") != raw[n:n + 4]:
         raise ValueError(f"{path}: not an intact cache file")
     return data
 

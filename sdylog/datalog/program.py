@@ -3,53 +3,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
+from sdylog.datalog.pickled import PickledItems
 from sdylog.datalog.semantics import check_clause, check_subsumption
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
 
 # The parts of a program only planning, explain and error messages read: the
 # clauses' syntax trees, most of its size. A program pickled (cache.py keeps
-# programs on disk) holds each of their items pickled on its own, unpickled
-# when first read: a run whose plans are all kept (plan.PlanCache) reads
-# none, one that plans a stratum again reads that stratum's clauses.
+# programs on disk) holds each of their items pickled on its own (pickled.py):
+# a run whose plans are all kept (plan.PlanCache) reads none, one that plans a
+# stratum again reads that stratum's clauses.
 _SOURCE = ("clauses", "clause_kinds", "subsumptions", "subsumption_kinds")
-
-
-_UNREAD = object()
-
-
-class PickledItems(Sequence):
-    """A list kept as the pickles of its items, each unpickled when first read."""
-
-    def __init__(self, pickled: list[bytes]):
-        self.pickled = pickled
-        self._items: list = [_UNREAD] * len(pickled)
-
-    @classmethod
-    def of(cls, items) -> PickledItems:
-        return items if isinstance(items, cls) else cls([pickle.dumps(x) for x in items])
-
-    def __len__(self) -> int:
-        return len(self.pickled)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        item = self._items[i]
-        if item is _UNREAD:
-            item = self._items[i] = pickle.loads(self.pickled[i])
-        return item
-
-    def __reduce__(self):
-        return PickledItems, (self.pickled,)
 
 
 # Parameters of .input/.output that sdylog understands, with Soufflé's meaning.

@@ -198,14 +198,14 @@ def test_a_saved_program_reads_its_clauses_only_when_asked():
 
     from sdylog.datalog import parse_program
     from sdylog.datalog.printer import print_program
-    from sdylog.datalog.program import _UNREAD, PickledItems
+    from sdylog.datalog.pickled import PickledItems
     program = parse_program(_RANKED_RULES)
     again = pickle.loads(pickle.dumps(program))
     assert isinstance(again.clauses, PickledItems) and again.relations == program.relations
     assert [s.relations for s in again.strata] == [s.relations for s in program.strata]
-    assert pickle.loads(pickle.dumps(again)).clauses.pickled == again.clauses.pickled
-    assert again.clauses._items.count(_UNREAD) == len(program.clauses) == 3
-    assert again.clauses[1] == program.clauses[1] and again.clauses._items.count(_UNREAD) == 2
+    assert [p.data for p in pickle.loads(pickle.dumps(again)).clauses.items] == [p.data for p in again.clauses.items]
+    assert [p.read for p in again.clauses.items] == [False] * len(program.clauses) == [False] * 3
+    assert again.clauses[1] == program.clauses[1] and [p.read for p in again.clauses.items] == [False, True, False]
     assert print_program(again) == print_program(program)
     assert again.clauses[-2:] == program.clauses[-2:] and len(again.subsumptions) == 0
 
@@ -216,7 +216,7 @@ def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch)
     stay those of the earlier process (no key made of ids: each process would
     add its own)."""
     from sdylog.datalog import load_program, make_engine
-    from sdylog.datalog.program import _UNREAD, PickledItems
+    from sdylog.datalog.pickled import PickledItems
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
     rules = tmp_path / "p.dl"
     rules.write_text(_RANKED_RULES)
@@ -234,7 +234,7 @@ def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch)
     keys = set(loaded.run_cache)
     assert run(loaded) == expected and set(loaded.run_cache) == keys
     assert isinstance(loaded.clauses, PickledItems)
-    assert loaded.clauses._items.count(_UNREAD) == len(loaded.clauses)
+    assert not any(p.read for p in loaded.clauses.items)
 
 
 def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypatch):
@@ -253,3 +253,20 @@ def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypa
     monkeypatch.setattr(cache, "engine_stamp", lambda: "plan.py 1234 5678")   # (an edit of the planner)
     cache.load_program_cached(str(rules), load)
     assert len(loads) == 2
+
+
+def test_saved_plans_other_than_the_last_used_are_read_when_picked():
+    """(plan.PlanCache.__getstate__: of the plans kept for a key, the one used
+    last loads with the program; each other one when a run picks it.)"""
+    import pickle
+
+    from sdylog.datalog.pickled import Pickled
+    from sdylog.datalog.plan import PlanCache
+    plans = PlanCache()
+    assert plans.get("k", lambda rel: 10_000, lambda size: ("big", size("r"))) == ("big", 10_000)
+    assert plans.get("k", lambda rel: 1, lambda size: ("small", size("r"))) == ("small", 1)
+    again = pickle.loads(pickle.dumps(plans))
+    (first_seen, first), (second_seen, second) = again._kept["k"]
+    assert first == ("small", 1) and isinstance(second, Pickled) and not second.read
+    assert again.get("k", lambda rel: 10_000, lambda size: None) == ("big", 10_000)
+    assert again.latest("k") == ({"r": 10_000}, ("big", 10_000)) and again.added == 0
