@@ -122,7 +122,8 @@ def test_a_corrupt_code_cache_is_ignored_and_written_again(tmp_path, monkeypatch
         assert intact.added == 0                       # (written again, whole)
 
 
-def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypatch):
+def _counted_loads(tmp_path, monkeypatch):
+    """A rules file, a cache folder for it, and load_program counting its calls."""
     from sdylog.datalog import load_program
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
     rules = tmp_path / "p.dl"
@@ -132,7 +133,11 @@ def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypa
     def load(path):
         loads.append(path)
         return load_program(path)
+    return rules, load, loads
 
+
+def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypatch):
+    rules, load, loads = _counted_loads(tmp_path, monkeypatch)
     assert cache.load_program_cached(str(rules), load).relations.keys() == {"e", "r"}
     (pickled,) = (tmp_path / "cache").glob("program-*.pickle")
     (index,) = (tmp_path / "cache").glob("programs-*.idx")
@@ -238,15 +243,7 @@ def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch)
 
 
 def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypatch):
-    from sdylog.datalog import load_program
-    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
-    rules = tmp_path / "p.dl"
-    rules.write_text(".decl e(x: number)\n.decl r(x: number)\nr(x) :- e(x).\n")
-    loads = []
-
-    def load(path):
-        loads.append(path)
-        return load_program(path)
+    rules, load, loads = _counted_loads(tmp_path, monkeypatch)
     cache.load_program_cached(str(rules), load)
     cache.load_program_cached(str(rules), load)
     assert len(loads) == 1
