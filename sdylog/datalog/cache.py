@@ -1,10 +1,14 @@
-"""On-disk caches of the Datalog front end and compiler: parsed programs and
-compiled clause code, so that a process does not parse and compile the same
-rules again. Kept under $SDYLOG_CACHE_DIR (default ~/.cache/sdylog); any
-failure to read or write a cache just means working without it: a file that
-is missing, unreadable, from another version or corrupt (each carries a
-hash of its contents, checked on reading) is ignored and written again, and
-a folder that cannot be made or written is not used."""
+"""On-disk caches of the Datalog front end and compiler: parsed programs
+(with the plans their runs made) and compiled clause code, so that a process
+does not parse, plan and compile the same rules again. Kept under
+$SDYLOG_CACHE_DIR (default ~/.cache/sdylog); any failure to read or write a
+cache just means working without it: a file that is missing, unreadable,
+from another version or corrupt (each carries a checksum of its contents,
+checked on reading) is ignored and written again, and a folder that cannot
+be made or written is not used. A program is saved under a key of its rule
+files' contents and of the engine's code (engine_stamp); what a run seldom
+reads (the clauses, plans for other sizes) it unpickles when read
+(pickled.py), so that a start costs what the run reads."""
 from __future__ import annotations
 
 import atexit
