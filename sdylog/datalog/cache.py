@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import marshal
+import mmap
 import os
 import pickle
 import sys
@@ -52,18 +53,22 @@ def _framed(data: bytes) -> bytes:
     return _MAGIC + zlib.crc32(data).to_bytes(4, "little") + data
 
 
-def _read_framed(path: str) -> memoryview:
-    """The data of a cache file (a view of what was read: no copy of a
-    megabyte); ValueError if it is not one, or corrupt. (A checksum, not a
-    cryptographic hash: it tells a file cut short or damaged, and whoever may
-    write the folder may write pickles anyway.)"""
-    with open(path, "rb") as f:
-        raw = f.read()
+def _load_framed(path: str, loads):
+    """loads(the data of a cache file); ValueError if it is not one, or
+    corrupt. (The file is mapped, not read into a copy of a megabyte; loads
+    copies out what it keeps. A checksum, not a cryptographic hash: it tells
+    a file cut short or damaged, and whoever may write the folder may write
+    pickles anyway.)"""
     n = len(_MAGIC)
-    data = memoryview(raw)[n + 4:]
-    if not raw.startswith(_MAGIC) or zlib.crc32(data).to_bytes(4, "little") != raw[n:n + 4]:
-        raise ValueError(f"{path}: not an intact cache file")
-    return data
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as raw:
+        with memoryview(raw) as view:
+            data = view[n + 4:]
+            if raw[:n] != _MAGIC or zlib.crc32(data).to_bytes(4, "little") != raw[n:n + 4]:
+                raise ValueError(f"{path}: not an intact cache file")
+            try:
+                return loads(data)
+            finally:
+                data.release()
 
 
 def _write_atomic(path: str, data: bytes) -> None:
@@ -93,9 +98,9 @@ def load_program_cached(path: str, load):
     index = _index_file(d, path) if d else None
     if index:
         try:
-            files = pickle.loads(_read_framed(index))
+            files = _load_framed(index, pickle.loads)
             cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
-            program = pickle.loads(_read_framed(cached))
+            program = _load_framed(cached, pickle.loads)
             os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
             _with_plans(program, cached)
             return program
@@ -199,7 +204,7 @@ class CodeCache:
         if not d:
             return
         try:
-            self.saved = marshal.loads(_read_framed(os.path.join(d, f"codes-{_VERSION}.marshal")))
+            self.saved = _load_framed(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.loads)
         except Exception:
             self.saved = {}
 
