@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sdylog.datalog.ast import Atom, Var, Wildcard
+from sdylog.datalog.ast import Atom, Var, Wildcard, variables
 from sdylog.datalog.lexer import error
 from sdylog.datalog.printer import literal, quote
-from sdylog.datalog.semantics import variable_names_outside_aggregates
 from sdylog.datalog.pyeval import Namespace, compile_clause
 
 
@@ -151,7 +150,7 @@ class _Premises:
             return Atom(atom.relation, tuple(Var(f"_w{next(fresh)}", a.loc) if isinstance(a, Wildcard) else a
                                              for a in atom.args), atom.loc)
         body = [named(l) if isinstance(l, Atom) else l for l in clause.body]
-        names = sorted(variable_names_outside_aggregates(clause.body))
+        names = sorted({v.name for v in variables(clause.body, into_aggregates=False)})
         atoms = [l for l in body if isinstance(l, Atom)]
         out = [Var(n, clause.loc) for n in names] + [a for atom in atoms for a in atom.args]
         head = Atom(self.HEAD, clause.head.args, clause.loc)
