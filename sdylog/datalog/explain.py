@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sdylog.datalog.ast import Atom, Var, Wildcard, variables
 from sdylog.datalog.lexer import error
-from sdylog.datalog.printer import literal, quote
+from sdylog.datalog import printer
 from sdylog.datalog.pyeval import Namespace, compile_clause
 
 
@@ -52,7 +52,7 @@ class Derivation:
 
 
 def _show(v) -> str:
-    return quote(v) if isinstance(v, str) else str(v)
+    return printer.quote(v) if isinstance(v, str) else str(v)
 
 
 def explain(engine, relation: str, values: tuple, max_depth: int = 100, follow=()) -> Derivation:
@@ -76,14 +76,9 @@ def derive(finder, relation: str, values: tuple, premises: bool = True) -> Deriv
     where = f"{clause.loc.file}:{clause.loc.line}"
     if not clause.body:
         return Derivation(relation, values, "fact", where)
-    node = Derivation(relation, values, "rule", where, _clause_text(clause))
-    if not premises:
-        return node
-    for item in finder.premises(rule_id, values, height):
-        if isinstance(item, tuple):
-            node.premises.append(Derivation(item[0], item[1], "pending"))
-        else:
-            node.premises.append(item)
+    node = Derivation(relation, values, "rule", where, printer.clause(clause))
+    if premises:
+        node.premises = finder.premises(rule_id, values, height)
     return node
 
 
@@ -117,7 +112,7 @@ def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
 
 
 class _Found(Exception):
-    pass
+    """The first derivation found: (body tuples, variable values)."""
 
 
 class _Premises:
@@ -164,46 +159,35 @@ class _Premises:
         fn, names, shapes = self._compile(rule_id)
         prov = self.engine._prov
         program, ci = self.engine.rules[rule_id]
-        clause = program.clauses[ci]
-        found = []
 
         def emit(_ri, tup, _rule):
-            env = dict(zip(names, tup))
             rows, k = [], len(names)
             for rel, n in shapes:
-                rows.append(tup[k:k + n])
+                row = tup[k:k + n]
                 k += n
-            for (rel, _), row in zip(shapes, rows):
                 info = prov.get(rel, {}).get(row)
                 if info is None or info[1] >= height:
                     return
-            found.append((rows, env))
-            raise _Found
+                rows.append(row)
+            raise _Found(rows, dict(zip(names, tup)))
 
         try:
             fn([tuple(values)], emit)
-        except _Found:
-            pass
-        if not found:
-            raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
-        rows, env = found[0]
-        return _items(clause, rows, env)
+        except _Found as found:
+            return _items(program.clauses[ci], *found.args)
+        raise error(program.clauses[ci].loc, "internal error: no derivation found for a recorded tuple")
 
 
 def _items(clause, atom_rows, env) -> list:
-    """The clause's body as premises: (relation, tuple) for atoms, text for the rest."""
+    """The clause's body as premises: a pending Derivation for each atom, text for the rest."""
     out = []
     rows = iter(atom_rows)
     for lit in clause.body:
         if isinstance(lit, Atom):
-            out.append((lit.relation, tuple(next(rows))))
+            out.append(Derivation(lit.relation, tuple(next(rows)), "pending"))
         else:
-            out.append(_substitute(literal(lit), env))
+            out.append(_substitute(printer.literal(lit), env))
     return out
-
-
-def _clause_text(clause) -> str:
-    return f"{literal(clause.head)} :- {', '.join(literal(l) for l in clause.body)}."
 
 
 def _substitute(text: str, env: dict) -> str:
