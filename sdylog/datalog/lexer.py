@@ -110,16 +110,6 @@ class Preprocessor:
             self._stack.pop()
         return out
 
-    def _find_include(self, name: str, here: str, loc: Loc) -> str:
-        if os.path.isabs(name):
-            candidates = [name]
-        else:
-            candidates = [os.path.join(here, name)] + [os.path.join(d, name) for d in self.include_dirs]
-        for c in candidates:
-            if os.path.isfile(c):
-                return c
-        raise error(loc, f"cannot find included file '{name}'")
-
     def _lex(self, text: str, filename: str, here: str) -> list[Token]:
         out: list[Token] = []
         conds: list[_Cond] = []
@@ -187,9 +177,12 @@ class Preprocessor:
         return out
 
     def _include(self, name: str, here: str, loc: Loc, out: list[Token]) -> None:
-        path = self._find_include(name, here, loc)
-        rel = os.path.relpath(path)
-        out.extend(self.tokens_of_file(path, rel if not rel.startswith("..") else path, loc))
+        """The tokens of file `name`, found beside the including file or in an include dir."""
+        found = [p for p in (os.path.join(d, name) for d in (here, *self.include_dirs)) if os.path.isfile(p)]
+        if not found:
+            raise error(loc, f"cannot find included file '{name}'")
+        rel = os.path.relpath(found[0])
+        out.extend(self.tokens_of_file(found[0], rel if not rel.startswith("..") else found[0], loc))
 
     def _directive(self, name, rest, loc, conds, out, here, is_active):
         if name in ("ifdef", "ifndef"):
