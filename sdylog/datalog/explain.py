@@ -5,6 +5,7 @@ clause compiled to Python with the head tuple as its first atom (so lookups
 go through indexes on the bound columns)."""
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -25,28 +26,24 @@ class Derivation:
     repeated: bool = False   # shown in full elsewhere in the tree
     cut: bool = False        # not expanded: the depth limit
 
-    @property
-    def text(self) -> str:
-        return f"{self.relation}({', '.join(_show(v) for v in self.values)})"
-
     def format(self) -> str:
         lines: list[str] = []
-        self._format(lines, "", "", True)
+        self._format(lines, "", "")
         return "\n".join(lines) + "\n"
 
-    def _format(self, lines, first, rest, root):
+    def _format(self, lines, first, rest):
         note = {"input": "input", "fact": f"fact {self.rule}", "rule": f"rule {self.rule}"}[self.how]
         if self.repeated:
             note += ", derived above"
         elif self.cut:
             note += ", not expanded"
-        lines.append(f"{first}{self.text}    [{note}]")
+        lines.append(f"{first}{_tuple_text(self.relation, self.values)}    [{note}]")
         kids = self.premises if not (self.repeated or self.cut) else []
         for i, k in enumerate(kids):
             last = i == len(kids) - 1
             a, b = ("└── ", "    ") if last else ("├── ", "│   ")
             if isinstance(k, Derivation):
-                k._format(lines, rest + a, rest + b, False)
+                k._format(lines, rest + a, rest + b)
             else:
                 lines.append(f"{rest}{a}{k}")
 
@@ -55,13 +52,17 @@ def _show(v) -> str:
     return printer.quote(v) if isinstance(v, str) else str(v)
 
 
+def _tuple_text(relation: str, values) -> str:
+    return f"{relation}({', '.join(_show(v) for v in values)})"
+
+
 def explain(engine, relation: str, values: tuple, max_depth: int = 100, follow=()) -> Derivation:
     """The derivation tree of a tuple, `max_depth` levels deep; tuples of the
     relations in `follow` are expanded whatever the depth (a chain of steps)."""
     finder = premise_finder(engine)
     values = tuple(values)
     if not engine.contains(relation, values):
-        raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
+        raise error(None, f"{_tuple_text(relation, values)} is not in the database")
     return _explain(finder, relation, values, max_depth, set(), frozenset(follow))
 
 
@@ -130,7 +131,7 @@ class _Premises:
     def origin(self, relation, values):
         info = self.engine._prov.get(relation, {}).get(tuple(values))
         if info is None:
-            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) has no recorded derivation")
+            raise error(None, f"{_tuple_text(relation, values)} has no recorded derivation")
         return info
 
     def _compile(self, rule_id):
@@ -139,7 +140,7 @@ class _Premises:
             return got
         program, ci = self.engine.rules[rule_id]
         clause = program.clauses[ci]
-        fresh = iter(range(1 << 30))
+        fresh = itertools.count()
 
         def named(atom):
             return Atom(atom.relation, tuple(Var(f"_w{next(fresh)}", a.loc) if isinstance(a, Wildcard) else a
