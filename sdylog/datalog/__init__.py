@@ -9,7 +9,12 @@
 
 Nothing here imports duckdb: only saving a database does.
 """
-from sdylog.datalog.engines import make_engine
 from sdylog.datalog.program import Program, load_program, parse_program
 
 __all__ = ["Program", "load_program", "parse_program", "make_engine"]
+
+
+def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):
+    from sdylog.datalog.engines import make_engine as _make
+    return _make(program, engine, provenance=provenance)
+
