@@ -92,23 +92,16 @@ def premise_finder(engine) -> "_Premises":
 
 def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
     key = (relation, values)
-    if key in seen or depth <= 0:
-        node = derive(finder, relation, values, premises=False)
-        if node.how == "rule":
-            node.repeated, node.cut = key in seen, key not in seen
-        return node
-    node = derive(finder, relation, values)
+    stop = key in seen or depth <= 0
+    node = derive(finder, relation, values, premises=not stop)
     if node.how != "rule":
         return node
+    if stop:
+        node.repeated, node.cut = key in seen, key not in seen
+        return node
     seen.add(key)
-    kids = []
-    for item in node.premises:
-        if isinstance(item, Derivation):
-            d = depth if item.relation in follow else depth - 1
-            kids.append(_explain(finder, item.relation, item.values, d, seen, follow))
-        else:
-            kids.append(item)
-    node.premises = kids
+    node.premises = [_explain(finder, p.relation, p.values, depth if p.relation in follow else depth - 1, seen, follow)
+                     if isinstance(p, Derivation) else p for p in node.premises]
     return node
 
 
