@@ -197,14 +197,16 @@ class CodeCache:
         self.saved: dict[str, bytes] | None = None   # key -> marshalled code, as the file holds them
         self.codes: dict[str, object] = {}            # key -> code, those this process used, in order
         self.added = 0
+        self.path: str | None = None   # the file read, written again at exit (not another folder's)
 
     def _load(self) -> None:
         self.saved = {}
         d = cache_dir()
         if not d:
             return
+        self.path = os.path.join(d, f"codes-{_VERSION}.marshal")
         try:
-            self.saved = _load_framed(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.loads)
+            self.saved = _load_framed(self.path, marshal.loads)
         except Exception:
             self.saved = {}
 
@@ -227,18 +229,15 @@ class CodeCache:
 
     def save(self) -> None:
         """(Run at exit: whatever happens, no error.)"""
-        if not self.added or self.saved is None:
+        if not self.added or self.path is None:
             return
         try:
-            d = cache_dir()
-            if not d:
-                return
             codes = {k: marshal.dumps(code) for k, code in self.codes.items()}
             for k, saved in self.saved.items():
                 if len(codes) >= _MAX_CODES:
                     break
                 codes.setdefault(k, saved)
-            _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
+            _write_atomic(self.path, marshal.dumps(codes))
         except Exception:
             pass
         self.added = 0

@@ -185,6 +185,17 @@ def test_runs_with_a_corrupt_or_unwritable_cache(tmp_path):
 
 
 
+def test_codes_are_saved_where_they_were_read(tmp_path, monkeypatch):
+    """(A process whose cache folder changed, as in a test that points
+    SDYLOG_CACHE_DIR elsewhere, does not replace the other folder's codes
+    with its own few.)"""
+    first = _fresh(tmp_path / "a", monkeypatch, 10)
+    first.compile("x = 1", "gen")
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "b"))
+    first.save()
+    assert [p.parent.name for p in tmp_path.glob("*/codes-*.marshal")] == ["a"]
+
+
 def test_the_same_source_under_another_name_is_its_own_code(tmp_path, monkeypatch):
     """(A runtime error is located at the rules named in its code's name.)"""
     c = _fresh(tmp_path, monkeypatch, 10)
