@@ -78,6 +78,15 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class AnyOf:
+    """A disjunction of conjunctions of comparisons, `(a < b ; a = b, c <= d)`,
+    kept as one test of the clause (a disjunction that binds a variable is
+    split into clauses instead: semantics.split_binding_disjunctions)."""
+    options: tuple   # of tuples of Comparison
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
 class BoolLit:
     value: bool
     loc: Loc = field(compare=False)
@@ -171,7 +180,7 @@ NAMED = {"min", "max", "cat", "strlen", "substr", "to_number", "to_string", "to_
 # The fields of each kind of node that hold other nodes, in source order.
 _CHILDREN = {Var: (), Wildcard: (), NumberLit: (), StringLit: (), BoolLit: (), Functor: ("args",),
              Aggregate: ("target", "body"), Atom: ("args",), Negation: ("atom",), Comparison: ("left", "right"),
-             Clause: ("head", "body"), Subsumption: ("dominated", "dominating", "body")}
+             AnyOf: ("options",), Clause: ("head", "body"), Subsumption: ("dominated", "dominating", "body")}
 
 
 def nodes(root, into_aggregates: bool = True):

@@ -71,12 +71,32 @@ class _Cond:
     loc: Loc
 
 
+def _arguments(tokens: list[Token], i: int) -> tuple[list[list[Token]], int]:
+    """The arguments of a macro call whose "(" is tokens[i], and the index after its ")"."""
+    args, cur, depth = [], [], 0
+    for j in range(i + 1, len(tokens)):
+        x = tokens[j]
+        if x.text in ("(", "[", "{") and x.kind == "op":
+            depth += 1
+        elif x.text in (")", "]", "}") and x.kind == "op":
+            if depth == 0:
+                return args + [cur], j + 1
+            depth -= 1
+        elif x.text == "," and x.kind == "op" and depth == 0:
+            args.append(cur)
+            cur = []
+            continue
+        cur.append(x)
+    raise error(tokens[i].loc, "a macro call without its ')'")
+
+
 class Preprocessor:
     """Tokens of a file and the files it includes.
 
     Understands what C's preprocessor (which Soufflé runs) is used for in rule
     files: `#include "f"` (searched beside the including file, then in the
-    include dirs), object-like `#define NAME [tokens]`, `#undef`,
+    include dirs), `#define NAME [tokens]` and `#define NAME(a, b) [tokens]`
+    (a call's arguments replace a and b), `#undef`,
     `#ifdef/#ifndef/#else/#endif` (include guards) and Soufflé's own
     `.include "f"` and `.once`. Anything else starting with `#` is an error.
     """
@@ -84,6 +104,7 @@ class Preprocessor:
     def __init__(self, include_dirs: list[str] | None = None):
         self.include_dirs = list(include_dirs or [])
         self.macros: dict[str, list[Token]] = {}
+        self.functions: dict[str, tuple[list[str], list[Token]]] = {}   # NAME(params) -> body
         self.files: list[str] = []        # every file read, in order
         self._once: set[str] = set()
         self._stack: list[str] = []
@@ -105,7 +126,7 @@ class Preprocessor:
         self._stack.append(key)
         self.files.append(real_path or filename)
         try:
-            out = self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd())
+            out = self._calls(self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd()))
         finally:
             self._stack.pop()
         return out
@@ -122,10 +143,18 @@ class Preprocessor:
         while pos < n:
             m = _PP.match(text, pos) if at_line_start else None
             at_line_start = False
-            if m:   # a preprocessor line (its `.*` stops at the newline)
+            if m:   # a preprocessor line (its `.*` stops at the newline; a backslash-newline goes on)
+                end = m.end()
+                while end < n and text[end - 1] == "\\":
+                    end = text.find("\n", end + 1)
+                    end = n if end < 0 else end
                 loc = Loc(filename, line, m.start("hash") - line_start + 1)
-                self._directive(m["name"], m["rest"].strip(), loc, conds, out, here, active())
-                pos = m.end()
+                self._directive(m["name"], text[m.start("rest"):end].replace("\\\n", " ").strip(), loc, conds, out,
+                                here, active())
+                if end > m.end():
+                    line += text.count("\n", m.end(), end)
+                    line_start = text.rindex("\n", m.end(), end) + 1
+                pos = end
                 continue
             m = _TOKEN.match(text, pos)
             loc = Loc(filename, line, pos - line_start + 1)
@@ -176,6 +205,30 @@ class Preprocessor:
             raise error(conds[-1].loc, "unterminated #if")
         return out
 
+    def _calls(self, tokens: list[Token], depth: int = 0) -> list[Token]:
+        """The tokens with each call of a function-like macro replaced by its
+        body, the arguments put in for its parameters (calls in it expanded too)."""
+        if depth > 50:
+            raise error(tokens[0].loc if tokens else None, "macros call each other without end")
+        out, i = [], 0
+        while i < len(tokens):
+            t = tokens[i]
+            fn = self.functions.get(t.text) if t.kind == "ident" else None
+            if fn is None or i + 1 == len(tokens) or tokens[i + 1].text != "(":
+                out.append(t)
+                i += 1
+                continue
+            args, i = _arguments(tokens, i + 1)
+            params, body = fn
+            if len(args) != len(params) and not (params == [] and args == [[]]):
+                raise error(t.loc, f"macro '{t.text}' needs {len(params)} argument{'s' * (len(params) != 1)}, "
+                            f"given {len(args)}")
+            given = dict(zip(params, args))
+            expanded = [x for b in body for x in
+                        (given[b.text] if b.kind == "ident" and b.text in given else [Token(b.kind, b.text, t.loc)])]
+            out += self._calls(expanded, depth + 1)
+        return out
+
     def _include(self, name: str, here: str, loc: Loc, out: list[Token]) -> None:
         """The tokens of file `name`, found beside the including file or in an include dir."""
         found = [p for p in (os.path.join(d, name) for d in (here, *self.include_dirs)) if os.path.isfile(p)]
@@ -212,12 +265,21 @@ class Preprocessor:
                 raise error(loc, '#include needs "file"')
             self._include(m.group(1) or m.group(2), here, loc, out)
         elif name == "define":
-            parts = rest.split(None, 1)
-            if not parts or not _IDENT.match(parts[0]) or "(" in parts[0]:
-                raise error(loc, "#define: only object-like macros (#define NAME value) are supported")
-            self.macros[parts[0]] = self._lex(parts[1] if len(parts) > 1 else "", loc.file, here)
+            call = re.match(r"([_?a-zA-Z][_?a-zA-Z0-9]*)\(([^)]*)\)(.*)$", rest)
+            parts = [call[1], call[3]] if call else rest.split(None, 1)
+            if not parts or not _IDENT.match(parts[0]):
+                raise error(loc, "#define needs a macro name (#define NAME value, #define NAME(a, b) value)")
+            body = self._lex(parts[1] if len(parts) > 1 else "", loc.file, here)
+            if call is None:
+                self.macros[parts[0]] = body
+                return
+            params = [p.strip() for p in call[2].split(",")] if call[2].strip() else []
+            if not all(map(_IDENT.match, params)) or len(set(params)) < len(params):
+                raise error(loc, f"#define {parts[0]}: parameters are distinct names")
+            self.functions[parts[0]] = (params, body)
         elif name == "undef":
             self.macros.pop(rest.strip(), None)
+            self.functions.pop(rest.strip(), None)
         elif name == "pragma" and rest.strip() == "once":
             self._once.add(self._stack[-1])
         else:
