@@ -100,7 +100,7 @@ static void db_table_reset(DbTable *d) {
     d->t.arity = arity;
 }
 
-/* a table whose set was dropped (db_drop_set) gets one again before rows go
+/* a table whose set was dropped (drop_sets) gets one again before rows go
    in (they are deduplicated by it): -1 out of memory */
 static int db_table_ensure_set(DbTable *d) {
     Table *t = &d->t;
@@ -196,29 +196,36 @@ static int table_number(Database *db, PyObject *o) {
 }
 
 /* ------------------------------------------------------------ methods: data in and out */
-static PyObject *db_add_table(Database *db, PyObject *args) {
-    int arity;
-    PyObject *sym;
-    if (!PyArg_ParseTuple(args, "iO!", &arity, &PyTuple_Type, &sym)) return NULL;
-    if (arity < 0 || arity > MAXKEY * 2 || PyTuple_GET_SIZE(sym) != arity) {
-        PyErr_SetString(PyExc_ValueError, "arity");
-        return NULL;
+/* a new empty table of `arity` columns, those whose item of the tuple `sym`
+   is true holding symbol ids: its number, -1 with a Python error */
+static int new_table(Database *db, int arity, PyObject *sym) {
+    if (!PyTuple_Check(sym) || arity < 0 || arity > MAXKEY * 2 || PyTuple_GET_SIZE(sym) != arity) {
+        PyErr_SetString(PyExc_ValueError, "a table is (arity, a tuple of arity bools: symbol columns)");
+        return -1;
     }
     if (db->ntab == db->cap) {
         int cap = db->cap ? db->cap * 2 : 64;
         DbTable **n = realloc(db->tab, sizeof(DbTable *) * (size_t)cap);
-        if (!n) return PyErr_NoMemory();
+        if (!n) { PyErr_NoMemory(); return -1; }
         db->tab = n;
         db->cap = cap;
     }
     DbTable *d = calloc(1, sizeof(DbTable));
     char *s = calloc((size_t)arity + 1, 1);
-    if (!d || !s) { free(d); free(s); return PyErr_NoMemory(); }
+    if (!d || !s) { free(d); free(s); PyErr_NoMemory(); return -1; }
     for (int i = 0; i < arity; i++) s[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
     d->t.arity = arity;
     d->sym = s;
     db->tab[db->ntab] = d;
-    return PyLong_FromLong(db->ntab++);
+    return db->ntab++;
+}
+
+static PyObject *db_add_table(Database *db, PyObject *args) {
+    int arity;
+    PyObject *sym;
+    if (!PyArg_ParseTuple(args, "iO", &arity, &sym)) return NULL;
+    int tno = new_table(db, arity, sym);
+    return tno < 0 ? NULL : PyLong_FromLong(tno);
 }
 
 /* a row's values in C form (symbols interned): 1, 0 when one has none
@@ -268,24 +275,40 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
-static PyObject *db_clear(Database *db, PyObject *arg) {
-    int tno = table_number(db, arg);
-    if (tno < 0) return NULL;
-    db_changed(db, tno);
-    db_table_reset(db->tab[tno]);
-    db->tab[tno]->no_set = 0;
+/* f(db, tno) for each table number of the sequence `tables`: None, NULL
+   with a Python error */
+static PyObject *each_table(Database *db, PyObject *tables, void (*f)(Database *, int)) {
+    PyObject *seq = PySequence_Fast(tables, "a sequence of table numbers");
+    if (!seq) return NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        int tno = table_number(db, PySequence_Fast_GET_ITEM(seq, i));
+        if (tno < 0) { Py_DECREF(seq); return NULL; }
+        f(db, tno);
+    }
+    Py_DECREF(seq);
     Py_RETURN_NONE;
 }
 
-static PyObject *db_drop_set(Database *db, PyObject *arg) {
-    int tno = table_number(db, arg);
-    if (tno < 0) return NULL;
+static void clear_table(Database *db, int tno) {
+    db_changed(db, tno);
+    db_table_reset(db->tab[tno]);
+    db->tab[tno]->no_set = 0;
+}
+
+static void drop_set(Database *db, int tno) {
     Table *t = &db->tab[tno]->t;
     free(t->set);
     t->set = NULL;
     t->set_cap = t->set_used = 0;
     db->tab[tno]->no_set = 1;
-    Py_RETURN_NONE;
+}
+
+static PyObject *db_clear(Database *db, PyObject *tables) {
+    return each_table(db, tables, clear_table);
+}
+
+static PyObject *db_drop_sets(Database *db, PyObject *tables) {
+    return each_table(db, tables, drop_set);
 }
 
 static PyObject *db_size(Database *db, PyObject *arg) {
@@ -342,6 +365,29 @@ static PyObject *db_index_keys(Database *db, PyObject *args) {
     Index *ix = db_index(db, tno, key, nkey);
     if (!ix) return NULL;
     return PyLong_FromLongLong(nkey ? ix->used : (db->tab[tno]->t.n > 0));
+}
+
+/* the indexes built on a table (packed, kept until it changes) that have
+   key columns: [(key columns, distinct keys)] */
+static PyObject *db_built(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    DbTable *d = db->tab[tno];
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && i < d->ncache; i++) {
+        Index *ix = d->cache[i];
+        if (!ix->nkey) continue;
+        PyObject *key = PyTuple_New(ix->nkey);
+        for (int k = 0; key && k < ix->nkey; k++) {
+            PyObject *col = PyLong_FromLong(ix->key[k]);
+            if (!col) Py_CLEAR(key);
+            else PyTuple_SET_ITEM(key, k, col);
+        }
+        PyObject *item = key ? Py_BuildValue("(NL)", key, (long long)ix->used) : NULL;
+        if (!item || PyList_Append(out, item) < 0) Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
 }
 
 static PyObject *db_distinct(Database *db, PyObject *args) {
@@ -610,12 +656,39 @@ error:
 
 /* ------------------------------------------------------------ the type */
 static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    if (!PyArg_ParseTuple(args, ":Database")) return NULL;
+    static char *names[] = {"tables", "symbols", NULL};
+    PyObject *tables = NULL, *symbols = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:Database", names, &tables, &symbols)) return NULL;
     Database *db = (Database *)type->tp_alloc(type, 0);
     if (!db) return NULL;
     db->names = PyList_New(0);
     db->ids = PyDict_New();
     if (!db->names || !db->ids) { Py_DECREF(db); return NULL; }
+    PyObject *seq = tables ? PySequence_Fast(tables, "tables: a sequence of (arity, symbol columns)") : NULL;
+    if (tables && !seq) { Py_DECREF(db); return NULL; }
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        int arity;
+        PyObject *sym;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iO", &arity, &sym) || new_table(db, arity, sym) < 0) {
+            Py_DECREF(seq);
+            Py_DECREF(db);
+            return NULL;
+        }
+    }
+    Py_XDECREF(seq);
+    seq = symbols ? PySequence_Fast(symbols, "symbols: a sequence of str") : NULL;
+    if (symbols && !seq) { Py_DECREF(db); return NULL; }
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *sym = PySequence_Fast_GET_ITEM(seq, i);
+        i64 id;
+        if (!PyUnicode_Check(sym) || intern(db, sym, &id) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a symbol is a str");
+            Py_DECREF(seq);
+            Py_DECREF(db);
+            return NULL;
+        }
+    }
+    Py_XDECREF(seq);
     return (PyObject *)db;
 }
 
@@ -639,9 +712,9 @@ static PyMethodDef db_methods[] = {
     {"insert", (PyCFunction)db_insert, METH_VARARGS,
      "insert(table, rows) -> False (nothing inserted) when a row has no C form (not a tuple of the\n"
      "table's arity, an int beyond 64 bits, a value of another type)"},
-    {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
-    {"drop_set", (PyCFunction)db_drop_set, METH_O,
-     "drop_set(table): free the hash set that deduplicates its rows, for as long as no row goes in\n"
+    {"clear", (PyCFunction)db_clear, METH_O, "clear(tables): empty each table of the sequence"},
+    {"drop_sets", (PyCFunction)db_drop_sets, METH_O,
+     "drop_sets(tables): free the hash set that deduplicates each one's rows, for as long as no row goes in\n"
      "by insert or run (rows(table) then gives them in row order; a rank-ordered run's result\n"
      "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
@@ -651,6 +724,8 @@ static PyMethodDef db_methods[] = {
     {"symbols", (PyCFunction)db_symbols, METH_NOARGS, "symbols() -> list: symbol id -> its string"},
     {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,
      "index_keys(table, key columns) -> distinct keys (the index is built and kept)"},
+    {"built", (PyCFunction)db_built, METH_O,
+     "built(table) -> [(key columns, distinct keys)] of the indexes built on it (until it changes)"},
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
@@ -666,7 +741,10 @@ PyTypeObject DatabaseType = {
     .tp_basicsize = sizeof(Database),
     .tp_dealloc = (destructor)db_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The relations of a memory-engine run, held in C (see sdylog/datalog/native/db.c).",
+    .tp_doc = "Database(tables=(), symbols=()): the relations of a memory-engine run, held in C (see\n"
+              "sdylog/datalog/native/db.c); tables: (arity, symbol columns: tuple of bools) of each table\n"
+              "made at once (numbered from 0, as add_table numbers them); symbols: interned first, in order\n"
+              "(ids 0, 1, ...).",
     .tp_methods = db_methods,
     .tp_new = db_new,
 };
