@@ -40,7 +40,7 @@ class TableLayout:
         self.programs = programs
         self.symbols: list[str] = []                # symbol id -> its string
         self.symbol_ids: dict[str, int] = {}
-        # stratum's relations -> (sizes planned for, plan, C arguments, symbols a database needs)
+        # stratum's relations -> {id(sizes planned for): (those sizes, C arguments, symbols a database needs)}
         self.bound: dict = {}
 
     def intern(self, symbol: str) -> int:
@@ -151,12 +151,12 @@ class NativeIndexes(StaticIndexes):
 def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
     """Evaluate in C, in one call, the leading plain and recursive strata of
     `strata`: the first planned for the sizes now, each later one with the
-    last plan made for it, whose sizes C checks before it runs (the first
-    that no longer fits ends the call: the caller plans it). Returns the
-    rounds of each stratum evaluated (none: the first does not lower), and
-    whether the next one's run handed back (an overflow, a division by zero:
-    its tables are partly written). changed(relations) is called once with
-    the relations they wrote. (After a stratum whose plan did not fit, the
+    plans kept for it, C running the first whose sizes it checks fit (the
+    first stratum none fits ends the call: the caller plans it). Returns
+    the rounds of each stratum evaluated (none: the first does not lower),
+    and whether the next one's run handed back (an overflow, a division by
+    zero: its tables are partly written). changed(relations) is called once
+    with the relations they wrote. (After a stratum no plan fitted, the
     next calls offer fewer strata: see ndb.batch.)"""
     plans = plans_of(program)
     covered = ndb.layout.covers(program)
@@ -166,53 +166,67 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
         if s.subsumptive or s.stepped or not all(map(held, s.relations)):
             break
         key = ("c", s.relations)
-        if not batch:   # (a plan kept that fits the sizes now becomes the latest; else one is made)
+        if not batch:   # (a plan kept that fits the sizes now comes first; else one is made)
             plans.get(key, lambda rel: ndb.size(rel) if held(rel) else None,
                       lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
-        latest = plans.latest(key)
-        if latest is None or latest[1] is None:
+            if plans.latest(key)[1] is None:
+                break
+        offered = [_prepared(ndb, covered, s, kept, plans) for kept in plans.kept(key) if kept[1] is not None]
+        if not offered:
             break
-        batch.append((s, _prepared(ndb, covered, s, latest, plans)))
+        batch.append((s, offered))
     if not batch:
         return [], False
-    status, done, rounds = ndb.db.run([args for _, args in batch])
-    # (after a plan that no longer fits, those after it are likely not to either, the
-    # data being of another size than when they were kept: offer one stratum at a
+    status, done, rounds = ndb.db.run([offered for _, offered in batch])
+    # (when no plan kept fits a stratum, those after it are likely not to either, the
+    # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
     ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == len(batch) else ndb.batch
     changed([r for s, _ in batch[:done + (status == "abort")] for r in s.relations])
     return rounds, status == "abort"
 
 
-def _prepared(ndb: NativeDB, covered: bool, stratum, latest, plans) -> tuple:
-    """The arguments of db.run for a stratum planned as `latest` (the sizes
-    it was planned for, its C programs: PlanCache.latest), bound to the
-    database. Made once per layout for the strata of the programs it covers
-    (usable by a database that knows the symbols they name: TableLayout),
-    else once per database."""
-    key, layout = stratum.relations, ndb.layout
-    seen, made = latest
+def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans) -> tuple:
+    """The arguments of db.run for a stratum's plan `kept` (the sizes it was
+    planned for, its C programs: PlanCache.kept), bound to the database.
+    Made once per layout for the strata of the programs it covers (usable
+    by a database that knows the symbols they name: TableLayout), else once
+    per database."""
+    seen, made = kept
     if covered:
-        kept = layout.bound.get(key)
-        if kept is None or kept[0] is not seen or kept[1] is not made:
-            args = _arguments(ndb, stratum, latest, plans, layout.intern)
+        layout = ndb.layout
+        known = layout.bound.setdefault(stratum.relations, {})
+        got = known.get(id(seen))
+        if got is None or got[0] is not seen:
+            args = _arguments(ndb, stratum, kept, plans, layout.intern)
             base, deltas, _ = made
             ids = layout.symbol_ids
             need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols),
                            default=-1)
-            kept = layout.bound[key] = (seen, made, args, need)
-        if kept[3] <= ndb.known:
-            return kept[2]
-    kept = ndb.bound.get(key)
-    if kept is None or kept[0] is not seen or kept[1] is not made:
-        kept = ndb.bound[key] = (seen, made, _arguments(ndb, stratum, latest, plans, ndb.intern))
-    return kept[2]
+            got = _remember(known, seen, (seen, args, need), plans)
+        if got[2] <= ndb.known:
+            return got[1]
+    known = ndb.bound.setdefault(stratum.relations, {})
+    got = known.get(id(seen))
+    if got is None or got[0] is not seen:
+        got = _remember(known, seen, (seen, _arguments(ndb, stratum, kept, plans, ndb.intern)), plans)
+    return got[1]
 
 
-def _arguments(ndb: NativeDB, stratum, latest, plans, intern) -> tuple:
-    """(out, indexes, base, deltas, checks) of db.run for a stratum planned
-    as `latest`, its symbols interned by `intern` (see db.c)."""
-    seen, (base, deltas, specs) = latest
+def _remember(known: dict, seen, entry: tuple, plans) -> tuple:
+    """entry, kept in `known` (a stratum's arguments by plan) under the plan's
+    sizes `seen`; when it holds more than twice the plans a PlanCache keeps,
+    it is emptied first (it holds those of plans no longer kept)."""
+    if len(known) >= 2 * plans.KEPT:
+        known.clear()
+    known[id(seen)] = entry
+    return entry
+
+
+def _arguments(ndb: NativeDB, stratum, kept, plans, intern) -> tuple:
+    """(out, indexes, base, deltas, checks) of db.run for a stratum's plan
+    `kept`, its symbols interned by `intern` (see db.c)."""
+    seen, (base, deltas, specs) = kept
     return ([ndb.table[r] for r in stratum.relations],
             [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
             [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas],

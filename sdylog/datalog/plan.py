@@ -550,6 +550,10 @@ class PlanCache:
         kept = self._kept.get(key)
         return kept[0] if kept else None
 
+    def kept(self, key) -> list:
+        """(sizes read, plan) of the plans kept for `key`, the latest first."""
+        return self._kept.get(key, [])
+
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for
         the plan to serve."""

@@ -15,8 +15,9 @@
  * the round, and a base program's goes straight in (it reads none of them):
  * a table is never changed while a program reads it. Relations of the stratum are read
  * through indexes kept up to date on insert ("live" ones). run takes a list of
- * strata, each with the table sizes its plan was made for (checks): a run of
- * consecutive strata is one call, up to the first whose plan no longer fits.
+ * strata, each with the plans kept for it and the table sizes each was made
+ * for (checks): a run of consecutive strata is one call, each running the
+ * first of its plans that fits the sizes, up to the first with none.
  */
 #include "interp.h"
 #include "db.h"
@@ -510,14 +511,15 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
 }
 
 PyDoc_STRVAR(db_run_doc,
-"run(strata): evaluate strata in order (see db.c), each (out, indexes, base, deltas, checks):\n"
+"run(strata): evaluate strata in order (see db.c), each a list of the plans it may run, the first\n"
+"whose checks hold running; a plan (out, indexes, base, deltas, checks):\n"
 "out: [table] the relations of the stratum (EMIT's relation numbers);\n"
 "indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
 "base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
 "a program: (nregs, ntup, words, [register, constant, ...]);\n"
-"checks: [(table, lo, hi)]: the stratum runs only if each table holds lo..hi rows.\n"
-"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (stratum k's\n"
-"checks failed: it did not run) or 'abort' (stratum k's tables are partly filled).");
+"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows.\n"
+"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (no plan of\n"
+"stratum k passed its checks: it did not run) or 'abort' (stratum k's tables are partly filled).");
 
 /* one stratum: 0 done, 1 aborted (see db_run_doc), -1 a Python error */
 static int run_stratum(Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
@@ -625,6 +627,25 @@ static int checks_hold(Database *db, PyObject *checks) {
     return 1;
 }
 
+/* the first plan of `plans` (a list, see db_run_doc) whose checks hold, run:
+   0 done, 1 aborted, 2 none held (stale), -1 a Python error */
+static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
+    if (!PyList_Check(plans)) { PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans"); return -1; }
+    for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
+        PyObject *out_l, *ix_l, *base_l, *delta_l, *checks;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(plans, a), "O!O!O!O!O", &PyList_Type, &out_l, &PyList_Type, &ix_l,
+                              &PyList_Type, &base_l, &PyList_Type, &delta_l, &checks))
+            return -1;
+        int fresh = checks_hold(db, checks);
+        if (fresh <= 0) {
+            if (fresh < 0) return -1;
+            continue;
+        }
+        return run_stratum(db, out_l, ix_l, base_l, delta_l, iterations);
+    }
+    return 2;
+}
+
 static PyObject *db_run(Database *db, PyObject *args) {
     PyObject *strata;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &strata)) return NULL;
@@ -633,17 +654,10 @@ static PyObject *db_run(Database *db, PyObject *args) {
     Py_ssize_t k = 0, n = PyList_GET_SIZE(strata);
     const char *status = "ok";
     for (; k < n; k++) {
-        PyObject *out_l, *ix_l, *base_l, *delta_l, *checks;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(strata, k), "O!O!O!O!O", &PyList_Type, &out_l, &PyList_Type, &ix_l,
-                              &PyList_Type, &base_l, &PyList_Type, &delta_l, &checks))
-            goto error;
-        int fresh = checks_hold(db, checks);
-        if (fresh < 0) goto error;
-        if (!fresh) { status = "stale"; break; }
         i64 iterations = 0;
-        int rc = run_stratum(db, out_l, ix_l, base_l, delta_l, &iterations);
+        int rc = run_first_fitting(db, PyList_GET_ITEM(strata, k), &iterations);
         if (rc < 0) goto error;
-        if (rc) { status = "abort"; break; }
+        if (rc) { status = rc == 1 ? "abort" : "stale"; break; }
         PyObject *it = PyLong_FromLongLong(iterations);
         if (!it || PyList_Append(rounds, it) < 0) { Py_XDECREF(it); goto error; }
         Py_DECREF(it);
