@@ -39,9 +39,18 @@ def error_of(text, filename="t.dl"):
     ("#include \"nowhere.dl\"", "t.dl:1:1: error: cannot find included file 'nowhere.dl'"),
     ("#define F(x) x", "t.dl:1:1: error: #define: only object-like macros"),
     ("#if 1\n#endif", "t.dl:1:1: error: unsupported preprocessor directive '#if'"),
+    (SCHEMA + "p(x, y) :- e(x, y).\np(x, 1) <= p(x, \"s\") :- true.",
+     "t.dl:4:17: error: column 'y' of 'p' is number, given symbol"),
+    (SCHEMA + ".input e(IO=file,)", "t.dl:3:18: error: expected a parameter name, found ')'"),
 ])
 def test_errors_have_locations(text, expected):
     assert expected in error_of(text)
+
+
+def test_subsumptive_rule_binds_through_its_conditions():
+    # (checked as the clause `p(x, y1) :- p(x, y1), p(x, y2), d = y2 + 1, y1 < d.`)
+    program = parse_program(SCHEMA + "p(x, y) :- e(x, y).\np(x, y1) <= p(x, y2) :- d = y2 + 1, y1 < d.")
+    assert program.subsumption_kinds == [{"x": "number", "y1": "number", "y2": "number", "d": "number"}]
 
 
 def test_negation_through_recursion_names_the_rule():
