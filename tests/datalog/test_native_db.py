@@ -158,6 +158,73 @@ def test_consecutive_strata_run_in_one_call_while_their_plans_fit(monkeypatch):
     assert run(many)[1] == [7]
 
 
+def test_data_of_two_sizes_in_turn_runs_each_stratum_with_a_plan_kept_for_it(monkeypatch):
+    """Data of two sizes in turn (as reshard's two decisions per export
+    pipeline): C is offered every plan kept for a stratum and runs the
+    first whose sizes fit, so once both sizes have plans each run is one
+    call, not one per stratum whose latest plan was made for the other."""
+    program = parse_program(PROGRAM, "turns.dl")
+    calls = []
+
+    class Counting:
+        def __init__(self, db):
+            self.db = db
+
+        def run(self, strata):
+            calls.append(len(strata))
+            return self.db.run(strata)
+
+        def __getattr__(self, name):
+            return getattr(self.db, name)
+
+    def run(facts, native=True):
+        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+        calls.clear()
+        with make_engine(program, "memory") as e:
+            if native:
+                e._db.db = Counting(e._db.db)
+            for name, rows in facts.items():
+                e.load(name, rows)
+            e.run()
+            return {r: e.read(r) for r in e.relations}, list(calls)
+    small = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
+             "blocked": [("d",)]}
+    many = {**small, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+    run(small)
+    assert len(run(many)[1]) > 1   # (the plans kept were made for the small data)
+    for facts in (small, many, small, many):
+        got, turns = run(facts)
+        assert turns == [7] and got == run(facts, native=False)[0]
+
+
+def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
+    """A stratum's C arguments (table numbers, the ids of the symbols its
+    rules name, size checks) are bound once per program (native_db.
+    TableLayout): a later engine of the program binds none, even with facts
+    whose symbols would take other ids, and gives the Python path's relations."""
+    program = parse_program(PROGRAM, "layout.dl")
+    bound = []
+    real = native_db._arguments
+    monkeypatch.setattr(native_db, "_arguments", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
+
+    def run(facts, native=True):
+        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+        bound.clear()
+        with make_engine(program, "memory") as e:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            e.run()
+            return {r: e.read(r) for r in e.relations}, list(bound)
+    first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
+             "blocked": [("d",)]}
+    swap = {"a": "hub", "b": "z", "hub": "a"}   # (ids given in another order; the sizes of `first`)
+    renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in first.items()}
+    assert run(first)[1]
+    for facts in (first, renamed):
+        got, again = run(facts)
+        assert again == [] and got == run(facts, native=False)[0]
+
+
 @st.composite
 def graphs(draw):
     node = st.sampled_from("abcdef")
