@@ -22,7 +22,7 @@ class TableLayout:
     every Database made from it, and the symbols its strata name, with ids
     given in the order they are first bound. A Database made from the
     layout interns the symbols known then first, with those ids: a
-    stratum's C arguments (table numbers, symbol ids) bound once serve
+    stratum's plan loaded in C (table numbers, symbol ids) once serves
     every later database (`bound`; `programs`: the programs whose
     strata are bound here, the others per database)."""
 
@@ -40,7 +40,7 @@ class TableLayout:
         self.programs = programs
         self.symbols: list[str] = []                # symbol id -> its string
         self.symbol_ids: dict[str, int] = {}
-        # stratum's relations -> {id(sizes planned for): (those sizes, C arguments, symbols a database needs)}
+        # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
         self.bound: dict = {}
 
     def intern(self, symbol: str) -> int:
@@ -187,7 +187,7 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
 
 
 def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans) -> tuple:
-    """The arguments of db.run for a stratum's plan `kept` (the sizes it was
+    """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
     planned for, its C programs: PlanCache.kept), bound to the database.
     Made once per layout for the strata of the programs it covers (usable
     by a database that knows the symbols they name: TableLayout), else once
@@ -223,14 +223,15 @@ def _remember(known: dict, seen, entry: tuple, plans) -> tuple:
     return entry
 
 
-def _arguments(ndb: NativeDB, stratum, kept, plans, intern) -> tuple:
-    """(out, indexes, base, deltas, checks) of db.run for a stratum's plan
-    `kept`, its symbols interned by `intern` (see db.c)."""
+def _arguments(ndb: NativeDB, stratum, kept, plans, intern):
+    """A stratum's plan `kept` loaded in C for db.run (db.plan: its out
+    tables, indexes, programs and size checks; see db.c), its symbols
+    interned by `intern`."""
     seen, (base, deltas, specs) = kept
-    return ([ndb.table[r] for r in stratum.relations],
-            [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
-            [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas],
-            [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None])
+    return ndb.db.plan([ndb.table[r] for r in stratum.relations],
+                       [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                       [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas],
+                       [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None])
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:

@@ -7,7 +7,10 @@
  * equal ids). Indexes a stratum reads are built once per table version
  * (packed, see table.h) and reused by later strata until the table changes.
  *
- * run([(out, indexes, base, deltas, checks)]) evaluates strata semi-naively: the
+ * A stratum's plan (its programs and indexes, the table sizes it was made
+ * for: checks) is loaded once by plan() and run by run() as often as asked,
+ * by any database of the same table shapes. run([[plan, ...], ...])
+ * evaluates strata semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
  * round adds any (a plain stratum has no delta programs: one round). A
@@ -510,28 +513,181 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
     return rc;
 }
 
-PyDoc_STRVAR(db_run_doc,
-"run(strata): evaluate strata in order (see db.c), each a list of the plans it may run, the first\n"
-"whose checks hold running; a plan (out, indexes, base, deltas, checks):\n"
+/* ------------------------------------------------------------ a stratum's plan, loaded once */
+/* A plan of a stratum (see db_plan_doc) in C form: its programs loaded and
+   checked once, then run by any database whose tables have the shapes of
+   the one it was made for (the databases of one TableLayout, native_db.py).
+   Held by Python in a capsule. */
+typedef struct { int tno, arity, nkey, key[MAXKEY], live; } IndexSpec;
+
+typedef struct {
+    int nout, nix, nbase, nchecks;
+    int *out, *arity;       /* per relation of the stratum: its table, that table's arity */
+    IndexSpec *ix;
+    Prog *base, **delta;    /* (registers are copied per run: runs may share a plan, without the GIL) */
+    int *ndelta;
+    i64 *checks;            /* table, lo, hi per check */
+} Plan;
+
+#define PLAN_CAPSULE "sdylog.datalog._native.Plan"
+
+static void plan_free(Plan *p) {
+    if (!p) return;
+    for (int k = 0; p->base && k < p->nbase; k++) prog_free(&p->base[k]);
+    for (int ri = 0; p->delta && ri < p->nout; ri++) {
+        for (int k = 0; p->delta[ri] && k < p->ndelta[ri]; k++) prog_free(&p->delta[ri][k]);
+        free(p->delta[ri]);
+    }
+    free(p->base);
+    free(p->delta);
+    free(p->ndelta);
+    free(p->out);
+    free(p->arity);
+    free(p->ix);
+    free(p->checks);
+    free(p);
+}
+
+static void plan_capsule_free(PyObject *capsule) {
+    plan_free(PyCapsule_GetPointer(capsule, PLAN_CAPSULE));
+}
+
+/* the plan's parts from Python against db's tables (the programs checked
+   against stand-ins of the indexes and tables they read): 0, or -1 with a
+   Python error (the caller frees p either way) */
+static int plan_load(Plan *p, Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
+                     PyObject *checks_l) {
+    int nout = p->nout = (int)PyList_GET_SIZE(out_l), nix = p->nix = (int)PyList_GET_SIZE(ix_l);
+    int nchecks = p->nchecks = (int)PyList_GET_SIZE(checks_l);
+    p->out = calloc((size_t)nout + 1, sizeof(int));
+    p->arity = calloc((size_t)nout + 1, sizeof(int));
+    p->ix = calloc((size_t)nix + 1, sizeof(IndexSpec));
+    p->delta = calloc((size_t)nout + 1, sizeof(Prog *));
+    p->ndelta = calloc((size_t)nout + 1, sizeof(int));
+    p->checks = calloc(3 * (size_t)nchecks + 1, sizeof(i64));
+    Interp in;
+    memset(&in, 0, sizeof in);
+    in.nout = nout;
+    in.nix = nix;
+    in.out = calloc((size_t)nout + 1, sizeof(Table *));
+    in.ix = calloc((size_t)nix + 1, sizeof(Index *));
+    Index *stand_in = calloc((size_t)nix + 1, sizeof(Index));
+    int rc = -1;
+    if (!p->out || !p->arity || !p->ix || !p->delta || !p->ndelta || !p->checks || !in.out || !in.ix || !stand_in) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (PyList_GET_SIZE(delta_l) != nout) { PyErr_SetString(PyExc_ValueError, "one delta list per relation"); goto out; }
+    for (int ri = 0; ri < nout; ri++) {
+        if ((p->out[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
+        in.out[ri] = &db->tab[p->out[ri]]->t;
+        p->arity[ri] = in.out[ri]->arity;
+    }
+    for (int i = 0; i < nix; i++) {
+        PyObject *tno_o, *key_o;
+        IndexSpec *x = &p->ix[i];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(ix_l, i), "OOp", &tno_o, &key_o, &x->live)) goto out;
+        if ((x->tno = table_number(db, tno_o)) < 0) goto out;
+        x->arity = db->tab[x->tno]->t.arity;
+        if ((x->nkey = key_columns(key_o, x->arity, x->key)) < 0) goto out;
+        stand_in[i].nkey = x->nkey;
+        in.ix[i] = &stand_in[i];
+    }
+    for (int i = 0; i < nchecks; i++) {
+        PyObject *tno_o;
+        long long lo, hi;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(checks_l, i), "OLL", &tno_o, &lo, &hi)) goto out;
+        int tno = table_number(db, tno_o);
+        if (tno < 0) goto out;
+        p->checks[3 * i] = tno;
+        p->checks[3 * i + 1] = lo;
+        p->checks[3 * i + 2] = hi;
+    }
+    if (load_checked(base_l, &in, 0, &p->base, &p->nbase) < 0) goto out;
+    for (int ri = 0; ri < nout; ri++)
+        if (load_checked(PyList_GET_ITEM(delta_l, ri), &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
+    rc = 0;
+out:
+    free(in.out);
+    free(in.ix);
+    free(stand_in);
+    return rc;
+}
+
+PyDoc_STRVAR(db_plan_doc,
+"plan(out, indexes, base, deltas, checks) -> a plan of a stratum, loaded (an opaque object that run\n"
+"takes; any database whose tables have the shapes of this one's runs it):\n"
 "out: [table] the relations of the stratum (EMIT's relation numbers);\n"
 "indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
 "base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
 "a program: (nregs, ntup, words, [register, constant, ...]);\n"
-"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows.\n"
-"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (no plan of\n"
-"stratum k passed its checks: it did not run) or 'abort' (stratum k's tables are partly filled).");
+"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows.");
 
-/* one stratum: 0 done, 1 aborted (see db_run_doc), -1 a Python error */
-static int run_stratum(Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
-                       i64 *iterations) {
+static PyObject *db_plan(Database *db, PyObject *args) {
+    PyObject *out_l, *ix_l, *base_l, *delta_l, *checks_l;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
+                          &PyList_Type, &delta_l, &PyList_Type, &checks_l))
+        return NULL;
+    Plan *p = calloc(1, sizeof(Plan));
+    if (!p) return PyErr_NoMemory();
+    if (plan_load(p, db, out_l, ix_l, base_l, delta_l, checks_l) < 0) { plan_free(p); return NULL; }
+    PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_capsule_free);
+    if (!capsule) plan_free(p);
+    return capsule;
+}
+
+/* the plan's tables are in db with the shapes it was made for: 0, or -1 with a Python error */
+static int plan_fits_tables(Plan *p, Database *db) {
+    for (int ri = 0; ri < p->nout; ri++)
+        if (p->out[ri] >= db->ntab || db->tab[p->out[ri]]->t.arity != p->arity[ri]) goto other;
+    for (int i = 0; i < p->nix; i++)
+        if (p->ix[i].tno >= db->ntab || db->tab[p->ix[i].tno]->t.arity != p->ix[i].arity) goto other;
+    for (int i = 0; i < p->nchecks; i++)
+        if (p->checks[3 * i] >= db->ntab) goto other;
+    return 0;
+other:
+    PyErr_SetString(PyExc_ValueError, "a plan made for the tables of another database");
+    return -1;
+}
+
+/* the plan's checks hold on db's tables */
+static int plan_checks_hold(Plan *p, Database *db) {
+    for (int i = 0; i < p->nchecks; i++) {
+        i64 n = db->tab[p->checks[3 * i]]->t.n;
+        if (n < p->checks[3 * i + 1] || n > p->checks[3 * i + 2]) return 0;
+    }
+    return 1;
+}
+
+/* n programs with registers of their own (the words are the plan's), NULL when out of memory */
+static Prog *run_copies(const Prog *progs, int n) {
+    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
+    for (int k = 0; c && k < n; k++) {
+        c[k] = progs[k];
+        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
+            for (int j = 0; j < k; j++) free(c[j].regs);
+            free(c);
+            return NULL;
+        }
+        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
+    }
+    return c;
+}
+
+static void free_copies(Prog *c, int n) {
+    for (int k = 0; c && k < n; k++) free(c[k].regs);
+    free(c);
+}
+
+/* one stratum by plan p: 0 done, 1 aborted (an integer overflow, a division
+   by zero or a bad shift), -1 a Python error */
+static int run_plan(Database *db, Plan *p, i64 *iterations) {
     Run run;
     memset(&run, 0, sizeof run);
     Interp *in = &run.in;
-    int nout = (int)PyList_GET_SIZE(out_l), nix = (int)PyList_GET_SIZE(ix_l), nbase = 0;
-    int *outno = calloc((size_t)nout + 1, sizeof(int));
+    int nout = p->nout, nix = p->nix;
     Index **owned = calloc((size_t)nix + 1, sizeof(Index *));   /* the live indexes, built for this run */
-    Prog *base = NULL, **delta = calloc((size_t)nout + 1, sizeof(Prog *));
-    int *ndelta = calloc((size_t)nout + 1, sizeof(int));
+    Prog *base = run_copies(p->base, p->nbase), **delta = calloc((size_t)nout + 1, sizeof(Prog *));
     int result = -1;
     in->nout = nout;
     in->nix = nix;
@@ -539,109 +695,78 @@ static int run_stratum(Database *db, PyObject *out_l, PyObject *ix_l, PyObject *
     in->ix = calloc((size_t)nix + 1, sizeof(Index *));
     in->emit = buffer_emit;
     run.buf = calloc((size_t)nout + 1, sizeof(Table));
-    if (!outno || !owned || !delta || !ndelta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
-    if (PyList_GET_SIZE(delta_l) != nout) { PyErr_SetString(PyExc_ValueError, "one delta list per relation"); goto out; }
+    if (!owned || !base || !delta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
+    for (int ri = 0; ri < nout; ri++)
+        if (!(delta[ri] = run_copies(p->delta[ri], p->ndelta[ri]))) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nout; ri++) {
-        if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
-        db_changed(db, outno[ri]);
-        in->out[ri] = &db->tab[outno[ri]]->t;
-        if (db_table_ensure_set(db->tab[outno[ri]]) < 0) { PyErr_NoMemory(); goto out; }
+        db_changed(db, p->out[ri]);
+        in->out[ri] = &db->tab[p->out[ri]]->t;
+        if (db_table_ensure_set(db->tab[p->out[ri]]) < 0) { PyErr_NoMemory(); goto out; }
         run.buf[ri].arity = in->out[ri]->arity;
     }
     for (int i = 0; i < nix; i++) {
-        PyObject *tno_o, *key_o;
-        int live, key[MAXKEY];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(ix_l, i), "OOp", &tno_o, &key_o, &live)) goto out;
-        int tno = table_number(db, tno_o);
-        if (tno < 0) goto out;
-        int nkey = key_columns(key_o, db->tab[tno]->t.arity, key);
-        if (nkey < 0) goto out;
-        if (!live) {
-            if (!(in->ix[i] = db_index(db, tno, key, nkey))) goto out;
+        IndexSpec *x = &p->ix[i];
+        if (!x->live) {
+            if (!(in->ix[i] = db_index(db, x->tno, x->key, x->nkey))) goto out;
             continue;
         }
         /* a relation of the stratum: an index kept up to date as its table grows
            (no key: a scan of the table's rows, nothing to keep) */
         Index *ix = owned[i] = in->ix[i] = calloc(1, sizeof(Index));
         if (!ix) { PyErr_NoMemory(); goto out; }
-        Table *t = ix->t = &db->tab[tno]->t;
-        ix->nkey = nkey;
-        memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-        if (!nkey) continue;
+        Table *t = ix->t = &db->tab[x->tno]->t;
+        ix->nkey = x->nkey;
+        memcpy(ix->key, x->key, sizeof(int) * (size_t)x->nkey);
+        if (!x->nkey) continue;
         for (i64 r = 0; r < t->n; r++)
             if (index_add(ix, (int32_t)r) < 0) { PyErr_NoMemory(); goto out; }
         if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
-    if (load_checked(base_l, in, 0, &base, &nbase) < 0) goto out;
-    for (int ri = 0; ri < nout; ri++)
-        if (load_checked(PyList_GET_ITEM(delta_l, ri), in, in->out[ri]->arity, &delta[ri], &ndelta[ri]) < 0) goto out;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = rounds(&run, base, nbase, delta, ndelta, iterations);
+    rc = rounds(&run, base, p->nbase, delta, p->ndelta, iterations);
     Py_END_ALLOW_THREADS
     if (rc < 0 && in->status == ST_NOMEM)
         PyErr_NoMemory();
     else
-        result = rc < 0;   /* (an integer overflow, a division by zero or a bad shift) */
+        result = rc < 0;
 out:
-    for (int ri = 0; ri < nout && outno && in->out; ri++) {
+    for (int ri = 0; ri < nout && in->out; ri++) {
         if (!in->out[ri]) continue;
         Table *t = in->out[ri];   /* the live indexes go: later strata read packed ones */
         free(t->idx);
         t->idx = NULL;
         t->nidx = 0;
-        db_changed(db, outno[ri]);
+        db_changed(db, p->out[ri]);
     }
     for (int i = 0; owned && i < nix; i++) {
         if (owned[i]) { index_free(owned[i]); free(owned[i]); }
     }
-    for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
-    free(base);
-    for (int ri = 0; delta && ri < nout; ri++) {
-        for (int k = 0; delta[ri] && k < ndelta[ri]; k++) prog_free(&delta[ri][k]);
-        free(delta[ri]);
-    }
+    free_copies(base, p->nbase);
+    for (int ri = 0; delta && ri < nout; ri++) free_copies(delta[ri], p->ndelta[ri]);
     for (int ri = 0; run.buf && ri < nout; ri++) table_free(&run.buf[ri]);
     free(run.buf);
     free(delta);
-    free(ndelta);
     free(owned);
-    free(outno);
     free(in->out);
     free(in->ix);
     return result;
 }
 
-/* the checks of a stratum hold: 1, 0, or -1 a Python error */
-static int checks_hold(Database *db, PyObject *checks) {
-    if (!PyList_Check(checks)) { PyErr_SetString(PyExc_TypeError, "a list of checks"); return -1; }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(checks); i++) {
-        PyObject *tno_o;
-        long long lo, hi;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(checks, i), "OLL", &tno_o, &lo, &hi)) return -1;
-        int tno = table_number(db, tno_o);
-        if (tno < 0) return -1;
-        i64 n = db->tab[tno]->t.n;
-        if (n < lo || n > hi) return 0;
-    }
-    return 1;
-}
+PyDoc_STRVAR(db_run_doc,
+"run(strata): evaluate strata in order (see db.c), each a list of the plans it may run (plan()'s),\n"
+"the first whose checks hold running.\n"
+"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (no plan of\n"
+"stratum k passed its checks: it did not run) or 'abort' (stratum k's tables are partly filled).");
 
 /* the first plan of `plans` (a list, see db_run_doc) whose checks hold, run:
    0 done, 1 aborted, 2 none held (stale), -1 a Python error */
 static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
     if (!PyList_Check(plans)) { PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans"); return -1; }
     for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
-        PyObject *out_l, *ix_l, *base_l, *delta_l, *checks;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(plans, a), "O!O!O!O!O", &PyList_Type, &out_l, &PyList_Type, &ix_l,
-                              &PyList_Type, &base_l, &PyList_Type, &delta_l, &checks))
-            return -1;
-        int fresh = checks_hold(db, checks);
-        if (fresh <= 0) {
-            if (fresh < 0) return -1;
-            continue;
-        }
-        return run_stratum(db, out_l, ix_l, base_l, delta_l, iterations);
+        Plan *p = PyCapsule_GetPointer(PyList_GET_ITEM(plans, a), PLAN_CAPSULE);
+        if (!p || plan_fits_tables(p, db) < 0) return -1;
+        if (plan_checks_hold(p, db)) return run_plan(db, p, iterations);
     }
     return 2;
 }
@@ -745,6 +870,7 @@ static PyMethodDef db_methods[] = {
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
+    {"plan", (PyCFunction)db_plan, METH_VARARGS, db_plan_doc},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
     {NULL, NULL, 0, NULL},
 };
