@@ -54,7 +54,7 @@ class DeclaredRelations:
         return program
 
 
-def _reads(program: Program) -> dict[str, set[str]]:
+def reads_of(program: Program) -> dict[str, set[str]]:
     """Relation -> the relations its clauses and subsumptive rules read
     (made once per program: a run asking for some relations reads it)."""
     cache = program.run_cache
@@ -79,7 +79,7 @@ def needed_strata(program: Program, relations: list[str] | None):
 
 
 def _needed_strata(program: Program, relations: list[str]):
-    reads = _reads(program)
+    reads = reads_of(program)
     want: set[str] = set()
     todo = list(relations)
     while todo:
@@ -109,14 +109,16 @@ class DropPlan:
 def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     """The DropPlan of a run of `strata` (needed_strata's) asked for `kept`,
     over the engine's `relations` (every one it holds)."""
-    key = ("drop", tuple(map(id, strata)), tuple(kept), tuple(relations))
+    # (the strata by their relations, not by id(): the key must hold in the next
+    # process too, the program being saved with its run_cache, cache.py)
+    key = ("drop", tuple(s.relations for s in strata), tuple(kept), tuple(relations))
     if key not in program.run_cache:
         program.run_cache[key] = _drop_plan(program, strata, kept, relations)
     return program.run_cache[key]
 
 
 def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
-    reads = _reads(program)
+    reads = reads_of(program)
     last: dict[str, int] = {}
     for i, s in enumerate(strata):
         for r in s.relations:

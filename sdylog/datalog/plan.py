@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard)
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.semantics import injected
 
 
@@ -520,9 +521,12 @@ class PlanCache:
 
     def __getstate__(self):
         # (plans of the Python path are not saved: it runs few strata but with
-        # provenance or SDYLOG_NATIVE=0, and each plan saved costs every process
-        # that loads the program its unpickling)
-        return {"_kept": {k: v for k, v in self._kept.items() if k[0] != "py"}, "format": FORMAT}
+        # provenance or SDYLOG_NATIVE=0. The plan used last for a key is saved
+        # as it is; the others each pickled on their own, unpickled when a run
+        # picks one: a process uses few of them, and each pickle of its own
+        # costs more to read than a part of a larger one.)
+        return {"_kept": {k: [(seen, made if i == 0 else Pickled.of(made)) for i, (seen, made) in enumerate(v)]
+                          for k, v in self._kept.items() if k[0] != "py"}, "format": FORMAT}
 
     def __setstate__(self, state):
         self._kept = state["_kept"] if state.get("format") == FORMAT else {}
@@ -535,8 +539,9 @@ class PlanCache:
         kept = self._kept.setdefault(key, [])
         for k, (seen, made) in enumerate(kept):
             if all(now == was or self._alike(now, was) for rel, was in seen.items() for now in [size(rel)]):
-                if k:
-                    kept.insert(0, kept.pop(k))
+                made = _unpickled(made)
+                kept.pop(k)
+                kept.insert(0, (seen, made))
                 return made
         log = _SizeLog(size)
         made = make(log)
@@ -548,7 +553,11 @@ class PlanCache:
     def latest(self, key):
         """(sizes read, plan) of the plan last used for `key`, or None."""
         kept = self._kept.get(key)
-        return kept[0] if kept else None
+        if not kept:
+            return None
+        seen, made = kept[0]
+        kept[0] = (seen, _unpickled(made))
+        return kept[0]
 
     def kept(self, key) -> list:
         """(sizes read, plan) of the plans kept for `key`, the latest first."""
@@ -567,6 +576,11 @@ class PlanCache:
             return now is was
         lo, hi = self.bounds(was)
         return lo <= now <= hi
+
+
+def _unpickled(made):
+    """A kept plan, unpickled if it was loaded with its program (__getstate__)."""
+    return made.value if isinstance(made, Pickled) else made
 
 
 class _SizeLog:

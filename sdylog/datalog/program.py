@@ -9,9 +9,18 @@ from functools import cached_property
 from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
+from sdylog.datalog.pickled import PickledItems
 from sdylog.datalog.semantics import check_clause, check_subsumption
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
+
+# The parts of a program only planning, explain and error messages read: the
+# clauses' syntax trees, most of its size. A program pickled (cache.py keeps
+# programs on disk) holds each of their items pickled on its own (pickled.py):
+# a run whose plans are all kept (plan.PlanCache) reads none, one that plans a
+# stratum again reads that stratum's clauses.
+_SOURCE = ("clauses", "clause_kinds", "subsumptions", "subsumption_kinds")
+
 
 # Parameters of .input/.output that sdylog understands, with Soufflé's meaning.
 _IO_PARAMS = {
@@ -22,7 +31,7 @@ _IO_PARAMS = {
 }
 
 
-@dataclass
+@dataclass(eq=False)   # (one program is equal to itself only: the engines keep them by identity)
 class Program:
     relations: dict[str, RelationDecl]
     types: dict[str, TypeDecl]
@@ -34,6 +43,9 @@ class Program:
     name: str = "<program>"
     subsumptions: list[Subsumption] = field(default_factory=list)
     subsumption_kinds: list[dict[str, str]] = field(default_factory=list)
+
+    def __getstate__(self):
+        return {k: PickledItems.of(v) if k in _SOURCE else v for k, v in self.__dict__.items()}
 
     def subsumptions_of(self, relation: str) -> list[int]:
         """Indices of the subsumptive rules of a relation."""

@@ -42,6 +42,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sdylog.datalog.ast import Atom
+from sdylog.datalog.engine import reads_of
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
@@ -236,11 +237,11 @@ class RankedEvaluation:
         return True
 
     def _relations_read(self) -> set:
-        """The stratum's relations and those its clauses and subsumptive rules read."""
-        prog = self.program
-        bodies = [prog.clauses[ci].body for ci in self.stratum.clauses]
-        bodies += [s.body for s in prog.subsumptions if s.relation in self.here]
-        return self.here | {lit.relation for body in bodies for lit in body if isinstance(lit, Atom)}
+        """The stratum's relations and those its clauses and subsumptive rules
+        read (engine.reads_of, made once per program: not from the clauses,
+        which a run whose plans are kept never reads, program.py)."""
+        reads = reads_of(self.program)
+        return self.here | {q for r in self.here for q in reads.get(r, ())}
 
     # ---- evaluation ----
     def run(self) -> None:

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes.census import ATTRIBUTES_ONLY, follow_step
+from sdylog.passes.sharding_group_sync import open_conflicting_groups
 from sdylog.propagation.driver import PropagationOptions, propagate
+from sdylog.propagation.writeback import erase_dead_ops
 
 _STRATEGIES = {"aggressive": ("aggressive",), "basic": ("basic",),
                "basic-then-aggressive": ("basic", "aggressive")}
@@ -21,9 +24,6 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
     open constraints (sharding_group_sync), the rules' run, then Shardy's
     clean-up of sharding rules (kept on every op with `keep-sharding-rules`,
     else none added); the dead code Shardy's driver erased is gone."""
-    from sdylog.passes.census import ATTRIBUTES_ONLY, follow_step
-    from sdylog.propagation.writeback import erase_dead_ops
-    from sdylog.passes.sharding_group_sync import open_conflicting_groups
     opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
                               user_priorities=user_priorities,
                               conservative=bool(options.get("conservative-propagation", False)),
