@@ -95,10 +95,15 @@ class DropPlan:
     """When a run asked for some relations only (run(relations=...)), the
     others can go as soon as no later stratum of the run reads or writes
     them: `before` (no stratum of the run touches them) and `after[i]` (the
-    last toucher is the run's i-th stratum). `kept` is what was asked for."""
+    last toucher is the run's i-th stratum). `kept` is what was asked for.
+    The hash sets that deduplicate rows going in can go sooner: those of
+    `unwritten` relations before the run, and `sets[i]` once the i-th
+    stratum is done (before it, for a rank-ordered one)."""
     kept: tuple[str, ...]
     before: list[str]
     after: list[list[str]]
+    unwritten: list[str]
+    sets: list[list[str]]
 
 
 def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
@@ -130,4 +135,7 @@ def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
             after[last[r]].append(r)
         else:
             before.append(r)
-    return DropPlan(tuple(kept), before, after)
+    written = {r for s in strata for r in s.relations}
+    unwritten = [r for r in relations if r not in keep and r not in written and r in last]
+    sets = [[r for r in s.relations if r not in keep] for s in strata]
+    return DropPlan(tuple(kept), before, after, unwritten, sets)

@@ -27,13 +27,15 @@ deduplicates rows going in) once no stratum writes it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
-from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_strata
+from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
@@ -45,18 +47,62 @@ from sdylog.datalog.stepped import StepBackend, StepEvaluation
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
 
+@dataclass(frozen=True)
+class Schema:
+    """What every engine running a program holds for it, worked out once per
+    program (kept in its run_cache): the declarations of its relations and
+    of the auxiliary ones of its stepped strata, the programs they cover (it
+    and its step programs, which a stepped stratum's run declares), and
+    their C tables."""
+    decls: dict
+    programs: tuple
+    tables: TableLayout
+
+    def __reduce__(self):
+        # (not saved with the program, cache.py: made again in each process,
+        # whose runs give its symbols their ids)
+        return _unsaved, ()
+
+
+def _unsaved():
+    return None
+
+
+def schema_of(program: Program) -> Schema:
+    cache = program.run_cache
+    if cache.get("schema") is None:
+        programs = [program]
+        for s in program.strata:
+            if s.stepped:
+                programs += [p for p in (s.step_plan.seeds, s.step_plan.step) if p is not None]
+        decls = {}
+        for p in programs:
+            for decl in p.relations.values():
+                decls.setdefault(decl.name, decl)
+        cache["schema"] = Schema(decls, tuple(programs), TableLayout(decls, tuple(programs)))
+    return cache["schema"]
+
+
 class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
         self.provenance = provenance
         self.program: Program | None = None
-        self._decls: dict[str, RelationDecl] = {}
+        # (the program's relations are held from the start, as its Schema says: a
+        # run costs no work per relation declared)
+        schema = schema_of(program) if program is not None else Schema({}, (), TableLayout({}))
+        self._decls: dict[str, RelationDecl] = dict(schema.decls)
+        self._programs: list[Program] = list(schema.programs)
         native = None if provenance else native_module()
-        self._db = NativeDB(native) if native is not None and hasattr(native, "Database") else None
+        self._db = NativeDB(native, schema.tables) if native is not None and hasattr(native, "Database") else None
         self._cindexes = NativeIndexes(self._db) if self._db is not None else None
         # relation -> its tuples (C relations: made from the table when first read, see _Tables)
         self._data: dict[str, set] = _Tables(self._db) if self._db is not None else {}
+        # the relations held as Python sets (every one without the C extension)
+        self._in_python = set(schema.tables.in_python if self._db is not None else self._decls)
+        for r in self._in_python:
+            self._data[r] = set()
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
         # relations a run asked for some others only freed (see run): -> what it asked for
@@ -67,7 +113,6 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         # tuple it holds, alive until a full collection (at exit, at the latest)
         self._static = StaticIndexes(self._data.__getitem__)
         self._init_derivation_steps()
-        self._programs: list[Program] = []
         self.iterations: dict[str, int] = {}
         if program is not None:
             self.declare(program)
@@ -84,9 +129,9 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
             if self._db is not None:
                 self._db.declare(decl)
             if not self._in_c(decl.name):
+                self._in_python.add(decl.name)
                 self._data[decl.name] = set()
-        if program not in self._programs:
-            self._programs.append(program)
+        self._programs.append(program)
 
     def _declared(self, relation: str) -> RelationDecl | None:
         return self._decls.get(relation)
@@ -102,10 +147,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
     def load(self, relation: str, data) -> None:
         """Add facts: lists of tuples, or anything data.to_arrow takes (columns, arrays, tables)."""
         decl = self.decl(relation)
-        self._restore(relation)
+        self._restore((relation,))
         if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
             # (C checked every row: the usual case skips _rows_of's checks)
-            self._c_changed(relation)
+            self._c_changed((relation,))
             self._loaded.setdefault(relation, []).extend(data)
             return
         rows = self._rows_of(decl, data)
@@ -114,7 +159,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
             self._insert_c(relation, rows)
         else:
             self._data[relation].update(rows)
-            self._changed(relation)
+            self._changed((relation,))
         if self.provenance:
             p = self._prov.setdefault(relation, {})
             for r in rows:
@@ -132,24 +177,43 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
 
     def clear(self, relation: str) -> None:
         self.decl(relation)
-        self._dropped.pop(relation, None)
-        self._loaded.pop(relation, None)
-        self._prov.pop(relation, None)
-        self._reset(relation)
+        self._replace({relation: ()})
 
-    def _reset(self, relation: str) -> None:
-        """The relation back to its loaded facts."""
-        if self._in_c(relation):
-            self._db.clear(relation)
-            self._insert_c(relation, self._loaded.get(relation, ()))
-            return
-        self._data[relation] = set(self._loaded.get(relation, ()))
-        self._changed(relation)
+    def _replace(self, facts: dict) -> None:
+        """The facts of each relation of `facts` (relation -> a list of
+        tuples) replaced by its rows, at once."""
+        for r in facts:
+            self._dropped.pop(r, None)
+            self._loaded.pop(r, None)
+            self._prov.pop(r, None)
+        self._reset(facts)
+        for r, rows in facts.items():
+            if rows:
+                self.load(r, rows)
+
+    def _reset(self, relations) -> None:
+        """The relations back to their loaded facts."""
+        self._empty(relations)
+        for r in self._loaded.keys() & relations:
+            if self._in_c(r):
+                self._insert_c(r, self._loaded[r])
+            else:
+                self._data[r].update(self._loaded[r])
+
+    def _empty(self, relations) -> None:
+        """The relations emptied (those held in C in one call)."""
+        if self._db is not None:
+            self._db.clear(relations)
+            self._c_changed(relations)
+        python = self._in_python.intersection(relations)
+        for r in python:
+            self._data[r] = set()
+        self._changed(python)
 
     def _insert_c(self, relation: str, rows) -> None:
         """Rows into a C table; a value with no C form (an int beyond 64 bits)
         sends every relation back to Python for the engine's life."""
-        self._c_changed(relation)
+        self._c_changed((relation,))
         if rows and not self._db.insert(relation, rows):
             self._leave_c()
             self._data[relation].update(rows)
@@ -158,20 +222,22 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         data = {name: self._data[name] for name in self._decls}
         self._db = self._cindexes = None
         self._data = data
+        self._in_python = set(self._decls)
         self._static.rows = data.__getitem__
         self._static.clear()
 
-    def _c_changed(self, relation: str) -> None:
-        """A C table changed: its set (if made) and what was built on it go."""
-        self._data.pop(relation, None)
-        self._cindexes.forget(relation)
-        self._static.forget(relation)
+    def _c_changed(self, relations) -> None:
+        """C tables changed: their sets (if made) and what was built on them go."""
+        for r in (self._data.keys() - self._in_python).intersection(relations):
+            del self._data[r]
+        self._cindexes.forget_all(relations)
+        self._static.forget_all(relations)
 
     def _to_c(self, relation: str) -> None:
         """A C relation's set, written by Python, into its table (the set stays valid)."""
         rows = self._data[relation]
-        self._db.clear(relation)
-        self._cindexes.forget(relation)
+        self._db.clear((relation,))
+        self._cindexes.forget_all((relation,))
         if not self._db.insert(relation, rows):
             self._leave_c()
 
@@ -197,8 +263,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         cols = [tbl.column(i).to_pylist() for i in range(decl.arity)]
         return list(zip(*cols))
 
-    def _changed(self, relation: str) -> None:
-        self._static.forget(relation)
+    def _changed(self, relations) -> None:
+        self._static.forget_all(relations)
 
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
@@ -208,8 +274,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         can be read (until the next load or run brings the others back)."""
         program = self._program_to_run(program, relations)
         strata = needed_strata(program, relations)
-        for r in list(self._dropped):
-            self._restore(r)
+        self._restore(list(self._dropped))
         plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
         with gc_paused():
             try:
@@ -222,33 +287,31 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
 
     def _drop(self, relations, kept: tuple) -> None:
         """Free relations a run was not asked for (see run)."""
-        for r in relations:
-            self._dropped[r] = kept
-            self._prov.pop(r, None)
-            if self._in_c(r):
-                self._db.clear(r)
-                self._c_changed(r)
-            else:
-                self._data[r] = set()
-                self._changed(r)
-
-    def _drop_sets(self, relations, kept: tuple) -> None:
-        """The C hash sets of relations no stratum of the run writes any more
-        (or a rank-ordered one, which stores its result whole), that the run
-        was not asked for: they deduplicate rows as they go in, and none will
-        (the relations are dropped before the next run)."""
-        if self._db is None:
+        if not relations:
             return
-        for r in relations:
-            if r not in kept and r not in self._dropped and self._in_c(r):
-                self._db.drop_set(r)
+        self._dropped.update(dict.fromkeys(relations, kept))
+        if self._prov:
+            for r in relations:
+                self._prov.pop(r, None)
+        self._empty(relations)
 
-    def _restore(self, relation: str) -> None:
-        """A relation a run freed back to its loaded facts."""
-        if self._dropped.pop(relation, None) is not None:
-            self._reset(relation)
-            if self.provenance:
-                self._prov[relation] = {t: (-1, 0) for t in self._data[relation]}
+    def _drop_sets(self, relations) -> None:
+        """The C hash sets of relations (drop_plan's: not asked for) no
+        stratum of the run writes any more (or a rank-ordered one, which
+        stores its result whole): they deduplicate rows as they go in, and
+        none will (the relations are dropped before the next run)."""
+        if self._db is not None and relations:
+            self._db.drop_sets([r for r in relations if r not in self._dropped])
+
+    def _restore(self, relations) -> None:
+        """Relations a run freed back to their loaded facts."""
+        freed = [r for r in relations if self._dropped.pop(r, None) is not None]
+        if not freed:
+            return
+        self._reset(freed)
+        if self.provenance:
+            for r in freed:
+                self._prov[r] = {t: (-1, 0) for t in self._data[r]}
 
     def _kept(self, relation: str) -> RelationDecl:
         """The relation's declaration; an error when the last run freed it."""
@@ -262,23 +325,22 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
             self._drop(plan.before, plan.kept)
-            derived = {r for s in strata for r in s.relations}
-            self._drop_sets([r for r in self._decls if r not in derived and r not in self._dropped], plan.kept)
-        for s in strata:
-            for r in s.relations:
-                self._reset(r)
-                if self.provenance:
-                    self._prov[r] = {t: (-1, 0) for t in self._data[r]}
+            self._drop_sets(plan.unwritten)
+        derived = [r for s in strata for r in s.relations]
+        self._reset(derived)
+        if self.provenance:
+            for r in derived:
+                self._prov[r] = {t: (-1, 0) for t in self._data[r]}
         i = 0
         while i < len(strata):
-            s = strata[i]
-            if plan is not None and s.subsumptive:
-                self._drop_sets(s.relations, plan.kept)   # (its result is stored without them)
-            for s in self._run_next(program, strata[i:]):
-                if plan is not None:
-                    self._drop(plan.after[i], plan.kept)
-                    self._drop_sets(s.relations, plan.kept)
-                i += 1
+            if plan is not None and strata[i].subsumptive:
+                self._drop_sets(plan.sets[i])   # (its result is stored without them)
+            ran = len(self._run_next(program, strata[i:]))
+            if plan is not None:
+                done = slice(i, i + ran)
+                self._drop([r for rs in plan.after[done] for r in rs], plan.kept)
+                self._drop_sets([r for rs in plan.sets[done] for r in rs])
+            i += ran
 
     def _run_next(self, program: Program, strata) -> list:
         """Evaluate the first of `strata`, and the plain and recursive ones
@@ -286,17 +348,14 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         those evaluated."""
         rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
             self._db is not None) else ([], False)
-        ran = strata[:len(rounds)]
-        for s, n in zip(ran, rounds):
+        for s, n in zip(strata, rounds):
             if s.recursive:
                 self.iterations.update(dict.fromkeys(s.relations, n))
-        if ran and not aborted:
-            return ran
-        s = strata[len(ran)]
+        if rounds and not aborted:
+            return strata[:len(rounds)]
+        s = strata[len(rounds)]
         if self._db is not None and not s.subsumptive and not s.stepped:
-            for r in s.relations:   # (a run handed back, or none: from the start, in Python)
-                self._c_changed(r)
-                self._reset(r)
+            self._reset(s.relations)   # (a run handed back, or none: from the start, in Python)
         # (what Python writes goes into the C tables: _store, _recursive)
         if s.subsumptive:
             RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
@@ -306,7 +365,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
             self._recursive(program, s)
         else:
             self._plain(program, s)
-        return ran + [s]
+        return strata[:len(rounds) + 1]
 
     def _bind(self, ns: Namespace, live=frozenset()) -> None:
         """Put the indexes compiled code reads into its namespace (but those
@@ -400,8 +459,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
                 if tups:
                     for fn in delta_fns[ri]:
                         fn(tups, emit)
+        self._changed(here)
         for ri, r in enumerate(here):
-            self._changed(r)
             self.iterations[r] = iterations
             if self._in_c(r):
                 self._to_c(r)
@@ -414,7 +473,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
             self._data[relation] = tuples
         else:
             self._data[relation] = set(tuples).union(loaded or ())
-        self._changed(relation)
+        self._changed((relation,))
         if self._in_c(relation):
             self._to_c(relation)
         if self.provenance:
@@ -539,7 +598,7 @@ class _Backend(RankedBackendSteps):
 
     def stored_in_c(self, relation: str) -> None:
         """The C evaluation wrote the relation's table."""
-        self.engine._c_changed(relation)
+        self.engine._c_changed((relation,))
 
     def seeds(self, stratum, base):
         """The stratum's loaded tuples, then those of the clauses that read
@@ -571,8 +630,8 @@ class _StepBackend(StepBackend):
     def loaded(self, relation: str):
         return self.engine._loaded.get(relation, ())
 
-    def replace(self, relation: str, rows) -> None:
-        self.engine.replace(relation, rows)
+    def replace(self, facts: dict) -> None:
+        self.engine._replace(facts)
 
     def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
         eng = self.engine

@@ -16,15 +16,56 @@ from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import StaticIndexes
 
 
-class NativeDB:
-    """The C tables of an engine's relations (those with no float column)."""
+class TableLayout:
+    """The C tables of a program's relations (those with no float column),
+    worked out once per program (memory_engine.Schema): their numbers in
+    every Database made from it, and the symbols its strata name, with ids
+    given in the order they are first bound. A Database made from the
+    layout interns the symbols known then first, with those ids: a
+    stratum's plan loaded in C (table numbers, symbol ids) once serves
+    every later database (`bound`; `programs`: the programs whose
+    strata are bound here, the others per database)."""
 
-    def __init__(self, native):
-        self.db = native.Database()
-        self.table: dict[str, int] = {}   # relation -> table number
+    def __init__(self, decls: dict, programs: tuple = ()):
+        self.numbers: dict[str, int] = {}           # relation -> table number
         self.arity: dict[str, int] = {}
+        self.shapes: list[tuple] = []               # per table: (arity, symbol columns)
+        for name, decl in decls.items():
+            kinds = decl.kinds
+            if "float" not in kinds:
+                self.numbers[name] = len(self.shapes)
+                self.arity[name] = decl.arity
+                self.shapes.append((decl.arity, tuple(k == "symbol" for k in kinds)))
+        self.in_python = [name for name in decls if name not in self.numbers]   # (a float column)
+        self.programs = programs
+        self.symbols: list[str] = []                # symbol id -> its string
+        self.symbol_ids: dict[str, int] = {}
+        # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
+        self.bound: dict = {}
+
+    def intern(self, symbol: str) -> int:
+        i = self.symbol_ids.get(symbol)
+        if i is None:
+            i = self.symbol_ids[symbol] = len(self.symbols)
+            self.symbols.append(symbol)
+        return i
+
+    def covers(self, program) -> bool:
+        return any(p is program for p in self.programs)
+
+
+class NativeDB:
+    """The C tables of an engine's relations (those with no float column):
+    those of its TableLayout, made at once, and any declared later."""
+
+    def __init__(self, native, layout: TableLayout):
+        self.db = native.Database(layout.shapes, layout.symbols)
+        self.layout = layout
+        self.known = len(layout.symbols)            # symbols interned as the layout numbers them
+        self.table: dict[str, int] = dict(layout.numbers)   # relation -> table number
+        self.arity: dict[str, int] = dict(layout.arity)
         self.intern = self.db.intern      # str -> symbol id
-        self.prepared: dict = {}          # id(plan or sizes) -> (it, what run_strata made of it)
+        self.bound: dict = {}             # as the layout's, for the strata of programs it does not cover
         self.batch = 1 << 30              # strata run_strata offers C at most (see there)
 
     def declare(self, decl) -> None:
@@ -38,20 +79,26 @@ class NativeDB:
     def holds(self, relation: str) -> bool:
         return relation in self.table
 
+    def numbers(self, relations) -> list[int]:
+        """The table numbers of those of `relations` held in C."""
+        table = self.table
+        return [table[r] for r in relations if r in table]
+
     def insert(self, relation: str, rows) -> bool:
         """Add rows (tuples of the relation's Python values: int, str for a
         symbol); False, nothing added, when one has no C form (a row of
         another arity, a value of another type, an int beyond 64 bits)."""
         return self.db.insert(self.table[relation], rows)
 
-    def clear(self, relation: str) -> None:
-        self.db.clear(self.table[relation])
+    def clear(self, relations) -> None:
+        """Empty the tables of those of `relations` held in C."""
+        self.db.clear(self.numbers(relations))
 
-    def drop_set(self, relation: str) -> None:
-        """Free the hash set that deduplicates the relation's rows (no row
-        goes in before it is cleared or gets its set again; rows() gives
-        them in row order)."""
-        self.db.drop_set(self.table[relation])
+    def drop_sets(self, relations) -> None:
+        """Free the hash sets that deduplicate the rows of those of
+        `relations` held in C (no row goes in before one is cleared or gets
+        its set again; rows() gives them in row order)."""
+        self.db.drop_sets(self.numbers(relations))
 
     def size(self, relation: str) -> int:
         return self.db.size(self.table[relation])
@@ -75,7 +122,8 @@ class NativeDB:
 
 class NativeIndexes(StaticIndexes):
     """StaticIndexes' answers to the planner (sizes, tuples per key, the
-    columns a lookup uses) read from the C tables and their indexes."""
+    indexes built, the columns a lookup uses) read from the C tables and
+    their indexes."""
 
     def __init__(self, ndb: NativeDB):
         super().__init__(None)
@@ -88,10 +136,13 @@ class NativeIndexes(StaticIndexes):
         size = self.size(rel)
         if not size:
             return 0.0
-        fan = size / max(self.ndb.db.index_keys(self.ndb.table[rel], key), 1)
-        if key:
-            self._fanout.setdefault(rel, {})[key] = fan
-        return fan
+        return size / max(self.ndb.db.index_keys(self.ndb.table[rel], key), 1)
+
+    def built(self, rel: str) -> dict:
+        if rel not in self.ndb.table:
+            return {}
+        size = self.size(rel)
+        return {key: size / max(n, 1) for key, n in self.ndb.db.built(self.ndb.table[rel])}
 
     def _sample_distinct(self, rel: str, col: int) -> int:
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
@@ -100,69 +151,87 @@ class NativeIndexes(StaticIndexes):
 def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
     """Evaluate in C, in one call, the leading plain and recursive strata of
     `strata`: the first planned for the sizes now, each later one with the
-    last plan made for it, whose sizes C checks before it runs (the first
-    that no longer fits ends the call: the caller plans it). Returns the
-    rounds of each stratum evaluated (none: the first does not lower), and
-    whether the next one's run handed back (an overflow, a division by zero:
-    its tables are partly written). changed(relation) is called for each
-    relation they wrote. (After a stratum whose plan did not fit, the next
-    calls offer fewer strata: see ndb.batch.)"""
+    plans kept for it, C running the first whose sizes it checks fit (the
+    first stratum none fits ends the call: the caller plans it). Returns
+    the rounds of each stratum evaluated (none: the first does not lower),
+    and whether the next one's run handed back (an overflow, a division by
+    zero: its tables are partly written). changed(relations) is called once
+    with the relations they wrote. (After a stratum no plan fitted, the
+    next calls offer fewer strata: see ndb.batch.)"""
     plans = plans_of(program)
+    covered = ndb.layout.covers(program)
+    held = ndb.table.__contains__
     batch = []
     for s in strata[:ndb.batch]:
-        if s.subsumptive or s.stepped or not all(ndb.holds(r) for r in s.relations):
+        if s.subsumptive or s.stepped or not all(map(held, s.relations)):
             break
         key = ("c", s.relations)
-        seen = None
-        if not batch:
-            made = plans.get(key, lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
-                             lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
-        else:
-            latest = plans.latest(key)
-            if latest is None:
+        if not batch:   # (a plan kept that fits the sizes now comes first; else one is made)
+            plans.get(key, lambda rel: ndb.size(rel) if held(rel) else None,
+                      lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
+            if plans.latest(key)[1] is None:
                 break
-            seen, made = latest
-        if made is None:
+        offered = [_prepared(ndb, covered, s, kept, plans) for kept in plans.kept(key) if kept[1] is not None]
+        if not offered:
             break
-        args, checks = _prepared(ndb, s, made, seen, plans)
-        batch.append((s, made, args + (checks,)))
+        batch.append((s, offered))
     if not batch:
         return [], False
-    status, done, rounds = ndb.db.run([args for _, _, args in batch])
-    # (after a plan that no longer fits, those after it are likely not to either, the
-    # data being of another size than when they were kept: offer one stratum at a
+    status, done, rounds = ndb.db.run([offered for _, offered in batch])
+    # (when no plan kept fits a stratum, those after it are likely not to either, the
+    # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
     ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == len(batch) else ndb.batch
-    ran = batch[:done + (status == "abort")]
-    for s, _, _ in ran:
-        for r in s.relations:
-            changed(r)
-    for s, (_, _, specs), _ in ran[:done]:   # (what index_key knows of built indexes, as in Python)
-        for rel, key in specs:
-            if key and rel not in s.relations:
-                indexes.fanout(rel, key)
+    changed([r for s, _ in batch[:done + (status == "abort")] for r in s.relations])
     return rounds, status == "abort"
 
 
-def _prepared(ndb: NativeDB, stratum, made, seen, plans) -> tuple:
-    """The arguments of db.run for a stratum's C programs `made` bound to the
-    database, and the checks of the sizes `seen` they were planned for (none
-    when None); each made once per database (after a stratum whose plan no
-    longer fits, the strata after it are asked for again)."""
-    kept = ndb.prepared.get(id(made))
-    if kept is None or kept[0] is not made:
-        base, deltas, specs = made
-        args = ([ndb.table[r] for r in stratum.relations],
-                [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
-                [p.bind(ndb.intern) for p in base], [[p.bind(ndb.intern) for p in g] for g in deltas])
-        kept = ndb.prepared[id(made)] = (made, args)
-    if seen is None:
-        return kept[1], []
-    checks = ndb.prepared.get(id(seen))
-    if checks is None or checks[0] is not seen:
-        checks = ndb.prepared[id(seen)] = (seen, [(ndb.table[rel], *plans.bounds(was))
-                                                  for rel, was in seen.items() if was is not None])
-    return kept[1], checks[1]
+def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans) -> tuple:
+    """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
+    planned for, its C programs: PlanCache.kept), bound to the database.
+    Made once per layout for the strata of the programs it covers (usable
+    by a database that knows the symbols they name: TableLayout), else once
+    per database."""
+    seen, made = kept
+    if covered:
+        layout = ndb.layout
+        known = layout.bound.setdefault(stratum.relations, {})
+        got = known.get(id(seen))
+        if got is None or got[0] is not seen:
+            args = _arguments(ndb, stratum, kept, plans, layout.intern)
+            base, deltas, _ = made
+            ids = layout.symbol_ids
+            need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols),
+                           default=-1)
+            got = _remember(known, seen, (seen, args, need), plans)
+        if got[2] <= ndb.known:
+            return got[1]
+    known = ndb.bound.setdefault(stratum.relations, {})
+    got = known.get(id(seen))
+    if got is None or got[0] is not seen:
+        got = _remember(known, seen, (seen, _arguments(ndb, stratum, kept, plans, ndb.intern)), plans)
+    return got[1]
+
+
+def _remember(known: dict, seen, entry: tuple, plans) -> tuple:
+    """entry, kept in `known` (a stratum's arguments by plan) under the plan's
+    sizes `seen`; when it holds more than twice the plans a PlanCache keeps,
+    it is emptied first (it holds those of plans no longer kept)."""
+    if len(known) >= 2 * plans.KEPT:
+        known.clear()
+    known[id(seen)] = entry
+    return entry
+
+
+def _arguments(ndb: NativeDB, stratum, kept, plans, intern):
+    """A stratum's plan `kept` loaded in C for db.run (db.plan: its out
+    tables, indexes, programs and size checks; see db.c), its symbols
+    interned by `intern`."""
+    seen, (base, deltas, specs) = kept
+    return ndb.db.plan([ndb.table[r] for r in stratum.relations],
+                       [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                       [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas],
+                       [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None])
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:

@@ -658,6 +658,15 @@ class PlanCache:
         kept[0] = (seen, _unpickled(made))
         return kept[0]
 
+    def kept(self, key) -> list:
+        """(sizes read, plan) of the plans kept for `key`, the latest first
+        (each unpickled: every one may run)."""
+        kept = self._kept.get(key, [])
+        for i, (seen, made) in enumerate(kept):
+            if isinstance(made, Pickled):
+                kept[i] = (seen, made.value)
+        return kept
+
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for
         the plan to serve."""

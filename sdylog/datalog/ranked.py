@@ -430,6 +430,12 @@ class StaticIndexes:
         for k in self._keys.pop(rel, ()):
             self._built.pop(k, None)
 
+    def forget_all(self, relations) -> None:
+        """forget() each of `relations` that something was built on (most
+        have nothing: one call for many changed relations)."""
+        for rel in (self._fanout.keys() | self._share.keys() | self._keys.keys()).intersection(relations):
+            self.forget(rel)
+
     def clear(self) -> None:
         self._built.clear()
         self._keys.clear()
@@ -438,6 +444,11 @@ class StaticIndexes:
 
     def size(self, rel: str) -> int:
         return len(self.rows(rel))
+
+    def built(self, rel: str) -> dict:
+        """Key columns -> tuples per key, of the indexes on `rel` built so far
+        (keyed, not negated)."""
+        return self._fanout.get(rel, {})
 
     def fanout(self, rel: str, key: tuple) -> float:
         """Tuples per key of the index on `key` (what a lookup yields on average)."""
@@ -451,7 +462,7 @@ class StaticIndexes:
         already built on part of them, or a single column that is selective
         by itself, rather than a new index on all of them. An index costs a
         pass over the relation; one on a single column serves more lookups."""
-        have = self._fanout.get(rel, {})
+        have = self.built(rel)
         if key in have:
             return key
         fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]

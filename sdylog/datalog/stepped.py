@@ -216,8 +216,9 @@ class StepEvaluation:
     """One evaluation of a stepped stratum through `backend`:
     declare(program); run_strata(program): every stratum of a program, each
     relation it derives starting from the facts loaded into it; loaded(relation):
-    the facts loaded into a relation of the stratum (seeds too); replace(relation,
-    rows); take(relation, aux, program, origin): the rows of auxiliary relation
+    the facts loaded into a relation of the stratum (seeds too); replace(facts):
+    the facts of each relation of `facts` (relation -> rows) replaced by its rows, in
+    one call; take(relation, aux, program, origin): the rows of auxiliary relation
     `aux`, derived by `program` for `relation` (an engine recording provenance
     keeps theirs, its clause indexes mapped to the original ones by `origin`);
     store(relation, rows)."""
@@ -238,9 +239,10 @@ class StepEvaluation:
             seeds = list(backend.loaded(r))
             if plan.seeds is not None:
                 seeds += backend.take(r, seed_name(r), plan.seeds, plan.seed_origin)
-                backend.replace(seed_name(r), [])
             for t in seeds:
                 pending.setdefault(t[col], {}).setdefault(r, []).append(t)
+        if plan.seeds is not None:
+            backend.replace({seed_name(r): [] for r in plan.relations})
         backend.declare(plan.step)
         done: dict[str, list] = {r: [] for r in plan.relations}
         prev: dict[str, list] = {}
@@ -251,9 +253,8 @@ class StepEvaluation:
                 raise error(None, f"the stepped stratum of {', '.join(plan.relations)} did not stop "
                             f"after {MAX_STEPS} steps")
             seeds = pending.pop(step, {})
-            for r in plan.relations:
-                backend.replace(prev_name(r), prev.get(r, []))
-                backend.replace(now_name(r), seeds.get(r, []))
+            backend.replace({**{prev_name(r): prev.get(r, []) for r in plan.relations},
+                             **{now_name(r): seeds.get(r, []) for r in plan.relations}})
             backend.run_strata(plan.step)
             now = {r: backend.take(r, now_name(r), plan.step, plan.origin) for r in plan.relations}
             for r, rows in now.items():
@@ -264,7 +265,6 @@ class StepEvaluation:
                 step, prev = min(pending), {}
             else:
                 step = None
+        backend.replace({name(r): [] for r in plan.relations for name in (prev_name, now_name)})
         for r in plan.relations:
-            backend.replace(prev_name(r), [])
-            backend.replace(now_name(r), [])
             backend.store(r, done[r])

@@ -133,7 +133,7 @@ def test_a_table_without_its_set_reads_the_same_and_gets_it_back_for_new_rows():
     rows = [(i % 7, f"s{i % 5}") for i in range(50)]
     assert db.insert(t, rows)
     full = db.rows(t)
-    db.drop_set(t)
+    db.drop_sets([t])
     assert db.memory(t)[1] == 0
     assert db.rows(t) == full == set(rows)
     assert db.insert(t, rows[:10] + [(99, "new")])   # (duplicates are still dropped)

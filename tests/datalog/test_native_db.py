@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
-from sdylog.datalog.native_plan import _native
+from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native
 from sdylog.ir.diagnostics import SdylogError
 
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
@@ -117,12 +117,14 @@ def test_a_program_run_again_plans_only_where_the_sizes_differ_much(monkeypatch)
         assert (n > 0) == plans
 
 
-def test_consecutive_strata_run_in_one_call_while_their_plans_fit(monkeypatch):
-    """Strata with plans kept run in one call of the C database, each after
-    C checked that the sizes it reads are those its plan was made for (plan.
-    PlanCache.bounds); the first stratum whose plan no longer fits ends the
-    call, and is planned anew."""
-    program = parse_program(PROGRAM, "batch.dl")
+FEW = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)], "blocked": [("d",)]}
+MANY = {**FEW, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+
+
+def counting_runs(program, monkeypatch):
+    """run(facts, native=True): a new engine's relations after a run of
+    `program` on `facts`, and the strata offered by each call of its C
+    database's run."""
     calls = []
 
     class Counting:
@@ -146,16 +148,75 @@ def test_consecutive_strata_run_in_one_call_while_their_plans_fit(monkeypatch):
                 e.load(name, rows)
             e.run()
             return {r: e.read(r) for r in e.relations}, list(calls)
-    first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
-             "blocked": [("d",)]}
-    many = {**first, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
-    _, planning = run(first)
+    return run
+
+
+def test_consecutive_strata_run_in_one_call_while_their_plans_fit(monkeypatch):
+    """Strata with plans kept run in one call of the C database, each after
+    C checked that the sizes it reads are those its plan was made for (plan.
+    PlanCache.bounds); the first stratum whose plan no longer fits ends the
+    call, and is planned anew."""
+    run = counting_runs(parse_program(PROGRAM, "batch.dl"), monkeypatch)
+    _, planning = run(FEW)
     assert planning == [1] * 7   # (no plan kept yet: one stratum per call)
-    got, kept = run(first)
-    assert kept == [7] and got == run(first, native=False)[0]
-    got, stale = run(many)
-    assert stale[0] == 7 and len(stale) > 1 and got == run(many, native=False)[0]
-    assert run(many)[1] == [7]
+    got, kept = run(FEW)
+    assert kept == [7] and got == run(FEW, native=False)[0]
+    got, stale = run(MANY)
+    assert stale[0] == 7 and len(stale) > 1 and got == run(MANY, native=False)[0]
+    assert run(MANY)[1] == [7]
+
+
+def test_data_of_two_sizes_in_turn_runs_each_stratum_with_a_plan_kept_for_it(monkeypatch):
+    """Data of two sizes in turn (as reshard's two decisions per export
+    pipeline): C is offered every plan kept for a stratum and runs the
+    first whose sizes fit, so once both sizes have plans each run is one
+    call, not one per stratum whose latest plan was made for the other."""
+    run = counting_runs(parse_program(PROGRAM, "turns.dl"), monkeypatch)
+    run(FEW)
+    assert len(run(MANY)[1]) > 1   # (the plans kept were made for the few facts)
+    for facts in (FEW, MANY, FEW, MANY):
+        got, turns = run(facts)
+        assert turns == [7] and got == run(facts, native=False)[0]
+
+
+def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
+    """A stratum's C arguments (table numbers, the ids of the symbols its
+    rules name, size checks) are bound once per program (native_db.
+    TableLayout): a later engine of the program binds none, even with facts
+    whose symbols would take other ids, and gives the Python path's relations."""
+    program = parse_program(PROGRAM, "layout.dl")
+    bound = []
+    real = native_db._arguments
+    monkeypatch.setattr(native_db, "_arguments", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
+
+    def run(facts, native=True):
+        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+        bound.clear()
+        with make_engine(program, "memory") as e:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            e.run()
+            return {r: e.read(r) for r in e.relations}, list(bound)
+    swap = {"a": "hub", "b": "z", "hub": "a"}   # (ids given in another order; the sizes of FEW)
+    renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in FEW.items()}
+    assert run(FEW)[1]
+    for facts in (FEW, renamed):
+        got, again = run(facts)
+        assert again == [] and got == run(facts, native=False)[0]
+
+
+def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
+    # (a plan is loaded once, db.plan, and run by every database of its program's
+    # layout; one whose tables have other shapes refuses it)
+    made = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, -1, 2, 0, 1], [])
+    plan = made.plan([1], [(0, (), False)], [copy], [[]], [])
+    for db in (made, _native.Database([(2, (False, False)), (2, (False, False))])):
+        assert db.insert(0, [(1, 2), (3, 4)])
+        assert db.run([[plan]]) == ("ok", 1, [0]) and db.rows(1) == {(1, 2), (3, 4)}
+    other = _native.Database([(3, (False, False, False)), (2, (False, False))])
+    with pytest.raises(ValueError, match="another database"):
+        other.run([[plan]])
 
 
 @st.composite

@@ -5,7 +5,7 @@
 
 /* A relation: its rows (deduplicated by the table's hash set), which columns
    hold symbol ids, and the packed indexes built on it (freed when it changes).
-   no_set: its set was dropped (drop_set) and is not made again until rows go
+   no_set: its set was dropped (drop_sets) and is not made again until rows go
    in by insert or run (db_replace_rows copies rows without one). */
 typedef struct {
     Table t;
