@@ -81,31 +81,35 @@ class PipelineRun:
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with
         name_ids): propagation's, then (unless the run partitioned the
-        module) the reshard rules' (`reshard_part`)."""
+        module) the reshard rules' (database_parts)."""
         from sdylog.commands.relations import save_database
-        parts = [propagation_part(self.result.engine, self.names)]
-        if self.collectives is None:
-            parts.append(self.reshard_part())
-        save_database(path, parts)
+        partitioned = self.collectives is not None
+        runs = [(self.result.engine, self.names)]
+        if not partitioned:
+            runs.append(self.reshard_run())
+        save_database(path, database_parts(partitioned), runs)
 
-    def reshard_part(self):
-        """The relations the reshard rules and their costs derive (`needed`,
-        `needed_bytes`, `why_pick`, `reshard_operand`, ...) for the DuckDB
-        file, but those propagation's part holds; their value and op ids are
-        the reshard run's (tables reshard_value_names, reshard_op_names)."""
-        from sdylog.commands.relations import DatabasePart
-        from sdylog.propagation.driver import propagation_program
-        from sdylog.reshard.costs import costs_program
-        from sdylog.reshard.driver import reshard_program
-        return DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
-                            self.reshard_names, frozenset(propagation_program().relations), "reshard_")
+    def reshard_run(self) -> tuple:
+        """(engine, IdNames) of the reshard rules' run (`needed`), for the
+        DuckDB file's second part."""
+        return self.needed.inventory.engine, self.reshard_names
 
 
-def propagation_part(engine, names):
-    """The propagation run's relations for the DuckDB file."""
+def database_parts(partitioned: bool) -> list:
+    """The DuckDB file's parts (DatabasePart): propagation's relations,
+    then, unless the run partitioned the module, those the reshard rules and
+    their costs derive (`needed`, `needed_bytes`, `why_pick`,
+    `reshard_operand`, ...) but propagation's part holds; their value and op
+    ids are the reshard run's (tables reshard_value_names, reshard_op_names)."""
     from sdylog.commands.relations import DatabasePart
     from sdylog.propagation.driver import propagation_program
-    return DatabasePart(engine, (propagation_program(),), names)
+    parts = [DatabasePart((propagation_program(),))]
+    if not partitioned:
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+        parts.append(DatabasePart((reshard_program(), costs_program()), frozenset(propagation_program().relations),
+                                  "reshard_"))
+    return parts
 
 
 def parse_input(path: str, text: str | None = None):

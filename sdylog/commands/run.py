@@ -36,7 +36,7 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     import json
 
     from sdylog import outputs
-    from sdylog.commands.pipeline import propagation_part, report, report_data, run_pipeline
+    from sdylog.commands.pipeline import database_parts, report, report_data, run_pipeline
     from sdylog.commands.relations import save_database
     from sdylog.progress import Progress
 
@@ -51,22 +51,23 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
     db_file = outputs.Background(db_out) if db_out else None
-
-    def start_db(propagated, names):
-        # the database is written on a thread from the end of propagation, while the module is exported
-        # (which changes neither propagation's relations nor their names), the reshard rules run, the
-        # module is printed and written; the reshard rules' relations follow when they are ready
-        db_file.start(save_database)
-        db_file.add(propagation_part(propagated, names))
     try:
+        if db_file:
+            # the database is written on a thread from the start: its tables and views while the
+            # module is parsed and propagated; propagation's rows from the end of propagation, while
+            # the module is exported (which changes neither propagation's relations nor their
+            # names), the reshard rules run, the module is printed and written; the reshard rules'
+            # rows when they are ready
+            parts = database_parts(partitioned=partition)
+            db_file.start(lambda path, runs: save_database(path, parts, runs))
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              keep_values=bool(report_path), on_relations=start_db if db_file else None,
-                              partition=options)
+                              keep_values=bool(report_path), partition=options,
+                              on_relations=(lambda engine, names: db_file.add((engine, names))) if db_file else None)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed
             if db_file:
-                db_file.add(result.reshard_part())   # (its names made here: the thread only reads)
+                db_file.add(result.reshard_run())   # (its names made here: the thread only reads)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")
