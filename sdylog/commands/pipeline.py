@@ -218,7 +218,7 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_relations=None, partition=None) -> PipelineRun:
+                 on_propagated=None, partition=None, provenance: bool = False, export: bool = True) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
@@ -226,14 +226,19 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     steps erase the ops they name. `name_ids`: names for the ids of the
     relations (run.names: query, --db); `keep_values`: those, and the input's
     values by name with what propagation gave each (run.named).
-    `on_relations(engine, names)` is called once propagation is done and
-    its ids are named, before the export (which changes neither): `run --db`
-    starts writing the database then. With `partition`
-    (PartitionerOptions), then the partitioner's passes to the per-device
-    program (sdylog/partition/pipeline.py), its collectives costed."""
+    `on_propagated(result, named, names)` (the PropagationResult, run.named,
+    run.names) is called once propagation is done and its ids are named,
+    before the export (which changes neither the relations nor their names,
+    but erases ops the facts hold): `run --db` starts writing propagation's
+    relations then, explain reads the derivations. `provenance`: propagation
+    records them (explain). Without `export`, the run ends with propagation.
+    With `partition` (PartitionerOptions), then the partitioner's passes to
+    the per-device program (sdylog/partition/pipeline.py), its collectives
+    costed."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
+    assert export or partition is None, "partitioning follows the export"
     progress = progress or Progress(False)
     seconds: dict[str, float] = {}
 
@@ -245,7 +250,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
-    ctx = PassContext(filename=display_name(path), engine=engine)
+    ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
     named = inputs = names = tensor_of = None
@@ -260,7 +265,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
-        result = phase("propagation", propagation_phase, module, ctx)
+        result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx)
+        ctx.provenance = False   # (only propagation's derivations are explained: the reshard rules record none)
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
@@ -268,12 +274,13 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
             tensor_of = dict(result.engine.select("tensor_of", "v", "t"))
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
                           tensor_of.items())
-        if on_relations is not None:
-            on_relations(result.engine, names)
-        phase("export", export_phase, module, ctx)
+        if on_propagated is not None:
+            on_propagated(result, named, names)
+        if export:
+            phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
-        final = entry_shardings(module)   # (before the partitioner drops them)
+        final = entry_shardings(module) if export else given   # (before the partitioner drops them)
     collectives = None
     if partition is not None:
         from sdylog.partition.pipeline import partition_module

@@ -62,7 +62,8 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
             db_file.start(lambda path, runs: save_database(path, parts, runs))
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
                               keep_values=bool(report_path), partition=options,
-                              on_relations=(lambda engine, names: db_file.add((engine, names))) if db_file else None)
+                              on_propagated=(lambda propagated, _named, names: db_file.add((propagated.engine, names)))
+                              if db_file else None)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed

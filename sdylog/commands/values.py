@@ -349,6 +349,9 @@ class NamedValues:
     result_counts: dict
     result_names: list                              # the entry function's results' JAX names
     types: dict                                     # id(InputValue) -> (shape, element type text, its bytes)
+    # after take_propagated (match_values):
+    names: dict = None                              # fact value id -> InputValue
+    copies: dict = None                             # id(InputValue) -> [fact value ids]
     shardings: dict = None                          # id(InputValue) -> [TensorSharding | None], one per copy
 
     @staticmethod
@@ -362,17 +365,18 @@ class NamedValues:
         return NamedValues(values, funcs, result_counts, result_jax_names(module), types)
 
     def take_propagated(self, facts) -> None:
-        """Each value's copies' shardings, as propagation wrote them (call
-        between propagation and export: export rewrites some of them)."""
+        """The propagated module's values each input value is (`names`,
+        `copies`: match_values) and the shardings propagation wrote on them
+        (call between propagation and export: export rewrites some of them)."""
         from sdylog.ir.shardings import get_sharding
         from sdylog.model.sharding import TensorSharding
-        _names, copies = match_values(facts, self.values)
+        self.names, self.copies = match_values(facts, self.values)
         self.shardings = {}
         read: dict = {None: None}   # attribute -> TensorSharding (shardings repeat)
         with facts.module.context:
             for iv in self.values:
                 out = []
-                for v in copies[id(iv)]:
+                for v in self.copies[id(iv)]:
                     a = get_sharding(facts.values[v])
                     s = read.get(a, read)
                     if s is read:
