@@ -46,16 +46,13 @@ class PipelineRun:
     collectives: list[dict] | None = None        # with --partition: every collective, costed
     inputs: tuple | None = None     # with name_ids or keep_values: (the input's values, entry function,
                                     # its results' JAX names), to name other runs' ids
-    tensor_of: dict | None = None   # value id -> its tensor (the rules' tensor_of): value_tensors()
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
     def value_tensors(self) -> dict:
-        """Value id -> its tensor (the rules' tensor_of), read once per run."""
-        if self.tensor_of is None:
-            self.tensor_of = dict(self.result.engine.select("tensor_of", "v", "t"))
-        return self.tensor_of
+        """Value id -> its tensor (the rules' tensor_of; read when asked: 0.4 ms on transformer_L48)."""
+        return dict(self.result.engine.select("tensor_of", "v", "t"))
 
     @cached_property
     def needed(self):
@@ -253,7 +250,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
-    named = inputs = names = tensor_of = None
+    named = inputs = names = None
     if keep_values or name_ids:
         from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
         if keep_values:
@@ -271,9 +268,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         if named is not None:
             named.take_propagated(result.facts)
         if inputs is not None:
-            tensor_of = dict(result.engine.select("tensor_of", "v", "t"))
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
-                          tensor_of.items())
+                          result.engine.select("tensor_of", "v", "t"))
         if on_propagated is not None:
             on_propagated(result, named, names)
         if export:
@@ -290,7 +286,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
     inputs = inputs and (inputs[0], inputs[1], result_names)
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs, tensor_of)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
