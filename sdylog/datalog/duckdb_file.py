@@ -17,6 +17,7 @@ transformer_L48's 555 views), the rows appended as they come.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,7 +70,7 @@ class Writer:
     added as they are ready (`add`): `run --db` makes the views while the
     pipeline runs, adds propagation's rows while the reshard rules run, and
     theirs at the end. Used as a context manager: leaving it without
-    `close` (a failure) commits nothing.
+    `close` (a failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
     on, and DuckDB's own workers would take the cores from it (0.1 s less
@@ -77,6 +78,10 @@ class Writer:
 
     def __init__(self, path: str, threads: int = 1):
         import duckdb
+        if os.path.lexists(path):
+            raise FileExistsError(f"{path}: the DuckDB file is written new")
+        self.path = path
+        self.committed = False
         # checkpoint_threshold: COMMIT writes the rows into the file at once (any part passes the
         # threshold), not first into a write-ahead log (15 MB for transformer_L48) that DETACH's
         # checkpoint would copy into the file and delete. write_buffer_row_group_count: each full
@@ -100,7 +105,7 @@ class Writer:
             self.con.execute("BEGIN")
             self.con.execute("CREATE TABLE out._symbols (id BIGINT, name VARCHAR)")
         except BaseException:
-            self.con.close()
+            self.__exit__()
             raise
 
     def declare(self, relations: list[Relation], lookups: list[Lookup] = ()) -> None:
@@ -174,6 +179,7 @@ class Writer:
         self.con.execute("CREATE TABLE out.relations AS SELECT * FROM __src")
         self.con.unregister("__src")
         self.con.execute("COMMIT")
+        self.committed = True
         self.con.execute("DETACH out")
         self.con.close()
 
@@ -181,7 +187,11 @@ class Writer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.con.close()                   # (a second close is harmless; without COMMIT: nothing written)
+        self.con.close()                   # (a second close is harmless)
+        if not self.committed:             # (the file and its log, made by ATTACH: nothing of them is kept)
+            for made in (self.path, self.path + ".wal"):
+                if os.path.lexists(made):
+                    os.remove(made)
 
     def _view(self, relation: str, wide: bool) -> str:
         """CREATE VIEW for the relation (named as it, unless a table or an
