@@ -215,7 +215,8 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_propagated=None, partition=None, provenance: bool = False, export: bool = True) -> PipelineRun:
+                 on_parsed=None, on_propagated=None, partition=None, provenance: bool = False,
+                 export: bool = True) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
@@ -223,6 +224,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     steps erase the ops they name. `name_ids`: names for the ids of the
     relations (run.names: query, --db); `keep_values`: those, and the input's
     values by name with what propagation gave each (run.named).
+    `on_parsed()` is called once the module is read (`run --db` starts its
+    file then: an input that does not parse costs it nothing);
     `on_propagated(result, named, names)` (the PropagationResult, run.named,
     run.names) is called once propagation is done and its ids are named,
     before the export (which changes neither the relations nor their names,
@@ -247,6 +250,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
+    if on_parsed is not None:
+        on_parsed()
     ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)

@@ -51,19 +51,23 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     progress = Progress()
     db_file = outputs.Background(db_out) if db_out else None
+
+    def start_db():
+        # the database is written on a thread from the end of the parse: its tables and views while
+        # the module is imported and propagated; propagation's rows from the end of propagation,
+        # while the module is exported (which changes neither propagation's relations nor their
+        # names), the reshard rules run, the module is printed and written; the reshard rules' rows
+        # when they are ready
+        parts = database_parts(partitioned=partition)
+        db_file.start(lambda path, runs: save_database(path, parts, runs))
+
+    def add_propagation(propagated, _named, names):
+        db_file.add((propagated.engine, names))
     try:
-        if db_file:
-            # the database is written on a thread from the start: its tables and views while the
-            # module is parsed and propagated; propagation's rows from the end of propagation, while
-            # the module is exported (which changes neither propagation's relations nor their
-            # names), the reshard rules run, the module is printed and written; the reshard rules'
-            # rows when they are ready
-            parts = database_parts(partitioned=partition)
-            db_file.start(lambda path, runs: save_database(path, parts, runs))
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
                               keep_values=bool(report_path), partition=options,
-                              on_propagated=(lambda propagated, _named, names: db_file.add((propagated.engine, names)))
-                              if db_file else None)
+                              on_parsed=start_db if db_file else None,
+                              on_propagated=add_propagation if db_file else None)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed
