@@ -54,6 +54,14 @@ class Explained:
     text: str | None = None                       # the input's text when it was given so (else read from filename)
     engine_name: str | None = None                # the engine asked for
 
+    @staticmethod
+    def of(result, named: NamedValues, filename: str, text: str | None = None,
+           engine_name: str | None = None) -> Explained:
+        """From a propagation run with provenance (`result`) and the input's
+        values, matched to its facts (named.take_propagated)."""
+        return Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
+                         named.result_names, named.names, named.copies, text, engine_name)
+
 
 def run_with_provenance(path: str, engine: str | None = None, text: str | None = None,
                         progress=None) -> Explained:
@@ -61,36 +69,33 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     the pipeline's import passes and propagation exactly as
     `-sdy-propagation-pipeline` runs them (the export passes are left out:
     they only rewrite what propagation decided)."""
-    from sdylog.commands.pipeline import import_shardings, note_nothing_to_propagate, parse_input
-    from sdylog.ir.module import display_name, verify_module
-    from sdylog.passes import PassContext
-    from sdylog.passes.census import shared_census
-    from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
+    from sdylog.commands.pipeline import run_pipeline
+    run = run_pipeline(path, engine=engine or "memory", progress=progress, text=text, keep_values=True,
+                       provenance=True, export=False)
+    return Explained.of(run.result, run.named, run.ctx.filename, text, engine)
 
+
+def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engine: str | None = None,
+                 progress=None) -> str:
+    """What `sdylog explain` prints for `value` in the module at `path`
+    (explain_text), from one run of the pipeline: propagation with
+    provenance, explained as soon as it is done (the export erases ops its
+    facts hold), then (unless `tree`) the export and the reshards."""
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.ir.module import display_name as file_name
     from sdylog.progress import Progress
     progress = progress or Progress(False)
-    filename = display_name(path)
-    progress.step("parse")
-    module = parse_input(path, text)
-    ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
-    meshless = import_shardings(module, ctx)
-    named = NamedValues.of_input(module, filename)   # (a GSPMD import replaces some ops)
-    with module.context, shared_census(ctx):
-        progress.step("import")
-        import_phase(module, ctx)
-        progress.step("propagation (with provenance)")
-        result = propagation_phase(module, ctx)
-        # (the pipeline's steps are not verified one by one: what it explains is, as `run` does)
-        verify_module(module, filename)
-        note_nothing_to_propagate(meshless, filename)
-    ex = Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
-                   named.result_names, text=text, engine_name=engine)
-    _match_values(ex)
-    return ex
+    texts = []
 
-
-def _match_values(ex: Explained) -> None:
-    ex.names, ex.copies = match_values(ex.facts, ex.values)
+    def explain_propagation(result, named, _names):
+        progress.step(f"explaining {value}")
+        texts.append(propagation_text(Explained.of(result, named, file_name(path), None, engine), value, tree, depth))
+    run = run_pipeline(path, engine=engine or "memory", progress=progress, keep_values=True, provenance=True,
+                       export=not tree, on_propagated=explain_propagation)
+    if not tree:
+        progress.step("reshards")
+        texts.append(partitioning_text(value, run))
+    return "".join(texts)
 
 
 # ---------------------------------------------------------------- reading the relations
@@ -771,13 +776,9 @@ def explain(file, value, tree, depth, engine, entry, **mpmd):
         from sdylog.mpmd.explain import explain_text as mpmd_explain_text
         click.echo(mpmd_explain_text(file, value, options_from(**mpmd, entry=entry), tree, depth), nl=False)
         return
-    from sdylog.ir.rewrite import said_once
     from sdylog.progress import Progress
     progress = Progress()
-    with said_once():   # (explain_text runs the pipeline again to partition: its notes are said)
-        ex = run_with_provenance(file, engine, progress=progress)
-        progress.step(f"explaining {value}")
-        text = explain_text(ex, value, tree, depth)
+    text = explain_file(file, value, tree, depth, engine, progress)
     progress.done()
     click.echo(text, nl=False)
 
@@ -787,6 +788,17 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
     propagation, then (unless `tree`) the reshards and collectives
     partitioning puts at it, from `partitioned` (a run_pipeline(...,
     keep_values=True) of the same input; made when not given)."""
+    from sdylog.commands.pipeline import run_pipeline
+    text = propagation_text(ex, value, tree, depth)
+    if tree:
+        return text
+    run = partitioned or run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
+    return text + partitioning_text(value, run)
+
+
+def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:
+    """Why `value` gets its sharding: its derivation read back to names
+    (`tree`: the raw derivation tree)."""
     targets = resolve_name(value, ex.values, ex.funcs, ex.result_counts, ex.result_names)
     namer = Namer(ex)
     out = []
@@ -795,26 +807,22 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
                    + "; ".join(t.value.where if t.value is not None else t.label for t in targets) + "\n")
     for target in targets:
         out.append(tree_text(ex, namer, target, depth) if tree else explain_target(ex, namer, target))
-    if not tree:
-        out.append(partitioning_text(ex, value, partitioned))
     return "".join(out)
 
 
-def partitioning_text(ex: Explained, value: str, run=None) -> str:
+def partitioning_text(value: str, run) -> str:
     """The reshards and collectives the full version puts at `value`, and
-    why (sdylog/reshard/explain.py), on the module the whole pipeline leaves."""
-    from sdylog.commands.pipeline import run_pipeline
+    why (sdylog/reshard/explain.py), on the module the whole pipeline
+    leaves (`run`: a run_pipeline(..., keep_values=True))."""
     from sdylog.reshard.explain import reshard_lines
 
-    if run is None:
-        run = run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
     named = run.named
     lines = []
     with run.module.context:
         for target in resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names):
             handle = target.value.handle if target.value is not None else _returned(run.module, target)
             if handle is not None:
-                lines += reshard_lines(run.needed, handle, ex.filename)
+                lines += reshard_lines(run.needed, handle, run.ctx.filename)
     return "\n".join(lines) + "\n" if lines else ""
 
 

@@ -46,16 +46,13 @@ class PipelineRun:
     collectives: list[dict] | None = None        # with --partition: every collective, costed
     inputs: tuple | None = None     # with name_ids or keep_values: (the input's values, entry function,
                                     # its results' JAX names), to name other runs' ids
-    tensor_of: dict | None = None   # value id -> its tensor (the rules' tensor_of): value_tensors()
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
     def value_tensors(self) -> dict:
-        """Value id -> its tensor (the rules' tensor_of), read once per run."""
-        if self.tensor_of is None:
-            self.tensor_of = dict(self.result.engine.select("tensor_of", "v", "t"))
-        return self.tensor_of
+        """Value id -> its tensor (the rules' tensor_of; read when asked: 0.4 ms on transformer_L48)."""
+        return dict(self.result.engine.select("tensor_of", "v", "t"))
 
     @cached_property
     def needed(self):
@@ -81,31 +78,35 @@ class PipelineRun:
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with
         name_ids): propagation's, then (unless the run partitioned the
-        module) the reshard rules' (`reshard_part`)."""
+        module) the reshard rules' (database_parts)."""
         from sdylog.commands.relations import save_database
-        parts = [propagation_part(self.result.engine, self.names)]
-        if self.collectives is None:
-            parts.append(self.reshard_part())
-        save_database(path, parts)
+        partitioned = self.collectives is not None
+        runs = [(self.result.engine, self.names)]
+        if not partitioned:
+            runs.append(self.reshard_run())
+        save_database(path, database_parts(partitioned), runs)
 
-    def reshard_part(self):
-        """The relations the reshard rules and their costs derive (`needed`,
-        `needed_bytes`, `why_pick`, `reshard_operand`, ...) for the DuckDB
-        file, but those propagation's part holds; their value and op ids are
-        the reshard run's (tables reshard_value_names, reshard_op_names)."""
-        from sdylog.commands.relations import DatabasePart
-        from sdylog.propagation.driver import propagation_program
-        from sdylog.reshard.costs import costs_program
-        from sdylog.reshard.driver import reshard_program
-        return DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
-                            self.reshard_names, frozenset(propagation_program().relations), "reshard_")
+    def reshard_run(self) -> tuple:
+        """(engine, IdNames) of the reshard rules' run (`needed`), for the
+        DuckDB file's second part."""
+        return self.needed.inventory.engine, self.reshard_names
 
 
-def propagation_part(engine, names):
-    """The propagation run's relations for the DuckDB file."""
+def database_parts(partitioned: bool) -> list:
+    """The DuckDB file's parts (DatabasePart): propagation's relations,
+    then, unless the run partitioned the module, those the reshard rules and
+    their costs derive (`needed`, `needed_bytes`, `why_pick`,
+    `reshard_operand`, ...) but propagation's part holds; their value and op
+    ids are the reshard run's (tables reshard_value_names, reshard_op_names)."""
     from sdylog.commands.relations import DatabasePart
     from sdylog.propagation.driver import propagation_program
-    return DatabasePart(engine, (propagation_program(),), names)
+    parts = [DatabasePart((propagation_program(),))]
+    if not partitioned:
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+        parts.append(DatabasePart((reshard_program(), costs_program()), frozenset(propagation_program().relations),
+                                  "reshard_"))
+    return parts
 
 
 def parse_input(path: str, text: str | None = None):
@@ -214,7 +215,8 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_relations=None, partition=None) -> PipelineRun:
+                 on_parsed=None, on_propagated=None, partition=None, provenance: bool = False,
+                 export: bool = True) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
@@ -222,14 +224,21 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     steps erase the ops they name. `name_ids`: names for the ids of the
     relations (run.names: query, --db); `keep_values`: those, and the input's
     values by name with what propagation gave each (run.named).
-    `on_relations(engine, names)` is called once propagation is done and
-    its ids are named, before the export (which changes neither): `run --db`
-    starts writing the database then. With `partition`
-    (PartitionerOptions), then the partitioner's passes to the per-device
-    program (sdylog/partition/pipeline.py), its collectives costed."""
+    `on_parsed()` is called once the module is read (`run --db` starts its
+    file then: an input that does not parse costs it nothing);
+    `on_propagated(result, named, names)` (the PropagationResult, run.named,
+    run.names) is called once propagation is done and its ids are named,
+    before the export (which changes neither the relations nor their names,
+    but erases ops the facts hold): `run --db` starts writing propagation's
+    relations then, explain reads the derivations. `provenance`: propagation
+    records them (explain). Without `export`, the run ends with propagation.
+    With `partition` (PartitionerOptions), then the partitioner's passes to
+    the per-device program (sdylog/partition/pipeline.py), its collectives
+    costed."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
+    assert export or partition is None, "partitioning follows the export"
     progress = progress or Progress(False)
     seconds: dict[str, float] = {}
 
@@ -241,10 +250,12 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
-    ctx = PassContext(filename=display_name(path), engine=engine)
+    if on_parsed is not None:
+        on_parsed()
+    ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
-    named = inputs = names = tensor_of = None
+    named = inputs = names = None
     if keep_values or name_ids:
         from sdylog.commands.values import IdNames, NamedValues, functions_of, main_name
         if keep_values:
@@ -256,20 +267,21 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
-        result = phase("propagation", propagation_phase, module, ctx)
+        result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx)
+        ctx.provenance = False   # (only propagation's derivations are explained: the reshard rules record none)
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
         if inputs is not None:
-            tensor_of = dict(result.engine.select("tensor_of", "v", "t"))
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
-                          tensor_of.items())
-        if on_relations is not None:
-            on_relations(result.engine, names)
-        phase("export", export_phase, module, ctx)
+                          result.engine.select("tensor_of", "v", "t"))
+        if on_propagated is not None:
+            on_propagated(result, named, names)
+        if export:
+            phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
-        final = entry_shardings(module)   # (before the partitioner drops them)
+        final = entry_shardings(module) if export else given   # (before the partitioner drops them)
     collectives = None
     if partition is not None:
         from sdylog.partition.pipeline import partition_module
@@ -279,7 +291,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
     inputs = inputs and (inputs[0], inputs[1], result_names)
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs, tensor_of)
+    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs)
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):

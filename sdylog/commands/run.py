@@ -36,7 +36,7 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     import json
 
     from sdylog import outputs
-    from sdylog.commands.pipeline import propagation_part, report, report_data, run_pipeline
+    from sdylog.commands.pipeline import database_parts, report, report_data, run_pipeline
     from sdylog.commands.relations import save_database
     from sdylog.progress import Progress
 
@@ -52,21 +52,27 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     progress = Progress()
     db_file = outputs.Background(db_out) if db_out else None
 
-    def start_db(propagated, names):
-        # the database is written on a thread from the end of propagation, while the module is exported
-        # (which changes neither propagation's relations nor their names), the reshard rules run, the
-        # module is printed and written; the reshard rules' relations follow when they are ready
-        db_file.start(save_database)
-        db_file.add(propagation_part(propagated, names))
+    def start_db():
+        # the database is written on a thread from the end of the parse: its tables and views while
+        # the module is imported and propagated; propagation's rows from the end of propagation,
+        # while the module is exported (which changes neither propagation's relations nor their
+        # names), the reshard rules run, the module is printed and written; the reshard rules' rows
+        # when they are ready
+        parts = database_parts(partitioned=partition)
+        db_file.start(lambda path, runs: save_database(path, parts, runs))
+
+    def add_propagation(propagated, _named, names):
+        db_file.add((propagated.engine, names))
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              keep_values=bool(report_path), on_relations=start_db if db_file else None,
-                              partition=options)
+                              keep_values=bool(report_path), partition=options,
+                              on_parsed=start_db if db_file else None,
+                              on_propagated=add_propagation if db_file else None)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed
             if db_file:
-                db_file.add(result.reshard_part())   # (its names made here: the thread only reads)
+                db_file.add(result.reshard_run())   # (its names made here: the thread only reads)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

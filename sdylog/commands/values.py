@@ -31,7 +31,7 @@ class InputValue:
     name: str            # "%0", "%arg1", "%0#1"
     handle: object       # the ir.Value (compared by identity only once passes ran)
     type: object         # its ir.Type (types are unique in a context: compared and hashed without printing)
-    key: tuple           # how to find its copies after import: (kind, location, index, type)
+    key: tuple           # how to find its copies after import: (kind, location (_loc_key), index, type)
     where: str           # "stablehlo.add at f.mlir:3:8"
     annotated: bool = False     # the input gives it a sharding (else one the import added is not the user's)
     jax_name: str | None = None  # a main argument's name in JAX's signature (`x`, `params['w1']`)
@@ -63,7 +63,7 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
                 if op == fn.operation:
                     continue
                 key = _loc_key(op)
-                loc = _where_text(key or "loc(unknown)", filename) if describe else "?"
+                loc = _where_text(str(op.location), filename) if describe else "?"
                 for r, region in enumerate(op.regions):
                     for block in region.blocks:
                         for i, arg in enumerate(block.arguments):
@@ -100,10 +100,16 @@ def _where_text(location: str, filename: str) -> str:
     return where_text(location, filename)
 
 
-def _loc_key(op) -> str | None:
-    """What tells copies of an op apart: its whole location (None when unknown)."""
-    text = str(op.location)
-    return None if text == "loc(unknown)" else text
+# the key of an unknown location (a text, not None: an attribute cannot be compared with None)
+UNKNOWN_LOC = "loc(unknown)"
+
+
+def _loc_key(op) -> ir.Attribute | str:
+    """What tells copies of an op apart: its whole location (UNKNOWN_LOC
+    when unknown), as the attribute its context holds once for each location
+    (equal locations: the same attribute; no text made, a fifth of the time)."""
+    loc = op.location
+    return UNKNOWN_LOC if isinstance(loc, ir.UnknownLoc) else loc.attr
 
 
 def arg_jax_name(arg) -> str | None:
@@ -266,7 +272,7 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
         for iv in values:
             vid = kept.get(id(iv))
             found = [] if vid is None else [vid]
-            if None not in iv.key:   # copies need a real location to be told apart
+            if UNKNOWN_LOC not in iv.key:   # copies need a real location to be told apart
                 found += [v for v in by_key.get(iv.key, []) if v not in found]
             copies[id(iv)] = found
             for v in found:
@@ -343,6 +349,9 @@ class NamedValues:
     result_counts: dict
     result_names: list                              # the entry function's results' JAX names
     types: dict                                     # id(InputValue) -> (shape, element type text, its bytes)
+    # after take_propagated (match_values):
+    names: dict = None                              # fact value id -> InputValue
+    copies: dict = None                             # id(InputValue) -> [fact value ids]
     shardings: dict = None                          # id(InputValue) -> [TensorSharding | None], one per copy
 
     @staticmethod
@@ -356,17 +365,18 @@ class NamedValues:
         return NamedValues(values, funcs, result_counts, result_jax_names(module), types)
 
     def take_propagated(self, facts) -> None:
-        """Each value's copies' shardings, as propagation wrote them (call
-        between propagation and export: export rewrites some of them)."""
+        """The propagated module's values each input value is (`names`,
+        `copies`: match_values) and the shardings propagation wrote on them
+        (call between propagation and export: export rewrites some of them)."""
         from sdylog.ir.shardings import get_sharding
         from sdylog.model.sharding import TensorSharding
-        _names, copies = match_values(facts, self.values)
+        self.names, self.copies = match_values(facts, self.values)
         self.shardings = {}
         read: dict = {None: None}   # attribute -> TensorSharding (shardings repeat)
         with facts.module.context:
             for iv in self.values:
                 out = []
-                for v in copies[id(iv)]:
+                for v in self.copies[id(iv)]:
                     a = get_sharding(facts.values[v])
                     s = read.get(a, read)
                     if s is read:

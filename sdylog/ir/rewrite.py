@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from contextlib import contextmanager
 
 from jaxlib.mlir import ir
 
@@ -317,29 +316,7 @@ def emit_note(op_or_loc, message: str, filename: str | None = None) -> None:
     _emit(op_or_loc, "note", message, filename)
 
 
-# Lines said so far inside said_once() (None outside it).
-_SAID: set | None = None
-
-
-@contextmanager
-def said_once():
-    """Inside, a warning or note already written is not written again: for a
-    command that runs the same passes twice on one input (explain: once with
-    provenance, once to partition)."""
-    global _SAID
-    outer, _SAID = _SAID, set() if _SAID is None else _SAID
-    try:
-        yield
-    finally:
-        _SAID = outer
-
-
 def _emit(op_or_loc, severity: str, message: str, filename: str | None) -> None:
     loc = op_or_loc.location if hasattr(op_or_loc, "location") else op_or_loc
     where = format_location(loc, filename)
-    line = f"{where}: {severity}: {message}\n" if where else f"{severity}: {message}\n"
-    if _SAID is not None:
-        if line in _SAID:
-            return
-        _SAID.add(line)
-    sys.stderr.write(line)
+    sys.stderr.write(f"{where}: {severity}: {message}\n" if where else f"{severity}: {message}\n")

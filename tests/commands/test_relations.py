@@ -103,8 +103,14 @@ def test_db_holds_what_the_engine_holds(tmp_path):
         assert got == want, name
     # then what the reshard rules and their costs derive (their own ids, named by their own tables)
     # (symbol ids of another engine: mapped into the file's one symbol table)
+    # (those its programs declare: not the engine's working relations, `live__seed` and such)
+    from sdylog.reshard.costs import costs_program
+    from sdylog.reshard.driver import reshard_program
     reshard = run.needed.inventory.engine
-    for name in (n for n in reshard.relations if n not in eng.relations):
+    declared = {**reshard_program().relations, **costs_program().relations}
+    files = {n for (n,) in con.execute("SELECT name FROM relations").fetchall()}
+    assert files == set(eng.relations) | set(declared)
+    for name in (n for n in reshard.relations if n in declared and n not in eng.relations):
         decl = reshard.decl(name)
         cols = ", ".join(f'"{c.name}"' for c in decl.columns) or "holds"
         want = reshard.read(name) if decl.arity else ([(True,)] if reshard.size(name) else [])
