@@ -1,57 +1,10 @@
-"""What an engine's runs share whatever evaluates them: the declared
-relations, the strata a run asking for some relations needs, and when the
-others can be freed."""
+"""What a run of a program asking for some relations needs: the strata
+that derive them, and when the others can be freed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
-
-
-def unknown_relation(relation: str):
-    return error(None, f"unknown relation '{relation}'")
-
-
-class DeclaredRelations:
-    """The schema side every engine shares: relation declarations by name,
-    and a relation declared again must keep its column types. An engine
-    says where it holds them (`_declared`)."""
-
-    def _declared(self, relation: str) -> RelationDecl | None:
-        raise NotImplementedError
-
-    def _declared_again(self, decl: RelationDecl) -> bool:
-        """Whether DECL's relation is already held (an error if with other column types)."""
-        have = self._declared(decl.name)
-        if have is None:
-            return False
-        if have.kinds != decl.kinds:
-            raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
-                        f"({', '.join(decl.kinds)}) but the database holds it with "
-                        f"({', '.join(have.kinds)})")
-        return True
-
-    def decl(self, relation: str) -> RelationDecl:
-        d = self._declared(relation)
-        if d is None:
-            raise unknown_relation(relation)
-        return d
-
-    def column_names(self, relation: str) -> list[str]:
-        return [c.name for c in self.decl(relation).columns]
-
-    def _program_to_run(self, program, relations: list[str] | None):
-        """The program a run evaluates (default: the engine's), its relations
-        declared here; every relation asked for must be one of its own."""
-        program = program or self.program
-        if program is None:
-            raise error(None, "no program to run")
-        self.declare(program)
-        for r in relations or ():
-            program.relation(r)
-        return program
 
 
 def reads_of(program: Program) -> dict[str, set[str]]:

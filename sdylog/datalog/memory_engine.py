@@ -30,8 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
-from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
+from sdylog.datalog.engine import drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
@@ -42,7 +41,7 @@ from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
-from sdylog.datalog.stepped import StepBackend, StepEvaluation
+from sdylog.datalog.stepped import StepEvaluation
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
@@ -83,7 +82,7 @@ def schema_of(program: Program) -> Schema:
     return cache["schema"]
 
 
-class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
+class MemoryEngine(NamedReads):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
@@ -112,8 +111,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         # the engine would make a cycle that keeps the engine, and every
         # tuple it holds, alive until a full collection (at exit, at the latest)
         self._static = StaticIndexes(self._data.__getitem__)
-        self._init_derivation_steps()
-        self.iterations: dict[str, int] = {}
+        # What provenance numbers: the rules (a (program, clause index) pair
+        # gets a rule id when it first derives something) and the evaluation
+        # steps (heights: a tuple's premises were all derived at smaller heights)
+        self._height = 0
+        self._rule_ids: dict[tuple[int, int], int] = {}   # (id(program), clause index) -> rule id
+        self.rules: list[tuple[Program, int]] = []       # rule id -> (program, clause index)
         if program is not None:
             self.declare(program)
             self.program = program
@@ -133,12 +136,39 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
                 self._data[decl.name] = set()
         self._programs.append(program)
 
-    def _declared(self, relation: str) -> RelationDecl | None:
-        return self._decls.get(relation)
+    def _declared_again(self, decl: RelationDecl) -> bool:
+        """Whether DECL's relation is already held (an error if with other column types)."""
+        have = self._decls.get(decl.name)
+        if have is None:
+            return False
+        if have.kinds != decl.kinds:
+            raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
+                        f"({', '.join(decl.kinds)}) but the database holds it with "
+                        f"({', '.join(have.kinds)})")
+        return True
+
+    def decl(self, relation: str) -> RelationDecl:
+        d = self._decls.get(relation)
+        if d is None:
+            raise error(None, f"unknown relation '{relation}'")
+        return d
 
     @property
     def relations(self) -> list[str]:
         return list(self._decls)
+
+    # ---- provenance: rule ids and heights ----
+    def _rule_id(self, program: Program, ci: int) -> int:
+        key = (id(program), ci)
+        rid = self._rule_ids.get(key)
+        if rid is None:
+            rid = self._rule_ids[key] = len(self.rules)
+            self.rules.append((program, ci))
+        return rid
+
+    def _next_height(self) -> int:
+        self._height += 1
+        return self._height
 
     # ---- facts in ----
     def _in_c(self, relation: str) -> bool:
@@ -272,7 +302,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         only the strata they need run, and every other relation is freed as
         soon as no later stratum reads it: afterwards only those asked for
         can be read (until the next load or run brings the others back)."""
-        program = self._program_to_run(program, relations)
+        program = program or self.program
+        if program is None:
+            raise error(None, "no program to run")
+        self.declare(program)
+        for r in relations or ():
+            program.relation(r)   # (every relation asked for must be one of its own)
         strata = needed_strata(program, relations)
         self._restore(list(self._dropped))
         plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
@@ -348,9 +383,6 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
         those evaluated."""
         rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
             self._db is not None) else ([], False)
-        for s, n in zip(strata, rounds):
-            if s.recursive:
-                self.iterations.update(dict.fromkeys(s.relations, n))
         if rounds and not aborted:
             return strata[:len(rounds)]
         s = strata[len(rounds)]
@@ -358,9 +390,9 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
             self._reset(s.relations)   # (a run handed back, or none: from the start, in Python)
         # (what Python writes goes into the C tables: _store, _recursive)
         if s.subsumptive:
-            RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
+            RankedEvaluation(self, program, s).run()
         elif s.stepped:
-            StepEvaluation(_StepBackend(self, program), s.step_plan).run()
+            StepEvaluation(self, program, s.step_plan).run()
         elif s.recursive:
             self._recursive(program, s)
         else:
@@ -450,9 +482,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
             fn(emit)
         # the first round: every tuple (facts loaded into the stratum's relations start it too)
         new = [list(f) for f in full]
-        iterations = 0
         while any(new):
-            iterations += 1
             delta, new[:] = list(new), [[] for _ in here]
             height[0] = self._next_height()
             for ri, tups in enumerate(delta):
@@ -460,8 +490,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
                     for fn in delta_fns[ri]:
                         fn(tups, emit)
         self._changed(here)
-        for ri, r in enumerate(here):
-            self.iterations[r] = iterations
+        for r in here:
             if self._in_c(r):
                 self._to_c(r)
 
@@ -535,14 +564,6 @@ class MemoryEngine(DerivationSteps, DeclaredRelations, NamedReads):
                 matrix = matrix[:, list(at)]
         return matrix, self._db.symbols()
 
-    def read_arrow(self, relation: str):
-        import pyarrow as pa
-        decl = self.decl(relation)
-        if decl.arity == 0:
-            return pa.table({"u": pa.array([True] * min(self.size(relation), 1))})
-        rows = self.read(relation)
-        return pa.table({c.name: [r[i] for r in rows] for i, c in enumerate(decl.columns)})
-
     def save(self, path: str) -> None:
         """Every relation into a new DuckDB file at `path` (as `run --db` writes them)."""
         from sdylog.datalog.duckdb_file import save
@@ -576,69 +597,3 @@ class _Tables(dict):
     def __missing__(self, relation: str) -> set:
         rows = self[relation] = self.db.rows(relation)
         return rows
-
-
-class _Backend(RankedBackendSteps):
-    """What a rank-ordered stratum reads and writes in the memory engine."""
-
-    @property
-    def static(self) -> StaticIndexes:
-        """The engine's indexes of the relations below the stratum."""
-        return self.engine._static
-
-    @property
-    def native_db(self) -> NativeDB | None:
-        """The engine's C tables (the C evaluation reads and writes them)."""
-        return self.engine._db
-
-    @property
-    def native_static(self) -> NativeIndexes | None:
-        """Planning answers from the C tables."""
-        return self.engine._cindexes
-
-    def stored_in_c(self, relation: str) -> None:
-        """The C evaluation wrote the relation's table."""
-        self.engine._c_changed((relation,))
-
-    def seeds(self, stratum, base):
-        """The stratum's loaded tuples, then those of the clauses that read
-        none of its relations (`base`: their plans, RankedPlans.base)."""
-        eng = self.engine
-        for name in stratum.relations:
-            if eng._loaded.get(name):
-                yield name, list(eng._loaded[name]), -1
-        ns = Namespace()
-        fns = [(self.program.clauses[p.steps[-1].clause].head.relation, self.rule_id(p.steps[-1].clause),
-                clause_function(ns, p, rule_of=self.rule_id)) for p in base]
-        eng._bind(ns)
-        for rel, rule, fn in fns:
-            out = []
-            fn(lambda _ri, tup, _rule: out.append(tup))
-            yield rel, out, rule
-
-    def store(self, relation: str, tuples, prov) -> None:
-        self.engine._store(relation, tuples, prov)
-
-
-class _StepBackend(StepBackend):
-    """What a stepped stratum (sdylog/datalog/stepped.py) asks of the memory
-    engine: its strata of one step run as any others (in C where they lower)."""
-
-    def run_strata(self, program: Program) -> None:
-        self.engine._run_strata(program, program.strata)
-
-    def loaded(self, relation: str):
-        return self.engine._loaded.get(relation, ())
-
-    def replace(self, facts: dict) -> None:
-        self.engine._replace(facts)
-
-    def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
-        eng = self.engine
-        if eng.provenance:
-            self.keep_provenance(relation, origin,
-                                 ((t, rule, height) for t, (rule, height) in eng._prov.get(aux, {}).items()))
-        return list(eng._data[aux])
-
-    def store(self, relation: str, rows) -> None:
-        self.engine._store(relation, set(rows), self.prov.get(relation))

@@ -46,7 +46,7 @@ from sdylog.datalog.engine import reads_of
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
-from sdylog.datalog.pyeval import Namespace, delta_function, domination_function
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function
 
 RANK_TYPE = "Rank"
 
@@ -62,13 +62,13 @@ def rank_column(decl) -> int:
 class RankedEvaluation:
     """One evaluation of one subsumptive stratum (see the module docstring).
 
-    `backend` gives what lies outside the stratum: `static`, the indexes of
-    the relations it reads, seeds() for the tuples of the clauses that read none
-    of its relations (and facts loaded into them), rule_id(ci), next_height(),
-    and store(relation, tuples, provenance) for the result."""
+    `engine` (a MemoryEngine) holds what lies outside the stratum: the
+    relations it reads (their indexes: engine._static; in C: engine._db),
+    the facts loaded into its relations, the rule ids and heights of
+    provenance; it receives the result (engine._store)."""
 
-    def __init__(self, backend, program, stratum, provenance: bool = False):
-        self.backend = backend
+    def __init__(self, engine, program, stratum):
+        self.engine = engine
         self.program = program
         self.stratum = stratum
         self.rels = list(stratum.relations)
@@ -79,7 +79,7 @@ class RankedEvaluation:
         self.store = [set() for _ in self.rels]
         # relation -> [(key positions or None for the list of all, container)]: kept up to date on insert
         self.live_indexes: list[list] = [[] for _ in self.rels]
-        self.provenance = provenance
+        self.provenance = engine.provenance
         self.prov: list[dict] = [{} for _ in self.rels]
         self.waves = 0
 
@@ -194,12 +194,15 @@ class RankedEvaluation:
         """The plans as Python functions in self.ns: per relation, one
         running every clause that reads it on a delta, and one test `is this
         tuple dominated` (or None)."""
-        rule_of = self.backend.rule_id
+        rule_of = self._rule_id
         self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
         self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
 
+    def _rule_id(self, ci: int) -> int:
+        return self.engine._rule_id(self.program, ci)
+
     def _rank_error(self, rule: int, rank: int, cur: int):
-        program, ci = self.backend.rule_of(rule)
+        program, ci = self.engine.rules[rule]
         c = program.clauses[ci]
         return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {rank} from "
                      f"tuples of rank {cur}: rank-ordered rules must not lower ranks")
@@ -207,18 +210,18 @@ class RankedEvaluation:
     # ---- evaluation in C ----
     def _run_native(self, native) -> bool:
         """The whole evaluation by the C extension `native` over the engine's
-        C database (`backend.native_db`), its seeds computed there too; False
+        C database (`engine._db`), its seeds computed there too; False
         (nothing stored) when there is none (every relation left C: a value
         beyond 64 bits), the stratum does not lower, or the C run hands back."""
-        db = getattr(self.backend, "native_db", None)
+        db = self.engine._db
         if db is None or not all(db.holds(r) for r in self._relations_read()):
             return False   # (floats: the Python path)
-        plans = self._plans(self.backend.native_static)
+        plans = self._plans(self.engine._cindexes)
         lowered = plans.lowered(self.here)
         if lowered is None:
             return False
         delta_progs, dom_progs, base_progs, specs = lowered
-        intern, rule_of = db.intern, self.backend.rule_id
+        intern, rule_of = db.intern, self._rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_col[ri]) for ri, r in enumerate(self.rels)],
                                    indexes, [[p.bind(intern, rule_of) for p in g] for g in delta_progs],
@@ -229,10 +232,9 @@ class RankedEvaluation:
         if result[0] == "rank":
             raise self._rank_error(*result[1:])
         _, self.waves = result
-        self.backend.set_height(self.backend.next_height() + self.waves)
-        for name in self.rels:
-            self.backend.stored_in_c(name)
-        self.backend = None
+        self.engine._height += 1 + self.waves
+        self.engine._c_changed(self.rels)
+        self.engine = None
         return True
 
     def _relations_read(self) -> set:
@@ -248,7 +250,7 @@ class RankedEvaluation:
         if native is not None and self._run_native(native):
             return
         self.ns = Namespace()
-        self.static = self.backend.static
+        self.static = self.engine._static
         plans = self._plans(self.static)
         self._functions(plans)
         self._build_indexes()
@@ -274,7 +276,7 @@ class RankedEvaluation:
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        for rel, rows, rule in self.backend.seeds(self.stratum, plans.base):
+        for rel, rows, rule in self._seeds(plans.base):
             ri = self.rid[rel]
             rc = rank_col[ri]
             for tup in rows:
@@ -293,7 +295,7 @@ class RankedEvaluation:
         delta_fns = self.delta_fns
         provenance = self.provenance
         prov = self.prov
-        height = self.backend.next_height()
+        height = self.engine._next_height()
         waves = 0
         heappop = heapq.heappop
         while True:
@@ -356,9 +358,9 @@ class RankedEvaluation:
                 if tups and fn is not None:
                     fn(tups, emit)
         self.waves = waves
-        self.backend.set_height(height)
+        self.engine._height = height
         for ri, name in enumerate(self.rels):
-            self.backend.store(name, self.store[ri], self.prov[ri] if provenance else None)
+            self.engine._store(name, self.store[ri], self.prov[ri] if provenance else None)
         # The compiled functions and the live indexes in their namespace refer to
         # each other: clear it so that refcounting frees the indexes now, rather
         # than a later pass of the cyclic collector over everything allocated.
@@ -366,7 +368,24 @@ class RankedEvaluation:
         for env in self.code_envs:
             env.clear()
         self.delta_fns = self.dominated = self.live_indexes = None
-        self.backend = None   # compilers kept in cycles must not keep the engine alive
+        self.engine = None   # compilers kept in cycles must not keep the engine alive
+
+    def _seeds(self, base):
+        """(relation, tuples, rule id) of the stratum's loaded tuples, then of
+        the clauses that read none of its relations (`base`: their plans,
+        RankedPlans.base)."""
+        eng = self.engine
+        for name in self.rels:
+            if eng._loaded.get(name):
+                yield name, list(eng._loaded[name]), -1
+        ns = Namespace()
+        fns = [(self.program.clauses[p.steps[-1].clause].head.relation, self._rule_id(p.steps[-1].clause),
+                clause_function(ns, p, rule_of=self._rule_id)) for p in base]
+        eng._bind(ns)
+        for rel, rule, fn in fns:
+            out = []
+            fn(lambda _ri, tup, _rule: out.append(tup))
+            yield rel, out, rule
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from sdylog.datalog.ast import (Aggregate, Atom, Clause, Comparison, Functor, Negation, NumberLit, RelationDecl,
                                 Var)
 from sdylog.datalog.lexer import error
+from sdylog.datalog.semantics import atoms_of
 
 STEP_TYPE = "Step"
 # A bound on the steps of one evaluation (a program deriving ever later steps never stops).
@@ -97,7 +98,7 @@ def plan_steps(program_parts, stratum, make_program) -> StepPlan:
     seed_clauses, seed_origin, step_clauses, origin = [], {}, [], {}
     for ci in stratum.clauses:
         c = clauses[ci]
-        atoms = [a for a, _ in _atoms_with_polarity(c.body) if a.relation in here]
+        atoms = [a for a, _ in atoms_of(c.body) if a.relation in here]
         if not atoms:
             seed_origin[len(seed_clauses)] = ci
             seed_clauses.append(replace(c, head=_renamed(c.head, seed_name(c.head.relation))))
@@ -126,7 +127,7 @@ def plan_steps(program_parts, stratum, make_program) -> StepPlan:
 
 def _named(relations: dict, clauses: list[Clause], aux: dict) -> dict:
     """The declarations of the relations `clauses` name, and `aux`."""
-    named = {c.head.relation for c in clauses} | {a.relation for c in clauses for a, _ in _atoms_with_polarity(c.body)}
+    named = {c.head.relation for c in clauses} | {a.relation for c in clauses for a, _ in atoms_of(c.body)}
     return {**{r: d for r, d in relations.items() if r in named}, **aux}
 
 
@@ -181,69 +182,34 @@ def _rename_expr(e, here: set, names):
     return e
 
 
-def _atoms_with_polarity(literals):
-    from sdylog.datalog.semantics import atoms_of
-    return atoms_of(literals)
+class StepEvaluation:
+    """One evaluation of a stepped stratum of `program` in `engine` (a
+    MemoryEngine): the strata of its seed and step programs run there as
+    any others (in C where they lower)."""
 
-
-class StepBackend:
-    """What the engines share of what StepEvaluation asks of them (each
-    subclasses it with how it runs strata and reads and writes relations):
-    the engine, its program, and the provenance its step rows keep."""
-
-    def __init__(self, engine, program):   # (a Program: program.py imports this module)
+    def __init__(self, engine, program, plan: StepPlan):
         self.engine = engine
         self.program = program
-        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
-
-    def declare(self, program) -> None:
-        self.engine.declare(program)
-
-    def keep_provenance(self, relation: str, origin: dict, derivations) -> None:
-        """Record (row, rule, height) derivations of `relation` made by a step
-        program, its rule ids mapped back to the original program's (`origin`:
-        step clause index -> original clause); the first derivation of a row stays."""
-        eng = self.engine
-        mine = self.prov.setdefault(relation, {})
-        for t, rule, height in derivations:
-            if rule >= 0:
-                _, ci = eng.rules[rule]
-                rule = eng._rule_id(self.program, origin[ci])
-            mine.setdefault(t, (rule, height))
-
-
-class StepEvaluation:
-    """One evaluation of a stepped stratum through `backend`:
-    declare(program); run_strata(program): every stratum of a program, each
-    relation it derives starting from the facts loaded into it; loaded(relation):
-    the facts loaded into a relation of the stratum (seeds too); replace(facts):
-    the facts of each relation of `facts` (relation -> rows) replaced by its rows, in
-    one call; take(relation, aux, program, origin): the rows of auxiliary relation
-    `aux`, derived by `program` for `relation` (an engine recording provenance
-    keeps theirs, its clause indexes mapped to the original ones by `origin`);
-    store(relation, rows)."""
-
-    def __init__(self, backend, plan: StepPlan):
-        self.backend = backend
         self.plan = plan
         self.steps = 0
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
 
     def run(self) -> None:
-        plan, backend = self.plan, self.backend
+        plan, eng = self.plan, self.engine
         pending: dict[int, dict[str, list]] = {}   # step -> relation -> its seeds
         if plan.seeds is not None:
-            backend.declare(plan.seeds)
-            backend.run_strata(plan.seeds)
+            eng.declare(plan.seeds)
+            eng._run_strata(plan.seeds, plan.seeds.strata)
         for r in plan.relations:
             col = plan.step_col[r]
-            seeds = list(backend.loaded(r))
+            seeds = list(eng._loaded.get(r, ()))
             if plan.seeds is not None:
-                seeds += backend.take(r, seed_name(r), plan.seeds, plan.seed_origin)
+                seeds += self._take(r, seed_name(r), plan.seed_origin)
             for t in seeds:
                 pending.setdefault(t[col], {}).setdefault(r, []).append(t)
         if plan.seeds is not None:
-            backend.replace({seed_name(r): [] for r in plan.relations})
-        backend.declare(plan.step)
+            eng._replace({seed_name(r): [] for r in plan.relations})
+        eng.declare(plan.step)
         done: dict[str, list] = {r: [] for r in plan.relations}
         prev: dict[str, list] = {}
         step = min(pending) if pending else None
@@ -253,10 +219,10 @@ class StepEvaluation:
                 raise error(None, f"the stepped stratum of {', '.join(plan.relations)} did not stop "
                             f"after {MAX_STEPS} steps")
             seeds = pending.pop(step, {})
-            backend.replace({**{prev_name(r): prev.get(r, []) for r in plan.relations},
-                             **{now_name(r): seeds.get(r, []) for r in plan.relations}})
-            backend.run_strata(plan.step)
-            now = {r: backend.take(r, now_name(r), plan.step, plan.origin) for r in plan.relations}
+            eng._replace({**{prev_name(r): prev.get(r, []) for r in plan.relations},
+                          **{now_name(r): seeds.get(r, []) for r in plan.relations}})
+            eng._run_strata(plan.step, plan.step.strata)
+            now = {r: self._take(r, now_name(r), plan.origin) for r in plan.relations}
             for r, rows in now.items():
                 done[r].extend(rows)
             if any(now.values()):
@@ -265,6 +231,21 @@ class StepEvaluation:
                 step, prev = min(pending), {}
             else:
                 step = None
-        backend.replace({name(r): [] for r in plan.relations for name in (prev_name, now_name)})
+        eng._replace({name(r): [] for r in plan.relations for name in (prev_name, now_name)})
         for r in plan.relations:
-            backend.store(r, done[r])
+            eng._store(r, set(done[r]), self.prov.get(r))
+
+    def _take(self, relation: str, aux: str, origin: dict) -> list:
+        """The rows of auxiliary relation `aux`, derived for `relation` by the
+        seed or step program. With provenance, each row's first derivation is
+        kept, its rule id mapped back to the original program's (`origin`:
+        clause index in that program -> the original clause)."""
+        eng = self.engine
+        if eng.provenance:
+            mine = self.prov.setdefault(relation, {})
+            for t, (rule, height) in eng._prov.get(aux, {}).items():
+                if rule >= 0:
+                    _, ci = eng.rules[rule]
+                    rule = eng._rule_id(self.program, origin[ci])
+                mine.setdefault(t, (rule, height))
+        return list(eng._data[aux])

@@ -41,7 +41,6 @@ def test_facts_from_python_columns(data):
         e.run()
         assert e.read("path") == [(1, 2), (1, 3), (2, 3)]
         assert e.read_columns("path")["dst"].tolist() == [2, 3, 3]
-        assert e.read_arrow("path").column_names == ["src", "dst"]
 
 
 def test_bad_facts_are_errors():

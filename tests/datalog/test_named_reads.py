@@ -41,7 +41,7 @@ LOOKUPS = {"where", "first", "exists"}                   # (relation, **columns)
 POSITIONAL = {"read", "scan"}
 # Calls that take a relation's name and read no column by position: the
 # derivation of a tuple (explain --tree), a relation's size.
-GENERIC = {"explain", "derive", "premise", "size", "decl", "column_names",
+GENERIC = {"explain", "derive", "premise", "size", "decl",
            "load", "add", "setdefault", "fromkeys", "attr", "get"}   # (and rows given to a program)
 
 
