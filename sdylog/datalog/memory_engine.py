@@ -388,15 +388,13 @@ class MemoryEngine(NamedReads):
         s = strata[len(rounds)]
         if self._db is not None and not s.subsumptive and not s.stepped:
             self._reset(s.relations)   # (a run handed back, or none: from the start, in Python)
-        # (what Python writes goes into the C tables: _store, _recursive)
+        # (what Python writes goes into the C tables: _store, _semi_naive)
         if s.subsumptive:
             RankedEvaluation(self, program, s).run()
         elif s.stepped:
             StepEvaluation(self, program, s.step_plan).run()
-        elif s.recursive:
-            self._recursive(program, s)
         else:
-            self._plain(program, s)
+            self._semi_naive(program, s)
         return strata[:len(rounds) + 1]
 
     def _bind(self, ns: Namespace, live=frozenset()) -> None:
@@ -415,30 +413,10 @@ class MemoryEngine(NamedReads):
         return plans_of(program).get(("py", s.relations), self._size_of,
                                      lambda sizes: plan_stratum(program, s, Context(sizes, index_key=self._static.index_key)))
 
-    def _plain(self, program: Program, s) -> None:
-        ns = Namespace()
-        out: set = set()
-        prov = {} if self.provenance else None
-        height = self._next_height()
-
-        def rule_of(ci):
-            return self._rule_id(program, ci)
-        fns = [clause_function(ns, p, add=prov is None, rule_of=rule_of) for p in self._plans(program, s).base]
-        self._bind(ns)
-        if prov is None:
-            emit = out.add   # (compiled with `add`: E(tuple))
-        else:
-            def emit(_ri, tup, rule):
-                if tup not in out:
-                    out.add(tup)
-                    prov[tup] = (rule, height)
-        for fn in fns:
-            fn(emit)
-        ns.globals.clear()   # its functions refer back to it: free the cycle now
-        (rel,) = s.relations
-        self._store(rel, out, prov)
-
-    def _recursive(self, program: Program, s) -> None:
+    def _semi_naive(self, program: Program, s) -> None:
+        """A plain or recursive stratum in Python: its clauses that read none
+        of its relations once, then those that do on the tuples new in the
+        last round until none is (a plain stratum has none of those)."""
         here = list(s.relations)
         rid = {r: i for i, r in enumerate(here)}
         ns = Namespace()
@@ -494,14 +472,10 @@ class MemoryEngine(NamedReads):
             if self._in_c(r):
                 self._to_c(r)
 
-    def _store(self, relation: str, tuples, prov) -> None:
-        loaded = self._loaded.get(relation)
-        if isinstance(tuples, set):
-            if loaded:
-                tuples.update(loaded)
-            self._data[relation] = tuples
-        else:
-            self._data[relation] = set(tuples).union(loaded or ())
+    def _store(self, relation: str, tuples: set, prov) -> None:
+        """A relation's tuples (and their provenance) computed in Python, with its loaded facts."""
+        tuples.update(self._loaded.get(relation, ()))
+        self._data[relation] = tuples
         self._changed((relation,))
         if self._in_c(relation):
             self._to_c(relation)

@@ -1,7 +1,6 @@
 """A checked, stratified program: what both engines run."""
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -47,20 +46,16 @@ class Program:
     def __getstate__(self):
         return {k: PickledItems.of(v) if k in _SOURCE else v for k, v in self.__dict__.items()}
 
-    def subsumptions_of(self, relation: str) -> list[int]:
-        """Indices of the subsumptive rules of a relation."""
-        return [i for i, s in enumerate(self.subsumptions) if s.relation == relation]
-
     def directives_of(self, kind: str) -> list[IODirective]:
         return [d for d in self.directives if d.kind == kind]
 
     @cached_property
     def inputs(self) -> list[str]:
-        return _unique(d.relation for d in self.directives_of("input"))
+        return list(dict.fromkeys(d.relation for d in self.directives_of("input")))
 
     @cached_property
     def outputs(self) -> list[str]:
-        return _unique(d.relation for d in self.directives_of("output"))
+        return list(dict.fromkeys(d.relation for d in self.directives_of("output")))
 
     @cached_property
     def derived(self) -> list[str]:
@@ -75,25 +70,11 @@ class Program:
         once: engine.py's needed_strata and drop_plan."""
         return {}
 
-    @cached_property
-    def fingerprint(self) -> str:
-        from sdylog.datalog.printer import print_program
-        return hashlib.sha256(print_program(self).encode()).hexdigest()
-
     def relation(self, name: str) -> RelationDecl:
         decl = self.relations.get(name)
         if decl is None:
             raise error(None, f"relation '{name}' is not declared in {self.name}")
         return decl
-
-
-def _unique(items):
-    seen, out = set(), []
-    for x in items:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
 
 
 def load_program(path: str, include_dirs: list[str] | None = None) -> Program:

@@ -111,8 +111,8 @@ class _Source:
     """Python source of plans (plan.py): registers are r0, r1, ..., tuple
     slots t0, t1, ...; a failed test `continue`s the innermost loop."""
 
-    def __init__(self, ns: Namespace, plan: P.ClausePlan, add: bool = False, rule_of=None):
-        self.ns, self.plan, self.add = ns, plan, add
+    def __init__(self, ns: Namespace, plan: P.ClausePlan, rule_of=None):
+        self.ns, self.plan = ns, plan
         self.rule_of = rule_of or (lambda clause: clause)
         self.defs: list[str] = []          # functions of aggregates
         self.delta_lookups: list[str] = []  # lookups keyed by the delta tuple's columns alone
@@ -225,7 +225,7 @@ class _Source:
                     out.append(f"{pad}if r{s.reg} is None: continue")
             elif isinstance(s, P.Emit):
                 head = "(" + ", ".join(self.value(v) for v in s.values) + ",)" if s.values else "()"
-                out.append(f"{pad}E({head})" if self.add else f"{pad}E({s.relation}, {head}, {self.rule_of(s.clause)})")
+                out.append(f"{pad}E({s.relation}, {head}, {self.rule_of(s.clause)})")
             elif isinstance(s, P.Holds):
                 out.append(f"{pad}return True")
             elif isinstance(s, _Accumulate):
@@ -301,10 +301,9 @@ def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[s
     return pre + blocks, defs
 
 
-def clause_function(ns: Namespace, plan: P.ClausePlan, add: bool = False, rule_of=None):
-    """f(E) running a plan with no delta: E(relation, tuple, rule) per
-    solution, or E(tuple) with `add`."""
-    lines, defs = _blocks(ns, [plan], 1, False, add=add, rule_of=rule_of)
+def clause_function(ns: Namespace, plan: P.ClausePlan, rule_of=None):
+    """f(E) running a plan with no delta: E(relation, tuple, rule) per solution."""
+    lines, defs = _blocks(ns, [plan], 1, False, rule_of=rule_of)
     return _define(ns, "\n\n".join(defs + ["def f(E):\n" + "\n".join(lines) + "\n"]), _rules_name([plan], rule_of))
 
 
