@@ -38,7 +38,7 @@ from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, run_s
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
-from sdylog.datalog.pyeval import Namespace, clause_function, delta_function
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, store_functions
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
 from sdylog.datalog.stepped import StepEvaluation
@@ -397,11 +397,11 @@ class MemoryEngine(NamedReads):
             self._semi_naive(program, s)
         return strata[:len(rounds) + 1]
 
-    def _bind(self, ns: Namespace, live=frozenset()) -> None:
+    def _bind(self, ns: Namespace) -> None:
         """Put the indexes compiled code reads into its namespace (but those
-        of the `live` relations, kept up to date by the caller)."""
+        it holds already: Namespace.live_indexes)."""
         for name, (rel, key, negated) in ns.specs.items():
-            if name not in ns.globals and rel not in live:
+            if name not in ns.globals:
                 ns.globals[name] = self._static.index(rel, key, negated)
 
     def _size_of(self, relation: str) -> int | None:
@@ -427,39 +427,27 @@ class MemoryEngine(NamedReads):
         base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
         delta_fns = [[delta_function(ns, [p], rule_of, share=False) for p in g]
                      for g in plans.deltas]
-        # live indexes of this stratum's relations, kept up to date as tuples arrive
-        from collections import defaultdict
-        from operator import itemgetter
-        live: list[list] = [[] for _ in here]
-        for name, (rel, key, negated) in ns.specs.items():
-            if rel in rid and name not in ns.globals:
-                ns.globals[name] = container = defaultdict(list) if key else []
-                live[rid[rel]].append((itemgetter(*key) if key else None, container))
-        self._bind(ns, set(here))
-        full = [self._data[r] for r in here]
-        prov = [self._prov.setdefault(r, {}) for r in here] if self.provenance else None
+        live = ns.live_indexes(rid)   # (this stratum's relations: kept up to date as tuples arrive)
+        self._bind(ns)
+        stores = [set() for _ in here]
+        inserters, _, code_envs = zip(*(store_functions(stores[ri], live[ri]) for ri in rid.values()))
+        for ri, r in enumerate(here):
+            for tup in self._data[r]:   # (the facts loaded into it)
+                inserters[ri](tup)
+        prov = [{} for _ in here]
         height = [self._next_height()]
-
-        def index(ri, tup):
-            for get, c in live[ri]:
-                (c if get is None else c[get(tup)]).append(tup)
-        for ri in rid.values():
-            for tup in full[ri]:
-                index(ri, tup)
         new: list[list] = [[] for _ in here]
 
         def emit(ri, tup, rule):
-            if tup not in full[ri]:
-                full[ri].add(tup)
-                index(ri, tup)
+            if inserters[ri](tup):
                 new[ri].append(tup)
-                if prov is not None:
+                if self.provenance:
                     prov[ri][tup] = (rule, height[0])
 
         for fn in base:
             fn(emit)
         # the first round: every tuple (facts loaded into the stratum's relations start it too)
-        new = [list(f) for f in full]
+        new = [list(store) for store in stores]
         while any(new):
             delta, new[:] = list(new), [[] for _ in here]
             height[0] = self._next_height()
@@ -467,10 +455,11 @@ class MemoryEngine(NamedReads):
                 if tups:
                     for fn in delta_fns[ri]:
                         fn(tups, emit)
-        self._changed(here)
-        for r in here:
-            if self._in_c(r):
-                self._to_c(r)
+        ns.globals.clear()   # (its functions and indexes refer to each other: freed now)
+        for env in code_envs:
+            env.clear()
+        for ri, r in enumerate(here):
+            self._store(r, stores[ri], prov[ri])
 
     def _store(self, relation: str, tuples: set, prov) -> None:
         """A relation's tuples (and their provenance) computed in Python, with its loaded facts."""

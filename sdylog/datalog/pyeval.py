@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import defaultdict
 
 from sdylog.datalog import plan as P
 from sdylog.datalog.lexer import error
@@ -92,6 +93,44 @@ class Namespace:
     def fresh_function(self) -> str:
         self._agg += 1
         return f"_agg{self._agg}"
+
+    def live_indexes(self, rid: dict) -> list[list]:
+        """Per relation of a stratum (`rid`: relation -> position), the
+        indexes the compiled code reads of it, made here empty for the
+        evaluator to keep up to date (store_functions): (key positions, a
+        defaultdict of lists) or ((), the list of every tuple)."""
+        live: list[list] = [[] for _ in rid]
+        for name, (rel, key, negated) in self.specs.items():
+            if rel in rid and name not in self.globals:
+                if negated:
+                    raise error(None, f"internal: negation of '{rel}' inside its own stratum")
+                self.globals[name] = container = defaultdict(list) if key else []
+                live[rid[rel]].append((key, container))
+        return live
+
+
+def store_functions(store: set, live: list) -> tuple:
+    """insert(tup) -> bool (False: already in `store`) and remove(tup),
+    keeping `store` and a relation's live indexes (Namespace.live_indexes)
+    up to date, generated for them (a loop over them costs more than the
+    work); and the dict of their globals, to clear when done (the
+    functions refer back to it)."""
+    env = {"store": store}
+    ins = ["def insert(t):", "    if t in store: return False", "    store.add(t)"]
+    rem = ["def remove(t):", "    store.discard(t)"]
+    for n, (key, d) in enumerate(live):
+        env[f"d{n}"] = d
+        if not key:
+            ins.append(f"    d{n}.append(t)")
+            rem.append(f"    d{n}.remove(t)")
+            continue
+        k = f"t[{key[0]}]" if len(key) == 1 else "(" + ", ".join(f"t[{i}]" for i in key) + ")"
+        ins.append(f"    d{n}[{k}].append(t)")
+        rem.append(f"    d{n}[{k}].remove(t)")
+    ins.append("    return True")
+    from sdylog.datalog.cache import CODES
+    exec(CODES.compile("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", "<index code>"), env)
+    return env["insert"], env["remove"], env
 
 
 # ---------------------------------------------------------------- plans -> Python source

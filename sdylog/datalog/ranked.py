@@ -38,7 +38,6 @@ start.
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sdylog.datalog.ast import Atom
@@ -46,7 +45,7 @@ from sdylog.datalog.engine import reads_of
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
-from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
 RANK_TYPE = "Rank"
 
@@ -77,52 +76,11 @@ class RankedEvaluation:
         self.rank_col = [rank_column(program.relations[r]) for r in self.rels]
         self.ns = Namespace()
         self.store = [set() for _ in self.rels]
-        # relation -> [(key positions or None for the list of all, container)]: kept up to date on insert
-        self.live_indexes: list[list] = [[] for _ in self.rels]
         self.provenance = engine.provenance
         self.prov: list[dict] = [{} for _ in self.rels]
         self.waves = 0
 
     # ---- indexes ----
-    def _build_indexes(self):
-        g = self.ns.globals
-        for name, (rel, key, negated) in self.ns.specs.items():
-            if name in g:
-                continue
-            if rel in self.here:
-                if negated:
-                    raise error(None, f"internal: negation of '{rel}' inside its own stratum")
-                ri = self.rid[rel]
-                # (keyed: a defaultdict, for inserts; compiled code reads it with .get)
-                container = [] if not key else defaultdict(list)
-                self.live_indexes[ri].append((key or None, container))
-                g[name] = container
-                continue
-            g[name] = self.static.index(rel, key, negated)
-
-    def _index_code(self, ri: int):
-        """Python functions insert(tup) -> bool (False: already there) and
-        remove(tup) keeping relation ri's store and live indexes up to date,
-        generated for its indexes (a loop over them costs more than the
-        work)."""
-        env = {"store": self.store[ri]}
-        self.code_envs.append(env)
-        ins = ["def insert(t):", "    if t in store: return False", "    store.add(t)"]
-        rem = ["def remove(t):", "    store.discard(t)"]
-        for n, (key, d) in enumerate(self.live_indexes[ri]):
-            env[f"d{n}"] = d
-            if key is None:
-                ins.append(f"    d{n}.append(t)")
-                rem.append(f"    d{n}.remove(t)")
-                continue
-            k = f"t[{key[0]}]" if len(key) == 1 else "(" + ", ".join(f"t[{i}]" for i in key) + ")"
-            ins.append(f"    d{n}[{k}].append(t)")
-            rem.append(f"    d{n}[{k}].remove(t)")
-        ins.append("    return True")
-        from sdylog.datalog.cache import CODES
-        exec(CODES.compile("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", "<index code>"), env)
-        return env["insert"], env["remove"]
-
     def _live_key(self, rel: str, key: tuple) -> tuple:
         """The columns a relation of the stratum is looked up by: not its
         rank when others are bound. Subsumption keeps few ranks per value of
@@ -250,10 +208,10 @@ class RankedEvaluation:
         if native is not None and self._run_native(native):
             return
         self.ns = Namespace()
-        self.static = self.engine._static
-        plans = self._plans(self.static)
+        plans = self._plans(self.engine._static)
         self._functions(plans)
-        self._build_indexes()
+        live = self.ns.live_indexes(self.rid)
+        self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
         same: list = []                 # tuples of the current rank derived by its waves: the next wave
@@ -286,10 +244,8 @@ class RankedEvaluation:
                     pending[r] = lst = []
                     heappush(heap, r)
                 lst.append((ri, tup, rule))
-        self.code_envs: list[dict] = []
-        code = [self._index_code(ri) for ri in range(len(self.rels))]
-        inserters = [c[0] for c in code]
-        removers = [c[1] for c in code]
+        inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
+                                               for ri in range(len(self.rels))))
         stores = self.store
         dominated = self.dominated
         delta_fns = self.delta_fns
@@ -365,9 +321,9 @@ class RankedEvaluation:
         # each other: clear it so that refcounting frees the indexes now, rather
         # than a later pass of the cyclic collector over everything allocated.
         self.ns.globals.clear()
-        for env in self.code_envs:
+        for env in code_envs:
             env.clear()
-        self.delta_fns = self.dominated = self.live_indexes = None
+        self.delta_fns = self.dominated = None
         self.engine = None   # compilers kept in cycles must not keep the engine alive
 
     def _seeds(self, base):
