@@ -7,21 +7,6 @@ from dataclasses import dataclass
 from sdylog.datalog.program import Program
 
 
-def reads_of(program: Program) -> dict[str, set[str]]:
-    """Relation -> the relations its clauses and subsumptive rules read
-    (made once per program: a run asking for some relations reads it)."""
-    cache = program.run_cache
-    if "reads" not in cache:
-        from sdylog.datalog.semantics import atoms_of
-        reads: dict[str, set[str]] = {}
-        for c in program.clauses:
-            reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
-        for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
-            reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
-        cache["reads"] = reads
-    return cache["reads"]
-
-
 def needed_strata(program: Program, relations: list[str] | None):
     if relations is None:
         return program.strata
@@ -32,7 +17,7 @@ def needed_strata(program: Program, relations: list[str] | None):
 
 
 def _needed_strata(program: Program, relations: list[str]):
-    reads = reads_of(program)
+    reads = program.reads
     want: set[str] = set()
     todo = list(relations)
     while todo:
@@ -71,7 +56,7 @@ def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
 
 
 def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
-    reads = reads_of(program)
+    reads = program.reads
     last: dict[str, int] = {}
     for i, s in enumerate(strata):
         for r in s.relations:

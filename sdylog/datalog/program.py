@@ -38,6 +38,7 @@ class Program:
     clause_kinds: list[dict[str, str]]
     directives: list[IODirective]
     strata: list[Stratum]
+    reads: dict[str, set[str]]   # relation -> the relations its clauses and subsumptive rules read
     files: list[str] = field(default_factory=list)
     name: str = "<program>"
     subsumptions: list[Subsumption] = field(default_factory=list)
@@ -113,12 +114,12 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
         if not any(c.head.relation == s.relation for c in clauses):
             raise error(s.loc, f"subsumptive rule for '{s.relation}', which no rule derives")
     stepped = {r for r, d in relations.items() if step_column(d) is not None}
-    strata = stratify(list(relations), clauses, subsumptions, stepped)
+    strata, reads = stratify(list(relations), clauses, subsumptions, stepped)
     for s in strata:
         if s.stepped:
             s.step_plan = plan_steps((relations, types, clauses), s,
                                      lambda decls, cls, what: _sub_program(decls, types, cls, pp.files, what))
-    return Program(relations, types, clauses, kinds, directives, strata, pp.files, name,
+    return Program(relations, types, clauses, kinds, directives, strata, reads, pp.files, name,
                    subsumptions, sub_kinds)
 
 
@@ -126,8 +127,8 @@ def _sub_program(relations, types, clauses, files, name: str) -> Program:
     """The clauses of part of a stratum (a stepped stratum's seeds or step,
     over its auxiliary relations), checked and stratified on their own."""
     kinds = [check_clause(c, relations) for c in clauses]
-    strata = stratify(list(relations), clauses)
-    return Program(relations, types, clauses, kinds, [], strata, files, name)
+    strata, reads = stratify(list(relations), clauses)
+    return Program(relations, types, clauses, kinds, [], strata, reads, files, name)
 
 
 def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:

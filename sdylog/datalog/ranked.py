@@ -41,7 +41,6 @@ import heapq
 from dataclasses import dataclass, field
 
 from sdylog.datalog.ast import Atom
-from sdylog.datalog.engine import reads_of
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
@@ -172,7 +171,8 @@ class RankedEvaluation:
         (nothing stored) when there is none (every relation left C: a value
         beyond 64 bits), the stratum does not lower, or the C run hands back."""
         db = self.engine._db
-        if db is None or not all(db.holds(r) for r in self._relations_read()):
+        reads = self.program.reads
+        if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):
             return False   # (floats: the Python path)
         plans = self._plans(self.engine._cindexes)
         lowered = plans.lowered(self.here)
@@ -194,13 +194,6 @@ class RankedEvaluation:
         self.engine._c_changed(self.rels)
         self.engine = None
         return True
-
-    def _relations_read(self) -> set:
-        """The stratum's relations and those its clauses and subsumptive rules
-        read (engine.reads_of, made once per program: not from the clauses,
-        which a run whose plans are kept never reads, program.py)."""
-        reads = reads_of(self.program)
-        return self.here | {q for r in self.here for q in reads.get(r, ())}
 
     # ---- evaluation ----
     def run(self) -> None:

@@ -21,7 +21,6 @@ from sdylog.datalog.lexer import error
 from sdylog.datalog.memory_engine import MemoryEngine
 from sdylog.datalog.printer import print_program, quote
 from sdylog.datalog.program import Program
-from sdylog.datalog.semantics import atoms_of
 
 
 def cache_dir() -> str:
@@ -116,7 +115,7 @@ class SouffleEngine(MemoryEngine):
                         f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
                         f"memory engine")
         derived = [r for s in strata for r in s.relations]
-        reads = {a.relation for s in strata for ci in s.clauses for a, _ in atoms_of(program.clauses[ci].body)}
+        reads = {q for r in derived for q in program.reads[r]}
         feed = [r for r in program.relations
                 if (r in reads and r not in derived) or (r in derived and self._loaded.get(r))]
         io = [f'.input {r}(IO=file, filename={quote(r + ".facts")}, delimiter="\\t")' for r in feed]

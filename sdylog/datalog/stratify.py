@@ -62,8 +62,9 @@ def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]
 
 
 def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
-             stepped_relations=frozenset()) -> list[Stratum]:
-    """The strata; `stepped_relations` are those with a Step column."""
+             stepped_relations=frozenset()) -> tuple[list[Stratum], dict[str, set[str]]]:
+    """The strata, and relation -> the relations its clauses and subsumptive
+    rules read; `stepped_relations` are those with a Step column."""
     reads: dict[str, set[str]] = {r: set() for r in relation_order}
     # (a subsumption's conditions must be known when it applies)
     for head, body in [(c.head.relation, c.body) for c in clauses] + [(s.relation, s.body) for s in subsumptions]:
@@ -96,4 +97,4 @@ def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
                 raise error(clauses[idx[0]].loc, f"the stepped stratum of {', '.join(rels)} has subsumptive rules: "
                             f"a stratum is evaluated in rank order or step by step, not both")
             strata.append(Stratum(tuple(rels), tuple(idx), recursive, sub, stepped))
-    return strata
+    return strata, reads
