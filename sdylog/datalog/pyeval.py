@@ -23,6 +23,7 @@ from collections import defaultdict
 
 from sdylog.datalog import plan as P
 from sdylog.datalog.lexer import error
+from sdylog.datalog.table import cell
 
 
 # ---------------------------------------------------------------- runtime helpers
@@ -62,12 +63,8 @@ def _to_number(s):
     return int(s)
 
 
-def _to_string(x):
-    return format(x, "g") if isinstance(x, float) else str(x)
-
-
 HELPERS = {"_div": _div, "_mod": _mod, "_substr": _substr, "_match": _match, "_to_number": _to_number,
-           "_to_string": _to_string, "math": math}
+           "_to_string": cell, "math": math}
 
 _BINARY = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, {})", "%": "_mod({}, {})",
            "^": "({} ** {})", "band": "({} & {})", "bor": "({} | {})", "bxor": "({} ^ {})",
