@@ -167,7 +167,7 @@ class Writer:
                 _create_wide(self.con, k, r.decl, [])
                 self.con.execute(self._view(name, wide=True))
         listed = list(self.relations.values())
-        self.con.register("__src", {
+        _from_arrays(self.con, {
             "id": np.array([k for k, _ in listed], dtype=np.int64),
             "name": np.array([r.decl.name for _, r in listed], dtype=object),
             "kind": np.array([r.kind for _, r in listed], dtype=object),
@@ -175,9 +175,8 @@ class Writer:
                                 dtype=object),
             "rows": np.array([self.counts.get(r.decl.name, 0) for _, r in listed], dtype=np.int64),
             "doc": np.array([r.doc for _, r in listed], dtype=object),
-            "declared_at": np.array([r.where for _, r in listed], dtype=object)})
-        self.con.execute("CREATE TABLE out.relations AS SELECT * FROM __src")
-        self.con.unregister("__src")
+            "declared_at": np.array([r.where for _, r in listed], dtype=object)},
+            "CREATE TABLE out.relations AS SELECT * FROM __src")
         self.con.execute("COMMIT")
         self.committed = True
         self.con.execute("DETACH out")
@@ -254,17 +253,10 @@ def relation_matrix(engine, decl, symbols: list[str]):
     out = np.zeros((len(rows), decl.arity), np.int64)
     if not decl.arity:
         return out, symbols, None
-    ids = {s: i for i, s in enumerate(symbols)}
-    symbols = list(symbols)
     for j, c in enumerate(decl.columns):
         col = [r[j] for r in rows]
         if c.kind == "symbol":
-            for k, v in enumerate(col):
-                sid = ids.get(v)
-                if sid is None:
-                    sid = ids[v] = len(symbols)
-                    symbols.append(v)
-                col[k] = sid
+            symbols, col = _symbol_ids(symbols, col)
         out[:, j] = col
     return out, symbols, None
 
@@ -298,18 +290,19 @@ def _create_wide(con, k: int, decl, rows: list) -> None:
             "HUGEINT" if -2 ** 127 <= lo and hi < 2 ** 127 else "VARCHAR"
         cols[f"c{j}"] = np.array([str(v) for v in values], dtype=object)
         sel.append(f"CAST(c{j} AS {sql}) AS c{j}")
-    con.register("__src", cols)
-    try:
-        con.execute(f"CREATE TABLE out._wide{k} AS SELECT {', '.join(sel)} FROM __src")
-    finally:
-        con.unregister("__src")
+    _from_arrays(con, cols, f"CREATE TABLE out._wide{k} AS SELECT {', '.join(sel)} FROM __src")
 
 
 def _insert(con, table: str, columns: dict) -> None:
     """The columns' rows appended to table `table` (its columns in that order)."""
+    _from_arrays(con, columns, f"INSERT INTO out.{_ident(table)} SELECT * FROM __src")
+
+
+def _from_arrays(con, columns: dict, sql: str) -> None:
+    """`sql` run with the columns (name -> numpy array) as the table __src."""
     con.register("__src", columns)
     try:
-        con.execute(f"INSERT INTO out.{_ident(table)} SELECT * FROM __src")
+        con.execute(sql)
     finally:
         con.unregister("__src")
 
