@@ -154,6 +154,8 @@ int db_replace_rows(Database *db, int tno, Table *src) {
     return 0;
 }
 
+int db_plain_indexes = 0;
+
 Index *db_index(Database *db, int tno, const int *key, int nkey) {
     DbTable *d = db->tab[tno];
     for (int i = 0; i < d->ncache; i++) {
@@ -167,7 +169,7 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     ix->t = &d->t;
     ix->nkey = nkey;
     memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-    if (nkey && index_build_packed(ix, &db->scratch) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
+    if (nkey && (db_plain_indexes ? index_build_plain(ix) : index_build_packed(ix, &db->scratch)) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
     d->cache[d->ncache++] = ix;
     return ix;
 }

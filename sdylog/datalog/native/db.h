@@ -26,6 +26,9 @@ typedef struct {
 
 extern PyTypeObject DatabaseType;
 
+/* nonzero: db_index builds index_build_plain's indexes, not packed ones (tests) */
+extern int db_plain_indexes;
+
 /* the index of table `tno` on `key` (packed, built on first use); NULL with
    a Python error when out of memory */
 Index *db_index(Database *db, int tno, const int *key, int nkey);

@@ -496,8 +496,17 @@ out:
     return result;
 }
 
+static PyObject *plain_indexes(PyObject *self, PyObject *flag) {
+    int on = PyObject_IsTrue(flag);
+    if (on < 0) return NULL;
+    db_plain_indexes = on;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"ranked_run", ranked_run, METH_VARARGS, ranked_run_doc},
+    {"plain_indexes", plain_indexes, METH_O,
+     "plain_indexes(flag): indexes of tables built row by row (the plain reference), not packed; for tests"},
     {NULL, NULL, 0, NULL},
 };
 
