@@ -257,23 +257,6 @@ class RankedEvaluation:
                 break
             waves += 1
             height += 1
-            if len(wave) == 1:
-                # most waves: one tuple
-                ri, tup, rule = wave[0]
-                # (tested before it goes in: the test skips the tuple itself,
-                # and the lookups it makes then find fewer tuples)
-                if tup in stores[ri]:
-                    continue
-                dom = dominated[ri]
-                if dom is not None and dom(tup):
-                    continue
-                inserters[ri](tup)
-                if provenance:
-                    prov[ri][tup] = (rule, height)
-                fn = delta_fns[ri]
-                if fn is not None:
-                    fn((tup,), emit)
-                continue
             new: dict[int, list] = {}
             rules: dict = {}
             for ri, tup, rule in wave:
