@@ -38,6 +38,7 @@ start.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from sdylog.datalog.ast import Atom
@@ -210,7 +211,7 @@ class RankedEvaluation:
         same: list = []                 # tuples of the current rank derived by its waves: the next wave
         rank_col = self.rank_col
         heappush = heapq.heappush
-        cur = None
+        cur = -math.inf   # (the rank of the wave running: below every one while seeding)
 
         def emit(ri, tup, rule):
             r = tup[rank_col[ri]]
@@ -229,14 +230,8 @@ class RankedEvaluation:
 
         for rel, rows, rule in self._seeds(plans.base):
             ri = self.rid[rel]
-            rc = rank_col[ri]
             for tup in rows:
-                r = tup[rc]
-                lst = pending.get(r)
-                if lst is None:
-                    pending[r] = lst = []
-                    heappush(heap, r)
-                lst.append((ri, tup, rule))
+                emit(ri, tup, rule)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
         stores = self.store
@@ -261,11 +256,7 @@ class RankedEvaluation:
             rules: dict = {}
             for ri, tup, rule in wave:
                 if inserters[ri](tup):
-                    lst = new.get(ri)
-                    if lst is None:
-                        new[ri] = [tup]
-                    else:
-                        lst.append(tup)
+                    new.setdefault(ri, []).append(tup)
                     if provenance:
                         rules[(ri, tup)] = rule
             # domination after the whole wave is in: tuples of one rank that
