@@ -209,19 +209,29 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
     """run_strata offers again the batch it made for the same strata while
     no plan kept for them changed (native_db._batch): every db.run call,
     data of two sizes in turn (plans made, then the kept ones taking turns
-    first), offers the C plans the plain way (_batch_made each time) offers."""
+    first), offers C the plans the plain way (_batch_made each time) offers."""
     def runs(program, plain: bool):
         offers = []
         if plain:
             monkeypatch.setattr(native_db, "_batch", plain_batch)
         real_run = native_db.run_strata
+        # (a C plan stands for the plan kept it was loaded from, its sizes read:
+        # a plan loaded again, e.g. after TableLayout.bound forgot it, is the same)
+        loaded_from = {}
+        real_arguments = native_db._arguments
+
+        def arguments(ndb, stratum, kept, *rest):
+            c_plan = real_arguments(ndb, stratum, kept, *rest)
+            loaded_from[id(c_plan)] = (c_plan, kept[0])
+            return c_plan
+        monkeypatch.setattr(native_db, "_arguments", arguments)
 
         class Recording:
             def __init__(self, db):
                 self.db = db
 
             def run(self, strata):
-                offers.append([[id(p) for p in offered] for offered in strata])
+                offers.append([[id(loaded_from[id(p)][1]) for p in offered] for offered in strata])
                 return self.db.run(strata)
 
             def __getattr__(self, name):
@@ -242,7 +252,7 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
                 e.run()
                 got.append({r: e.read(r) for r in e.relations})
         monkeypatch.undo()
-        return got, offers
+        return got, offers, loaded_from
 
     real_batch = native_db._batch
 
