@@ -42,6 +42,10 @@ class TableLayout:
         self.symbol_ids: dict[str, int] = {}
         # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
         self.bound: dict = {}
+        # (id(first stratum), strata offered at most) -> native_db._Batch, while
+        # `changes` (plans made or reordered for the strata of these programs) is as then
+        self.batches: dict = {}
+        self.changes = 0
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -159,39 +163,101 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
     with the relations they wrote. (After a stratum no plan fitted, the
     next calls offer fewer strata: see ndb.batch.)"""
     plans = plans_of(program)
-    covered = ndb.layout.covers(program)
-    held = ndb.table.__contains__
-    batch = []
-    for s in strata[:ndb.batch]:
-        if s.subsumptive or s.stepped or not all(map(held, s.relations)):
-            break
-        key = ("c", s.relations)
-        if not batch:   # (a plan kept that fits the sizes now comes first; else one is made)
-            plans.get(key, lambda rel: ndb.size(rel) if held(rel) else None,
-                      lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
-            if plans.latest(key)[1] is None:
-                break
-        offered = [_prepared(ndb, covered, s, kept, plans) for kept in plans.kept(key) if kept[1] is not None]
-        if not offered:
-            break
-        batch.append((s, offered))
-    if not batch:
+    batch = _batch(ndb, indexes, program, plans, strata)
+    if batch is None:
         return [], False
-    status, done, rounds = ndb.db.run([offered for _, offered in batch])
+    status, done, rounds = ndb.db.run(batch.offered)
     # (when no plan kept fits a stratum, those after it are likely not to either, the
     # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
-    ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == len(batch) else ndb.batch
-    changed([r for s, _ in batch[:done + (status == "abort")] for r in s.relations])
+    n = len(batch.offered)
+    ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == n else ndb.batch
+    wrote = done + (status == "abort")
+    changed(batch.relations if wrote == n else [r for s in batch.strata[:wrote] for r in s.relations])
     return rounds, status == "abort"
 
 
-def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans) -> tuple:
+class _Batch:
+    """The strata one db.run call offers C, and per stratum what it offers
+    (the C plans of the plans kept for it, latest first)."""
+
+    def __init__(self):
+        self.strata: list = []
+        self.offered: list = []
+        self.relations: list = []   # the strata's relations, in order
+        self.scanned: list = []     # the strata looked at: those offered, and the one that ended the batch
+        self.need = 0               # symbols a database must know to run it (TableLayout.bound)
+        self.changes = 0            # the layout's `changes` when it was made
+
+
+def _batch(ndb: NativeDB, indexes: NativeIndexes, program, plans, strata) -> _Batch | None:
+    """What run_strata offers C (None: not even the first stratum runs
+    there). For a program the layout covers, the batch made for the same
+    strata is offered again while no plan kept for a stratum changed (the
+    layout's `changes`; its C plans are the layout's, serving every database
+    that knows their symbols): a small module's runs have hundreds of strata
+    of few relations each, and making the batch again cost more than running
+    it. _batch_made is the plain way. (A plan kept but not offered would
+    make C find none fitting, "stale", not other rows: the caller plans it.)"""
+    first = strata[0]
+    if not _in_c(ndb, first):
+        return None
+    key = ("c", first.relations)
+    latest = plans.latest(key)
+    plans.get(key, lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
+              lambda size: _lower(program, first, Context(size, index_key=indexes.index_key)))
+    now = plans.latest(key)
+    layout = ndb.layout
+    if latest is None or now[0] is not latest[0]:
+        layout.changes += 1     # (a plan made, or another kept one now first)
+    if now[1] is None:
+        return None
+    strata = strata[:ndb.batch]
+    covered = layout.covers(program)
+    if not covered:
+        return _batch_made(ndb, plans, strata, covered)
+    made = layout.batches.get((id(first), len(strata)))
+    if (made is not None and made.changes == layout.changes and made.need <= ndb.known
+            and made.scanned[0] is first and made.scanned == strata[:len(made.scanned)]):
+        return made
+    made = _batch_made(ndb, plans, strata, covered)
+    if made is not None and made.need <= ndb.known:
+        made.changes = layout.changes
+        layout.batches[(id(first), len(strata))] = made
+    return made
+
+
+def _in_c(ndb: NativeDB, stratum) -> bool:
+    """Whether C may evaluate the stratum (plain or recursive, every relation in C)."""
+    return not stratum.subsumptive and not stratum.stepped and all(map(ndb.holds, stratum.relations))
+
+
+def _batch_made(ndb: NativeDB, plans, strata, covered: bool) -> _Batch | None:
+    """The leading strata C may evaluate with a plan kept (the first one's
+    made already: see _batch), and per stratum the C plans of each."""
+    batch = _Batch()
+    for s in strata:
+        batch.scanned.append(s)
+        if not _in_c(ndb, s):
+            break
+        offered = [_prepared(ndb, covered, s, kept, plans, batch) for kept in plans.kept(("c", s.relations))
+                   if kept[1] is not None]
+        if not offered:
+            break
+        batch.strata.append(s)
+        batch.offered.append(offered)
+    if not batch.strata:
+        return None
+    batch.relations = [r for s in batch.strata for r in s.relations]
+    return batch
+
+
+def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans, batch: _Batch) -> tuple:
     """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
     planned for, its C programs: PlanCache.kept), bound to the database.
     Made once per layout for the strata of the programs it covers (usable
-    by a database that knows the symbols they name: TableLayout), else once
-    per database."""
+    by a database that knows the symbols they name: TableLayout; batch.need
+    is raised to their number), else once per database."""
     seen, made = kept
     if covered:
         layout = ndb.layout
@@ -205,7 +271,9 @@ def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans) -> tuple:
                            default=-1)
             got = _remember(known, seen, (seen, args, need), plans)
         if got[2] <= ndb.known:
+            batch.need = max(batch.need, got[2])
             return got[1]
+        batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
     known = ndb.bound.setdefault(stratum.relations, {})
     got = known.get(id(seen))
     if got is None or got[0] is not seen:

@@ -948,19 +948,45 @@ class _Extractor:
         return rule_id
 
     def add_rule_facts(self, rule_id: int, rule) -> None:
-        f = self.facts
-        for fac, size in enumerate(rule.factor_sizes):
-            f.add("rule_factor", rule_id, fac, size, rule.kind(fac).value)
-            if rule.is_blocked(fac):
-                f.add("rule_blocked_factor", rule_id, fac)
-        for t, (_, _, mapping) in enumerate(rule.tensors()):
-            for d, factors in enumerate(mapping):
-                for pos, fac in enumerate(factors):
-                    f.add("rule_dim_factor", rule_id, t, d, pos, fac)
-                for fac in factors[:-1]:
-                    self._split_sizes.add(rule.factor_sizes[fac])
-        if rule.is_custom:
-            f.add("custom_rule", rule_id)
+        relations = self.facts.relations
+        rows, split_sizes = _rule_rows(rule)
+        for relation, row in rows:
+            relations[relation].append((rule_id, *row))
+        self._split_sizes |= split_sizes
+
+
+def rule_rows(rule) -> tuple[list, frozenset]:
+    """A rule's fact rows, each (relation, row without the rule id), in
+    order, and the sizes of its factors that are not a dimension's
+    minor-most one."""
+    rows, split_sizes = [], set()
+    for fac, size in enumerate(rule.factor_sizes):
+        rows.append(("rule_factor", (fac, size, rule.kind(fac).value)))
+        if rule.is_blocked(fac):
+            rows.append(("rule_blocked_factor", (fac,)))
+    for t, (_, _, mapping) in enumerate(rule.tensors()):
+        for d, factors in enumerate(mapping):
+            for pos, fac in enumerate(factors):
+                rows.append(("rule_dim_factor", (t, d, pos, fac)))
+            for fac in factors[:-1]:
+                split_sizes.add(rule.factor_sizes[fac])
+    if rule.is_custom:
+        rows.append(("custom_rule", ()))
+    return rows, frozenset(split_sizes)
+
+
+# rule_rows kept per rule: a run adds the rows of the same few rules (rules
+# are built once per MLIR context, facts/shared.py), each extraction again.
+_RULE_ROWS: dict = {}
+
+
+def _rule_rows(rule) -> tuple[list, frozenset]:
+    got = _RULE_ROWS.get(rule)
+    if got is None:
+        if len(_RULE_ROWS) >= 10_000:
+            _RULE_ROWS.clear()
+        got = _RULE_ROWS[rule] = rule_rows(rule)
+    return got
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,

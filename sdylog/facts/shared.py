@@ -27,7 +27,7 @@ def module_facts(module, ctx, *, conservative: bool = False, static_shapes: bool
     scope = getattr(ctx, "census", None)
     if scope is None:
         return extract_facts(module, filename, conservative=conservative, static_shapes=static_shapes,
-                             strict_rules=strict_rules)
+                             strict_rules=strict_rules, rules=_rule_cache(module, conservative))
     key = (module, conservative, static_shapes, strict_rules)
     kept = scope.get("facts")
     if kept is not None and kept[0] == key:
@@ -35,17 +35,28 @@ def module_facts(module, ctx, *, conservative: bool = False, static_shapes: bool
     from sdylog.passes.census import census
     facts = extract_facts(module, filename, conservative=conservative, static_shapes=static_shapes,
                           strict_rules=strict_rules, names_within=census(module, ctx).within_and_names,
-                          rules=_rule_cache(module, scope, conservative))
+                          rules=_rule_cache(module, conservative))
     scope["facts"] = (key, facts)
     return facts
 
 
-def _rule_cache(module, scope: dict, conservative: bool) -> RuleCache:
-    """The op sharding rules built for the module's ops in this scope, by
-    rule_key: a rule depends on the op's name, types and attributes only,
-    which passes do not change in place (ops they make have keys of their
-    own), so the reshard step reuses those propagation built."""
-    kept = scope.get(("rules", conservative))
-    if kept is None or kept[0] is not module:
-        kept = scope[("rules", conservative)] = (module, RuleCache(conservative))
-    return kept[1]
+def _rule_cache(module, conservative: bool) -> RuleCache:
+    """The op sharding rules built for ops in the module's MLIR context, by
+    rule_key: a rule depends on the op's name, types and attributes only
+    (uniqued per context; a key holds them, and so keeps the context
+    alive), which passes do not change in place (ops they make have keys of
+    their own). So the reshard step reuses the rules propagation built, and
+    a run those of earlier runs and modules (a transformer's ~70 rules
+    cost a tenth of its fact extraction). Kept for the last few contexts,
+    each made anew when it holds _RULES_KEPT rules."""
+    key = (module.context, conservative)
+    rules = _RULES.get(key)
+    if rules is None or rules.count() >= _RULES_KEPT:
+        if len(_RULES) >= 4:
+            _RULES.clear()
+        rules = _RULES[key] = RuleCache(conservative)
+    return rules
+
+
+_RULES: dict = {}           # (context, conservative) -> RuleCache
+_RULES_KEPT = 10_000

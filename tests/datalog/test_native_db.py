@@ -205,6 +205,73 @@ def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
         assert again == [] and got == run(facts, native=False)[0]
 
 
+def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
+    """run_strata offers again the batch it made for the same strata while
+    no plan kept for them changed (native_db._batch): every db.run call,
+    data of two sizes in turn (plans made, then the kept ones taking turns
+    first), offers C the plans the plain way (_batch_made each time) offers."""
+    def runs(program, plain: bool):
+        offers = []
+        if plain:
+            monkeypatch.setattr(native_db, "_batch", plain_batch)
+        real_run = native_db.run_strata
+        # (a C plan stands for the plan kept it was loaded from, its sizes read:
+        # a plan loaded again, e.g. after TableLayout.bound forgot it, is the same)
+        loaded_from = {}
+        real_arguments = native_db._arguments
+
+        def arguments(ndb, stratum, kept, *rest):
+            c_plan = real_arguments(ndb, stratum, kept, *rest)
+            loaded_from[id(c_plan)] = (c_plan, kept[0])
+            return c_plan
+        monkeypatch.setattr(native_db, "_arguments", arguments)
+
+        class Recording:
+            def __init__(self, db):
+                self.db = db
+
+            def run(self, strata):
+                offers.append([[id(loaded_from[id(p)][1]) for p in offered] for offered in strata])
+                return self.db.run(strata)
+
+            def __getattr__(self, name):
+                return getattr(self.db, name)
+
+        def recording(ndb, *rest):
+            real, ndb.db = ndb.db, Recording(ndb.db)
+            try:
+                return real_run(ndb, *rest)
+            finally:
+                ndb.db = real
+        monkeypatch.setattr(memory_engine, "run_strata", recording)
+        got = []
+        for facts in (FEW, MANY, FEW, FEW, MANY, MANY, FEW):
+            with make_engine(program, "memory") as e:
+                for name, rows in facts.items():
+                    e.load(name, rows)
+                e.run()
+                got.append({r: e.read(r) for r in e.relations})
+        monkeypatch.undo()
+        return got, offers, loaded_from
+
+    real_batch = native_db._batch
+
+    def plain_batch(ndb, indexes, program, plans, strata):
+        ndb.layout.batches.clear()
+        return real_batch(ndb, indexes, program, plans, strata)
+    cached = runs(parse_program(PROGRAM, "again.dl"), plain=False)
+    plain = runs(parse_program(PROGRAM, "again.dl"), plain=True)
+    assert cached[0] == plain[0]
+    assert [len(o) for o in cached[1]] == [len(o) for o in plain[1]]
+    assert renumbered(cached[1]) == renumbered(plain[1])   # (the same plans, in the same order)
+
+
+def renumbered(offers):
+    """offers with each C plan's id replaced by the order it first appears in."""
+    first: dict = {}
+    return [[[first.setdefault(i, len(first)) for i in s] for s in c] for c in offers]
+
+
 def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
     # (a plan is loaded once, db.plan, and run by every database of its program's
     # layout; one whose tables have other shapes refuses it)

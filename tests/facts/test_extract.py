@@ -96,6 +96,30 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x8xf32> {
     assert len(f.rows("rule_tensor")) == 9
 
 
+def test_rule_rows_kept_are_those_of_the_rule():
+    """A rule's rows are kept per rule (extract._rule_rows): a second
+    extraction, whose rules are those of the first, gives the same rows, and
+    they are rule_rows' for each rule, under its id."""
+    from sdylog.facts.extract import _rule_rows, rule_rows
+    from sdylog.oprules import RuleCache
+    text = """
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4x8xf32>
+  %1 = stablehlo.dot_general %0, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %2 = stablehlo.reshape %1 : (tensor<4x4xf32>) -> tensor<16xf32>
+  %3 = stablehlo.reshape %2 : (tensor<16xf32>) -> tensor<4x4xf32>
+  return %3 : tensor<4x4xf32>
+}"""
+    rules = RuleCache()
+    first = extract_facts(parse_module(text), rules=rules)
+    again = extract_facts(parse_module(text), rules=rules)
+    assert first.relations == again.relations and first.rules == again.rules
+    for rule_id, rule in enumerate(again.rules):
+        assert _rule_rows(rule) == rule_rows(rule)
+        for relation, row in rule_rows(rule)[0]:
+            assert (rule_id, *row) in again.rows(relation)
+
+
 def test_calls_have_no_rule_and_no_edges_of_their_own(facts):
     # propagation crosses calls only once import-func-calls made them named
     # computations (with sdy.data_flow_edge ops) or through func_data_flow_edge ops

@@ -155,3 +155,26 @@ def test_facts_are_extracted_once_while_the_module_stays(monkeypatch):
         follow_step(ctx, ATTRIBUTES_ONLY)
         shared.module_facts(module, ctx, strict_rules=False)
         assert len(calls) == 3
+
+
+def test_rules_built_for_one_module_serve_the_next_of_its_context(monkeypatch):
+    """The op sharding rules are kept per MLIR context (facts/shared.py): the
+    same text parsed again (a warm run) builds no rule, and its facts are
+    those a fresh RuleCache gives."""
+    from sdylog.facts import shared
+    from sdylog.facts.extract import extract_facts
+    from sdylog.ir import parse_module
+    from sdylog.oprules import RuleCache
+    from sdylog.passes import PassContext
+    first = parse_module(CONSTANTS, "f.mlir")
+    with first.context:
+        shared.module_facts(first, PassContext(filename="f.mlir"), strict_rules=True)
+    again = parse_module(CONSTANTS, "f.mlir")
+    plain = extract_facts(again, "f.mlir", strict_rules=True, rules=RuleCache())
+    builds = []
+    real = RuleCache._build
+    monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name) or real(self, op))
+    with again.context:
+        kept = shared.module_facts(again, PassContext(filename="f.mlir"), strict_rules=True)
+    assert plain.rules and not builds
+    assert kept.rules == plain.rules and kept.relations == plain.relations
