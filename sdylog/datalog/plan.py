@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard)
 from sdylog.datalog.pickled import Pickled
-from sdylog.datalog.semantics import injected, literal_exprs, needed
+from sdylog.datalog.semantics import injected, literal_exprs
 
 
 # ---------------------------------------------------------------- values
@@ -244,8 +244,17 @@ class _BodyPlanner:
 
     # ---- values ----
     def can_compute(self, e) -> bool:
-        """Whether the variables e needs (semantics.needed) are bound."""
-        return not isinstance(e, Wildcard) and all(v.name in self.bound for v in needed(e, self.items, self.outer))
+        """Whether the variables e needs are bound (semantics.needed says
+        which; walked here directly: planning asks it thousands of times)."""
+        if isinstance(e, Var):
+            return e.name in self.bound
+        if isinstance(e, (NumberLit, StringLit)):
+            return True
+        if isinstance(e, Functor):
+            return all(self.can_compute(a) for a in e.args)
+        if isinstance(e, AggregateExpr):
+            return all(n in self.bound for n in injected(e, self.items, self.outer))
+        return False
 
     def value(self, e):
         if isinstance(e, Var):
