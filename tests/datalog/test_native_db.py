@@ -83,6 +83,19 @@ def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
     assert got["tagged"] == [("a", "a"), ("b", "a"), ("c", "a"), ("c", "hub")]   # (a -> d is blocked)
 
 
+def relations_after_run(program, facts, native, monkeypatch, on_engine=None):
+    """The relations of a new engine of `program` after a run on `facts`
+    (in C or the Python path); `on_engine(e)` first, if given."""
+    monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+    with make_engine(program, "memory") as e:
+        if on_engine is not None:
+            on_engine(e)
+        for name, rows in facts.items():
+            e.load(name, rows)
+        e.run()
+        return {r: e.read(r) for r in e.relations}
+
+
 def test_a_program_run_again_plans_only_where_the_sizes_differ_much(monkeypatch):
     """Plans are kept per program with the sizes their planning read
     (plan.PlanCache): the same facts again, facts whose symbols get other
@@ -95,13 +108,8 @@ def test_a_program_run_again_plans_only_where_the_sizes_differ_much(monkeypatch)
     monkeypatch.setattr(native_db, "_lower", lambda p, s, ctx: planned.append(s) or real(p, s, ctx))
 
     def run(facts, native: bool):
-        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
         planned.clear()
-        with make_engine(program, "memory") as e:
-            for name, rows in facts.items():
-                e.load(name, rows)
-            e.run()
-            return {r: e.read(r) for r in e.relations}, len(planned)
+        return relations_after_run(program, facts, native, monkeypatch), len(planned)
 
     first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
              "blocked": [("d",)]}
@@ -139,15 +147,9 @@ def counting_runs(program, monkeypatch):
             return getattr(self.db, name)
 
     def run(facts, native=True):
-        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
         calls.clear()
-        with make_engine(program, "memory") as e:
-            if native:
-                e._db.db = Counting(e._db.db)
-            for name, rows in facts.items():
-                e.load(name, rows)
-            e.run()
-            return {r: e.read(r) for r in e.relations}, list(calls)
+        counted = (lambda e: setattr(e._db, "db", Counting(e._db.db))) if native else None
+        return relations_after_run(program, facts, native, monkeypatch, counted), list(calls)
     return run
 
 
@@ -190,13 +192,8 @@ def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
     monkeypatch.setattr(native_db, "_arguments", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
 
     def run(facts, native=True):
-        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
         bound.clear()
-        with make_engine(program, "memory") as e:
-            for name, rows in facts.items():
-                e.load(name, rows)
-            e.run()
-            return {r: e.read(r) for r in e.relations}, list(bound)
+        return relations_after_run(program, facts, native, monkeypatch), list(bound)
     swap = {"a": "hub", "b": "z", "hub": "a"}   # (ids given in another order; the sizes of FEW)
     renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in FEW.items()}
     assert run(FEW)[1]
@@ -246,11 +243,7 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
         monkeypatch.setattr(memory_engine, "run_strata", recording)
         got = []
         for facts in (FEW, MANY, FEW, FEW, MANY, MANY, FEW):
-            with make_engine(program, "memory") as e:
-                for name, rows in facts.items():
-                    e.load(name, rows)
-                e.run()
-                got.append({r: e.read(r) for r in e.relations})
+            got.append(relations_after_run(program, facts, True, monkeypatch))
         monkeypatch.undo()
         return got, offers, loaded_from
 
