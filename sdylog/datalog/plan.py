@@ -661,13 +661,13 @@ class PlanCache:
         return kept[0]
 
     def kept(self, key) -> list:
-        """(sizes read, plan) of the plans kept for `key`, the latest first
-        (each unpickled: every one may run)."""
-        kept = self._kept.get(key, [])
-        for i, (seen, made) in enumerate(kept):
-            if isinstance(made, Pickled):
-                kept[i] = (seen, made.value)
-        return kept
+        """(sizes read, plan) of the plans kept for `key` that this process
+        has read, the latest first. Those still pickled (saved with the
+        program, not picked since: __getstate__) are left out: unpickling
+        every plan of every stratum to offer it would cost a cold start more
+        than the few strata whose sizes need one, which `get` finds and
+        unpickles when its stratum comes first (native_db._batch)."""
+        return [k for k in self._kept.get(key, ()) if not isinstance(k[1], Pickled)]
 
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for
