@@ -192,8 +192,8 @@ class _Source:
             return f"({a} {'not in' if t.negated else 'in'} {b})"
         return f"({a} {_COMPARE[t.op]} {b})"
 
-    def option_line(self, x) -> str:
-        """A line of a Branch's option: an Assign, or a test."""
+    def simple_line(self, x) -> str:
+        """The line of an Assign, a Test or an Either (also in a Branch's options)."""
         if isinstance(x, P.Assign):
             return f"r{x.reg} = {self.value(x.value)}"
         return f"if not {self.either(x) if isinstance(x, P.Either) else self.test(x)}: continue"
@@ -233,19 +233,15 @@ class _Source:
                 depth += 1
             elif isinstance(s, P.Bind):
                 out.append(f"{pad}r{s.reg} = t{s.t}[{s.col}]")
-            elif isinstance(s, P.Assign):
-                out.append(f"{pad}r{s.reg} = {self.value(s.value)}")
-            elif isinstance(s, P.Test):
-                out.append(f"{pad}if not {self.test(s)}: continue")
-            elif isinstance(s, P.Either):
-                out.append(f"{pad}if not {self.either(s)}: continue")
+            elif isinstance(s, (P.Assign, P.Test, P.Either)):
+                out.append(pad + self.simple_line(s))
             elif isinstance(s, P.Branch):
                 # (a loop over the options: a failed test goes on to the next)
                 b = f"_b{len(out)}"
                 out.append(f"{pad}for {b} in range({len(s.options)}):")
                 for k, option in enumerate(s.options):
                     out.append(f"{pad}    {'elif' if k else 'if'} {b} == {k}:")
-                    out += [f"{pad}        {self.option_line(x)}" for x in option]
+                    out += [f"{pad}        {self.simple_line(x)}" for x in option]
                 depth += 1
             elif isinstance(s, P.Absent):
                 name = self.ns.index(s.relation, s.key, negated=True)
