@@ -104,7 +104,10 @@ class Preprocessor:
     def __init__(self, include_dirs: list[str] | None = None):
         self.include_dirs = list(include_dirs or [])
         self.macros: dict[str, list[Token]] = {}
-        self.functions: dict[str, tuple[list[str], list[Token]]] = {}   # NAME(params) -> body
+        # NAME(params) -> body; replaced, never changed in place, by #define and
+        # #undef, so that a call can keep the functions defined where it stands
+        self.functions: dict[str, tuple[list[str], list[Token]]] = {}
+        self._calls_at: dict[int, tuple[Token, dict]] = {}   # id(name token) -> (it, functions there)
         self.files: list[str] = []        # every file read, in order
         self._once: set[str] = set()
         self._stack: list[str] = []
@@ -126,9 +129,11 @@ class Preprocessor:
         self._stack.append(key)
         self.files.append(real_path or filename)
         try:
-            out = self._calls(self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd()))
+            out = self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd())
         finally:
             self._stack.pop()
+        if not self._stack:   # (the outermost file: its includes' calls are expanded with its own)
+            out, self._calls_at = self._calls(out), {}
         return out
 
     def _lex(self, text: str, filename: str, here: str) -> list[Token]:
@@ -197,23 +202,38 @@ class Preprocessor:
                         pos = name.end()
                         continue
                 if kind == "ident" and value in self.macros:
-                    out.extend(Token(t.kind, t.text, loc) for t in self.macros[value])
+                    for t in self.macros[value]:
+                        self._append(out, Token(t.kind, t.text, loc))
                 else:
-                    out.append(Token(kind, value, loc))
+                    self._append(out, Token(kind, value, loc))
             pos = m.end()
         if conds:
             raise error(conds[-1].loc, "unterminated #if")
         return out
 
-    def _calls(self, tokens: list[Token], depth: int = 0) -> list[Token]:
+    def _append(self, out: list[Token], t: Token) -> None:
+        """t, at the end of out; a function-like macro's name noted with the
+        functions defined here (as C's preprocessor, which expands a call with
+        the definitions before it, not those of the end of the file)."""
+        if t.kind == "ident" and t.text in self.functions:
+            self._calls_at[id(t)] = (t, self.functions)
+        out.append(t)
+
+    def _calls(self, tokens: list[Token], depth: int = 0, functions: dict | None = None) -> list[Token]:
         """The tokens with each call of a function-like macro replaced by its
-        body, the arguments put in for its parameters (calls in it expanded too)."""
+        body, the arguments put in for its parameters (calls in it expanded too,
+        with the functions defined where the call stands). `functions`: those
+        of every call in tokens (a body's); else each name token's own (_append)."""
         if depth > 50:
             raise error(tokens[0].loc if tokens else None, "macros call each other without end")
         out, i = [], 0
         while i < len(tokens):
             t = tokens[i]
-            fn = self.functions.get(t.text) if t.kind == "ident" else None
+            here = functions
+            if here is None:
+                noted = self._calls_at.get(id(t))
+                here = noted[1] if noted is not None and noted[0] is t else {}
+            fn = here.get(t.text) if t.kind == "ident" else None
             if fn is None or i + 1 == len(tokens) or tokens[i + 1].text != "(":
                 out.append(t)
                 i += 1
@@ -226,7 +246,7 @@ class Preprocessor:
             given = dict(zip(params, args))
             expanded = [x for b in body for x in
                         (given[b.text] if b.kind == "ident" and b.text in given else [Token(b.kind, b.text, t.loc)])]
-            out += self._calls(expanded, depth + 1)
+            out += self._calls(expanded, depth + 1, here)
         return out
 
     def _include(self, name: str, here: str, loc: Loc, out: list[Token]) -> None:
@@ -276,10 +296,10 @@ class Preprocessor:
             params = [p.strip() for p in call[2].split(",")] if call[2].strip() else []
             if not all(map(_IDENT.match, params)) or len(set(params)) < len(params):
                 raise error(loc, f"#define {parts[0]}: parameters are distinct names")
-            self.functions[parts[0]] = (params, body)
+            self.functions = {**self.functions, parts[0]: (params, body)}
         elif name == "undef":
             self.macros.pop(rest.strip(), None)
-            self.functions.pop(rest.strip(), None)
+            self.functions = {k: v for k, v in self.functions.items() if k != rest.strip()}
         elif name == "pragma" and rest.strip() == "once":
             self._once.add(self._stack[-1])
         else:

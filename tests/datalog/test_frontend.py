@@ -58,6 +58,14 @@ def test_function_like_macros_expand_with_their_arguments():
     assert error_of(text + "p(x, y) :- e(x, y), q(x).").startswith("t.dl:7:21: error: relation 'q'")
 
 
+def test_a_macro_call_expands_with_the_definitions_before_it():
+    # (as C's preprocessor: not those of the end of the file)
+    program = parse_program(".decl a(x: number)\n#define F(x) x + 1\na(F(2)).\n#undef F\n"
+                            "#define F(x) x * 3\na(F(2)).\n#define X F(4)\na(X).\n")
+    assert print_program(program).splitlines()[1:] == ["a(2 + 1).", "a(2 * 3).", "a(4 * 3)."]
+    assert "'F' is not a functor" in error_of(".decl a(x: number)\na(F(2)).\n#define F(x) x + 1\n")
+
+
 def test_subsumptive_rule_binds_through_its_conditions():
     # (checked as the clause `p(x, y1) :- p(x, y1), p(x, y2), d = y2 + 1, y1 < d.`)
     program = parse_program(SCHEMA + "p(x, y) :- e(x, y).\np(x, y1) <= p(x, y2) :- d = y2 + 1, y1 < d.")
