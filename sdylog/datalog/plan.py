@@ -32,7 +32,7 @@ relations (those of the stratum, which grow) last.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard)
@@ -569,7 +569,7 @@ def plan_stratum(program, stratum, ctx: Context) -> StratumPlan:
     relation below the stratum has no solution and no plan."""
     here = list(stratum.relations)
     rid = {r: i for i, r in enumerate(here)}
-    live = Context(ctx.size, frozenset(here), ctx.index_key, ctx.live_key, ctx.fanout)
+    live = replace(ctx, live=frozenset(here))
     base, deltas = [], [[] for _ in here]
     for ci in stratum.clauses:
         c = program.clauses[ci]

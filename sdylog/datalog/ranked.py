@@ -94,9 +94,8 @@ class RankedEvaluation:
     def _plans(self, static) -> RankedPlans:
         """The stratum's plans, made with what `static` (the indexes of the
         relations below) says of sizes and keys; kept per program."""
-        def size(rel):
-            return static.size(rel)
-        return plans_of(self.program).get(("ranked", self.stratum.relations), size, lambda sizes: self._plan(static, sizes))
+        return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
+                                          lambda sizes: self._plan(static, sizes))
 
     def _plan(self, static, size) -> RankedPlans:
         prog = self.program
@@ -228,10 +227,7 @@ class RankedEvaluation:
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        for rel, rows, rule in self._seeds(plans.base):
-            ri = self.rid[rel]
-            for tup in rows:
-                emit(ri, tup, rule)
+        self._seed(plans.base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
         stores = self.store
@@ -293,22 +289,20 @@ class RankedEvaluation:
         self.delta_fns = self.dominated = None
         self.engine = None   # compilers kept in cycles must not keep the engine alive
 
-    def _seeds(self, base):
-        """(relation, tuples, rule id) of the stratum's loaded tuples, then of
-        the clauses that read none of its relations (`base`: their plans,
-        RankedPlans.base)."""
+    def _seed(self, base, emit) -> None:
+        """emit(relation index, tuple, rule id) the stratum's loaded tuples,
+        then those of the clauses that read none of its relations (`base`:
+        their plans, RankedPlans.base, whose Emit steps name the relation's
+        index and the rule as emit takes them)."""
         eng = self.engine
-        for name in self.rels:
-            if eng._loaded.get(name):
-                yield name, list(eng._loaded[name]), -1
+        for ri, name in enumerate(self.rels):
+            for tup in eng._loaded.get(name) or ():
+                emit(ri, tup, -1)
         ns = Namespace()
-        fns = [(self.program.clauses[p.steps[-1].clause].head.relation, self._rule_id(p.steps[-1].clause),
-                clause_function(ns, p, rule_of=self._rule_id)) for p in base]
+        fns = [clause_function(ns, p, rule_of=self._rule_id) for p in base]
         eng._bind(ns)
-        for rel, rule, fn in fns:
-            out = []
-            fn(lambda _ri, tup, _rule: out.append(tup))
-            yield rel, out, rule
+        for fn in fns:
+            fn(emit)
 
 
 @dataclass(frozen=True)
