@@ -720,8 +720,7 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
         ix->nkey = x->nkey;
         memcpy(ix->key, x->key, sizeof(int) * (size_t)x->nkey);
         if (!x->nkey) continue;
-        for (i64 r = 0; r < t->n; r++)
-            if (index_add(ix, (int32_t)r) < 0) { PyErr_NoMemory(); goto out; }
+        if (index_build_plain(ix) < 0) { PyErr_NoMemory(); goto out; }
         if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
     int rc;
