@@ -372,16 +372,12 @@ class NamedValues:
         from sdylog.model.sharding import TensorSharding
         self.names, self.copies = match_values(facts, self.values)
         self.shardings = {}
-        read: dict = {None: None}   # attribute -> TensorSharding (shardings repeat)
         with facts.module.context:
             for iv in self.values:
                 out = []
                 for v in self.copies[id(iv)]:
                     a = get_sharding(facts.values[v])
-                    s = read.get(a, read)
-                    if s is read:
-                        s = read[a] = TensorSharding.from_attr(a)
-                    out.append(s)
+                    out.append(None if a is None else TensorSharding.from_attr(a))   # (kept per attribute)
                 self.shardings[id(iv)] = out
 
 

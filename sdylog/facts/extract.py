@@ -977,16 +977,7 @@ def rule_rows(rule) -> tuple[list, frozenset]:
 
 # rule_rows kept per rule: a run adds the rows of the same few rules (rules
 # are built once per MLIR context, facts/shared.py), each extraction again.
-_RULE_ROWS: dict = {}
-
-
-def _rule_rows(rule) -> tuple[list, frozenset]:
-    got = _RULE_ROWS.get(rule)
-    if got is None:
-        if len(_RULE_ROWS) >= 10_000:
-            _RULE_ROWS.clear()
-        got = _RULE_ROWS[rule] = rule_rows(rule)
-    return got
+_rule_rows = lru_cache(maxsize=10_000)(rule_rows)
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
