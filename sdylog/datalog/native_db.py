@@ -16,6 +16,15 @@ from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import StaticIndexes
 
 
+def table_shape(decl) -> tuple | None:
+    """(arity, per column whether it holds symbols) of the C table of
+    DECL's relation; None for one with a float column (held in Python)."""
+    kinds = decl.kinds
+    if "float" in kinds:
+        return None
+    return decl.arity, tuple(k == "symbol" for k in kinds)
+
+
 class TableLayout:
     """The C tables of a program's relations (those with no float column),
     worked out once per program (memory_engine.Schema): their numbers in
@@ -29,13 +38,13 @@ class TableLayout:
     def __init__(self, decls: dict, programs: tuple = ()):
         self.numbers: dict[str, int] = {}           # relation -> table number
         self.arity: dict[str, int] = {}
-        self.shapes: list[tuple] = []               # per table: (arity, symbol columns)
+        self.shapes: list[tuple] = []               # per table: table_shape
         for name, decl in decls.items():
-            kinds = decl.kinds
-            if "float" not in kinds:
+            shape = table_shape(decl)
+            if shape is not None:
                 self.numbers[name] = len(self.shapes)
                 self.arity[name] = decl.arity
-                self.shapes.append((decl.arity, tuple(k == "symbol" for k in kinds)))
+                self.shapes.append(shape)
         self.in_python = [name for name in decls if name not in self.numbers]   # (a float column)
         self.programs = programs
         self.symbols: list[str] = []                # symbol id -> its string
@@ -75,9 +84,9 @@ class NativeDB:
     def declare(self, decl) -> None:
         if decl.name in self.table:
             return
-        kinds = decl.kinds
-        if "float" not in kinds:
-            self.table[decl.name] = self.db.add_table(decl.arity, tuple(k == "symbol" for k in kinds))
+        shape = table_shape(decl)
+        if shape is not None:
+            self.table[decl.name] = self.db.add_table(*shape)
             self.arity[decl.name] = decl.arity
 
     def holds(self, relation: str) -> bool:
