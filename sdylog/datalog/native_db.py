@@ -267,37 +267,41 @@ def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans, batch: _Batch)
     Made once per layout for the strata of the programs it covers (usable
     by a database that knows the symbols they name: TableLayout; batch.need
     is raised to their number), else once per database."""
-    seen, made = kept
     if covered:
-        layout = ndb.layout
-        known = layout.bound.setdefault(stratum.relations, {})
-        got = known.get(id(seen))
-        if got is None or got[0] is not seen:
-            args = _arguments(ndb, stratum, kept, plans, layout.intern)
-            base, deltas, _ = made
-            ids = layout.symbol_ids
-            need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols),
-                           default=-1)
-            got = _remember(known, seen, (seen, args, need), plans)
-        if got[2] <= ndb.known:
-            batch.need = max(batch.need, got[2])
-            return got[1]
+        args, need = _bound(ndb.layout.bound, stratum, kept, plans,
+                            lambda: _layout_arguments(ndb, stratum, kept, plans))
+        if need <= ndb.known:
+            batch.need = max(batch.need, need)
+            return args
         batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
-    known = ndb.bound.setdefault(stratum.relations, {})
+    args, _ = _bound(ndb.bound, stratum, kept, plans, lambda: (_arguments(ndb, stratum, kept, plans, ndb.intern), 0))
+    return args
+
+
+def _bound(bound: dict, stratum, kept, plans, make) -> tuple:
+    """make()'s (C plan, symbols a database needs for it) for the plan `kept`
+    of `stratum`, kept in `bound` (TableLayout.bound or NativeDB.bound) under
+    the plan's sizes. A stratum's entry holding more than twice the plans a
+    PlanCache keeps is emptied first (it holds those of plans no longer kept)."""
+    seen = kept[0]
+    known = bound.setdefault(stratum.relations, {})
     got = known.get(id(seen))
     if got is None or got[0] is not seen:
-        got = _remember(known, seen, (seen, _arguments(ndb, stratum, kept, plans, ndb.intern)), plans)
-    return got[1]
+        if len(known) >= 2 * plans.KEPT:
+            known.clear()
+        got = known[id(seen)] = (seen, *make())
+    return got[1:]
 
 
-def _remember(known: dict, seen, entry: tuple, plans) -> tuple:
-    """entry, kept in `known` (a stratum's arguments by plan) under the plan's
-    sizes `seen`; when it holds more than twice the plans a PlanCache keeps,
-    it is emptied first (it holds those of plans no longer kept)."""
-    if len(known) >= 2 * plans.KEPT:
-        known.clear()
-    known[id(seen)] = entry
-    return entry
+def _layout_arguments(ndb: NativeDB, stratum, kept, plans) -> tuple:
+    """_arguments with symbols interned by the layout, and the number of
+    symbols a database must know to run them."""
+    layout = ndb.layout
+    args = _arguments(ndb, stratum, kept, plans, layout.intern)
+    base, deltas, _ = kept[1]
+    ids = layout.symbol_ids
+    need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols), default=-1)
+    return args, need
 
 
 def _arguments(ndb: NativeDB, stratum, kept, plans, intern):
