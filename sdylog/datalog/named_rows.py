@@ -96,10 +96,12 @@ class Lookup:
 
     def _index(self, relation: str, columns: tuple) -> dict:
         at = positions(self.engine.decl(relation), columns)
+        # (one column: the bare value; none: every row, under ())
+        key = itemgetter(*at) if at else lambda row: ()
         index: dict = {}
         rows = self._rows.get(relation)
         if rows is None:
             rows = self._rows[relation] = self.engine.named(relation, ordered=True)
         for row in rows:
-            index.setdefault(row[at[0]] if len(at) == 1 else tuple(row[i] for i in at), []).append(row)
+            index.setdefault(key(row), []).append(row)
         return index

@@ -85,3 +85,9 @@ def test_keyword_columns_get_a_trailing_underscore():
         (row,) = e.named("span")
         assert row.from_ == 1 and row.to == 2
         assert e.select("span", "to", "from") == [(2, 1)]
+
+
+
+def test_lookup_without_columns_gives_every_row(engine):
+    from sdylog.datalog.named_rows import Lookup
+    assert [tuple(r) for r in Lookup(engine).where("edge")] == sorted(EDGES)
