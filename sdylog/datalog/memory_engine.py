@@ -344,8 +344,13 @@ class MemoryEngine(NamedReads):
         if not freed:
             return
         self._reset(freed)
+        self._facts_provenance(freed)
+
+    def _facts_provenance(self, relations) -> None:
+        """With provenance, the relations' tuples (their loaded facts, after
+        _reset) recorded as facts: no rule, height 0."""
         if self.provenance:
-            for r in freed:
+            for r in relations:
                 self._prov[r] = {t: (-1, 0) for t in self._data[r]}
 
     def _kept(self, relation: str) -> RelationDecl:
@@ -363,9 +368,7 @@ class MemoryEngine(NamedReads):
             self._drop_sets(plan.unwritten)
         derived = [r for s in strata for r in s.relations]
         self._reset(derived)
-        if self.provenance:
-            for r in derived:
-                self._prov[r] = {t: (-1, 0) for t in self._data[r]}
+        self._facts_provenance(derived)
         i = 0
         while i < len(strata):
             if plan is not None and strata[i].subsumptive:
