@@ -51,10 +51,8 @@ class TableLayout:
         self.symbol_ids: dict[str, int] = {}
         # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
         self.bound: dict = {}
-        # (id(first stratum), strata offered at most) -> native_db._Batch, while
-        # `changes` (plans made or reordered for the strata of these programs) is as then
+        # (id(first stratum), strata offered at most, id(the plan picked for it)) -> native_db._Batch
         self.batches: dict = {}
-        self.changes = 0
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -196,43 +194,43 @@ class _Batch:
         self.relations: list = []   # the strata's relations, in order
         self.scanned: list = []     # the strata looked at: those offered, and the one that ended the batch
         self.need = 0               # symbols a database must know to run it (TableLayout.bound)
-        self.changes = 0            # the layout's `changes` when it was made
+        self.changes = 0            # the PlanCache's `changes` when it was made
 
 
 def _batch(ndb: NativeDB, indexes: NativeIndexes, program, plans, strata) -> _Batch | None:
     """What run_strata offers C (None: not even the first stratum runs
     there). For a program the layout covers, the batch made for the same
-    strata is offered again while no plan kept for a stratum changed (the
-    layout's `changes`; its C plans are the layout's, serving every database
-    that knows their symbols): a small module's runs have hundreds of strata
-    of few relations each, and making the batch again cost more than running
-    it. _batch_made is the plain way. (A plan kept but not offered would
-    make C find none fitting, "stale", not other rows: the caller plans it.)"""
+    strata and the same plan picked for the first is offered again while
+    the plans kept for them are those it offers (the PlanCache's `changes`;
+    its C plans are the layout's, serving every database that knows their
+    symbols): a small module's runs have hundreds of strata of few relations
+    each, and making the batch again cost more than running it. (Runs on
+    modules of other sizes pick other plans for a first stratum in turn: a
+    batch for each. The later strata's plans are offered in the order they
+    had when it was made: C runs the first whose sizes it checks fit, any
+    one giving the same rows.) _batch_made is the plain way. (A plan kept
+    but not offered would make C find none fitting, "stale", not other
+    rows: the caller plans it.)"""
     first = strata[0]
     if not _in_c(ndb, first):
         return None
-    key = ("c", first.relations)
-    latest = plans.latest(key)
-    plans.get(key, lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
-              lambda size: _lower(program, first, Context(size, index_key=indexes.index_key)))
-    now = plans.latest(key)
-    layout = ndb.layout
-    if latest is None or now[0] is not latest[0]:
-        layout.changes += 1     # (a plan made, or another kept one now first)
-    if now[1] is None:
+    picked = plans.get(("c", first.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
+                       lambda size: _lower(program, first, Context(size, index_key=indexes.index_key)))
+    if picked is None:
         return None
     strata = strata[:ndb.batch]
-    covered = layout.covers(program)
-    if not covered:
-        return _batch_made(ndb, plans, strata, covered)
-    made = layout.batches.get((id(first), len(strata)))
-    if (made is not None and made.changes == layout.changes and made.need <= ndb.known
+    layout = ndb.layout
+    if not layout.covers(program):
+        return _batch_made(ndb, plans, strata, False)
+    key = (id(first), len(strata), id(picked))
+    made = layout.batches.get(key)
+    if (made is not None and made.changes == plans.changes and made.need <= ndb.known
             and made.scanned[0] is first and made.scanned == strata[:len(made.scanned)]):
         return made
-    made = _batch_made(ndb, plans, strata, covered)
+    made = _batch_made(ndb, plans, strata, True)
     if made is not None and made.need <= ndb.known:
-        made.changes = layout.changes
-        layout.batches[(id(first), len(strata))] = made
+        made.changes = plans.changes
+        layout.batches[key] = made
     return made
 
 

@@ -619,6 +619,7 @@ class PlanCache:
     def __init__(self):
         self._kept: dict = {}   # key (a stratum's relations, ...) -> [(sizes read, plan)], latest first
         self.added = 0          # plans made since the program was loaded (cache.py saves them)
+        self.changes = 0        # times what kept() gives changed (a plan made, or one read from its pickle)
 
     def __getstate__(self):
         # (plans of the Python path are not saved: it runs few strata but with
@@ -631,7 +632,7 @@ class PlanCache:
 
     def __setstate__(self, state):
         self._kept = state["_kept"] if state.get("format") == FORMAT else {}
-        self.added = 0
+        self.added = self.changes = 0
 
     def get(self, key, size, make):
         """The plan make(sizes) gives for `key`, or one kept that fits the
@@ -640,7 +641,9 @@ class PlanCache:
         kept = self._kept.setdefault(key, [])
         for k, (seen, made) in enumerate(kept):
             if all(now == was or self._alike(now, was) for rel, was in seen.items() for now in [size(rel)]):
-                made = _unpickled(made)
+                if isinstance(made, Pickled):
+                    made = made.value
+                    self.changes += 1
                 kept.pop(k)
                 kept.insert(0, (seen, made))
                 return made
@@ -649,16 +652,8 @@ class PlanCache:
         kept.insert(0, (log.seen, made))
         del kept[self.KEPT:]
         self.added += 1
+        self.changes += 1
         return made
-
-    def latest(self, key):
-        """(sizes read, plan) of the plan last used for `key`, or None."""
-        kept = self._kept.get(key)
-        if not kept:
-            return None
-        seen, made = kept[0]
-        kept[0] = (seen, _unpickled(made))
-        return kept[0]
 
     def kept(self, key) -> list:
         """(sizes read, plan) of the plans kept for `key` that this process
@@ -682,11 +677,6 @@ class PlanCache:
             return now is was
         lo, hi = self.bounds(was)
         return lo <= now <= hi
-
-
-def _unpickled(made):
-    """A kept plan, unpickled if it was loaded with its program (__getstate__)."""
-    return made.value if isinstance(made, Pickled) else made
 
 
 class _SizeLog:

@@ -181,6 +181,24 @@ def test_data_of_two_sizes_in_turn_runs_each_stratum_with_a_plan_kept_for_it(mon
         assert turns == [7] and got == run(facts, native=False)[0]
 
 
+def test_data_of_two_sizes_in_turn_makes_each_batch_once(monkeypatch):
+    """The batch a db.run call offers is made once for each plan picked for
+    its first stratum (native_db._batch): runs taking turns on data of two
+    sizes, once each has its plans, offer batches made before."""
+    run = counting_runs(parse_program(PROGRAM, "made.dl"), monkeypatch)
+    expected = {}
+    for facts in (FEW, MANY, FEW, MANY):
+        run(facts)
+        expected[id(facts)] = run(facts, native=False)[0]
+    made = []
+    real = native_db._batch_made
+    monkeypatch.setattr(native_db, "_batch_made", lambda *args: made.append(1) or real(*args))
+    for facts in (FEW, MANY, FEW, MANY):
+        got, calls = run(facts)
+        assert calls == [7] and got == expected[id(facts)]
+    assert made == []
+
+
 def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
     """A stratum's C arguments (table numbers, the ids of the symbols its
     rules name, size checks) are bound once per program (native_db.
@@ -203,8 +221,8 @@ def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
 
 
 def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
-    """run_strata offers again the batch it made for the same strata while
-    no plan kept for them changed (native_db._batch): every db.run call,
+    """run_strata offers again the batch it made for the same strata and
+    first plan while the plans kept for them are the same (native_db._batch): every db.run call,
     data of two sizes in turn (plans made, then the kept ones taking turns
     first), offers C the plans the plain way (_batch_made each time) offers."""
     def runs(program, plain: bool):
