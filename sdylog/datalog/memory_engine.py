@@ -102,6 +102,7 @@ class MemoryEngine(NamedReads):
         self._in_python = set(schema.tables.in_python if self._db is not None else self._decls)
         for r in self._in_python:
             self._data[r] = set()
+        self._written: set[str] = set()     # C tables rows went into since they were last emptied
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
         # relations a run asked for some others only freed (see run): -> what it asked for
@@ -231,10 +232,13 @@ class MemoryEngine(NamedReads):
                 self._data[r].update(self._loaded[r])
 
     def _empty(self, relations) -> None:
-        """The relations emptied (those held in C in one call)."""
+        """The relations emptied (the C tables holding rows in one call)."""
         if self._db is not None:
-            self._db.clear(relations)
-            self._c_changed(relations)
+            written = self._written.intersection(relations)
+            if written:
+                self._written -= written
+                self._db.clear(written)
+                self._forget_c(written)
         python = self._in_python.intersection(relations)
         for r in python:
             self._data[r] = set()
@@ -243,8 +247,10 @@ class MemoryEngine(NamedReads):
     def _insert_c(self, relation: str, rows) -> None:
         """Rows into a C table; a value with no C form (an int beyond 64 bits)
         sends every relation back to Python for the engine's life."""
+        if not rows:
+            return
         self._c_changed((relation,))
-        if rows and not self._db.insert(relation, rows):
+        if not self._db.insert(relation, rows):
             self._leave_c()
             self._data[relation].update(rows)
 
@@ -257,19 +263,16 @@ class MemoryEngine(NamedReads):
         self._static.clear()
 
     def _c_changed(self, relations) -> None:
+        """Rows went into C tables (a load, a run of C)."""
+        self._written.update(relations)
+        self._forget_c(relations)
+
+    def _forget_c(self, relations) -> None:
         """C tables changed: their sets (if made) and what was built on them go."""
         for r in (self._data.keys() - self._in_python).intersection(relations):
             del self._data[r]
         self._cindexes.forget_all(relations)
         self._static.forget_all(relations)
-
-    def _to_c(self, relation: str) -> None:
-        """A C relation's set, written by Python, into its table (the set stays valid)."""
-        rows = self._data[relation]
-        self._db.clear((relation,))
-        self._cindexes.forget_all((relation,))
-        if not self._db.insert(relation, rows):
-            self._leave_c()
 
     def _rows_of(self, decl: RelationDecl, data):
         kinds = [_PY_KIND[k] for k in decl.kinds]
@@ -467,10 +470,12 @@ class MemoryEngine(NamedReads):
     def _store(self, relation: str, tuples: set, prov) -> None:
         """A relation's tuples (and their provenance) computed in Python, with its loaded facts."""
         tuples.update(self._loaded.get(relation, ()))
-        self._data[relation] = tuples
-        self._changed((relation,))
         if self._in_c(relation):
-            self._to_c(relation)
+            self._empty((relation,))
+            self._insert_c(relation, tuples)
+        else:
+            self._changed((relation,))
+        self._data[relation] = tuples   # (for a C table: its set, made already)
         if self.provenance:
             p = {t: (-1, 0) for t in self._loaded.get(relation, ())}
             if prov:
