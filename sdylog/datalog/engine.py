@@ -42,16 +42,15 @@ class DropPlan:
     after: list[list[str]]
     unwritten: list[str]
     sets: list[list[str]]
+    derived: list[str]      # the relations of the run's strata, in order
 
 
-def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
-    """The DropPlan of a run of `strata` (needed_strata's) asked for `kept`,
-    over the engine's `relations` (every one it holds)."""
-    # (the strata by their relations, not by id(): the key must hold in the next
-    # process too, the program being saved with its run_cache, cache.py)
-    key = ("drop", tuple(s.relations for s in strata), tuple(kept), tuple(relations))
+def drop_plan(program: Program, kept, relations) -> DropPlan:
+    """The DropPlan of a run of `program` asked for `kept` (the strata
+    needed_strata gives), over the engine's `relations` (every one it holds)."""
+    key = ("drop", tuple(kept), tuple(relations))
     if key not in program.run_cache:
-        program.run_cache[key] = _drop_plan(program, strata, kept, relations)
+        program.run_cache[key] = _drop_plan(program, needed_strata(program, kept), kept, relations)
     return program.run_cache[key]
 
 
@@ -76,4 +75,4 @@ def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     written = {r for s in strata for r in s.relations}
     unwritten = [r for r in relations if r not in keep and r not in written and r in last]
     sets = [[r for r in s.relations if r not in keep] for s in strata]
-    return DropPlan(tuple(kept), before, after, unwritten, sets)
+    return DropPlan(tuple(kept), before, after, unwritten, sets, [r for s in strata for r in s.relations])

@@ -28,6 +28,7 @@ deduplicates rows going in) once no stratum writes it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.engine import drop_plan, needed_strata
@@ -240,9 +241,10 @@ class MemoryEngine(NamedReads):
                 self._db.clear(written)
                 self._forget_c(written)
         python = self._in_python.intersection(relations)
-        for r in python:
-            self._data[r] = set()
-        self._changed(python)
+        if python:
+            for r in python:
+                self._data[r] = set()
+            self._changed(python)
 
     def _insert_c(self, relation: str, rows) -> None:
         """Rows into a C table; a value with no C form (an int beyond 64 bits)
@@ -313,7 +315,7 @@ class MemoryEngine(NamedReads):
             program.relation(r)   # (every relation asked for must be one of its own)
         strata = needed_strata(program, relations)
         self._restore(list(self._dropped))
-        plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
+        plan = None if relations is None else drop_plan(program, relations, self._decls)
         with gc_paused():
             try:
                 self._run_strata(program, strata, plan)
@@ -369,7 +371,7 @@ class MemoryEngine(NamedReads):
         if plan is not None:
             self._drop(plan.before, plan.kept)
             self._drop_sets(plan.unwritten)
-        derived = [r for s in strata for r in s.relations]
+        derived = [r for s in strata for r in s.relations] if plan is None else plan.derived
         self._reset(derived)
         self._facts_provenance(derived)
         i = 0
@@ -379,8 +381,8 @@ class MemoryEngine(NamedReads):
             ran = len(self._run_next(program, strata[i:]))
             if plan is not None:
                 done = slice(i, i + ran)
-                self._drop([r for rs in plan.after[done] for r in rs], plan.kept)
-                self._drop_sets([r for rs in plan.sets[done] for r in rs])
+                self._drop(list(chain.from_iterable(plan.after[done])), plan.kept)
+                self._drop_sets(list(chain.from_iterable(plan.sets[done])))
             i += ran
 
     def _run_next(self, program: Program, strata) -> list:

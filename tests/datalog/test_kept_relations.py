@@ -89,7 +89,7 @@ def test_the_drop_plan_frees_each_relation_after_its_last_reader():
     program = parse_program(PROGRAM, "kept.dl")
     strata = needed_strata(program, ["tagged"])
     assert [s.relations for s in strata] == [("node",), ("open_edge",), ("path",), ("out_degree",), ("tagged",)]
-    plan = drop_plan(program, strata, ["tagged"], list(program.relations))
+    plan = drop_plan(program, ["tagged"], list(program.relations))
     assert plan.kept == ("tagged",)
     assert plan.before == ["weight", "lonely"]   # not run: nothing reads them
     # edge: last read by open_edge (node reads it first); blocked: by open_edge's negation;
