@@ -214,10 +214,9 @@ class MemoryEngine(NamedReads):
     def _replace(self, facts: dict) -> None:
         """The facts of each relation of `facts` (relation -> a list of
         tuples) replaced by its rows, at once."""
-        for r in facts:
-            self._dropped.pop(r, None)
-            self._loaded.pop(r, None)
-            self._prov.pop(r, None)
+        for held in (self._dropped, self._loaded, self._prov):
+            for r in held.keys() & facts.keys():
+                del held[r]
         self._reset(facts)
         for r, rows in facts.items():
             if rows:
