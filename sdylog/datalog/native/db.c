@@ -216,12 +216,10 @@ static int new_table(Database *db, int arity, PyObject *sym) {
         db->tab = n;
         db->cap = cap;
     }
-    DbTable *d = calloc(1, sizeof(DbTable));
-    char *s = calloc((size_t)arity + 1, 1);
-    if (!d || !s) { free(d); free(s); PyErr_NoMemory(); return -1; }
-    for (int i = 0; i < arity; i++) s[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
+    DbTable *d = db->ntab < db->nmade ? &db->made[db->ntab] : calloc(1, sizeof(DbTable));
+    if (!d) { PyErr_NoMemory(); return -1; }
+    for (int i = 0; i < arity; i++) d->sym[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
     d->t.arity = arity;
-    d->sym = s;
     db->tab[db->ntab] = d;
     return db->ntab++;
 }
@@ -806,6 +804,13 @@ static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     if (!db->names || !db->ids) { Py_DECREF(db); return NULL; }
     PyObject *seq = tables ? PySequence_Fast(tables, "tables: a sequence of (arity, symbol columns)") : NULL;
     if (tables && !seq) { Py_DECREF(db); return NULL; }
+    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    if (n && (!(db->made = calloc((size_t)n, sizeof(DbTable))) || !(db->tab = malloc(sizeof(DbTable *) * (size_t)n)))) {
+        Py_DECREF(seq);
+        Py_DECREF(db);
+        return PyErr_NoMemory();
+    }
+    db->nmade = db->cap = (int)n;
     for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
         int arity;
         PyObject *sym;
@@ -836,9 +841,9 @@ static void db_dealloc(Database *db) {
     for (int i = 0; i < db->ntab; i++) {
         db_changed(db, i);
         table_free(&db->tab[i]->t);
-        free(db->tab[i]->sym);
-        free(db->tab[i]);
+        if (i >= db->nmade) free(db->tab[i]);
     }
+    free(db->made);
     free(db->tab);
     free(db->scratch.b);
     Py_XDECREF(db->names);

@@ -9,7 +9,7 @@
    in by insert or run (db_replace_rows copies rows without one). */
 typedef struct {
     Table t;
-    char *sym;
+    char sym[MAXKEY * 2];
     Index **cache;
     int ncache;
     int no_set;
@@ -17,8 +17,11 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    DbTable **tab;       /* (each allocated alone: indexes point at its Table) */
+    DbTable **tab;       /* (never moved: indexes point at their Table) */
     int ntab, cap;
+    DbTable *made;       /* the tables the constructor made, tab[0 .. nmade - 1], in one
+                            allocation (a run's database has hundreds); later ones alone */
+    int nmade;
     PyObject *names;     /* list: symbol id -> its string */
     PyObject *ids;       /* dict: string -> symbol id */
     Scratch scratch;     /* where db_index counts an index's keys */
