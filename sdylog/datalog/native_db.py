@@ -186,7 +186,7 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
 
 class _Batch:
     """The strata one db.run call offers C, and per stratum what it offers
-    (the C plans of the plans kept for it, latest first)."""
+    (the C plans of the plans kept for it, latest first when it was made)."""
 
     def __init__(self):
         self.strata: list = []
