@@ -270,8 +270,9 @@ class MemoryEngine(NamedReads):
 
     def _forget_c(self, relations) -> None:
         """C tables changed: their sets (if made) and what was built on them go."""
-        for r in (self._data.keys() - self._in_python).intersection(relations):
-            del self._data[r]
+        for r in self._data.keys() & relations:
+            if r not in self._in_python:   # (a set made from the table)
+                del self._data[r]
         self._cindexes.forget_all(relations)
         self._static.forget_all(relations)
 
