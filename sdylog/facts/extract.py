@@ -32,7 +32,7 @@ from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kin
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
-# Ops with a sharding of their own (add_op_shardings): the attribute holding it
+# Ops with a sharding of their own (add_op_sharding_rows): the attribute holding it
 # (an sdy collective's result has its `out_sharding`).
 _OWN_SHARDING_ATTR = {**dict.fromkeys(("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
                                        "sdy.func_data_flow_edge"), "sharding"),
@@ -481,7 +481,8 @@ class _Extractor:
             results[o].append(vid)
         func_ops = {row[2]: row[0] for row in f.rows("op") if row[1] == "func.func"}
         read = None   # the function whose ops are being read
-        for o, name, func, *_ in tail_order(f.rows("op")):
+        for row in tail_order(f.rows("op")):
+            o, name, func = row[0], row[1], row[2]
             if name == "func.func":
                 continue   # (read before its ops, which every function with a body has)
             if func != read:
@@ -720,7 +721,7 @@ class _Extractor:
                 # whole dictionary. No key of add_rule's has sdy's attributes: an
                 # ATTR_KEY op with any misses its key, unasked.)
                 # A sharded op (every op after propagation) takes this way too: its
-                # sdy.sharding rows are written here (add_op_shardings').
+                # sdy.sharding rows are written here (add_op_sharding_rows').
                 sharding = None
                 if keyed_by <= ATTR_KEY and SHARDING_RULE not in attrs:
                     if "sdy.sharding" in attrs:
@@ -879,8 +880,14 @@ class _Extractor:
         results' (`sdy.sharding`, or an attribute of its own), a manual
         computation's in and out shardings, and those of a data-flow op's
         block arguments and results that have no edge."""
-        if name in _OWN_SHARDING_OPS or "sdy.sharding" in attrs:
-            self.add_op_shardings(op, name, attrs, op_id, results)
+        sharding = attrs.get("sdy.sharding")
+        if sharding is not None:
+            self.add_value_shardings(op, sharding, op_id, results)
+        own = _OWN_SHARDING_ATTR.get(name)
+        if own is not None:
+            sharding = attrs.get(own)
+            if sharding is not None:
+                self.facts.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(sharding)))
         if name == "sdy.manual_computation":
             f = self.facts
             for i, s in enumerate(sharding_per_value(attrs["in_shardings"])):
@@ -896,14 +903,6 @@ class _Extractor:
                     if s is not None:
                         self.facts.add("value_sharding", self.value_id(value, func),
                                        self.add_sharding(TensorSharding.from_attr(s)))
-
-    def add_op_shardings(self, op, name: str, attrs, op_id: int, results: list[int]) -> None:
-        f = self.facts
-        if "sdy.sharding" in attrs:
-            self.add_value_shardings(op, attrs["sdy.sharding"], op_id, results)
-        own = _OWN_SHARDING_ATTR.get(name)
-        if own is not None and own in attrs:
-            f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs[own])))
 
     def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
         """The value_sharding rows of an op's sdy.sharding attribute `attr`

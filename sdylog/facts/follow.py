@@ -57,7 +57,9 @@ def without_erased(facts: FactSet, erased: dict[int, dict[int, int]]) -> FactSet
     dead[_RULE] = set(range(len(facts.rules))) - {r for _, r in op_rule}   # (the rules no op is left to use)
     relations = defaultdict(list, {name: op_rule if name == "op_rule" else _without(rows, name, dead, renamed)
                                    for name, rows in facts.relations.items()})
-    value_ids = {value: v for value, v in facts.value_ids.items() if v not in dead_values}
+    value_ids = facts.value_ids.copy()
+    for v in dead_values:   # (a value hashes by its pointer: an erased one's still finds its key)
+        del value_ids[facts.values[v]]
     return replace(facts, relations=relations, value_ids=value_ids,
                    op_names={name for _, name, *_ in relations["op"]},
                    sharded_ops=facts.sharded_ops - dead_ops)
