@@ -86,10 +86,11 @@ def module_facts(module, ctx, *, conservative: bool = False, static_shapes: bool
 
 
 def erasing(ctx, op, replacement) -> None:
-    """Tell the facts kept in ctx's scope, if any, that `op` (of one result,
-    no regions) is about to be erased, its result's uses replaced by the
-    value `replacement`. Call before erasing it. A step that tells of an
-    erasure tells of every change it makes to ops of that name."""
+    """Tell the facts kept in ctx's scope, if any, that `op` (of one result;
+    the ops nested in it go with it) is about to be erased, its result's
+    uses replaced by the value `replacement`. Call before erasing it. A
+    step that tells of an erasure tells of every change it makes to ops of
+    that name."""
     scope = getattr(ctx, "census", None)
     kept = None if scope is None else scope.get("facts")
     if kept is None:
@@ -98,7 +99,7 @@ def erasing(ctx, op, replacement) -> None:
     facts = kept.facts
     result, new = facts.value_ids.get(op.result), facts.value_ids.get(replacement)
     o = -1 if result is None else facts.value_ops[result]
-    if new is None or o < 0 or len(op.regions):
+    if new is None or o < 0:
         scope.pop("facts")   # (an op or a value the facts do not know: they cannot follow)
         return
     kept.erased[o] = {result: new}
