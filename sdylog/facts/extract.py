@@ -242,6 +242,8 @@ def post_order(facts, op_ids) -> list[int]:
     """`op_ids` in Shardy's walk order: an op after the ops nested in it,
     before the ops after it."""
     wanted = set(op_ids)
+    if not wanted:
+        return []
     return [row[0] for row in tail_order(facts.rows("op")) if row[0] in wanted]
 
 
