@@ -54,3 +54,36 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
     assert again is followed   # (the first reshard step wrote nothing)
     assert len(followed.ops) > len(fresh.ops)   # (the erased copy's id is left out)
     assert compacted(followed) == compacted(fresh)
+
+
+def test_erasing_an_op_with_regions_drops_what_it_holds():
+    # a reduce (its body's ops and block arguments with it) erased, its
+    # result's uses taken by another value: the rows left are those of
+    # the module after the same edit
+    from sdylog.facts.follow import without_erased
+    from sdylog.ir import parse_module
+    text = """
+func.func @main(%arg0: tensor<8x4xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %c) across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+    reducer(%a: tensor<f32>, %b: tensor<f32>) {
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }
+  %1 = stablehlo.negate %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+    module = parse_module(text)
+    with module.context:
+        facts = extract_facts(module)
+        reduce = next(o for o, name, *_ in facts.rows("op") if name == "stablehlo.reduce")
+        (result,) = [v for o, _, v in facts.rows("op_result") if o == reduce]
+        arg1 = facts.rows("func_arg")[1][2]
+        followed = without_erased(facts, {reduce: {result: arg1}})
+        op = facts.ops[reduce]
+        op.result.replace_all_uses_with(facts.values[arg1])
+        op.erase()
+        fresh = extract_facts(module)
+    assert len(followed.rows("op")) == len(facts.rows("op")) - 3   # (the reduce, its add and its return)
+    assert compacted(followed) == compacted(fresh)
