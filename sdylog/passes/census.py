@@ -26,8 +26,8 @@ step that what the census kept agrees with a fresh walk.
 The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
 `pipelines.run_steps`), and the phases of -sdy-propagation-pipeline, whose
 propagation changes attributes only. Elsewhere every call walks afresh. The
-same scope keeps the module's facts (sdylog/facts/shared.py) for as long as
-every step after their extraction returns PRESERVED.
+same scope keeps the module's facts (sdylog/facts/shared.py), which follow
+the steps that change shardings only or erase ops they are told of.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from sdylog.facts.shared import follow as follow_facts
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes
 from sdylog.ir.symbols import SymbolTable, callee_of
@@ -220,11 +221,11 @@ def shared_census(ctx):
 def follow_step(ctx, result) -> None:
     """After a step: keep the shared census, if one is open, as far as the
     step's result allows (see the module docstring); the facts kept in the
-    scope last only while the module stays as it was."""
+    scope follow the step or go (sdylog/facts/shared.py)."""
     shared = getattr(ctx, "census", None)
     if result == PRESERVED or result == FOLLOWED or shared is None:
         return
-    shared.pop("facts", None)
+    follow_facts(shared, result)
     current = shared.get("census")
     if isinstance(result, Invalidated) and result.touched is not None and current is not None:
         current.follow(result)

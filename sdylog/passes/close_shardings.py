@@ -17,14 +17,8 @@ def closed_like(sharding):
 
 
 def run(module: ir.Module, options: dict, ctx):
-    changed = False
-
-    def close(sharding, _value):
-        nonlocal changed
-        closed = closed_like(sharding)
-        changed = changed or closed != sharding
-        return closed
     with module.context:
         # (each sharding is closed on its own: the order ops come in does not matter)
-        transform_shardings(module.operation, close, of_sharding_only=True, by_name=census(module, ctx).by_names())
+        changed = transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True,
+                                      by_name=census(module, ctx).by_names())
     return ATTRIBUTES_ONLY if changed else PRESERVED

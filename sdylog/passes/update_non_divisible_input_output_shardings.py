@@ -81,28 +81,26 @@ def run(module: ir.Module, options: dict, ctx):
                 changed |= map_func_shardings(func, lambda s, i, types=types: evener.of(s, types[i]),
                                               results=results)
         for call in found.ops("func.call"):
-            before = _attributes(call)
-            lst = op_shardings(call)
-            if lst:
-                set_op_shardings(call, evener.of_list(list(call.results), lst))
-            changed |= _attributes(call) != before
+            changed |= _make_even(call, op_shardings, set_op_shardings, lambda: list(call.results), evener)
         for op in found.ops("sdy.manual_computation"):
-            if not keeps_owner_shardings_divisible(op):
-                continue
-            before = _attributes(op)
-            lst = block_arg_owner_shardings(op)
-            if lst:
-                set_block_arg_owner_shardings(op, evener.of_list(block_arg_owners(op), lst))
-            lst = result_owner_shardings(op)
-            if lst:
-                set_result_owner_shardings(op, evener.of_list(result_owners(op), lst))
-            changed |= _attributes(op) != before
+            if keeps_owner_shardings_divisible(op):
+                changed |= _make_even(op, block_arg_owner_shardings, set_block_arg_owner_shardings,
+                                      lambda: block_arg_owners(op), evener)
+                changed |= _make_even(op, result_owner_shardings, set_result_owner_shardings,
+                                      lambda: result_owners(op), evener)
     # (PRESERVED when every sharding was even already, as on a module this pass
     # ran on before: the facts extracted before it stay valid, sdylog/facts/shared.py)
     return ATTRIBUTES_ONLY if changed else PRESERVED
 
 
-def _attributes(op) -> dict:
-    """The op's attributes (MLIR attributes are uniqued: equal ones compare equal)."""
-    attributes = as_operation(op).attributes
-    return {name: attributes[name] for name in attributes}
+def _make_even(op, get, put, owners, evener: _Evener) -> bool:
+    """put(op, the list of shardings get(op) made even for owners()) when
+    that differs from it; whether it did."""
+    shardings = get(op)
+    if not shardings:
+        return False
+    even = evener.of_list(owners(), shardings)
+    if even == shardings:
+        return False
+    put(op, even)
+    return True

@@ -193,7 +193,9 @@ def erase_dead_ops(engine, facts) -> int:
 
 def write_back(module, engine, facts, options) -> None:
     attrs = _Attrs(engine, facts)
-    rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
+    rank_of_value = [0] * len(facts.values)   # (by id: the ids of values an erasure took are left out)
+    for v, _, rank, _ in facts.rows("value"):
+        rank_of_value[v] = rank
     final = engine.select("final_value", "v", "t")
     # Where each value lives, from the facts (no IR access): most values are
     # the one result of a plain op (not _SPECIAL) that had no `sdy.sharding`

@@ -15,10 +15,10 @@ from sdylog.datalog import make_engine
 from sdylog.datalog.cache import rule_program
 from sdylog.datalog.engines import propagation_engine
 from sdylog.datalog.gc_pause import gc_paused
-from sdylog.facts.extract import divisors
+from sdylog.facts.extract import divisors, post_order
 from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import error_at
-from sdylog.reshard.writer import WRITER_RELATIONS, post_order
+from sdylog.reshard.writer import WRITER_RELATIONS
 
 PROGRAM_FILE = RULES_DIR / "reshard.dl"
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from jaxlib.mlir import ir
 
+from sdylog.facts.extract import post_order
 from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective, create_reshard
 from sdylog.ir.rewrite import ip_after_op, ip_after_value
 from sdylog.ir.shardings import get_sharding, set_sharding
@@ -173,23 +174,6 @@ class _Shardings:
             from sdylog.partition.ir_shardings import manual_axes, without_axes
             target = without_axes(target, manual_axes(self.facts.ops[mc].attributes["manual_axes"]))
         return target
-
-
-def post_order(facts, op_ids) -> list[int]:
-    """`op_ids` in Shardy's walk order: an op after the ops nested in it,
-    before the ops after it (pre-order ids: an op's nested ops follow it)."""
-    parent = {o: p for o, _, _, p, _, _ in facts.rows("op")}
-    end = {}
-    depth = {}
-    for o in sorted(parent):
-        depth[o] = depth.get(parent[o], -1) + 1
-    for o in sorted(parent, reverse=True):
-        e = max(o, end.get(o, o))
-        end[o] = e
-        p = parent[o]
-        if p >= 0:
-            end[p] = max(end.get(p, p), e)
-    return sorted(op_ids, key=lambda o: (end[o], -depth[o]))
 
 
 def write_reshards(module, engine, facts) -> WriteCounts:

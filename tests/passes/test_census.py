@@ -9,6 +9,8 @@ from sdylog.passes import census as census_module
 from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, Census, Invalidated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "facts"))
+from compacted import compacted  # noqa: E402  (tests/facts' comparison)
 from small_models import ROOT, corpus_dir  # noqa: E402  (tests/commands' corpus)
 
 _WALK = Census.of
@@ -29,20 +31,17 @@ def assert_agrees_with_walk(kept: Census) -> None:
 
 
 def assert_facts_current(ctx, kept) -> None:
-    """Facts kept in the scope are those a fresh extraction gives (with the
-    replicated shardings the reshard rules asked for, in the same order)."""
+    """Facts kept in the scope, followed to the module as it is now, are
+    those a fresh extraction gives, ids aside (with the replicated shardings
+    the reshard rules asked for, in the same order)."""
     from sdylog.facts.extract import extract_facts
-    (module, conservative, static_shapes, strict_rules), facts = kept
-    with module.context:
-        fresh = extract_facts(module, ctx.filename, conservative=conservative, static_shapes=static_shapes,
-                              strict_rules=strict_rules)
+    with kept.module.context:
+        fresh = extract_facts(kept.module, ctx.filename, conservative=kept.conservative,
+                              static_shapes=kept.static_shapes, strict_rules=kept.strict_rules)
+    facts = kept.current(ctx.filename)
     for mesh, rank in facts.replicated:
         fresh.add_replicated_sharding(mesh, rank)
-
-    def rows(f):
-        return {name: rows for name, rows in f.relations.items() if rows}
-    assert rows(fresh) == rows(facts)
-    assert fresh.shardings == facts.shardings and fresh.rules == facts.rules
+    assert compacted(facts) == compacted(fresh)
 
 
 @pytest.fixture
@@ -129,32 +128,38 @@ def test_a_pass_that_may_have_done_anything_drops_the_census():
         assert "census" not in ctx.census
 
 
-def test_facts_are_extracted_once_while_the_module_stays(monkeypatch):
+def test_facts_are_extracted_once_and_follow_the_module(monkeypatch):
     """Two reshard runs with nothing changed between them read one
-    extraction; a change in between makes the second extract again. The op
-    sharding rules built once serve every extraction of the module."""
+    extraction, which also serves a run asking for fewer checks; after a
+    change of attributes they are read again where shardings are, and after
+    a change the facts were not told of, extracted again. The op sharding
+    rules built once serve every extraction of the module."""
     from sdylog.facts import extract, shared
     from sdylog.oprules import RuleCache
     from sdylog.ir import parse_module
     from sdylog.passes import PassContext
     from sdylog.passes.census import follow_step, shared_census
-    calls = []
-    real = extract.extract_facts
+    calls, reads = [], []
+    real, reread = extract.extract_facts, extract.read_shardings
     monkeypatch.setattr(shared, "extract_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(shared, "read_shardings", lambda *a, **k: reads.append(1) or reread(*a, **k))
     module = parse_module(CONSTANTS, "f.mlir")
     ctx = PassContext(filename="f.mlir")
     with module.context, shared_census(ctx):
         first = shared.module_facts(module, ctx, strict_rules=True)
         follow_step(ctx, PRESERVED)
         assert shared.module_facts(module, ctx, strict_rules=True) is first and len(calls) == 1
+        assert shared.module_facts(module, ctx, strict_rules=False) is first and len(calls) == 1
+        follow_step(ctx, ATTRIBUTES_ONLY)
+        again = shared.module_facts(module, ctx, strict_rules=True)
+        assert len(calls) == 1 and len(reads) == 1 and compacted(again) == compacted(first)
+        module.body.operations[1].regions[0].blocks[0].operations[3].erase()   # (the negate)
+        follow_step(ctx, Invalidated(frozenset({"stablehlo.negate"})))
         builds = []
         monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name))
-        second = shared.module_facts(module, ctx, strict_rules=False)
-        assert second is not first and len(calls) == 2
-        assert not builds and first.rules and second.rules == first.rules   # (built for the first, reused)
-        follow_step(ctx, ATTRIBUTES_ONLY)
-        shared.module_facts(module, ctx, strict_rules=False)
-        assert len(calls) == 3
+        third = shared.module_facts(module, ctx, strict_rules=True)
+        assert len(calls) == 2 and "stablehlo.negate" not in third.op_names
+        assert not builds and third.rules and all(r in first.rules for r in third.rules)   # (built once, reused)
 
 
 def test_rules_built_for_one_module_serve_the_next_of_its_context(monkeypatch):

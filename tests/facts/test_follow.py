@@ -1,0 +1,89 @@
+"""Facts that followed a pipeline's steps (sdylog/facts/shared.py, follow.py)
+equal those a fresh extraction reads from the module, ids aside."""
+from pathlib import Path
+
+import pytest
+
+import sdylog.reshard.driver as reshard_driver
+from sdylog.facts.extract import extract_facts
+from sdylog.passes.driver import optimize_text, parse_flags
+
+from compacted import compacted
+
+GOLDEN = sorted((Path(__file__).parents[2] / "golden").glob("*.in.mlir"))
+FLAGS = "-sdy-propagation-pipeline -sdy-insert-explicit-reshards=enable-full-version=true"
+
+
+def _reshard_facts(monkeypatch, text: str, name: str) -> list:
+    """(facts the reshard steps read, a fresh extraction then) at each reshard step of FLAGS."""
+    seen = []
+    kept = reshard_driver.module_facts
+
+    def module_facts(module, ctx, **options):
+        facts = kept(module, ctx, **options)
+        seen.append((facts, extract_facts(module, name, **options)))
+        return facts
+    monkeypatch.setattr(reshard_driver, "module_facts", module_facts)
+    optimize_text(text, name, parse_flags(FLAGS.split()))
+    return seen
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name.removesuffix(".in.mlir") for p in GOLDEN])
+def test_followed_facts_equal_fresh_ones(monkeypatch, path):
+    seen = _reshard_facts(monkeypatch, path.read_text(), path.name)
+    assert len(seen) == 2
+    for followed, fresh in seen:
+        assert compacted(followed) == compacted(fresh)
+
+
+def test_facts_follow_the_constant_merger(monkeypatch):
+    # the splitter copies the constant for each use; propagation shards the
+    # copies alike; the merger erases all but the first: the facts
+    # propagation read serve the reshard steps, without the copies
+    text = """
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %arg0, %c : tensor<8xf32>
+  %1 = stablehlo.multiply %0, %c : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+    seen = _reshard_facts(monkeypatch, text, "m.mlir")
+    (followed, fresh), (again, _) = seen
+    assert again is followed   # (the first reshard step wrote nothing)
+    assert len(followed.ops) > len(fresh.ops)   # (the erased copy's id is left out)
+    assert compacted(followed) == compacted(fresh)
+
+
+def test_erasing_an_op_with_regions_drops_what_it_holds():
+    # a reduce (its body's ops and block arguments with it) erased, its
+    # result's uses taken by another value: the rows left are those of
+    # the module after the same edit
+    from sdylog.facts.follow import without_erased
+    from sdylog.ir import parse_module
+    text = """
+func.func @main(%arg0: tensor<8x4xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %c) across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+    reducer(%a: tensor<f32>, %b: tensor<f32>) {
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }
+  %1 = stablehlo.negate %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+    module = parse_module(text)
+    with module.context:
+        facts = extract_facts(module)
+        reduce = next(o for o, name, *_ in facts.rows("op") if name == "stablehlo.reduce")
+        (result,) = [v for o, _, v in facts.rows("op_result") if o == reduce]
+        arg1 = facts.rows("func_arg")[1][2]
+        followed = without_erased(facts, {reduce: {result: arg1}})
+        op = facts.ops[reduce]
+        op.result.replace_all_uses_with(facts.values[arg1])
+        op.erase()
+        fresh = extract_facts(module)
+    assert len(followed.rows("op")) == len(facts.rows("op")) - 3   # (the reduce, its add and its return)
+    assert compacted(followed) == compacted(fresh)
