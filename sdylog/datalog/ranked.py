@@ -2,9 +2,11 @@
 
 A stratum in which some relation has subsumptive rules
 (`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here instead of in
-SQL. Each relation of such a stratum has one column whose type is named
-`Rank` (any subtype of number). Tuples are made final in increasing rank
-order, like Dijkstra's algorithm:
+SQL. Each relation of such a stratum has a *rank*: its columns whose type is
+`Rank` (any subtype of number) or a subset type of it (`.type Phase <:
+Rank`), in declaration order, compared lexicographically; every relation of
+the stratum has as many. Tuples are made final in increasing rank order,
+like Dijkstra's algorithm:
 
 - the clauses that read no relation of the stratum seed it (run once, as
   SQL over the lower strata);
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
@@ -51,12 +54,33 @@ from sdylog.datalog.pyeval import Namespace, compile_delta_group, compile_domina
 RANK_TYPE = "Rank"
 
 
-def rank_column(decl) -> int:
-    cols = [i for i, c in enumerate(decl.columns) if c.type_name == RANK_TYPE]
-    if len(cols) != 1:
+def rank_columns(decl, types) -> tuple[int, ...]:
+    """The columns of a relation's rank: those of type Rank or of a subset
+    type of it, in declaration order."""
+    cols = tuple(i for i, c in enumerate(decl.columns) if _is_rank_type(c.type_name, types))
+    if not cols:
         raise error(decl.loc, f"relation '{decl.name}' is evaluated in rank order (its stratum has "
-                    f"subsumptive rules) and needs exactly one column of type {RANK_TYPE}")
-    return cols[0]
+                    f"subsumptive rules) and needs a column of type {RANK_TYPE} (or of a subset type of it)")
+    return cols
+
+
+def _is_rank_type(name: str, types) -> bool:
+    seen = set()
+    while name not in seen:
+        if name == RANK_TYPE:
+            return True
+        seen.add(name)
+        t = types.get(name)
+        if t is None or not t.subset or len(t.bases) != 1:
+            return False
+        name = t.bases[0]
+    return False
+
+
+def show_rank(rank) -> str:
+    if isinstance(rank, tuple):
+        return str(rank[0]) if len(rank) == 1 else "(" + ", ".join(map(str, rank)) + ")"
+    return str(rank)
 
 
 class RankedEvaluation:
@@ -74,7 +98,13 @@ class RankedEvaluation:
         self.rels = list(stratum.relations)
         self.here = set(self.rels)
         self.rid = {r: i for i, r in enumerate(self.rels)}
-        self.rank_col = [rank_column(program.relations[r]) for r in self.rels]
+        self.rank_cols = [rank_columns(program.relations[r], program.types) for r in self.rels]
+        if len({len(c) for c in self.rank_cols}) > 1:
+            decl = program.relations[self.rels[0]]
+            raise error(decl.loc, "the relations of a rank-ordered stratum need ranks of as many columns: "
+                        + ", ".join(f"{r} has {len(c)}" for r, c in zip(self.rels, self.rank_cols)))
+        # tuple -> its rank: one value, or a tuple of them (compared lexicographically)
+        self.rank_of = [itemgetter(*c) for c in self.rank_cols]
         self.ns = Namespace()
         self.store = [set() for _ in self.rels]
         # relation -> [(key positions or None for the list of all, container)]: kept up to date on insert
@@ -146,10 +176,9 @@ class RankedEvaluation:
         rank when others are bound. Subsumption keeps few ranks per value of
         the other columns, and a tie rule (`r2 = r1, ...`) would otherwise
         add an index (one more to keep up to date on every insert)."""
-        rank = self.rank_col[self.rid[rel]]
-        if rank in key and len(key) > 1:
-            return tuple(i for i in key if i != rank)
-        return key
+        ranks = self.rank_cols[self.rid[rel]]
+        rest = tuple(i for i in key if i not in ranks)
+        return rest if rest and len(rest) < len(key) else key
 
     def _prepare(self, native: bool = False, asked=None):
         """Plan the clauses: compiled to Python functions, or (`native`) lowered
@@ -232,11 +261,11 @@ class RankedEvaluation:
         self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key,
                                                   live_key=live_key) if t else None for t in tests]
 
-    def _rank_error(self, rule: int, rank: int, cur: int):
+    def _rank_error(self, rule: int, rank, cur):
         program, ci = self.backend.rule_of(rule)
         c = program.clauses[ci]
-        return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {rank} from "
-                     f"tuples of rank {cur}: rank-ordered rules must not lower ranks")
+        return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {show_rank(rank)} from "
+                     f"tuples of rank {show_rank(cur)}: rank-ordered rules must not lower ranks")
 
     # ---- evaluation in C ----
     def _run_native(self, native) -> bool:
@@ -260,7 +289,7 @@ class RankedEvaluation:
         if not self.in_engine_db and not self._fill(db, {rel for rel, _ in specs} - self.here):
             return False
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
-        result = native.ranked_run(db.db, [(db.table[r], self.rank_col[ri]) for ri, r in enumerate(self.rels)],
+        result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
                                    indexes, self.delta_progs, self.dom_progs, self.base_progs)
         if result[0] == "abort":
             return False
@@ -335,12 +364,12 @@ class RankedEvaluation:
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
         same: list = []                 # tuples of the current rank derived by its waves: the next wave
-        rank_col = self.rank_col
+        rank_of = self.rank_of
         heappush = heapq.heappush
         cur = None
 
         def emit(ri, tup, rule):
-            r = tup[rank_col[ri]]
+            r = rank_of[ri](tup)
             if r == cur:
                 # (half the tuples: no dict, no heap; nothing pending is below the current rank)
                 same.append((ri, tup, rule))
@@ -356,9 +385,9 @@ class RankedEvaluation:
 
         for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses):
             ri = self.rid[rel]
-            rc = rank_col[ri]
+            rank = rank_of[ri]
             for tup in rows:
-                r = tup[rc]
+                r = rank(tup)
                 lst = pending.get(r)
                 if lst is None:
                     pending[r] = lst = []
