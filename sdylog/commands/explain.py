@@ -32,7 +32,7 @@ from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
-CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
+CHAIN_RELATIONS = ("unit_at", "clamped_write", "write", "written", "prop", "op_unit", "init_unit", "tensor_init")
 INIT_OP = -999999      # unit_at's by_op for a unit a tensor starts with
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
 
@@ -120,19 +120,12 @@ class Relations:
         return rows[0] if rows else None
 
 
-def _phase_span(engine) -> int:
-    """The rules' phase span (rank_span in phases.dl): a rank's phase is rank / span."""
-    ((span, _),) = rows_of(engine, "rank_span")
-    return span
-
-
 class Namer:
     """Ids of the rules' relations back to names a compiler engineer reads."""
 
     def __init__(self, ex: Explained):
         self.ex = ex
         self.rel = Relations(ex.engine)
-        self.phase_span = _phase_span(ex.engine)
         self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in rows_of(ex.engine, "axis_unit")}
         self.axis_sizes = {(m, a): z for m, a, _i, z in rows_of(ex.engine, "mesh_axis")}
         self.members = defaultdict(list)   # tensor -> values
@@ -247,20 +240,19 @@ class Namer:
         return str(AxisRef.of_interval(axis, pre, pre * size, self.axis_sizes.get((mesh, axis))))
 
     # ---- phases
-    def round_of(self, rank: int) -> str:
-        """The user-priority round (`p0`, `p1`, ...) the rank's phase belongs to."""
-        row = self.rel.one("phase", (0,), rank // self.phase_span)
+    def round_of(self, ph: int) -> str:
+        """The user-priority round (`p0`, `p1`, ...) phase ph belongs to."""
+        row = self.rel.one("phase", (0,), ph)
         rnd = row[1] if row else 0
         pr = [p for p, r in rows_of(self.ex.engine, "priority_round") if r == rnd]
         return f"p{min(pr) if pr else rnd}"
 
-    def phase(self, rank: int) -> str:
-        ph = rank // self.phase_span
+    def phase(self, ph: int) -> str:
         row = self.rel.one("phase", (0,), ph)
         if row is None:
             return "final result sync"
         _, _rnd, k, strategy = row
-        return f"round {self.round_of(rank)}, op-priority k={k}, {strategy}"
+        return f"round {self.round_of(ph)}, op-priority k={k}, {strategy}"
 
 
 def short_rule(where: str) -> str:
@@ -276,7 +268,7 @@ class Hop:
     tensor: int
     dim: int
     unit: int
-    rank: int
+    phase: int               # of the rank at which it arrived (phases.dl)
     op: int
     factor: int
     j: int                   # the written tensor's index in the visit
@@ -291,7 +283,7 @@ class Origin:
     tensor: int
     dim: int
     unit: int
-    rank: int
+    phase: int
     text: str
     rules: list
 
@@ -323,35 +315,40 @@ class ChainWalker:
             if cur in seen:
                 break
             seen.add(cur)
-            t, d, p, u, _pre, _prev, r, _rc, by, f = cur
+            t, d, _dp, u, _pre, _v, ph, _pos, _c, _seen, by, _f = cur
             node = self.derive("unit_at", cur)
             if by == INIT_OP:
                 steps.append(self.origin(node))
                 return steps
-            hop, on = self.hop(self.premise(node, "write").values, r)
+            write = self.premise(node, "write")
+            if write is None:   # an elementwise operand's write, once the result held the unit
+                write = self.premise(self.derive("clamped_write", self.premise(node, "clamped_write").values), "write")
+            hop, on = self.hop(write.values, ph)
             hop.rules.insert(0, ("unit_at", node.rule))
             steps.append(hop)
             if hop.src is None:   # the manual axes of a manual computation's in_sharding
-                steps.append(self.static_origin(on, t, d, u, r))
+                steps.append(self.static_origin(on, t, d, u, ph))
                 return steps
             cur = hop.src
         return steps
 
-    def hop(self, write: tuple, rank: int) -> tuple[Hop, object]:
-        """The visit that made a write: the compatible axes (prop) it took and
-        the tensor of the op that proposed them (op_unit <- unit_at)."""
-        o, j, t, d, _dp, u, _pre, _rw, _rc, f, _prev = write
+    def hop(self, write: tuple, ph: int) -> tuple[Hop, object]:
+        """The visit that made a write: the compatible axes (written <- prop)
+        it took and the tensor of the op that proposed them (op_unit <- unit_at)."""
+        o, j, t, d, _dp, u, _pre, _ph, _pos, _c, _seen, f, _v = write
         wn = self.derive("write", write)
-        pn = self.derive("prop", self.premise(wn, "prop").values)
+        xn = self.derive("written", self.premise(wn, "written").values)
+        pn = self.derive("prop", self.premise(xn, "prop").values)
         on = self.derive("op_unit", self.premise(pn, "op_unit").values)
         src = self.premise(on, "unit_at")
-        vt = self.premise(on, "visit_tensor") or self.premise(on, "visit_reads")
-        src_j = vt.values[1] if vt is not None and src is not None else None
-        rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
-        return Hop(t, d, u, rank, o, f, j, src_j, src.values if src else None, rules), on
+        reader = self.premise(on, "dim_reader")   # (t, d, o, j, ...)
+        vt = self.premise(on, "visit_tensor")      # (o, j, ...)
+        src_j = None if src is None else reader.values[3] if reader is not None else vt.values[1] if vt else None
+        rules = [("write", wn.rule), ("written", xn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
+        return Hop(t, d, u, ph, o, f, j, src_j, src.values if src else None, rules), on
 
     def origin(self, node) -> Origin:
-        t, d, _p, u, _pre, _prev, r = node.values[:7]
+        t, d, _dp, u, _pre, _v, ph = node.values[:7]
         rules = [("unit_at", node.rule)]
         init = self.premise(node, "init_unit")
         inode = self.derive("init_unit", init.values)
@@ -360,7 +357,7 @@ class ChainWalker:
         if mre is not None:
             mc = mre.values[1]
             text = f"user annotation: out_shardings of {self.namer.op(mc)}"
-            return Origin(t, d, u, r, text, rules)
+            return Origin(t, d, u, ph, text, rules)
         ti = self.premise(inode, "tensor_init")
         tnode = self.derive("tensor_init", ti.values)
         rules.append(("tensor_init", tnode.rule))
@@ -372,7 +369,7 @@ class ChainWalker:
             text += f" (priority p{prio})" if prio >= 0 else " (no priority)"
             if closed:
                 text += ", closed dimension"
-        return Origin(t, d, u, r, text, rules)
+        return Origin(t, d, u, ph, text, rules)
 
     def annotation(self, tnode, t: int) -> str:
         n = self.namer
@@ -440,10 +437,10 @@ class ChainWalker:
                         f"{use.operand_number}), copied onto {name} by the import (sdy-apply-sharding-constraints)")
         return f"a sharding the import passes gave {name} (the input has none)"
 
-    def static_origin(self, on, t, d, u, r) -> Origin:
+    def static_origin(self, on, t, d, u, ph) -> Origin:
         o = on.values[0]
         text = f"manual axes of the in_shardings at {self.namer.op(o)}"
-        return Origin(t, d, u, r, text, [("op_unit", on.rule)])
+        return Origin(t, d, u, ph, text, [("op_unit", on.rule)])
 
 
 # ---------------------------------------------------------------- the readable report
@@ -567,7 +564,7 @@ def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) ->
                 if p < 0 or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
                     continue
                 seen.add((p, u))
-                tensors = [x[2] for x in rel.get("visit_tensor", (0,), o) if x[4] == row[8] and x[2] != t]
+                tensors = [x[2] for x in rel.get("visit_tensor", (0,), o) if x[4] == row[10] and x[2] != t]
                 if not tensors:
                     continue
                 out.append(f"    (conflict at {namer.op(o)}: {namer.tensor(tensors[0])} holds {namer.unit(u)} in "
@@ -584,7 +581,7 @@ def _losers(namer: Namer, walker: ChainWalker, won: tuple, limit: int = 3) -> li
     t, d, p, u = won[:4]
     out = []
     writes = [w for w in namer.rel.get("write", (2, 3, 4), t, d, p) if w[5] != u]
-    for w in sorted(writes, key=lambda w: w[7])[:limit]:
+    for w in sorted(writes, key=lambda w: w[7:10])[:limit]:   # (by rank: phase, position, cascade)
         hop, _ = walker.hop(w, w[7])
         src = ""
         if hop.src is not None:
@@ -625,10 +622,10 @@ def _chain_lines(namer: Namer, chain: list, axis: str) -> list[str]:
                 role = ""
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {namer.factor(s.op, s.factor)} of "
                          f"{namer.op(s.op)}{role}{src}")
-            lines.append(f"{pad}    [{namer.phase(s.rank)}; {_rules_text(s.rules)}]")
+            lines.append(f"{pad}    [{namer.phase(s.phase)}; {_rules_text(s.rules)}]")
         else:
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {s.text}")
-            lines.append(f"{pad}    [from round {namer.round_of(s.rank)}; {_rules_text(s.rules)}]")
+            lines.append(f"{pad}    [from round {namer.round_of(s.phase)}; {_rules_text(s.rules)}]")
     if len(chain) > 13:
         lines.append(f"    ({len(chain) - 1} hops)")
     return lines
@@ -693,7 +690,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
     present = [row for row in rel.get("op_unit", (0, 1), o, f) if row[2] == 0]
     held = defaultdict(set)   # unit -> tensors holding it at the factor's first position
     for row in present:
-        so = row[8]
+        so = row[10]
         vt = [x for x in rel.get("visit_tensor", (0,), o) if x[4] == so]
         held[row[3]].update(x[2] for x in vt)
     if not held:
@@ -712,7 +709,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
             return f"{what}: {desc}, but the barrier lets shardings through {barrier[1]} only"
         return f"{what}: {desc}, but no tensor that may widen the factor proposes it in any phase " \
                f"(propagation direction, op priorities)"
-    ph = props[0][6] // namer.phase_span
+    ph = props[0][6]
     reasons = []
     if rel.one("dim_closed_at", (0, 1, 2), t, d, ph):
         reasons.append("the dimension is closed then (closed, or its priority's round comes later)")

@@ -1,15 +1,15 @@
 """Rank-ordered evaluation of a stratum with subsumptive rules, in memory.
 
 A stratum in which some relation has subsumptive rules
-(`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here instead of in
-SQL. Each relation of such a stratum has a *rank*: its columns whose type is
+(`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here, in rank
+order rather than semi-naively. Each relation of such a stratum has a *rank*: its columns whose type is
 `Rank` (any subtype of number) or a subset type of it (`.type Phase <:
 Rank`), in declaration order, compared lexicographically; every relation of
 the stratum has as many. Tuples are made final in increasing rank order,
 like Dijkstra's algorithm:
 
-- the clauses that read no relation of the stratum seed it (run once, as
-  SQL over the lower strata);
+- the clauses that read no relation of the stratum seed it (run once over
+  the lower strata);
 - the pending tuples of the smallest rank form a *wave*: each is dropped if
   the relation already holds it, or if another tuple of the relation (one
   already kept, or one of the same wave) subsumes it; the others are kept
@@ -26,9 +26,8 @@ same text semi-naively and removes dominated tuples after the fact: it can
 keep tuples derived from a tuple that was dominated later, and it keeps one
 of two tied tuples; on programs where neither happens the results agree.
 
-Why not SQL: ranks follow long chains (thousands of waves of a few tuples
-each), and a DuckDB query per wave costs far more than the wave's work.
-Clauses are compiled to Python functions (nested loops over hash indexes),
+Ranks follow long chains (thousands of waves of a few tuples each), so the
+cost of a wave is the cost of its few tuples' lookups. Clauses are compiled to Python functions (nested loops over hash indexes),
 or, when the C extension is built (sdylog.datalog._native), provenance is
 off and every clause lowers (native_plan.py: integers, interned symbols),
 the whole wave loop runs in C on the same plans, over the tables of a C
