@@ -89,6 +89,7 @@ def load_program_cached(path: str, load):
             cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
             program = pickle.loads(_read_framed(cached))
             os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
+            _with_plans(program, cached)
             return program
         except Exception:
             pass
@@ -97,11 +98,35 @@ def load_program_cached(path: str, load):
         try:
             files = sorted(os.path.abspath(f) for f in program.files)
             _write_atomic(index, pickle.dumps(files))
-            _write_atomic(os.path.join(d, f"program-{_files_key(files)}.pickle"), pickle.dumps(program))
+            cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
+            _write_atomic(cached, pickle.dumps(program))
+            _with_plans(program, cached)
             _drop_old_programs(d)
         except Exception:
             pass
     return program
+
+
+_SAVED_WITH_PLANS: list = []   # (program, its file) cached on disk by this process
+
+
+def _with_plans(program, path: str) -> None:
+    """Save the program again at exit if it gained plans (plan.PlanCache, in
+    its run_cache): a process running it again plans nothing this one did."""
+    if not _SAVED_WITH_PLANS:
+        atexit.register(_save_plans)
+    _SAVED_WITH_PLANS.append((program, path))
+
+
+def _save_plans() -> None:
+    """(Run at exit: whatever happens, no error.)"""
+    for program, path in _SAVED_WITH_PLANS:
+        try:
+            plans = program.run_cache.get("plans")
+            if plans is not None and plans.added:
+                _write_atomic(path, pickle.dumps(program))
+        except Exception:
+            pass
 
 
 def _index_file(d: str, path: str) -> str:

@@ -11,15 +11,17 @@ small joins) DuckDB spends ~5 ms planning each statement whatever the data
 size, and importing it costs ~0.3 s; compiled Python joins over hash
 indexes cost microseconds per tuple. `sdylog run`/`query` can pick either.
 
-Evaluation: a non-recursive stratum runs each clause once (joins in an order
-chosen from the relations' sizes); a recursive stratum runs semi-naively
-(each iteration joins only the tuples new in the last one); a stratum with
-subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
+Evaluation: a non-recursive stratum runs each clause once; a recursive
+stratum runs semi-naively (each iteration joins only the tuples new in the
+last one); a stratum with subsumptive rules runs in rank order (ranked.py).
+Every clause is planned by plan.py (joins in an order chosen from the
+relations' sizes), the plans kept per program.
 
 Where the relations live: when the extension sdylog.datalog._native is built
 and provenance is off, every relation without a float column is a C table
 (native_db.py), and a plain or recursive stratum whose clauses lower to the
-C evaluator's instructions (native_plan.py) runs there. Another stratum runs
+C evaluator's instructions (native_plan.py) runs there, consecutive ones in
+one call while their kept plans fit the sizes. Another stratum runs
 in Python on sets made from the tables (`_data`: made when first read after
 the table changed) and its results go back into them; the relations read
 through the API are made the same way. Without the extension, with
@@ -37,10 +39,11 @@ from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
 from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_stratum
+from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
-from sdylog.datalog.pyeval import Namespace, compile_clause
+from sdylog.datalog.plan import Context, StratumPlan, plan_clause, plan_stratum, plans_of
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
 from sdylog.datalog.stepped import StepBackend, StepEvaluation
@@ -269,24 +272,33 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                 self._reset(r)
                 if self.provenance:
                     self._prov[r] = {t: (-1, 0) for t in self._data[r]}
-        for i, s in enumerate(strata):
+        i = 0
+        while i < len(strata):
+            s = strata[i]
             if plan is not None and s.subsumptive:
                 self._drop_sets(s.relations, plan.kept)   # (its result is stored without them)
-            self._run_stratum(program, s)
-            if plan is not None:
-                self._drop(plan.after[i], plan.kept)
-                self._drop_sets(s.relations, plan.kept)
+            for s in self._run_next(program, strata[i:]):
+                if plan is not None:
+                    self._drop(plan.after[i], plan.kept)
+                    self._drop_sets(s.relations, plan.kept)
+                i += 1
 
-    def _run_stratum(self, program: Program, s) -> None:
+    def _run_next(self, program: Program, strata) -> list:
+        """Evaluate the first of `strata`, and the plain and recursive ones
+        after it that C evaluates in the same call (native_db.run_strata):
+        those evaluated."""
+        rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
+            self._db is not None) else ([], False)
+        ran = strata[:len(rounds)]
+        for s, n in zip(ran, rounds):
+            if s.recursive:
+                self.iterations.update(dict.fromkeys(s.relations, n))
+        if ran and not aborted:
+            return ran
+        s = strata[len(ran)]
         if self._db is not None and not s.subsumptive and not s.stepped:
-            rounds = run_stratum(self._db, self._cindexes, program, s)
-            for r in s.relations:
+            for r in s.relations:   # (a run handed back, or none: from the start, in Python)
                 self._c_changed(r)
-            if rounds is not None:
-                if s.recursive:
-                    self.iterations.update(dict.fromkeys(s.relations, rounds))
-                return
-            for r in s.relations:   # (a run handed back: from the start, in Python)
                 self._reset(r)
         # (what Python writes goes into the C tables: _store, _recursive)
         if s.subsumptive:
@@ -297,47 +309,34 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             self._recursive(program, s)
         else:
             self._plain(program, s)
+        return ran + [s]
 
-    def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
-        """Put the indexes compiled code reads into its namespace (with `lazy`,
-        None and a loader the code calls where it first needs one)."""
-        if lazy:
-            def load_index(name):
-                rel, key, negated = ns.specs[name]
-                idx = ns.globals[name] = self.index(rel, key, negated)
-                return idx
-            ns.globals["_load_index"] = load_index
+    def _bind(self, ns: Namespace, live=frozenset()) -> None:
+        """Put the indexes compiled code reads into its namespace (but those
+        of the `live` relations, kept up to date by the caller)."""
         for name, (rel, key, negated) in ns.specs.items():
-            if name in ns.globals or rel in live:
-                continue
-            ns.globals[name] = None if lazy else self.index(rel, key, negated)
+            if name not in ns.globals and rel not in live:
+                ns.globals[name] = self._static.index(rel, key, negated)
 
-    def index(self, rel: str, key: tuple, negated: bool = False):
-        """The index of `rel` on `key` (see ranked.build_index), built once."""
-        return self._static.index(rel, key, negated)
+    def _size_of(self, relation: str) -> int | None:
+        """A relation's tuple count (what planning reads), None when not declared."""
+        return self._size(relation) if relation in self._decls else None
 
-    def index_key(self, rel: str, key: tuple) -> tuple:
-        """The columns a lookup of `rel` with `key` bound uses (StaticIndexes.index_key)."""
-        return self._static.index_key(rel, key)
-
-    def _sizes(self) -> "_Sizes":
-        return _Sizes(self)
+    def _plans(self, program: Program, s) -> StratumPlan:
+        """The stratum's plans (kept per program, plan.PlanCache)."""
+        return plans_of(program).get(("py", s.relations), self._size_of,
+                                     lambda sizes: plan_stratum(program, s, Context(sizes, index_key=self._static.index_key)))
 
     def _plain(self, program: Program, s) -> None:
         ns = Namespace()
-        sizes = self._sizes()
         out: set = set()
         prov = {} if self.provenance else None
         height = self._next_height()
-        fns = []
-        for ci in s.clauses:
-            c = program.clauses[ci]
-            if any(isinstance(lit, Atom) and not self._size(lit.relation) for lit in c.body):
-                continue   # an atom of an empty relation: no solution
-            fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
-                                      kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
-                                      add=prov is None))
-        self._bind(ns, lazy=True)
+
+        def rule_of(ci):
+            return self._rule_id(program, ci)
+        fns = [clause_function(ns, p, add=prov is None, rule_of=rule_of) for p in self._plans(program, s).base]
+        self._bind(ns)
         if prov is None:
             emit = out.add   # (compiled with `add`: E(tuple))
         else:
@@ -347,7 +346,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
                     prov[tup] = (rule, height)
         for fn in fns:
             fn(emit)
-        ns.globals.clear()   # its functions and loader refer back to it: free the cycle now
+        ns.globals.clear()   # its functions refer back to it: free the cycle now
         (rel,) = s.relations
         self._store(rel, out, prov)
 
@@ -355,60 +354,38 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         here = list(s.relations)
         rid = {r: i for i, r in enumerate(here)}
         ns = Namespace()
-        sizes = self._sizes()
-        base, delta_fns = [], [[] for _ in here]
-        for ci in s.clauses:
-            c = program.clauses[ci]
-            rule = self._rule_id(program, ci)
-            positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in rid]
-            head = rid[c.head.relation]
-            if not positions:
-                base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes,
-                                            kinds=program.clause_kinds[ci], indexes=self.index_key))
-                continue
-            for p in positions:
-                delta_fns[rid[c.body[p].relation]].append(
-                    compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here),
-                                   kinds=program.clause_kinds[ci], indexes=self.index_key))
+        plans = self._plans(program, s)
+
+        def rule_of(ci):
+            return self._rule_id(program, ci)
+        base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
+        delta_fns = [[delta_function(ns, [p], rule_of, share=False) for p in g]
+                     for g in plans.deltas]
         # live indexes of this stratum's relations, kept up to date as tuples arrive
+        from collections import defaultdict
         from operator import itemgetter
         live: list[list] = [[] for _ in here]
-        g = ns.globals
         for name, (rel, key, negated) in ns.specs.items():
-            if rel in rid and name not in g:
-                container = {} if key else []
+            if rel in rid and name not in ns.globals:
+                ns.globals[name] = container = defaultdict(list) if key else []
                 live[rid[rel]].append((itemgetter(*key) if key else None, container))
-                g[name] = container
         self._bind(ns, set(here))
         full = [self._data[r] for r in here]
         prov = [self._prov.setdefault(r, {}) for r in here] if self.provenance else None
         height = [self._next_height()]
 
-        def insert(ri, tup):
-            full[ri].add(tup)
+        def index(ri, tup):
             for get, c in live[ri]:
-                if get is None:
-                    c.append(tup)
-                else:
-                    k = get(tup)
-                    lst = c.get(k)
-                    if lst is None:
-                        c[k] = [tup]
-                    else:
-                        lst.append(tup)
-
-        for ri, r in enumerate(here):
+                (c if get is None else c[get(tup)]).append(tup)
+        for ri in rid.values():
             for tup in full[ri]:
-                for get, c in live[ri]:
-                    if get is None:
-                        c.append(tup)
-                    else:
-                        c.setdefault(get(tup), []).append(tup)
+                index(ri, tup)
         new: list[list] = [[] for _ in here]
 
         def emit(ri, tup, rule):
             if tup not in full[ri]:
-                insert(ri, tup)
+                full[ri].add(tup)
+                index(ri, tup)
                 new[ri].append(tup)
                 if prov is not None:
                     prov[ri][tup] = (rule, height[0])
@@ -549,17 +526,6 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self.close()
 
 
-class _Sizes:
-    """Relation -> tuple count, read when the planner asks (a dict of every
-    relation's size per stratum cost more than the lookups)."""
-
-    def __init__(self, engine: MemoryEngine):
-        self.engine = engine
-
-    def get(self, relation: str, default=None):
-        return self.engine._size(relation) if relation in self.engine._decls else default
-
-
 class _Tables(dict):
     """Relation -> its tuples as a Python set; a relation held in C is made
     from its table when first read (and dropped when the table changes)."""
@@ -604,13 +570,12 @@ class _Backend(RankedBackendSteps):
             if eng._loaded.get(name):
                 yield name, list(eng._loaded[name]), -1
         ns = Namespace()
-        sizes = eng._sizes()
+        ctx = Context(eng._size_of)
         fns = []
         for ci in base_clauses:
             c = self.program.clauses[ci]
-            fns.append((c.head.relation, self.rule_id(ci),
-                        compile_clause(ns, c.body, c.head.args, 0, self.rule_id(ci), None, sizes,
-                                       kinds=self.program.clause_kinds[ci])))
+            plan = plan_clause(ctx, c.body, c.head.args, 0, ci, self.program.clause_kinds[ci])
+            fns.append((c.head.relation, self.rule_id(ci), clause_function(ns, plan, rule_of=self.rule_id)))
         eng._bind(ns)
         for rel, rule, fn in fns:
             out = []

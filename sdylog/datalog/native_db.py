@@ -4,19 +4,15 @@ sdylog/datalog/native/db.c).
 
 Every relation without a float column is a C table of int64 rows; symbols
 are interned to ids by the database (one table of strings per engine).
-A stratum whose clauses lower (native_plan.py: the plans BodyCompiler makes,
-with sizes and index choices read from the C tables) runs in C, its results
-written into the stratum's tables; one that does not lower runs in Python on
+A stratum whose clauses lower (native_plan.py: plans made by plan.py with
+sizes and index choices read from the C tables, kept per program) runs in C,
+its results written into the stratum's tables; one that does not lower runs in Python on
 sets made from the tables (memory_engine.py), its results loaded back.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-from sdylog.datalog.ast import Atom
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower_clause, lower_delta_group
-from sdylog.datalog.pyeval import Namespace
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import StaticIndexes
 
 
@@ -30,8 +26,11 @@ class NativeDB:
         self.intern = self.db.intern      # str -> symbol id
 
     def declare(self, decl) -> None:
-        if decl.name not in self.table and "float" not in decl.kinds:
-            self.table[decl.name] = self.db.add_table(decl.arity, tuple(k == "symbol" for k in decl.kinds))
+        if decl.name in self.table:
+            return
+        kinds = decl.kinds
+        if "float" not in kinds:
+            self.table[decl.name] = self.db.add_table(decl.arity, tuple(k == "symbol" for k in kinds))
             self.arity[decl.name] = decl.arity
 
     def holds(self, relation: str) -> bool:
@@ -96,157 +95,64 @@ class NativeIndexes(StaticIndexes):
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
-def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int | None:
-    """Evaluate a plain or recursive stratum in C into its tables (which hold
-    its loaded facts): the rounds it took, or None when it does not lower or
-    the run hands back (an overflow, a division by zero; the tables are then
-    partly written)."""
-    here = list(stratum.relations)
-    if not all(ndb.holds(r) for r in here):
-        return None
-    lowered = PLANS.plan(PlanSources(ndb, indexes), stratum, lambda asked: _lower(asked, program, stratum))
-    if lowered is None:
-        return None
-    base, deltas, specs = lowered
-    rid = {r: i for i, r in enumerate(here)}
-    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
-                        base, deltas)
-    if result[0] != "ok":
-        return None
-    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
-        if key and rel not in rid:
-            indexes.fanout(rel, key)
-    return result[1]
+def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
+    """Evaluate in C, in one call, the leading plain and recursive strata of
+    `strata`: the first planned for the sizes now, each later one with the
+    last plan made for it, whose sizes C checks before it runs (the first
+    that no longer fits ends the call: the caller plans it). Returns the
+    rounds of each stratum evaluated (none: the first does not lower), and
+    whether the next one's run handed back (an overflow, a division by zero:
+    its tables are partly written). changed(relation) is called for each
+    relation they wrote."""
+    plans = plans_of(program)
+    batch = []
+    for s in strata:
+        if s.subsumptive or s.stepped or not all(ndb.holds(r) for r in s.relations):
+            break
+        key = ("c", s.relations)
+        checks = []
+        if not batch:
+            made = plans.get(key, lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
+                             lambda size: _lower(program, s, Context(size, index_key=indexes.index_key)))
+        else:
+            latest = plans.latest(key)
+            if latest is None:
+                break
+            seen, made = latest
+            checks = [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None]
+        if made is None:
+            break
+        batch.append((s, made, checks))
+    if not batch:
+        return [], False
+    intern = ndb.intern
+    status, done, rounds = ndb.db.run([
+        ([ndb.table[r] for r in s.relations], [(ndb.table[rel], key, rel in s.relations) for rel, key in specs],
+         [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas], checks)
+        for s, (base, deltas, specs), checks in batch])
+    ran = batch[:done + (status == "abort")]
+    for s, _, _ in ran:
+        for r in s.relations:
+            changed(r)
+    for s, (_, _, specs), _ in ran[:done]:   # (what index_key knows of built indexes, as in Python)
+        for rel, key in specs:
+            if key and rel not in s.relations:
+                indexes.fanout(rel, key)
+    return rounds, status == "abort"
 
 
-def _lower(asked: _Asked, program, stratum) -> tuple | None:
-    """The stratum's programs (base clauses, delta groups, index specs), made
-    with what `asked` answers (relations held, sizes, symbol ids, index
-    keys); None when a clause does not lower."""
-    here = list(stratum.relations)
-    rid = {r: i for i, r in enumerate(here)}
-    slots = IndexSlots(Namespace())
-    plan = dict(symbols=asked.intern, sizes=asked, indexes=asked.index_key)
-    base, groups = [], [[] for _ in here]
+def _lower(program, stratum, ctx: Context) -> tuple | None:
+    """The stratum's C programs (base clauses, delta groups, index specs);
+    None when one reads a relation not held in C or does not lower."""
+    plans = plan_stratum(program, stratum, ctx)
+    slots = IndexSlots()
+    here = frozenset(stratum.relations)
     try:
-        for ci in stratum.clauses:
-            c = program.clauses[ci]
-            atoms = [lit for lit in c.body if isinstance(lit, Atom)]
-            if not all(asked.holds(a.relation) for a in atoms):
-                return None
-            kinds = program.clause_kinds[ci]
-            head = rid[c.head.relation]
-            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
-            if not positions:
-                if any(asked.size(a.relation) == 0 for a in atoms):
-                    continue   # an atom of an empty relation: no solution
-                base.append(lower_clause(slots, c.body, c.head.args, head, kinds, **plan))
-            for p in positions:
-                groups[rid[c.body[p].relation]].append((c.body, c.head.args, head, -1, p, kinds))
-        arity = [program.relations[r].arity for r in here]
-        deltas = [lower_delta_group(slots, g, arity[ri], live=set(here), **plan) if g else []
-                  for ri, g in enumerate(groups)]
+        base = [lower(p, slots) for p in plans.base]
+        deltas = [[lower(p, slots, here) for p in g] for g in plans.deltas]
     except CannotLower:
         return None
     specs = slots.specs()
-    if not all(asked.holds(rel) for rel, _ in specs):
+    if any(ctx.size(rel) is None for rel, _ in specs):
         return None
     return base, deltas, specs
-
-
-@dataclass(frozen=True)
-class PlanSources:
-    """What planning a stratum reads: the C tables, their indexes, and (a
-    rank-ordered stratum's plan names its rules) the engine's rule ids."""
-    ndb: NativeDB
-    indexes: NativeIndexes
-    rule_id: Callable[[int], int] | None = None
-
-
-# What planning asks: question -> its answer from the sources.
-_QUESTIONS = {
-    "holds": lambda src, rel: src.ndb.holds(rel),
-    "size": lambda src, rel: src.ndb.size(rel),
-    "intern": lambda src, symbol: src.ndb.intern(symbol),
-    "index_key": lambda src, rel, key: tuple(src.indexes.index_key(rel, key)),
-    "fanout": lambda src, rel, key: src.indexes.fanout(rel, key),
-    "rule_id": lambda src, ci: src.rule_id(ci),
-}
-
-
-class _Asked:
-    """The sources as planning sees them, every question asked and its
-    answer logged in order (a read asked again is not logged again). (Also
-    the planner's sizes: relation -> tuple count, None when not a C
-    relation.)"""
-
-    def __init__(self, sources: PlanSources):
-        self.sources, self.log, self.reads = sources, [], {}
-
-    def _ask(self, question: str, *args):
-        ask = _QUESTIONS[question]
-        answer = ask(self.sources, *args)
-        self.log.append((ask, args, answer))
-        return answer
-
-    def _read(self, question: str, rel: str):
-        """A question of a relation's table, whose answer planning cannot
-        change (it writes no table): logged once."""
-        key = (question, rel)
-        if key not in self.reads:
-            self.reads[key] = self._ask(question, rel)
-        return self.reads[key]
-
-    def holds(self, rel: str) -> bool:
-        return self._read("holds", rel)
-
-    def size(self, rel: str) -> int:
-        return self._read("size", rel)
-
-    def get(self, rel: str, default=None):
-        return self.size(rel) if self.holds(rel) else default
-
-    def intern(self, symbol: str) -> int:
-        return self._ask("intern", symbol)
-
-    def index_key(self, rel: str, key: tuple) -> tuple:
-        return self._ask("index_key", rel, key)
-
-    def fanout(self, rel: str, key: tuple) -> float:
-        return self._ask("fanout", rel, key)
-
-    def rule_id(self, ci: int) -> int:
-        return self._ask("rule_id", ci)
-
-
-class _PlanCache:
-    """The last plans made for each stratum, each with the questions its
-    planning asked and their answers. Planning is a function of those
-    answers: a stratum that would get the same ones again (the same module
-    run again, or one alike) takes the plan made then. The questions are
-    asked again in order (each with the effects it has when first asked)
-    up to the first answer that differs; then the stratum is planned anew.
-    On a small module, planning is most of a rule evaluation's time."""
-
-    KEPT = 4   # plans per stratum (a pipeline runs a program on a few modules)
-
-    def __init__(self):
-        self.plans: dict[int, tuple] = {}   # id(stratum) -> (stratum, [(log, plan), ...], latest first)
-
-    def plan(self, sources: PlanSources, stratum, make):
-        """The plan make(asked) gives for `stratum` (asked: an _Asked over
-        `sources`, all that make may read of them), or the one kept for the
-        same answers."""
-        entry = self.plans.get(id(stratum))
-        kept = entry[1] if entry is not None and entry[0] is stratum else []
-        for k, (log, made) in enumerate(kept):
-            if all(ask(sources, *args) == answer for ask, args, answer in log):
-                kept.insert(0, kept.pop(k))
-                return made
-        asked = _Asked(sources)
-        made = make(asked)
-        self.plans[id(stratum)] = (stratum, [(asked.log, made)] + kept[:self.KEPT - 1])
-        return made
-
-
-PLANS = _PlanCache()

@@ -27,13 +27,11 @@ keep tuples derived from a tuple that was dominated later, and it keeps one
 of two tied tuples; on programs where neither happens the results agree.
 
 Ranks follow long chains (thousands of waves of a few tuples each), so the
-cost of a wave is the cost of its few tuples' lookups. Clauses are compiled to Python functions (nested loops over hash indexes),
-or, when the C extension is built (sdylog.datalog._native), provenance is
-off and every clause lowers (native_plan.py: integers, interned symbols),
-the whole wave loop runs in C on the same plans, over the tables of a C
-database: the memory engine's own (native_db.py: read and written in place,
-its planning questions answered from them), or one filled here from the
-backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
+cost of a wave is the cost of its few tuples' lookups. Clauses are planned by plan.py (plans kept per program) and run as Python
+functions (pyeval.py), or, when the C extension is built, provenance is off
+and every plan lowers (native_plan.py), by the wave loop in C over the
+tables of a C database: the memory engine's own (native_db.py), or one
+filled here from the backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
 Python on what Python's integers would compute differently (an overflow) or
 report (a division by zero): the stratum is then evaluated here, from the
 start.
@@ -43,12 +41,13 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from operator import itemgetter
+from dataclasses import dataclass, field
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_plan import (CannotLower, IndexSlots, lower_clause, lower_delta_group,
-                                        lower_domination_test, native_module)
-from sdylog.datalog.pyeval import Namespace, compile_delta_group, compile_domination_test
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
+from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
+from sdylog.datalog.pyeval import Namespace, delta_function, domination_function
 
 RANK_TYPE = "Rank"
 
@@ -153,22 +152,12 @@ class RankedEvaluation:
         exec(CODES.compile("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", "<index code>"), env)
         return env["insert"], env["remove"]
 
-    def _empty(self, rel: str) -> bool:
-        """Relation `rel` (of a lower stratum) has no tuples."""
-        return self.static.size(rel) == 0
-
     def _rows(self, rel: str):
         """A lower stratum's relation, read from the backend once."""
         rows = self._static_rows.get(rel)
         if rows is None:
             rows = self._static_rows[rel] = self.backend.rows(rel)
         return rows
-
-    def _dead(self, body) -> bool:
-        """A body with an atom of an empty relation (outside the stratum)
-        has no solution: its clause never fires (the basic strategy's rules
-        in an aggressive run, say)."""
-        return any(isinstance(l, Atom) and l.relation not in self.here and self._empty(l.relation) for l in body)
 
     def _live_key(self, rel: str, key: tuple) -> tuple:
         """The columns a relation of the stratum is looked up by: not its
@@ -179,33 +168,47 @@ class RankedEvaluation:
         rest = tuple(i for i in key if i not in ranks)
         return rest if rest and len(rest) < len(key) else key
 
-    def _prepare(self, native: bool = False, asked=None):
-        """Plan the clauses: compiled to Python functions, or (`native`) lowered
-        to programs of the C evaluator (CannotLower when one cannot be);
-        `asked` (native, over the engine's database): what planning reads of
-        the database, its indexes and the engine's rule ids (native_db._Asked)."""
+    def _plans(self, static) -> RankedPlans:
+        """The stratum's plans, made with what `static` (the indexes of the
+        relations below) says of sizes and keys; kept per program."""
+        def size(rel):
+            return static.size(rel)
+        return plans_of(self.program).get(("ranked", self.stratum.relations), size, lambda sizes: self._plan(static, sizes))
+
+    def _plan(self, static, size) -> RankedPlans:
         prog = self.program
-        self._static_rows: dict[str, list] = {}
-        # the relations below: the backend's own indexes (in memory), or built here from its rows
-        statics = asked or getattr(self.backend, "native_static" if native and self.in_engine_db else "static", None)
-        self.static = statics or StaticIndexes(self._rows)
-        self.intern = (asked or self.native_db).intern if native else None
-        self.base_clauses = []
-        groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
+        here, rid = self.here, self.rid
+
+        def empty_below(rel):   # (what the planner reads as sizes: 0 for an empty relation below, else unknown)
+            return 0 if rel not in here and size(rel) == 0 else None
+        base_clauses = []
+        groups: list[list] = [[] for _ in self.rels]   # relation -> (clause, delta position)
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
-            rule = (asked or self.backend).rule_id(ci)
-            positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in self.here]
+            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in here]
             if not positions:
-                self.base_clauses.append(ci)
-                continue
-            if self._dead(c.body):
-                continue
-            head_rel = self.rid[c.head.relation]
-            for p in positions:
-                groups[self.rid[c.body[p].relation]].append(
-                    (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
-        # Compiled twice: first to learn the columns each relation of the stratum
+                base_clauses.append(ci)
+            elif not dead(c.body, size, here):
+                for p in positions:
+                    groups[rid[c.body[p].relation]].append((ci, p))
+        tests: list[list] = [[] for _ in self.rels]
+        for si, s in enumerate(prog.subsumptions):
+            if s.relation in here:
+                body = s.as_clause().body
+                if not dead(body, size, here):
+                    tests[rid[s.relation]].append((body, prog.subsumption_kinds[si]))
+        arity = [len(prog.relations[r].columns) for r in self.rels]
+
+        def make(live_key):
+            ctx = Context(empty_below, here, static.index_key, live_key, static.fanout)
+            deltas = tuple(tuple(plan_clause(ctx, c.body, c.head.args, rid[c.head.relation], ci,
+                                             prog.clause_kinds[ci], delta=p, arity=arity[ri])
+                                 for ci, p in g for c in [prog.clauses[ci]]) for ri, g in enumerate(groups))
+            dctx = Context(lambda rel: None, here, static.index_key, live_key)
+            doms = tuple(tuple(plan_clause(dctx, body, None, 0, -1, kinds, delta=0, arity=arity[ri], distinct=1)
+                               for body, kinds in t) for ri, t in enumerate(tests))
+            return deltas, doms
+        # Planned twice: first to learn the columns each relation of the stratum
         # is looked up by, then with lookups served by fewer indexes (see _coarse_keys).
         asked: dict[str, set] = {}
 
@@ -213,52 +216,22 @@ class RankedEvaluation:
             k = self._live_key(rel, key)
             asked.setdefault(rel, set()).add(k)
             return k
-        self._compile(groups, prog, first_key, native)
+        deltas, doms = make(first_key)
         coarse = _coarse_keys(asked)
         if coarse:
-            self.ns.globals.clear()   # (the first functions and their namespace refer to each other)
-            self.ns = Namespace()
-            self._compile(groups, prog, lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k),
-                          native)
-        if not native:
-            self._build_indexes()
+            deltas, doms = make(lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
+        bctx = Context(empty_below, index_key=static.index_key)
+        base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
+                     for ci in base_clauses for c in [prog.clauses[ci]])
+        return RankedPlans(tuple(base_clauses), deltas, doms, base)
 
-    def _compile(self, groups, prog, live_key, native: bool) -> None:
-        """The delta functions and domination tests, in self.ns (or, `native`,
-        their programs and self.slots); live_key(relation, bound columns) gives
-        the columns of the live index a lookup uses."""
-        sizes = _Emptiness(self)
-        fanout = self.static.fanout
-        index_key = self.static.index_key
-        symbols = self.intern
-        tests: list[list] = [[] for _ in self.rels]
-        for si, s in enumerate(prog.subsumptions):
-            if s.relation not in self.here:
-                continue
-            cl = s.as_clause()
-            if not self._dead(cl.body):
-                tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
-        if native:
-            self.slots = IndexSlots(self.ns)
-            arity = [len(self.program.relations[r].columns) for r in self.rels]
-            self.delta_progs = [lower_delta_group(self.slots, g, arity[ri], symbols, sizes=sizes, live=self.here,
-                                                  fanout=fanout, indexes=index_key, live_key=live_key)
-                                for ri, g in enumerate(groups)]
-            self.dom_progs = [lower_domination_test(self.slots, t, arity[ri], symbols, live=self.here,
-                                                    indexes=index_key, live_key=live_key) if t else []
-                              for ri, t in enumerate(tests)]
-            # (seeds computed in C: only over the engine's own tables, see _run_native)
-            self.base_progs = [lower_clause(self.slots, c.body, c.head.args, self.rid[c.head.relation],
-                                            prog.clause_kinds[ci], symbols, sizes=sizes, indexes=index_key)
-                               for ci in self.base_clauses for c in [prog.clauses[ci]]] if self.in_engine_db else []
-            return
-        # relation -> one function running every clause that reads it on a delta (or None)
-        self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
-                                              indexes=index_key, live_key=live_key) if g else None
-                          for g in groups]
-        # relation -> one test `is this tuple dominated` (or None)
-        self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key,
-                                                  live_key=live_key) if t else None for t in tests]
+    def _functions(self, plans: RankedPlans) -> None:
+        """The plans as Python functions in self.ns: per relation, one
+        running every clause that reads it on a delta, and one test `is this
+        tuple dominated` (or None)."""
+        rule_of = self.backend.rule_id
+        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
+        self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
 
     def _rank_error(self, rule: int, rank, cur):
         program, ci = self.backend.rule_of(rule)
@@ -276,20 +249,24 @@ class RankedEvaluation:
         from sdylog.datalog.native_db import NativeDB
         db = getattr(self.backend, "native_db", None)
         self.in_engine_db = db is not None
-        self.native_db = db if db is not None else NativeDB(native)
+        db = db if db is not None else NativeDB(native)
         if self.in_engine_db and not all(db.holds(r) for r in self._relations_read()):
             return False   # floats: the Python path (the planner asks the C tables their sizes)
-        if not self._plan_native():
+        static = self.backend.native_static if self.in_engine_db else self._static()
+        plans = self._plans(static)
+        self.base_clauses = plans.base_clauses
+        lowered = plans.lowered(self.in_engine_db, self.here)
+        if lowered is None:
             return False
-        specs = self.slots.specs()
-        if any(rel in self.here and negated for rel, _, negated in self.ns.specs.values()):
-            return False   # (the Python path reports it)
-        db = self.native_db
+        delta_progs, dom_progs, base_progs, specs = lowered
         if not self.in_engine_db and not self._fill(db, {rel for rel, _ in specs} - self.here):
             return False
+        intern, rule_of = db.intern, self.backend.rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
-                                   indexes, self.delta_progs, self.dom_progs, self.base_progs)
+                                   indexes, [[p.bind(intern, rule_of) for p in g] for g in delta_progs],
+                                   [[p.bind(intern, rule_of) for p in g] for g in dom_progs],
+                                   [p.bind(intern, rule_of) for p in base_progs])
         if result[0] == "abort":
             return False
         if result[0] == "rank":
@@ -304,31 +281,11 @@ class RankedEvaluation:
         self.backend = None
         return True
 
-    def _plan_native(self) -> bool:
-        """The C evaluator's programs (_prepare), or over the engine's own
-        database those kept for the same planner answers (native_db.PLANS);
-        False when a clause does not lower."""
-        def made():
-            return self.base_clauses, self.slots, self.ns, self.delta_progs, self.dom_progs, self.base_progs
-
-        def prepare(asked=None):
-            try:
-                self._prepare(native=True, asked=asked)
-            except CannotLower:
-                return None
-            finally:
-                self.ns.globals.clear()
-            return made()
-        if self.in_engine_db:
-            from sdylog.datalog.native_db import PLANS, PlanSources
-            sources = PlanSources(self.native_db, self.backend.native_static, self.backend.rule_id)
-            plan = PLANS.plan(sources, self.stratum, prepare)
-        else:
-            plan = prepare()
-        if plan is None:
-            return False
-        self.base_clauses, self.slots, self.ns, self.delta_progs, self.dom_progs, self.base_progs = plan
-        return True
+    def _static(self):
+        """The indexes of the relations below: the backend's own (in memory),
+        or built here from its rows."""
+        self._static_rows: dict[str, list] = {}
+        return getattr(self.backend, "static", None) or StaticIndexes(self._rows)
 
     def _relations_read(self) -> set:
         """The stratum's relations and those its clauses and subsumptive rules read."""
@@ -359,7 +316,11 @@ class RankedEvaluation:
         if native is not None and self._run_native(native):
             return
         self.ns = Namespace()
-        self._prepare()
+        self.static = self._static()
+        plans = self._plans(self.static)
+        self.base_clauses = plans.base_clauses
+        self._functions(plans)
+        self._build_indexes()
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
         same: list = []                 # tuples of the current rank derived by its waves: the next wave
@@ -477,6 +438,34 @@ class RankedEvaluation:
         self.backend = None   # compilers kept in cycles must not keep the engine alive
 
 
+@dataclass(frozen=True)
+class RankedPlans:
+    """The plans of a rank-ordered stratum: the clauses that read none of its
+    relations (seeds) and their plans, and per relation of the stratum the
+    plans that read it as a delta and its domination tests (the dominated
+    tuple in registers, the dominating one body atom 1)."""
+    base_clauses: tuple
+    deltas: tuple
+    doms: tuple
+    base: tuple
+    _lowered: dict = field(default_factory=dict, compare=False)
+
+    def lowered(self, with_base: bool, here) -> tuple | None:
+        """(delta programs, domination programs, base programs (`with_base`:
+        the seeds computed in C), index specs) of the C evaluator, made
+        once; None when a plan does not lower."""
+        if with_base not in self._lowered:
+            slots = IndexSlots()
+            try:
+                made = ([[lower(p, slots, here) for p in g] for g in self.deltas],
+                        [[lower(p, slots, here) for p in t] for t in self.doms],
+                        [lower(p, slots) for p in self.base] if with_base else [], slots.specs())
+            except CannotLower:
+                made = None
+            self._lowered[with_base] = made
+        return self._lowered[with_base]
+
+
 class StaticIndexes:
     """Indexes over relations that do not change while they are read (the
     strata below the one being evaluated), built on first use, and the
@@ -588,21 +577,6 @@ def _coarse_keys(asked: dict[str, set]) -> dict[tuple, tuple]:
             if inside:
                 out[(rel, k)] = max(inside, key=lambda r: (len(r), r))
     return out
-
-
-class _Emptiness:
-    """What the planner reads as relation sizes in a rank-ordered stratum:
-    0 for an empty relation below it (a negation of it is always true),
-    else unknown."""
-
-    def __init__(self, evaluation: RankedEvaluation):
-        self.evaluation = evaluation
-
-    def get(self, relation: str, default=None):
-        ev = self.evaluation
-        if relation in ev.here or not ev._empty(relation):
-            return default
-        return 0
 
 
 def build_index(rows, key: tuple, negated: bool):

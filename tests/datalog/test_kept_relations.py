@@ -189,13 +189,14 @@ def test_a_rank_ordered_result_not_asked_for_is_stored_without_its_set(mode, mon
         pytest.skip("the C extension sdylog.datalog._native is not built")
     monkeypatch.setenv("SDYLOG_NATIVE", "0" if mode == "python" else "1")
     lab_set = []   # per run in C: lab's set bytes and size as its stratum stores it
-    real = MemoryEngine._run_stratum
+    real = MemoryEngine._run_next
 
-    def run_stratum(engine, program, stratum):
-        real(engine, program, stratum)
-        if stratum.relations == ("lab",) and engine._db is not None:
+    def run_next(engine, program, strata):
+        ran = real(engine, program, strata)
+        if any(s.relations == ("lab",) for s in ran) and engine._db is not None:
             lab_set.append((engine._db.db.memory(engine._db.table["lab"])[1], engine._db.size("lab")))
-    monkeypatch.setattr(MemoryEngine, "_run_stratum", run_stratum)
+        return ran
+    monkeypatch.setattr(MemoryEngine, "_run_next", run_next)
     got = {}
     for wanted in (None, ["best_label", "shown"]):
         with make_engine(parse_program(RANKED, "ranked.dl"), "memory", provenance=mode == "provenance") as e:

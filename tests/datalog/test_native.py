@@ -150,16 +150,16 @@ def test_the_rank_lowering_error_names_the_rule():
     assert c.startswith("gen.dl:10:") and "derived a tuple of rank 4 from tuples of rank 9" in c
 
 
-def test_a_rank_ordered_stratum_keeps_its_plan_with_its_engines_rule_ids(monkeypatch):
+def test_a_rank_ordered_stratum_keeps_its_plan_across_engines(monkeypatch):
     """Run again on the same facts, the stratum takes the plan made first
-    (native_db.PLANS). The plan names rules by their engine's ids: an
-    engine that numbered another rule first plans anew, and its error
-    names the same rule."""
+    (plan.PlanCache, per program). The plan names rules by clause: an
+    engine that numbered another rule first binds its own rule ids to the
+    same plan, and its error names the same rule."""
     program = parse_program(HEAD + "lab(y, l, r - 5) :- lab(x, l, r), edge(x, y, _).\n"
                             "lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n", "gen.dl")
     prepared = []
-    real = ranked.RankedEvaluation._prepare
-    monkeypatch.setattr(ranked.RankedEvaluation, "_prepare",
+    real = ranked.RankedEvaluation._plan
+    monkeypatch.setattr(ranked.RankedEvaluation, "_plan",
                         lambda self, *a, **k: prepared.append(1) or real(self, *a, **k))
 
     def run(numbered_first=None):
@@ -175,7 +175,7 @@ def test_a_rank_ordered_stratum_keeps_its_plan_with_its_engines_rule_ids(monkeyp
     first = run()
     assert first[0].startswith("gen.dl:10:") and first[1] == 1
     assert run() == (first[0], 0)
-    assert run(numbered_first=1) == (first[0], 1)   # (clause 1: best(x, r) :- lab(x, _, r))
+    assert run(numbered_first=1) == (first[0], 0)   # (clause 1: best(x, r) :- lab(x, _, r))
 
 
 # (a rank-ordered stratum with a symbol column; test_ranked.py checks its result)

@@ -18,13 +18,18 @@ def evaluate(text, facts, *, use_native, monkeypatch):
     (its relations) whether C evaluated it."""
     monkeypatch.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
     in_c = {}
-    real = memory_engine.run_stratum
+    real = memory_engine.run_strata
 
-    def counting(db, indexes, program, stratum):
-        rounds = real(db, indexes, program, stratum)
-        in_c[stratum.relations] = rounds is not None
-        return rounds
-    monkeypatch.setattr(memory_engine, "run_stratum", counting)
+    def counting(db, indexes, program, strata, changed):
+        rounds, aborted = real(db, indexes, program, strata, changed)
+        for s in strata[:len(rounds)]:
+            in_c[s.relations] = True
+        if aborted or not rounds:
+            s = strata[len(rounds)]
+            if not s.subsumptive and not s.stepped:
+                in_c[s.relations] = False
+        return rounds, aborted
+    monkeypatch.setattr(memory_engine, "run_strata", counting)
     with make_engine(parse_program(text, "gen.dl"), "memory") as e:
         assert (e._db is not None) == use_native
         for name, rows in facts.items():
@@ -78,15 +83,16 @@ def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
     assert got["tagged"] == [("a", "a"), ("b", "a"), ("c", "a"), ("c", "hub")]   # (a -> d is blocked)
 
 
-def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
-    """Plans are kept per stratum with the planner's questions and their
-    answers (native_db.PLANS): the same facts again plan nothing; facts
-    of other sizes, or whose symbols got other ids (the rules' "a" and
-    "hub"), plan anew; every run gives the Python path's relations."""
+def test_a_program_run_again_plans_only_where_the_sizes_differ_much(monkeypatch):
+    """Plans are kept per program with the sizes their planning read
+    (plan.PlanCache): the same facts again, facts whose symbols get other
+    ids (the rules' "a" and "hub": bound at each run), or a few more facts
+    plan nothing; a relation that was empty and is not, or a size many
+    times larger, plan anew; every run gives the Python path's relations."""
     program = parse_program(PROGRAM, "plans.dl")
     planned = []
     real = native_db._lower
-    monkeypatch.setattr(native_db, "_lower", lambda asked, p, s: planned.append(s) or real(asked, p, s))
+    monkeypatch.setattr(native_db, "_lower", lambda p, s, ctx: planned.append(s) or real(p, s, ctx))
 
     def run(facts, native: bool):
         monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
@@ -102,10 +108,54 @@ def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
     swap = {"a": "b", "b": "a"}
     renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in first.items()}
     bigger = {**first, "edge": first["edge"] + [("f", "a", 2), ("f", "e", 1)]}
-    for facts, plans in [(first, True), (first, False), (renamed, True), (bigger, True), (first, False)]:
+    unblocked = {**first, "blocked": []}
+    many = {**first, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+    for facts, plans in [(first, True), (first, False), (renamed, False), (bigger, False), (unblocked, True),
+                         (many, True), (first, False)]:
         got, n = run(facts, native=True)
         assert got == run(facts, native=False)[0]
         assert (n > 0) == plans
+
+
+def test_consecutive_strata_run_in_one_call_while_their_plans_fit(monkeypatch):
+    """Strata with plans kept run in one call of the C database, each after
+    C checked that the sizes it reads are those its plan was made for (plan.
+    PlanCache.bounds); the first stratum whose plan no longer fits ends the
+    call, and is planned anew."""
+    program = parse_program(PROGRAM, "batch.dl")
+    calls = []
+
+    class Counting:
+        def __init__(self, db):
+            self.db = db
+
+        def run(self, strata):
+            calls.append(len(strata))
+            return self.db.run(strata)
+
+        def __getattr__(self, name):
+            return getattr(self.db, name)
+
+    def run(facts, native=True):
+        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+        calls.clear()
+        with make_engine(program, "memory") as e:
+            if native:
+                e._db.db = Counting(e._db.db)
+            for name, rows in facts.items():
+                e.load(name, rows)
+            e.run()
+            return {r: e.read(r) for r in e.relations}, list(calls)
+    first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
+             "blocked": [("d",)]}
+    many = {**first, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+    _, planning = run(first)
+    assert planning == [1] * 7   # (no plan kept yet: one stratum per call)
+    got, kept = run(first)
+    assert kept == [7] and got == run(first, native=False)[0]
+    got, stale = run(many)
+    assert stale[0] == 7 and len(stale) > 1 and got == run(many, native=False)[0]
+    assert run(many)[1] == [7]
 
 
 @st.composite

@@ -238,7 +238,8 @@ def test_coarser_live_indexes_give_the_same_result(seed, monkeypatch):
 
 
 def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
-    from sdylog.datalog.pyeval import Namespace, compile_delta_group
+    from sdylog.datalog.plan import Context, plan_clause
+    from sdylog.datalog.pyeval import Namespace, delta_function
     prog = parse_program("""
     .type Rank <: number
     .decl edge(x: number, y: number, w: number)
@@ -248,8 +249,10 @@ def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
     reach(y, r + 100) :- reach(x, r), blocked(x), edge(x, y, _).
     """)
     ns = Namespace()
-    group = [(c.body, c.head.args, 0, ci, 0, prog.clause_kinds[ci]) for ci, c in enumerate(prog.clauses)]
-    fn = compile_delta_group(ns, group, live={"reach"})
+    ctx = Context(lambda rel: None, frozenset({"reach"}))
+    plans = [plan_clause(ctx, c.body, c.head.args, 0, ci, prog.clause_kinds[ci], delta=0, arity=2)
+             for ci, c in enumerate(prog.clauses)]
+    fn = delta_function(ns, plans)
 
     class Counting(dict):
         calls = 0

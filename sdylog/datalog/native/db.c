@@ -7,14 +7,16 @@
  * equal ids). Indexes a stratum reads are built once per table version
  * (packed, see table.h) and reused by later strata until the table changes.
  *
- * run(out, indexes, base, deltas) evaluates one stratum semi-naively: the
+ * run([(out, indexes, base, deltas, checks)]) evaluates strata semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
  * round adds any (a plain stratum has no delta programs: one round). A
  * delta program's EMIT appends to a buffer, inserted into the tables after
  * the round, and a base program's goes straight in (it reads none of them):
  * a table is never changed while a program reads it. Relations of the stratum are read
- * through indexes kept up to date on insert ("live" ones).
+ * through indexes kept up to date on insert ("live" ones). run takes a list of
+ * strata, each with the table sizes its plan was made for (checks): a run of
+ * consecutive strata is one call, up to the first whose plan no longer fits.
  */
 #include "interp.h"
 #include "db.h"
@@ -462,18 +464,18 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
 }
 
 PyDoc_STRVAR(db_run_doc,
-"run(out, indexes, base, deltas): evaluate a stratum (see db.c).\n"
+"run(strata): evaluate strata in order (see db.c), each (out, indexes, base, deltas, checks):\n"
 "out: [table] the relations of the stratum (EMIT's relation numbers);\n"
 "indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
 "base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
-"a program: (nregs, ntup, words, [register, constant, ...]).\n"
-"Returns ('ok', rounds) or ('abort', reason): the stratum's tables are then partly filled.");
+"a program: (nregs, ntup, words, [register, constant, ...]);\n"
+"checks: [(table, lo, hi)]: the stratum runs only if each table holds lo..hi rows.\n"
+"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (stratum k's\n"
+"checks failed: it did not run) or 'abort' (stratum k's tables are partly filled).");
 
-static PyObject *db_run(Database *db, PyObject *args) {
-    PyObject *out_l, *ix_l, *base_l, *delta_l;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
-                          &PyList_Type, &delta_l))
-        return NULL;
+/* one stratum: 0 done, 1 aborted (see db_run_doc), -1 a Python error */
+static int run_stratum(Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
+                       i64 *iterations) {
     Run run;
     memset(&run, 0, sizeof run);
     Interp *in = &run.in;
@@ -482,7 +484,7 @@ static PyObject *db_run(Database *db, PyObject *args) {
     Index **owned = calloc((size_t)nix + 1, sizeof(Index *));   /* the live indexes, built for this run */
     Prog *base = NULL, **delta = calloc((size_t)nout + 1, sizeof(Prog *));
     int *ndelta = calloc((size_t)nout + 1, sizeof(int));
-    PyObject *result = NULL;
+    int result = -1;
     in->nout = nout;
     in->nix = nix;
     in->out = calloc((size_t)nout + 1, sizeof(Table *));
@@ -525,17 +527,14 @@ static PyObject *db_run(Database *db, PyObject *args) {
     if (load_checked(base_l, in, 0, &base, &nbase) < 0) goto out;
     for (int ri = 0; ri < nout; ri++)
         if (load_checked(PyList_GET_ITEM(delta_l, ri), in, in->out[ri]->arity, &delta[ri], &ndelta[ri]) < 0) goto out;
-    i64 iterations = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = rounds(&run, base, nbase, delta, ndelta, &iterations);
+    rc = rounds(&run, base, nbase, delta, ndelta, iterations);
     Py_END_ALLOW_THREADS
     if (rc < 0 && in->status == ST_NOMEM)
         PyErr_NoMemory();
-    else if (rc < 0)
-        result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
     else
-        result = Py_BuildValue("(sL)", "ok", (long long)iterations);
+        result = rc < 0;   /* (an integer overflow, a division by zero or a bad shift) */
 out:
     for (int ri = 0; ri < nout && outno && in->out; ri++) {
         if (!in->out[ri]) continue;
@@ -563,6 +562,50 @@ out:
     free(in->out);
     free(in->ix);
     return result;
+}
+
+/* the checks of a stratum hold: 1, 0, or -1 a Python error */
+static int checks_hold(Database *db, PyObject *checks) {
+    if (!PyList_Check(checks)) { PyErr_SetString(PyExc_TypeError, "a list of checks"); return -1; }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(checks); i++) {
+        PyObject *tno_o;
+        long long lo, hi;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(checks, i), "OLL", &tno_o, &lo, &hi)) return -1;
+        int tno = table_number(db, tno_o);
+        if (tno < 0) return -1;
+        i64 n = db->tab[tno]->t.n;
+        if (n < lo || n > hi) return 0;
+    }
+    return 1;
+}
+
+static PyObject *db_run(Database *db, PyObject *args) {
+    PyObject *strata;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &strata)) return NULL;
+    PyObject *rounds = PyList_New(0);
+    if (!rounds) return NULL;
+    Py_ssize_t k = 0, n = PyList_GET_SIZE(strata);
+    const char *status = "ok";
+    for (; k < n; k++) {
+        PyObject *out_l, *ix_l, *base_l, *delta_l, *checks;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(strata, k), "O!O!O!O!O", &PyList_Type, &out_l, &PyList_Type, &ix_l,
+                              &PyList_Type, &base_l, &PyList_Type, &delta_l, &checks))
+            goto error;
+        int fresh = checks_hold(db, checks);
+        if (fresh < 0) goto error;
+        if (!fresh) { status = "stale"; break; }
+        i64 iterations = 0;
+        int rc = run_stratum(db, out_l, ix_l, base_l, delta_l, &iterations);
+        if (rc < 0) goto error;
+        if (rc) { status = "abort"; break; }
+        PyObject *it = PyLong_FromLongLong(iterations);
+        if (!it || PyList_Append(rounds, it) < 0) { Py_XDECREF(it); goto error; }
+        Py_DECREF(it);
+    }
+    return Py_BuildValue("(snN)", status, k, rounds);
+error:
+    Py_DECREF(rounds);
+    return NULL;
 }
 
 /* ------------------------------------------------------------ the type */

@@ -1,7 +1,7 @@
 /* The interpreter of lowered clause programs, shared by the C evaluators.
  *
- * Python plans every clause (sdylog/datalog/pyeval.py, BodyCompiler) and
- * lowers it (sdylog/datalog/native_plan.py) to a program of int64 words.
+ * Python plans every clause (sdylog/datalog/plan.py) and lowers the plan
+ * (sdylog/datalog/native_plan.py) to a program of int64 words.
  *
  * Instruction set (a clause's program; registers r, tuple slots t, indexes idx
  * numbered by the run):
@@ -9,7 +9,6 @@
  *   LOOKUP idx t n k1..kn  loop: t = each row whose key is (r[k1]..r[kn])
  *   BIND r t c             r = t[c]
  *   CHECK t c r            next solution unless t[c] == r
- *   CONST r v              r = v
  *   ARITH op d a b         d = a op b (+ - * / % min max band bor bxor bshl bshr;
  *                          / and % truncate like Soufflé)
  *   UNARY op d a           d = -a or ~a
@@ -36,7 +35,8 @@
 #define SDYLOG_NATIVE_INTERP_H
 #include "table.h"
 
-enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_CONST, OP_ARITH, OP_UNARY, OP_CMP,
+/* (programs are saved with their rule program: a change here bumps FORMAT in plan.py) */
+enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
        OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC,
        /* internal: an ARITH or CMP of the common operators, rewritten by check_prog (one jump, no switch) */
        OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
@@ -124,7 +124,7 @@ static inline __attribute__((always_inline)) int compare(int op, i64 a, i64 b) {
    (GCC, Clang): one indirect jump per instruction, predicted per opcode. */
 static int run(Interp *ev, const i64 *code, i64 pc, i64 *R, const i64 **T) {
     static const void *const op[] = {
-        &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_const, &&op_arith, &&op_unary,
+        &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_arith, &&op_unary,
         &&op_cmp, &&op_notin, &&op_empty, &&op_distinct, &&op_fail, &&op_emit, &&op_true,
         &&op_agg, &&op_acc,
         &&op_add, &&op_sub, &&op_mul, &&op_div, &&op_mod, &&op_min, &&op_max,
@@ -190,9 +190,6 @@ op_bind:
 op_check:
     if (T[code[pc + 1]][code[pc + 2]] != R[code[pc + 3]]) return 0;
     NEXT(4);
-op_const:
-    R[code[pc + 1]] = code[pc + 2];
-    NEXT(3);
 op_arith:
     if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
     NEXT(5);
@@ -384,7 +381,6 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             pc += 4;
             break;
         }
-        case OP_CONST: if (!FITS(3) || !REG(c[pc + 1])) goto bad; pc += 3; break;
         case OP_ARITH:
             if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
             if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
