@@ -32,7 +32,7 @@ except ImportError:   # built where a C compiler exists (setup.py); else the Pyt
 
 # opcodes and operators: the enums at the top of native/interp.h
 (OP_END, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
- OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC) = range(16)
+ OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC, OP_ANY) = range(17)
 _AGG = {"count": 0, "sum": 1, "min": 2, "max": 3}
 _ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "min": 5, "max": 6, "band": 7, "bor": 8, "bxor": 9,
           "bshl": 10, "bshr": 11}
@@ -158,9 +158,11 @@ class _Lowering:
             elif isinstance(s, P.Assign):
                 self.alias[s.reg] = self.value(s.value)
             elif isinstance(s, P.Test):
-                if s.op not in _CMP or (s.op in _ORDER and (self.symbolic(s.left) or self.symbolic(s.right))):
-                    raise CannotLower(f"comparison {s.op}")
-                code += [OP_CMP, _CMP[s.op], self.value(s.left), self.value(s.right)]
+                code += [OP_CMP, *self.comparison(s)]
+            elif isinstance(s, P.Either):
+                options = [[self.comparison(t) for t in option] for option in s.options]   # (ARITHs first)
+                words = [w for option in options for w in (len(option), *(w for t in option for w in t))]
+                code += [OP_ANY, len(words), *words]
             elif isinstance(s, P.Absent):
                 if s.relation in self.live:
                     raise CannotLower("negation of a relation of the stratum")   # (Python reports it)
@@ -181,6 +183,12 @@ class _Lowering:
                 code += [OP_TRUE]
             else:
                 raise CannotLower(f"step {s!r}")
+
+    def comparison(self, t: P.Test) -> tuple[int, int, int]:
+        """(operator, register, register) of a Test."""
+        if t.op not in _CMP or (t.op in _ORDER and (self.symbolic(t.left) or self.symbolic(t.right))):
+            raise CannotLower(f"comparison {t.op}")
+        return _CMP[t.op], self.value(t.left), self.value(t.right)
 
     def aggregate(self, agg: P.Aggregate) -> None:
         op = _AGG.get(agg.op)

@@ -11,6 +11,7 @@ temporaries) and tuple slots (one per loop):
     Check t c v            next solution unless t[c] == v
     Assign r v             r = v
     Test op a b            next solution unless a op b (= != < <= > >=, match, contains)
+    Either options         next solution unless every Test of some option holds
     Absent rel key vals    next solution if rel has a tuple with vals in columns `key`
     Distinct t             next solution if t is the tuple being tested
     Fail                   next solution
@@ -32,9 +33,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdylog.datalog.ast import (Aggregate as AggregateExpr, Atom, BoolLit, Comparison, Functor, Negation,
+from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard)
-from sdylog.datalog.semantics import injected
+from sdylog.datalog.semantics import injected, literal_exprs
 
 
 # ---------------------------------------------------------------- values
@@ -95,6 +96,13 @@ class Test:
     left: object
     right: object
     negated: bool = False   # (match, contains: `!match(...)`)
+
+
+@dataclass(frozen=True)
+class Either:
+    """A disjunction of comparisons (ast.AnyOf) as one test: the clause is
+    not split into one clause per option (each its own loops and lookups)."""
+    options: tuple   # of tuples of Test
 
 
 @dataclass(frozen=True)
@@ -376,9 +384,23 @@ class _BodyPlanner:
     def ready(self, lit) -> bool:
         if isinstance(lit, Negation):
             return all(self.can_compute(a) for a in lit.atom.args if not isinstance(a, Wildcard))
-        if isinstance(lit, Comparison):
-            return self.can_compute(lit.left) and self.can_compute(lit.right)
+        if isinstance(lit, (Comparison, AnyOf)):
+            return all(self.can_compute(e) for e in literal_exprs(lit))
         return False
+
+    def test(self, c: Comparison) -> Test:
+        return Test(c.op, self.value(c.left), self.value(c.right), c.negated)
+
+    def either(self, lit: AnyOf) -> Either:
+        """The options of a disjunction, those nested in it multiplied out."""
+        options = []
+        for option in lit.options:
+            tests = [()]
+            for c in option:
+                alternatives = self.either(c).options if isinstance(c, AnyOf) else ((self.test(c),),)
+                tests = [t + a for t in tests for a in alternatives]
+            options += tests
+        return Either(tuple(options))
 
     def score(self, a: Atom):
         ctx = self.ctx
@@ -410,9 +432,11 @@ class _BodyPlanner:
                 elif self.ready(lit):
                     if isinstance(lit, Negation):
                         self.negation(lit)
+                    elif isinstance(lit, AnyOf):
+                        self.steps.append(self.either(lit))
                     else:
-                        self.steps.append(Test(lit.op, self.value(lit.left), self.value(lit.right), lit.negated))
-                elif isinstance(lit, (Atom, Negation, Comparison)):
+                        self.steps.append(self.test(lit))
+                elif isinstance(lit, (Atom, Negation, Comparison, AnyOf)):
                     continue
                 todo.pop(k)
                 break
@@ -493,7 +517,7 @@ def dead(body, size, here) -> bool:
 # ---------------------------------------------------------------- plans kept per program
 # What a plan saved with its program holds (the dataclasses here, native_plan.Lowered,
 # native/interp.h's instructions): plans saved in another format are dropped on loading.
-FORMAT = 1
+FORMAT = 2
 
 
 class PlanCache:
