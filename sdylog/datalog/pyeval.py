@@ -156,6 +156,16 @@ class _Source:
             return f"({a} {'not in' if t.negated else 'in'} {b})"
         return f"({a} {_COMPARE[t.op]} {b})"
 
+    def option_line(self, x) -> str:
+        """A line of a Branch's option: an Assign, or a test."""
+        if isinstance(x, P.Assign):
+            return f"r{x.reg} = {self.value(x.value)}"
+        return f"if not {self.either(x) if isinstance(x, P.Either) else self.test(x)}: continue"
+
+    def either(self, e: P.Either) -> str:
+        """An Either as a Python condition."""
+        return "(" + " or ".join("(" + " and ".join(self.test(t) for t in option) + ")" for option in e.options) + ")"
+
     def _key(self, values) -> str:
         vals = [self.value(v) for v in values]
         return vals[0] if len(vals) == 1 else "(" + ", ".join(vals) + ",)"
@@ -192,8 +202,15 @@ class _Source:
             elif isinstance(s, P.Test):
                 out.append(f"{pad}if not {self.test(s)}: continue")
             elif isinstance(s, P.Either):
-                options = (" and ".join(self.test(t) for t in option) for option in s.options)
-                out.append(f"{pad}if not ({' or '.join(f'({o})' for o in options)}): continue")
+                out.append(f"{pad}if not {self.either(s)}: continue")
+            elif isinstance(s, P.Branch):
+                # (a loop over the options: a failed test goes on to the next)
+                b = f"_b{len(out)}"
+                out.append(f"{pad}for {b} in range({len(s.options)}):")
+                for k, option in enumerate(s.options):
+                    out.append(f"{pad}    {'elif' if k else 'if'} {b} == {k}:")
+                    out += [f"{pad}        {self.option_line(x)}" for x in option]
+                depth += 1
             elif isinstance(s, P.Absent):
                 name = self.ns.index(s.relation, s.key, negated=True)
                 out.append(f"{pad}if {self._key(s.values)} in {name}: continue" if s.key

@@ -133,8 +133,8 @@ def _needed(e, scope_items, outer, out):
 
 
 def grounded_names(body, items, outer) -> set[str]:
-    """The variables a body binds: those of its positive atoms, and those
-    set by `x = e` once e's are."""
+    """The variables a body binds: those of its positive atoms, those set by
+    `x = e` once e's are, and those every option of a disjunction binds."""
     grounded = set(outer)
     for lit in body:
         if isinstance(lit, Atom):
@@ -149,14 +149,22 @@ def grounded_names(body, items, outer) -> set[str]:
                             not _has_wildcard(b) and all(v.name in grounded for v in needed(b, items, outer)):
                         grounded.add(a.name)
                         changed = True
+            elif isinstance(lit, AnyOf):
+                new = set.intersection(*(grounded_names(o, items, grounded) for o in lit.options)) - grounded
+                if new:
+                    grounded |= new
+                    changed = True
     return grounded
 
 
 def split_binding_disjunctions(bodies, head, dominating=None) -> list[list]:
     """A rule's bodies as clause bodies: each kept, unless a disjunction of
-    comparisons (AnyOf) in it uses a variable that the rest of the body
-    (and a subsumptive rule's two atoms) does not bind, `(x = 1 ; x = 2)`:
-    then one body per option, as Soufflé splits every disjunction."""
+    comparisons (AnyOf) in it uses a variable that neither the rest of the
+    body (and a subsumptive rule's two atoms) nor each of its options binds
+    by itself (`(x = 1 ; y = 2)`), or binds one in a disjunction nested in
+    an option: then one body per option, as Soufflé splits every
+    disjunction. (A disjunction kept that binds, `(p = 0, v = -1 ; p > 0,
+    v = v0)`, is one step of its clause: plan.Branch.)"""
     around = [head, dominating] if dominating is not None else []
     return [b for body in bodies for b in _split(list(body), around)]
 
@@ -165,10 +173,18 @@ def _split(body: list, around: list) -> list[list]:
     for k, lit in enumerate(body):
         if isinstance(lit, AnyOf):
             rest = body[:k] + body[k + 1:]
-            used = {v.name for e in literal_exprs(lit) for v in needed(e, body, set())}
-            if not used <= grounded_names(rest + around, body, set()):
+            outside = grounded_names(rest + around, body, set())
+            if not all(_binds_all(option, lit, outside, body) for option in lit.options):
                 return [b for option in lit.options for b in _split(rest[:k] + list(option) + rest[k:], around)]
     return [body]
+
+
+def _binds_all(option, lit: AnyOf, outside: set, items) -> bool:
+    """Does the option (with `outside` bound) bind every variable of the
+    disjunction `lit`, with what it binds set by its own `x = e` only?"""
+    used = {v.name for e in literal_exprs(lit) for v in needed(e, items, set())}
+    flat = [x for x in option if not isinstance(x, AnyOf)]
+    return used <= grounded_names(flat, items, outside)
 
 
 def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[str]:

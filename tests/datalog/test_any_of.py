@@ -33,14 +33,24 @@ def test_a_disjunction_of_comparisons_is_one_literal():
     assert [len(option) for option in body[1].options] == [1, 2, 2]
 
 
-def test_a_disjunction_that_binds_is_split():
-    # z is bound only by the disjunction: one clause per option
-    assert len(bodies("out(x, z) :- a(x, _, _), (z = 1 ; z = x + 1).")) == 2
-    # with atoms or a negation in it: split as before
+def test_a_disjunction_binding_in_every_option_is_one_literal():
+    [body] = bodies("out(x, z) :- a(x, _, _), (x < 0, z = 1 ; x >= 0, z = x + 1).")
+    assert [type(lit).__name__ for lit in body] == ["Atom", "AnyOf"]
+    # the outer disjunction binds p, the inner ones only test: one literal
+    [body] = bodies("out(x, p) :- a(x, y, z), ((x < y ; x = y, z < 0), p = x ; (y < x ; y = x, z >= 0), p = y).")
+    assert [type(lit).__name__ for lit in body] == ["Atom", "AnyOf"]
+
+
+def test_other_disjunctions_are_split():
+    # an option that does not bind what another binds
+    assert len(bodies("out(x, y) :- a(x, _, _), (x = 1, y = 2 ; y = 3, x = 4).")) == 1
+    assert len(bodies("out(x, z) :- a(x, _, _), (z = 1 ; w = 2, z = w).")) == 2
+    # atoms or a negation in it
     assert len(bodies("out(x, y) :- a(x, y, _), (x < y ; a(y, x, _)).")) == 2
-    # the outer disjunction binds p, the inner one does not: two clauses, each one AnyOf
-    split = bodies("out(x, p) :- a(x, y, z), ((x < y ; x = y, z < 0), p = x ; (y < x ; y = x, z >= 0), p = y).")
-    assert len(split) == 2 and all(sum(isinstance(lit, AnyOf) for lit in b) == 1 for b in split)
+    # a binding in a disjunction nested in an option: the outer one is split, the inner one kept
+    split = bodies("out(p, q) :- a(p, _, _), (p = 1, (q = 2 ; q = 3) ; p = 2, q = 0).")
+    assert [[type(lit).__name__ for lit in b] for b in split] == [["Atom", "Comparison", "AnyOf"],
+                                                                  ["Atom", "Comparison", "Comparison"]]
 
 
 def test_a_subsumption_body_of_comparisons_is_one_test():
@@ -60,6 +70,16 @@ def test_printed_and_parsed_again_it_is_the_same_program():
 def test_a_negated_disjunction_is_an_error():
     with pytest.raises(SdylogError, match="only an atom or a single constraint can be negated"):
         parse_program(HEAD + "out(x, y) :- a(x, y, _), !(x < y ; x > 3).")
+
+
+def test_a_binding_disjunction_is_one_branch_and_c_runs_it():
+    program = parse_program(HEAD + "out(x, w) :- a(x, y, z), (x < y, w = y ; x >= y, w = z * 2).")
+    c = program.clauses[0]
+    plan = P.plan_clause(P.Context(size=lambda rel: None), c.body, c.head.args, 0, 0, program.clause_kinds[0])
+    [branch] = [s for s in plan.steps if isinstance(s, P.Branch)]
+    assert [[type(x).__name__ for x in option] for option in branch.options] == [["Test", "Assign"]] * 2
+    words = native_plan.lower(plan, native_plan.IndexSlots()).words
+    assert words.count(native_plan.OP_BRANCH) == 1 and words.count(native_plan.OP_JOIN) == 2
 
 
 def test_the_plan_holds_one_either_and_c_runs_it():
@@ -87,21 +107,27 @@ comparison = st.tuples(st.sampled_from(["x", "y", "z", "x + 1", "y * 2", "z / 2"
                        st.sampled_from(["x", "y", "z", "0", "1", "z % 3"])).map(" ".join)
 option = st.lists(comparison, min_size=1, max_size=3).map(", ".join)
 disjunction = st.lists(option, min_size=2, max_size=4)
+# options that bind w (after or before their tests)
+binding = st.tuples(option, st.sampled_from(["w = x", "w = y + z", "w = 2", "w = z * x"]), st.booleans()).map(
+    lambda t: f"{t[1]}, {t[0]}" if t[2] else f"{t[0]}, {t[1]}")
+binding_disjunction = st.lists(binding, min_size=2, max_size=4)
 
 
 @settings(max_examples=40, deadline=None)
-@given(disjunction, st.lists(st.tuples(*[st.integers(-3, 3)] * 3), max_size=12),
+@given(disjunction, binding_disjunction, st.lists(st.tuples(*[st.integers(-3, 3)] * 3), max_size=12),
        st.lists(st.tuples(st.sampled_from(SYMBOLS), st.integers(0, 2)), max_size=4))
-def test_c_python_and_the_split_program_agree(options, rows, symbols):
+def test_c_python_and_the_split_program_agree(options, bindings, rows, symbols):
     with pytest.MonkeyPatch.context() as mp:
         kept = (f"out(x, y) :- a(x, y, z), ({' ; '.join(options)}).\n"
+                f"out(x, w) :- a(x, y, z), ({' ; '.join(bindings)}).\n"
                 "t(x) :- s(x, n), (match(\"a.*\", x) ; n > 1, !contains(\"c\", x) ; n = 2).\n"
                 # rank order by p: the subsumption compares (p, q, z) column by column
                 "lab(x, p, q, z) :- a(x, p, q), z = 0.\n"
                 "lab(y, p, q + 1, x) :- lab(x, p, q, _), a(x, y, _), q < 3.\n"
                 "lab(x, p1, q1, z1) <= lab(x, p2, q2, z2) :- p2 < p1 ; p2 = p1, q2 < q1 ; p2 = p1, q2 = q1, z2 <= z1.\n"
                 "best(x, p, q) :- lab(x, p, q, _).\n")
-        split = "".join(f"out(x, y) :- a(x, y, z), {o}.\n" for o in options) + kept.split("\n", 1)[1]
+        split = ("".join(f"out(x, y) :- a(x, y, z), {o}.\n" for o in options)
+                 + "".join(f"out(x, w) :- a(x, y, z), {o}.\n" for o in bindings) + kept.split("\n", 2)[2])
         facts = {"a": rows, "s": symbols}
         want = run(split, facts, False, mp)
         assert run(kept, facts, False, mp) == want
