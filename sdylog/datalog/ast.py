@@ -83,6 +83,15 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class AnyOf:
+    """A disjunction of conjunctions of comparisons, `(a < b ; a = b, c <= d)`,
+    kept as one test of the clause (a disjunction that binds a variable is
+    split into clauses instead: semantics.split_binding_disjunctions)."""
+    options: tuple   # of tuples of Comparison
+    loc: Loc = field(compare=False)
+
+
+@dataclass(frozen=True)
 class BoolLit:
     value: bool
     loc: Loc = field(compare=False)

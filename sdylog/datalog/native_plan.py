@@ -32,7 +32,8 @@ except ImportError:   # built where a C compiler exists (setup.py); else the Pyt
 
 # opcodes and operators: the enums at the top of native/interp.h
 (OP_END, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
- OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC) = range(16)
+ OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC, OP_ANY,
+ OP_BRANCH, OP_JOIN, OP_MOVE) = range(20)
 _AGG = {"count": 0, "sum": 1, "min": 2, "max": 3}
 _ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "min": 5, "max": 6, "band": 7, "bor": 8, "bxor": 9,
           "bshl": 10, "bshr": 11}
@@ -158,9 +159,13 @@ class _Lowering:
             elif isinstance(s, P.Assign):
                 self.alias[s.reg] = self.value(s.value)
             elif isinstance(s, P.Test):
-                if s.op not in _CMP or (s.op in _ORDER and (self.symbolic(s.left) or self.symbolic(s.right))):
-                    raise CannotLower(f"comparison {s.op}")
-                code += [OP_CMP, _CMP[s.op], self.value(s.left), self.value(s.right)]
+                code += [OP_CMP, *self.comparison(s)]
+            elif isinstance(s, P.Either):
+                options = [[self.comparison(t) for t in option] for option in s.options]   # (ARITHs first)
+                words = [w for option in options for w in (len(option), *(w for t in option for w in t))]
+                code += [OP_ANY, len(words), *words]
+            elif isinstance(s, P.Branch):
+                self.branch(s)
             elif isinstance(s, P.Absent):
                 if s.relation in self.live:
                     raise CannotLower("negation of a relation of the stratum")   # (Python reports it)
@@ -181,6 +186,31 @@ class _Lowering:
                 code += [OP_TRUE]
             else:
                 raise CannotLower(f"step {s!r}")
+
+    def branch(self, b: P.Branch) -> None:
+        """BRANCH n m1..mn, then each option's program (its tests, then a
+        MOVE per Assign: the registers are shared by the options), ending in
+        JOIN k: on to the words after the last option."""
+        outer, bodies = self.code, []
+        for option in b.options:
+            self.code = []
+            for x in option:
+                if isinstance(x, P.Assign):
+                    self.code += [OP_MOVE, x.reg, self.value(x.value)]
+                else:
+                    self.steps([x])
+            bodies.append(self.code + [OP_JOIN, 0])
+        self.code = outer
+        self.code += [OP_BRANCH, len(bodies), *(len(body) for body in bodies)]
+        for k, body in enumerate(bodies):
+            body[-1] = 2 + sum(len(rest) for rest in bodies[k + 1:])   # (from JOIN to after the last option)
+            self.code += body
+
+    def comparison(self, t: P.Test) -> tuple[int, int, int]:
+        """(operator, register, register) of a Test."""
+        if t.op not in _CMP or (t.op in _ORDER and (self.symbolic(t.left) or self.symbolic(t.right))):
+            raise CannotLower(f"comparison {t.op}")
+        return _CMP[t.op], self.value(t.left), self.value(t.right)
 
     def aggregate(self, agg: P.Aggregate) -> None:
         op = _AGG.get(agg.op)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from sdylog.datalog.ast import (INFIX, NAMED, PREFIX_PRECEDENCE, Aggregate, Atom, BoolLit, Comparison,
-                                Functor, Negation, NumberLit, StringLit, Var, Wildcard)
+from sdylog.datalog.ast import (INFIX, NAMED, PREFIX_PRECEDENCE, Aggregate, AnyOf, Atom, BoolLit, Comparison,
+                                Functor, Negation, NumberLit, StringLit, Var, Wildcard, nodes)
 from sdylog.datalog.lexer import Loc, Token, error
 from sdylog.ir.diagnostics import SdylogError
 
@@ -230,7 +230,7 @@ class Parser:
         """`:- body.` (its disjuncts), or just `.` for a fact: one empty body."""
         if self.at(":-"):
             self.take()
-            bodies = self.disjunction()
+            bodies = one_test(self.disjunction())
         else:
             bodies = [[]]
         self.expect(".")
@@ -287,7 +287,7 @@ class Parser:
         if self.at("!"):
             bang = self.take()
             inner = self.term()
-            if len(inner) != 1 or len(inner[0]) != 1:
+            if len(inner) != 1 or len(inner[0]) != 1 or isinstance(inner[0][0], AnyOf):
                 self.fail("only an atom or a single constraint can be negated", bang)
             lit = inner[0][0]
             if isinstance(lit, Atom):
@@ -311,7 +311,7 @@ class Parser:
                 try:
                     inner = self.disjunction()
                     self.expect(")")
-                    return inner
+                    return one_test(inner)
                 except SdylogError:
                     if first_pos > self.fail_pos:
                         raise first from None
@@ -458,6 +458,16 @@ class Parser:
         else:
             body = [self.atom()]
         return Aggregate(t.text, target, tuple(body), t.loc)
+
+
+def one_test(bodies: list[list]) -> list[list]:
+    """A disjunction of comparisons only (no aggregate) as one body of one
+    AnyOf literal: one test in its clause, not one clause per disjunct."""
+    if len(bodies) < 2 or not all(isinstance(lit, (Comparison, AnyOf)) for body in bodies for lit in body):
+        return bodies
+    if any(isinstance(x, Aggregate) for x in nodes(bodies)):
+        return bodies
+    return [[AnyOf(tuple(tuple(body) for body in bodies), bodies[0][0].loc)]]
 
 
 def left_loc(e) -> Loc | None:

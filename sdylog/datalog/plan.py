@@ -11,6 +11,8 @@ temporaries) and tuple slots (one per loop):
     Check t c v            next solution unless t[c] == v
     Assign r v             r = v
     Test op a b            next solution unless a op b (= != < <= > >=, match, contains)
+    Either options         next solution unless every Test of some option holds
+    Branch options         loop: each option whose Tests hold, its Assigns made
     Absent rel key vals    next solution if rel has a tuple with vals in columns `key`
     Distinct t             next solution if t is the tuple being tested
     Fail                   next solution
@@ -32,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdylog.datalog.ast import (Aggregate as AggregateExpr, Atom, BoolLit, Comparison, Functor, Negation,
+from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard)
-from sdylog.datalog.semantics import injected
+from sdylog.datalog.semantics import injected, literal_exprs
 
 
 # ---------------------------------------------------------------- values
@@ -95,6 +97,22 @@ class Test:
     left: object
     right: object
     negated: bool = False   # (match, contains: `!match(...)`)
+
+
+@dataclass(frozen=True)
+class Either:
+    """A disjunction of comparisons (ast.AnyOf) as one test: the clause is
+    not split into one clause per option (each its own loops and lookups)."""
+    options: tuple   # of tuples of Test
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A disjunction of comparisons that binds variables, `(p = 0, v = -1 ;
+    p > 0, v = v0)`: the rest of the plan runs once per option whose Tests
+    hold, after its Assigns (each option assigns the same registers). One
+    step, not one clause per option repeating the clause's lookups."""
+    options: tuple   # of tuples of Test, Either and Assign
 
 
 @dataclass(frozen=True)
@@ -376,9 +394,49 @@ class _BodyPlanner:
     def ready(self, lit) -> bool:
         if isinstance(lit, Negation):
             return all(self.can_compute(a) for a in lit.atom.args if not isinstance(a, Wildcard))
-        if isinstance(lit, Comparison):
-            return self.can_compute(lit.left) and self.can_compute(lit.right)
+        if isinstance(lit, (Comparison, AnyOf)):
+            return all(self.can_compute(e) for e in literal_exprs(lit))
         return False
+
+    def branch(self, lit: AnyOf) -> bool:
+        """A disjunction that binds variables, once every option can bind
+        them from what is bound (semantics.split_binding_disjunctions keeps
+        only such): a Branch step."""
+        names = {v for e in literal_exprs(lit) for v in _names(e)} - set(self.bound)
+        orders = [_ordered(option, set(self.bound), names) for option in lit.options]
+        if not names or None in orders:
+            return False
+        regs = {n: self.regs.new(n) for n in sorted(names)}
+        outer, options = (self.bound, self.steps), []
+        for order in orders:
+            self.bound, self.steps = dict(outer[0]), []
+            for c in order:
+                if isinstance(c, AnyOf):
+                    self.steps.append(self.either(c))
+                elif (x := _binding(c, set(self.bound))) is not None and x[0] in regs:
+                    self.steps.append(Assign(regs[x[0]], self.value(x[1])))
+                    self.bound[x[0]] = regs[x[0]]
+                else:
+                    self.steps.append(self.test(c))
+            options.append(tuple(self.steps))
+        self.bound, self.steps = outer
+        self.bound.update(regs)
+        self.steps.append(Branch(tuple(options)))
+        return True
+
+    def test(self, c: Comparison) -> Test:
+        return Test(c.op, self.value(c.left), self.value(c.right), c.negated)
+
+    def either(self, lit: AnyOf) -> Either:
+        """The options of a disjunction, those nested in it multiplied out."""
+        options = []
+        for option in lit.options:
+            tests = [()]
+            for c in option:
+                alternatives = self.either(c).options if isinstance(c, AnyOf) else ((self.test(c),),)
+                tests = [t + a for t in tests for a in alternatives]
+            options += tests
+        return Either(tuple(options))
 
     def score(self, a: Atom):
         ctx = self.ctx
@@ -407,12 +465,16 @@ class _BodyPlanner:
                         self.steps.append(Fail())
                 elif isinstance(lit, Comparison) and self.assignment(lit):
                     pass
+                elif isinstance(lit, AnyOf) and self.branch(lit):
+                    pass
                 elif self.ready(lit):
                     if isinstance(lit, Negation):
                         self.negation(lit)
+                    elif isinstance(lit, AnyOf):
+                        self.steps.append(self.either(lit))
                     else:
-                        self.steps.append(Test(lit.op, self.value(lit.left), self.value(lit.right), lit.negated))
-                elif isinstance(lit, (Atom, Negation, Comparison)):
+                        self.steps.append(self.test(lit))
+                elif isinstance(lit, (Atom, Negation, Comparison, AnyOf)):
                     continue
                 todo.pop(k)
                 break
@@ -426,6 +488,43 @@ class _BodyPlanner:
                 self.atom(a, delta=False, index=i)
                 todo += [(-1, c) for c in self.deferred]
                 self.deferred = []
+
+
+def _names(e) -> set:
+    if isinstance(e, Var):
+        return {e.name}
+    return set().union(*map(_names, e.args)) if isinstance(e, Functor) else set()
+
+
+def _binding(c, known: set):
+    """(x, e) when comparison c is `x = e` (or `e = x`) with x not in
+    `known` and e computable from it; else None."""
+    if not isinstance(c, Comparison) or c.op != "=":
+        return None
+    for a, b in ((c.left, c.right), (c.right, c.left)):
+        if isinstance(a, Var) and a.name not in known and _names(b) <= known:
+            return a.name, b
+    return None
+
+
+def _ordered(option, known: set, names: set):
+    """The literals of an option of a disjunction in an order that binds
+    `names` by `x = e` and tests the rest once they can be (None: the
+    option cannot bind them all)."""
+    known, todo, out = set(known), list(option), []
+    while todo:
+        for lit in todo:
+            x = _binding(lit, known)
+            if x is not None and x[0] in names:
+                known.add(x[0])
+            elif x is not None or not set().union(*map(_names, literal_exprs(lit))) <= known:
+                continue
+            out.append(lit)
+            todo.remove(lit)
+            break
+        else:
+            return None
+    return out if names <= known else None
 
 
 def plan_clause(ctx: Context, body, head, relation: int, clause: int, kinds: dict | None,
@@ -493,7 +592,7 @@ def dead(body, size, here) -> bool:
 # ---------------------------------------------------------------- plans kept per program
 # What a plan saved with its program holds (the dataclasses here, native_plan.Lowered,
 # native/interp.h's instructions): plans saved in another format are dropped on loading.
-FORMAT = 1
+FORMAT = 3
 
 
 class PlanCache:

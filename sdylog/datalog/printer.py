@@ -2,7 +2,7 @@
 Soufflé backend compiles and what identifies a program in its cache."""
 from __future__ import annotations
 
-from sdylog.datalog.ast import (INFIX, PREFIX, PREFIX_PRECEDENCE, Aggregate, Atom, BoolLit, Comparison,
+from sdylog.datalog.ast import (INFIX, PREFIX, PREFIX_PRECEDENCE, Aggregate, AnyOf, Atom, BoolLit, Comparison,
                                 Functor, Negation, NumberLit, StringLit, Var, Wildcard)
 
 _ESCAPE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -59,6 +59,8 @@ def literal(l) -> str:
         if l.op in ("match", "contains"):
             return ("!" if l.negated else "") + f"{l.op}({expr(l.left)}, {expr(l.right)})"
         return f"{expr(l.left)} {l.op} {expr(l.right)}"
+    if isinstance(l, AnyOf):
+        return "(" + " ; ".join(", ".join(literal(c) for c in option) for option in l.options) + ")"
     if isinstance(l, BoolLit):
         return "true" if l.value else "false"
     raise TypeError(l)

@@ -9,7 +9,7 @@ from functools import cached_property
 from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
-from sdylog.datalog.semantics import check_clause, check_subsumption
+from sdylog.datalog.semantics import check_clause, check_subsumption, split_binding_disjunctions
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
 
@@ -109,7 +109,7 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
     clauses, subsumptions = [], []
     for i, rule in enumerate(parsed.rules):
         for head in rule.heads:
-            for body in rule.bodies:
+            for body in split_binding_disjunctions(rule.bodies, rule.heads[0], rule.dominating):
                 if rule.dominating is not None:
                     subsumptions.append(Subsumption(head, rule.dominating, tuple(body), rule.loc, i))
                 else:

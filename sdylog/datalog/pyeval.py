@@ -124,6 +124,17 @@ class _Source:
             return repr(v.value)
         args = [self.value(a) for a in v.args]
         op = v.op
+        if op in ("/", "%") and all(P.is_integer(a, self.plan.kinds) for a in v.args):
+            # Soufflé truncates toward zero: Python's floor division agrees for
+            # non-negative operands, the common case, without a call
+            (a, b), (py, slow) = args, (("//", "_div") if op == "/" else ("%", "_mod"))
+            if isinstance(v.args[1], P.Const) and v.args[1].value > 0:
+                return f"({a} {py} {b} if {a} >= 0 else {slow}({a}, {b}))"
+            return f"({a} {py} {b} if {a} >= 0 and {b} > 0 else {slow}({a}, {b}))"
+        if op in ("min", "max") and len(args) == 2 and not any(isinstance(a, P.Call) for a in v.args):
+            # two registers or constants: a test, not a call (as Python's min/max, the first on ties)
+            a, b = args
+            return f"({a} if {a} {'>=' if op == 'max' else '<='} {b} else {b})"
         if op in _BINARY:
             return _BINARY[op].format(*args)
         if op in _SIMPLE:
@@ -135,6 +146,25 @@ class _Source:
         if op == "substr":
             return f"_substr({args[0]}, {args[1]}, {args[2]})"
         raise P.Unsupported(f"functor {op}")
+
+    def test(self, t: P.Test) -> str:
+        """A Test as a Python condition."""
+        a, b = self.value(t.left), self.value(t.right)
+        if t.op == "match":
+            return f"{'not ' if t.negated else ''}_match({a}, {b})"
+        if t.op == "contains":
+            return f"({a} {'not in' if t.negated else 'in'} {b})"
+        return f"({a} {_COMPARE[t.op]} {b})"
+
+    def option_line(self, x) -> str:
+        """A line of a Branch's option: an Assign, or a test."""
+        if isinstance(x, P.Assign):
+            return f"r{x.reg} = {self.value(x.value)}"
+        return f"if not {self.either(x) if isinstance(x, P.Either) else self.test(x)}: continue"
+
+    def either(self, e: P.Either) -> str:
+        """An Either as a Python condition."""
+        return "(" + " or ".join("(" + " and ".join(self.test(t) for t in option) + ")" for option in e.options) + ")"
 
     def _key(self, values) -> str:
         vals = [self.value(v) for v in values]
@@ -170,12 +200,17 @@ class _Source:
             elif isinstance(s, P.Assign):
                 out.append(f"{pad}r{s.reg} = {self.value(s.value)}")
             elif isinstance(s, P.Test):
-                a, b = self.value(s.left), self.value(s.right)
-                if s.op in ("match", "contains"):
-                    test = f"_match({a}, {b})" if s.op == "match" else f"({a} in {b})"
-                    out.append(f"{pad}if {'' if s.negated else 'not '}{test}: continue")
-                else:
-                    out.append(f"{pad}if not ({a} {_COMPARE[s.op]} {b}): continue")
+                out.append(f"{pad}if not {self.test(s)}: continue")
+            elif isinstance(s, P.Either):
+                out.append(f"{pad}if not {self.either(s)}: continue")
+            elif isinstance(s, P.Branch):
+                # (a loop over the options: a failed test goes on to the next)
+                b = f"_b{len(out)}"
+                out.append(f"{pad}for {b} in range({len(s.options)}):")
+                for k, option in enumerate(s.options):
+                    out.append(f"{pad}    {'elif' if k else 'if'} {b} == {k}:")
+                    out += [f"{pad}        {self.option_line(x)}" for x in option]
+                depth += 1
             elif isinstance(s, P.Absent):
                 name = self.ns.index(s.relation, s.key, negated=True)
                 out.append(f"{pad}if {self._key(s.values)} in {name}: continue" if s.key

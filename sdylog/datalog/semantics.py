@@ -3,7 +3,7 @@ grounded variables, wildcards only in atoms, and value kinds (number, unsigned,
 float, symbol) of every variable and expression."""
 from __future__ import annotations
 
-from sdylog.datalog.ast import (FLOAT, INFIX, NUMBER, NUMERIC, SYMBOL, UNSIGNED, Aggregate, Atom,
+from sdylog.datalog.ast import (FLOAT, INFIX, NUMBER, NUMERIC, SYMBOL, UNSIGNED, Aggregate, AnyOf, Atom,
                                 Clause, Comparison, Functor, Negation, NumberLit, RelationDecl, StringLit,
                                 Var, Wildcard)
 from sdylog.datalog.lexer import error
@@ -49,7 +49,16 @@ def literal_exprs(lit) -> tuple:
         return lit.atom.args
     if isinstance(lit, Comparison):
         return (lit.left, lit.right)
+    if isinstance(lit, AnyOf):
+        return tuple(e for c in comparisons_of(lit) for e in (c.left, c.right))
     return ()
+
+
+def comparisons_of(any_of: AnyOf):
+    """The comparisons of a disjunction, those of disjunctions in it included."""
+    for option in any_of.options:
+        for lit in option:
+            yield from comparisons_of(lit) if isinstance(lit, AnyOf) else (lit,)
 
 
 def var_occurrences(x, out: list, skip=None):
@@ -66,7 +75,7 @@ def var_occurrences(x, out: list, skip=None):
             var_occurrences(x.target, out, skip)
         for lit in x.body:
             var_occurrences(lit, out, skip)
-    elif isinstance(x, (Atom, Negation, Comparison)):
+    elif isinstance(x, (Atom, Negation, Comparison, AnyOf)):
         for e in literal_exprs(x):
             var_occurrences(e, out, skip)
 
@@ -98,7 +107,7 @@ def _outside_aggregates(x, out: list):
     elif isinstance(x, Functor):
         for a in x.args:
             _outside_aggregates(a, out)
-    elif isinstance(x, (Atom, Negation, Comparison)):
+    elif isinstance(x, (Atom, Negation, Comparison, AnyOf)):
         for e in literal_exprs(x):
             _outside_aggregates(e, out)
 
@@ -123,9 +132,9 @@ def _needed(e, scope_items, outer, out):
         out.extend(v for v in occ if v.name in names)
 
 
-def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[str]:
-    """Raise for the first ungrounded variable; return the grounded names."""
-    items = list(body) + list(extra_exprs)
+def grounded_names(body, items, outer) -> set[str]:
+    """The variables a body binds: those of its positive atoms, those set by
+    `x = e` once e's are, and those every option of a disjunction binds."""
     grounded = set(outer)
     for lit in body:
         if isinstance(lit, Atom):
@@ -140,6 +149,48 @@ def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[s
                             not _has_wildcard(b) and all(v.name in grounded for v in needed(b, items, outer)):
                         grounded.add(a.name)
                         changed = True
+            elif isinstance(lit, AnyOf):
+                new = set.intersection(*(grounded_names(o, items, grounded) for o in lit.options)) - grounded
+                if new:
+                    grounded |= new
+                    changed = True
+    return grounded
+
+
+def split_binding_disjunctions(bodies, head, dominating=None) -> list[list]:
+    """A rule's bodies as clause bodies: each kept, unless a disjunction of
+    comparisons (AnyOf) in it uses a variable that neither the rest of the
+    body (and a subsumptive rule's two atoms) nor each of its options binds
+    by itself (`(x = 1 ; y = 2)`), or binds one in a disjunction nested in
+    an option: then one body per option, as Soufflé splits every
+    disjunction. (A disjunction kept that binds, `(p = 0, v = -1 ; p > 0,
+    v = v0)`, is one step of its clause: plan.Branch.)"""
+    around = [head, dominating] if dominating is not None else []
+    return [b for body in bodies for b in _split(list(body), around)]
+
+
+def _split(body: list, around: list) -> list[list]:
+    for k, lit in enumerate(body):
+        if isinstance(lit, AnyOf):
+            rest = body[:k] + body[k + 1:]
+            outside = grounded_names(rest + around, body, set())
+            if not all(_binds_all(option, lit, outside, body) for option in lit.options):
+                return [b for option in lit.options for b in _split(rest[:k] + list(option) + rest[k:], around)]
+    return [body]
+
+
+def _binds_all(option, lit: AnyOf, outside: set, items) -> bool:
+    """Does the option (with `outside` bound) bind every variable of the
+    disjunction `lit`, with what it binds set by its own `x = e` only?"""
+    used = {v.name for e in literal_exprs(lit) for v in needed(e, items, set())}
+    flat = [x for x in option if not isinstance(x, AnyOf)]
+    return used <= grounded_names(flat, items, outside)
+
+
+def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[str]:
+    """Raise for the first ungrounded variable; return the grounded names."""
+    items = list(body) + list(extra_exprs)
+    grounded = grounded_names(body, items, outer)
 
     def require(expr, where):
         for v in needed(expr, items, outer):
@@ -155,9 +206,9 @@ def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[s
         elif isinstance(lit, Negation):
             for a in lit.atom.args:
                 require(a, f"the negation of '{lit.atom.relation}'")
-        elif isinstance(lit, Comparison):
-            require(lit.left, "a constraint")
-            require(lit.right, "a constraint")
+        elif isinstance(lit, (Comparison, AnyOf)):
+            for e in literal_exprs(lit):
+                require(e, "a constraint")
     for lit in body:
         for agg in aggregates_in(literal_exprs(lit)):
             inner_outer = injected(agg, items, outer)
@@ -271,6 +322,8 @@ class KindChecker:
                     yield from self._comparisons(agg.body)
             if isinstance(lit, Comparison):
                 yield lit
+            elif isinstance(lit, AnyOf):
+                yield from comparisons_of(lit)
 
     def _all_aggregates(self, e):
         for agg in aggregates_in([e]):
