@@ -77,12 +77,32 @@ class _Cond:
     loc: Loc
 
 
+def _arguments(tokens: list[Token], i: int) -> tuple[list[list[Token]], int]:
+    """The arguments of a macro call whose "(" is tokens[i], and the index after its ")"."""
+    args, cur, depth = [], [], 0
+    for j in range(i + 1, len(tokens)):
+        x = tokens[j]
+        if x.text in ("(", "[", "{") and x.kind == "op":
+            depth += 1
+        elif x.text in (")", "]", "}") and x.kind == "op":
+            if depth == 0:
+                return args + [cur], j + 1
+            depth -= 1
+        elif x.text == "," and x.kind == "op" and depth == 0:
+            args.append(cur)
+            cur = []
+            continue
+        cur.append(x)
+    raise error(tokens[i].loc, "a macro call without its ')'")
+
+
 class Preprocessor:
     """Tokens of a file and the files it includes.
 
     Understands what C's preprocessor (which Soufflé runs) is used for in rule
     files: `#include "f"` (searched beside the including file, then in the
-    include dirs), object-like `#define NAME [tokens]`, `#undef`,
+    include dirs), `#define NAME [tokens]` and `#define NAME(a, b) [tokens]`
+    (a call's arguments replace a and b), `#undef`,
     `#ifdef/#ifndef/#else/#endif` (include guards) and Soufflé's own
     `.include "f"` and `.once`. Anything else starting with `#` is an error.
     """
@@ -90,6 +110,7 @@ class Preprocessor:
     def __init__(self, include_dirs: list[str] | None = None):
         self.include_dirs = list(include_dirs or [])
         self.macros: dict[str, list[Token]] = {}
+        self.functions: dict[str, tuple[list[str], list[Token]]] = {}   # NAME(params) -> body
         self.files: list[str] = []        # every file read, in order
         self._once: set[str] = set()
         self._stack: list[str] = []
@@ -111,7 +132,7 @@ class Preprocessor:
         self._stack.append(key)
         self.files.append(real_path or filename)
         try:
-            out = self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd())
+            out = self._calls(self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd()))
         finally:
             self._stack.pop()
         return out
@@ -140,13 +161,18 @@ class Preprocessor:
                 j = pos
                 while j < n and text[j] in " \t":
                     j += 1
-                m = _PP.match(text, pos) if j < n and text[j] == "#" else None
                 end = text.find("\n", pos)
+                while end > 0 and text[end - 1] == "\\":   # (a directive goes on after a backslash-newline)
+                    end = text.find("\n", end + 1)
                 end = n if end < 0 else end
-                if m and m.end() >= end and text[pos:end].lstrip().startswith("#"):
+                directive = text[pos:end].replace("\\\n", "  ")   # (as long: columns stay)
+                m = _PP.match(directive) if j < n and text[j] == "#" else None
+                if m and m.end() >= len(directive) and directive.lstrip().startswith("#"):
                     loc = Loc(filename, line, text.index("#", pos) - line_start + 1)
-                    self._directive(m["name"], text[m.start("rest"):end].strip(), loc, conds, out, here,
-                                    active())
+                    self._directive(m["name"], m["rest"].strip(), loc, conds, out, here, active())
+                    if "\n" in text[pos:end]:
+                        line += text.count("\n", pos, end)
+                        line_start = text.rindex("\n", pos, end) + 1
                     pos = end
                     continue
                 at_line_start = False
@@ -195,6 +221,30 @@ class Preprocessor:
             raise error(conds[-1].loc, "unterminated #if")
         return out
 
+    def _calls(self, tokens: list[Token], depth: int = 0) -> list[Token]:
+        """The tokens with each call of a function-like macro replaced by its
+        body, the arguments put in for its parameters (calls in it expanded too)."""
+        if depth > 50:
+            raise error(tokens[0].loc if tokens else None, "macros call each other without end")
+        out, i = [], 0
+        while i < len(tokens):
+            t = tokens[i]
+            fn = self.functions.get(t.text) if t.kind == "ident" else None
+            if fn is None or i + 1 == len(tokens) or tokens[i + 1].text != "(":
+                out.append(t)
+                i += 1
+                continue
+            args, i = _arguments(tokens, i + 1)
+            params, body = fn
+            if len(args) != len(params) and not (params == [] and args == [[]]):
+                raise error(t.loc, f"macro '{t.text}' needs {len(params)} argument{'s' * (len(params) != 1)}, "
+                            f"given {len(args)}")
+            given = dict(zip(params, args))
+            expanded = [x for b in body for x in
+                        (given[b.text] if b.kind == "ident" and b.text in given else [Token(b.kind, b.text, t.loc)])]
+            out += self._calls(expanded, depth + 1)
+        return out
+
     def _dot_include(self, text: str, pos: int, loc: Loc, here: str, out: list[Token]) -> int:
         m = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")').match(text, pos)
         if not m:
@@ -239,15 +289,23 @@ class Preprocessor:
             path = self._find_include(inc, here, loc)
             out.extend(self.tokens_of_file(path, self._display(path, inc), loc))
         elif name == "define":
-            parts = rest.split(None, 1)
-            if not parts or not _IDENT.match(parts[0]) or "(" in parts[0]:
-                raise error(loc, "#define: only object-like macros (#define NAME value) are supported")
-            body = parts[1] if len(parts) > 1 else ""
+            call = re.match(r"([_?a-zA-Z][_?a-zA-Z0-9]*)\(([^)]*)\)(.*)$", rest)
+            parts = [call[1], call[3]] if call else rest.split(None, 1)
+            if not parts or not _IDENT.match(parts[0]):
+                raise error(loc, "#define needs a macro name (#define NAME value, #define NAME(a, b) value)")
             sub = Preprocessor(self.include_dirs)
             sub.macros = self.macros
-            self.macros[parts[0]] = sub._lex(body, loc.file, here)
+            body = sub._lex(parts[1] if len(parts) > 1 else "", loc.file, here)
+            if call is None:
+                self.macros[parts[0]] = body
+                return
+            params = [p.strip() for p in call[2].split(",")] if call[2].strip() else []
+            if not all(map(_IDENT.match, params)) or len(set(params)) < len(params):
+                raise error(loc, f"#define {parts[0]}: parameters are distinct names")
+            self.functions[parts[0]] = (params, body)
         elif name == "undef":
             self.macros.pop(rest.strip(), None)
+            self.functions.pop(rest.strip(), None)
         elif name == "pragma" and rest.strip() == "once":
             self._once.add(self._stack[-1])
         else:

@@ -2,7 +2,7 @@
 import pytest
 
 from sdylog.datalog import load_program, parse_program
-from sdylog.datalog.printer import print_program
+from sdylog.datalog.printer import literal, print_program
 from sdylog.ir.diagnostics import SdylogError
 
 SCHEMA = ".decl e(x: number, y: number)\n.decl p(x: number, y: number)\n"
@@ -37,11 +37,22 @@ def error_of(text, filename="t.dl"):
     ('.decl s(a: symbol)\ns("abc).', "t.dl:2:3: error: unterminated string"),
     ("/* open", "t.dl:1:1: error: unterminated comment"),
     ("#include \"nowhere.dl\"", "t.dl:1:1: error: cannot find included file 'nowhere.dl'"),
-    ("#define F(x) x", "t.dl:1:1: error: #define: only object-like macros"),
+    ("#define F(x, x) x", "t.dl:1:1: error: #define F: parameters are distinct names"),
+    ("#define F(a) a\n.decl e(x: number)\ne(F(1, 2)).", "t.dl:3:3: error: macro 'F' needs 1 argument, given 2"),
+    ("#define F(a) a\n.decl e(x: number)\ne(F(1.", "t.dl:3:4: error: a macro call without its ')'"),
     ("#if 1\n#endif", "t.dl:1:1: error: unsupported preprocessor directive '#if'"),
 ])
 def test_errors_have_locations(text, expected):
     assert expected in error_of(text)
+
+
+def test_function_like_macros_expand_with_their_arguments():
+    text = ("#define LESS(a, b) \\\n    (a < b)\n#define BOTH(a, b, c) LESS(a, b), LESS(b, c)\n"
+            + SCHEMA + "p(x, z) :- e(x, y), e(y, z), BOTH(x, y, (z + 1)).\n")
+    p = parse_program(text)
+    assert [literal(lit) for lit in p.clauses[0].body[2:]] == ["x < y", "y < z + 1"]
+    # (a directive continued on the next line: the lines after it keep their numbers)
+    assert error_of(text + "p(x, y) :- e(x, y), q(x).").startswith("t.dl:7:21: error: relation 'q'")
 
 
 def test_negation_through_recursion_names_the_rule():
