@@ -2,11 +2,11 @@
 
 A stratum in which some relation has subsumptive rules
 (`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here, in rank
-order rather than semi-naively. Each relation of such a stratum has a *rank*: its columns whose type is
-`Rank` (any subtype of number) or a subset type of it (`.type Phase <:
-Rank`), in declaration order, compared lexicographically; every relation of
-the stratum has as many. Tuples are made final in increasing rank order,
-like Dijkstra's algorithm:
+order rather than semi-naively. Each relation of such a stratum has a
+*rank*: its columns whose type is `Rank` (any subtype of number) or a
+subset type of it (`.type Phase <: Rank`), in declaration order, compared
+lexicographically; every relation of the stratum has as many. Tuples are
+made final in increasing rank order, like Dijkstra's algorithm:
 
 - the clauses that read no relation of the stratum seed it (run once over
   the lower strata);
@@ -27,14 +27,14 @@ keep tuples derived from a tuple that was dominated later, and it keeps one
 of two tied tuples; on programs where neither happens the results agree.
 
 Ranks follow long chains (thousands of waves of a few tuples each), so the
-cost of a wave is the cost of its few tuples' lookups. Clauses are planned by plan.py (plans kept per program) and run as Python
-functions (pyeval.py), or, when the C extension is built, provenance is off
-and every plan lowers (native_plan.py), by the wave loop in C over the
-tables of the memory engine's C database (native_db.py). SDYLOG_NATIVE=0
-keeps it in Python. The C run hands back to
-Python on what Python's integers would compute differently (an overflow) or
-report (a division by zero): the stratum is then evaluated here, from the
-start.
+cost of a wave is the cost of its few tuples' lookups. Clauses are planned
+by plan.py (plans kept per program) and run as Python functions
+(pyeval.py), or, when the C extension is built, provenance is off and every
+plan lowers (native_plan.py), by the wave loop in C over the tables of the
+memory engine's C database (native_db.py). SDYLOG_NATIVE=0 keeps it in
+Python. The C run hands back to Python on what Python's integers would
+compute differently (an overflow) or report (a division by zero): the
+stratum is then evaluated here, from the start.
 """
 from __future__ import annotations
 
@@ -165,7 +165,8 @@ class RankedEvaluation:
         relations below) says of sizes and keys; kept per program."""
         def size(rel):
             return static.size(rel)
-        return plans_of(self.program).get(("ranked", self.stratum.relations), size, lambda sizes: self._plan(static, sizes))
+        return plans_of(self.program).get(("ranked", self.stratum.relations), size,
+                                          lambda sizes: self._plan(static, sizes))
 
     def _plan(self, static, size) -> RankedPlans:
         prog = self.program
