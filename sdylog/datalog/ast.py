@@ -39,12 +39,7 @@ class StringLit:
 
 @dataclass(frozen=True)
 class Functor:
-    """Arithmetic, bitwise, logical and string operators and built-in functors.
-
-    op: '+','-','*','/','%','^','neg','band','bor','bxor','bnot','bshl','bshr',
-    'land','lor','lxor','lnot','min','max','cat','strlen','substr','to_number',
-    'to_string','to_float','to_unsigned'.
-    """
+    """An operator or built-in functor: op is a key of INFIX, PREFIX or NAMED (below)."""
     op: str
     args: tuple
     loc: Loc = field(compare=False)
@@ -182,42 +177,31 @@ NAMED = {"min", "max", "cat", "strlen", "substr", "to_number", "to_string", "to_
          "to_unsigned"}
 
 
-def nodes(root):
-    """Every node of a program's tree below and including `root` (a node, or
-    a list or tuple of them), depth first; locations left out."""
+# The fields of each kind of node that hold other nodes, in source order.
+_CHILDREN = {Var: (), Wildcard: (), NumberLit: (), StringLit: (), BoolLit: (), Functor: ("args",),
+             Aggregate: ("target", "body"), Atom: ("args",), Negation: ("atom",), Comparison: ("left", "right"),
+             AnyOf: ("options",), Clause: ("head", "body"), Subsumption: ("dominated", "dominating", "body")}
+
+
+def nodes(root, into_aggregates: bool = True):
+    """Every node of a rule below and including `root` (a node, or a list or
+    tuple of them), depth first in source order; with `into_aggregates`
+    False, not what an aggregate holds."""
     stack = [root]
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(reversed(x))
-        elif hasattr(x, "__dataclass_fields__"):
-            yield x
-            stack.extend(reversed([getattr(x, f) for f in x.__dataclass_fields__ if f != "loc"]))
+            continue
+        fields = _CHILDREN.get(type(x))
+        if fields is None:
+            continue
+        yield x
+        if into_aggregates or type(x) is not Aggregate:
+            for f in reversed(fields):
+                stack.append(getattr(x, f))
 
 
-def variables(expr) -> set[str]:
-    """Names of the variables an expression or literal uses, aggregates included."""
-    out: set[str] = set()
-    _collect(expr, out)
-    return out
-
-
-def _collect(x, out):
-    if isinstance(x, Var):
-        out.add(x.name)
-    elif isinstance(x, Functor):
-        for a in x.args:
-            _collect(a, out)
-    elif isinstance(x, Aggregate):
-        if x.target is not None:
-            _collect(x.target, out)
-        for lit in x.body:
-            _collect(lit, out)
-    elif isinstance(x, Atom):
-        for a in x.args:
-            _collect(a, out)
-    elif isinstance(x, Negation):
-        _collect(x.atom, out)
-    elif isinstance(x, Comparison):
-        _collect(x.left, out)
-        _collect(x.right, out)
+def variables(root, into_aggregates: bool = True) -> list[Var]:
+    """Every variable occurrence in `root` (as nodes walks it)."""
+    return [x for x in nodes(root, into_aggregates) if isinstance(x, Var)]

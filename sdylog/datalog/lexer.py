@@ -49,24 +49,18 @@ _TOKEN = re.compile(r"""
 """, re.X)
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n",
             "r": "\r", "t": "\t", "v": "\v"}
-_PP = re.compile(r"[ \t]*#[ \t]*(?P<name>[a-z_]*)(?P<rest>.*)")
+_PP = re.compile(r"[ \t]*(?P<hash>#)[ \t]*(?P<name>[a-z_]*)(?P<rest>.*)")
+_DOT_INCLUDE = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")')
 _IDENT = re.compile(r"[_?a-zA-Z][_?a-zA-Z0-9]*$")
 
 
 def _unescape(text: str, loc: Loc) -> str:
-    out, i = [], 1
-    while i < len(text) - 1:
-        c = text[i]
-        if c == "\\":
-            nxt = text[i + 1]
-            if nxt not in _ESCAPES:
-                raise error(loc, f"unknown escape sequence \\{nxt}")
-            out.append(_ESCAPES[nxt])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    """The value of a string literal (quotes included in `text`)."""
+    def one(m):
+        if m[1] not in _ESCAPES:
+            raise error(loc, f"unknown escape sequence \\{m[1]}")
+        return _ESCAPES[m[1]]
+    return re.sub(r"\\(.)", one, text[1:-1])
 
 
 @dataclass
@@ -137,16 +131,6 @@ class Preprocessor:
             self._stack.pop()
         return out
 
-    def _find_include(self, name: str, here: str, loc: Loc) -> str:
-        if os.path.isabs(name):
-            candidates = [name]
-        else:
-            candidates = [os.path.join(here, name)] + [os.path.join(d, name) for d in self.include_dirs]
-        for c in candidates:
-            if os.path.isfile(c):
-                return c
-        raise error(loc, f"cannot find included file '{name}'")
-
     def _lex(self, text: str, filename: str, here: str) -> list[Token]:
         out: list[Token] = []
         conds: list[_Cond] = []
@@ -157,25 +141,21 @@ class Preprocessor:
             return not conds or conds[-1].active
 
         while pos < n:
-            if at_line_start:
-                j = pos
-                while j < n and text[j] in " \t":
-                    j += 1
-                end = text.find("\n", pos)
-                while end > 0 and text[end - 1] == "\\":   # (a directive goes on after a backslash-newline)
+            m = _PP.match(text, pos) if at_line_start else None
+            at_line_start = False
+            if m:   # a preprocessor line (its `.*` stops at the newline; a backslash-newline goes on)
+                end = m.end()
+                while end < n and text[end - 1] == "\\":
                     end = text.find("\n", end + 1)
-                end = n if end < 0 else end
-                directive = text[pos:end].replace("\\\n", "  ")   # (as long: columns stay)
-                m = _PP.match(directive) if j < n and text[j] == "#" else None
-                if m and m.end() >= len(directive) and directive.lstrip().startswith("#"):
-                    loc = Loc(filename, line, text.index("#", pos) - line_start + 1)
-                    self._directive(m["name"], m["rest"].strip(), loc, conds, out, here, active())
-                    if "\n" in text[pos:end]:
-                        line += text.count("\n", pos, end)
-                        line_start = text.rindex("\n", pos, end) + 1
-                    pos = end
-                    continue
-                at_line_start = False
+                    end = n if end < 0 else end
+                loc = Loc(filename, line, m.start("hash") - line_start + 1)
+                self._directive(m["name"], text[m.start("rest"):end].replace("\\\n", " ").strip(), loc, conds, out,
+                                here, active())
+                if end > m.end():
+                    line += text.count("\n", m.end(), end)
+                    line_start = text.rindex("\n", m.end(), end) + 1
+                pos = end
+                continue
             m = _TOKEN.match(text, pos)
             loc = Loc(filename, line, pos - line_start + 1)
             if not m:
@@ -210,7 +190,11 @@ class Preprocessor:
                         pos = m.end()
                         continue
                     if value == ".include":
-                        pos = self._dot_include(text, m.end(), loc, here, out)
+                        name = _DOT_INCLUDE.match(text, m.end())
+                        if not name:
+                            raise error(loc, ".include needs a file name in double quotes")
+                        self._include(_unescape(name[1], loc), here, loc, out)
+                        pos = name.end()
                         continue
                 if kind == "ident" and value in self.macros:
                     out.extend(Token(t.kind, t.text, loc) for t in self.macros[value])
@@ -245,19 +229,13 @@ class Preprocessor:
             out += self._calls(expanded, depth + 1)
         return out
 
-    def _dot_include(self, text: str, pos: int, loc: Loc, here: str, out: list[Token]) -> int:
-        m = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")').match(text, pos)
-        if not m:
-            raise error(loc, ".include needs a file name in double quotes")
-        name = _unescape(m.group(1), loc)
-        path = self._find_include(name, here, loc)
-        out.extend(self.tokens_of_file(path, self._display(path, name), loc))
-        return m.end()
-
-    @staticmethod
-    def _display(path: str, name: str) -> str:
-        rel = os.path.relpath(path)
-        return rel if not rel.startswith("..") else path
+    def _include(self, name: str, here: str, loc: Loc, out: list[Token]) -> None:
+        """The tokens of file `name`, found beside the including file or in an include dir."""
+        found = [p for p in (os.path.join(d, name) for d in (here, *self.include_dirs)) if os.path.isfile(p)]
+        if not found:
+            raise error(loc, f"cannot find included file '{name}'")
+        rel = os.path.relpath(found[0])
+        out.extend(self.tokens_of_file(found[0], rel if not rel.startswith("..") else found[0], loc))
 
     def _directive(self, name, rest, loc, conds, out, here, is_active):
         if name in ("ifdef", "ifndef"):
@@ -285,17 +263,13 @@ class Preprocessor:
             m = re.fullmatch(r'"([^"]+)"|<([^>]+)>', rest)
             if not m:
                 raise error(loc, '#include needs "file"')
-            inc = m.group(1) or m.group(2)
-            path = self._find_include(inc, here, loc)
-            out.extend(self.tokens_of_file(path, self._display(path, inc), loc))
+            self._include(m.group(1) or m.group(2), here, loc, out)
         elif name == "define":
             call = re.match(r"([_?a-zA-Z][_?a-zA-Z0-9]*)\(([^)]*)\)(.*)$", rest)
             parts = [call[1], call[3]] if call else rest.split(None, 1)
             if not parts or not _IDENT.match(parts[0]):
                 raise error(loc, "#define needs a macro name (#define NAME value, #define NAME(a, b) value)")
-            sub = Preprocessor(self.include_dirs)
-            sub.macros = self.macros
-            body = sub._lex(parts[1] if len(parts) > 1 else "", loc.file, here)
+            body = self._lex(parts[1] if len(parts) > 1 else "", loc.file, here)
             if call is None:
                 self.macros[parts[0]] = body
                 return

@@ -1,14 +1,7 @@
-"""Reading relations by their `.decl` column names.
-
-Consumers of derived relations (explain, the write-back, the reports, the
-partitioner) name the columns they read, so that a column added, moved or
-renamed in a `.dl` file cannot shift what they read: `select` hands out
-tuples of the named columns in the order named, `named` whole rows as a
-named tuple per relation (fields: its column names), a Lookup the named
-rows whose given columns hold given values. Every read of this kind
-outside sdylog/datalog is checked against the rules' declarations by
-tests/datalog/test_named_reads.py.
-"""
+"""Reading relations by their `.decl` column names, so that a column added,
+moved or renamed in a `.dl` file cannot shift what a consumer reads (every
+such read outside sdylog/datalog is checked against the rules'
+declarations by tests/datalog/test_named_reads.py)."""
 from __future__ import annotations
 
 import keyword
@@ -26,15 +19,13 @@ def field_name(column: str) -> str:
     return column + "_" if keyword.iskeyword(column) else column
 
 
-@lru_cache(maxsize=None)
-def _row_type(relation: str, fields: tuple[str, ...]) -> type:
-    return namedtuple(relation, fields)
-
-
 def row_type(decl: RelationDecl) -> type:
     """The named tuple class of DECL's rows (one per name and columns: equal
     declarations of several programs share it)."""
     return _row_type(decl.name, tuple(field_name(c.name) for c in decl.columns))
+
+
+_row_type = lru_cache(maxsize=None)(namedtuple)
 
 
 def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
@@ -50,9 +41,8 @@ def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
 
 
 class NamedReads:
-    """Reading an engine's relations by column name (the memory engine's,
-    and Soufflé's built on it). The engine gives `decl`, `scan` (rows in any
-    order) and `read` (rows sorted)."""
+    """Reading an engine's relations by column name; the engine gives `decl`,
+    `scan` (rows in any order) and `read` (rows sorted)."""
 
     def select(self, relation: str, *columns: str, ordered: bool = False):
         """The rows of RELATION as tuples of COLUMNS (its `.decl` names), in

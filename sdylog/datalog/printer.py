@@ -66,6 +66,12 @@ def literal(l) -> str:
     raise TypeError(l)
 
 
+def clause(c) -> str:
+    if not c.body:
+        return f"{atom(c.head)}."
+    return f"{atom(c.head)} :- {', '.join(literal(l) for l in c.body)}."
+
+
 def print_program(program, io: list[str] | None = None) -> str:
     """Soufflé text of a program. `io`, when given, replaces the program's
     .input/.output/.printsize lines."""
@@ -84,10 +90,5 @@ def print_program(program, io: list[str] | None = None) -> str:
     for sub in getattr(program, "subsumptions", ()):
         body = f" :- {', '.join(literal(l) for l in sub.body)}" if sub.body else ""
         lines.append(f"{atom(sub.dominated)} <= {atom(sub.dominating)}{body}.")
-    for c in program.clauses:
-        head = atom(c.head)
-        if c.body:
-            lines.append(f"{head} :- {', '.join(literal(l) for l in c.body)}.")
-        else:
-            lines.append(f"{head}.")
+    lines.extend(clause(c) for c in program.clauses)
     return "\n".join(lines) + "\n"

@@ -10,7 +10,6 @@ import functools
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
@@ -51,7 +50,6 @@ def wide_number(program: Program, bits: int):
     """The first number literal of `program` that does not fit in `bits`-bit
     signed words, or None."""
     limit = 1 << (bits - 1)
-
     return next((x for x in nodes(program.clauses)
                  if isinstance(x, NumberLit) and isinstance(x.value, int) and not -limit <= x.value < limit), None)
 
@@ -81,14 +79,12 @@ def compiled(text: str, exe: str | None = None) -> str:
     src = os.path.join(d, "program.dl")
     with open(src, "w", encoding="utf-8") as f:
         f.write(text)
-    tmp = tempfile.mkdtemp(dir=d)
-    res = subprocess.run([exe, "-o", os.path.join(tmp, "program"), src], capture_output=True, text=True,
-                         cwd=tmp)
-    if res.returncode != 0 or not os.path.isfile(os.path.join(tmp, "program")):
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise error(None, f"souffle could not compile the program:\n{res.stderr.strip()}")
-    os.replace(os.path.join(tmp, "program"), binary)
-    shutil.rmtree(tmp, ignore_errors=True)
+    with tempfile.TemporaryDirectory(dir=d) as tmp:
+        made = os.path.join(tmp, "program")
+        res = subprocess.run([exe, "-o", made, src], capture_output=True, text=True, cwd=tmp)
+        if res.returncode != 0 or not os.path.isfile(made):
+            raise error(None, f"souffle could not compile the program:\n{res.stderr.strip()}")
+        os.replace(made, binary)
     return binary
 
 
