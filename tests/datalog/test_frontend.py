@@ -41,6 +41,9 @@ def error_of(text, filename="t.dl"):
     ("#define F(a) a\n.decl e(x: number)\ne(F(1, 2)).", "t.dl:3:3: error: macro 'F' needs 1 argument, given 2"),
     ("#define F(a) a\n.decl e(x: number)\ne(F(1.", "t.dl:3:4: error: a macro call without its ')'"),
     ("#if 1\n#endif", "t.dl:1:1: error: unsupported preprocessor directive '#if'"),
+    (SCHEMA + "p(x, y) :- e(x, y).\np(x, 1) <= p(x, \"s\") :- true.",
+     "t.dl:4:17: error: column 'y' of 'p' is number, given symbol"),
+    (SCHEMA + ".input e(IO=file,)", "t.dl:3:18: error: expected a parameter name, found ')'"),
 ])
 def test_errors_have_locations(text, expected):
     assert expected in error_of(text)
@@ -53,6 +56,12 @@ def test_function_like_macros_expand_with_their_arguments():
     assert [literal(lit) for lit in p.clauses[0].body[2:]] == ["x < y", "y < z + 1"]
     # (a directive continued on the next line: the lines after it keep their numbers)
     assert error_of(text + "p(x, y) :- e(x, y), q(x).").startswith("t.dl:7:21: error: relation 'q'")
+
+
+def test_subsumptive_rule_binds_through_its_conditions():
+    # (checked as the clause `p(x, y1) :- p(x, y1), p(x, y2), d = y2 + 1, y1 < d.`)
+    program = parse_program(SCHEMA + "p(x, y) :- e(x, y).\np(x, y1) <= p(x, y2) :- d = y2 + 1, y1 < d.")
+    assert program.subsumption_kinds == [{"x": "number", "y1": "number", "y2": "number", "d": "number"}]
 
 
 def test_negation_through_recursion_names_the_rule():
