@@ -36,7 +36,7 @@ from sdylog.datalog.named_rows import NamedReads, positions
 from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
-from sdylog.datalog.plan import Context, StratumPlan, plan_clause, plan_stratum, plans_of
+from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
@@ -541,18 +541,16 @@ class _Backend(RankedBackendSteps):
         """The C evaluation wrote the relation's table."""
         self.engine._c_changed(relation)
 
-    def seeds(self, stratum, base_clauses):
+    def seeds(self, stratum, base):
+        """The stratum's loaded tuples, then those of the clauses that read
+        none of its relations (`base`: their plans, RankedPlans.base)."""
         eng = self.engine
         for name in stratum.relations:
             if eng._loaded.get(name):
                 yield name, list(eng._loaded[name]), -1
         ns = Namespace()
-        ctx = Context(eng._size_of)
-        fns = []
-        for ci in base_clauses:
-            c = self.program.clauses[ci]
-            plan = plan_clause(ctx, c.body, c.head.args, 0, ci, self.program.clause_kinds[ci])
-            fns.append((c.head.relation, self.rule_id(ci), clause_function(ns, plan, rule_of=self.rule_id)))
+        fns = [(self.program.clauses[p.steps[-1].clause].head.relation, self.rule_id(p.steps[-1].clause),
+                clause_function(ns, p, rule_of=self.rule_id)) for p in base]
         eng._bind(ns)
         for rel, rule, fn in fns:
             out = []

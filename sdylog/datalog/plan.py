@@ -592,7 +592,7 @@ def dead(body, size, here) -> bool:
 # ---------------------------------------------------------------- plans kept per program
 # What a plan saved with its program holds (the dataclasses here, native_plan.Lowered,
 # native/interp.h's instructions): plans saved in another format are dropped on loading.
-FORMAT = 3
+FORMAT = 4
 
 
 class PlanCache:

@@ -174,7 +174,7 @@ class RankedEvaluation:
 
         def empty_below(rel):   # (what the planner reads as sizes: 0 for an empty relation below, else unknown)
             return 0 if rel not in here and size(rel) == 0 else None
-        base_clauses = []
+        base_clauses = []   # (the clauses that read no relation of the stratum: seeds)
         groups: list[list] = [[] for _ in self.rels]   # relation -> (clause, delta position)
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
@@ -216,7 +216,7 @@ class RankedEvaluation:
         bctx = Context(empty_below, index_key=static.index_key)
         base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
                      for ci in base_clauses for c in [prog.clauses[ci]])
-        return RankedPlans(tuple(base_clauses), deltas, doms, base)
+        return RankedPlans(deltas, doms, base)
 
     def _functions(self, plans: RankedPlans) -> None:
         """The plans as Python functions in self.ns: per relation, one
@@ -242,7 +242,6 @@ class RankedEvaluation:
         if db is None or not all(db.holds(r) for r in self._relations_read()):
             return False   # (floats: the Python path)
         plans = self._plans(self.backend.native_static)
-        self.base_clauses = plans.base_clauses
         lowered = plans.lowered(self.here)
         if lowered is None:
             return False
@@ -279,7 +278,6 @@ class RankedEvaluation:
         self.ns = Namespace()
         self.static = self.backend.static
         plans = self._plans(self.static)
-        self.base_clauses = plans.base_clauses
         self._functions(plans)
         self._build_indexes()
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -304,7 +302,7 @@ class RankedEvaluation:
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses):
+        for rel, rows, rule in self.backend.seeds(self.stratum, plans.base):
             ri = self.rid[rel]
             rank = rank_of[ri]
             for tup in rows:
@@ -401,11 +399,10 @@ class RankedEvaluation:
 
 @dataclass(frozen=True)
 class RankedPlans:
-    """The plans of a rank-ordered stratum: the clauses that read none of its
-    relations (seeds) and their plans, and per relation of the stratum the
-    plans that read it as a delta and its domination tests (the dominated
-    tuple in registers, the dominating one body atom 1)."""
-    base_clauses: tuple
+    """The plans of a rank-ordered stratum: those of the clauses that read
+    none of its relations (seeds: `base`), and per relation of the stratum
+    the plans that read it as a delta and its domination tests (the
+    dominated tuple in registers, the dominating one body atom 1)."""
     deltas: tuple
     doms: tuple
     base: tuple
