@@ -33,7 +33,7 @@ from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
-CHAIN_RELATIONS = ("unit_at", "clamped_write", "write", "written", "prop", "op_unit", "init_unit", "tensor_init")
+CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
 INIT_OP = -999999      # unit_at's by_op for a unit a tensor starts with
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
 
@@ -307,10 +307,7 @@ class ChainWalker:
             if cur.by == INIT_OP:
                 steps.append(self.origin(node))
                 return steps
-            write = self.premise(node, "write")
-            if write is None:   # an elementwise operand's write, once the result held the unit
-                write = self.premise(self.derive("clamped_write", self.premise(node, "clamped_write")), "write")
-            hop, on = self.hop(write, cur.ph)
+            hop, on = self.hop(self.premise(node, "write"), cur.ph)
             hop.rules.insert(0, ("unit_at", node.rule))
             steps.append(hop)
             if hop.src is None:   # the manual axes of a manual computation's in_sharding
@@ -321,17 +318,16 @@ class ChainWalker:
 
     def hop(self, write, ph: int) -> tuple[Hop, object]:
         """The visit that made a write (a named `write` row): the compatible
-        axes (written <- prop) it took and the tensor of the op that proposed
-        them (op_unit <- unit_at)."""
+        axes (prop) it took and the tensor of the op that proposed them
+        (op_unit <- unit_at)."""
         write = self.row("write", write)
         wn = self.derive("write", write)
-        xn = self.derive("written", self.premise(wn, "written"))
-        pn = self.derive("prop", self.premise(xn, "prop"))
+        pn = self.derive("prop", self.premise(wn, "prop"))
         on = self.derive("op_unit", self.premise(pn, "op_unit"))
         src = self.premise(on, "unit_at")
-        vt = self.premise(on, "dim_reader") or self.premise(on, "visit_tensor")
+        vt = self.premise(on, "visit_reads") or self.premise(on, "visit_tensor")
         src_j = vt.j if vt is not None and src is not None else None
-        rules = [("write", wn.rule), ("written", xn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
+        rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
         return Hop(write.t, write.d, write.u, ph, write.o, write.f, write.j, src_j, src, rules), on
 
     def origin(self, node) -> Origin:
