@@ -45,9 +45,10 @@ typedef struct {
     Rank err_rank;
 } Eval;
 
-/* <0, 0, >0: a before, equal to, after b */
-static inline int rank_cmp(const Eval *ev, const Rank *a, const Rank *b) {
-    for (int i = 0; i < ev->nrank; i++)
+/* <0, 0, >0: a before, equal to, after b (all MAXRANK words: those past
+   nrank are 0 in every rank, and a loop of constant length unrolls) */
+static inline int rank_cmp(const Rank *a, const Rank *b) {
+    for (int i = 0; i < MAXRANK; i++)
         if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
     return 0;
 }
@@ -70,7 +71,7 @@ static int heap_push(Eval *ev, Rank r) {
     i64 i = ev->nheap++;
     while (i > 0) {
         i64 p = (i - 1) / 2;
-        if (rank_cmp(ev, &ev->heap[p], &r) <= 0) break;
+        if (rank_cmp(&ev->heap[p], &r) <= 0) break;
         ev->heap[i] = ev->heap[p];
         i = p;
     }
@@ -85,8 +86,8 @@ static Rank heap_pop(Eval *ev) {
     for (;;) {
         i64 c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && rank_cmp(ev, &ev->heap[c + 1], &ev->heap[c]) < 0) c++;
-        if (rank_cmp(ev, &ev->heap[c], &last) >= 0) break;
+        if (c + 1 < n && rank_cmp(&ev->heap[c + 1], &ev->heap[c]) < 0) c++;
+        if (rank_cmp(&ev->heap[c], &last) >= 0) break;
         ev->heap[i] = ev->heap[c];
         i = c;
     }
@@ -118,7 +119,7 @@ static inline int buf_add(Buf *b, int ri, const i64 *vals, int arity) {
 
 static inline i64 rank_home(Eval *ev, const Rank *r) {
     u64 h = 0;
-    for (int i = 0; i < ev->nrank; i++) h = hash_step(h, r->w[i]);
+    for (int i = 0; i < MAXRANK; i++) h = hash_step(h, r->w[i]);
     return (i64)(h >> ev->rs_shift);
 }
 
@@ -142,13 +143,13 @@ static int rs_grow(Eval *ev) {
 }
 
 /* the slot of pending rank r, NULL when none */
-static RankSlot *rs_find(Eval *ev, const Rank *r) {
+static inline RankSlot *rs_find(Eval *ev, const Rank *r) {
     if (!ev->rs_cap) return NULL;
     i64 mask = ev->rs_cap - 1;
     for (i64 j = rank_home(ev, r);; j = (j + 1) & mask) {
         RankSlot *s = &ev->rs[j];
         if (!s->used) return NULL;
-        if (rank_cmp(ev, &s->rank, r) == 0) return s;
+        if (rank_cmp(&s->rank, r) == 0) return s;
     }
 }
 
@@ -209,11 +210,11 @@ static int emit(Interp *in, int ri, int rule, const i64 *vals) {
     int arity = ev->live[ri].arity;
     Rank r = rank_of(ev, ri, vals);
     Buf *b = &ev->same;
-    if (rank_cmp(ev, &r, &ev->cur) != 0) {
+    if (rank_cmp(&r, &ev->cur) != 0) {
         RankSlot *s = rs_find(ev, &r);
         if (!s) {
             /* (ranks pending are never below the current one: check new ones only) */
-            if (rank_cmp(ev, &r, &ev->cur) < 0) {
+            if (rank_cmp(&r, &ev->cur) < 0) {
                 ev->in.status = ST_RANK;
                 ev->err_rule = rule;
                 ev->err_rank = r;
