@@ -99,19 +99,12 @@ def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engi
 
 
 # ---------------------------------------------------------------- reading the relations
-def _phase_span(engine) -> int:
-    """The rules' phase span (rank_span in phases.dl): a rank's phase is rank / span."""
-    ((span,),) = engine.select("rank_span", "phase_span")
-    return span
-
-
 class Namer:
     """Ids of the rules' relations back to names a compiler engineer reads."""
 
     def __init__(self, ex: Explained):
         self.ex = ex
         self.rel = Lookup(ex.engine)
-        self.phase_span = _phase_span(ex.engine)
         self.units = {u: (m, a, pre, z) for u, m, a, pre, z in
                       ex.engine.select("axis_unit", "unit", "mesh", "axis", "pre_size", "size")}
         self.axis_sizes = {(m, a): z for m, a, z in ex.engine.select("mesh_axis", "mesh", "axis", "size")}
@@ -228,19 +221,18 @@ class Namer:
         return str(AxisRef.of_interval(axis, pre, pre * size, self.axis_sizes.get((mesh, axis))))
 
     # ---- phases
-    def round_of(self, rank: int) -> str:
-        """The user-priority round (`p0`, `p1`, ...) the rank's phase belongs to."""
-        row = self.rel.first("phase", p=rank // self.phase_span)
+    def round_of(self, ph: int) -> str:
+        """The user-priority round (`p0`, `p1`, ...) phase ph belongs to."""
+        row = self.rel.first("phase", p=ph)
         rnd = row.round if row else 0
         pr = [p for p, r in self.ex.engine.select("priority_round", "p", "round") if r == rnd]
         return f"p{min(pr) if pr else rnd}"
 
-    def phase(self, rank: int) -> str:
-        ph = rank // self.phase_span
+    def phase(self, ph: int) -> str:
         row = self.rel.first("phase", p=ph)
         if row is None:
             return "final result sync"
-        return f"round {self.round_of(rank)}, op-priority k={row.k}, {row.strategy}"
+        return f"round {self.round_of(ph)}, op-priority k={row.k}, {row.strategy}"
 
 
 def short_rule(where: str) -> str:
@@ -256,7 +248,7 @@ class Hop:
     tensor: int
     dim: int
     unit: int
-    rank: int
+    phase: int               # of the rank at which it arrived (phases.dl)
     op: int
     factor: int
     j: int                   # the written tensor's index in the visit
@@ -271,7 +263,7 @@ class Origin:
     tensor: int
     dim: int
     unit: int
-    rank: int
+    phase: int
     text: str
     rules: list
 
@@ -312,19 +304,19 @@ class ChainWalker:
                 break
             seen.add(cur)
             node = self.derive("unit_at", cur)
-            if cur.by_op == INIT_OP:
+            if cur.by == INIT_OP:
                 steps.append(self.origin(node))
                 return steps
-            hop, on = self.hop(self.premise(node, "write"), cur.r)
+            hop, on = self.hop(self.premise(node, "write"), cur.ph)
             hop.rules.insert(0, ("unit_at", node.rule))
             steps.append(hop)
             if hop.src is None:   # the manual axes of a manual computation's in_sharding
-                steps.append(self.static_origin(on, cur.t, cur.d, cur.u, cur.r))
+                steps.append(self.static_origin(on, cur.t, cur.d, cur.u, cur.ph))
                 return steps
             cur = hop.src
         return steps
 
-    def hop(self, write, rank: int) -> tuple[Hop, object]:
+    def hop(self, write, ph: int) -> tuple[Hop, object]:
         """The visit that made a write (a named `write` row): the compatible
         axes (prop) it took and the tensor of the op that proposed them
         (op_unit <- unit_at)."""
@@ -333,21 +325,21 @@ class ChainWalker:
         pn = self.derive("prop", self.premise(wn, "prop"))
         on = self.derive("op_unit", self.premise(pn, "op_unit"))
         src = self.premise(on, "unit_at")
-        vt = self.premise(on, "visit_tensor") or self.premise(on, "visit_reads")
+        vt = self.premise(on, "visit_reads") or self.premise(on, "visit_tensor")
         src_j = vt.j if vt is not None and src is not None else None
         rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
-        return Hop(write.t, write.d, write.u, rank, write.o, write.f, write.j, src_j, src, rules), on
+        return Hop(write.t, write.d, write.u, ph, write.o, write.f, write.j, src_j, src, rules), on
 
     def origin(self, node) -> Origin:
         at = self.values(node)
-        t, d, u, r = at.t, at.d, at.u, at.r
+        t, d, u, ph = at.t, at.d, at.u, at.ph
         rules = [("unit_at", node.rule)]
         inode = self.derive("init_unit", self.premise(node, "init_unit"))
         rules.append(("init_unit", inode.rule))
         mre = self.premise(inode, "manual_result_edge")
         if mre is not None:
             text = f"user annotation: out_shardings of {self.namer.op(mre.mc)}"
-            return Origin(t, d, u, r, text, rules)
+            return Origin(t, d, u, ph, text, rules)
         ti = self.premise(inode, "tensor_init")
         tnode = self.derive("tensor_init", ti)
         rules.append(("tensor_init", tnode.rule))
@@ -357,7 +349,7 @@ class ChainWalker:
             text += f" (priority p{sd.priority})" if sd.priority >= 0 else " (no priority)"
             if sd.is_closed:
                 text += ", closed dimension"
-        return Origin(t, d, u, r, text, rules)
+        return Origin(t, d, u, ph, text, rules)
 
     def annotation(self, tnode, t: int) -> str:
         n = self.namer
@@ -423,9 +415,9 @@ class ChainWalker:
                         f"{use.operand_number}), copied onto {name} by the import (sdy-apply-sharding-constraints)")
         return f"a sharding the import passes gave {name} (the input has none)"
 
-    def static_origin(self, on, t, d, u, r) -> Origin:
+    def static_origin(self, on, t, d, u, ph) -> Origin:
         text = f"manual axes of the in_shardings at {self.namer.op(self.values(on).o)}"
-        return Origin(t, d, u, r, text, [("op_unit", on.rule)])
+        return Origin(t, d, u, ph, text, [("op_unit", on.rule)])
 
 
 # ---------------------------------------------------------------- the readable report
@@ -467,7 +459,7 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
         for row in namer.rel.where("unit_at", t=t):
             units[row.d].append(row)
         for d in range(ndims):
-            rows = sorted(units.get(d, ()), key=lambda r: r.p)
+            rows = sorted(units.get(d, ()), key=lambda r: r.dp)
             if rows:
                 lines.extend(_explain_dim(namer, walker, t, d, rows))
             else:
@@ -524,7 +516,7 @@ def _explain_dim(namer: Namer, walker: ChainWalker, t: int, d: int, rows: list) 
                 lines.extend(_chain_lines(namer, c, ul))
         for r in grows:
             lines.extend(_losers(namer, walker, r))
-    lines.extend(_conflicts_near(namer, t, d, {r.p: r.u for r in rows}))
+    lines.extend(_conflicts_near(namer, t, d, {r.dp: r.u for r in rows}))
     return lines
 
 
@@ -550,7 +542,7 @@ def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) ->
                 if p < 0 or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
                     continue
                 seen.add((p, u))
-                tensors = [x.t for x in rel.where("visit_tensor", o=o) if x.so == row.src and x.t != t]
+                tensors = [x.t for x in rel.where("visit_tensor", o=o) if x.so == row.so and x.t != t]
                 if not tensors:
                     continue
                 out.append(f"    (conflict at {namer.op(o)}: {namer.tensor(tensors[0])} holds {namer.unit(u)} in "
@@ -565,14 +557,14 @@ def _losers(namer: Namer, walker: ChainWalker, won: tuple, limit: int = 3) -> li
     """Other axes written at the same position of the dimension, later than
     the one that stayed (the first arrival keeps a position)."""
     out = []
-    writes = [w for w in namer.rel.where("write", t=won.t, d=won.d, dp=won.p) if w.u != won.u]
-    for w in sorted(writes, key=lambda w: w.r)[:limit]:
-        hop, _ = walker.hop(w, w.r)
+    writes = [w for w in namer.rel.where("write", t=won.t, d=won.d, dp=won.dp) if w.u != won.u]
+    for w in sorted(writes, key=lambda w: (w.ph, w.pos, w.c))[:limit]:
+        hop, _ = walker.hop(w, w.ph)
         src = ""
         if hop.src is not None:
             src = f" from {namer.operand(hop.op, hop.src_j)} {namer.tensor(hop.src.t)} dim {hop.src.d}"
         out.append(f"    (also written there: {namer.unit(w.u)} by {namer.factor(hop.op, hop.factor)} of "
-                   f"{namer.op(hop.op)}{src} [{namer.phase(w.r)}; {_rules_text(hop.rules)}], after "
+                   f"{namer.op(hop.op)}{src} [{namer.phase(w.ph)}; {_rules_text(hop.rules)}], after "
                    f"{namer.unit(won.u)} arrived: the first arrival keeps the position)")
     if len(writes) > limit:
         out.append(f"    (and {len(writes) - limit} more later writes there)")
@@ -607,10 +599,10 @@ def _chain_lines(namer: Namer, chain: list, axis: str) -> list[str]:
                 role = ""
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {namer.factor(s.op, s.factor)} of "
                          f"{namer.op(s.op)}{role}{src}")
-            lines.append(f"{pad}    [{namer.phase(s.rank)}; {_rules_text(s.rules)}]")
+            lines.append(f"{pad}    [{namer.phase(s.phase)}; {_rules_text(s.rules)}]")
         else:
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {s.text}")
-            lines.append(f"{pad}    [from round {namer.round_of(s.rank)}; {_rules_text(s.rules)}]")
+            lines.append(f"{pad}    [from round {namer.round_of(s.phase)}; {_rules_text(s.rules)}]")
     if len(chain) > 13:
         lines.append(f"    ({len(chain) - 1} hops)")
     return lines
@@ -676,7 +668,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
     present = [row for row in rel.where("op_unit", o=o, f=f) if row.p == 0]
     held = defaultdict(set)   # unit -> tensors holding it at the factor's first position
     for row in present:
-        held[row.u].update(x.t for x in rel.where("visit_tensor", o=o) if x.so == row.src)
+        held[row.u].update(x.t for x in rel.where("visit_tensor", o=o) if x.so == row.so)
     if not held:
         return f"{what}: no tensor of the op has an axis there"
     if rel.exists("rule_blocked_factor", rule=rel.first("visit", o=o).rule, factor=f):
@@ -693,7 +685,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
             return f"{what}: {desc}, but the barrier lets shardings through {barrier.direction} only"
         return f"{what}: {desc}, but no tensor that may widen the factor proposes it in any phase " \
                f"(propagation direction, op priorities)"
-    ph = props[0].r // namer.phase_span
+    ph = props[0].ph
     reasons = []
     if rel.exists("dim_closed_at", t=t, d=d, ph=ph):
         reasons.append("the dimension is closed then (closed, or its priority's round comes later)")
@@ -709,7 +701,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
     if not reasons:
         reasons.append("the write's checks refused it (divisibility of a non-minor-most factor, or "
                        "an operand of an elementwise op taking no more than its result)")
-    return f"{what}: {desc}, proposed ({namer.phase(props[0].r)}) but not taken: " + "; ".join(reasons)
+    return f"{what}: {desc}, proposed ({namer.phase(props[0].ph)}) but not taken: " + "; ".join(reasons)
 
 
 # ---------------------------------------------------------------- --tree

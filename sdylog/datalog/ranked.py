@@ -1,13 +1,15 @@
 """Rank-ordered evaluation of a stratum with subsumptive rules, in memory.
 
 A stratum in which some relation has subsumptive rules
-(`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here instead of in
-SQL. Each relation of such a stratum has one column whose type is named
-`Rank` (any subtype of number). Tuples are made final in increasing rank
-order, like Dijkstra's algorithm:
+(`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here, in rank
+order rather than semi-naively. Each relation of such a stratum has a
+*rank*: its columns whose type is `Rank` (any subtype of number) or a
+subset type of it (`.type Phase <: Rank`), in declaration order, compared
+lexicographically; every relation of the stratum has as many. Tuples are
+made final in increasing rank order, like Dijkstra's algorithm:
 
-- the clauses that read no relation of the stratum seed it (run once, as
-  SQL over the lower strata);
+- the clauses that read no relation of the stratum seed it (run once over
+  the lower strata);
 - the pending tuples of the smallest rank form a *wave*: each is dropped if
   the relation already holds it, or if another tuple of the relation (one
   already kept, or one of the same wave) subsumes it; the others are kept
@@ -24,22 +26,21 @@ same text semi-naively and removes dominated tuples after the fact: it can
 keep tuples derived from a tuple that was dominated later, and it keeps one
 of two tied tuples; on programs where neither happens the results agree.
 
-Why not SQL: ranks follow long chains (thousands of waves of a few tuples
-each), and a DuckDB query per wave costs far more than the wave's work.
-Clauses are planned by plan.py (plans kept per program) and run as Python
-functions (pyeval.py), or, when the C extension is built, provenance is off
-and every plan lowers (native_plan.py), by the wave loop in C over the
-tables of the memory engine's C database (native_db.py). SDYLOG_NATIVE=0
-keeps it in Python. The C run hands back to
-Python on what Python's integers would compute differently (an overflow) or
-report (a division by zero): the stratum is then evaluated here, from the
-start.
+Ranks follow long chains (thousands of waves of a few tuples each), so the
+cost of a wave is the cost of its few tuples' lookups. Clauses are planned
+by plan.py (plans kept per program) and run as Python functions
+(pyeval.py), or, when the C extension is built, provenance is off and every
+plan lowers (native_plan.py), by the wave loop in C over the tables of the
+memory engine's C database (native_db.py). SDYLOG_NATIVE=0 keeps it in
+Python. The C run hands back to Python on what Python's integers would
+compute differently (an overflow) or report (a division by zero): the
+stratum is then evaluated here, from the start.
 """
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
@@ -50,12 +51,33 @@ from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, do
 RANK_TYPE = "Rank"
 
 
-def rank_column(decl) -> int:
-    cols = [i for i, c in enumerate(decl.columns) if c.type_name == RANK_TYPE]
-    if len(cols) != 1:
+def rank_columns(decl, types) -> tuple[int, ...]:
+    """The columns of a relation's rank: those of type Rank or of a subset
+    type of it, in declaration order."""
+    cols = tuple(i for i, c in enumerate(decl.columns) if _is_rank_type(c.type_name, types))
+    if not cols:
         raise error(decl.loc, f"relation '{decl.name}' is evaluated in rank order (its stratum has "
-                    f"subsumptive rules) and needs exactly one column of type {RANK_TYPE}")
-    return cols[0]
+                    f"subsumptive rules) and needs a column of type {RANK_TYPE} (or of a subset type of it)")
+    return cols
+
+
+def _is_rank_type(name: str, types) -> bool:
+    seen = set()
+    while name not in seen:
+        if name == RANK_TYPE:
+            return True
+        seen.add(name)
+        t = types.get(name)
+        if t is None or not t.subset or len(t.bases) != 1:
+            return False
+        name = t.bases[0]
+    return False
+
+
+def show_rank(rank) -> str:
+    if isinstance(rank, tuple):
+        return str(rank[0]) if len(rank) == 1 else "(" + ", ".join(map(str, rank)) + ")"
+    return str(rank)
 
 
 class RankedEvaluation:
@@ -73,7 +95,13 @@ class RankedEvaluation:
         self.rels = list(stratum.relations)
         self.here = set(self.rels)
         self.rid = {r: i for i, r in enumerate(self.rels)}
-        self.rank_col = [rank_column(program.relations[r]) for r in self.rels]
+        self.rank_cols = [rank_columns(program.relations[r], program.types) for r in self.rels]
+        if len({len(c) for c in self.rank_cols}) > 1:
+            decl = program.relations[self.rels[0]]
+            raise error(decl.loc, "the relations of a rank-ordered stratum need ranks of as many columns: "
+                        + ", ".join(f"{r} has {len(c)}" for r, c in zip(self.rels, self.rank_cols)))
+        # tuple -> its rank: one value, or a tuple of them (compared lexicographically)
+        self.rank_of = [itemgetter(*c) for c in self.rank_cols]
         self.ns = Namespace()
         self.store = [set() for _ in self.rels]
         self.provenance = engine.provenance
@@ -86,10 +114,9 @@ class RankedEvaluation:
         rank when others are bound. Subsumption keeps few ranks per value of
         the other columns, and a tie rule (`r2 = r1, ...`) would otherwise
         add an index (one more to keep up to date on every insert)."""
-        rank = self.rank_col[self.rid[rel]]
-        if rank in key and len(key) > 1:
-            return tuple(i for i in key if i != rank)
-        return key
+        ranks = self.rank_cols[self.rid[rel]]
+        rest = tuple(i for i in key if i not in ranks)
+        return rest if rest and len(rest) < len(key) else key
 
     def _plans(self, static) -> RankedPlans:
         """The stratum's plans, made with what `static` (the indexes of the
@@ -158,11 +185,11 @@ class RankedEvaluation:
     def _rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
 
-    def _rank_error(self, rule: int, rank: int, cur: int):
+    def _rank_error(self, rule: int, rank, cur):
         program, ci = self.engine.rules[rule]
         c = program.clauses[ci]
-        return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {rank} from "
-                     f"tuples of rank {cur}: rank-ordered rules must not lower ranks")
+        return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {show_rank(rank)} from "
+                     f"tuples of rank {show_rank(cur)}: rank-ordered rules must not lower ranks")
 
     # ---- evaluation in C ----
     def _run_native(self, native) -> bool:
@@ -181,7 +208,7 @@ class RankedEvaluation:
         delta_progs, dom_progs, base_progs, specs = lowered
         intern, rule_of = db.intern, self._rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
-        result = native.ranked_run(db.db, [(db.table[r], self.rank_col[ri]) for ri, r in enumerate(self.rels)],
+        result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
                                    indexes, [[p.bind(intern, rule_of) for p in g] for g in delta_progs],
                                    [[p.bind(intern, rule_of) for p in g] for g in dom_progs],
                                    [p.bind(intern, rule_of) for p in base_progs])
@@ -208,12 +235,12 @@ class RankedEvaluation:
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
         same: list = []                 # tuples of the current rank derived by its waves: the next wave
-        rank_col = self.rank_col
+        rank_of = self.rank_of
         heappush = heapq.heappush
-        cur = -math.inf   # (the rank of the wave running: below every one while seeding)
+        cur = None   # (the rank of the wave running: none while seeding)
 
         def emit(ri, tup, rule):
-            r = tup[rank_col[ri]]
+            r = rank_of[ri](tup)
             if r == cur:
                 # (half the tuples: no dict, no heap; nothing pending is below the current rank)
                 same.append((ri, tup, rule))
@@ -221,7 +248,7 @@ class RankedEvaluation:
             lst = pending.get(r)
             if lst is None:
                 # (ranks pending are never below the current one: check new ones only)
-                if r < cur:
+                if cur is not None and r < cur:
                     raise self._rank_error(rule, r, cur)
                 pending[r] = lst = []
                 heappush(heap, r)
@@ -432,7 +459,6 @@ class StaticIndexes:
     def _sample_distinct(self, rel: str, col: int) -> int:
         """Distinct values in column `col` of the first SAMPLE tuples of `rel`."""
         from itertools import islice
-        from operator import itemgetter
         return len(set(map(itemgetter(col), islice(self.rows(rel), self.SAMPLE))))
 
 
@@ -459,7 +485,6 @@ def build_index(rows, key: tuple, negated: bool):
     """Index of rows: the rows themselves (no key: a scan), a dict key -> rows,
     or a set of keys (negation). A one-column key is the bare value."""
     from itertools import islice
-    from operator import itemgetter
     if negated:
         if not key:
             return bool(rows)

@@ -155,7 +155,7 @@ def test_an_earlier_priority_takes_the_dimension_first(tmp_path):
     path = write(tmp_path, PRIORITY_CONFLICT)
     namer, chain = chain_of(path, "%0", 0)
     assert [namer.tensor(h.tensor) for h in chain[:-1]] == ["%0", "%1"]
-    assert namer.unit(chain[0].unit) == '"b"' and namer.phase(chain[0].rank).startswith("round p0,")
+    assert namer.unit(chain[0].unit) == '"b"' and namer.phase(chain[0].phase).startswith("round p0,")
     assert "(priority p0)" in chain[-1].text
     _, out, _ = run_explain(path, "%arg0")
     assert 'gets <@mesh, [{"a"}, {}]>' in out and "(priority p1)" in out and "[from round p1;" in out

@@ -25,9 +25,9 @@ class UnitRank:
     unit: str
     phase: int
     position: int      # sweep position of the visit that wrote it
-    cascade: int       # its order among that visit's writes (phases.dl: cascade order * cascade_step
-                       # + user order * user_step + factor order)
-    seen: int          # the same, of the rank the visits it triggers see it at (its cascade)
+    cascade: int       # its order among that visit's writes (phases.dl: cascade order * CASCADE_STEP
+                       # + user order * USER_STEP + factor order)
+    seen: int          # the cascade at which the visits it triggers see it
     by: str            # the op that wrote it, or "init"
 
 
@@ -43,7 +43,6 @@ class Derived:
         axis_sizes = {(m, a): z for m, a, _, z in self.rows("mesh_axis")}
         self._units = {u: a if pre == 1 and z == axis_sizes[m, a] else f"{a}:({pre}){z}"
                        for u, m, a, _, pre, z in self.rows("axis_unit")}
-        ((self.phase_span, self.position_span),) = self.rows("rank_span")
         ((self.cascade_step, self.user_step),) = self.rows("cascade_span")
 
     def rows(self, relation: str) -> list[tuple]:
@@ -92,11 +91,10 @@ class Derived:
         """The unit_at rows of tensor `name`: each unit and when it came."""
         t = self.tensor(name)
         out = []
-        for t2, d, p, u, _, _, r, rc, by, _ in self.rows("unit_at"):
+        for t2, d, p, u, _, _, ph, pos, c, seen, by, _ in self.rows("unit_at"):
             if t2 == t:
-                out.append(UnitRank(d, p, self.unit_name(u), r // self.phase_span,
-                                    r % self.phase_span // self.position_span, r % self.position_span,
-                                    rc % self.position_span, "init" if by == -999999 else self.op_name(by)))
+                out.append(UnitRank(d, p, self.unit_name(u), ph, pos, c, seen,
+                                    "init" if by == -999999 else self.op_name(by)))
         return sorted(out, key=lambda x: (x.dim, x.pos))
 
     def proposals(self, op: str, relation: str = "prop") -> set[tuple[int, int, str]]:
@@ -105,5 +103,5 @@ class Derived:
         o = self.op(op)
         if relation == "prop":
             return {(f, p, self.unit_name(u)) for o2, f, p, u, *_ in self.rows("prop") if o2 == o}
-        return {(f, p, self.unit_name(u)) for o2, f, p, u, _, _, _, w, _ in self.rows("op_unit")
-                if o2 == o and w == 1 and p >= 0}
+        return {(f, p, self.unit_name(u)) for o2, f, p, u, _, _, _, _, _, w, _ in self.rows("op_unit")
+                if o2 == o and w == "proposed" and p >= 0}

@@ -28,14 +28,15 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}
 def test_tied_units_at_a_visit_both_drop(options):
     d = Derived(TIED, options)
     add = d.op("stablehlo.add")
-    present = {(f, p, d.unit_name(u), r) for o, f, p, u, _, _, r, _, _ in d.rows("op_unit") if o == add}
+    present = {(f, p, d.unit_name(u), (ph, pos, c)) for o, f, p, u, _, _, ph, pos, c, _, _ in d.rows("op_unit")
+               if o == add}
     (rank,) = {r for *_, r in present}
     assert {(f, p, u) for f, p, u, _ in present} == {(0, 0, "a"), (0, 0, "b")}   # at one rank
     assert d.proposals("stablehlo.add", "op_unit") == set()   # neither is proposed
     assert d.proposals("stablehlo.add") == set()              # so the compatible axes are empty
     assert d.sharding("%0") == [[]]
     assert d.sharding("result0") == [[]]
-    assert rank // d.phase_span == 0
+    assert rank[0] == 0   # (phase, position, cascade)
 
 
 # %arg2 meets "a" at the first add and "b" at the second, later in the sweep.
@@ -79,9 +80,10 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}
 def test_a_unit_offered_at_the_rank_a_slot_takes_its_own_stays_out():
     d = Derived(SLOT_AT_ITS_ROUND, USER_PRIORITY)
     slot = d.tensor("result0")
-    ((held, rank),) = [(d.unit_name(u), r) for t, _, _, u, _, _, r, *_ in d.rows("unit_at") if t == slot]
-    offered = [(d.unit_name(u), r) for _, _, t, _, _, u, _, r, *_ in d.rows("write") if t == slot]
-    assert (held, rank // d.phase_span) == ("a", 5)   # from round 1's first phase
+    ((held, rank),) = [(d.unit_name(u), (ph, pos, c)) for t, _, _, u, _, _, ph, pos, c, *_ in d.rows("unit_at")
+                       if t == slot]
+    offered = [(d.unit_name(u), (ph, pos, c)) for _, _, t, _, _, u, _, ph, pos, c, *_ in d.rows("write") if t == slot]
+    assert (held, rank[0]) == ("a", 5)   # from round 1's first phase
     assert offered == [("c", rank)]
     assert d.sharding("result0") == [["a"]]
     assert d.sharding("%0") == [["c"]]

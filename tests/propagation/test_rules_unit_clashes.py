@@ -52,7 +52,7 @@ def test_basic_proposes_no_unit_that_clashes_with_one_the_op_holds():
     d = Derived(ADD, BASIC)
     add = d.op("stablehlo.add")
     # (op_unit rows of widen 2: units that block a factor of the op)
-    blocked = {(f, d.unit_name(u)) for o, f, _, u, _, _, _, w, _ in d.rows("op_unit") if o == add and w == 2}
+    blocked = {(f, d.unit_name(u)) for o, f, _, u, _, _, _, _, _, w, _ in d.rows("op_unit") if o == add and w == "blocking"}
     assert {(0, "a:(3)2"), (1, "a:(1)2")} <= blocked
     assert d.proposals("stablehlo.add") == set()
     assert d.sharding("%0") == [[], []]

@@ -5,6 +5,9 @@
  * tables and indexes: table.h. The relations below the stratum, its seeds
  * and its result are tables of a Database (db.c).
  *
+ *   A rank is a tuple of up to MAXRANK values (a relation's rank columns,
+ *   compared lexicographically; every relation has as many).
+ *
  *   pending rank -> its tuples (a buffer of records: relation, values),
  *           a min-heap of ranks, and `same`: the next wave of the current
  *           rank. A rank leaves the table when its wave starts; the buffer
@@ -18,29 +21,49 @@
 /* records: the relation's number, then its values */
 typedef struct { i64 *w; int32_t n, cap; } Buf;
 
-typedef struct { i64 rank; Buf v; int used; } RankSlot;
+#define MAXRANK 4
+typedef struct { i64 w[MAXRANK]; } Rank;   /* (words past the evaluation's nrank are 0) */
+
+typedef struct { Rank rank; Buf v; int used; } RankSlot;
 
 typedef struct {
     Interp in;      /* (first: an Interp * is an Eval *) */
     Table *live;
     int nlive;
     Index *ix;      /* the live indexes (in.ix points at them, or at the database's) */
-    int *rank_col;
+    int nrank;
+    int (*rank_col)[MAXRANK];   /* per live relation, its rank columns */
     Prog **delta;   int *ndelta;   /* per live relation */
     Prog **dom;     int *ndom;
     /* pending */
     RankSlot *rs; i64 rs_cap, rs_used; int rs_shift;   /* open addressing, Fibonacci hashing */
-    i64 *heap; i64 nheap, capheap;
+    Rank *heap; i64 nheap, capheap;
     Buf *pool; i64 npool, cappool;   /* empty buffers of waves run */
     Buf same;
-    i64 cur;
-    i64 err_rule, err_rank;
+    Rank cur;
+    i64 err_rule;
+    Rank err_rank;
 } Eval;
 
-static int heap_push(Eval *ev, i64 r) {
+/* <0, 0, >0: a before, equal to, after b (all MAXRANK words: those past
+   nrank are 0 in every rank, and a loop of constant length unrolls) */
+static inline int rank_cmp(const Rank *a, const Rank *b) {
+    for (int i = 0; i < MAXRANK; i++)
+        if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
+    return 0;
+}
+
+/* the rank of a tuple of live relation ri */
+static inline Rank rank_of(const Eval *ev, int ri, const i64 *vals) {
+    Rank r = {{0}};
+    for (int i = 0; i < ev->nrank; i++) r.w[i] = vals[ev->rank_col[ri][i]];
+    return r;
+}
+
+static int heap_push(Eval *ev, Rank r) {
     if (ev->nheap == ev->capheap) {
         i64 cap = ev->capheap ? ev->capheap * 2 : 64;
-        i64 *h = realloc(ev->heap, sizeof(i64) * (size_t)cap);
+        Rank *h = realloc(ev->heap, sizeof(Rank) * (size_t)cap);
         if (!h) return -1;
         ev->heap = h;
         ev->capheap = cap;
@@ -48,7 +71,7 @@ static int heap_push(Eval *ev, i64 r) {
     i64 i = ev->nheap++;
     while (i > 0) {
         i64 p = (i - 1) / 2;
-        if (ev->heap[p] <= r) break;
+        if (rank_cmp(&ev->heap[p], &r) <= 0) break;
         ev->heap[i] = ev->heap[p];
         i = p;
     }
@@ -56,15 +79,15 @@ static int heap_push(Eval *ev, i64 r) {
     return 0;
 }
 
-static i64 heap_pop(Eval *ev) {
-    i64 top = ev->heap[0];
-    i64 last = ev->heap[--ev->nheap];
+static Rank heap_pop(Eval *ev) {
+    Rank top = ev->heap[0];
+    Rank last = ev->heap[--ev->nheap];
     i64 i = 0, n = ev->nheap;
     for (;;) {
         i64 c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && ev->heap[c + 1] < ev->heap[c]) c++;
-        if (ev->heap[c] >= last) break;
+        if (c + 1 < n && rank_cmp(&ev->heap[c + 1], &ev->heap[c]) < 0) c++;
+        if (rank_cmp(&ev->heap[c], &last) >= 0) break;
         ev->heap[i] = ev->heap[c];
         i = c;
     }
@@ -94,8 +117,10 @@ static inline int buf_add(Buf *b, int ri, const i64 *vals, int arity) {
     return 0;
 }
 
-static inline i64 rank_home(Eval *ev, i64 r) {
-    return (i64)(((u64)r * 0x9e3779b97f4a7c15ULL) >> ev->rs_shift);
+static inline i64 rank_home(Eval *ev, const Rank *r) {
+    u64 h = 0;
+    for (int i = 0; i < MAXRANK; i++) h = hash_step(h, r->w[i]);
+    return (i64)(h >> ev->rs_shift);
 }
 
 static int rs_grow(Eval *ev) {
@@ -109,7 +134,7 @@ static int rs_grow(Eval *ev) {
     ev->rs_shift = 64 - __builtin_ctzll((u64)cap);
     for (i64 i = 0; i < oldcap; i++) {
         if (!old[i].used) continue;
-        i64 j = rank_home(ev, old[i].rank);
+        i64 j = rank_home(ev, &old[i].rank);
         while (n[j].used) j = (j + 1) & (cap - 1);
         n[j] = old[i];
     }
@@ -118,26 +143,26 @@ static int rs_grow(Eval *ev) {
 }
 
 /* the slot of pending rank r, NULL when none */
-static RankSlot *rs_find(Eval *ev, i64 r) {
+static inline RankSlot *rs_find(Eval *ev, const Rank *r) {
     if (!ev->rs_cap) return NULL;
     i64 mask = ev->rs_cap - 1;
     for (i64 j = rank_home(ev, r);; j = (j + 1) & mask) {
         RankSlot *s = &ev->rs[j];
         if (!s->used) return NULL;
-        if (s->rank == r) return s;
+        if (rank_cmp(&s->rank, r) == 0) return s;
     }
 }
 
 /* a new pending rank r (not in the table), its buffer from the pool, pushed
    on the heap: NULL out of memory */
-static RankSlot *rs_add(Eval *ev, i64 r) {
+static RankSlot *rs_add(Eval *ev, const Rank *r) {
     if ((ev->rs_used + 1) * 2 > ev->rs_cap && rs_grow(ev) < 0) return NULL;
-    if (heap_push(ev, r) < 0) return NULL;
+    if (heap_push(ev, *r) < 0) return NULL;
     i64 mask = ev->rs_cap - 1;
     i64 j = rank_home(ev, r);
     while (ev->rs[j].used) j = (j + 1) & mask;
     RankSlot *s = &ev->rs[j];
-    s->rank = r;
+    s->rank = *r;
     s->used = 1;
     s->v = ev->npool ? ev->pool[--ev->npool] : (Buf){0};
     ev->rs_used++;
@@ -146,12 +171,12 @@ static RankSlot *rs_add(Eval *ev, i64 r) {
 
 /* rank r's tuples, its slot removed (linear probing: the slots after it
    that would no longer be found move back) */
-static Buf rs_take(Eval *ev, i64 r) {
+static Buf rs_take(Eval *ev, const Rank *r) {
     RankSlot *s = rs_find(ev, r);
     Buf b = s->v;
     i64 mask = ev->rs_cap - 1, i = s - ev->rs;
     for (i64 j = (i + 1) & mask; ev->rs[j].used; j = (j + 1) & mask) {
-        i64 k = rank_home(ev, ev->rs[j].rank);
+        i64 k = rank_home(ev, &ev->rs[j].rank);
         /* slot j may move to i when its home is not in (i, j] (cyclically) */
         if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
             ev->rs[i] = ev->rs[j];
@@ -183,19 +208,19 @@ static int pool_put(Eval *ev, Buf b) {
 static int emit(Interp *in, int ri, int rule, const i64 *vals) {
     Eval *ev = (Eval *)in;
     int arity = ev->live[ri].arity;
-    i64 r = vals[ev->rank_col[ri]];
+    Rank r = rank_of(ev, ri, vals);
     Buf *b = &ev->same;
-    if (r != ev->cur) {
-        RankSlot *s = rs_find(ev, r);
+    if (rank_cmp(&r, &ev->cur) != 0) {
+        RankSlot *s = rs_find(ev, &r);
         if (!s) {
             /* (ranks pending are never below the current one: check new ones only) */
-            if (r < ev->cur) {
+            if (rank_cmp(&r, &ev->cur) < 0) {
                 ev->in.status = ST_RANK;
                 ev->err_rule = rule;
                 ev->err_rank = r;
                 return -1;
             }
-            if (!(s = rs_add(ev, r))) { ev->in.status = ST_NOMEM; return -1; }
+            if (!(s = rs_add(ev, &r))) { ev->in.status = ST_NOMEM; return -1; }
         }
         b = &s->v;
     }
@@ -205,9 +230,9 @@ static int emit(Interp *in, int ri, int rule, const i64 *vals) {
 
 /* the seeds: no rank check */
 static int seed(Eval *ev, int ri, const i64 *vals) {
-    i64 r = vals[ev->rank_col[ri]];
-    RankSlot *s = rs_find(ev, r);
-    if (!s && !(s = rs_add(ev, r))) return -1;
+    Rank r = rank_of(ev, ri, vals);
+    RankSlot *s = rs_find(ev, &r);
+    if (!s && !(s = rs_add(ev, &r))) return -1;
     return buf_add(&s->v, ri, vals, ev->live[ri].arity);
 }
 
@@ -273,7 +298,7 @@ static int waves_run(Eval *ev, i64 *waves_out) {
         } else if (ev->nheap) {
             ev->cur = heap_pop(ev);
             if (pool_put(ev, wave) < 0) { wave = (Buf){0}; ev->in.status = ST_NOMEM; rc = -1; goto done; }
-            wave = rs_take(ev, ev->cur);
+            wave = rs_take(ev, &ev->cur);
         } else {
             break;
         }
@@ -384,14 +409,26 @@ static int evaluate(Eval *ev, Database *db, const int *tables, Prog *base, int n
     return waves_run(ev, waves);
 }
 
+/* a rank as a Python tuple (NULL: an exception) */
+static PyObject *rank_tuple(const Eval *ev, const Rank *r) {
+    PyObject *t = PyTuple_New(ev->nrank);
+    for (int i = 0; t && i < ev->nrank; i++) {
+        PyObject *v = PyLong_FromLongLong((long long)r->w[i]);
+        if (!v) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
 PyDoc_STRVAR(ranked_run_doc,
 "ranked_run(db, relations, indexes, delta_programs, domination_programs, base_programs)\n"
-"db: the Database holding the relations; relations: [(table, rank column)] of the stratum;\n"
+"db: the Database holding the relations; relations: [(table, (rank columns))] of the stratum\n"
+"(a rank: those columns' values, compared in order; as many for every relation, at most MAXRANK);\n"
 "indexes: [(live?, relation number (live) or table, key columns)]; delta_ and domination_programs:\n"
 "per relation [program]; base_programs: [program] (clauses reading no relation of the stratum);\n"
 "a program: (nregs, ntup, words, [register, constant, ...]).\n"
 "The seeds are the rows the stratum's tables hold and the base programs' tuples; the tables\n"
-"then hold the result. Returns ('ok', waves), ('rank', rule id, rank, current rank) or\n"
+"then hold the result. Returns ('ok', waves), ('rank', rule id, rank, current rank) (ranks as tuples) or\n"
 "('abort', reason) (the tables unchanged).");
 
 static PyObject *ranked_run(PyObject *self, PyObject *args) {
@@ -414,7 +451,7 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     ev.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index));
     ev.in.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index *));
     ev.in.out = calloc((size_t)ev.nlive + 1, sizeof(Table *));
-    ev.rank_col = calloc((size_t)ev.nlive + 1, sizeof(int));
+    ev.rank_col = calloc((size_t)ev.nlive + 1, sizeof *ev.rank_col);
     ev.delta = calloc((size_t)ev.nlive + 1, sizeof(Prog *));
     ev.dom = calloc((size_t)ev.nlive + 1, sizeof(Prog *));
     ev.ndelta = calloc((size_t)ev.nlive + 1, sizeof(int));
@@ -426,12 +463,21 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     }
     for (int i = 0; i < ev.nlive; i++) {
         Table *t = &ev.live[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels, i), "ii", &tables[i], &ev.rank_col[i])) goto out;
+        PyObject *cols;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels, i), "iO!", &tables[i], &PyTuple_Type, &cols)) goto out;
         if (tables[i] < 0 || tables[i] >= db->ntab) { PyErr_SetString(PyExc_ValueError, "no such table"); goto out; }
         t->arity = db->tab[tables[i]]->t.arity;
-        if (t->arity < 1 || ev.rank_col[i] < 0 || ev.rank_col[i] >= t->arity) {
-            PyErr_SetString(PyExc_ValueError, "rank column");
+        int n = (int)PyTuple_GET_SIZE(cols);
+        if (i == 0) ev.nrank = n;
+        if (n < 1 || n > MAXRANK || n != ev.nrank) {
+            PyErr_SetString(PyExc_ValueError, "rank columns: 1 to MAXRANK, as many for every relation");
             goto out;
+        }
+        for (int k = 0; k < n; k++) {
+            long c = PyLong_AsLong(PyTuple_GET_ITEM(cols, k));
+            if (c == -1 && PyErr_Occurred()) goto out;
+            if (c < 0 || c >= t->arity) { PyErr_SetString(PyExc_ValueError, "rank column"); goto out; }
+            ev.rank_col[i][k] = (int)c;
         }
         t->live = 1;
         ev.in.out[i] = t;
@@ -468,7 +514,8 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         if (ev.in.status == ST_RANK)
-            result = Py_BuildValue("(sLLL)", "rank", (long long)ev.err_rule, (long long)ev.err_rank, (long long)ev.cur);
+            result = Py_BuildValue("(sLNN)", "rank", (long long)ev.err_rule, rank_tuple(&ev, &ev.err_rank),
+                                   rank_tuple(&ev, &ev.cur));
         else if (ev.in.status == ST_NOMEM)
             PyErr_NoMemory();
         else
