@@ -222,8 +222,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     a test checks both print the same), after import_shardings, one phase at a
     time so that each is timed and the conflicts are located before the export
     steps erase the ops they name. `name_ids`: names for the ids of the
-    relations (run.names: query, --db); `keep_values`: those, and the input's
-    values by name with what propagation gave each (run.named).
+    relations (run.names: query, --db, the report's unsharded tensors);
+    `keep_values`: the input's values by name with what propagation gave
+    each (run.named: explain, the API, the report).
     `on_parsed()` is called once the module is read (`run --db` starts its
     file then: an input that does not parse costs it nothing);
     `on_propagated(result, named, names)` (the PropagationResult, run.named,
@@ -272,9 +273,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
-        if inputs is not None:
+        if name_ids:
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
-                          result.engine.select("tensor_of", "v", "t"))
+                          result.engine.select("tensor_of", "v", "t"), named and named.names)
         if on_propagated is not None:
             on_propagated(result, named, names)
         if export:

@@ -64,7 +64,7 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     def add_propagation(propagated, _named, names):
         db_file.add((propagated.engine, names))
     try:
-        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
+        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
                               keep_values=bool(report_path), partition=options,
                               on_parsed=start_db if db_file else None,
                               on_propagated=add_propagation if db_file else None)
