@@ -81,15 +81,10 @@ class PipelineRun:
         module) the reshard rules' (database_parts)."""
         from sdylog.commands.relations import save_database
         partitioned = self.collectives is not None
-        runs = [(self.result.engine, self.names)]
+        handed = [self.result.engine, self.names]
         if not partitioned:
-            runs.append(self.reshard_run())
-        save_database(path, database_parts(partitioned), runs)
-
-    def reshard_run(self) -> tuple:
-        """(engine, IdNames) of the reshard rules' run (`needed`), for the
-        DuckDB file's second part."""
-        return self.needed.inventory.engine, self.reshard_names
+            handed += [self.needed.inventory.engine, self.reshard_names]
+        save_database(path, database_parts(partitioned), handed)
 
 
 def database_parts(partitioned: bool) -> list:

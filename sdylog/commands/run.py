@@ -59,10 +59,11 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         # names), the reshard rules run, the module is printed and written; the reshard rules' rows
         # when they are ready
         parts = database_parts(partitioned=partition)
-        db_file.start(lambda path, runs: save_database(path, parts, runs))
+        db_file.start(lambda path, handed: save_database(path, parts, handed))
 
     def add_propagation(propagated, _named, names):
-        db_file.add((propagated.engine, names))
+        db_file.add(propagated.engine)
+        db_file.add(names)
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
                               keep_values=bool(report_path), partition=options,
@@ -71,8 +72,9 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
             result.needed
-            if db_file:
-                db_file.add(result.reshard_run())   # (its names made here: the thread only reads)
+            if db_file:   # (the rows written while their ids are named, here: the thread only reads)
+                db_file.add(result.needed.inventory.engine)
+                db_file.add(result.reshard_names)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

@@ -67,9 +67,9 @@ class Writer:
     """A new DuckDB file at `path` (which must not exist), in one
     transaction that `close` commits. The relations are declared first
     (`declare`: the tables, empty, and each relation's view), their rows
-    added as they are ready (`add`): `run --db` makes the views while the
-    pipeline runs, adds propagation's rows while the reshard rules run, and
-    theirs at the end. Used as a context manager: leaving it without
+    added as they are ready (`add`, `add_lookups`): `run --db` makes the
+    views while the pipeline runs, adds propagation's rows while the reshard
+    rules run, and theirs at the end (while their ids are named). Used as a context manager: leaving it without
     `close` (a failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
@@ -129,10 +129,9 @@ class Writer:
                 new.append(r.decl.name)
         self.con.execute(";".join(made + [self._view(name, wide=False) for name in new]))
 
-    def add(self, engine, relations: list[str], lookups: dict[str, dict] = {}) -> None:
+    def add(self, engine, relations: list[str]) -> None:
         """The rows of `relations` (declared before) as `engine` holds them
-        (those it lacks stay empty), and the lookups' rows ({table:
-        {column: numpy array}}, the columns as declared, `id` first)."""
+        (those it lacks stay empty)."""
         held = set(engine.relations)
         by_arity: dict[int, list] = {}
         views = []
@@ -155,10 +154,14 @@ class Writer:
         _insert(self.con, "_symbols", {"id": np.arange(self.symbols_written, len(self.symbols), dtype=np.int64),
                                        "name": np.array(self.symbols[self.symbols_written:], dtype=object)})
         self.symbols_written = len(self.symbols)
-        for table, columns in lookups.items():
-            _insert(self.con, table, columns)
         if views:
             self.con.execute(";".join(views))
+
+    def add_lookups(self, lookups: dict[str, dict]) -> None:
+        """The lookups' rows: {table: {column: numpy array}}, the columns as
+        declared, `id` first."""
+        for table, columns in lookups.items():
+            _insert(self.con, table, columns)
 
     def close(self) -> None:
         """The table `relations`; the file committed."""
