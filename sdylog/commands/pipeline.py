@@ -210,7 +210,7 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_parsed=None, on_propagated=None, partition=None, provenance: bool = False,
+                 on_imported=None, on_propagated=None, partition=None, provenance: bool = False,
                  export: bool = True) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
@@ -220,8 +220,11 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     relations (run.names: query, --db, the report's unsharded tensors);
     `keep_values`: the input's values by name with what propagation gave
     each (run.named: explain, the API, the report).
-    `on_parsed()` is called once the module is read (`run --db` starts its
-    file then: an input that does not parse costs it nothing);
+    `on_imported()` is called once the import passes are done, before
+    propagation (`run --db` starts its file then: its thread's Python,
+    importing duckdb and declaring the relations, runs while the rules do,
+    which release the GIL, not beside the naming and the import passes;
+    and an input that does not parse or import costs it nothing);
     `on_propagated(result, named, names)` (the PropagationResult, run.named,
     run.names) is called once propagation is done and its ids are named,
     before the export (which changes neither the relations nor their names,
@@ -246,8 +249,6 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
-    if on_parsed is not None:
-        on_parsed()
     ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
@@ -263,6 +264,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
+        if on_imported is not None:
+            on_imported()
         result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx)
         ctx.provenance = False   # (only propagation's derivations are explained: the reshard rules record none)
         conflicts = locate_conflicts(result, ctx.filename)

@@ -53,8 +53,8 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     db_file = outputs.Background(db_out) if db_out else None
 
     def start_db():
-        # the database is written on a thread from the end of the parse: its tables and views while
-        # the module is imported and propagated; propagation's rows from the end of propagation,
+        # the database is written on a thread from the end of the import: its tables and views while
+        # the module is propagated; propagation's rows from the end of propagation,
         # while the module is exported (which changes neither propagation's relations nor their
         # names), the reshard rules run, the module is printed and written; the reshard rules' rows
         # when they are ready
@@ -67,7 +67,7 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
                               keep_values=bool(report_path), partition=options,
-                              on_parsed=start_db if db_file else None,
+                              on_imported=start_db if db_file else None,
                               on_propagated=add_propagation if db_file else None)
         if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
             progress.step("reshards")
