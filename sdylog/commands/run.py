@@ -53,8 +53,8 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     db_file = outputs.Background(db_out) if db_out else None
 
     def start_db():
-        # the database is written on a thread from the end of the import: its tables and views while
-        # the module is propagated; propagation's rows from the end of propagation,
+        # the database is written on a thread from the end of the import: its tables and views
+        # declared while the module is propagated; propagation's rows from the end of propagation,
         # while the module is exported (which changes neither propagation's relations nor their
         # names), the reshard rules run, the module is printed and written; the reshard rules' rows
         # when they are ready
