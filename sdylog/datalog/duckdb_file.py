@@ -279,14 +279,14 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
 
     import duckdb
 
-    from sdylog.datalog.cache import cache_dir
+    from sdylog.datalog.cache import cache_dir, drop_least_recent
     folder = cache_dir()
     if folder is None:
         return None
     key = hashlib.sha256(f"{duckdb.__version__}\n{BLOCK_SIZE}\n{options}\n{schema}".encode()).hexdigest()[:32]
     path = os.path.join(folder, f"duckdb-schema-{key}.duckdb")
     if os.path.exists(path):
-        os.utime(path)   # (its age says when it was last used: _drop_old_schemas)
+        os.utime(path)   # (its age says when it was last used: drop_least_recent)
         return path
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
@@ -302,20 +302,8 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
             if os.path.exists(made):
                 os.remove(made)
         return None
-    _drop_old_schemas(folder)
+    drop_least_recent(folder, "duckdb-schema-", ".duckdb", _MAX_SCHEMAS)
     return path
-
-
-def _drop_old_schemas(folder: str) -> None:
-    """Removes all but the _MAX_SCHEMAS most recently used schema files."""
-    paths = [os.path.join(folder, n) for n in os.listdir(folder)
-             if n.startswith("duckdb-schema-") and n.endswith(".duckdb")]
-    paths.sort(key=os.path.getmtime, reverse=True)
-    for old in paths[_MAX_SCHEMAS:]:
-        try:
-            os.remove(old)
-        except OSError:
-            pass
 
 
 def relation_matrix(engine, decl, symbols: list[str]):
