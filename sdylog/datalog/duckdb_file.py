@@ -286,18 +286,24 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
     key = hashlib.sha256(f"{duckdb.__version__}\n{BLOCK_SIZE}\n{options}\n{schema}".encode()).hexdigest()[:32]
     path = os.path.join(folder, f"duckdb-schema-{key}.duckdb")
     if os.path.exists(path):
-        os.utime(path)   # (its age says when it was last used: drop_least_recent)
+        try:
+            os.utime(path)   # (its age says when it was last used: drop_least_recent)
+        except OSError:
+            pass
         return path
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         # (attached as `out`, the name the statements give the catalog, as the file they start will be)
         con.execute(f"ATTACH '{_sql_text(tmp)}' AS out (BLOCK_SIZE {BLOCK_SIZE}, {options})")
-        try:
-            con.execute(f"BEGIN;{schema};COMMIT")
-        finally:
-            con.execute("DETACH DATABASE IF EXISTS out")
+        con.execute(f"BEGIN;{schema};COMMIT")
+        con.execute("DETACH out")
         os.replace(tmp, path)
     except (OSError, duckdb.Error):
+        for undo in ("ROLLBACK", "DETACH DATABASE IF EXISTS out"):   # (whatever was left open)
+            try:
+                con.execute(undo)
+            except duckdb.Error:
+                pass
         for made in (tmp, tmp + ".wal"):
             if os.path.exists(made):
                 os.remove(made)

@@ -291,7 +291,9 @@ def test_db_from_the_cached_schema_holds_what_a_file_made_whole_holds(tmp_path, 
     assert _file_contents(tmp_path / "damaged.duckdb") == whole
     run.save_database(str(tmp_path / "remade.duckdb"))
     assert cached.stat().st_size > 100_000 and _file_contents(tmp_path / "remade.duckdb") == whole
-    # without a cache folder, the file is made whole
-    monkeypatch.setattr("sdylog.datalog.cache.cache_dir", lambda: None)
-    run.save_database(str(tmp_path / "uncached.duckdb"))
-    assert _file_contents(tmp_path / "uncached.duckdb") == whole
+    # without a cache folder, or one where no file can be made, the file is made whole
+    for folder in (None, str(tmp_path / "whole.duckdb" / "cache")):
+        monkeypatch.setattr("sdylog.datalog.cache.cache_dir", lambda: folder)
+        run.save_database(str(tmp_path / "uncached.duckdb"))
+        assert _file_contents(tmp_path / "uncached.duckdb") == whole
+        (tmp_path / "uncached.duckdb").unlink()
