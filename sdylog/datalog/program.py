@@ -117,7 +117,7 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
     strata, reads = stratify(list(relations), clauses, subsumptions, stepped)
     for s in strata:
         if s.stepped:
-            s.step_plan = plan_steps((relations, types, clauses), s,
+            s.step_plan = plan_steps(relations, clauses, s,
                                      lambda decls, cls, what: _sub_program(decls, types, cls, pp.files, what))
     return Program(relations, types, clauses, kinds, directives, strata, reads, pp.files, name,
                    subsumptions, sub_kinds)

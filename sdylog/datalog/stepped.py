@@ -60,16 +60,9 @@ def step_column(decl: RelationDecl) -> int | None:
     return cols[0] if cols else None
 
 
-def seed_name(relation: str) -> str:
-    return f"{relation}__seed"
-
-
-def prev_name(relation: str) -> str:
-    return f"{relation}__prev"
-
-
-def now_name(relation: str) -> str:
-    return f"{relation}__now"
+def aux(relation: str, part: str) -> str:
+    """The name of an auxiliary relation: part is "seed", "prev" or "now"."""
+    return f"{relation}__{part}"
 
 
 @dataclass
@@ -83,11 +76,10 @@ class StepPlan:
     seed_origin: dict
 
 
-def plan_steps(program_parts, stratum, make_program) -> StepPlan:
-    """The StepPlan of `stratum`. program_parts: (relations, types, clauses)
-    of the program; make_program(relations, clauses, name) checks and
-    stratifies a set of clauses over the given declarations."""
-    relations, types, clauses = program_parts
+def plan_steps(relations: dict, clauses: list, stratum, make_program) -> StepPlan:
+    """The StepPlan of `stratum` of a program of `relations` and `clauses`;
+    make_program(relations, clauses, name) checks and stratifies a set of
+    clauses over the given declarations."""
     here = set(stratum.relations)
     step_col = {}
     for r in stratum.relations:
@@ -101,34 +93,34 @@ def plan_steps(program_parts, stratum, make_program) -> StepPlan:
         atoms = [a for a, _ in atoms_of(c.body) if a.relation in here]
         if not atoms:
             seed_origin[len(seed_clauses)] = ci
-            seed_clauses.append(replace(c, head=_renamed(c.head, seed_name(c.head.relation))))
+            seed_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, "seed"))))
             continue
         var, next_step = _step_variable(c, atoms, step_col)
-        names = prev_name if next_step else now_name
-        body = tuple(_rename_literal(lit, here, names) for lit in c.body)
+        part = "prev" if next_step else "now"
+        body = tuple(_rename_literal(lit, here, part) for lit in c.body)
         origin[len(step_clauses)] = ci
-        step_clauses.append(replace(c, head=_renamed(c.head, now_name(c.head.relation)), body=body))
-    aux = {}
+        step_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, "now")), body=body))
+    aux_decls = {}
     for r in stratum.relations:
         d = relations[r]
-        for name in (seed_name(r), prev_name(r), now_name(r)):
+        for name in (aux(r, "seed"), aux(r, "prev"), aux(r, "now")):
             if name in relations:
                 raise error(relations[name].loc, f"relation '{name}' has the name of an auxiliary relation of "
                             f"the stepped stratum of '{r}': rename it")
-            aux[name] = RelationDecl(name, d.columns, d.loc)
+            aux_decls[name] = RelationDecl(name, d.columns, d.loc)
     # (each part declares the relations its clauses name and every auxiliary
     # one: an engine declares a part's relations at each run)
-    seeds = make_program(_named(relations, seed_clauses, aux), seed_clauses,
+    seeds = make_program(_named(relations, seed_clauses, aux_decls), seed_clauses,
                          f"seeds of {', '.join(stratum.relations)}") if seed_clauses else None
-    step = make_program(_named(relations, step_clauses, aux), step_clauses,
+    step = make_program(_named(relations, step_clauses, aux_decls), step_clauses,
                         f"a step of {', '.join(stratum.relations)}")
     return StepPlan(tuple(stratum.relations), step_col, seeds, step, origin, seed_origin)
 
 
-def _named(relations: dict, clauses: list[Clause], aux: dict) -> dict:
-    """The declarations of the relations `clauses` name, and `aux`."""
+def _named(relations: dict, clauses: list[Clause], aux_decls: dict) -> dict:
+    """The declarations of the relations `clauses` name, and `aux_decls`."""
     named = {c.head.relation for c in clauses} | {a.relation for c in clauses for a, _ in atoms_of(c.body)}
-    return {**{r: d for r, d in relations.items() if r in named}, **aux}
+    return {**{r: d for r, d in relations.items() if r in named}, **aux_decls}
 
 
 def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, bool]:
@@ -159,26 +151,23 @@ def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, b
                 f"(the next step)")
 
 
-def _renamed(atom: Atom, name: str) -> Atom:
-    return Atom(name, atom.args, atom.loc)
-
-
-def _rename_literal(lit, here: set, names):
+def _rename_literal(lit, here: set, part: str):
+    """The literal reading the `part` auxiliary relations of those in `here`."""
     if isinstance(lit, Atom):
-        args = tuple(_rename_expr(a, here, names) for a in lit.args)
-        return Atom(names(lit.relation) if lit.relation in here else lit.relation, args, lit.loc)
+        args = tuple(_rename_expr(a, here, part) for a in lit.args)
+        return Atom(aux(lit.relation, part) if lit.relation in here else lit.relation, args, lit.loc)
     if isinstance(lit, Negation):
-        return Negation(_rename_literal(lit.atom, here, names), lit.loc)
+        return Negation(_rename_literal(lit.atom, here, part), lit.loc)
     if isinstance(lit, Comparison):
-        return replace(lit, left=_rename_expr(lit.left, here, names), right=_rename_expr(lit.right, here, names))
+        return replace(lit, left=_rename_expr(lit.left, here, part), right=_rename_expr(lit.right, here, part))
     return lit
 
 
-def _rename_expr(e, here: set, names):
+def _rename_expr(e, here: set, part: str):
     if isinstance(e, Aggregate):
-        return replace(e, body=tuple(_rename_literal(lit, here, names) for lit in e.body))
+        return replace(e, body=tuple(_rename_literal(lit, here, part) for lit in e.body))
     if isinstance(e, Functor):
-        return replace(e, args=tuple(_rename_expr(a, here, names) for a in e.args))
+        return replace(e, args=tuple(_rename_expr(a, here, part) for a in e.args))
     return e
 
 
@@ -204,11 +193,11 @@ class StepEvaluation:
             col = plan.step_col[r]
             seeds = list(eng._loaded.get(r, ()))
             if plan.seeds is not None:
-                seeds += self._take(r, seed_name(r), plan.seed_origin)
+                seeds += self._take(r, aux(r, "seed"), plan.seed_origin)
             for t in seeds:
                 pending.setdefault(t[col], {}).setdefault(r, []).append(t)
         if plan.seeds is not None:
-            eng._replace({seed_name(r): [] for r in plan.relations})
+            eng._replace({aux(r, "seed"): [] for r in plan.relations})
         eng.declare(plan.step)
         done: dict[str, list] = {r: [] for r in plan.relations}
         prev: dict[str, list] = {}
@@ -219,10 +208,10 @@ class StepEvaluation:
                 raise error(None, f"the stepped stratum of {', '.join(plan.relations)} did not stop "
                             f"after {MAX_STEPS} steps")
             seeds = pending.pop(step, {})
-            eng._replace({**{prev_name(r): prev.get(r, []) for r in plan.relations},
-                          **{now_name(r): seeds.get(r, []) for r in plan.relations}})
+            eng._replace({**{aux(r, "prev"): prev.get(r, []) for r in plan.relations},
+                          **{aux(r, "now"): seeds.get(r, []) for r in plan.relations}})
             eng._run_strata(plan.step, plan.step.strata)
-            now = {r: self._take(r, now_name(r), plan.origin) for r in plan.relations}
+            now = {r: self._take(r, aux(r, "now"), plan.origin) for r in plan.relations}
             for r, rows in now.items():
                 done[r].extend(rows)
             if any(now.values()):
@@ -231,21 +220,21 @@ class StepEvaluation:
                 step, prev = min(pending), {}
             else:
                 step = None
-        eng._replace({name(r): [] for r in plan.relations for name in (prev_name, now_name)})
+        eng._replace({aux(r, part): [] for r in plan.relations for part in ("prev", "now")})
         for r in plan.relations:
             eng._store(r, set(done[r]), self.prov.get(r))
 
-    def _take(self, relation: str, aux: str, origin: dict) -> list:
-        """The rows of auxiliary relation `aux`, derived for `relation` by the
+    def _take(self, relation: str, name: str, origin: dict) -> list:
+        """The rows of auxiliary relation `name`, derived for `relation` by the
         seed or step program. With provenance, each row's first derivation is
         kept, its rule id mapped back to the original program's (`origin`:
         clause index in that program -> the original clause)."""
         eng = self.engine
         if eng.provenance:
             mine = self.prov.setdefault(relation, {})
-            for t, (rule, height) in eng._prov.get(aux, {}).items():
+            for t, (rule, height) in eng._prov.get(name, {}).items():
                 if rule >= 0:
                     _, ci = eng.rules[rule]
                     rule = eng._rule_id(self.program, origin[ci])
                 mine.setdefault(t, (rule, height))
-        return list(eng._data[aux])
+        return list(eng._data[name])

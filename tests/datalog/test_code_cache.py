@@ -109,7 +109,7 @@ def test_a_corrupt_code_cache_is_ignored_and_written_again(tmp_path, monkeypatch
     first = _fresh(tmp_path, monkeypatch, 10)
     first.compile("z = 6 * 7", "gen")
     first.save()
-    (saved,) = tmp_path.glob("codes-*.marshal")
+    (saved,) = tmp_path.glob("codes-*.pickle")
     for corrupt in (_flip_a_byte, lambda p: p.write_bytes(p.read_bytes()[:20]), lambda p: p.write_bytes(b"")):
         corrupt(saved)
         again = _fresh(tmp_path, monkeypatch, 10)
@@ -193,7 +193,7 @@ def test_codes_are_saved_where_they_were_read(tmp_path, monkeypatch):
     first.compile("x = 1", "gen")
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "b"))
     first.save()
-    assert [p.parent.name for p in tmp_path.glob("*/codes-*.marshal")] == ["a"]
+    assert [p.parent.name for p in tmp_path.glob("*/codes-*.pickle")] == ["a"]
 
 
 def test_the_same_source_under_another_name_is_its_own_code(tmp_path, monkeypatch):
