@@ -197,7 +197,13 @@ class Propagation:
         """Save every relation (input facts and derived) in a DuckDB file
         (what `sdylog run --db` writes)."""
         from sdylog import outputs
-        outputs.write_all([(outputs.plan(os.fspath(path), "duckdb"), self._run.save_database)])
+        from sdylog.commands.pipeline import run_pipeline
+        target = outputs.plan(os.fspath(path), "duckdb")
+        # (a run of its own, naming the relations' ids: propagate's run names the values only, and
+        # the names of ids are read before the export erases the ops they name)
+        with contextlib.redirect_stderr(io.StringIO()):   # (its diagnostics are self.diagnostics)
+            run = run_pipeline(self._source_name, engine=self._engine, text=self._text, name_ids=True)
+        outputs.write_all([(target, run.save_database)])
 
     def __repr__(self) -> str:
         sharded = sum(1 for v in self._values.values() if v.sharding is not None and v.sharding.used_axes())

@@ -81,15 +81,10 @@ class PipelineRun:
         module) the reshard rules' (database_parts)."""
         from sdylog.commands.relations import save_database
         partitioned = self.collectives is not None
-        runs = [(self.result.engine, self.names)]
+        handed = [self.result.engine, self.names]
         if not partitioned:
-            runs.append(self.reshard_run())
-        save_database(path, database_parts(partitioned), runs)
-
-    def reshard_run(self) -> tuple:
-        """(engine, IdNames) of the reshard rules' run (`needed`), for the
-        DuckDB file's second part."""
-        return self.needed.inventory.engine, self.reshard_names
+            handed += [self.needed.inventory.engine, self.reshard_names]
+        save_database(path, database_parts(partitioned), handed)
 
 
 def database_parts(partitioned: bool) -> list:
@@ -215,17 +210,21 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_parsed=None, on_propagated=None, partition=None, provenance: bool = False,
+                 on_imported=None, on_propagated=None, partition=None, provenance: bool = False,
                  export: bool = True) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
     time so that each is timed and the conflicts are located before the export
     steps erase the ops they name. `name_ids`: names for the ids of the
-    relations (run.names: query, --db); `keep_values`: those, and the input's
-    values by name with what propagation gave each (run.named).
-    `on_parsed()` is called once the module is read (`run --db` starts its
-    file then: an input that does not parse costs it nothing);
+    relations (run.names: query, --db, the report's unsharded tensors);
+    `keep_values`: the input's values by name with what propagation gave
+    each (run.named: explain, the API, the report).
+    `on_imported()` is called once the import passes are done, before
+    propagation (`run --db` starts its file then: its thread's Python,
+    importing duckdb and declaring the relations, runs while the rules do,
+    which release the GIL, not beside the naming and the import passes;
+    and an input that does not parse or import costs it nothing);
     `on_propagated(result, named, names)` (the PropagationResult, run.named,
     run.names) is called once propagation is done and its ids are named,
     before the export (which changes neither the relations nor their names,
@@ -250,8 +249,6 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
-    if on_parsed is not None:
-        on_parsed()
     ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
@@ -267,14 +264,16 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
+        if on_imported is not None:
+            on_imported()
         result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx)
         ctx.provenance = False   # (only propagation's derivations are explained: the reshard rules record none)
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
-        if inputs is not None:
+        if name_ids:
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
-                          result.engine.select("tensor_of", "v", "t"))
+                          result.engine.select("tensor_of", "v", "t"), named and named.names)
         if on_propagated is not None:
             on_propagated(result, named, names)
         if export:

@@ -105,18 +105,23 @@ class DatabasePart:
     prefix: str = ""
 
 
-def save_database(path: str, parts: list[DatabasePart], runs: Iterable[tuple]) -> None:
+def save_database(path: str, parts: list[DatabasePart], handed: Iterable) -> None:
     """Every relation of the parts into a new DuckDB file at `path`, with
     the names of values and ops beside their ids (sdylog/datalog/duckdb_file.py):
     the parts declared first (their views made before any row: `run --db`
-    starts the file with the pipeline), then each part's rows as `runs`
-    gives its (engine, IdNames) (propagation's while the reshard rules run)."""
+    starts the file with the pipeline), then, for each part, its rows as
+    soon as `handed` gives its engine, then the names of its ids as soon as
+    `handed` gives its IdNames (`run --db` hands over propagation's while
+    the reshard rules run, then the reshard rules' rows before their ids
+    are named: the file's last rows are written while the names are made)."""
     from sdylog.datalog.duckdb_file import Writer
 
+    handed = iter(handed)
     with Writer(path) as out:
         declared = [_declare(out, part) for part in parts]
-        for part, relations, (engine, names) in zip(parts, declared, runs):
-            out.add(engine, relations, _names(part, names))
+        for part, relations in zip(parts, declared):
+            out.add(next(handed), relations)
+            out.add_lookups(_names(part, next(handed)))
         out.close()
 
 

@@ -397,14 +397,15 @@ class IdNames:
     passes rewrite the ops the ids name)."""
 
     def __init__(self, facts, values: list[InputValue], main: str | None, filename: str,
-                 result_names: list = (), tensor_of=()):
+                 result_names: list = (), tensor_of=(), matched: dict | None = None):
         """`result_names`: JAX's names of the entry function's results (None
         where it has none). `tensor_of`: the rules' (value, tensor) rows: a
         tensor (its representative value's id) the import made is named by
-        the input values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`)."""
+        the input values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`).
+        `matched`: match_values(facts, values)[0] when the caller has it."""
         self.main = main
         self._slots: dict = {}
-        names, _ = match_values(facts, values)
+        names = matched if matched is not None else match_values(facts, values)[0]
         self._values = [None] * len(facts.values)
         for vid, iv in names.items():
             self._values[vid] = display_name(iv, main)

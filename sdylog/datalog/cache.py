@@ -143,11 +143,17 @@ def _index_file(d: str, path: str) -> str:
 
 def _drop_old_programs(d: str) -> None:
     """Remove all but the _MAX_PROGRAMS most recently used program files."""
-    paths = [os.path.join(d, n) for n in os.listdir(d) if n.startswith("program-") and n.endswith(".pickle")]
-    if len(paths) <= _MAX_PROGRAMS:
+    drop_least_recent(d, "program-", ".pickle", _MAX_PROGRAMS)
+
+
+def drop_least_recent(d: str, prefix: str, suffix: str, keep: int) -> None:
+    """Remove all but the `keep` most recently used (modified) files of
+    folder `d` named `prefix...suffix`."""
+    paths = [os.path.join(d, n) for n in os.listdir(d) if n.startswith(prefix) and n.endswith(suffix)]
+    if len(paths) <= keep:
         return
     paths.sort(key=os.path.getmtime, reverse=True)
-    for old in paths[_MAX_PROGRAMS:]:
+    for old in paths[keep:]:
         try:
             os.remove(old)
         except OSError:

@@ -11,13 +11,17 @@ named as the relation, with its declared column names, symbols as text,
 and any lookup columns a caller adds beside an id column (a name beside a
 value id). A table `relations` says what each relation is. A relation with
 a float column, or a number beyond 64 bits, has a table `_wide<k>` of its own.
-The tables and views are made when the relations are declared, before any
-row (`run --db` makes them while the pipeline runs: 0.2 s of CPU for
-transformer_L48's 555 views), the rows appended as they come.
+The tables and views are declared before any row, made with the first rows,
+the rows appended as they come. DuckDB parses and binds a view when it is
+made (transformer_L48's 555 views: 0.15 s of CPU), and the views depend on
+the rules only, so a file of many rows starts as a copy of a file holding
+just the tables and views, kept in the cache folder (copied and attached in
+0.02 s).
 """
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +36,12 @@ BLOCK_SIZE = 65536
 # the last part, has less to write (transformer_L48: 0.08 s of CPU instead
 # of 0.15 s; the file 0.2 MB larger).
 ROW_GROUP_SIZE = 16384
+# A file made from the cached tables and views keeps their first catalog as free blocks when
+# COMMIT writes the catalog again (~0.5 MB: examples/mlp.mlir's file would be 2.2 MB, not 1.8):
+# a file of fewer rows makes its own.
+CACHED_SCHEMA_ROWS = 20_000
+# Files of tables and views in the cache folder (~0.5 MB each): one per version of the rules.
+_MAX_SCHEMAS = 8
 
 
 @dataclass(frozen=True)
@@ -67,10 +77,11 @@ class Writer:
     """A new DuckDB file at `path` (which must not exist), in one
     transaction that `close` commits. The relations are declared first
     (`declare`: the tables, empty, and each relation's view), their rows
-    added as they are ready (`add`): `run --db` makes the views while the
-    pipeline runs, adds propagation's rows while the reshard rules run, and
-    theirs at the end. Used as a context manager: leaving it without
-    `close` (a failure) leaves no file.
+    added as they are ready (`add`, `add_lookups`; the file is made with the
+    first rows): `run --db` declares the relations while the pipeline runs,
+    adds propagation's rows while the reshard rules run, and theirs at the
+    end (while their ids are named). Used as a context manager: leaving it
+    without `close` (a failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
     on, and DuckDB's own workers would take the cores from it (0.1 s less
@@ -99,14 +110,8 @@ class Writer:
         self.symbols_written = 0           # of them, those in the table _symbols
         self.taken = {"relations", "_symbols"}   # (lower case) names of tables and views
         self.views: dict[str, str] = {}    # relation -> its view's name
-        try:
-            self.con.execute(f"ATTACH '{_sql_text(path)}' AS out "
-                             f"(BLOCK_SIZE {BLOCK_SIZE}, ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
-            self.con.execute("BEGIN")
-            self.con.execute("CREATE TABLE out._symbols (id BIGINT, name VARCHAR)")
-        except BaseException:
-            self.__exit__()
-            raise
+        self.schema = ["CREATE TABLE out._symbols (id BIGINT, name VARCHAR)"]   # what _open makes
+        self.opened = False
 
     def declare(self, relations: list[Relation], lookups: list[Lookup] = ()) -> None:
         """The relations (numbered after those declared before), each with
@@ -127,13 +132,42 @@ class Writer:
             self.relations[r.decl.name] = (len(self.relations), r)
             if "float" not in r.decl.kinds:   # (else: a table of its own, made with the rows)
                 new.append(r.decl.name)
-        self.con.execute(";".join(made + [self._view(name, wide=False) for name in new]))
+        made += [self._view(name, wide=False) for name in new]
+        if self.opened:
+            self.con.execute(";".join(made))
+        else:
+            self.schema += made
 
-    def add(self, engine, relations: list[str], lookups: dict[str, dict] = {}) -> None:
+    def _open(self, rows: int) -> None:
+        """The file, with the tables and views declared so far, in a
+        transaction: for a file of at least CACHED_SCHEMA_ROWS `rows`, a
+        copy of the cached file holding just them (_cached_schema)."""
+        import duckdb
+        self.opened = True
+        schema = ";".join(self.schema)
+        options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"   # (not kept in the file: given whenever it is attached)
+        cached = _cached_schema(self.con, schema, options) if rows >= CACHED_SCHEMA_ROWS else None
+        if cached is not None:
+            try:
+                shutil.copyfile(cached, self.path)
+                self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out ({options})")
+            except (OSError, duckdb.Error) as e:   # (removed by another process; damaged: made again next time)
+                if isinstance(e, duckdb.Error) and os.path.exists(cached):
+                    os.remove(cached)
+                self._remove_file()
+                cached = None
+        if cached is None:
+            self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out (BLOCK_SIZE {BLOCK_SIZE}, {options})")
+        self.con.execute("BEGIN")
+        if cached is None:
+            self.con.execute(schema)
+
+    def add(self, engine, relations: list[str]) -> None:
         """The rows of `relations` (declared before) as `engine` holds them
-        (those it lacks stay empty), and the lookups' rows ({table:
-        {column: numpy array}}, the columns as declared, `id` first)."""
+        (those it lacks stay empty)."""
         held = set(engine.relations)
+        if not self.opened:
+            self._open(sum(engine.size(name) for name in relations if name in held))
         by_arity: dict[int, list] = {}
         views = []
         for name in relations:
@@ -155,13 +189,19 @@ class Writer:
         _insert(self.con, "_symbols", {"id": np.arange(self.symbols_written, len(self.symbols), dtype=np.int64),
                                        "name": np.array(self.symbols[self.symbols_written:], dtype=object)})
         self.symbols_written = len(self.symbols)
-        for table, columns in lookups.items():
-            _insert(self.con, table, columns)
         if views:
             self.con.execute(";".join(views))
 
+    def add_lookups(self, lookups: dict[str, dict]) -> None:
+        """The lookups' rows: {table: {column: numpy array}}, the columns as
+        declared, `id` first."""
+        for table, columns in lookups.items():
+            _insert(self.con, table, columns)
+
     def close(self) -> None:
         """The table `relations`; the file committed."""
+        if not self.opened:
+            self._open(0)
         for name, (k, r) in self.relations.items():
             if "float" in r.decl.kinds and name not in self.counts:   # (no rows: its table empty)
                 _create_wide(self.con, k, r.decl, [])
@@ -187,10 +227,14 @@ class Writer:
 
     def __exit__(self, *exc) -> None:
         self.con.close()                   # (a second close is harmless)
-        if not self.committed:             # (the file and its log, made by ATTACH: nothing of them is kept)
-            for made in (self.path, self.path + ".wal"):
-                if os.path.lexists(made):
-                    os.remove(made)
+        if not self.committed:
+            self._remove_file()
+
+    def _remove_file(self) -> None:
+        """The file and its log (made by ATTACH, or copied): nothing of them is kept."""
+        for made in (self.path, self.path + ".wal"):
+            if os.path.lexists(made):
+                os.remove(made)
 
     def _view(self, relation: str, wide: bool) -> str:
         """CREATE VIEW for the relation (named as it, unless a table or an
@@ -225,6 +269,47 @@ class Writer:
         only = "" if wide else f" WHERE r.rel = {k}"
         return (f"CREATE {'OR REPLACE ' if wide else ''}VIEW out.{_ident(view)} AS SELECT {body} FROM {source} "
                 f"{' '.join(joins)}{only}")
+
+
+def _cached_schema(con, schema: str, options: str) -> str | None:
+    """The path of a DuckDB file in the cache folder holding the tables and
+    views `schema` makes (attached as `out`), made with `con` when missing;
+    None without a writable cache folder."""
+    import hashlib
+
+    import duckdb
+
+    from sdylog.datalog.cache import cache_dir, drop_least_recent
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(f"{duckdb.__version__}\n{BLOCK_SIZE}\n{options}\n{schema}".encode()).hexdigest()[:32]
+    path = os.path.join(folder, f"duckdb-schema-{key}.duckdb")
+    if os.path.exists(path):
+        try:
+            os.utime(path)   # (its age says when it was last used: drop_least_recent)
+        except OSError:
+            pass
+        return path
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        # (attached as `out`, the name the statements give the catalog, as the file they start will be)
+        con.execute(f"ATTACH '{_sql_text(tmp)}' AS out (BLOCK_SIZE {BLOCK_SIZE}, {options})")
+        con.execute(f"BEGIN;{schema};COMMIT")
+        con.execute("DETACH out")
+        os.replace(tmp, path)
+    except (OSError, duckdb.Error):
+        for undo in ("ROLLBACK", "DETACH DATABASE IF EXISTS out"):   # (whatever was left open)
+            try:
+                con.execute(undo)
+            except duckdb.Error:
+                pass
+        for made in (tmp, tmp + ".wal"):
+            if os.path.exists(made):
+                os.remove(made)
+        return None
+    drop_least_recent(folder, "duckdb-schema-", ".duckdb", _MAX_SCHEMAS)
+    return path
 
 
 def relation_matrix(engine, decl, symbols: list[str]):

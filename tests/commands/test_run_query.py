@@ -342,10 +342,19 @@ def test_run_of_a_module_the_reshard_pass_rejects_writes_nothing(tmp_path, case)
     text, message = REJECTED[case]
     src = tmp_path / "m.mlir"
     src.write_text(text)
-    out, report = tmp_path / "o.mlir", tmp_path / "r.json"
-    p = sdylog("run", str(src), "-o", str(out), "--report", str(report))
+    out, report, db = tmp_path / "o.mlir", tmp_path / "r.json", tmp_path / "r.duckdb"
+    p = sdylog("run", str(src), "-o", str(out), "--report", str(report), "--db", str(db))
     assert p.returncode == 1 and f"{src}{message}" in p.stderr, p.stderr
-    assert not out.exists() and not report.exists()
+    # (the --db thread had propagation's part when the reshard step failed: its file is gone too)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m.mlir"]
+
+
+def test_run_pipeline_starts_the_database_once_the_module_is_imported(model):
+    from sdylog.commands.pipeline import run_pipeline
+    seen = []
+    run_pipeline(str(model), on_imported=lambda: seen.append("imported"),
+                 on_propagated=lambda result, named, names: seen.append("propagated"), export=False)
+    assert seen == ["imported", "propagated"]
 
 
 def test_report_counts_what_the_export_step_wrote(tmp_path):
