@@ -149,11 +149,16 @@ def _drop_old_programs(d: str) -> None:
 def drop_least_recent(d: str, prefix: str, suffix: str, keep: int) -> None:
     """Remove all but the `keep` most recently used (modified) files of
     folder `d` named `prefix...suffix`."""
-    paths = [os.path.join(d, n) for n in os.listdir(d) if n.startswith(prefix) and n.endswith(suffix)]
-    if len(paths) <= keep:
-        return
-    paths.sort(key=os.path.getmtime, reverse=True)
-    for old in paths[keep:]:
+    used = []                                    # (when last used, path)
+    for n in os.listdir(d):
+        if n.startswith(prefix) and n.endswith(suffix):
+            path = os.path.join(d, n)
+            try:
+                used.append((os.path.getmtime(path), path))
+            except OSError:                      # (removed by another process meanwhile)
+                pass
+    used.sort(reverse=True)
+    for _, old in used[keep:]:
         try:
             os.remove(old)
         except OSError:

@@ -20,6 +20,7 @@ just the tables and views, kept in the cache folder (copied and attached in
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -146,14 +147,20 @@ class Writer:
         self.opened = True
         schema = ";".join(self.schema)
         options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"   # (not kept in the file: given whenever it is attached)
-        cached = _cached_schema(self.con, schema, options) if rows >= CACHED_SCHEMA_ROWS else None
+        cached = None
+        if rows >= CACHED_SCHEMA_ROWS:
+            try:
+                cached = _cached_schema(self.con, schema, options)
+            except OSError:   # (the cache never fails a run: another process cleaning it, say)
+                pass
         if cached is not None:
             try:
                 shutil.copyfile(cached, self.path)
                 self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out ({options})")
             except (OSError, duckdb.Error) as e:   # (removed by another process; damaged: made again next time)
-                if isinstance(e, duckdb.Error) and os.path.exists(cached):
-                    os.remove(cached)
+                if isinstance(e, duckdb.Error):
+                    with contextlib.suppress(OSError):
+                        os.remove(cached)
                 self._remove_file()
                 cached = None
         if cached is None:
@@ -233,7 +240,7 @@ class Writer:
     def _remove_file(self) -> None:
         """The file and its log (made by ATTACH, or copied): nothing of them is kept."""
         for made in (self.path, self.path + ".wal"):
-            if os.path.lexists(made):
+            with contextlib.suppress(FileNotFoundError):
                 os.remove(made)
 
     def _view(self, relation: str, wide: bool) -> str:
@@ -305,7 +312,7 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
             except duckdb.Error:
                 pass
         for made in (tmp, tmp + ".wal"):
-            if os.path.exists(made):
+            with contextlib.suppress(FileNotFoundError):
                 os.remove(made)
         return None
     drop_least_recent(folder, "duckdb-schema-", ".duckdb", _MAX_SCHEMAS)

@@ -74,6 +74,18 @@ def test_parsed_programs_are_bounded_least_recently_used_go(tmp_path, monkeypatc
     assert programs() == kept
 
 
+def test_files_removed_by_another_process_meanwhile_are_passed_over(tmp_path, monkeypatch):
+    # another process cleaning the same folder removes a file between listdir and the age read
+    for age, name in enumerate(["x-old.pickle", "x-mid.pickle", "x-new.pickle"]):
+        (tmp_path / name).write_text(name)
+        os.utime(tmp_path / name, (1000 + age, 1000 + age))
+    listed = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda d: listed(d) + ["x-gone.pickle"])
+    cache.drop_least_recent(str(tmp_path), "x-", ".pickle", 2)
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path)) == ["x-mid.pickle", "x-new.pickle"]
+
+
 def test_each_program_has_its_own_index(tmp_path, monkeypatch):
     # processes loading other programs into the same folder (other passes,
     # other checkouts) never rewrite this program's index: losing it would
