@@ -90,9 +90,9 @@ class Writer:
 
     def __init__(self, path: str, threads: int = 1):
         import duckdb
-        if os.path.lexists(path):
-            raise FileExistsError(f"{path}: the DuckDB file is written new")
+        _check_new(path)
         self.path = path
+        self.made = False                  # whether this Writer made the file at `path` (_open)
         self.committed = False
         # checkpoint_threshold: COMMIT writes the rows into the file at once (any part passes the
         # threshold), not first into a write-ahead log (15 MB for transformer_L48) that DETACH's
@@ -143,7 +143,6 @@ class Writer:
         """The file, with the tables and views declared so far, in a
         transaction: for a file of at least CACHED_SCHEMA_ROWS `rows`, a
         copy of the cached file holding just them (_cached_schema)."""
-        import duckdb
         self.opened = True
         schema = ";".join(self.schema)
         options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"   # (not kept in the file: given whenever it is attached)
@@ -153,21 +152,37 @@ class Writer:
                 cached = _cached_schema(self.con, schema, options)
             except OSError:   # (the cache never fails a run: another process cleaning it, say)
                 pass
-        if cached is not None:
-            try:
-                shutil.copyfile(cached, self.path)
-                self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out ({options})")
-            except (OSError, duckdb.Error) as e:   # (removed by another process; damaged: made again next time)
-                if isinstance(e, duckdb.Error):
-                    with contextlib.suppress(OSError):
-                        os.remove(cached)
-                self._remove_file()
-                cached = None
+        if cached is not None and not self._copy_of(cached, options):
+            cached = None
         if cached is None:
+            _check_new(self.path)          # (nor made since __init__: ATTACH would open it)
+            self.made = True
             self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out (BLOCK_SIZE {BLOCK_SIZE}, {options})")
         self.con.execute("BEGIN")
         if cached is None:
             self.con.execute(schema)
+
+    def _copy_of(self, cached: str, options: str) -> bool:
+        """Whether the file could be made a copy of the cached file `cached`
+        (then attached); not when another process removed that meanwhile,
+        nor when it is damaged (then removed: made again next time)."""
+        import duckdb
+        try:
+            with open(cached, "rb") as schema:
+                with open(self.path, "xb") as f:   # (an existing path neither replaced nor followed)
+                    self.made = True
+                    shutil.copyfileobj(schema, f)
+            self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out ({options})")
+            return True
+        except FileExistsError:            # (`path` made by another since __init__: left as it is)
+            _check_new(self.path)
+            raise
+        except (OSError, duckdb.Error) as e:
+            if isinstance(e, duckdb.Error):
+                with contextlib.suppress(OSError):
+                    os.remove(cached)
+            self._remove_file()
+            return False
 
     def add(self, engine, relations: list[str]) -> None:
         """The rows of `relations` (declared before) as `engine` holds them
@@ -238,10 +253,14 @@ class Writer:
             self._remove_file()
 
     def _remove_file(self) -> None:
-        """The file and its log (made by ATTACH, or copied): nothing of them is kept."""
+        """The file and its log (made by ATTACH, or copied), if this Writer
+        made them: nothing of them is kept."""
+        if not self.made:
+            return
         for made in (self.path, self.path + ".wal"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(made)
+        self.made = False
 
     def _view(self, relation: str, wide: bool) -> str:
         """CREATE VIEW for the relation (named as it, unless a table or an
@@ -276,6 +295,11 @@ class Writer:
         only = "" if wide else f" WHERE r.rel = {k}"
         return (f"CREATE {'OR REPLACE ' if wide else ''}VIEW out.{_ident(view)} AS SELECT {body} FROM {source} "
                 f"{' '.join(joins)}{only}")
+
+
+def _check_new(path: str) -> None:
+    if os.path.lexists(path):
+        raise FileExistsError(f"{path}: the DuckDB file is written new")
 
 
 def _cached_schema(con, schema: str, options: str) -> str | None:

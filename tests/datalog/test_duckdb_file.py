@@ -49,3 +49,33 @@ def test_a_failing_cache_clean_up_fails_no_run(tmp_path, engine, cache, monkeypa
     monkeypatch.setattr("sdylog.datalog.cache.drop_least_recent", gone)
     duckdb_file.save(str(tmp_path / "a.duckdb"), engine)
     assert paths(tmp_path / "a.duckdb") == [(1, 2), (1, 3), (2, 3)]
+
+
+def test_a_writer_removes_only_a_file_it_made(tmp_path, engine):
+    # a failure before the file is made: what another process put at the path since stays
+    db = tmp_path / "a.duckdb"
+    with pytest.raises(RuntimeError), Writer(str(db)):
+        db.write_text("another's")
+        raise RuntimeError("the pipeline failed")
+    assert db.read_text() == "another's"
+
+
+@pytest.mark.parametrize("from_cache", [True, False])
+@pytest.mark.parametrize("made", ["file", "symlink"])
+def test_a_path_made_after_the_writer_starts_is_neither_replaced_nor_followed(tmp_path, engine, monkeypatch,
+                                                                               from_cache, made):
+    if from_cache:
+        monkeypatch.setattr(duckdb_file, "CACHED_SCHEMA_ROWS", 0)
+        monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    target, db = tmp_path / "target", tmp_path / "a.duckdb"
+    target.write_text("another's")
+    with Writer(str(db)) as out:
+        out.declare([Relation(engine.decl(name)) for name in engine.relations])
+        if made == "file":
+            db.write_text("another's")
+        else:
+            db.symlink_to(target)
+        with pytest.raises(FileExistsError, match="the DuckDB file is written new"):
+            out.add(engine, list(engine.relations))
+    assert db.read_text() == target.read_text() == "another's"
+    assert db.is_symlink() == (made == "symlink")
