@@ -79,3 +79,17 @@ def test_a_path_made_after_the_writer_starts_is_neither_replaced_nor_followed(tm
             out.add(engine, list(engine.relations))
     assert db.read_text() == target.read_text() == "another's"
     assert db.is_symlink() == (made == "symlink")
+
+
+def test_a_cached_file_lacking_tables_or_views_is_not_used(tmp_path, engine, cache):
+    duckdb_file.save(str(tmp_path / "first.duckdb"), engine)
+    [cached] = cache.glob("duckdb-schema-*.duckdb")
+    cached.unlink()
+    con = duckdb.connect(str(cached))           # (a DuckDB file, but of other tables)
+    con.execute("CREATE TABLE edge (x INT)")
+    con.close()
+    duckdb_file.save(str(tmp_path / "a.duckdb"), engine)
+    assert paths(tmp_path / "a.duckdb") == [(1, 2), (1, 3), (2, 3)]
+    assert not cached.exists()                  # (removed: made again by the next file)
+    duckdb_file.save(str(tmp_path / "b.duckdb"), engine)
+    assert cached.exists() and paths(tmp_path / "b.duckdb") == [(1, 2), (1, 3), (2, 3)]
