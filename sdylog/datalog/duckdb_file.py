@@ -41,8 +41,10 @@ ROW_GROUP_SIZE = 16384
 # COMMIT writes the catalog again (~0.5 MB: examples/mlp.mlir's file would be 2.2 MB, not 1.8):
 # a file of fewer rows makes its own.
 CACHED_SCHEMA_ROWS = 20_000
-# Files of tables and views in the cache folder (~0.5 MB each): one per version of the rules.
-_MAX_SCHEMAS = 8
+# Files of tables and views in the cache folder (~0.5 MB each): one per version of the rules with
+# --partition and one without (its file holds fewer relations), and checkouts at other versions
+# share the folder (as for the parsed programs, cache._MAX_PROGRAMS): 16 versions, 16 MB.
+_MAX_SCHEMAS = 32
 
 
 @dataclass(frozen=True)
