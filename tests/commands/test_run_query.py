@@ -349,12 +349,21 @@ def test_run_of_a_module_the_reshard_pass_rejects_writes_nothing(tmp_path, case)
     assert sorted(x.name for x in tmp_path.iterdir()) == ["m.mlir"]
 
 
-def test_run_pipeline_starts_the_database_once_the_module_is_imported(model):
+def test_run_pipeline_starts_the_database_once_the_module_is_imported(model, monkeypatch):
     from sdylog.commands.pipeline import run_pipeline
+    from sdylog.passes import propagation_pipeline
+    from sdylog.progress import Progress
     seen = []
-    run_pipeline(str(model), on_imported=lambda: seen.append("imported"),
-                 on_propagated=lambda result, named, names: seen.append("propagated"), export=False)
-    assert seen == ["imported", "propagated"]
+
+    class Steps(Progress):
+        def step(self, name):
+            seen.append(name)
+    import_phase = propagation_pipeline.import_phase
+    monkeypatch.setattr(propagation_pipeline, "import_phase",
+                        lambda *a: (import_phase(*a), seen.append("import passes done"))[0])
+    run_pipeline(str(model), progress=Steps(False), on_imported=lambda: seen.append("hook: imported"),
+                 on_propagated=lambda result, named, names: seen.append("hook: propagated"), export=False)
+    assert seen == ["parse", "import", "import passes done", "hook: imported", "propagation", "hook: propagated"]
 
 
 def test_report_counts_what_the_export_step_wrote(tmp_path):
