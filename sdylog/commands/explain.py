@@ -34,7 +34,7 @@ from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
 CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
-INIT_OP = -999999      # unit_at's by_op for a unit a tensor starts with
+STARTED = -999999      # unit_at's `by` for a unit a tensor starts with (core-declarations.dl: STARTED)
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
 
 
@@ -304,7 +304,7 @@ class ChainWalker:
                 break
             seen.add(cur)
             node = self.derive("unit_at", cur)
-            if cur.by == INIT_OP:
+            if cur.by == STARTED:
                 steps.append(self.origin(node))
                 return steps
             hop, on = self.hop(self.premise(node, "write"), cur.ph)

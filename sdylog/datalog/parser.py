@@ -15,7 +15,7 @@ from sdylog.ir.diagnostics import SdylogError
 # The comparison operators, each with its negation.
 _NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _AGGREGATES = {"count", "sum", "min", "max", "mean"}
-_KEYWORDS = (_AGGREGATES | NAMED | set(INFIX) | {"bnot", "lnot", "match", "contains", "true", "false",
+KEYWORDS = (_AGGREGATES | NAMED | set(INFIX) | {"bnot", "lnot", "match", "contains", "true", "false",
              "as", "nil", "ord", "range", "autoinc", "recursive_iteration_cnt", "choice-domain"})
 # Functors of a fixed number of arguments, and of at least some.
 _ARITY = {"strlen": 1, "to_number": 1, "to_string": 1, "to_float": 1, "to_unsigned": 1, "substr": 3}
@@ -299,13 +299,13 @@ class Parser:
         if t.kind == "ident" and t.text in ("true", "false"):
             self.take()
             return [[BoolLit(t.text == "true", t.loc)]]
-        if t.kind == "ident" and t.text not in _KEYWORDS and self.peek().text == "(":
+        if t.kind == "ident" and t.text not in KEYWORDS and self.peek().text == "(":
             return [[self.atom()]]
         return [[self.constraint()]]
 
     def atom(self) -> Atom:
         name, loc = self.relation_name()
-        if name in _KEYWORDS:
+        if name in KEYWORDS:
             self.fail(f"'{name}' is a keyword, not a relation name")
         return Atom(name, tuple(self.parenthesised(self.expr)), loc)
 
@@ -378,7 +378,7 @@ class Parser:
                 return self.functor(t, self.parenthesised(self.expr))
             if t.text in ("as", "nil", "ord", "range", "autoinc", "recursive_iteration_cnt"):
                 self.fail(f"'{t.text}' is not supported by sdylog's Datalog front end", t)
-            if t.text in _KEYWORDS:
+            if t.text in KEYWORDS:
                 self.fail(f"unexpected '{t.text}'", t)
             if self.at("("):
                 self.fail(f"'{t.text}' is not a functor; atoms cannot appear inside expressions", t)

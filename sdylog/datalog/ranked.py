@@ -196,7 +196,10 @@ class RankedEvaluation:
         """The whole evaluation by the C extension `native` over the engine's
         C database (`engine._db`), its seeds computed there too; False
         (nothing stored) when there is none (every relation left C: a value
-        beyond 64 bits), the stratum does not lower, or the C run hands back."""
+        beyond 64 bits), its ranks have more columns than native.MAXRANK, the
+        stratum does not lower, or the C run hands back."""
+        if len(self.rank_cols[0]) > native.MAXRANK:
+            return False   # (a rank of more columns than the C one holds: the Python path, as without C)
         db = self.engine._db
         reads = self.program.reads
         if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):

@@ -60,8 +60,14 @@ def step_column(decl: RelationDecl) -> int | None:
     return cols[0] if cols else None
 
 
+# The auxiliary relations of a relation of the stratum (the module docstring).
+SEED, PREV, NOW = AUX_PARTS = ("seed", "prev", "now")
+
+
 def aux(relation: str, part: str) -> str:
-    """The name of an auxiliary relation: part is "seed", "prev" or "now"."""
+    """The name of an auxiliary relation: part is one of AUX_PARTS."""
+    if part not in AUX_PARTS:
+        raise ValueError(f"no auxiliary relation part {part!r}: one of {AUX_PARTS}")
     return f"{relation}__{part}"
 
 
@@ -93,17 +99,17 @@ def plan_steps(relations: dict, clauses: list, stratum, make_program) -> StepPla
         atoms = [a for a, _ in atoms_of(c.body) if a.relation in here]
         if not atoms:
             seed_origin[len(seed_clauses)] = ci
-            seed_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, "seed"))))
+            seed_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, SEED))))
             continue
         var, next_step = _step_variable(c, atoms, step_col)
-        part = "prev" if next_step else "now"
+        part = PREV if next_step else NOW
         body = tuple(_rename_literal(lit, here, part) for lit in c.body)
         origin[len(step_clauses)] = ci
-        step_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, "now")), body=body))
+        step_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, NOW)), body=body))
     aux_decls = {}
     for r in stratum.relations:
         d = relations[r]
-        for name in (aux(r, "seed"), aux(r, "prev"), aux(r, "now")):
+        for name in (aux(r, part) for part in AUX_PARTS):
             if name in relations:
                 raise error(relations[name].loc, f"relation '{name}' has the name of an auxiliary relation of "
                             f"the stepped stratum of '{r}': rename it")
@@ -193,11 +199,11 @@ class StepEvaluation:
             col = plan.step_col[r]
             seeds = list(eng._loaded.get(r, ()))
             if plan.seeds is not None:
-                seeds += self._take(r, aux(r, "seed"), plan.seed_origin)
+                seeds += self._take(r, aux(r, SEED), plan.seed_origin)
             for t in seeds:
                 pending.setdefault(t[col], {}).setdefault(r, []).append(t)
         if plan.seeds is not None:
-            eng._replace({aux(r, "seed"): [] for r in plan.relations})
+            eng._replace({aux(r, SEED): [] for r in plan.relations})
         eng.declare(plan.step)
         done: dict[str, list] = {r: [] for r in plan.relations}
         prev: dict[str, list] = {}
@@ -208,10 +214,10 @@ class StepEvaluation:
                 raise error(None, f"the stepped stratum of {', '.join(plan.relations)} did not stop "
                             f"after {MAX_STEPS} steps")
             seeds = pending.pop(step, {})
-            eng._replace({**{aux(r, "prev"): prev.get(r, []) for r in plan.relations},
-                          **{aux(r, "now"): seeds.get(r, []) for r in plan.relations}})
+            eng._replace({**{aux(r, PREV): prev.get(r, []) for r in plan.relations},
+                          **{aux(r, NOW): seeds.get(r, []) for r in plan.relations}})
             eng._run_strata(plan.step, plan.step.strata)
-            now = {r: self._take(r, aux(r, "now"), plan.origin) for r in plan.relations}
+            now = {r: self._take(r, aux(r, NOW), plan.origin) for r in plan.relations}
             for r, rows in now.items():
                 done[r].extend(rows)
             if any(now.values()):
@@ -220,7 +226,7 @@ class StepEvaluation:
                 step, prev = min(pending), {}
             else:
                 step = None
-        eng._replace({aux(r, part): [] for r in plan.relations for part in ("prev", "now")})
+        eng._replace({aux(r, part): [] for r in plan.relations for part in (PREV, NOW)})
         for r in plan.relations:
             eng._store(r, set(done[r]), self.prov.get(r))
 

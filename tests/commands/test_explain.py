@@ -5,8 +5,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, name_ranges, parse_spec,
-                                     resolve, run_with_provenance)
+from sdylog import RULES_DIR
+from sdylog.commands.explain import (STARTED, ChainWalker, Hop, Namer, Origin, explain, explain_text, name_ranges,
+                                     parse_spec, resolve, run_with_provenance)
+from sdylog.datalog.lexer import Preprocessor
 from sdylog.ir.diagnostics import SdylogError
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
@@ -244,6 +246,12 @@ def test_bad_values_name_what_is_there(tmp_path):
     p = subprocess.run([sys.executable, "-m", "sdylog.cli", "explain", path, "%9"], capture_output=True, text=True)
     assert p.returncode == 1 and p.stdout == ""
     assert p.stderr.strip() == "error: no value %9 in @main; values are %arg0, %0..%2"
+
+
+def test_started_is_the_rules_writer_of_a_unit_a_tensor_starts_with():
+    pp = Preprocessor()
+    pp.tokens_of_file(str(RULES_DIR / "propagation" / "core-declarations.dl"))
+    assert "".join(t.text for t in pp.macros["STARTED"]) == str(STARTED)
 
 
 def test_name_ranges():

@@ -66,6 +66,23 @@ def test_a_macro_call_expands_with_the_definitions_before_it():
     assert "'F' is not a functor" in error_of(".decl a(x: number)\na(F(2)).\n#define F(x) x + 1\n")
 
 
+# A macro binding a variable of its own (y): the expansion does not rename it
+# (C's preprocessor, which Soufflé runs, does not either).
+STEP = "#define STEP(a, b) e(a, y), e(y, b)\n" + SCHEMA
+
+
+def test_a_macros_own_variable_may_not_meet_the_clauses():
+    program = parse_program(STEP + "p(x, z) :- STEP(x, z).\np(x, y) :- e(x, y), !e(y, x).\n"
+                            "p(x, z) :- STEP(x, u), e(u, z).\n")
+    assert literal(program.clauses[0].body[0]) == "e(x, y)"
+    # (in two calls in one clause, or also a variable of the clause, they would be one variable)
+    own = "'y' is a variable of macro 'STEP' of its own and also a variable of this clause at t.dl:4:"
+    assert error_of(STEP + "p(x, z) :- STEP(x, z), STEP(z, x).") == (
+        f"t.dl:4:24: error: {own}12 (outside that call of STEP): they would be one variable; rename one")
+    assert error_of(STEP + "p(x, y) :- STEP(x, y).").startswith(f"t.dl:4:12: error: {own}6 ")
+    assert error_of(STEP + "p(x, z) :- e(x, y), STEP(y, z).").startswith(f"t.dl:4:21: error: {own}17 ")
+
+
 def test_subsumptive_rule_binds_through_its_conditions():
     # (checked as the clause `p(x, y1) :- p(x, y1), p(x, y2), d = y2 + 1, y1 < d.`)
     program = parse_program(SCHEMA + "p(x, y) :- e(x, y).\np(x, y1) <= p(x, y2) :- d = y2 + 1, y1 < d.")

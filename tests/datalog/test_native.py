@@ -23,6 +23,7 @@ class Counting:
     def __init__(self):
         self.runs = 0
         self.Database = _native.Database   # (an engine without its own fills one)
+        self.MAXRANK = _native.MAXRANK
 
     def ranked_run(self, *args):
         self.runs += 1
@@ -266,3 +267,28 @@ def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
         results[use_native] = (out, [{r: engine.read(r) for r in engine.relations} for engine in engines])
         assert counting.runs == (1 if use_native else 0)
     assert results[True] == results[False]
+
+
+# A rank of five columns (more than the C rank holds): a phase, three levels
+# carried along unchanged, and the distance.
+FIVE_COLUMN_RANK = """
+.type Rank <: number
+.decl edge(x: number, y: number, w: number)
+.decl source(x: number)
+.decl dist(x: number, a: Rank, b: Rank, c: Rank, e: Rank, d: Rank)
+dist(x, 0, 0, 0, 0, 0) :- source(x).
+dist(y, a, b, c, e, d + w) :- dist(x, a, b, c, e, d), edge(x, y, w).
+dist(x, a, b, c, e, d1) <= dist(x, a, b, c, e, d2) :- d2 < d1.
+"""
+
+
+def test_ranks_of_more_columns_than_c_holds_keep_the_python_path():
+    assert _native.MAXRANK == 4
+    facts = {"edge": [(0, 1, 5), (1, 2, 1), (0, 2, 9), (2, 3, 2)], "source": [(0,)]}
+    with_c, runs = evaluate(FIVE_COLUMN_RANK, facts, use_native=True)
+    assert runs == 0
+    assert with_c == evaluate(FIVE_COLUMN_RANK, facts, use_native=False)[0]
+    assert with_c["dist"] == [(0, 0, 0, 0, 0, 0), (1, 0, 0, 0, 0, 5), (2, 0, 0, 0, 0, 6), (3, 0, 0, 0, 0, 8)]
+    # (called with such a rank, C says how many columns it was given)
+    with pytest.raises(ValueError, match=r"relation 0 has 5 rank columns: 1 to MAXRANK \(4\)"):
+        _native.ranked_run(_native.Database([(6, (False,) * 6)]), [(0, (1, 2, 3, 4, 5))], [], [[]], [[]], [])

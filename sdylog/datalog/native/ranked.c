@@ -470,7 +470,8 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
         int n = (int)PyTuple_GET_SIZE(cols);
         if (i == 0) ev.nrank = n;
         if (n < 1 || n > MAXRANK || n != ev.nrank) {
-            PyErr_SetString(PyExc_ValueError, "rank columns: 1 to MAXRANK, as many for every relation");
+            PyErr_Format(PyExc_ValueError, "relation %d has %d rank columns: 1 to MAXRANK (%d), as many for "
+                         "every relation (%d)", i, n, MAXRANK, ev.nrank);
             goto out;
         }
         for (int k = 0; k < n; k++) {
@@ -566,7 +567,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyType_Ready(&DatabaseType) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyModule_AddIntConstant(m, "MAXRANK", MAXRANK) < 0
+        || PyType_Ready(&DatabaseType) < 0) { Py_DECREF(m); return NULL; }
     Py_INCREF(&DatabaseType);
     if (PyModule_AddObject(m, "Database", (PyObject *)&DatabaseType) < 0) {
         Py_DECREF(&DatabaseType);
