@@ -190,8 +190,10 @@ class _OpenOp:
 @dataclass
 class FactSet:
     relations: dict[str, list[tuple]] = field(default_factory=lambda: defaultdict(list))
-    ops: list = field(default_factory=list)        # op id -> ir.Operation
-    values: list = field(default_factory=list)     # value id -> ir.Value
+    # Ids are dense when extracted; facts followed past erasures (facts/follow.py)
+    # have None for the erased ops and values: loop over rows or skip None.
+    ops: list = field(default_factory=list)        # op id -> ir.Operation (None: erased)
+    values: list = field(default_factory=list)     # value id -> ir.Value (None: erased)
     value_ids: dict = field(default_factory=dict)  # ir.Value -> value id
     meshes: dict[str, Mesh] = field(default_factory=dict)
     module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
@@ -219,6 +221,11 @@ class FactSet:
 
     def rows(self, relation: str) -> list[tuple]:
         return self.relations.get(relation, [])
+
+    def live_value_ids(self) -> list[int]:
+        """The ids of the values not erased since extraction (all, unless
+        the facts followed erasures: facts/follow.py), in order."""
+        return [v for v, value in enumerate(self.values) if value is not None]
 
     def ranked_values(self) -> list[tuple]:
         """(value id,) of every value (a `value` row: not one of an erased

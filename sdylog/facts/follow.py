@@ -4,7 +4,9 @@ renamed to the values that replaced them.
 
 Ids stay as they were: the erased ops' and values' numbers are left out,
 the others keep their order (what the rules read of ids: an op's program
-order, equality). tests/facts/test_follow.py checks that the facts so
+order, equality). So ids are not dense after following: `facts.ops[o]`
+and `facts.values[v]` of an erased one are None (their MLIR handles point
+at freed IR); readers loop over the rows (`op`, `value`) or skip None. tests/facts/test_follow.py checks that the facts so
 followed equal a fresh extraction's, ids aside.
 """
 from __future__ import annotations
@@ -57,10 +59,13 @@ def without_erased(facts: FactSet, erased: dict[int, dict[int, int]]) -> FactSet
     dead[_RULE] = set(range(len(facts.rules))) - {r for _, r in op_rule}   # (the rules no op is left to use)
     relations = defaultdict(list, {name: op_rule if name == "op_rule" else _without(rows, name, dead, renamed)
                                    for name, rows in facts.relations.items()})
-    value_ids = facts.value_ids.copy()
+    value_ids, ops, values = facts.value_ids.copy(), list(facts.ops), list(facts.values)
     for v in dead_values:   # (a value hashes by its pointer: an erased one's still finds its key)
-        del value_ids[facts.values[v]]
-    return replace(facts, relations=relations, value_ids=value_ids,
+        del value_ids[values[v]]
+        values[v] = None
+    for o in dead_ops:
+        ops[o] = None
+    return replace(facts, relations=relations, value_ids=value_ids, ops=ops, values=values,
                    op_names={name for _, name, *_ in relations["op"]},
                    sharded_ops=facts.sharded_ops - dead_ops)
 

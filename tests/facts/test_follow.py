@@ -87,3 +87,34 @@ func.func @main(%arg0: tensor<8x4xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
         fresh = extract_facts(module)
     assert len(followed.rows("op")) == len(facts.rows("op")) - 3   # (the reduce, its add and its return)
     assert compacted(followed) == compacted(fresh)
+    # the erased ops and values (the reduce's result, its block arguments,
+    # the add's result) have no handles left: a reader that misses the gap
+    # fails at once, not on freed IR
+    gone = [o for o, op in enumerate(followed.ops) if op is None]
+    assert len(gone) == 3 and reduce in gone
+    assert sum(v is None for v in followed.values) == 4
+    assert followed.live_value_ids() == sorted(v for v, *_ in followed.rows("value"))
+    assert facts.ops[reduce] is not None   # (the facts followed are left as they were)
+
+
+def test_readers_of_every_value_skip_erased_ones(monkeypatch):
+    # IdNames (query/--db names) and the report's counts loop over values:
+    # after the merger erased a copy, they read the values left
+    from sdylog.commands.values import IdNames, match_values
+    text = """
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %arg0, %c : tensor<8xf32>
+  %1 = stablehlo.multiply %0, %c : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+    (followed, fresh), _ = _reshard_facts(monkeypatch, text, "m.mlir")
+    assert any(v is None for v in followed.values) and len(followed.live_value_ids()) == len(fresh.values)
+    names, _ = match_values(followed, [])
+    ids = IdNames(followed, [], "main", "m.mlir", matched=names)
+    for v in followed.live_value_ids():
+        assert ids.value(v)
+    for o, *_ in followed.rows("op"):
+        assert ids.op(o)
