@@ -343,6 +343,15 @@ class _Extractor:
         vid = self.facts.value_ids.get(value)
         return self.ids_of((value,), func)[0] if vid is None else vid
 
+    def _known_value_id(self, value, func: str) -> int:
+        """value_id when re-reading shardings (reread): the id the facts
+        gave the value; one they do not know (a step made it) is an error."""
+        vid = self.facts.value_ids.get(value)
+        if vid is None:
+            raise ValueError(f"re-reading shardings: a value in @{func} the facts do not know "
+                             "(the step that made it did not drop the facts)")
+        return vid
+
     def ids_of(self, values, func: str, walked: bool = False) -> list[int]:
         """The values' ids; a value seen for the first time gets the next id
         (its value and value_dim rows are written at the end, add_value_rows).
@@ -473,7 +482,10 @@ class _Extractor:
         read again, in the order `run` reads them (so the shardings get the
         ids a fresh extraction would give them): the meshes; then each
         function's arguments and results, and its ops, each after the ops
-        nested in it. A new FactSet: `facts` stay as they are."""
+        nested in it. A new FactSet: `facts` stay as they are (it shares
+        their value ids, which a value the facts do not know would extend:
+        such a value is an error here, not a new id)."""
+        self.value_id = self._known_value_id
         kept = defaultdict(list, {name: rows for name, rows in facts.relations.items()
                                   if name not in SHARDING_RELATIONS})
         self.facts = f = replace(facts, relations=kept, meshes={}, mesh_symbols=[], shardings=[], sharded_ops=set(),
