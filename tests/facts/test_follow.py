@@ -118,3 +118,38 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
         assert ids.value(v)
     for o, *_ in followed.rows("op"):
         assert ids.op(o)
+
+
+
+def test_no_row_names_an_erased_op():
+    # a manual computation's result edge is not nested in it: its
+    # edge_manual row names it in a later column, and goes with it too
+    from sdylog.facts.follow import _columns, without_erased
+    from sdylog.facts.schema import schema
+    from sdylog.ir import parse_module
+    assert _columns("op")[2] == () and _columns("edge_manual")[2] == (1,)   # (an op's parent: nesting)
+    text = """
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%a: tensor<4xf32>) {
+    %e = sdy.data_flow_edge %a : tensor<4xf32>
+    %n = stablehlo.negate %e : tensor<4xf32>
+    sdy.return %n : tensor<4xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = sdy.data_flow_edge %0 : tensor<8xf32>
+  %2 = stablehlo.add %1, %arg1 : tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+"""
+    module = parse_module(text)
+    with module.context:
+        facts = extract_facts(module)
+    assert len(facts.rows("edge_manual")) == 2
+    manual = next(o for o, name, *_ in facts.rows("op") if name == "sdy.manual_computation")
+    (result,) = [v for o, _, v in facts.rows("op_result") if o == manual]
+    followed = without_erased(facts, {manual: {result: facts.rows("func_arg")[1][2]}})
+    gone = {o for o, op in enumerate(followed.ops) if op is None}
+    assert manual in gone and followed.rows("edge_manual") == []
+    for name, rows in followed.relations.items():
+        columns = [i for i, c in enumerate(schema().relations[name].columns) if c.type_name == "Op"]
+        assert not any(row[i] in gone for row in rows for i in columns), name
