@@ -36,11 +36,8 @@ def test_followed_facts_equal_fresh_ones(monkeypatch, path):
         assert compacted(followed) == compacted(fresh)
 
 
-def test_facts_follow_the_constant_merger(monkeypatch):
-    # the splitter copies the constant for each use; propagation shards the
-    # copies alike; the merger erases all but the first: the facts
-    # propagation read serve the reshard steps, without the copies
-    text = """
+# a constant two ops use (the splitter copies it for each, the merger erases the copy)
+SHARED_CONSTANT = """
 sdy.mesh @mesh = <["x"=2]>
 func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
   %c = stablehlo.constant dense<1.0> : tensor<8xf32>
@@ -49,7 +46,13 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
   return %1 : tensor<8xf32>
 }
 """
-    seen = _reshard_facts(monkeypatch, text, "m.mlir")
+
+
+def test_facts_follow_the_constant_merger(monkeypatch):
+    # the splitter copies the constant for each use; propagation shards the
+    # copies alike; the merger erases all but the first: the facts
+    # propagation read serve the reshard steps, without the copies
+    seen = _reshard_facts(monkeypatch, SHARED_CONSTANT, "m.mlir")
     (followed, fresh), (again, _) = seen
     assert again is followed   # (the first reshard step wrote nothing)
     assert len(followed.ops) > len(fresh.ops)   # (the erased copy's id is left out)
@@ -101,16 +104,7 @@ def test_readers_of_every_value_skip_erased_ones(monkeypatch):
     # IdNames (query/--db names) and the report's counts loop over values:
     # after the merger erased a copy, they read the values left
     from sdylog.commands.values import IdNames, match_values
-    text = """
-sdy.mesh @mesh = <["x"=2]>
-func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
-  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
-  %0 = stablehlo.add %arg0, %c : tensor<8xf32>
-  %1 = stablehlo.multiply %0, %c : tensor<8xf32>
-  return %1 : tensor<8xf32>
-}
-"""
-    (followed, fresh), _ = _reshard_facts(monkeypatch, text, "m.mlir")
+    (followed, fresh), _ = _reshard_facts(monkeypatch, SHARED_CONSTANT, "m.mlir")
     assert any(v is None for v in followed.values) and len(followed.live_value_ids()) == len(fresh.values)
     names, _ = match_values(followed, [])
     ids = IdNames(followed, [], "main", "m.mlir", matched=names)
