@@ -417,7 +417,7 @@ def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
     """`values sharded: K of N` (a value is sharded when its tensor got an
     axis), then why the others are not, in a word each: counts, and with
     `verbose` each such tensor with its values' names."""
-    values = len(run.result.facts.values)
+    values = len(run.result.facts.live_value_ids())
     by_reason = unsharded_by_reason(run)
     if by_reason is None:   # (rules without the report)
         sharded = {v for (v,) in run.result.engine.select("final_value", "v")}
@@ -440,7 +440,7 @@ def unsharded_by_reason(run: PipelineRun) -> dict | None:
     reason = dict(engine.select("unsharded", "t", "reason", ordered=True))
     tensor_of = run.value_tensors()
     by_reason: dict[str, list] = {}
-    for v in range(len(run.result.facts.values)):
+    for v in run.result.facts.live_value_ids():
         t = tensor_of.get(v)
         why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
         if why is not None:
@@ -489,6 +489,7 @@ def report_data(run: PipelineRun) -> dict:
     values, _, _ = collect_values(run)   # (what Propagation.values holds, without printing the module again)
     by_reason = unsharded_by_reason(run) or {}
     unsharded = sum(len(vs) for vs in by_reason.values())
+    values_count = len(run.result.facts.live_value_ids())
     if run.collectives is None:
         items = [i.as_dict() for i in run.needed.items]
         totals = {kind: {"count": n, "written_by_export": written, "bytes_per_device": total}
@@ -501,7 +502,7 @@ def report_data(run: PipelineRun) -> dict:
         "values": [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
                     "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
                     "location": v.location} for v in values.values()],
-        "sharded": {"values": len(run.result.facts.values) - unsharded, "of": len(run.result.facts.values)},
+        "sharded": {"values": values_count - unsharded, "of": values_count},
         "unsharded": {"counts": {r: len(by_reason[r]) for r in UNSHARDED_REASONS if r in by_reason},
                       "tensors": [{"tensor": text, "reason": r} for r, text in unsharded_tensors(run, by_reason)]},
         "conflicts": [{"location": c.location, "op": c.op_name, "jax_name": c.jax_name, "factor": c.factor,

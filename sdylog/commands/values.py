@@ -268,7 +268,7 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
             if vid is not None and iv.key in _value_keys(facts, vid):
                 kept[id(iv)] = vid
         # copies are values the import made: only those are looked up by key
-        by_key = _keys_of(facts, set(facts.func_args) | set(range(len(facts.values))) - set(kept.values()))
+        by_key = _keys_of(facts, set(facts.func_args) | set(facts.live_value_ids()) - set(kept.values()))
         for iv in values:
             vid = kept.get(id(iv))
             found = [] if vid is None else [vid]
@@ -417,10 +417,11 @@ class IdNames:
             self._values[t] = "/".join(sorted(vs))
         with facts.module.context:
             for vid, name in enumerate(self._values):
-                if name is None:
+                if name is None and facts.values[vid] is not None:   # (None: erased, facts/follow.py)
                     self._values[vid] = self._made_by_import(facts, vid)
             kinds = {row[0]: row[1] for row in facts.rows("op")}   # (the facts read each op's name once)
-            self._ops = [(kinds.get(o) or op_name(op), loc_text(op, filename)) for o, op in enumerate(facts.ops)]
+            self._ops = [None if op is None else (kinds.get(o) or op_name(op), loc_text(op, filename))
+                         for o, op in enumerate(facts.ops)]
         self._links = [("func.return", f"result {i} of @{main}") for i in range(len(result_names))]
         # a function result's slot is a tensor of its own (facts.func_results)
         with facts.module.context:

@@ -51,7 +51,8 @@ class TableLayout:
         self.symbol_ids: dict[str, int] = {}
         # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
         self.bound: dict = {}
-        # (id(first stratum), strata offered at most, id(the plan picked for it)) -> native_db._Batch
+        # id(first stratum) -> {(strata offered at most, id(the plan picked for it)): native_db._Batch},
+        # each stratum's entry bounded as `bound`'s (native_db._batch)
         self.batches: dict = {}
 
     def intern(self, symbol: str) -> int:
@@ -222,15 +223,18 @@ def _batch(ndb: NativeDB, indexes: NativeIndexes, program, plans, strata) -> _Ba
     layout = ndb.layout
     if not layout.covers(program):
         return _batch_made(ndb, plans, strata, False)
-    key = (id(first), len(strata), id(picked))
-    made = layout.batches.get(key)
+    batches = layout.batches.setdefault(id(first), {})
+    key = (len(strata), id(picked))
+    made = batches.get(key)
     if (made is not None and made.changes == plans.changes and made.need <= ndb.known
             and made.scanned[0] is first and made.scanned == strata[:len(made.scanned)]):
         return made
     made = _batch_made(ndb, plans, strata, True)
     if made is not None and made.need <= ndb.known:
         made.changes = plans.changes
-        layout.batches[key] = made
+        if len(batches) >= 2 * plans.KEPT:   # (as _bound: it holds batches of plans no longer kept)
+            batches.clear()
+        batches[key] = made
     return made
 
 

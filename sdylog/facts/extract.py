@@ -190,8 +190,10 @@ class _OpenOp:
 @dataclass
 class FactSet:
     relations: dict[str, list[tuple]] = field(default_factory=lambda: defaultdict(list))
-    ops: list = field(default_factory=list)        # op id -> ir.Operation
-    values: list = field(default_factory=list)     # value id -> ir.Value
+    # Ids are dense when extracted; facts followed past erasures (facts/follow.py)
+    # have None for the erased ops and values: loop over rows or skip None.
+    ops: list = field(default_factory=list)        # op id -> ir.Operation (None: erased)
+    values: list = field(default_factory=list)     # value id -> ir.Value (None: erased)
     value_ids: dict = field(default_factory=dict)  # ir.Value -> value id
     meshes: dict[str, Mesh] = field(default_factory=dict)
     module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
@@ -219,6 +221,11 @@ class FactSet:
 
     def rows(self, relation: str) -> list[tuple]:
         return self.relations.get(relation, [])
+
+    def live_value_ids(self) -> list[int]:
+        """The ids of the values not erased since extraction (all, unless
+        the facts followed erasures: facts/follow.py), in order."""
+        return [v for v, value in enumerate(self.values) if value is not None]
 
     def ranked_values(self) -> list[tuple]:
         """(value id,) of every value (a `value` row: not one of an erased
@@ -335,6 +342,15 @@ class _Extractor:
     def value_id(self, value, func: str) -> int:
         vid = self.facts.value_ids.get(value)
         return self.ids_of((value,), func)[0] if vid is None else vid
+
+    def _known_value_id(self, value, func: str) -> int:
+        """value_id when re-reading shardings (reread): the id the facts
+        gave the value; one they do not know (a step made it) is an error."""
+        vid = self.facts.value_ids.get(value)
+        if vid is None:
+            raise ValueError(f"re-reading shardings: a value in @{func} the facts do not know "
+                             "(the step that made it did not drop the facts)")
+        return vid
 
     def ids_of(self, values, func: str, walked: bool = False) -> list[int]:
         """The values' ids; a value seen for the first time gets the next id
@@ -466,7 +482,10 @@ class _Extractor:
         read again, in the order `run` reads them (so the shardings get the
         ids a fresh extraction would give them): the meshes; then each
         function's arguments and results, and its ops, each after the ops
-        nested in it. A new FactSet: `facts` stay as they are."""
+        nested in it. A new FactSet: `facts` stay as they are (it shares
+        their value ids, which a value the facts do not know would extend:
+        such a value is an error here, not a new id)."""
+        self.value_id = self._known_value_id
         kept = defaultdict(list, {name: rows for name, rows in facts.relations.items()
                                   if name not in SHARDING_RELATIONS})
         self.facts = f = replace(facts, relations=kept, meshes={}, mesh_symbols=[], shardings=[], sharded_ops=set(),

@@ -11,14 +11,15 @@ made for propagation. The facts are kept in the pipeline's census scope
 (`follow`, from census.follow_step) they are:
 
 * kept, their sharding rows (extract.SHARDING_RELATIONS) to be read again,
-  after a step that changed attributes only (census.ATTRIBUTES_ONLY):
-  passes change shardings and meshes in place, and sharding rules (so
-  facts with rules read from ops' attributes are dropped instead), and no
-  other attribute a fact is read from;
-* kept, without the erased ops, after a step that erased ops only and told
-  the facts of each one before it went (`erasing`; the names it touched
-  are those it told of);
-* dropped after any other change: the next step extracts them afresh.
+  after a step that says it changed shardings, meshes and sharding rules
+  only (census.SHARDINGS_ONLY; facts with rules read from ops' attributes
+  are dropped instead);
+* the same, without the erased ops, after such a step that also erased
+  ops, having told the facts of each one before it went (`erasing`; the
+  names it touched are those it told of);
+* dropped after any other change, plain census.ATTRIBUTES_ONLY among them
+  (some other attribute the facts read may have changed): the next step
+  extracts them afresh.
 
 Outside a scope, every call extracts afresh. Whoever reads facts from here
 must not change them (FactSet's add_replicated_sharding is the one
@@ -114,7 +115,8 @@ def follow(scope: dict, change) -> None:
         return
     told, kept.told = kept.told, set()
     touched = getattr(change, "touched", None)
-    if touched is not None and touched <= told and not kept.facts.rules_from_attributes:
+    if (getattr(change, "shardings_only", False) and touched <= told
+            and not kept.facts.rules_from_attributes):
         kept.stale = True
     else:
         scope.pop("facts")

@@ -11,8 +11,23 @@ returns what it did to the module, one of:
 * PRESERVED: it left the module as it was;
 * Invalidated(touched): it changed the module; `touched` names the ops it
   created, erased or moved (every one of them, nested ops too), empty when
-  it changed attributes only. The census keeps the lists of other names and
-  walks again when asked about a touched name or for all ops;
+  it changed attributes only (ATTRIBUTES_ONLY). The census keeps the lists
+  of other names and walks again when asked about a touched name or for
+  all ops;
+* SHARDINGS_ONLY (Invalidated(frozenset(), shardings_only=True)): it
+  changed in place only shardings (`sdy.sharding` and the like), meshes
+  and sharding rules (`sdy.sharding_rule`), no other attribute (no
+  sym_visibility, callee, manual_axes, group_id, ..., no type). The census
+  keeps up as with ATTRIBUTES_ONLY; unlike it, the kept facts follow (they
+  read shardings and meshes again). A pass returning ATTRIBUTES_ONLY drops
+  the facts: only a pass that checked its changes are of these kinds says
+  SHARDINGS_ONLY. (With touched names, shardings_only=True says the same
+  of its other changes: the facts follow when they were told of those ops.)
+  Passes returning it: propagation's write-back and populate_rules
+  (propagation/passes.py), close-shardings, update-non-divisible-input-
+  output-shardings, remove-sub-axes-in-input-output-shardings,
+  remove-size-one-axes, lift-inlined-meshes, drop-sharding-rules, and the
+  constant merger (its erasures told, facts/shared.py erasing);
 * None (or Invalidated(None)): it may have done anything; the census is
   walked again when asked.
 
@@ -27,7 +42,7 @@ The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
 `pipelines.run_steps`), and the phases of -sdy-propagation-pipeline, whose
 propagation changes attributes only. Elsewhere every call walks afresh. The
 same scope keeps the module's facts (sdylog/facts/shared.py), which follow
-the steps that change shardings only or erase ops they are told of.
+the steps that say SHARDINGS_ONLY (erasing only ops they are told of).
 """
 from __future__ import annotations
 
@@ -48,11 +63,15 @@ PRESERVED = "preserved"
 @dataclass(frozen=True)
 class Invalidated:
     """A pass changed the module: it created, erased or moved ops of the
-    names `touched` only (empty: attributes only; None: any op)."""
+    names `touched` only (empty: attributes only; None: any op), and with
+    `shardings_only` changed no attribute but shardings, meshes and
+    sharding rules (see the module docstring)."""
     touched: frozenset | None = None
+    shardings_only: bool = False
 
 
 ATTRIBUTES_ONLY = Invalidated(frozenset())
+SHARDINGS_ONLY = Invalidated(frozenset(), shardings_only=True)
 FOLLOWED = "followed"
 
 

@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import transform_shardings
 from sdylog.model.sharding import TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def closed_like(sharding):
@@ -21,4 +21,4 @@ def run(module: ir.Module, options: dict, ctx):
         # (each sharding is closed on its own: the order ops come in does not matter)
         changed = transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True,
                                       by_name=census(module, ctx).by_names())
-    return ATTRIBUTES_ONLY if changed else PRESERVED
+    return SHARDINGS_ONLY if changed else PRESERVED

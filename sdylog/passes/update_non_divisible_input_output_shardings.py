@@ -20,7 +20,7 @@ from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_ow
 from sdylog.ir.types import static_shape
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.sharding import DimSharding, TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def evenly_sharded(sharding, shape, meshes: Meshes):
@@ -90,7 +90,7 @@ def run(module: ir.Module, options: dict, ctx):
                                       lambda: result_owners(op), evener)
     # (PRESERVED when every sharding was even already, as on a module this pass
     # ran on before: the facts extracted before it stay valid, sdylog/facts/shared.py)
-    return ATTRIBUTES_ONLY if changed else PRESERVED
+    return SHARDINGS_ONLY if changed else PRESERVED
 
 
 def _make_even(op, get, put, owners, evener: _Evener) -> bool:

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
+from sdylog.datalog.plan import PlanCache
 from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native
 from sdylog.ir.diagnostics import SdylogError
 
@@ -197,6 +198,25 @@ def test_data_of_two_sizes_in_turn_makes_each_batch_once(monkeypatch):
         got, calls = run(facts)
         assert calls == [7] and got == expected[id(facts)]
     assert made == []
+
+
+def test_batches_made_for_many_sizes_stay_few(monkeypatch):
+    """A long process runs a program on modules of many sizes, each picking
+    plans of its own: the batches kept for a first stratum stay at most
+    twice the plans a PlanCache keeps (native_db._batch), and runs give the
+    Python path's relations."""
+    monkeypatch.setattr(PlanCache, "KEPT", 1)   # (so that few sizes fill the bound)
+    program = parse_program(PROGRAM, "bounded.dl")
+    run = counting_runs(program, monkeypatch)
+    layouts = []
+    real = native_db._batch
+    monkeypatch.setattr(native_db, "_batch", lambda ndb, *rest: layouts.append(ndb.layout) or real(ndb, *rest))
+    for n in (5, 60, 700, 5, 60, 700):
+        facts = {**FEW, "edge": [(f"n{i % 97}", f"n{i * 7 % 101}", i % 5) for i in range(n)]}
+        assert run(facts)[0] == run(facts, native=False)[0]
+    (layout,) = {id(lay): lay for lay in layouts}.values()
+    assert layout.batches and all(len(made) <= 2 * PlanCache.KEPT for made in layout.batches.values())
+    assert max(map(len, layout.batches.values())) > 1   # (sizes that picked other plans: more than one)
 
 
 def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):

@@ -4,7 +4,8 @@ from sdylog.facts.schema import schema
 
 def compacted(facts) -> dict:
     """The facts' relations with op, value (and tensor) and rule ids numbered
-    0, 1, ... in their order, and the other things the reshard step reads."""
+    0, 1, ... in their order, and the other things the reshard step reads
+    (the id maps, meshes, flags)."""
     ops = sorted(o for o, *_ in facts.rows("op"))
     values = sorted(v for v, *_ in facts.rows("value"))
     slots = sorted(t for _, _, t in facts.rows("func_result_tensor"))
@@ -27,4 +28,13 @@ def compacted(facts) -> dict:
     out["ranked_values"] = [ids["Value"][v] for (v,) in facts.ranked_values()]
     out["op_names"] = facts.op_names
     out["rules"] = [facts.rules[r] for r in rules]
+    value, op = ids["Value"], ids["Op"]
+    out["value_ops"] = [op[facts.value_ops[v]] for v in values]
+    # (a function op's handle compares by the op it points to)
+    out["func_args"] = {value[v]: arg for v, arg in facts.func_args.items()}
+    out["func_results"] = {value[t]: result for t, result in facts.func_results.items()}
+    out["meshes"] = facts.meshes
+    out["mesh_symbols"] = facts.mesh_symbols
+    out["unknown_ops"] = facts.unknown_ops
+    out["rules_from_attributes"] = facts.rules_from_attributes
     return out

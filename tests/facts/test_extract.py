@@ -542,3 +542,31 @@ def test_the_walk_agrees_with_its_plain_reference_on_the_corpus():
         text = optimize_text(path.read_text(), str(path), flags)
         _same_facts(extract_facts(parse_module(text), static_shapes=True),
                     extract_facts(parse_module(text), static_shapes=True, plain=True))
+
+
+def test_rereading_shardings_does_not_give_new_ids():
+    # read_shardings shares the facts' value ids: a value they do not know
+    # (here a named computation's block argument, left out) is an error,
+    # not a new id in the facts it was given
+    from dataclasses import replace
+
+    from sdylog.facts.extract import read_shardings
+    module = parse_module("""
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = sdy.named_computation<"f">(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] (%a: tensor<8xf32>) {
+    %1 = stablehlo.negate %a : tensor<8xf32>
+    sdy.return %1 : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""")
+    facts = extract_facts(module)
+    assert read_shardings(module, facts).relations["value_sharding"] == facts.relations["value_sharding"]
+    named = {o for o, name, *_ in facts.rows("op") if name == "sdy.named_computation"}
+    (arg,) = [v for o, _, _, v in facts.rows("block_arg") if o in named]
+    value_ids = {value: vid for value, vid in facts.value_ids.items() if vid != arg}
+    unknown = replace(facts, value_ids=value_ids, values=list(facts.values))
+    with pytest.raises(ValueError, match="the facts do not know"):
+        read_shardings(module, unknown)
+    assert len(value_ids) == len(facts.value_ids) - 1 and len(unknown.values) == len(facts.values)

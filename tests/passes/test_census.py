@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from sdylog.passes import census as census_module
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, Census, Invalidated
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, SHARDINGS_ONLY, Census, Invalidated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "facts"))
@@ -41,7 +41,15 @@ def assert_facts_current(ctx, kept) -> None:
     facts = kept.current(ctx.filename)
     for mesh, rank in facts.replicated:
         fresh.add_replicated_sharding(mesh, rank)
-    assert compacted(facts) == compacted(fresh)
+    followed, expected = compacted(facts), compacted(fresh)
+    if followed["rules_from_attributes"] != expected["rules_from_attributes"]:
+        # populate_rules (keep-sharding-rules=true) wrote the facts' own rules
+        # onto the ops: a fresh extraction reads them from there (the flag
+        # set), the followed facts hold the registry's, the same rules
+        # ("rules" and the op_rule rows compare equal)
+        assert not followed["rules_from_attributes"]
+        expected["rules_from_attributes"] = False
+    assert followed == expected
 
 
 @pytest.fixture
@@ -69,7 +77,8 @@ def checked_steps(monkeypatch):
 
 PIPELINES = ["-sdy-propagation-pipeline -sdy-insert-explicit-reshards=enable-full-version=true",
              "-sdy-propagation-pipeline -sdy-export-pipeline=enable-insert-explicit-collectives=true",
-             "-sdy-propagation-pipeline -sdy-partitioner-pipeline"]
+             "-sdy-propagation-pipeline -sdy-partitioner-pipeline",
+             "-sdy-user-priority-propagate=keep-sharding-rules=true -sdy-export-pipeline"]
 
 
 @pytest.mark.parametrize("model", ["mlp", "shard_map_mlp", "scan_rnn", "embed_gather"])
@@ -131,9 +140,10 @@ def test_a_pass_that_may_have_done_anything_drops_the_census():
 def test_facts_are_extracted_once_and_follow_the_module(monkeypatch):
     """Two reshard runs with nothing changed between them read one
     extraction, which also serves a run asking for fewer checks; after a
-    change of attributes they are read again where shardings are, and after
-    a change the facts were not told of, extracted again. The op sharding
-    rules built once serve every extraction of the module."""
+    change of shardings they are read again where shardings are (SHARDINGS_ONLY);
+    after a change of other attributes (plain ATTRIBUTES_ONLY) or one the
+    facts were not told of, extracted again. The op sharding rules built
+    once serve every extraction of the module."""
     from sdylog.facts import extract, shared
     from sdylog.oprules import RuleCache
     from sdylog.ir import parse_module
@@ -150,15 +160,18 @@ def test_facts_are_extracted_once_and_follow_the_module(monkeypatch):
         follow_step(ctx, PRESERVED)
         assert shared.module_facts(module, ctx, strict_rules=True) is first and len(calls) == 1
         assert shared.module_facts(module, ctx, strict_rules=False) is first and len(calls) == 1
-        follow_step(ctx, ATTRIBUTES_ONLY)
+        follow_step(ctx, SHARDINGS_ONLY)
         again = shared.module_facts(module, ctx, strict_rules=True)
         assert len(calls) == 1 and len(reads) == 1 and compacted(again) == compacted(first)
+        follow_step(ctx, ATTRIBUTES_ONLY)   # (e.g. a sym_visibility the facts read: not followed)
+        assert compacted(shared.module_facts(module, ctx, strict_rules=True)) == compacted(first)
+        assert len(calls) == 2 and len(reads) == 1
         module.body.operations[1].regions[0].blocks[0].operations[3].erase()   # (the negate)
-        follow_step(ctx, Invalidated(frozenset({"stablehlo.negate"})))
+        follow_step(ctx, Invalidated(frozenset({"stablehlo.negate"}), shardings_only=True))
         builds = []
         monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name))
         third = shared.module_facts(module, ctx, strict_rules=True)
-        assert len(calls) == 2 and "stablehlo.negate" not in third.op_names
+        assert len(calls) == 3 and "stablehlo.negate" not in third.op_names
         assert not builds and third.rules and all(r in first.rules for r in third.rules)   # (built once, reused)
 
 

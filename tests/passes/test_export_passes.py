@@ -254,14 +254,14 @@ func.func private @f(%b: tensor<6x8xf32>) -> tensor<6x8xf32> {
 
 
 def test_update_non_divisible_says_whether_it_changed_anything():
-    """ATTRIBUTES_ONLY when a sharding was made even, PRESERVED on a module
+    """SHARDINGS_ONLY when a sharding was made even, PRESERVED on a module
     whose shardings are even already (the facts extracted before it stay)."""
     from sdylog.ir.module import parse_module
-    from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED
+    from sdylog.passes.census import PRESERVED, SHARDINGS_ONLY
     from sdylog.passes.update_non_divisible_input_output_shardings import run
     module = parse_module(UNEVEN_OWNERS)
     with module.context:
-        assert run(module, {}, None) == ATTRIBUTES_ONLY
+        assert run(module, {}, None) == SHARDINGS_ONLY
         once = str(module)
         assert 'out_shardings=[<@m, [{"p"}, {}]>]' in once     # 6/2 = 3 is not divisible by q=4
         assert run(module, {}, None) == PRESERVED
