@@ -66,15 +66,14 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         db_file.add(names)
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
-                              keep_values=bool(report_path), partition=options,
+                              keep_values=bool(report_path), partition=options, reshards=not partition,
                               on_imported=start_db if db_file else None,
                               on_propagated=add_propagation if db_file else None)
-        if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
-            progress.step("reshards")
-            result.needed
-            if db_file:   # (the rows written while their ids are named, here: the thread only reads)
-                db_file.add(result.needed.inventory.engine)
-                db_file.add(result.reshard_names)
+        # (the reshards needed were decided in run_pipeline: a module Shardy's reshard pass rejects
+        # is an error there, and nothing is written)
+        if db_file and not partition:   # (the rows written while their ids are named, here: the thread only reads)
+            db_file.add(result.needed.inventory.engine)
+            db_file.add(result.reshard_names)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

@@ -366,6 +366,26 @@ def test_run_pipeline_starts_the_database_once_the_module_is_imported(model, mon
     assert seen == ["parse", "import", "import passes done", "hook: imported", "propagation", "hook: propagated"]
 
 
+def test_run_pipeline_decides_reshards_from_the_facts_it_followed(tmp_path, monkeypatch):
+    """With reshards=True (`sdylog run`) the reshard step reads the facts
+    propagation extracted, followed across the export: one extraction per
+    run instead of two, and the same reshards as a run deciding them later
+    from facts of its own."""
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.facts import shared
+    calls = []
+    real = shared.extract_facts
+    monkeypatch.setattr(shared, "extract_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    dot = tmp_path / "d.mlir"
+    dot.write_text(DOT_CONFLICT)
+    later = run_pipeline(str(dot)).needed.items
+    assert len(calls) == 2 and len(later) == 3
+    calls.clear()
+    within = run_pipeline(str(dot), reshards=True)
+    assert len(calls) == 1
+    assert within.needed.items == later
+
+
 def test_report_counts_what_the_export_step_wrote(tmp_path):
     """-sdy-propagation-pipeline's own reshard step writes the reshard of a
     returned value (golden/function_results); the full version adds its own."""
