@@ -472,14 +472,17 @@ class IdNames:
 
     def op(self, o: int) -> tuple[str, str]:
         """(kind, location) of op id `o` (`-1 - i`: the return of the entry function's result i)."""
-        if 0 <= o < len(self._ops):
+        if 0 <= o < len(self._ops) and self._ops[o] is not None:
             return self._ops[o]
         if o < 0 and -1 - o < len(self._links):
             return self._links[-1 - o]
         return ("?", "?")
 
     def all_values(self) -> list[tuple[int, str]]:
-        return list(enumerate(self._values)) + list(self._slots.items())
+        """(id, name) of every value (not the ids of erased ones: facts/follow.py)."""
+        return [(v, n) for v, n in enumerate(self._values) if n is not None] + list(self._slots.items())
 
     def all_ops(self) -> list[tuple[int, tuple[str, str]]]:
-        return list(enumerate(self._ops)) + [(-1 - i, link) for i, link in enumerate(self._links)]
+        """(id, (kind, location)) of every op (not the ids of erased ones)."""
+        return ([(o, kl) for o, kl in enumerate(self._ops) if kl is not None]
+                + [(-1 - i, link) for i, link in enumerate(self._links)])

@@ -386,6 +386,34 @@ def test_run_pipeline_decides_reshards_from_the_facts_it_followed(tmp_path, monk
     assert within.needed.items == later
 
 
+SHARED_CONSTANT = """
+sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>}) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %c, %a : tensor<8xf32>
+  %1 = stablehlo.multiply %c, %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+
+
+def test_database_names_the_reshard_ids_left_after_the_export_erased_ops(tmp_path):
+    """The export merges the copies of %c the import made: the reshard
+    rules' facts, followed from propagation's, keep their ids with a gap
+    where the copy was. The --db file names every id the rows hold, and
+    none of the erased."""
+    import duckdb
+    model, db = tmp_path / "c.mlir", tmp_path / "c.duckdb"
+    model.write_text(SHARED_CONSTANT)
+    p = sdylog("run", str(model), "-q", "-o", str(tmp_path / "o.mlir"), "--db", str(db))
+    assert p.returncode == 0, p.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    ops = con.execute("select id, kind from reshard_op_names where id >= 0 order by id").fetchall()
+    values = [v for v, in con.execute("select id from reshard_value_names order by id").fetchall()]
+    assert ops and all(kind for _, kind in ops) and "sdy.constant" in {k for _, k in ops}
+    assert len(ops) < 1 + max(o for o, _ in ops) and len(values) < 1 + max(values)   # (the gaps)
+
+
 def test_report_counts_what_the_export_step_wrote(tmp_path):
     """-sdy-propagation-pipeline's own reshard step writes the reshard of a
     returned value (golden/function_results); the full version adds its own."""
