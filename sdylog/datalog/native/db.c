@@ -533,12 +533,9 @@ typedef struct {
 
 static void plan_free(Plan *p) {
     if (!p) return;
-    for (int k = 0; p->base && k < p->nbase; k++) prog_free(&p->base[k]);
-    for (int ri = 0; p->delta && ri < p->nout; ri++) {
-        for (int k = 0; p->delta[ri] && k < p->ndelta[ri]; k++) prog_free(&p->delta[ri][k]);
-        free(p->delta[ri]);
-    }
-    free(p->base);
+    progs_free(p->base, p->nbase);
+    for (int ri = 0; p->delta && ri < p->nout; ri++)
+        if (p->delta[ri]) progs_free(p->delta[ri], p->ndelta[ri]);
     free(p->delta);
     free(p->ndelta);
     free(p->out);

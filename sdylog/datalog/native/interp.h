@@ -83,6 +83,12 @@ static void prog_free(Prog *p) {
     free(p->regs);
 }
 
+/* an array of n programs, then the array itself (NULL: nothing) */
+static void progs_free(Prog *ps, int n) {
+    for (int k = 0; ps && k < n; k++) prog_free(&ps[k]);
+    free(ps);
+}
+
 /* ------------------------------------------------------------ the interpreter */
 #define ABORT() do { ev->status = ST_ABORT; return -1; } while (0)
 

@@ -254,14 +254,8 @@ static void eval_free(Eval *ev) {
     free(ev->in.out);
     for (int i = 0; i < ev->nlive; i++) {
         table_free(&ev->live[i]);
-        if (ev->delta && ev->delta[i]) {
-            for (int k = 0; k < ev->ndelta[i]; k++) prog_free(&ev->delta[i][k]);
-            free(ev->delta[i]);
-        }
-        if (ev->dom && ev->dom[i]) {
-            for (int k = 0; k < ev->ndom[i]; k++) prog_free(&ev->dom[i][k]);
-            free(ev->dom[i]);
-        }
+        if (ev->delta && ev->delta[i]) progs_free(ev->delta[i], ev->ndelta[i]);
+        if (ev->dom && ev->dom[i]) progs_free(ev->dom[i], ev->ndom[i]);
     }
     free(ev->live);
     free(ev->rank_col);
@@ -537,8 +531,7 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("(sL)", "ok", (long long)waves);
 out:
-    for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
-    free(base);
+    progs_free(base, nbase);
     free(tables);
     eval_free(&ev);
     return result;
