@@ -6,8 +6,9 @@ Ids stay as they were: the erased ops' and values' numbers are left out,
 the others keep their order (what the rules read of ids: an op's program
 order, equality). So ids are not dense after following: `facts.ops[o]`
 and `facts.values[v]` of an erased one are None (their MLIR handles point
-at freed IR); readers loop over the rows (`op`, `value`) or skip None. tests/facts/test_follow.py checks that the facts so
-followed equal a fresh extraction's, ids aside.
+at freed IR); readers loop over the rows (`op`, `value`) or skip None.
+tests/facts/test_follow.py checks that the facts so followed equal a fresh
+extraction's, ids aside.
 """
 from __future__ import annotations
 
