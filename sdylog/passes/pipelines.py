@@ -47,10 +47,9 @@ Verification: none between the steps. MLIR's pass manager verifies after
 every pass, but here the input was verified when it was parsed, and a step
 can only make it invalid through a bug of ours; each verification walks the
 whole module (about 1 ms per transformer layer). Whoever runs a pipeline
-verifies its result once, before using or printing it: `sdylog opt` verifies
-after every pass it runs, a whole pipeline being one pass (as sdy_opt does
-for `-sdy-propagation-pipeline`). A pass list given to `sdylog opt` is still
-verified after each pass.
+verifies its result once, before using or printing it: `sdylog opt`
+verifies the result of the passes it runs (a whole pipeline being one
+pass), not each of them (sdylog/passes/driver.py run_passes).
 
 `save-module` only dumps files for debugging: it is a step only when a
 dump directory is given. `symbol-dce` is MLIR's; we run our own
@@ -74,7 +73,7 @@ from dataclasses import dataclass, field
 from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import FOLLOWED, PRESERVED, follow_step, shared_census
+from sdylog.passes.census import FOLLOWED, PRESERVED, census, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
 
@@ -195,7 +194,8 @@ def _run_step(module, ctx, step: Step):
     Invalidated, or None for anything)."""
     if step.name == SYMBOL_DCE:
         with module.context:
-            return PRESERVED if symbol_dce(module) == 0 else None
+            erased = symbol_dce(module, calls=lambda: census(module, ctx).ops("func.call"))
+        return PRESERVED if erased == 0 else None
     return _run_pass(module, ctx, step)
 
 

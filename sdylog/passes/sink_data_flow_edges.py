@@ -5,11 +5,16 @@ For each data-flow op, if some edge on its block-argument owners (or on its
 results) has a sharding, the op's owner shardings become the edges'
 shardings, with fully open shardings on that mesh for owners whose edge has
 none. Every edge is then replaced by its input.
+
+The pass changes shardings and erases edges only, each told to the facts
+kept in the pipeline's scope (sdylog/facts/shared.py), which follow it: the
+reshard step after it reads them instead of extracting them again.
 """
 from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from sdylog.facts.shared import erasing
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.rewrite import replace_op
 from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, fully_replicated,
@@ -17,7 +22,9 @@ from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, full
                                  set_block_arg_owner_shardings, set_result_owner_shardings)
 from sdylog.ir.types import rank_of
 from sdylog.ir.walk import walk_ops
-from sdylog.passes.census import PRESERVED, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
+
+EDGE = "sdy.data_flow_edge"
 
 
 def shardings_from_edges(owners) -> list:
@@ -36,9 +43,12 @@ def shardings_from_edges(owners) -> list:
             for s, o in zip(shardings, owners)]
 
 
-def sink_edges(root) -> None:
+def sink_edges(root, ctx=None) -> None:
+    """Sink the edges of the data-flow ops in `root`; the facts kept in
+    ctx's scope, if any, are told of each edge erased."""
     for op in list(walk_ops(root)):
-        if op.name == "sdy.data_flow_edge":
+        if op.name == EDGE:
+            erasing(ctx, op, op.operands[0])
             replace_op(op, [op.operands[0]])
             continue
         if not is_data_flow_op(op):
@@ -55,8 +65,9 @@ def run(module: ir.Module, options: dict, ctx):
     for flag in ("sink-debug-sharding-origins", "sink-debug-propagation-edge-sharding"):
         if options.get(flag):
             raise SdylogError(f"-sdy-sink-data-flow-edges: '{flag}' is not supported")
-    if not census(module, ctx).has("sdy.data_flow_edge"):
+    if not census(module, ctx).has(EDGE):
         return PRESERVED  # no edge to remove, none to take a sharding from
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            sink_edges(func.operation)
+            sink_edges(func.operation, ctx)
+    return Invalidated(frozenset({EDGE}), shardings_only=True)

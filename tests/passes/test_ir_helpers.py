@@ -53,6 +53,43 @@ def test_symbol_dce_keeps_public_and_reachable():
         assert names(module.body.operations) == ["main", "a", "b", "public_unused"]
 
 
+# @kept is referenced by a custom call only, @dead only from a dead function.
+REFERENCED_NOT_CALLED = '''
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @b(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = stablehlo.custom_call @foo(%0) {called_computations = [@kept]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+func.func private @b(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func private @kept(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+func.func private @unused(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @dead(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @dead(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+'''
+
+
+@pytest.mark.parametrize("text", [FUNCS, REFERENCED_NOT_CALLED, FUNCS.replace("func.func private @unused",
+                                                                            "func.func @unused")])
+def test_symbol_dce_given_the_calls_agrees_with_the_plain_walk(text):
+    """With the calls known (a census'), symbol-dce skips looking for
+    references when the calls keep everything live: same result as without."""
+    from sdylog.passes.census import Census
+    plain, given = parse_module(text), parse_module(text)
+    with plain.context:
+        erased = symbol_dce(plain)
+        assert symbol_dce(given, calls=lambda: Census.of(given).ops("func.call")) == erased
+        assert print_module(given) == print_module(plain)
+
+
+def test_symbol_dce_keeps_what_only_a_non_call_references():
+    module = parse_module(REFERENCED_NOT_CALLED)
+    with module.context:
+        assert symbol_dce(module) == 2
+        assert names(module.body.operations) == ["main", "b", "kept"]
+
+
 def test_call_graph_orders():
     module = parse_module(FUNCS)
     with module.context:

@@ -267,6 +267,26 @@ def test_sdylog_opt_verifies_the_pipeline_result_not_its_steps(monkeypatch):
     assert "sdy.reshard" in text
 
 
+@pytest.mark.parametrize("flags, verifications", [
+    (["-sdy-propagation-pipeline", "-sdy-export-pipeline"], 1),   # (both change it: the result is verified)
+    (["-sdy-remove-sharding-groups", "-sdy-drop-sharding-rules"], 0)])   # (neither does: as parsed)
+def test_sdylog_opt_verifies_the_result_of_its_passes_once(monkeypatch, flags, verifications):
+    from sdylog.passes import driver
+    verified = []
+    verify = driver.verify_module
+    monkeypatch.setattr(driver, "verify_module", lambda m, f="-": verified.append(f) or verify(m, f))
+    driver.optimize_text(BARRIER, "f.mlir", driver.parse_flags(flags))
+    assert verified == ["f.mlir"] * verifications
+
+
+def test_an_invalid_result_of_a_pass_list_is_an_error_of_sdylog_opt():
+    from sdylog.ir import SdylogError
+    from sdylog.passes import driver
+    flags = driver.parse_flags(["-sdy-add-data-flow-edges", "-sdy-add-data-flow-edges"])
+    with pytest.raises(SdylogError, match=r"f\.mlir:3:8: error: 'sdy.data_flow_edge' op expected input"):
+        driver.optimize_text(BARRIER, "f.mlir", flags)
+
+
 def test_propagation_attaches_no_sharding_rules():
     """Shardy's pipeline keeps the rules for sdy-insert-explicit-reshards;
     ours builds the same ones from the registry there: propagation attaches
