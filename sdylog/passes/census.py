@@ -186,29 +186,34 @@ def _group_by_name(by_name: dict[str, list], tops: list, names: list) -> dict[st
     return by_name
 
 
-def rewrite_each(module: ir.Module, ctx, name: str, rewrite):
+def rewrite_each(module: ir.Module, ctx, name: str, rewrite, change: Invalidated | None = None):
     """REWRITE every op named NAME (walk order), in the module's context: a pass
-    that only rewrites such ops one by one. PRESERVED when there is none."""
+    that only rewrites such ops one by one. PRESERVED when there is none;
+    else None (it may have done anything), or, given the `change` a rewrite
+    makes (it then returns whether it changed the op), `change` if one did
+    and PRESERVED if none did."""
     ops = census(module, ctx).ops(name)
     if not ops:
         return PRESERVED
     with module.context:
-        for op in ops:
-            rewrite(op)
+        changed = [rewrite(op) for op in ops]
+    if change is not None:
+        return change if any(changed) else PRESERVED
 
 
-def rewrite_each_call(module: ir.Module, ctx, rewrite):
+def rewrite_each_call(module: ir.Module, ctx, rewrite, change: Invalidated | None = None):
     """REWRITE(call, callee, meshes) for every `func.call` (walk order); the
     callee is looked up only when REWRITE asks for it (`callee()`), an error
-    at the call if there is none. PRESERVED when the module has no call."""
+    at the call if there is none. PRESERVED when the module has no call;
+    `change`: as rewrite_each's."""
     symbols = meshes = None
 
     def rewrite_call(call):
         nonlocal symbols, meshes
         if symbols is None:   # only for a module with calls
             symbols, meshes = SymbolTable(module), Meshes(module)
-        rewrite(call, lambda: callee_of(symbols, call, ctx.filename), meshes)
-    return rewrite_each(module, ctx, "func.call", rewrite_call)
+        return rewrite(call, lambda: callee_of(symbols, call, ctx.filename), meshes)
+    return rewrite_each(module, ctx, "func.call", rewrite_call, change)
 
 
 def census(module: ir.Module, ctx=None) -> Census:

@@ -21,6 +21,7 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         symbols = SymbolTable(module)
         called: set[str] = set()
+        cloned = False
         for call in calls_in_call_graph_post_order(module):
             func = callee_of(symbols, call, ctx.filename)
             name = callee_name(call)
@@ -29,3 +30,5 @@ def run(module: ir.Module, options: dict, ctx):
                 continue
             copy = clone_func_recursively(func, symbols)
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbols.insert_at_end(copy))
+            cloned = True
+    return None if cloned else PRESERVED   # (each function called once: as it was)

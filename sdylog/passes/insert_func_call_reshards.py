@@ -15,16 +15,18 @@ from sdylog.ir.collectives import create_reshard
 from sdylog.ir.rewrite import ip_after_value
 from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, get_sharding,
                                  is_equivalent, op_shardings, set_op_shardings)
-from sdylog.passes.census import rewrite_each_call
+from sdylog.passes.census import Invalidated, rewrite_each_call
 
 
-def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
+def insert_reshards_on_results(func, call, meshes: Meshes) -> bool:
+    """Whether it changed the call (its shardings) or added a reshard."""
     func_shardings = func_result_shardings_or_open(func, meshes)
+    call_shardings = op_shardings(call)
     if func_shardings is None:
-        call_shardings = op_shardings(call)
         if not call_shardings:
-            return
+            return False
         func_shardings = [fully_closed_like(s) for s in call_shardings]
+    changed = func_shardings != call_shardings
     for func_sharding, result in zip(func_shardings, list(call.results), strict=True):
         call_sharding = get_sharding(result)
         if is_equivalent(func_sharding, call_sharding):
@@ -32,9 +34,12 @@ def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
         target = call_sharding if call_sharding is not None else fully_closed_like(func_sharding)
         reshard = create_reshard(result, target, loc=result.location, ip=ip_after_value(result))
         result.replace_all_uses_except(reshard.results[0], reshard)
+        changed = True
     set_op_shardings(call, func_shardings)
+    return changed
 
 
 def run(module: ir.Module, options: dict, ctx):
-    return rewrite_each_call(
-        module, ctx, lambda call, callee, meshes: insert_reshards_on_results(callee(), call, meshes))
+    # (what it does: reshards added, calls' shardings set)
+    return rewrite_each_call(module, ctx, lambda call, callee, meshes: insert_reshards_on_results(callee(), call, meshes),
+                             change=Invalidated(frozenset({"sdy.reshard"}), shardings_only=True))

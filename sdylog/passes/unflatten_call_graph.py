@@ -16,7 +16,7 @@ from sdylog.ir.shardings import (FUNC_MANUAL_AXES, Meshes,
                                  func_arg_shardings_or_open, func_result_shardings_or_open)
 from sdylog.ir.symbols import (ORIGINAL_FUNC_NAME, SymbolTable, callee_of,
                                original_func_name, symbol_name_of)
-from sdylog.passes.census import PRESERVED, census
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
 
 
 def _freeze(shardings):
@@ -58,10 +58,16 @@ def run(module: ir.Module, options: dict, ctx):
                 group = keys.of(func, ignore_shardings=True)
                 if counts[own] > counts.get(keys.of(chosen[group]), 0):
                     chosen[group] = func
+        changed = False
         for call, func in zip(calls, callees):
             target = chosen[keys.of(func, ignore_shardings=fully)]
-            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbol_name_of(target))
+            if target != func:
+                call.attributes["callee"] = ir.FlatSymbolRefAttr.get(symbol_name_of(target))
+                changed = True
         for op in funcs:
             for name in (ORIGINAL_FUNC_NAME, FUNC_MANUAL_AXES):
                 if name in op.attributes:
                     del op.attributes[name]
+                    changed = True
+    # (callees and markers are attributes: no op created, erased or moved)
+    return ATTRIBUTES_ONLY if changed else PRESERVED
