@@ -174,6 +174,36 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     return ix;
 }
 
+/* symbol s (the next id) into db->symbols: -1 with a Python error. Its
+   UTF-8 is Python's, kept with the str (db->names holds it); a string with a
+   lone surrogate has none: encoded with it kept as is, which keeps the
+   order of code points. */
+static int add_symbol_text(Database *db, PyObject *s) {
+    Py_ssize_t id = PyList_GET_SIZE(db->names);
+    if (id == db->symbols_cap) {
+        Py_ssize_t cap = id ? 2 * id : 64;
+        Symbol *m = realloc(db->symbols, sizeof(Symbol) * (size_t)cap);
+        if (!m) { PyErr_NoMemory(); return -1; }
+        db->symbols = m;
+        db->symbols_cap = cap;
+    }
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (!u) {
+        PyErr_Clear();
+        PyObject *b = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+        if (!b || (!db->encoded && !(db->encoded = PyList_New(0))) || PyList_Append(db->encoded, b) < 0) {
+            Py_XDECREF(b);
+            return -1;
+        }
+        u = PyBytes_AS_STRING(b);
+        n = PyBytes_GET_SIZE(b);
+        Py_DECREF(b);
+    }
+    db->symbols[id] = (Symbol){u, n};
+    return 0;
+}
+
 /* the id of symbol s (a new one when first seen); -1 with a Python error */
 static int intern(Database *db, PyObject *s, i64 *out) {
     PyObject *id = PyDict_GetItemWithError(db->ids, s);
@@ -181,7 +211,7 @@ static int intern(Database *db, PyObject *s, i64 *out) {
         *out = PyLong_AsLongLong(id);
         return 0;
     }
-    if (PyErr_Occurred()) return -1;
+    if (PyErr_Occurred() || add_symbol_text(db, s) < 0) return -1;
     Py_ssize_t n = PyList_GET_SIZE(db->names);
     PyObject *o = PyLong_FromSsize_t(n);
     if (!o) return -1;
@@ -691,6 +721,8 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
     in->out = calloc((size_t)nout + 1, sizeof(Table *));
     in->ix = calloc((size_t)nix + 1, sizeof(Index *));
     in->emit = buffer_emit;
+    in->symbols = db->symbols;
+    in->nsymbols = PyList_GET_SIZE(db->names);
     run.buf = calloc((size_t)nout + 1, sizeof(Table));
     if (!owned || !base || !delta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nout; ri++)
@@ -845,6 +877,8 @@ static void db_dealloc(Database *db) {
     free(db->scratch.b);
     Py_XDECREF(db->names);
     Py_XDECREF(db->ids);
+    Py_XDECREF(db->encoded);
+    free(db->symbols);
     Py_TYPE(db)->tp_free((PyObject *)db);
 }
 

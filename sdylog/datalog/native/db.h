@@ -1,7 +1,7 @@
 /* The database of a memory-engine run (db.c): every relation held in C. */
 #ifndef SDYLOG_NATIVE_DB_H
 #define SDYLOG_NATIVE_DB_H
-#include "table.h"
+#include "interp.h"
 
 /* A relation: its rows (deduplicated by the table's hash set), which columns
    hold symbol ids, and the packed indexes built on it (freed when it changes).
@@ -24,6 +24,9 @@ typedef struct {
     int nmade;
     PyObject *names;     /* list: symbol id -> its string */
     PyObject *ids;       /* dict: string -> symbol id */
+    Symbol *symbols;     /* symbol id -> its string as UTF-8 (order comparisons read them) */
+    Py_ssize_t symbols_cap;
+    PyObject *encoded;   /* the UTF-8 bytes of symbols Python holds none for (a lone surrogate), or NULL */
     Scratch scratch;     /* where db_index counts an index's keys */
 } Database;
 

@@ -12,7 +12,8 @@
  *   ARITH op d a b         d = a op b (+ - * / % min max band bor bxor bshl bshr;
  *                          / and % truncate like Soufflé)
  *   UNARY op d a           d = -a or ~a
- *   CMP op a b             next solution unless a op b (= != < <= > >=)
+ *   CMP op a b             next solution unless a op b (= != < <= > >=; and < <= > >=
+ *                          of symbols: their strings' order, not their ids')
  *   ANY n w1..wn           next solution unless some option holds: the n words
  *                          are options, each m (op a b)*m, holding when all its
  *                          m comparisons do (a disjunction of comparisons)
@@ -51,7 +52,7 @@ enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP
        OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 enum { A_ADD = 0, A_SUB, A_MUL, A_DIV, A_MOD, A_MIN, A_MAX, A_BAND, A_BOR, A_BXOR, A_BSHL, A_BSHR };
 enum { U_NEG = 0, U_BNOT };
-enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE };
+enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE, C_SLT, C_SLE, C_SGT, C_SGE };
 enum { G_COUNT = 0, G_SUM, G_MIN, G_MAX };
 enum { ST_OK = 0, ST_ABORT = 1, ST_RANK = 2, ST_NOMEM = 3 };
 
@@ -66,14 +67,21 @@ typedef struct {
     i64 *regs;           /* its registers: the constants set once, the delta tuple per run */
 } Prog;
 
+/* A symbol's string, as UTF-8 (whose byte order is the code points' order,
+   Python's order of str): what an order comparison of symbols reads. */
+typedef struct { const char *s; Py_ssize_t n; } Symbol;
+
 /* What a program runs against: its indexes, the relations EMIT writes (what
-   it does with a tuple: `emit`), and why a run stopped. */
+   it does with a tuple: `emit`), the database's symbols (by id), and why a
+   run stopped. */
 typedef struct Interp {
     Index **ix;
     int nix;
     Table **out;
     int nout;
     int (*emit)(struct Interp *in, int rel, int rule, const i64 *vals);   /* 0, or -1 stop (status set) */
+    const Symbol *symbols;
+    i64 nsymbols;
     int status;
     const i64 *tested; int tested_arity;   /* the tuple a domination test is about */
 } Interp;
@@ -122,14 +130,27 @@ static inline __attribute__((always_inline)) int arith(Interp *ev, int op, i64 a
     return 0;
 }
 
-static inline __attribute__((always_inline)) int compare(int op, i64 a, i64 b) {
+/* <0, 0, >0: symbol a's string before, equal to, after b's */
+static int symbol_order(const Interp *ev, i64 a, i64 b) {
+    if (a < 0 || b < 0 || a >= ev->nsymbols || b >= ev->nsymbols)   /* (not symbols: a malformed program) */
+        return (a > b) - (a < b);
+    const Symbol *x = &ev->symbols[a], *y = &ev->symbols[b];
+    int c = memcmp(x->s, y->s, (size_t)(x->n < y->n ? x->n : y->n));
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static inline __attribute__((always_inline)) int compare(const Interp *ev, int op, i64 a, i64 b) {
     switch (op) {
     case C_EQ: return a == b;
     case C_NE: return a != b;
     case C_LT: return a < b;
     case C_LE: return a <= b;
     case C_GT: return a > b;
-    default: return a >= b;   /* C_GE (check_prog rejects any other code) */
+    case C_GE: return a >= b;
+    case C_SLT: return symbol_order(ev, a, b) < 0;
+    case C_SLE: return symbol_order(ev, a, b) <= 0;
+    case C_SGT: return symbol_order(ev, a, b) > 0;
+    default: return symbol_order(ev, a, b) >= 0;   /* C_SGE (check_prog rejects any other code) */
     }
 }
 
@@ -222,7 +243,7 @@ op_mod: ARITH(A_MOD);
 op_min: ARITH(A_MIN);
 op_max: ARITH(A_MAX);
 #undef ARITH
-#define TEST(op) do { if (!compare(op, R[code[pc + 2]], R[code[pc + 3]])) return 0; NEXT(4); } while (0)
+#define TEST(op) do { if (!compare(ev, op, R[code[pc + 2]], R[code[pc + 3]])) return 0; NEXT(4); } while (0)
 op_eq: TEST(C_EQ);
 op_ne: TEST(C_NE);
 op_lt: TEST(C_LT);
@@ -241,13 +262,13 @@ op_unary: {
         NEXT(4);
     }
 op_cmp:
-    if (!compare((int)code[pc + 1], R[code[pc + 2]], R[code[pc + 3]])) return 0;
+    if (!compare(ev, (int)code[pc + 1], R[code[pc + 2]], R[code[pc + 3]])) return 0;
     NEXT(4);
 op_any: {
         const i64 *w = code + pc + 2, *end = w + code[pc + 1];
         while (w < end) {
             const i64 *stop = w + 1 + 3 * w[0];
-            for (w++; w < stop && compare((int)w[0], R[w[1]], R[w[2]]); w += 3) {}
+            for (w++; w < stop && compare(ev, (int)w[0], R[w[1]], R[w[2]]); w += 3) {}
             if (w == stop) NEXT(2 + code[pc + 1]);
             w = stop;
         }
@@ -431,8 +452,8 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             break;
         case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
         case OP_CMP:
-            if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_GE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
-            p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
+            if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_SGE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
+            if (c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
             pc += 4;
             break;
         case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
@@ -442,7 +463,7 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
                 Py_ssize_t m = c[w++];
                 if (m < 1 || m > (end - w) / 3) goto bad;
                 for (; m > 0; m--, w += 3)
-                    if (c[w] < C_EQ || c[w] > C_GE || !REG(c[w + 1]) || !REG(c[w + 2])) goto bad;
+                    if (c[w] < C_EQ || c[w] > C_SGE || !REG(c[w + 1]) || !REG(c[w + 2])) goto bad;
             }
             pc = end;
             break;

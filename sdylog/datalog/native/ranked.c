@@ -440,6 +440,8 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     ev.in.nix = (int)PyList_GET_SIZE(indexes);
     ev.in.nout = ev.nlive;
     ev.in.emit = emit;
+    ev.in.symbols = db->symbols;
+    ev.in.nsymbols = PyList_GET_SIZE(db->names);
     int *tables = calloc((size_t)ev.nlive + 1, sizeof(int));
     ev.live = calloc((size_t)ev.nlive + 1, sizeof(Table));
     ev.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index));
