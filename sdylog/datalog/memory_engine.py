@@ -12,9 +12,10 @@ relations' sizes), the plans kept per program.
 
 Where the relations live: when the extension sdylog.datalog._native is built
 and provenance is off, every relation without a float column is a C table
-(native_db.py), and a plain or recursive stratum whose clauses lower to the
-C evaluator's instructions (native_plan.py) runs there, consecutive ones in
-one call while their kept plans fit the sizes. Another stratum runs
+(native_db.py), and a stratum whose clauses lower to the C evaluator's
+instructions (native_plan.py) runs there (plain, recursive, rank-ordered
+or stepped), consecutive ones in one call while their kept plans fit the
+sizes: a whole run in one, warm. Another stratum runs
 in Python on sets made from the tables (`_data`: made when first read after
 the table changed) and its results go back into them; the relations read
 through the API are made the same way. Without the extension, with
@@ -370,14 +371,13 @@ class MemoryEngine(NamedReads):
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
             self._drop(plan.before, plan.kept)
-            self._drop_sets(plan.unwritten)
+            # (and those of the rank-ordered strata: their results are stored without them)
+            self._drop_sets(plan.unwritten + [r for s, sets in zip(strata, plan.sets) if s.subsumptive for r in sets])
         derived = [r for s in strata for r in s.relations] if plan is None else plan.derived
         self._reset(derived)
         self._facts_provenance(derived)
         i = 0
         while i < len(strata):
-            if plan is not None and strata[i].subsumptive:
-                self._drop_sets(plan.sets[i])   # (its result is stored without them)
             ran = len(self._run_next(program, strata[i:]))
             if plan is not None:
                 done = slice(i, i + ran)
@@ -386,9 +386,8 @@ class MemoryEngine(NamedReads):
             i += ran
 
     def _run_next(self, program: Program, strata) -> list:
-        """Evaluate the first of `strata`, and the plain and recursive ones
-        after it that C evaluates in the same call (native_db.run_strata):
-        those evaluated."""
+        """Evaluate the first of `strata`, and those after it that C
+        evaluates in the same call (native_db.run_strata): those evaluated."""
         rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
             self._db is not None) else ([], False)
         if rounds and not aborted:

@@ -30,11 +30,13 @@ Ranks follow long chains (thousands of waves of a few tuples each), so the
 cost of a wave is the cost of its few tuples' lookups. Clauses are planned
 by plan.py (plans kept per program) and run as Python functions
 (pyeval.py), or, when the C extension is built, provenance is off and every
-plan lowers (native_plan.py), by the wave loop in C over the tables of the
-memory engine's C database (native_db.py). SDYLOG_NATIVE=0 keeps it in
-Python. The C run hands back to Python on what Python's integers would
-compute differently (an overflow) or report (a division by zero): the
-stratum is then evaluated here, from the start.
+plan lowers (native_plan.py), by the wave loop in C (native/ranked.c) over
+the tables of the memory engine's C database, in the call that runs the
+strata around it (native_db.py). SDYLOG_NATIVE=0 keeps it in Python. The C
+run hands back to Python on what Python's integers would compute
+differently (an overflow), report (a division by zero) or a rank lowered
+(the error is reported here): the stratum is then evaluated here, from the
+start.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
@@ -80,16 +82,13 @@ def show_rank(rank) -> str:
     return str(rank)
 
 
-class RankedEvaluation:
-    """One evaluation of one subsumptive stratum (see the module docstring).
+class RankedStratum:
+    """A subsumptive stratum of a program: its relations, their ranks, and
+    its plans (made for the sizes of the relations below, kept per program).
+    The C evaluator runs the plans lowered (native_db.py); RankedEvaluation
+    runs them in Python."""
 
-    `engine` (a MemoryEngine) holds what lies outside the stratum: the
-    relations it reads (their indexes: engine._static; in C: engine._db),
-    the facts loaded into its relations, the rule ids and heights of
-    provenance; it receives the result (engine._store)."""
-
-    def __init__(self, engine, program, stratum):
-        self.engine = engine
+    def __init__(self, program, stratum):
         self.program = program
         self.stratum = stratum
         self.rels = list(stratum.relations)
@@ -102,12 +101,6 @@ class RankedEvaluation:
                         + ", ".join(f"{r} has {len(c)}" for r, c in zip(self.rels, self.rank_cols)))
         # tuple -> its rank: one value, or a tuple of them (compared lexicographically)
         self.rank_of = [itemgetter(*c) for c in self.rank_cols]
-        self.ns = Namespace()
-        self.store = [set() for _ in self.rels]
-        self.provenance = engine.provenance
-        self.prov: list[dict] = [{} for _ in self.rels]
-        self.waves = 0
-
     # ---- indexes ----
     def _live_key(self, rel: str, key: tuple) -> tuple:
         """The columns a relation of the stratum is looked up by: not its
@@ -118,7 +111,7 @@ class RankedEvaluation:
         rest = tuple(i for i in key if i not in ranks)
         return rest if rest and len(rest) < len(key) else key
 
-    def _plans(self, static) -> RankedPlans:
+    def plans(self, static) -> RankedPlans:
         """The stratum's plans, made with what `static` (the indexes of the
         relations below) says of sizes and keys; kept per program."""
         return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
@@ -174,6 +167,25 @@ class RankedEvaluation:
                      for ci in base_clauses for c in [prog.clauses[ci]])
         return RankedPlans(deltas, doms, base)
 
+
+class RankedEvaluation(RankedStratum):
+    """One evaluation of one subsumptive stratum in Python (see the module
+    docstring).
+
+    `engine` (a MemoryEngine) holds what lies outside the stratum: the
+    relations it reads (their indexes: engine._static), the facts loaded
+    into its relations, the rule ids and heights of provenance; it receives
+    the result (engine._store)."""
+
+    def __init__(self, engine, program, stratum):
+        super().__init__(program, stratum)
+        self.engine = engine
+        self.ns = Namespace()
+        self.store = [set() for _ in self.rels]
+        self.provenance = engine.provenance
+        self.prov: list[dict] = [{} for _ in self.rels]
+        self.waves = 0
+
     def _functions(self, plans: RankedPlans) -> None:
         """The plans as Python functions in self.ns: per relation, one
         running every clause that reads it on a delta, and one test `is this
@@ -191,47 +203,9 @@ class RankedEvaluation:
         return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {show_rank(rank)} from "
                      f"tuples of rank {show_rank(cur)}: rank-ordered rules must not lower ranks")
 
-    # ---- evaluation in C ----
-    def _run_native(self, native) -> bool:
-        """The whole evaluation by the C extension `native` over the engine's
-        C database (`engine._db`), its seeds computed there too; False
-        (nothing stored) when there is none (every relation left C: a value
-        beyond 64 bits), its ranks have more columns than native.MAXRANK, the
-        stratum does not lower, or the C run hands back."""
-        if len(self.rank_cols[0]) > native.MAXRANK:
-            return False   # (a rank of more columns than the C one holds: the Python path, as without C)
-        db = self.engine._db
-        reads = self.program.reads
-        if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):
-            return False   # (floats: the Python path)
-        plans = self._plans(self.engine._cindexes)
-        lowered = plans.lowered(self.here)
-        if lowered is None:
-            return False
-        delta_progs, dom_progs, base_progs, specs = lowered
-        intern, rule_of = db.intern, self._rule_id
-        indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
-        result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
-                                   indexes, [[p.bind(intern, rule_of) for p in g] for g in delta_progs],
-                                   [[p.bind(intern, rule_of) for p in g] for g in dom_progs],
-                                   [p.bind(intern, rule_of) for p in base_progs])
-        if result[0] == "abort":
-            return False
-        if result[0] == "rank":
-            raise self._rank_error(*result[1:])
-        _, self.waves = result
-        self.engine._height += 1 + self.waves
-        self.engine._c_changed(self.rels)
-        self.engine = None
-        return True
-
     # ---- evaluation ----
     def run(self) -> None:
-        native = None if self.provenance else native_module()
-        if native is not None and self._run_native(native):
-            return
-        self.ns = Namespace()
-        plans = self._plans(self.engine._static)
+        plans = self.plans(self.engine._static)
         self._functions(plans)
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)

@@ -255,8 +255,8 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
         loaded_from = {}
         real_arguments = native_db._arguments
 
-        def arguments(ndb, stratum, kept, *rest):
-            c_plan = real_arguments(ndb, stratum, kept, *rest)
+        def arguments(ndb, program, stratum, kept, *rest):
+            c_plan = real_arguments(ndb, program, stratum, kept, *rest)
             loaded_from[id(c_plan)] = (c_plan, kept[0])
             return c_plan
         monkeypatch.setattr(native_db, "_arguments", arguments)
@@ -287,9 +287,9 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
 
     real_batch = native_db._batch
 
-    def plain_batch(ndb, indexes, program, plans, strata):
+    def plain_batch(ndb, indexes, program, strata):
         ndb.layout.batches.clear()
-        return real_batch(ndb, indexes, program, plans, strata)
+        return real_batch(ndb, indexes, program, strata)
     cached = runs(parse_program(PROGRAM, "again.dl"), plain=False)
     plain = runs(parse_program(PROGRAM, "again.dl"), plain=True)
     assert cached[0] == plain[0]

@@ -86,15 +86,24 @@ typedef struct Interp {
     const i64 *tested; int tested_arity;   /* the tuple a domination test is about */
 } Interp;
 
-static void prog_free(Prog *p) {
-    free(p->code);
-    free(p->regs);
+/* n programs with registers of their own (the words are the plan's), NULL when out of memory */
+static Prog *run_copies(const Prog *progs, int n) {
+    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
+    for (int k = 0; c && k < n; k++) {
+        c[k] = progs[k];
+        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
+            for (int j = 0; j < k; j++) free(c[j].regs);
+            free(c);
+            return NULL;
+        }
+        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
+    }
+    return c;
 }
 
-/* an array of n programs, then the array itself (NULL: nothing) */
-static void progs_free(Prog *ps, int n) {
-    for (int k = 0; ps && k < n; k++) prog_free(&ps[k]);
-    free(ps);
+static void free_copies(Prog *c, int n) {
+    for (int k = 0; c && k < n; k++) free(c[k].regs);
+    free(c);
 }
 
 /* ------------------------------------------------------------ the interpreter */
@@ -348,182 +357,5 @@ static int run_programs(Interp *ev, Prog *progs, int n, const i64 *vals, int ari
     }
     return 0;
 }
-
-/* ------------------------------------------------------------ programs from Python */
-
-/* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
-static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {
-    PyObject *seq = PySequence_Fast(list, "a list of integers");
-    if (!seq) return NULL;
-    *n = PySequence_Fast_GET_SIZE(seq);
-    i64 *a = malloc(sizeof(i64) * (size_t)(*n + extra + 1));
-    if (!a) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
-    for (Py_ssize_t i = 0; i < *n; i++) {
-        a[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (a[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); free(a); return NULL; }
-    }
-    Py_DECREF(seq);
-    return a;
-}
-
-static int load_prog(PyObject *spec, Prog *p) {
-    /* (nregs, ntup, [words], [register, value, register, value, ...]) */
-    PyObject *words, *consts;
-    if (!PyArg_ParseTuple(spec, "iiOO", &p->nregs, &p->ntup, &words, &consts)) return -1;
-    if (p->nregs < 1 || p->nregs > MAX_REGS || p->ntup < 0 || p->ntup > MAX_TUPLES) {
-        PyErr_SetString(PyExc_ValueError, "program needs too many registers");
-        return -1;
-    }
-    p->code = int_array(words, &p->len, 1);
-    if (!p->code) return -1;
-    p->code[p->len] = OP_END;
-    p->regs = calloc((size_t)p->nregs, sizeof(i64));
-    if (!p->regs) { PyErr_NoMemory(); return -1; }
-    Py_ssize_t nc;
-    i64 *c = int_array(consts, &nc, 0);
-    if (!c) return -1;
-    for (Py_ssize_t i = 0; i + 1 < nc; i += 2) {
-        if (c[i] < 0 || c[i] >= p->nregs) { free(c); PyErr_SetString(PyExc_ValueError, "constant register"); return -1; }
-        p->regs[c[i]] = c[i + 1];
-    }
-    free(c);
-    return 0;
-}
-
-static int check_prog(Interp *ev, Prog *p, int arity);
-
-/* A list of programs into a new array *out, each checked against the
-   interpreter `in` (`arity`: the columns of the tuple a program starts from,
-   0 for none): 0, or -1 with a Python error. *n is the array's length from
-   the start, so that the caller frees every program (prog_free) either way. */
-static int load_checked(PyObject *list, Interp *in, int arity, Prog **out, int *n) {
-    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
-    int len = (int)PyList_GET_SIZE(list);
-    *out = calloc((size_t)len + 1, sizeof(Prog));
-    if (!*out) { PyErr_NoMemory(); return -1; }
-    *n = len;
-    for (int k = 0; k < len; k++)
-        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0 || check_prog(in, &(*out)[k], arity) < 0) return -1;
-    return 0;
-}
-
-/* the operands of a program in range (the interpreter does not check them),
-   and the words BRANCH and JOIN go on at the start of an instruction */
-static int check_prog(Interp *ev, Prog *p, int arity) {
-    const i64 *c = p->code;
-    Py_ssize_t pc = 0, ntargets = 0;
-    char *start = calloc((size_t)p->len + 1, 1);                     /* word -> starts an instruction */
-    Py_ssize_t *target = malloc(sizeof(Py_ssize_t) * (size_t)(p->len + 1));   /* words jumped to */
-    if (!start || !target) { free(start); free(target); PyErr_NoMemory(); return -1; }
-#define REG(x) ((x) >= 0 && (x) < p->nregs)
-#define TUP(x) ((x) >= 0 && (x) < p->ntup)
-#define IDX(x) ((x) >= 0 && (x) < ev->nix)
-#define FITS(k) (pc + (k) <= p->len)
-    if (p->nregs < arity) goto bad;
-    while (pc < p->len) {
-        i64 op = c[pc];
-        Py_ssize_t n = 0;
-        start[pc] = 1;
-        switch (op) {
-        case OP_SCAN:
-            if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]]->nkey || !TUP(c[pc + 2])) goto bad;
-            pc += 3;
-            break;
-        case OP_LOOKUP: case OP_NOTIN: {
-            int at = op == OP_LOOKUP ? 4 : 3;
-            if (!FITS(at) || !IDX(c[pc + 1])) goto bad;
-            n = c[pc + at - 1];
-            if (n < 1 || n > MAXKEY || n != ev->ix[c[pc + 1]]->nkey || !FITS(at + n)) goto bad;
-            if (op == OP_LOOKUP && !TUP(c[pc + 2])) goto bad;
-            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + at + i])) goto bad;
-            pc += at + n;
-            break;
-        }
-        case OP_BIND: case OP_CHECK: {
-            int r = op == OP_BIND ? 1 : 3, t = op == OP_BIND ? 2 : 1, col = op == OP_BIND ? 3 : 2;
-            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= MAXKEY * 2) goto bad;
-            pc += 4;
-            break;
-        }
-        case OP_ARITH:
-            if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
-            if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
-            pc += 5;
-            break;
-        case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
-        case OP_CMP:
-            if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_SGE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
-            if (c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
-            pc += 4;
-            break;
-        case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
-            if (!FITS(2) || c[pc + 1] < 0 || !FITS(2 + c[pc + 1])) goto bad;
-            Py_ssize_t w = pc + 2, end = w + c[pc + 1];
-            while (w < end) {
-                Py_ssize_t m = c[w++];
-                if (m < 1 || m > (end - w) / 3) goto bad;
-                for (; m > 0; m--, w += 3)
-                    if (c[w] < C_EQ || c[w] > C_SGE || !REG(c[w + 1]) || !REG(c[w + 2])) goto bad;
-            }
-            pc = end;
-            break;
-        }
-        case OP_BRANCH: {   /* (n options of m >= 2 words each, the instructions that follow) */
-            if (!FITS(2) || c[pc + 1] < 1 || !FITS(2 + c[pc + 1])) goto bad;
-            Py_ssize_t at = pc + 2 + c[pc + 1];
-            for (i64 k = 0; k < c[pc + 1]; k++) {
-                if (c[pc + 2 + k] < 2 || c[pc + 2 + k] > p->len - at) goto bad;
-                target[ntargets++] = at;
-                at += c[pc + 2 + k];
-            }
-            pc += 2 + c[pc + 1];
-            break;
-        }
-        case OP_JOIN:
-            if (!FITS(2) || c[pc + 1] < 2 || !FITS(c[pc + 1])) goto bad;
-            target[ntargets++] = pc + c[pc + 1];
-            pc += 2;
-            break;
-        case OP_MOVE: if (!FITS(3) || !REG(c[pc + 1]) || !REG(c[pc + 2])) goto bad; pc += 3; break;
-        case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
-        case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
-        case OP_FAIL: case OP_TRUE: pc += 1; break;
-        case OP_AGG:   /* (its body's words are checked as the next instructions) */
-            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
-                || c[pc + 4] < 0 || !FITS(5 + c[pc + 4])) goto bad;
-            pc += 5;
-            break;
-        case OP_ACC:
-            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
-                || !REG(c[pc + 4])) goto bad;
-            pc += 5;
-            break;
-        case OP_EMIT:
-            if (!FITS(4) || c[pc + 1] < 0 || c[pc + 1] >= ev->nout) goto bad;
-            n = c[pc + 3];
-            if (n != ev->out[c[pc + 1]]->arity || !FITS(4 + n)) goto bad;
-            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 4 + i])) goto bad;
-            pc += 4 + n;
-            break;
-        default: goto bad;
-        }
-    }
-    start[p->len] = 1;   /* (OP_END) */
-    for (Py_ssize_t i = 0; i < ntargets; i++)
-        if (!start[target[i]]) { pc = target[i]; goto bad; }
-    free(start);
-    free(target);
-    return 0;
-bad:
-    free(start);
-    free(target);
-    PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
-    return -1;
-#undef REG
-#undef TUP
-#undef IDX
-#undef FITS
-}
-
 
 #endif
