@@ -36,7 +36,7 @@ from sdylog.datalog.engine import drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
-from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, run_strata
+from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, frees, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
@@ -376,19 +376,22 @@ class MemoryEngine(NamedReads):
         derived = [r for s in strata for r in s.relations] if plan is None else plan.derived
         self._reset(derived)
         self._facts_provenance(derived)
+        # (C frees what no later stratum reads as it goes: the same as _drop below, done sooner)
+        freed = frees(self._db, plan) if plan is not None and self._db is not None else None
         i = 0
         while i < len(strata):
-            ran = len(self._run_next(program, strata[i:]))
+            ran = len(self._run_next(program, strata[i:], None if freed is None else freed[i:]))
             if plan is not None:
                 done = slice(i, i + ran)
                 self._drop(list(chain.from_iterable(plan.after[done])), plan.kept)
                 self._drop_sets(list(chain.from_iterable(plan.sets[done])))
             i += ran
 
-    def _run_next(self, program: Program, strata) -> list:
+    def _run_next(self, program: Program, strata, freed=None) -> list:
         """Evaluate the first of `strata`, and those after it that C
-        evaluates in the same call (native_db.run_strata): those evaluated."""
-        rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
+        evaluates in the same call (native_db.run_strata, freeing `freed`):
+        those evaluated."""
+        rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed, freed) if (
             self._db is not None) else ([], False)
         if rounds and not aborted:
             return strata[:len(rounds)]

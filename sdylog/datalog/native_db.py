@@ -58,6 +58,8 @@ class TableLayout:
         # id(first stratum) -> {(strata offered at most, id(the plan picked for it)): native_db._Batch},
         # each stratum's entry bounded as `bound`'s (native_db._batch)
         self.batches: dict = {}
+        # id(engine.DropPlan) -> (it, its tables per stratum: native_db.frees)
+        self.frees: dict = {}
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -165,7 +167,7 @@ class NativeIndexes(StaticIndexes):
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
-def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
+def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, frees=None) -> tuple[list, bool]:
     """Evaluate in C, in one call, the leading strata of `strata` C can
     evaluate: the first planned for the sizes now, each later one with the
     plans kept for it, C running the first whose sizes it checks fit (the
@@ -173,13 +175,14 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
     the rounds (waves, steps) of each stratum evaluated (none: the first
     does not lower), and whether the next one's run handed back (an
     overflow, a division by zero: its tables are partly written).
-    changed(relations) is called once with the relations they wrote. (After
-    a stratum no plan fitted, the next calls offer fewer strata: see
+    changed(relations) is called once with the relations they wrote.
+    `frees` (see frees()): what C frees after each stratum. (After a
+    stratum no plan fitted, the next calls offer fewer strata: see
     ndb.batch.)"""
     batch = _batch(ndb, indexes, program, strata)
     if batch is None:
         return [], False
-    status, done, rounds = ndb.db.run(batch.offered)
+    status, done, rounds = ndb.db.run(batch.offered) if frees is None else ndb.db.run(batch.offered, frees)
     # (when no plan kept fits a stratum, those after it are likely not to either, the
     # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
@@ -188,6 +191,22 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) 
     # (a stratum handed back may be partly written, a stepped one's auxiliary tables emptied)
     changed(batch.relations if done == n else [r for s in batch.strata[:done + 1] for r in _written(s)])
     return rounds, status == "abort"
+
+
+def frees(ndb: NativeDB, plan) -> list:
+    """Per stratum of a run asked for some relations (engine.DropPlan), the
+    tables that no later stratum reads (emptied after it) and those whose
+    hash sets no later stratum needs (dropped). Kept by the layout for a
+    plan whose relations it numbers."""
+    got = ndb.layout.frees.get(id(plan))
+    if got is not None and got[0] is plan:
+        return got[1]
+    made = [(ndb.numbers(after), ndb.numbers(sets)) for after, sets in zip(plan.after, plan.sets)]
+    if all(r in ndb.layout.numbers for group in (*plan.after, *plan.sets) for r in group):
+        if len(ndb.layout.frees) >= 16:   # (plans of runs asking for other relations)
+            ndb.layout.frees.clear()
+        ndb.layout.frees[id(plan)] = (plan, made)
+    return made
 
 
 def _written(stratum) -> list:

@@ -27,8 +27,8 @@ class Counting:
         mp.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
         real = memory_engine.run_strata
 
-        def counting(db, indexes, program, strata, changed):
-            rounds, aborted = real(db, indexes, program, strata, changed)
+        def counting(db, indexes, program, strata, *rest):
+            rounds, aborted = real(db, indexes, program, strata, *rest)
             self.runs += sum(s.subsumptive for s in strata[:len(rounds) + aborted])
             return rounds, aborted
         mp.setattr(memory_engine, "run_strata", counting)

@@ -21,8 +21,8 @@ def evaluate(text, facts, *, use_native, monkeypatch):
     in_c = {}
     real = memory_engine.run_strata
 
-    def counting(db, indexes, program, strata, changed):
-        rounds, aborted = real(db, indexes, program, strata, changed)
+    def counting(db, indexes, program, strata, *rest):
+        rounds, aborted = real(db, indexes, program, strata, *rest)
         for s in strata[:len(rounds)]:
             in_c[s.relations] = True
         if aborted or not rounds:

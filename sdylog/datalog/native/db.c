@@ -1002,8 +1002,9 @@ out:
 }
 
 PyDoc_STRVAR(db_run_doc,
-"run(strata): evaluate strata in order (see db.c), each a list of the plans it may run (plan()'s),\n"
-"the first whose checks hold running, or a stepped stratum: (relations, seeds, step) (see run_stepped).\n"
+"run(strata[, frees]): evaluate strata in order (see db.c), each a list of the plans it may run\n"
+"(plan()'s), the first whose checks hold running, or a stepped stratum: (relations, seeds, step)\n"
+"(see run_stepped); frees[k]: (tables to empty, tables whose hash sets to drop) once stratum k ran.\n"
 "Returns (status, k, [rounds, waves or steps of each stratum run]): 'ok' (k: all of them), 'stale'\n"
 "(no plan of stratum k passed its checks) or 'abort' (stratum k is to be evaluated again in Python:\n"
 "its tables are partly filled).");
@@ -1169,8 +1170,8 @@ static int run_stratum(Database *db, PyObject *stratum, i64 *iterations) {
 }
 
 static PyObject *db_run(Database *db, PyObject *args) {
-    PyObject *strata;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &strata)) return NULL;
+    PyObject *strata, *frees = NULL;
+    if (!PyArg_ParseTuple(args, "O!|O!", &PyList_Type, &strata, &PyList_Type, &frees)) return NULL;
     PyObject *rounds = PyList_New(0);
     if (!rounds) return NULL;
     Py_ssize_t k = 0, n = PyList_GET_SIZE(strata);
@@ -1180,6 +1181,16 @@ static PyObject *db_run(Database *db, PyObject *args) {
         int rc = run_stratum(db, PyList_GET_ITEM(strata, k), &iterations);
         if (rc < 0) goto error;
         if (rc) { status = rc == 1 ? "abort" : "stale"; break; }
+        /* (what no later stratum reads goes now, not at the end of the call: a run's
+           peak memory stays that of the relations live at once) */
+        if (frees && k < PyList_GET_SIZE(frees)) {
+            PyObject *emptied, *unset;
+            if (!PyArg_ParseTuple(PyList_GET_ITEM(frees, k), "OO", &emptied, &unset)) goto error;
+            PyObject *ok = each_table(db, emptied, clear_table);
+            Py_XDECREF(ok);
+            if (!ok || !(ok = each_table(db, unset, drop_set))) goto error;
+            Py_DECREF(ok);
+        }
         PyObject *it = PyLong_FromLongLong(iterations);
         if (!it || PyList_Append(rounds, it) < 0) { Py_XDECREF(it); goto error; }
         Py_DECREF(it);
