@@ -1,27 +1,34 @@
-"""Datalog engine benchmark: the embedded DuckDB engine, and the ratio to
-Soufflé's compiled program where `souffle` is on PATH (compile time excluded:
-the binary is cached per program).
+"""Datalog engine benchmark: each engine asked for (`--engine`, comma-separated)
+on the same cases in the same run, and the ratio to Soufflé's compiled program
+where `souffle` is on PATH (compile time excluded: the binary is cached per
+program).
 
-    python benchmarks/datalog_bench.py [--quick]
+    python benchmarks/datalog_bench.py [--quick] [--engine memory,...] [--runs N] [--cases tc,...]
 
 Cases:
   tc        transitive closure, 400 chains of 100 nodes: ~2M path tuples, 99 iterations
   tc-nonlinear  the same closure written path(x,z) :- path(x,y), path(y,z) (semi-naive loop), smaller
   mixed     joins, negation and aggregates over ~600k facts
   many-rules  200 rules in one recursive stratum over ~80k facts (the propagation program's shape)
+  propagation, reshard  rules/propagation.dl and rules/reshard.dl on the facts of
+            corpus transformer_L48 (transformer_L8 with --quick), as `sdylog opt
+            -sdy-propagation-pipeline -sdy-insert-explicit-reshards=...` loads them
 """
 from __future__ import annotations
 
 import argparse
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from sdylog.datalog import parse_program  # noqa: E402
+from corpus import CORPUS  # noqa: E402
+from propagation_rules_bench import captured_engines  # noqa: E402
+from sdylog.datalog import make_engine, parse_program  # noqa: E402
 from sdylog.datalog.engines import souffle_path  # noqa: E402
 
 TC = """
@@ -102,18 +109,23 @@ def many_rules(n_rules=200, n_nodes=20_000, seed=2):
     return "\n".join(lines) + "\n", facts
 
 
-def time_duckdb(program, facts, reads):
-    from sdylog.datalog.duckdb_engine import DuckDBEngine
-    eng = DuckDBEngine(program)
-    t0 = time.perf_counter()
-    for name, rows in facts.items():
-        eng.load(name, rows)
-    t1, c1 = time.perf_counter(), time.process_time()
-    eng.run()
-    t2, c2 = time.perf_counter(), time.process_time()
-    sizes = {r: eng.size(r) for r in reads}
-    eng.close()
-    return t1 - t0, (t2 - t1, c2 - c1), sizes
+def time_engine(name, program, facts, reads, runs):
+    """(median load s, median run wall s, median run cpu s, sizes) over `runs` fresh engines."""
+    load, wall, cpu = [], [], []
+    for _ in range(runs):
+        eng = make_engine(program, name)
+        t0 = time.perf_counter()
+        for rel, rows in facts.items():
+            eng.load(rel, rows)
+        t1, c1 = time.perf_counter(), time.process_time()
+        eng.run()
+        t2, c2 = time.perf_counter(), time.process_time()
+        sizes = {r: eng.size(r) for r in reads}
+        eng.close()
+        load.append(t1 - t0)
+        wall.append(t2 - t1)
+        cpu.append(c2 - c1)
+    return statistics.median(load), statistics.median(wall), statistics.median(cpu), sizes
 
 
 def time_souffle(program, facts, reads):
@@ -138,8 +150,12 @@ def time_souffle(program, facts, reads):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller inputs")
+    ap.add_argument("--engine", default="memory", help="comma-separated engines, timed in turn on each case")
+    ap.add_argument("-n", "--runs", type=int, default=1, help="runs per engine and case (median)")
+    ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     args = ap.parse_args()
     q = args.quick
+    wanted = set(filter(None, args.cases.split(",")))
     mr_text, mr_facts = many_rules(n_rules=200, n_nodes=5000 if q else 20_000)
     cases = [
         ("tc", TC, {"edge": chains(40 if q else 400, 100)}, ["path"]),
@@ -148,20 +164,36 @@ def main():
          ["friend", "same_city", "popular", "city_stats", "loner"]),
         ("many-rules", mr_text, mr_facts, ["r0", "s0"]),
     ]
+    cases = [(n, parse_program(t, f"{n}.dl"), f, r) for n, t, f, r in cases]
+    if not wanted or wanted & {"propagation", "reshard"}:
+        model = CORPUS / f"transformer_L{8 if q else 48}.mlir"
+        flags = ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]
+        # (the first two engines the pipeline makes: propagation's, then the reshard rules')
+        for label, (program, facts) in zip(["propagation", "reshard"], captured_engines(str(model), flags)):
+            cases.append((label, program, facts, sorted(program.derived)))
     have_souffle = souffle_path() is not None
-    print(f"souffle: {souffle_path() or 'not on PATH (no ratio)'}; cores: {os.cpu_count()}")
-    print(f"{'case':<14}{'facts':>9}{'load s':>9}{'run s':>9}{'run cpu s':>11}  sizes / souffle")
-    print("(run cpu s: CPU time of all DuckDB threads; on a busy machine wall time runs higher)")
-    for name, text, facts, reads in cases:
-        program = parse_program(text, f"{name}.dl")
+    print(f"souffle: {souffle_path() or 'not on PATH (no ratio)'}; cores: {os.cpu_count()}; runs: {args.runs}")
+    print(f"{'case':<14}{'engine':<8}{'facts':>9}{'load s':>9}{'run s':>9}{'run cpu s':>11}  sizes / souffle")
+    print("(run cpu s: CPU time of all the engine's threads; on a busy machine wall time runs higher)")
+    for name, program, facts, reads in cases:
+        if wanted and name not in wanted:
+            continue
         n_facts = sum(len(v) for v in facts.values())
-        load_s, (run_s, cpu_s), sizes = time_duckdb(program, facts, reads)
-        line = f"{name:<14}{n_facts:>9}{load_s:>9.2f}{run_s:>9.2f}{cpu_s:>11.2f}  {sizes}"
-        if have_souffle:
-            _, s_run, s_sizes = time_souffle(program, facts, reads)
-            line += f"  souffle run {s_run:.2f}s, ratio {run_s / s_run:.1f}x" + \
-                ("" if s_sizes == sizes else f"  SIZES DIFFER {s_sizes}")
-        print(line, flush=True)
+        first = None
+        for engine in args.engine.split(","):
+            load_s, run_s, cpu_s, sizes = time_engine(engine, program, facts, reads, args.runs)
+            shown = sizes if len(sizes) < 6 else f"{len(sizes)} relations, {sum(sizes.values())} tuples"
+            line = f"{name:<14}{engine:<8}{n_facts:>9}{load_s:>9.2f}{run_s:>9.2f}{cpu_s:>11.2f}  {shown}"
+            first = first or (run_s, sizes)
+            if first[1] != sizes:
+                line += "  SIZES DIFFER"
+            elif first[0] != run_s:
+                line += f"  run {run_s / first[0]:.2f}x the first engine's"
+            if have_souffle:
+                _, s_run, s_sizes = time_souffle(program, facts, reads)
+                line += f"  souffle run {s_run:.2f}s, ratio {run_s / s_run:.1f}x" + \
+                    ("" if s_sizes == sizes else f"  SIZES DIFFER {s_sizes}")
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

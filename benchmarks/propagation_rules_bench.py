@@ -1,7 +1,7 @@
 """Propagation rules benchmark: the time to evaluate rules/propagation.dl on
 the facts of a real model, per engine, and the cost per op.
 
-    python benchmarks/propagation_rules_bench.py [-n RUNS] [--engine memory,duckdb] [--needed] [MODEL.mlir ...]
+    python benchmarks/propagation_rules_bench.py [-n RUNS] [--engine memory,souffle] [--needed] [MODEL.mlir ...]
 
 Default models: the corpus transformers L8, L24 and L48. For each model the
 facts are captured once from `sdylog opt MODEL -sdy-propagation-pipeline`
@@ -28,19 +28,20 @@ from sdylog.propagation.writeback import WRITE_BACK_RELATIONS as NEEDED  # noqa:
 DEFAULT_MODELS = [str(CORPUS / f"transformer_L{n}.mlir") for n in (8, 24, 48)]
 
 
-def capture_facts(path: str) -> dict[str, list]:
-    """The facts the pipeline's propagation run loads into its engine."""
+def captured_engines(path: str, flags: list[str]) -> list[tuple]:
+    """(program, facts) of each engine `sdylog opt MODEL FLAGS` makes, the
+    facts as it loads them (relation -> rows)."""
     import sdylog.datalog as datalog
     from sdylog.passes import driver
 
-    captured: list[dict] = []
+    captured: list[tuple] = []
     real = datalog.make_engine
 
     class Recording:
-        def __init__(self, engine):
+        def __init__(self, program, engine):
             self.engine = engine
             self.loads: dict[str, list] = {}
-            captured.append(self.loads)
+            captured.append((program, self.loads))
 
         def load(self, name, rows):
             self.loads[name] = list(rows)
@@ -50,18 +51,26 @@ def capture_facts(path: str) -> dict[str, list]:
             return getattr(self.engine, name)
 
     def make(program=None, engine=None, *, provenance=False):
-        return Recording(real(program, engine, provenance=provenance))
+        return Recording(program, real(program, engine, provenance=provenance))
 
     datalog.make_engine = make
     try:
         with open(path) as f:
             text = f.read()
-        driver.optimize_text(text, path, driver.parse_flags(["-sdy-propagation-pipeline"]))
+        driver.optimize_text(text, path, driver.parse_flags(flags))
     finally:
         datalog.make_engine = real
-    if len(captured) != 1:
-        raise SystemExit(f"{path}: expected one propagation run, saw {len(captured)}")
-    return captured[0]
+    return captured
+
+
+def capture_facts(path: str) -> dict[str, list]:
+    """The facts the pipeline's propagation run loads into its engine."""
+    from sdylog.propagation.driver import propagation_program
+    runs = [facts for program, facts in captured_engines(path, ["-sdy-propagation-pipeline"])
+            if program is propagation_program()]
+    if len(runs) != 1:
+        raise SystemExit(f"{path}: expected one propagation run, saw {len(runs)}")
+    return runs[0]
 
 
 def time_engine(program, facts: dict, engine: str, runs: int, needed: bool):
@@ -85,7 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     ap.add_argument("-n", "--runs", type=int, default=5)
-    ap.add_argument("--engine", default="memory", help="comma-separated: memory, duckdb")
+    ap.add_argument("--engine", default="memory", help="comma-separated: memory, souffle")
     ap.add_argument("--needed", action="store_true", help="only the strata the write-back reads")
     args = ap.parse_args()
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 # The Datalog engines every command offers (--engine; made by sdylog/datalog/engines.py).
-ENGINES = ("duckdb", "memory", "souffle")
+ENGINES = ("memory", "souffle")
 
 
 def _rules_dir() -> Path:

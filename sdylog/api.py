@@ -271,7 +271,7 @@ def propagate(src, *, engine: str | None = None) -> Propagation:
     `src`: a jax `Lowered` (`jax.jit(f, in_shardings=...).lower(*args)`), a
     `jax.export.Exported`, MLIR text (StableHLO with `sdy` shardings, or
     GSPMD `mhlo.sharding`s), or the path of a file holding it. `engine`: the
-    Datalog engine (memory, duckdb, souffle; default: sdylog's choice).
+    Datalog engine (memory, souffle; default: memory).
     Raises SdylogError on bad input; warnings and notes of the run are in
     `.diagnostics`."""
     from sdylog.commands.pipeline import run_pipeline

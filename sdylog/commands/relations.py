@@ -128,7 +128,7 @@ def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list
     import numpy as np
 
     from sdylog.datalog.docs import relation_docs
-    from sdylog.datalog.duckdb_file import Lookup, RelationData
+    from sdylog.datalog.duckdb_file import Lookup, RelationData, relation_matrix
 
     docs = {}
     for program in reversed(part.programs):
@@ -138,7 +138,7 @@ def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list
         if name in part.leave_out:
             continue
         decl = part.engine.decl(name)
-        rows, symbols, wide = _matrix(part.engine, decl, symbols)
+        rows, symbols, wide = relation_matrix(part.engine, decl, symbols)
         doc = docs.get(name)
         data.append(RelationData(decl, rows, doc.kind if doc else "", doc.doc if doc else "",
                                  doc.where if doc else "", wide))
@@ -157,59 +157,3 @@ def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list
                                           "kind": np.array([k for _, (k, _) in ops], dtype=object),
                                           "loc": np.array([w for _, (_, w) in ops], dtype=object)}, op_joins)]
     return symbols
-
-
-def _matrix(engine, decl, symbols: list[str]):
-    """(the relation's rows as an int64 array with symbol ids into `symbols`,
-    the symbol list, None), from the engine's C tables when it has them
-    (their symbol list then serves all, or, when it does not extend
-    `symbols`, their ids are mapped into it), else from its tuples; (None,
-    symbols, the tuples) for a relation with a number beyond 64 bits."""
-    import numpy as np
-    held = getattr(engine, "row_matrix", None)
-    found = held(decl.name) if held is not None else None
-    if found is not None:
-        rows, c_symbols = found
-        if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
-            return rows, c_symbols, None
-        # another engine's (the reshard rules' after propagation's): its symbol ids mapped into ours
-        symbols, ours = _symbol_ids(symbols, c_symbols)
-        rows = rows.copy()
-        for j, c in enumerate(decl.columns):
-            if c.kind == "symbol":
-                rows[:, j] = ours[rows[:, j]]
-        return rows, symbols, None
-    rows = list(engine.scan(decl.name))
-    if any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
-        return None, symbols, rows
-    out = np.zeros((len(rows), decl.arity), np.int64)
-    if not decl.arity:
-        return out, symbols, None
-    ids = {s: i for i, s in enumerate(symbols)}
-    symbols = list(symbols)
-    for j, c in enumerate(decl.columns):
-        col = [r[j] for r in rows]
-        if c.kind == "symbol":
-            for k, v in enumerate(col):
-                sid = ids.get(v)
-                if sid is None:
-                    sid = ids[v] = len(symbols)
-                    symbols.append(v)
-                col[k] = sid
-        out[:, j] = col
-    return out, symbols, None
-
-
-def _symbol_ids(symbols: list[str], others: list[str]):
-    """(`symbols` grown by those of `others` it lacks, the id in it of each
-    of `others` as an int64 array)."""
-    import numpy as np
-    ids = {s: i for i, s in enumerate(symbols)}
-    symbols = list(symbols)
-    ours = np.empty(len(others), np.int64)
-    for k, s in enumerate(others):
-        if s not in ids:
-            ids[s] = len(symbols)
-            symbols.append(s)
-        ours[k] = ids[s]
-    return symbols, ours

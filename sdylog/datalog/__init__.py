@@ -1,24 +1,20 @@
-"""Datalog in Soufflé's language: front end, embedded DuckDB engine, Soufflé backend.
+"""Datalog in Soufflé's language: front end, sdylog's in-memory engine, Soufflé backend.
 
     from sdylog.datalog import load_program, make_engine
     program = load_program("rules/propagate.dl")
-    engine = make_engine(program)          # DuckDB, or Soufflé when asked/installed
+    engine = make_engine(program)          # in memory, or Soufflé when asked (and installed)
     engine.load("Edge", [(1, 2), (2, 3)])
     engine.run()
     engine.read("Path")                    # sorted list of tuples
 
-Nothing here imports duckdb until an engine is made.
+Nothing here imports duckdb: only saving a database does.
 """
 from sdylog.datalog.program import Program, load_program, parse_program
 
-__all__ = ["Program", "load_program", "parse_program", "make_engine", "available_engines"]
+__all__ = ["Program", "load_program", "parse_program", "make_engine"]
 
 
 def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):
     from sdylog.datalog.engines import make_engine as _make
     return _make(program, engine, provenance=provenance)
 
-
-def available_engines() -> list[str]:
-    from sdylog.datalog.engines import available_engines as _avail
-    return _avail()

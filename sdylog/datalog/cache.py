@@ -134,7 +134,7 @@ def _files_key(files) -> str:
 
 
 class CodeCache:
-    """Compiled Python code of generated sources, by the source's hash; saved
+    """Compiled Python code of generated sources, by the hash of the source and its name; saved
     most recently used first, at most _MAX_CODES entries."""
 
     def __init__(self):
@@ -156,7 +156,8 @@ class CodeCache:
         if self.codes is None:
             self._load()
             atexit.register(self.save)
-        key = hashlib.sha1(src.encode()).hexdigest()
+        # (the name too: a runtime error is located by the rule ids in it, runtime_errors.py)
+        key = hashlib.sha1(f"{name}\0{src}".encode()).hexdigest()
         code = self.codes.get(key)
         if code is None:
             code = compile(src, name, "exec")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.lexer import error
-from sdylog.datalog.sql import columns
 
 _ARROW_TYPE = {"number": "int64", "unsigned": "int64", "float": "float64", "symbol": "string"}
 
@@ -13,7 +12,7 @@ _ARROW_TYPE = {"number": "int64", "unsigned": "int64", "float": "float64", "symb
 def to_arrow(decl: RelationDecl, data):
     import pyarrow as pa
 
-    names = columns(decl.arity)
+    names = [f"c{i}" for i in range(decl.arity)] or ["u"]
     cols = _columns_of(decl, data, pa)
     if decl.arity == 0:
         n = len(cols[0]) if cols else 0

@@ -4,6 +4,7 @@ meaning and columns: rules/schema.dl, rules/propagation/*.dl), for
 `sdylog query --list` and the table `relations` of a `--db` file."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,12 +24,20 @@ def relation_docs(program) -> dict[str, RelationDoc]:
     out = {}
     for name, decl in program.relations.items():
         loc = decl.loc
+        path = loc and _source(program, loc.file)
         out[name] = RelationDoc(
             name, "input" if name in inputs else "derived",
             ", ".join(f"{c.name}: {c.type_name}" for c in decl.columns),
-            (_comment_above(loc.file, loc.line) or _entry_in_comments(loc.file, name)) if loc else "",
+            (_comment_above(path, loc.line) or _entry_in_comments(path, name)) if loc else "",
             f"{_short(loc.file)}:{loc.line}" if loc else "?")
     return out
+
+
+def _source(program, shown: str) -> str:
+    """The file a location shows: locations are relative to the folder the
+    program was loaded from, which for a cached program (cache.py) was
+    another process's; the program's files are the paths it read."""
+    return next((f for f in program.files if f == shown or f.endswith(os.sep + shown)), shown)
 
 
 def _comment_above(path: str, line: int) -> str:

@@ -9,7 +9,8 @@ symbol column holds ids into `_symbols`), written from numpy arrays (no
 Python tuple per row, no pyarrow), in 64 KB blocks; each relation is a view
 named as the relation, with its declared column names, symbols as text,
 and any lookup columns a caller adds beside an id column (a name beside a
-value id). A table `relations` says what each relation is.
+value id). A table `relations` says what each relation is. A relation with
+a float column, or a number beyond 64 bits, has a table `_wide<k>` of its own.
 """
 from __future__ import annotations
 
@@ -26,10 +27,11 @@ BLOCK_SIZE = 65536
 @dataclass
 class RelationData:
     """One relation's tuples: an (n, arity) int64 array, symbol columns as
-    ids into the file's symbol list; or, for a relation with a number beyond
-    64 bits (the memory engine computes with Python's integers: a tensor of
-    2^63 elements or more has such a size), its tuples as they are in
-    `wide` (a table of its own: HUGEINT, or decimal text beyond 128 bits)."""
+    ids into the file's symbol list; or, for a relation with a float column
+    or a number beyond 64 bits (the memory engine computes with Python's
+    integers: a tensor of 2^63 elements or more has such a size), its
+    tuples as they are in `wide` (a table of its own: DOUBLE, HUGEINT, or
+    decimal text beyond 128 bits)."""
     decl: object                     # RelationDecl
     rows: np.ndarray | None
     kind: str = ""                   # "input" / "derived" (relations table)
@@ -52,12 +54,17 @@ class Lookup:
     joins: dict = field(default_factory=dict)
 
 
-def write(path: str, relations: list[RelationData], symbols: list[str], lookups: list[Lookup] = (),
-          threads: int = 1) -> None:
-    """A new DuckDB file at `path` (which must not exist) with the relations
-    as views, the `relations` table and the lookups."""
-    with Writer(path, threads) as out:
-        out.add(relations, symbols, lookups)
+def save(path: str, engine) -> None:
+    """Every relation of `engine` into a new DuckDB file at `path` (which
+    must not exist)."""
+    symbols: list[str] = []
+    data = []
+    for name in engine.relations:
+        decl = engine.decl(name)
+        rows, symbols, wide = relation_matrix(engine, decl, symbols)
+        data.append(RelationData(decl, rows, wide=wide))
+    with Writer(path) as out:
+        out.add(data, symbols)
         out.close()
 
 
@@ -114,6 +121,61 @@ class Writer:
         self.con.close()                   # (a second close is harmless; without COMMIT: nothing written)
 
 
+def relation_matrix(engine, decl, symbols: list[str]):
+    """(the relation's rows as an int64 array with symbol ids into `symbols`,
+    the symbol list, None), from the engine's C tables when it has them
+    (their symbol list then serves all, or, when it does not extend
+    `symbols`, their ids are mapped into it), else from its tuples; (None,
+    symbols, the tuples) for a relation with a float column or a number
+    beyond 64 bits."""
+    held = getattr(engine, "row_matrix", None)
+    found = held(decl.name) if held is not None else None
+    if found is not None:
+        rows, c_symbols = found
+        if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
+            return rows, c_symbols, None
+        # another engine's (the reshard rules' after propagation's): its symbol ids mapped into ours
+        symbols, ours = _symbol_ids(symbols, c_symbols)
+        rows = rows.copy()
+        for j, c in enumerate(decl.columns):
+            if c.kind == "symbol":
+                rows[:, j] = ours[rows[:, j]]
+        return rows, symbols, None
+    rows = list(engine.scan(decl.name))
+    if "float" in decl.kinds or any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
+        return None, symbols, rows
+    out = np.zeros((len(rows), decl.arity), np.int64)
+    if not decl.arity:
+        return out, symbols, None
+    ids = {s: i for i, s in enumerate(symbols)}
+    symbols = list(symbols)
+    for j, c in enumerate(decl.columns):
+        col = [r[j] for r in rows]
+        if c.kind == "symbol":
+            for k, v in enumerate(col):
+                sid = ids.get(v)
+                if sid is None:
+                    sid = ids[v] = len(symbols)
+                    symbols.append(v)
+                col[k] = sid
+        out[:, j] = col
+    return out, symbols, None
+
+
+def _symbol_ids(symbols: list[str], others: list[str]):
+    """(`symbols` grown by those of `others` it lacks, the id in it of each
+    of `others` as an int64 array)."""
+    ids = {s: i for i, s in enumerate(symbols)}
+    symbols = list(symbols)
+    ours = np.empty(len(others), np.int64)
+    for k, s in enumerate(others):
+        if s not in ids:
+            ids[s] = len(symbols)
+            symbols.append(s)
+        ours[k] = ids[s]
+    return symbols, ours
+
+
 def _write_tables(out: Writer, relations: list[RelationData], symbols: list[str], lookups) -> None:
     con = out.con
     by_arity: dict[int, list] = {a: [] for a in range(max((r.decl.arity for r in relations), default=0) + 1)}
@@ -146,13 +208,13 @@ def _write_tables(out: Writer, relations: list[RelationData], symbols: list[str]
 
 
 def _create_wide(con, k: int, r: RelationData) -> None:
-    """`_wide<k>`: a relation with numbers beyond 64 bits, each number column
-    BIGINT, HUGEINT or (beyond 128 bits) its decimal text."""
+    """`_wide<k>`: a relation with a float column or numbers beyond 64 bits,
+    each number column BIGINT, HUGEINT or (beyond 128 bits) its decimal text."""
     cols, sel = {}, []
     for j, c in enumerate(r.decl.columns):
         values = [t[j] for t in r.wide]
-        if c.kind == "symbol":
-            cols[f"c{j}"] = np.array(values, dtype=object)
+        if c.kind in ("symbol", "float"):
+            cols[f"c{j}"] = np.array(values, dtype=object if c.kind == "symbol" else np.float64)
             sel.append(f"c{j}")
             continue
         lo, hi = (min(values), max(values)) if values else (0, 0)

@@ -1,22 +1,18 @@
 """Derivation trees from provenance: every derived tuple records the rule
 that first produced it and the height (evaluation step) it appeared at; its
-body tuples are found again top-down among tuples of smaller height.
-
-Two ways to find them: SQL over a DuckDB engine's tables, or, for the
-in-memory engine, the clause compiled to Python with the head tuple as its
-first atom (so lookups go through indexes on the bound columns): what
-`sdylog explain` uses on whole models, where copying every relation into
-DuckDB would cost more than the propagation itself."""
+body tuples are found again top-down among tuples of smaller height, by the
+clause compiled to Python with the head tuple as its first atom (so lookups
+go through indexes on the bound columns)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from sdylog.datalog.ast import Atom, Comparison, NumberLit, StringLit, Var
+from sdylog.datalog.ast import Atom, Var, Wildcard
 from sdylog.datalog.lexer import error
 from sdylog.datalog.printer import literal, quote
 from sdylog.datalog.semantics import variable_names_outside_aggregates
-from sdylog.datalog.sql import ClauseCompiler, ident
+from sdylog.datalog.pyeval import Namespace, compile_clause
 
 
 @dataclass
@@ -92,13 +88,11 @@ def derive(finder, relation: str, values: tuple, premises: bool = True) -> Deriv
     return node
 
 
-def premise_finder(engine):
-    """What finds premises in this engine (in memory, or SQL over DuckDB)."""
+def premise_finder(engine) -> "_Premises":
+    """What finds premises in the engine (made with provenance)."""
     if not getattr(engine, "provenance", False):
         raise error(None, "explain needs an engine made with provenance=True")
-    if hasattr(engine, "con"):
-        return _SqlPremises(engine)
-    return _MemoryPremises(engine)
+    return _Premises(engine)
 
 
 def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
@@ -123,59 +117,12 @@ def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
     return node
 
 
-class _SqlPremises:
-    """Premises found with SQL over a DuckDB engine's tables (_rule, _height columns)."""
-
-    def __init__(self, engine):
-        self.engine = engine
-
-    def origin(self, relation, values):
-        engine = self.engine
-        decl = engine.decl(relation)
-        conds = " AND ".join(f"c{i} = ?" for i in range(decl.arity)) or "TRUE"
-        return engine.con.execute(f"SELECT _rule, _height FROM {engine.table(relation)} WHERE {conds}",
-                                  list(values)).fetchone()
-
-    def premises(self, rule_id, values, height):
-        engine = self.engine
-        program, ci = engine.rules[rule_id]
-        clause = program.clauses[ci]
-        kinds = program.clause_kinds[ci]
-        pins = [Comparison("=", arg, _literal(v), clause.loc) for arg, v in zip(clause.head.args, values)]
-        body = list(clause.body) + pins
-        atoms: list[tuple[Atom, str]] = []
-
-        def lower(position, atom, alias):
-            atoms.append((atom, alias))
-            return [f"{alias}._height < {height}"]
-
-        comp = ClauseCompiler(kinds, engine.table, extra_atom_conds=lower)
-        comp.items = body
-        scope = comp.body(body, {}, top=True)
-        names = sorted(n for n in kinds if n in scope.env)
-        outs = [f"{alias}.c{j} AS {ident(f'a{k}_{j}')}" for k, (atom, alias) in enumerate(atoms)
-                for j in range(len(atom.args))]
-        outs += [f"{scope.env[n]} AS {ident('v_' + n)}" for n in names]
-        sql = f"SELECT {', '.join(outs) or 'TRUE'}"
-        if scope.froms:
-            sql += " FROM " + ", ".join(scope.froms)
-        if scope.conds:
-            sql += " WHERE " + " AND ".join(scope.conds)
-        row = engine.con.execute(sql + " LIMIT 1").fetchone()
-        if row is None:
-            raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
-        cols = dict(zip([o.rsplit(" AS ", 1)[1].strip('"') for o in outs], row))
-        env = {n: cols[f"v_{n}"] for n in names}
-        atom_rows = [tuple(cols[f"a{k}_{j}"] for j in range(len(a.args))) for k, (a, _) in enumerate(atoms)]
-        return _items(clause, atom_rows, env)
-
-
 class _Found(Exception):
     pass
 
 
-class _MemoryPremises:
-    """Premises found in the in-memory engine: the clause compiled to Python
+class _Premises:
+    """Premises found in the engine: the clause compiled to Python
     with a first atom binding the head's arguments, whose solutions list the
     body atoms' tuples and the variables; the first solution whose tuples
     are all older than the head is the derivation."""
@@ -193,8 +140,6 @@ class _MemoryPremises:
         return info
 
     def _compile(self, rule_id):
-        from sdylog.datalog.ast import Wildcard
-        from sdylog.datalog.pyeval import Namespace, compile_clause
         got = self.compiled.get(rule_id)
         if got is not None:
             return got
@@ -256,10 +201,6 @@ def _items(clause, atom_rows, env) -> list:
         else:
             out.append(_substitute(literal(lit), env))
     return out
-
-
-def _literal(v):
-    return StringLit(v, None) if isinstance(v, str) else NumberLit(v, "float" if isinstance(v, float) else None, None)
 
 
 def _clause_text(clause) -> str:

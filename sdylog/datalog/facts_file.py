@@ -1,5 +1,5 @@
-"""Reading a Soufflé facts file in Python (engines without DuckDB's CSV
-reader): one tuple a line, columns split by the delimiter, no quoting."""
+"""Reading a Soufflé facts file (`.input` relations, Soufflé's outputs): one
+tuple a line, columns split by the delimiter, no quoting."""
 from __future__ import annotations
 
 import re

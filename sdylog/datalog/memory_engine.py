@@ -1,15 +1,8 @@
-"""The in-memory engine: relations held in C (native_db.py) or as Python
-sets, strata evaluated in C or by clauses compiled to Python
-(sdylog/datalog/pyeval.py).
-
-Same API as the DuckDB engine (load / replace / run / read / read_columns /
-save / explain). DuckDB is imported only to save a database or explain a
-tuple (both go through a DuckDB engine filled with these relations).
-
-Why a second engine: for the propagation program (~100 strata, most of them
-small joins) DuckDB spends ~5 ms planning each statement whatever the data
-size, and importing it costs ~0.3 s; compiled Python joins over hash
-indexes cost microseconds per tuple. `sdylog run`/`query` can pick either.
+"""The in-memory engine, sdylog's one evaluator: relations held in C
+(native_db.py) or as Python sets, strata evaluated in C or by clauses
+compiled to Python (sdylog/datalog/pyeval.py). API: load / replace / run /
+read / scan / read_columns / save (a DuckDB file, the `--db` layout:
+duckdb_file.py) / explain (explain.py).
 
 Evaluation: a non-recursive stratum runs each clause once (joins in an order
 chosen from the relations' sizes); a recursive stratum runs semi-naively
@@ -103,7 +96,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         return self._db is not None and self._db.holds(relation)
 
     def load(self, relation: str, data) -> None:
-        """Add facts (lists of tuples, or anything the DuckDB engine takes)."""
+        """Add facts: lists of tuples, or anything data.to_arrow takes (columns, arrays, tables)."""
         decl = self.decl(relation)
         self._restore(relation)
         if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
@@ -125,7 +118,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def load_file(self, relation: str, path: str, delimiter: str = "\t", display: str | None = None,
                   skip_header: bool = False) -> None:
-        """Add facts from a Soufflé facts file (as the DuckDB engine's load_file)."""
+        """Add facts from a Soufflé facts file (facts_file.read_facts_file)."""
         from sdylog.datalog.facts_file import read_facts_file
         self.load(relation, read_facts_file(self.decl(relation), path, delimiter, display, skip_header))
 
@@ -189,7 +182,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             if all(type(v) is k or (k is float and type(v) is int) for r in data[:50] for v, k in zip(r, kinds)):
                 if float not in kinds:
                     return data
-            return [tuple(k(v) for v, k in zip(r, kinds)) for r in data]
+            try:
+                return [tuple(k(v) for v, k in zip(r, kinds)) for r in data]
+            except (TypeError, ValueError):
+                pass   # (a value of another kind: to_arrow's error names its column)
         from sdylog.datalog.data import to_arrow
         tbl = to_arrow(decl, data)
         if decl.arity == 0:
@@ -501,41 +497,15 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         rows = self.read(relation)
         return pa.table({c.name: [r[i] for r in rows] for i, c in enumerate(decl.columns)})
 
-    # ---- through DuckDB ----
-    def to_duckdb(self):
-        """A DuckDB engine holding these relations (and their provenance)."""
-        from sdylog.datalog.duckdb_engine import DuckDBEngine
-        db = DuckDBEngine(provenance=self.provenance)
-        for p in self._programs:
-            db.declare(p)
-        db.rules = list(self.rules)
-        db.rule_ids = dict(self.rule_ids)
-        db._height = self._height
-        for name in self._decls:
-            self._kept(name)
-            rows = self._data[name]
-            if not rows:
-                continue
-            rows = sorted(rows)
-            prov = self._prov.get(name, {})
-            db.insert_rows(name, rows, [prov.get(t, (-1, 0)) for t in rows] if self.provenance else None)
-        return db
-
     def save(self, path: str) -> None:
-        db = self.to_duckdb()
-        try:
-            db.save(path)
-        finally:
-            db.close()
+        """Every relation into a new DuckDB file at `path` (as `run --db` writes them)."""
+        from sdylog.datalog.duckdb_file import save
+        save(path, self)
 
     def explain(self, relation: str, values: tuple, max_depth: int = 100):
-        if not self.provenance:
-            raise error(None, "explain needs an engine made with provenance=True")
-        db = self.to_duckdb()
-        try:
-            return db.explain(relation, values, max_depth)
-        finally:
-            db.close()
+        """The derivation tree of a tuple (needs provenance=True)."""
+        from sdylog.datalog.explain import explain
+        return explain(self, relation, values, max_depth)
 
     def close(self) -> None:
         self._data.clear()

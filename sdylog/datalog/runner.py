@@ -11,7 +11,6 @@ import tempfile
 
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
-from sdylog.datalog.sql import ident
 from sdylog.ir.diagnostics import SdylogError
 
 
@@ -42,17 +41,6 @@ def relation_text(engine, relation: str, delimiter: str = "\t", headers: bool = 
         kinds = decl.kinds
         lines += [delimiter.join(format_value(v, k) for v, k in zip(row, kinds)) for row in engine.read(relation)]
     return "".join(line + "\n" for line in lines)
-
-
-def _copy_to(engine, relation: str, path: str, delimiter: str, headers: bool) -> None:
-    """Large outputs: DuckDB writes the file (floats as %g, no quoting)."""
-    decl = engine.decl(relation)
-    sel = ", ".join(f"printf('%g', c{i}) AS {ident(c.name)}" if c.kind == "float" else f"c{i} AS {ident(c.name)}"
-                    for i, c in enumerate(decl.columns))
-    order = ", ".join(f"c{i}" for i in range(decl.arity))
-    engine.con.execute(f"COPY (SELECT {sel} FROM {engine.table(relation)} ORDER BY {order}) TO "
-                       f"'{path.replace(chr(39), chr(39) * 2)}' (DELIMITER '{delimiter.replace(chr(39), chr(39) * 2)}', "
-                       f"HEADER {'true' if headers else 'false'}, QUOTE '', ESCAPE '')")
 
 
 def stdout_block(engine, relation: str, headers: bool = False) -> str:
@@ -98,12 +86,8 @@ def write_outputs(engine, program: Program, out_dir: str, planned: list | None =
 
 
 def _write_relation(engine, d, path: str) -> None:
-    delimiter, headers = d.params.get("delimiter", "\t"), d.params.get("headers") == "true"
-    if engine.decl(d.relation).arity == 0 or not hasattr(engine, "con"):   # (DuckDB writes large ones itself)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(relation_text(engine, d.relation, delimiter, headers))
-    else:
-        _copy_to(engine, d.relation, path, delimiter, headers)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(relation_text(engine, d.relation, d.params.get("delimiter", "\t"), d.params.get("headers") == "true"))
 
 
 def run_like_souffle(program: Program, facts_dir: str, out_dir: str, engine_name: str | None = None) -> None:

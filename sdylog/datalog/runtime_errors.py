@@ -1,12 +1,12 @@
 """A runtime error of an evaluation (a division by zero, an integer
 overflow, a value that does not convert) as a diagnostic at the rule that
 raised it, `file:line:col: error: division by zero in a rule of 'r'`: never
-the SQL DuckDB ran, nor the Python a rule was compiled to.
+the Python a rule was compiled to.
 
 The rule is found where the error was raised: compiled Python clause code
-is named after its rules' ids (`<rule N>`, `<rules N M>`: pyeval), and a
-failing SQL script is narrowed down by running each candidate clause alone.
-Several candidates left: the error names each."""
+is named after its rules' ids (`<rule N>`, `<rules N M>`: pyeval); of
+several, those using an operator that can raise the error. Several
+candidates left: the error names each."""
 from __future__ import annotations
 
 import re
@@ -18,19 +18,6 @@ from sdylog.ir.diagnostics import SdylogError
 _RULE_CODE = re.compile(r"^<rules? ([\d ]+)>$")
 
 _ARITHMETIC = frozenset({"+", "-", "*", "^", "neg"})
-_CONVERSIONS = frozenset({"to_number", "to_unsigned", "to_float"})
-_OVERFLOWING = {"multiplication": {"*"}, "addition": {"+"}, "subtraction": {"-", "neg"}, "power": {"^"}}
-
-# DuckDB's messages -> ours, and the operators that can raise each
-_DUCKDB = [
-    (re.compile(r"Division by zero"), lambda m: "division by zero", lambda m: {"/", "%"}),
-    (re.compile(r"Overflow in (\w+) of \w+ \((.*?)\)"), lambda m: f"integer overflow: {m[2]}",
-     lambda m: _OVERFLOWING.get(m[1], _ARITHMETIC)),
-    (re.compile(r"(wrong string provided by \w+\(.*\))"), lambda m: m[1], lambda m: _CONVERSIONS),
-    (re.compile(r"Could not convert string '([^']*)' to \w+"), lambda m: f"cannot convert '{m[1]}' to a number",
-     lambda m: _CONVERSIONS),
-    (re.compile(r"(?:Overflow|out of range)", re.I), lambda m: "integer overflow", lambda m: _ARITHMETIC),
-]
 _PYTHON = {ZeroDivisionError: ("division by zero", {"/", "%"}),
            OverflowError: ("number out of range", _ARITHMETIC | {"to_float"})}
 
@@ -56,34 +43,6 @@ def error_from_code(e: BaseException, rules: list) -> SdylogError | None:
         message, ops = _PYTHON.get(type(e), (f"{type(e).__name__}: {e}", None))
     clauses = [rules[i] for i in ids if 0 <= i < len(rules)]
     return at_rules(message, _narrowed(clauses, ops))
-
-
-def error_from_duckdb(e: Exception, program, clause_indexes, fails_alone=None) -> SdylogError:
-    """The diagnostic for DuckDB's error `e` while it evaluated the clauses
-    `clause_indexes` of `program`; `fails_alone(ci)`: whether clause ci's
-    query fails on its own (run only to narrow several candidates down)."""
-    text = str(e)
-    message, ops = None, None
-    for pattern, words, raising in _DUCKDB:
-        m = pattern.search(text)
-        if m:
-            message, ops = words(m), raising(m)
-            break
-    if message is None:
-        first = re.split(r"\n|\. | in expression", text.split(":", 1)[-1].strip())[0]
-        message = f"the evaluation failed: {first}"
-    clauses = _narrowed([(program, ci) for ci in clause_indexes], ops)
-    if len(clauses) > 1 and fails_alone is not None:
-        alone = [(p, ci) for p, ci in clauses if _fails(fails_alone, ci)]
-        clauses = alone or clauses
-    return at_rules(message, clauses)
-
-
-def _fails(fails_alone, ci) -> bool:
-    try:
-        return fails_alone(ci)
-    except Exception:
-        return False
 
 
 def at_rules(message: str, clauses: list) -> SdylogError:

@@ -1,7 +1,9 @@
-"""Soufflé as a backend: the program is printed back as Soufflé text,
-compiled once per content hash with `souffle -o` (cached in the souffle
-folder of sdylog's cache, $SDYLOG_CACHE_DIR or ~/.cache/sdylog), and run with `-j` = cores, facts through `-F`/`-D`.
-Relations live in the same DuckDB store as the embedded engine's."""
+"""Soufflé as a backend (a cross-check of sdylog's own engine): the program
+is printed back as Soufflé text, compiled once per content hash with
+`souffle -o` (cached in the souffle folder of sdylog's cache,
+$SDYLOG_CACHE_DIR or ~/.cache/sdylog), and run with `-j` = cores, facts
+through `-F`/`-D`. Relations live in the memory engine's store: a run
+writes the facts the strata read and reads back what they derive."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,13 +17,13 @@ import tempfile
 
 from sdylog.datalog import cache
 from sdylog.datalog.ast import NumberLit
-from sdylog.datalog.engine import Engine, _sql_str
 from sdylog.datalog.engines import souffle_path
+from sdylog.datalog.facts_file import read_facts_file
 from sdylog.datalog.lexer import error
+from sdylog.datalog.memory_engine import MemoryEngine
 from sdylog.datalog.printer import print_program, quote
 from sdylog.datalog.program import Program
 from sdylog.datalog.semantics import atoms_of
-from sdylog.datalog.sql import column_list
 
 
 def cache_dir() -> str:
@@ -76,7 +78,7 @@ def check_word_size(program: Program, exe: str) -> None:
     if wide is not None:
         raise error(wide.loc, f"the number {wide.value} does not fit in this souffle's {bits}-bit numbers "
                     f"(`souffle --version`); build Soufflé with -DSOUFFLE_DOMAIN_64BIT=ON, or use "
-                    f"another engine (--engine memory or duckdb)")
+                    f"sdylog's own engine (--engine memory)")
 
 
 def compiled(text: str, exe: str | None = None) -> str:
@@ -112,48 +114,38 @@ def run_binary(binary: str, facts_dir: str, out_dir: str) -> str:
     return res.stdout
 
 
-class SouffleEngine(Engine):
+class SouffleEngine(MemoryEngine):
     name = "souffle"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
         if provenance:
-            raise error(None, "provenance (explain) needs the memory or duckdb engine: Soufflé records none")
+            raise error(None, "provenance (explain) needs the memory engine: Soufflé records none")
         if souffle_path() is None:
             raise error(None, "the souffle engine needs `souffle` on PATH")
         super().__init__(program)
 
-    def explain(self, relation, values, max_depth=100):
-        raise error(None, "explain needs the memory or duckdb engine made with provenance=True")
-
-    def _evaluate(self, program: Program, strata) -> None:
+    def _run_strata(self, program: Program, strata, plan=None) -> None:
+        """The strata as one Soufflé program: the facts they read (what a
+        relation holds, or the facts loaded into one they derive) in, what
+        they derive out."""
         stepped = [s for s in strata if s.stepped]
         if stepped:
             raise error(None, f"the souffle engine cannot evaluate the stepped stratum of "
                         f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
-                        f"memory or duckdb engine")
+                        f"memory engine")
         derived = [r for s in strata for r in s.relations]
-        reads = set()
-        for s in strata:
-            for ci in s.clauses:
-                reads.update(a.relation for a, _ in atoms_of(program.clauses[ci].body))
+        reads = {a.relation for s in strata for ci in s.clauses for a, _ in atoms_of(program.clauses[ci].body)}
         feed = [r for r in program.relations
-                if (r in reads and r not in derived) or (r in derived and self.stored(r).edb_table)]
+                if (r in reads and r not in derived) or (r in derived and self._loaded.get(r))]
         io = [f'.input {r}(IO=file, filename={quote(r + ".facts")}, delimiter="\\t")' for r in feed]
         io += [f'.output {r}(IO=file, filename={quote(r + ".csv")}, delimiter="\\t")' for r in derived]
         check_word_size(program, souffle_path())
         binary = compiled(print_program(program, io))
         with tempfile.TemporaryDirectory(prefix="sdylog-souffle-") as d:
             for r in feed:
-                rel = self.stored(r)
-                src = rel.edb_table if r in derived else rel.table
-                path = os.path.join(d, r + ".facts")
-                if rel.decl.arity == 0:
-                    with open(path, "w") as f:
-                        f.write("()\n" if self.con.execute(f"SELECT count(*) FROM {src}").fetchone()[0] else "")
-                    continue
-                self.con.execute(f"COPY (SELECT {column_list(rel.decl.arity)} FROM {src}) TO {_sql_str(path)} "
-                                 f"(DELIMITER '\t', HEADER false, QUOTE '', ESCAPE '')")
+                rows = self._loaded.get(r, ()) if r in derived else self.scan(r)
+                with open(os.path.join(d, r + ".facts"), "w", encoding="utf-8") as f:
+                    f.writelines("\t".join(map(str, row)) + "\n" if row else "()\n" for row in rows)
             run_binary(binary, d, d)
             for r in derived:
-                self.con.execute(f"DELETE FROM {self.table(r)}")
-                self.load_file(r, os.path.join(d, r + ".csv"), as_result=True)
+                self._store(r, set(read_facts_file(self.decl(r), os.path.join(d, r + ".csv"))), None)

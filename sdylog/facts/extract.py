@@ -24,7 +24,7 @@ from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
-from sdylog.oprules import rule_for_op, rule_key
+from sdylog.oprules import RuleCache, rule_key
 from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind, known_op, unknown_op_message
 
 # Ops whose results carry data unchanged from their operands / regions: data
@@ -189,6 +189,7 @@ class FactSet:
     # value id -> its type's id, and type id -> whether it is a ranked tensor
     value_type_ids: list = field(default_factory=list)
     type_is_ranked: list = field(default_factory=list)
+    replicated: dict = field(default_factory=dict)    # (mesh, rank) -> add_replicated_sharding's id
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -203,10 +204,13 @@ class FactSet:
 
     def add_replicated_sharding(self, mesh: str, rank: int) -> int:
         """A sharding id for the fully closed replicated sharding of `rank` on
-        mesh symbol `mesh`, with its rows (no value carries it)."""
-        sid = len(self.shardings)
-        self.shardings.append(TensorSharding.replicated_on(mesh, rank))
-        add_sharding_rows(self, sid, mesh, self.shardings[-1])
+        mesh symbol `mesh`, with its rows (no value carries it); added once
+        (facts may be read by several runs: sdylog/facts/shared.py)."""
+        sid = self.replicated.get((mesh, rank))
+        if sid is None:
+            sid = self.replicated[(mesh, rank)] = len(self.shardings)
+            self.shardings.append(TensorSharding.replicated_on(mesh, rank))
+            add_sharding_rows(self, sid, mesh, self.shardings[-1])
         return sid
 
 
@@ -244,9 +248,13 @@ def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> N
 
 class _Extractor:
     def __init__(self, module: ir.Module, filename: str, conservative: bool, static_shapes: bool,
-                 names_within=None, strict_rules: bool = False):
+                 names_within=None, strict_rules: bool = False, rules: RuleCache | None = None,
+                 plain: bool = False):
         self.facts = FactSet(module=module)
         self.strict_rules = strict_rules
+        self.rules = rules or RuleCache(conservative, filename)
+        if plain:   # the reference walk (tests): every op the long way
+            self.add_body = self.add_body_plain
         self._names_within = names_within or _walk_with_names
         self.filename = filename
         self.conservative = conservative
@@ -505,7 +513,9 @@ class _Extractor:
         attributes once, and writes the rows of the common op itself: an op
         whose results are new values, that has no sharding, kind facts or
         tensors of its own, and whose rule is keyed by its types (and
-        attributes). Any other op goes through add_op_tail."""
+        attributes). Any other op goes through add_op_tail. add_body_plain
+        is the plain reference of this loop: tests/facts/test_extract.py
+        checks that both give the same rows."""
         f = self.facts
         ops, op_rows = f.ops, f.relations["op"]
         operand_rows, result_rows = f.relations["op_operand"], f.relations["op_result"]
@@ -588,7 +598,10 @@ class _Extractor:
                     self.check_result_types(op, results)
             elif n:
                 if self._results_ahead:   # some op results have ids already (see ids_of)
+                    first_new = len(all_values)
                     results = self.result_ids(values, func)
+                    if n == 1 and results[0] >= first_new:
+                        value_ops[results[0]] = op_id
                 else:   # new values: ids in a row, types by id
                     first = len(all_values)
                     results = list(range(first, first + n))
@@ -669,6 +682,65 @@ class _Extractor:
                 op, name, op_id, operands, results = top.op, top.name, top.op_id, top.operands, top.results
                 elementwise, keyed_by, _, _ = top.kind
                 k, n = len(operands), len(results)
+
+    def add_body_plain(self, fn, func: str, root: _OpenOp) -> None:
+        """add_body's rows, in its order, each op read the plain way: its head
+        (add_op_head), the ops nested in it, then its tail (add_op_tail, in
+        `close`). The reference add_body's loop must agree with
+        (tests/facts/test_extract.py); it reads ops inline because a call
+        per op and per row costs (transformer_L48: this walk takes 1.3-1.4x
+        add_body's time, and a pipeline extracts twice)."""
+        open_ = [root]
+        if not self.next_block(root, func):
+            return
+        within, names = self._names_within(fn)
+        for op, name in zip(islice(within, 1, None), islice(names, 1, None)):   # (the first one is fn)
+            read = self.add_op_head(op, name, func, open_[-1])
+            if self.enter_regions(read, func):
+                open_.append(read)
+            else:
+                self.close(read, func, open_)
+
+    def add_op_head(self, op, name: str, func: str, parent: _OpenOp) -> _OpenOp:
+        """The op's row, its operands and results, and its effects trait."""
+        relations = self.facts.relations
+        kind = self._name_kinds.get(name)
+        if kind is None:
+            kind = self._name_kinds[name] = _name_kind(op, name)
+        op_id = self.add_op_row(op, name, func, parent.op_id, parent.region)
+        if kind[3]:
+            relations["op_trait"].append((op_id, "effects"))
+        operands = self.ids_of(op.operands, func)
+        relations["op_operand"].extend(zip(repeat(op_id), range(len(operands)), operands))
+        first_new = len(self.facts.values)
+        results = self.result_ids(list(op.results), func)
+        relations["op_result"].extend(zip(repeat(op_id), range(len(results)), results))
+        if len(results) == 1 and results[0] >= first_new:
+            self.facts.value_ops[results[0]] = op_id
+        if self.static_shapes and self._unpropagatable_types:
+            self.check_result_types(op, results)
+        blocks = [(r, block) for r, region in enumerate(op.regions) for block in region.blocks] if kind[2] else []
+        return _OpenOp(op_id, op, name, kind, operands, results, blocks)
+
+    def enter_regions(self, read: _OpenOp, func: str) -> bool:
+        """Start reading the first block of `read` that has ops; False when none has."""
+        return bool(read.blocks) and self.next_block(read, func)
+
+    def close(self, done: _OpenOp, func: str, open_: list[_OpenOp]) -> None:
+        """The tail rows of `done`, then of each op whose last block `done` ends
+        (as its terminator, whose operands the region yields)."""
+        while True:
+            self.add_op_tail(done.op, done.name, done.op_id, done.operands, done.results, func)
+            top = open_[-1]
+            top.left -= 1
+            if top.left or top.op is None:
+                return
+            self.facts.relations["region_yield"].extend(
+                (top.op_id, top.region, i, v) for i, v in enumerate(done.operands))
+            if self.next_block(top, func):
+                return
+            open_.pop()
+            done = top
 
     def result_ids(self, results, func: str) -> list[int]:
         """ids_of for an op's results, while some op results have ids before
@@ -863,7 +935,7 @@ class _Extractor:
 
     def rule_id(self, op) -> int | None:
         """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""
-        rule = rule_for_op(op, conservative=self.conservative, filename=self.filename)
+        rule = self.rules.rule(op)
         if rule is None and self.strict_rules and not known_op(op.name):
             raise error_at(op, unknown_op_message(op.name), self.filename)
         rule_id = None
@@ -892,7 +964,8 @@ class _Extractor:
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,
-                  static_shapes: bool = False, names_within=None, strict_rules: bool = False) -> FactSet:
+                  static_shapes: bool = False, names_within=None, strict_rules: bool = False,
+                  rules: RuleCache | None = None, plain: bool = False) -> FactSet:
     """The module's input relations (rules/schema.dl) and the id maps back to the IR.
     `static_shapes`: an op result of a type propagation rejects (a tuple, a
     dynamic shape) is an error, with unpropagatable_type_error's message.
@@ -901,9 +974,13 @@ def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = F
     which then serves the steps after it: the rows share its name strings);
     by default a walk. `strict_rules`: an op the rule registry does not know
     is an error at the op (else it has no rule, as in Shardy; a custom call
-    of an unknown target has none either way)."""
+    of an unknown target has none either way). `rules`: the op sharding
+    rules built so far for ops of this module (by rule_key, with this
+    `conservative`), which it adds to. `plain`: read every op by the plain
+    reference walk (add_body_plain; tests check that both give the same)."""
     with module.context:
-        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules).run()
+        return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules, rules,
+                          plain).run()
 
 
 assert FactorKind.PASS_THROUGH.value == "pass_through"  # the kind names the rules match on

@@ -72,6 +72,13 @@ def create_collective(name: str, operand, out_sharding, axes=None, loc=None, ip=
     return create_op(name, results=[operand.type], operands=[operand], attributes=attrs, loc=loc, ip=ip)
 
 
+def create_reshard(value, sharding: ir.Attribute, loc=None, ip=None, attributes=None) -> ir.Operation:
+    """`sdy.reshard` of `value` to `sharding` at `ip` (with any further
+    discardable `attributes`); its result has the value's type."""
+    return create_op("sdy.reshard", results=[value.type], operands=[value],
+                     attributes={"sharding": sharding, **(attributes or {})}, loc=loc, ip=ip)
+
+
 _ATTRIBUTE_TEXT = re.compile(r"^#sdy<[a-z_]+(.*)>$", re.S)
 
 

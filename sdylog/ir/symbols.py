@@ -167,20 +167,28 @@ def funcs_in_call_graph_post_order(module: ir.Module, has_calls: bool = True) ->
     children are all functions in module order; a function's children are its
     callees in the order of their first call. `has_calls=False` (the caller
     knows the module has no func.call) spares looking for calls."""
+    return _call_graph_search(module, has_calls)
+
+
+def _call_graph_search(module: ir.Module, has_calls: bool = True, on_cycle=None) -> list[ir.Operation]:
+    """funcs_in_call_graph_post_order's search; `on_cycle(call, names)` is
+    called at a call to a function still being visited (`names`: the cycle,
+    `@a -> @b -> @a`)."""
     funcs = [f for f in _func_ops(module) if _has_body(f)]
     by_name = {symbol_name_of(f): f for f in funcs}
     visited: set = set()
     order: list[ir.Operation] = []
 
     def children(f):
+        """(callee, its first call) in the order of first calls."""
         if not has_calls:
             return []
-        seen = []
+        first: dict = {}
         for call in _calls_in(f):
             callee = by_name.get(callee_name(call))
-            if callee is not None and callee not in seen:
-                seen.append(callee)
-        return seen
+            if callee is not None:
+                first.setdefault(callee, call)
+        return list(first.items())
 
     for root in funcs:
         if root in visited:
@@ -189,13 +197,17 @@ def funcs_in_call_graph_post_order(module: ir.Module, has_calls: bool = True) ->
         stack = [(root, iter(children(root)))]
         while stack:
             node, it = stack[-1]
-            child = next(it, None)
+            child, call = next(it, (None, None))
             if child is None:
                 stack.pop()
                 order.append(node)
             elif child not in visited:
                 visited.add(child)
                 stack.append((child, iter(children(child))))
+            elif on_cycle is not None and any(child is n for n, _ in stack):
+                path = [symbol_name_of(n) for n, _ in stack]
+                names = path[path.index(symbol_name_of(child)):] + [symbol_name_of(child)]
+                on_cycle(call, " -> ".join(f"@{n}" for n in names))
     return order
 
 
@@ -208,26 +220,9 @@ def check_no_recursion(module: ir.Module, filename: str | None = None) -> None:
     """An error at the first call (call-graph order) that closes a cycle of
     calls: the passes that inline or clone callees (Shardy's too) assume the
     call graph is acyclic, and would clone forever."""
-    by_name = {symbol_name_of(f): f for f in _func_ops(module) if _has_body(f)}
-    done: set[str] = set()                   # functions whose callees are all visited
-    for root in by_name:
-        if root in done:
-            continue
-        path = [root]                        # the functions being visited, callers first
-        calls = [iter(_calls_in(by_name[root]))]
-        while calls:
-            call = next(calls[-1], None)
-            if call is None:
-                calls.pop()
-                done.add(path.pop())
-                continue
-            callee = callee_name(call)
-            if callee in path:
-                cycle = " -> ".join(f"@{n}" for n in path[path.index(callee):] + [callee])
-                raise error_at(call, f"recursive call ({cycle}): the call graph must be acyclic", filename)
-            if callee in by_name and callee not in done:
-                path.append(callee)
-                calls.append(iter(_calls_in(by_name[callee])))
+    def fail(call, cycle: str):
+        raise error_at(call, f"recursive call ({cycle}): the call graph must be acyclic", filename)
+    _call_graph_search(module, on_cycle=fail)
 
 
 def calls_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:

@@ -9,7 +9,7 @@ objects, or another program's derived relations. `decomposition_facts`
 reads such rows (and schema.dl's `mesh_axis` rows of their meshes), plans
 each reshard (reshard_steps.py) and returns the collective rows;
 `evaluate` runs the rules once over all of them. `module_collectives`
-costs every collective op of a module (a partitioned program) the same way.
+costs every collective of a module (a partitioned program) the same way.
 """
 from __future__ import annotations
 
@@ -176,14 +176,21 @@ def module_collective_facts(module) -> tuple[dict[str, list[tuple]], list]:
 
 
 def module_collectives(module, filename: str = "-", engine: str | None = None) -> list[dict]:
-    """Every collective op of `module` with its bytes per device (one
-    evaluation of the rules): {"kind", "axes", "location", "bytes_per_device"}."""
+    """Every collective of `module` with its bytes per device, in one
+    evaluation of the rules: the sdy collective ops, then the StableHLO ones
+    written per device inside manual computations (device_collectives.py).
+    Each {"kind", "axes", "location", "bytes_per_device"}."""
+    from sdylog.partition.device_collectives import block_rows, manual_collectives
     rows, ops = module_collective_facts(module)
-    if not ops:
+    manual = manual_collectives(module, filename)
+    if not ops and not manual:
         return []
+    for name, more in block_rows([block for _, block in manual], first=len(ops)).items():
+        rows[name] = rows.get(name, []) + more
     bytes_of = dict(evaluate(rows, engine).read("collective_bytes"))
-    return [{"kind": op.name[len("sdy."):], "axes": axes_text(op), "location": format_location(op.location, filename),
-             "bytes_per_device": bytes_of[c]} for c, op in enumerate(ops)]
+    sdy = [{"kind": op.name[len("sdy."):], "axes": axes_text(op), "location": format_location(op.location, filename)}
+           for op in ops]
+    return [{**entry, "bytes_per_device": bytes_of[c]} for c, entry in enumerate(sdy + [e for e, _ in manual])]
 
 
 # --- the rules ---------------------------------------------------------------------------

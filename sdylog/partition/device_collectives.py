@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from jaxlib.mlir import ir
 
-from sdylog.ir.diagnostics import format_location
+from sdylog.ir.diagnostics import error_at, format_location
 from sdylog.ir.types import element_bytes
 from sdylog.ir.walk import walk_ops
 
@@ -32,30 +32,36 @@ class BlockCollective:
     block_bytes: int     # S: one device's operands
 
 
-def ring_bytes(collectives: list[BlockCollective], engine: str | None = None) -> list[int]:
-    """The bytes one device sends for each collective (one evaluation of
-    rules/collectives.dl)."""
-    from sdylog.partition.collective_costs import evaluate
-    if not collectives:
-        return []
+def block_rows(collectives: list[BlockCollective], first: int = 0) -> dict[str, list[tuple]]:
+    """The collectives as rows of rules/collectives.dl, numbered from `first`:
+    each a block of S bytes over one axis of its group's size."""
     rows: dict[str, list] = {"collective": [], "collective_tensor": [], "collective_dim": [],
                              "collective_axis": [], "collective_all_to_all": []}
-    for c, col in enumerate(collectives):
+    for c, col in enumerate(collectives, first):
         rows["collective"].append((c, col.kind))
         rows["collective_tensor"].append((c, 1))
         rows["collective_dim"].append((c, 0, col.block_bytes))
         rows["collective_axis"].append((c, -1 if col.kind == "all_reduce" else 0, 0, "group", 1, col.group_size))
         if col.kind == "all_to_all":
             rows["collective_all_to_all"].append((c, 0, 0))
-    by_id = dict(evaluate(rows, engine).read("collective_bytes"))
+    return rows
+
+
+def ring_bytes(collectives: list[BlockCollective], engine: str | None = None) -> list[int]:
+    """The bytes one device sends for each collective (one evaluation of
+    rules/collectives.dl)."""
+    from sdylog.partition.collective_costs import evaluate
+    if not collectives:
+        return []
+    by_id = dict(evaluate(block_rows(collectives), engine).read("collective_bytes"))
     return [by_id[c] for c in range(len(collectives))]
 
 
-def manual_collectives(module, filename: str = "-", engine: str | None = None) -> list[dict]:
-    """Every StableHLO collective inside a manual computation of `module`,
-    as module_collectives lists the sdy ones: {"kind", "axes", "location",
-    "bytes_per_device"} ("axes": the manual axes its groups run over when
-    they are those of some axes, else the groups)."""
+def manual_collectives(module, filename: str = "-") -> list[tuple[dict, BlockCollective]]:
+    """Every StableHLO collective inside a manual computation of `module`:
+    its entry as module_collectives lists the sdy ones ({"kind", "axes",
+    "location"}; "axes": the manual axes its groups run over when they are
+    those of some axes, else the groups) and the block the ring model costs."""
     from sdylog.ir.shardings import Meshes
     meshes = Meshes(module)
     found = []
@@ -65,12 +71,12 @@ def manual_collectives(module, filename: str = "-", engine: str | None = None) -
         mesh = _mesh_of(manual, meshes)
         for op in walk_ops(manual):
             if op.name in KINDS:
-                groups = _replica_groups(op)
-                found.append((op, BlockCollective(KINDS[op.name], len(groups[0]) if groups else 1,
-                                                  sum(_value_bytes(v) for v in op.operands)), groups, mesh))
-    costs = ring_bytes([c for _, c, _, _ in found], engine)
-    return [{"kind": c.kind, "axes": _axes_text(groups, mesh), "location": format_location(op.location, filename),
-             "bytes_per_device": b} for (op, c, groups, mesh), b in zip(found, costs)]
+                groups = _replica_groups(op, meshes)
+                block = BlockCollective(KINDS[op.name], len(groups[0]) if groups else 1,
+                                        sum(_value_bytes(v) for v in op.operands))
+                found.append(({"kind": block.kind, "axes": _axes_text(groups, mesh),
+                               "location": format_location(op.location, filename)}, block))
+    return found
 
 
 def _value_bytes(value) -> int:
@@ -78,14 +84,15 @@ def _value_bytes(value) -> int:
     return int(np.prod(t.shape, dtype=np.int64)) * element_bytes(value)
 
 
-def _replica_groups(op) -> list[list[int]]:
+def _replica_groups(op, meshes) -> list[list[int]]:
+    from sdylog.partition.shards import replica_groups
     if op.name == "stablehlo.collective_permute":
         pairs = np.array(ir.DenseIntElementsAttr(op.attributes["source_target_pairs"])).reshape(-1, 2)
         return [[int(a), int(b)] for a, b in pairs if a != b] or [[0]]
-    attr = op.attributes["replica_groups"]
-    if not isinstance(attr, ir.DenseIntElementsAttr):
-        return []
-    return [[int(d) for d in g if d >= 0] for g in np.array(ir.DenseIntElementsAttr(attr))]
+    groups = replica_groups(op.attributes["replica_groups"], meshes.named)
+    if groups is None:
+        raise error_at(op, "replica groups name a mesh the module does not define")
+    return groups
 
 
 def _mesh_of(manual, meshes):

@@ -25,6 +25,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
+from sdylog.ir.collectives import create_reshard
 from sdylog.ir.rewrite import create_op
 from sdylog.ir.walk import walk_ops
 from sdylog.model.mesh import Mesh
@@ -221,8 +222,7 @@ class HaloExchange:
             op.results[0].set_type(x.type)
         after = Builder(ir.InsertionPoint.after(op), op.location)
         result = op.results[0]
-        back = create_op("sdy.reshard", [result.type], [result], {"sharding": out_sharding.to_attr()},
-                         loc=op.location, ip=after.ip).results[0]
+        back = create_reshard(result, out_sharding.to_attr(), loc=op.location, ip=after.ip).results[0]
         final = back
         if shifted:
             rank = len(shape_of(back))

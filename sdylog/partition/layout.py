@@ -89,7 +89,9 @@ def ranges_text(bounds) -> str:
 
 
 def bytes_text(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    """`1.5 MiB`: bytes in binary units (what the reports and pictures print)."""
+    for unit, size in (("EiB", 1 << 60), ("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20),
+                       ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"

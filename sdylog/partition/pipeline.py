@@ -56,6 +56,7 @@ def partition_module(module, ctx, options: PartitionerOptions = PartitionerOptio
     `drop_shardings=False` keeps the shardings on the per-device program.
     `phase(name, fn, *args)` runs each phase (for timing; default: a
     timer into Partitioned.seconds)."""
+    from sdylog.partition.collective_costs import module_collectives
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
@@ -72,19 +73,10 @@ def partition_module(module, ctx, options: PartitionerOptions = PartitionerOptio
                 steps = registered_steps(partitioner_steps(options, global_to_local=False), ctx)
                 phase("partition", run_steps, module, ctx, steps)
             verify_module(module, ctx.filename)
-        out.collectives = phase("collectives", program_collectives, module, ctx.filename, ctx.engine)
+        out.collectives = phase("collectives", module_collectives, module, ctx.filename, ctx.engine)
         if global_to_local:
             phase("global-to-local", run_steps, module, ctx, global_to_local_steps(options, drop_shardings))
     return out
-
-
-def program_collectives(module, filename: str = "-", engine: str | None = None) -> list[dict]:
-    """Every collective of a global program with its bytes per device: the
-    sdy collectives (rules/collectives.dl) and the StableHLO ones of its
-    manual computations (device_collectives.py)."""
-    from sdylog.partition.collective_costs import module_collectives
-    from sdylog.partition.device_collectives import manual_collectives
-    return module_collectives(module, filename, engine) + manual_collectives(module, filename, engine)
 
 
 def _timer(seconds: dict):

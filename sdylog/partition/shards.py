@@ -189,6 +189,40 @@ def permutation_pairs(in_sharding: TensorSharding, in_mesh: Mesh,
     return [(d, by_logical[shard_index(d, in_mesh, in_order)]) for d in range(in_mesh.num_devices)]
 
 
+def replica_groups(attr, mesh_named) -> list[list[int]] | None:
+    """A collective's `replica_groups` as lists of device ids, in either form
+    StableHLO writes: a dense matrix (-1 padding dropped) or
+    `#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>` (the groups
+    of a collective over those axes of the mesh). `mesh_named`: mesh name ->
+    Mesh or None; None when the axes form names a mesh it does not know (or
+    inlines one: the passes that read these lift meshes to symbols first)."""
+    import numpy as np
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    from sdylog.model.axis import SubAxis
+    if not stablehlo.ReplicaGroupMeshAxesAttr.isinstance(attr):
+        rows = np.array(ir.DenseIntElementsAttr(attr))
+        if rows.size == 0:
+            return []
+        rows = rows.reshape(rows.shape[0], -1) if rows.ndim >= 2 else rows.reshape(1, -1)
+        return [[int(d) for d in row if d >= 0] for row in rows]
+    attr = stablehlo.ReplicaGroupMeshAxesAttr(attr)
+    mesh = mesh_named(ir.FlatSymbolRefAttr(attr.mesh).value) if isinstance(attr.mesh, ir.FlatSymbolRefAttr) else None
+    if mesh is None:
+        return None
+    refs = []
+    for ax in attr.axes:
+        ref = stablehlo.AxisRefAttr(ax)
+        sub = ref.sub_axis_info
+        if sub is None:
+            refs.append(AxisRef(ref.name))
+        else:
+            sub = stablehlo.SubAxisInfoAttr(sub)
+            refs.append(AxisRef(ref.name, SubAxis(sub.pre_size, sub.size)))
+    return device_groups(refs, mesh)
+
+
 def group_of(device_id: int, groups: list[list[int]]) -> list[int]:
     for g in groups:
         if device_id in g:

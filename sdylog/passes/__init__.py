@@ -3,10 +3,11 @@
 One table: flag name -> where the pass lives and which options it takes (with
 defaults). A pass is a function `run(module, options, ctx)` that rewrites
 the module in place; it raises SdylogError on bad input. It may return
-census.UNCHANGED when it left the module as it was, or tell how it changed
-the module's ops (census.SameOps, census.NewOps) so that a pipeline keeps
-its census of the module, and may ask census.census(module, ctx) which ops the
-module holds to find that out cheaply. A pass that verifies its result
+census.PRESERVED when it left the module as it was, or census.Invalidated
+with the names of the ops it created, erased or moved (None: it may have
+done anything) so that a pipeline keeps its census of the module, and may
+ask census.census(module, ctx) which ops the module holds to find that out
+cheaply. A pass that verifies its result
 itself (to say more than MLIR's verifier would) returns VERIFIED: `sdylog
 opt` does not verify it again.
 """

@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import create_op, ip_after_value
 from sdylog.ir.shardings import DATA_FLOW_OPS, block_arg_owners, get_sharding, result_owners
 from sdylog.ir.types import is_static_shaped
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def add_data_flow_edges(owners) -> None:
@@ -31,7 +31,7 @@ def add_data_flow_edges(owners) -> None:
 def run(module: ir.Module, options: dict, ctx):
     ops = census(module, ctx).ops_of(sorted(DATA_FLOW_OPS))
     if not ops:
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         for op in ops:
             add_data_flow_edges(block_arg_owners(op))

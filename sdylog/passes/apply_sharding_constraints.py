@@ -24,7 +24,7 @@ from sdylog.ir.shardings import (SHARDING_RULE, data_flow_edge_of_target, get_or
                                  get_sharding, is_fully_closed, mesh_or_ref, per_value,
                                  set_sharding, shardable_value, unreduced_axes, with_unreduced)
 from sdylog.oprules import rule_for_op
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 _CONSTRAINT_USERS = ("sdy.sharding_constraint", "sdy.manual_computation")
 
@@ -124,7 +124,7 @@ def run(module: ir.Module, options: dict, ctx):
         if options.get(flag):
             raise SdylogError(f"-sdy-apply-sharding-constraints: '{flag}' is not supported")
     if not census(module, ctx).has(*_CONSTRAINT_USERS):
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         for op in post_order_ops(module.operation):
             if op.name == "sdy.sharding_constraint":

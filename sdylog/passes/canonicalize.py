@@ -24,7 +24,7 @@ from sdylog.ir.canonicalization import PATTERNS
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.greedy import apply_greedily
 from sdylog.ir.shardings import Meshes
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 def selected_patterns(enable, disable) -> dict[str, list]:
     """op name -> the pattern functions to try on it, in MLIR's order."""
@@ -55,4 +55,4 @@ def run(module: ir.Module, options: dict, ctx):
         changed = apply_greedily(module.operation, patterns, top_down=options["top-down"],
                                  max_iterations=options["max-iterations"], meshes=Meshes(module),
                                  ops_and_names=ops_and_names)
-    return None if changed else UNCHANGED
+    return None if changed else PRESERVED

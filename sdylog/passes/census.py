@@ -6,23 +6,28 @@ named or manual computations, sharding groups, data-flow edges, ...) that
 most modules do not have; through the bindings, a walk over a large module
 costs more than such a pass's whole work. A pass asks `census(module, ctx)`
 whether its ops are there (and may take them from it, in walk order) and
-returns what it did to the module's ops:
+returns what it did to the module, one of:
 
-* UNCHANGED: it left the module as it was;
-* a SameOps: it changed attributes only (ATTRIBUTES_ONLY), or also erased
-  ops it took from the census' own lists (SameOps(erased)); the census
-  follows;
-* a NewOps: it created, erased or moved ops of these names only (no op with
-  regions); the lists of other names stay, and the census walks again only
-  when asked about one of these names or for all ops;
-* an Edited: it replaced census ops by new ones in place, inserted new ops
-  right before others and erased ops, none holding regions, and says which:
-  the census edits its lists the same way, without a walk;
-* None (anything else): the census is dropped and walked again when asked.
+* PRESERVED: it left the module as it was;
+* Invalidated(touched): it changed the module; `touched` names the ops it
+  created, erased or moved (every one of them, nested ops too), empty when
+  it changed attributes only. The census keeps the lists of other names and
+  walks again when asked about a touched name or for all ops;
+* None (or Invalidated(None)): it may have done anything; the census is
+  walked again when asked.
+
+A pipeline run as one pass (its steps sharing the caller's census, each
+reporting what it did) returns FOLLOWED: it changed the module, and the
+census has followed every change already.
+
+tests/passes/test_census.py runs the pipelines with a check after every
+step that what the census kept agrees with a fresh walk.
 
 The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
 `pipelines.run_steps`), and the phases of -sdy-propagation-pipeline, whose
-propagation changes attributes only. Elsewhere every call walks afresh.
+propagation changes attributes only. Elsewhere every call walks afresh. The
+same scope keeps the module's facts (sdylog/facts/shared.py) for as long as
+every step after their extraction returns PRESERVED.
 """
 from __future__ import annotations
 
@@ -36,42 +41,18 @@ from sdylog.ir.shardings import Meshes
 from sdylog.ir.symbols import SymbolTable, callee_of
 from sdylog.ir.walk import op_list, op_names
 
-UNCHANGED = False
+PRESERVED = "preserved"
 
 
 @dataclass(frozen=True)
-class SameOps:
-    """The result of a pass after which the module holds the census' ops
-    except `erased`: the very op objects of the census' lists that the pass
-    erased (the bindings hand out a new object per access, so they are
-    matched by identity: an erased op cannot be hashed any more)."""
-    erased: tuple = ()
+class Invalidated:
+    """A pass changed the module: it created, erased or moved ops of the
+    names `touched` only (empty: attributes only; None: any op)."""
+    touched: frozenset | None = None
 
 
-ATTRIBUTES_ONLY = SameOps()
-
-
-@dataclass(frozen=True)
-class NewOps:
-    """The result of a pass that created, erased or moved ops named `names`
-    only, none holding regions: where other ops are, and in which order,
-    did not change."""
-    names: frozenset
-
-
-@dataclass(frozen=True)
-class Edited:
-    """The result of a pass that, without touching any op holding regions,
-    replaced census ops by new ops at their place (`replaced`: id of the
-    census op -> (new op, its name)), inserted new ops right before others
-    (`inserted`: id of the op they precede, a census op or a replacement ->
-    (that op, [(new op, its name), ...] in program order)) and erased census
-    ops or replacements (`erased`: the op objects). The census edits its
-    lists alike, without a walk. (Ops are matched by the identity of the
-    census' own objects, which these dicts keep alive.)"""
-    replaced: dict
-    inserted: dict
-    erased: tuple = ()
+ATTRIBUTES_ONLY = Invalidated(frozenset())
+FOLLOWED = "followed"
 
 
 @dataclass
@@ -84,7 +65,7 @@ class Census:
     tops: list[list[ir.Operation]] | None
     # the names of `tops`' ops, list for list (read once, by the walk)
     names: list[list[str]] | None = None
-    # names whose ops were created or erased since the walk (see NewOps)
+    # names whose ops were created, erased or moved since the walk (Invalidated.touched)
     stale: frozenset = frozenset()
 
     @staticmethod
@@ -162,88 +143,14 @@ class Census:
         fresh = Census.of(self.module)
         self.by_name, self.tops, self.names, self.stale = fresh.by_name, fresh.tops, fresh.names, frozenset()
 
-    def follow(self, change) -> None:
-        """Keep up with a pass's SameOps, NewOps or Edited."""
-        if isinstance(change, Edited):
-            self._edit(change)
+    def follow(self, change: Invalidated) -> None:
+        """Keep up with a pass's Invalidated (touched names known)."""
+        if not change.touched:
             return
-        if isinstance(change, NewOps):
-            for name in change.names:
-                self.by_name.pop(name, None)
-            self.stale |= change.names
-            self.tops = None
-            return
-        if not change.erased:
-            return
-        gone = {id(op) for op in change.erased}
-        # (lists without an erased op are told apart in one sweep of ids each)
-        for name, ops in list(self.by_name.items()):
-            if gone.isdisjoint(map(id, ops)):
-                continue
-            left = [op for op in ops if id(op) not in gone]
-            if left:
-                self.by_name[name] = left
-            else:
-                del self.by_name[name]
-        if self.tops is not None:
-            tops, names = [], []
-            for ops, ns in zip(self.tops, self.names):
-                if id(ops[0]) in gone:
-                    continue
-                if not gone.isdisjoint(map(id, ops)):
-                    left = [i for i, key in enumerate(map(id, ops)) if key not in gone]
-                    ops, ns = [ops[i] for i in left], [ns[i] for i in left]
-                tops.append(ops)
-                names.append(ns)
-            self.tops, self.names = tops, names
-
-    def _edit(self, change: Edited) -> None:
-        if self.tops is None:   # (out of date already: only a walk tells)
-            self._walk_again()
-            return
-        replaced, inserted = change.replaced, change.inserted
-        gone = {id(op) for op in change.erased}
-        affected = replaced.keys() | inserted.keys() | gone
-        # the names whose lists change: of the ops replaced, inserted, erased
-        # (the others' lists stay as they are, in walk order)
-        touched = {name for _, name in replaced.values()}
-        touched.update(name for _, before in inserted.values() for _, name in before)
-        tops, names = [], []
-        for old_ops, old_names in zip(self.tops, self.names):
-            # (most ops are not affected: found by id in one sweep)
-            at = [i for i, key in enumerate(map(id, old_ops)) if key in affected]
-            if not at:
-                tops.append(old_ops)
-                names.append(old_names)
-                continue
-            ops, ns = [], []
-            done = 0
-            for i in at:
-                ops += old_ops[done:i]
-                ns += old_names[done:i]
-                done = i + 1
-                op, name = old_ops[i], old_names[i]
-                touched.add(name)
-                new = replaced.get(id(op))
-                if new is not None:
-                    op, name = new
-                before = inserted.get(id(op))
-                if before is not None:
-                    for new_op, new_name in before[1]:
-                        ops.append(new_op)
-                        ns.append(new_name)
-                if id(op) not in gone:
-                    ops.append(op)
-                    ns.append(name)
-            ops += old_ops[done:]
-            ns += old_names[done:]
-            if ops:
-                tops.append(ops)
-                names.append(ns)
-        self.tops, self.names = tops, names
-        for name in touched:
+        for name in change.touched:
             self.by_name.pop(name, None)
-        _group_by_name(self.by_name, tops, names, only=touched)
+        self.stale |= change.touched
+        self.tops = self.names = None
 
 
 def _group_by_name(by_name: dict[str, list], tops: list, names: list, only=None) -> dict[str, list]:
@@ -262,10 +169,10 @@ def _group_by_name(by_name: dict[str, list], tops: list, names: list, only=None)
 
 def rewrite_each(module: ir.Module, ctx, name: str, rewrite):
     """REWRITE every op named NAME (walk order), in the module's context: a pass
-    that only rewrites such ops one by one. UNCHANGED when there is none."""
+    that only rewrites such ops one by one. PRESERVED when there is none."""
     ops = census(module, ctx).ops(name)
     if not ops:
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         for op in ops:
             rewrite(op)
@@ -274,7 +181,7 @@ def rewrite_each(module: ir.Module, ctx, name: str, rewrite):
 def rewrite_each_call(module: ir.Module, ctx, rewrite):
     """REWRITE(call, callee, meshes) for every `func.call` (walk order); the
     callee is looked up only when REWRITE asks for it (`callee()`), an error
-    at the call if there is none. UNCHANGED when the module has no call."""
+    at the call if there is none. PRESERVED when the module has no call."""
     symbols = meshes = None
 
     def rewrite_call(call):
@@ -313,12 +220,14 @@ def shared_census(ctx):
 
 def follow_step(ctx, result) -> None:
     """After a step: keep the shared census, if one is open, as far as the
-    step's result allows (see the module docstring)."""
+    step's result allows (see the module docstring); the facts kept in the
+    scope last only while the module stays as it was."""
     shared = getattr(ctx, "census", None)
-    if result is UNCHANGED or shared is None:
+    if result == PRESERVED or result == FOLLOWED or shared is None:
         return
+    shared.pop("facts", None)
     current = shared.get("census")
-    if isinstance(result, (SameOps, NewOps, Edited)) and current is not None:
+    if isinstance(result, Invalidated) and result.touched is not None and current is not None:
         current.follow(result)
     else:
-        shared.clear()
+        shared.pop("census", None)

@@ -40,7 +40,7 @@ def opt(args):
     sdylog opt FILE -sdy-basic-propagate{conservative-propagation=true}
     sdylog opt FILE --pass-pipeline='builtin.module(sdy-import-pipeline,func.func(sdy-close-shardings))'
 
-    FILE may be '-' for stdin. Flags: -o OUT, --engine {duckdb,memory,souffle}
+    FILE may be '-' for stdin. Flags: -o OUT, --engine {memory,souffle}
     (ENGINE_HELP), -split-input-file, -allow-unregistered-dialect;
     -verify-diagnostics, -mlir-print-debuginfo and -mlir-disable-threading
     are accepted and change nothing.

@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
 from sdylog.ir.rewrite import replace_one_result
 from sdylog.ir.types import is_scalar
-from sdylog.passes.census import UNCHANGED, SameOps, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 
 
 # What merges: constants (ConstantLike ops and sdy.constant) and broadcasts.
@@ -54,7 +54,7 @@ def _attr_key(op):
 def merge_in(ops) -> list:
     """Merge among `ops`, a function and the ops nested in it in pre-order
     (ops of one region come in program order, as in MLIR's post-order walk);
-    returns the erased ops."""
+    returns the names of the erased ops."""
     constants, broadcasts = [], []
     for op in ops:
         name = op.name
@@ -72,9 +72,9 @@ class _Merger:
         self.regions = _Regions()
         self.firsts: dict = {}   # key -> the first op's result
         self.scalar_types: dict = {}   # type -> rank 0 (each distinct type is read once)
-        self.erased: list = []
+        self.erased: set[str] = set()   # the names of the ops erased
 
-    def merge(self, constants, broadcasts) -> list:
+    def merge(self, constants, broadcasts) -> set[str]:
         """`constants`, `broadcasts`: each in walk order. Constants first: a
         broadcast only reads constants (all earlier in walk order, so merged
         before it either way), never the other way round."""
@@ -96,8 +96,8 @@ class _Merger:
         if first is None:
             self.firsts[key] = result
             return
+        self.erased.add(op.name)
         replace_one_result(op, result, first)
-        self.erased.append(op)
 
 
 def _top_ops_hold_no_ops(module: ir.Module) -> bool:
@@ -115,7 +115,7 @@ def run(module: ir.Module, options: dict, ctx):
             broadcasts = found.ops("stablehlo.broadcast_in_dim")
             erased = _Merger().merge(constants, broadcasts)
         else:
-            erased = []
+            erased = set()
             for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-                erased += merge_in(found.within(func))
-    return SameOps(tuple(erased)) if erased else UNCHANGED
+                erased |= merge_in(found.within(func))
+    return Invalidated(frozenset(erased)) if erased else PRESERVED

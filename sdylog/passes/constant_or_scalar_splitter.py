@@ -25,7 +25,7 @@ from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
 from sdylog.ir.walk import nested_ops_not_entering, op_list, op_names
-from sdylog.passes.census import UNCHANGED, Edited, NewOps, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 
 NAMED_COMPUTATION = "sdy.named_computation"
 # The constant expressions that hold regions (or, for a call, whose clone clones a function).
@@ -68,11 +68,6 @@ class _Splitter:
         # regions (a call's callee is cloned too, a named computation's body).
         self.touched: set[str] = set()
         self.cloned_regions = False
-        # ... and which (for the census to edit its lists alike: census.Edited):
-        # id(op) -> (op, [(clone placed right before it, its name), ...]),
-        # and the ops erased
-        self.inserted: dict = {}
-        self.erased: list = []
 
     # --- classification ----------------------------------------------------------
     def constant_preserving(self, op, name: str, operands: list) -> bool:
@@ -118,8 +113,6 @@ class _Splitter:
                 clone.operands[i] = mapping[operand]
         name = op.name
         self.touched.add(name)
-        before = self.inserted.setdefault(id(op), (op, []))[1]
-        before.append((as_operation(clone), name))
         if name in _WITH_REGIONS:
             self.cloned_regions = True
             for old, new in zip(op.results, clone.results):
@@ -137,7 +130,6 @@ class _Splitter:
                     g = user.clone(ip=ip)
                     g.operands[0] = mapping[value]
                     self.touched.add("sdy.sharding_group")
-                    before.append((as_operation(g), "sdy.sharding_group"))
 
     # --- walking -------------------------------------------------------------------
     def split_region(self, ops, names, func, nc=None) -> None:
@@ -174,7 +166,6 @@ class _Splitter:
                     u.erase()
                 self.touched.add("sdy.sharding_group")
             self.touched.add(op.name)
-            self.erased.append(op)
             op.erase()
 
     def process(self, op, name: str, func_name: str, nc_name: str | None, found: _Found) -> None:
@@ -328,14 +319,6 @@ def run(module: ir.Module, options: dict, ctx):
             splitter.split_region(ops, op_names(ops), func)
     if splitter.cloned_regions:
         return None
-    if not (has_named_computations or has_groups):
-        # Every op the splitter replaced, cloned or erased is one of the
-        # census' (or a new constant): it can edit its lists. (A sharding
-        # group erased with its constant is read from the IR, not the census.)
-        if not (constants or splitter.inserted or splitter.erased):
-            return UNCHANGED
-        replaced = {old: (new, "sdy.constant") for old, new in converted.items()}
-        return Edited(replaced, splitter.inserted, tuple(splitter.erased))
     if constants:
         splitter.touched.update(("stablehlo.constant", "sdy.constant"))
-    return NewOps(frozenset(splitter.touched)) if splitter.touched else UNCHANGED
+    return Invalidated(frozenset(splitter.touched)) if splitter.touched else PRESERVED

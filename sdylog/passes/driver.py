@@ -10,7 +10,7 @@ from sdylog.ir import parse_module, print_module, split_input
 from sdylog.ir.diagnostics import UsageError
 from sdylog.ir.module import display_name, read_source, verify_module
 from sdylog.passes import PASSES, VERIFIED, PassContext, lookup, parse_options
-from sdylog.passes.census import UNCHANGED, follow_step, shared_census
+from sdylog.passes.census import PRESERVED, follow_step, shared_census
 from sdylog.suggest import did_you_mean
 
 # A pass flag: -NAME, -NAME=OPTIONS (sdy_opt) or -NAME{OPTIONS} (mlir-opt)
@@ -141,7 +141,7 @@ def parse_args(args: list[str]) -> tuple[str, str | None, str | None, OptInvocat
 
 def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
     """Each pass, then MLIR's verifier, as sdy_opt's pass manager does: not
-    after a pass that left the module as it was (census.UNCHANGED; MLIR's
+    after a pass that left the module as it was (census.PRESERVED; MLIR's
     skips the verifier after a pass that preserved all analyses) or verified
     it itself (VERIFIED). The passes
     share one census of the module (sdylog/passes/census.py). Python's cyclic
@@ -152,7 +152,7 @@ def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
         for name, options in inv.passes:
             result = lookup(name).load()(module, options, ctx)
             follow_step(ctx, result)
-            if result is not UNCHANGED and result is not VERIFIED:
+            if result is not PRESERVED and result is not VERIFIED:
                 verify_module(module, ctx.filename)
 
 

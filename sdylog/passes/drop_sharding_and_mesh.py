@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.passes.census import UNCHANGED, SameOps, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 
 _KEY = "sdy.sharding"
 
@@ -27,7 +27,9 @@ def run(module: ir.Module, options: dict, ctx):
     meshes = tuple(op for op in found.ops("sdy.mesh") if op.block == symbols)
     for op in meshes:
         op.erase()
-    return SameOps(meshes) if changed or meshes else UNCHANGED
+    if not (changed or meshes):
+        return PRESERVED
+    return Invalidated(frozenset({"sdy.mesh"}) if meshes else frozenset())
 
 
 def _without_sharding(array_attr) -> ir.Attribute:

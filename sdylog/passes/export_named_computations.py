@@ -17,7 +17,7 @@ from sdylog.ir.rewrite import (create_op, discardable_attributes, move_region_bl
                                post_order_ops, replace_op, replace_terminator, single_user)
 from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, per_value, per_value_attr, set_func_arg_attr
 from sdylog.ir.symbols import ORIGINAL_FUNC_NAME, SymbolTable
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 from sdylog.passes.sink_data_flow_edges import shardings_from_edges
 
 
@@ -76,7 +76,7 @@ def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
 
 def run(module: ir.Module, options: dict, ctx):
     if not census(module, ctx).has("sdy.named_computation"):
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         symbols = SymbolTable(module)
         call_results = []

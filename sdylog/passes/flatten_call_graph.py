@@ -11,12 +11,12 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.symbols import (SymbolTable, callee_name, callee_of, calls_in_call_graph_post_order,
                                check_no_recursion, clone_func_recursively)
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
     if not census(module, ctx).has("func.call"):
-        return UNCHANGED
+        return PRESERVED
     check_no_recursion(module, ctx.filename)
     with module.context:
         symbols = SymbolTable(module)

@@ -20,7 +20,7 @@ from sdylog.ir.shardings import (EXECUTION_THREAD, SHARDING, Meshes, block_arg_o
 from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order, check_no_recursion,
                                lookup_func, original_func_name)
 from sdylog.passes.add_data_flow_edges import add_data_flow_edges
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 class _Importer:
@@ -70,7 +70,7 @@ def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
     add_edges = options["add-data-flow-edges-on-named-computations"]
     if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
-        return UNCHANGED
+        return PRESERVED
     check_no_recursion(module, ctx.filename)
     with module.context:
         importer = _Importer(module, ctx)

@@ -32,7 +32,7 @@ from sdylog.ir.walk import func_ops, op_list
 from sdylog.model.gspmd import (Maximal, Tiled, UnreadableSharding, maximal_mesh_name, mesh_for, parse_gspmd,
                                 to_sdy)
 from sdylog.model.mesh import Mesh
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import PRESERVED
 
 MHLO_SHARDING = "mhlo.sharding"
 _SHARD_MAP_CALLS = ("SPMDFullToShardShape", "SPMDShardToFullShape")
@@ -135,7 +135,7 @@ def run(module: ir.Module, options: dict, ctx):
         _warn_shard_map(module, filename)
         sites = _sites(module)
         if not sites:
-            return UNCHANGED
+            return PRESERVED
         tiled: list[Tiled] = []
         maximal: set[int] = set()
         for site in sites:
@@ -170,7 +170,7 @@ def run(module: ir.Module, options: dict, ctx):
                 site.leaves = None
         readable = [s for s in sites if s.leaves is not None]
         if not readable:
-            return UNCHANGED
+            return PRESERVED
         symbols = SymbolTable(module)
         mesh = gmesh.mesh if gmesh is not None else Mesh()
         # (each goes before the module's first op: the maximal meshes first, so

@@ -12,7 +12,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.shardings import REPLICA_GROUP_OPS, Meshes, replica_groups_on_mesh, transform_shardings
-from sdylog.passes.census import SameOps, census
+from sdylog.passes.census import Invalidated, census
 
 
 def stablehlo_mesh(mesh_attr) -> ir.Attribute:
@@ -53,4 +53,4 @@ def run(module: ir.Module, options: dict, ctx):
         erased = tuple(op for op in found.ops("sdy.mesh") if op.block == symbols)
         for op in erased:
             op.erase()
-    return SameOps(erased)
+    return Invalidated(frozenset({"sdy.mesh"}) if erased else frozenset())

@@ -5,6 +5,7 @@ sdylog/reshard/writer.py writes. `enable-full-version` is Shardy's option
 (off: only what Shardy's export does without the partitioner)."""
 from __future__ import annotations
 
+from sdylog.passes.census import PRESERVED
 from sdylog.reshard.driver import ReshardOptions, decide
 from sdylog.reshard.writer import write_reshards
 
@@ -16,4 +17,4 @@ def run(module, options: dict, ctx):
     if ctx is not None and hasattr(ctx, "report"):
         ctx.report.setdefault("reshards", []).append({**decisions.timings, "reshards": counts.reshards,
                                                        "all_reduces": counts.all_reduces})
-    return None
+    return None if counts.wrote else PRESERVED

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.rewrite import create_op, ip_after_value
+from sdylog.ir.collectives import create_reshard
+from sdylog.ir.rewrite import ip_after_value
 from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, get_sharding,
                                  is_equivalent, op_shardings, set_op_shardings)
 from sdylog.passes.census import rewrite_each_call
@@ -29,9 +30,7 @@ def insert_reshards_on_results(func, call, meshes: Meshes) -> None:
         if is_equivalent(func_sharding, call_sharding):
             continue
         target = call_sharding if call_sharding is not None else fully_closed_like(func_sharding)
-        reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
-                            attributes={"sharding": target}, loc=result.location,
-                            ip=ip_after_value(result))
+        reshard = create_reshard(result, target, loc=result.location, ip=ip_after_value(result))
         result.replace_all_uses_except(reshard.results[0], reshard)
     set_op_shardings(call, func_shardings)
 

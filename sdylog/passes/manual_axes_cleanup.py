@@ -19,7 +19,7 @@ from sdylog.ir.types import is_shaped
 from sdylog.model.axis import AXIS_ORDER, AxisRef, sort_and_merge
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 _NO_OPERANDS_ERROR = ("'sdy.manual_computation' op has manual_axes when there are no in/out "
                       "shardings and the body is not empty. This isn't allowed at this stage, "
@@ -96,7 +96,7 @@ def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: 
 def run(module: ir.Module, options: dict, ctx):
     ops = census(module, ctx).ops("sdy.manual_computation")
     if not ops:
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         meshes = Meshes(module)
         for op in ops:

@@ -37,7 +37,7 @@ from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.shards import divides
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 # Ops whose results keep their operands' shapes, result i <- operand i
 # (only those Shardy's type inference covers: ops implementing InferTypeOpInterface).
@@ -48,7 +48,7 @@ _SAME_SHAPE = {"stablehlo.reverse", "stablehlo.reduce_precision", "sdy.all_reduc
 
 def run(module: ir.Module, options: dict, ctx):
     if not _some_dimension_indivisible(module, ctx):
-        return UNCHANGED
+        return PRESERVED
     facts = explicit_facts(module)
     with module.context:
         add_slice_and_pad_attributes(facts)
@@ -69,7 +69,7 @@ def run(module: ir.Module, options: dict, ctx):
                        "(-sdy-resolve-permutation-factors)", ctx.filename)
     plan = _Plan(facts, rows)
     if not plan.touched:
-        return UNCHANGED
+        return PRESERVED
     with module.context, ir.Location.unknown():
         for op_id in sorted(plan.touched):
             _rewrite(facts.ops[op_id], op_id, plan)

@@ -16,7 +16,7 @@ Passes sdylog does not have yet are left out, with a warning.
 """
 from __future__ import annotations
 
-from sdylog.passes.census import shared_census
+from sdylog.passes.census import FOLLOWED, shared_census
 from sdylog.passes.pipelines import PartitionerOptions, partitioner_steps, registered_steps, run_steps
 
 
@@ -24,3 +24,4 @@ def run(module, options: dict, ctx):
     steps = partitioner_steps(PartitionerOptions.from_flags(options))
     with shared_census(ctx):
         run_steps(module, ctx, registered_steps(steps, ctx))
+    return FOLLOWED

@@ -74,7 +74,7 @@ from dataclasses import dataclass, field
 from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import UNCHANGED, follow_step, shared_census
+from sdylog.passes.census import FOLLOWED, PRESERVED, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
 
@@ -183,11 +183,11 @@ def run_steps(module, ctx, steps: list[Step]) -> None:
 
 
 def _run_step(module, ctx, step: Step):
-    """The step's result: what it did to the module (census.py: UNCHANGED,
-    SameOps, NewOps, or None for anything else)."""
+    """The step's result: what it did to the module (census.py: PRESERVED,
+    Invalidated, or None for anything)."""
     if step.name == SYMBOL_DCE:
         with module.context:
-            return UNCHANGED if symbol_dce(module) == 0 else None
+            return PRESERVED if symbol_dce(module) == 0 else None
     return _run_pass(module, ctx, step)
 
 
@@ -214,9 +214,10 @@ def run_export_propagation_steps(module, ctx, options: dict | None = None) -> No
     run_steps(module, ctx, post_propagation_steps(_dedup(options)))
 
 
-def run(module, options: dict, ctx) -> None:
+def run(module, options: dict, ctx):
     """-sdy-import-pipeline."""
     run_steps(module, ctx, import_pipeline_steps(_dedup(options)))
+    return FOLLOWED
 
 
 # --- the export pipeline and the partitioner ------------------------------------------

@@ -11,7 +11,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.symbols import funcs_in_call_graph_pre_order
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -22,4 +22,4 @@ def run(module: ir.Module, options: dict, ctx):
             if last != func:
                 func.move_after(last)
                 moved = True
-    return None if moved else UNCHANGED
+    return None if moved else PRESERVED

@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import get_sharding, set_func_result_sharding
 from sdylog.ir.symbols import main_func
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import PRESERVED
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -24,4 +24,4 @@ def run(module: ir.Module, options: dict, ctx):
             for i, value in enumerate(ret.operands):
                 set_func_result_sharding(func, i, get_sharding(value))
                 changed = True
-    return None if changed else UNCHANGED
+    return None if changed else PRESERVED

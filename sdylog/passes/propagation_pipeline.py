@@ -10,7 +10,7 @@ serves propagation and export too)."""
 from __future__ import annotations
 
 from sdylog.passes import lookup
-from sdylog.passes.census import shared_census
+from sdylog.passes.census import FOLLOWED, shared_census
 from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
 from sdylog.propagation.passes import run_propagation
 
@@ -48,8 +48,10 @@ def export_phase(module, ctx, options: dict | None = None) -> None:
 
 
 def run(module, options: dict, ctx):
+    """The whole pipeline as one pass (`sdylog run` and `query` run the
+    phases themselves, to read the derived relations between them)."""
     with shared_census(ctx):   # (the phases' callers elsewhere share it too)
         import_phase(module, ctx, options)
-        result = propagation_phase(module, ctx)
+        propagation_phase(module, ctx)
         export_phase(module, ctx, options)
-    return result  # `sdylog run` / `query` read the derived relations from it
+    return FOLLOWED

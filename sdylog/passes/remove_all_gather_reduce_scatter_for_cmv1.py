@@ -13,7 +13,7 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.rewrite import defining_op, replace_op, uses
 from sdylog.ir.shardings import get_sharding, per_value_attr, unreduced_axes
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 _DOTS = ("stablehlo.dot", "stablehlo.dot_general")
 
@@ -21,7 +21,7 @@ _DOTS = ("stablehlo.dot", "stablehlo.dot_general")
 def run(module: ir.Module, options: dict, ctx):
     dots = census(module, ctx).ops_of(_DOTS)
     if not dots:
-        return UNCHANGED
+        return PRESERVED
     removed = []
     with module.context:
         for dot in dots:
@@ -41,4 +41,4 @@ def run(module: ir.Module, options: dict, ctx):
             removed.append(scatter)
         for op in removed:
             replace_op(op, [op.operands[0]])
-    return None if removed else UNCHANGED
+    return None if removed else PRESERVED

@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import Meshes, transform_shardings
 from sdylog.model.sharding import DimSharding, TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
 
 
 def _without_size_one(sharding, meshes: Meshes):
@@ -36,7 +36,7 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         meshes = Meshes(module)
         if not any(a.size == 1 for name in meshes.attrs for a in meshes.named(name).axes):
-            return UNCHANGED
+            return PRESERVED
         transform_shardings(module.operation, lambda s, _v: _without_size_one(s, meshes), of_sharding_only=True,
                             ops=census(module, ctx).all_ops())
     return ATTRIBUTES_ONLY

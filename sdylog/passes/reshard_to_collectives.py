@@ -31,7 +31,7 @@ from sdylog.ir.types import element_bytes, shape_of
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition.collective_costs import Reshard, collective_facts, evaluate, reshard_facts
 from sdylog.partition.reshard_steps import ALL_TO_ALL, COLLECTIVE_PERMUTE
-from sdylog.passes.census import UNCHANGED, NewOps, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 
 _NAMES = frozenset({"sdy.reshard", "sdy.all_slice", "sdy.collective_permute", "sdy.all_to_all", "sdy.all_gather"})
 
@@ -39,7 +39,7 @@ _NAMES = frozenset({"sdy.reshard", "sdy.all_slice", "sdy.collective_permute", "s
 def run(module: ir.Module, options: dict, ctx):
     reshards = census(module, ctx).ops("sdy.reshard")
     if not reshards:
-        return UNCHANGED
+        return PRESERVED
     report = getattr(ctx, "derive", "all") != "write-back"
     with module.context:
         rewriter = _Rewriter(Meshes(module), ctx.filename)
@@ -48,7 +48,7 @@ def run(module: ir.Module, options: dict, ctx):
         done = [rewriter.rewrite(op, report) for op in rewritten]
     if report:
         _report(ctx, [d for d in done if d is not None])
-    return NewOps(_NAMES) if rewritten else UNCHANGED
+    return Invalidated(_NAMES) if rewritten else PRESERVED
 
 
 # --- which reshards become collectives ------------------------------------------------

@@ -44,14 +44,14 @@ from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
 from sdylog.partition.shards import atomic_axes, axes_size, divides, expand_to_atomic
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
 
 def run(module: ir.Module, options: dict, ctx):
     ops = _ops_the_rules_ask_about(module, ctx)
     if not ops:
-        return UNCHANGED
+        return PRESERVED
     return resolve(module, options, ctx, ops)
 
 
@@ -106,7 +106,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     meshes = dict(answers.read("op_mesh"))
     for op_id in cleared:   # (a reshape's mesh is its operand's)
         if op_id not in meshes:
-            meshes[op_id] = irs.sharding_of(facts.ops[op_id].operands[0]).mesh
+            meshes[op_id] = facts.reader.sharding_of(facts.ops[op_id].operands[0]).mesh
     halo_dims = defaultdict(dict)              # op id -> {dim: HaloDim}
     for op_id, d, *numbers in answers.read("halo_dim"):
         halo_dims[op_id][d] = HaloDim(*numbers)
@@ -130,7 +130,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
                 changed = True
             else:
                 changed |= _reshard_around(facts.ops[op_id], cleared[op_id], meshes[op_id])
-    return None if changed else UNCHANGED
+    return None if changed else PRESERVED
 
 
 def _reshard_around(op, cleared: set, mesh: str) -> bool:
@@ -263,7 +263,7 @@ def _reshape_splits(facts, groups):
         if i1 - i0 != 1 or ni != 1 or no != j1 - j0 or no < 2:
             continue
         op = facts.ops[op_id]
-        ins, outs = irs.sharding_of(op.operands[0]), irs.sharding_of(op.results[0])
+        ins, outs = facts.reader.sharding_of(op.operands[0]), facts.reader.sharding_of(op.results[0])
         if ins is None or outs is None or ins.mesh != outs.mesh:
             continue
         mesh = irs.resolve_mesh(ins, facts.meshes)

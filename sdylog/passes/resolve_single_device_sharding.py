@@ -23,7 +23,7 @@ from sdylog.ir.shardings import Meshes, walk_shardings
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition.build import Builder, i64, zeros
 from sdylog.partition.facts import explicit_facts, run_rules
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -32,14 +32,14 @@ def run(module: ir.Module, options: dict, ctx):
         raise error_at(module.operation, "Shardy partitioner does not support replica_count > 1 && "
                        "partition_count > 1 yet.", ctx.filename)
     if not _names_maximal_mesh(module, ctx):
-        return UNCHANGED
+        return PRESERVED
     facts = explicit_facts(module)
     engine = run_rules("single_device", facts, engine=getattr(ctx, "engine", None))
     for op_id, why in engine.read("single_device_conflict"):
         raise error_at(facts.ops[op_id], f"'{facts.ops[op_id].name}' op has {why}", ctx.filename)
     placed = sorted(engine.read("single_device_op"))
     if not placed:
-        return UNCHANGED
+        return PRESERVED
     (mesh_name,) = [m for (m,) in engine.read("global_mesh")]
     axes = [a.name for a in facts.meshes[mesh_name].axes]
     bypassed: dict[int, dict[int, ir.Operation]] = {}

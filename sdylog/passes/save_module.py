@@ -9,7 +9,7 @@ import os
 
 from sdylog import outputs
 from sdylog.ir import print_module
-from sdylog.passes.census import UNCHANGED
+from sdylog.passes.census import PRESERVED
 
 
 def run(module, options: dict, ctx):
@@ -20,4 +20,4 @@ def run(module, options: dict, ctx):
             name = f"{options['dump-index']:02d}.{name}"
         path = os.path.join(directory, name + ".mlir")
         outputs.write_all([(outputs.plan(path, "dump-directory", create_folder=True), print_module(module))])
-    return UNCHANGED
+    return PRESERVED

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.rewrite import create_op, discardable_attributes, replace_op
+from sdylog.ir.collectives import create_reshard
+from sdylog.ir.rewrite import discardable_attributes, replace_op
 from sdylog.passes.census import rewrite_each
 
 
 def constraint_to_reshard(op) -> None:
-    attrs = {"sharding": op.attributes["sharding"], **discardable_attributes(op)}
-    reshard = create_op("sdy.reshard", results=[op.results[0].type], operands=[op.operands[0]],
-                        attributes=attrs, loc=op.location, ip=ir.InsertionPoint(op))
+    reshard = create_reshard(op.operands[0], op.attributes["sharding"], loc=op.location, ip=ir.InsertionPoint(op),
+                             attributes=discardable_attributes(op))
     replace_op(op, reshard.results)
 
 

@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.types import shape_of
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def group_id(op) -> int:
@@ -84,7 +84,7 @@ def validate(groups, filename) -> None:
 def run(module: ir.Module, options: dict, ctx):
     groups = census(module, ctx).ops("sdy.sharding_group")
     if not groups:
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         validate(groups, ctx.filename)
         by_tensor: dict = {}

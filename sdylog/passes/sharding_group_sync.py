@@ -19,7 +19,7 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.rewrite import create_op, emit_warning, ip_after_value, owning_op
 from sdylog.ir.shardings import fully_open_like, get_sharding
-from sdylog.passes.census import UNCHANGED, NewOps, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 from sdylog.passes.sharding_group_import import group_id
 
 
@@ -77,4 +77,4 @@ def open_conflicting_groups(module: ir.Module, ctx):
                               ip=ip_after_value(v))
                 v.replace_all_uses_except(c.result, c)
                 created = True
-    return NewOps(frozenset({"sdy.sharding_constraint"})) if created else UNCHANGED
+    return Invalidated(frozenset({"sdy.sharding_constraint"})) if created else PRESERVED

@@ -17,7 +17,7 @@ from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, full
                                  set_block_arg_owner_shardings, set_result_owner_shardings)
 from sdylog.ir.types import rank_of
 from sdylog.ir.walk import walk_ops
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def shardings_from_edges(owners) -> list:
@@ -56,7 +56,7 @@ def run(module: ir.Module, options: dict, ctx):
         if options.get(flag):
             raise SdylogError(f"-sdy-sink-data-flow-edges: '{flag}' is not supported")
     if not census(module, ctx).has("sdy.data_flow_edge"):
-        return UNCHANGED  # no edge to remove, none to take a sharding from
+        return PRESERVED  # no edge to remove, none to take a sharding from
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
             sink_edges(func.operation)

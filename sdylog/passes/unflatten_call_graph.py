@@ -16,7 +16,7 @@ from sdylog.ir.shardings import (FUNC_MANUAL_AXES, Meshes,
                                  func_arg_shardings_or_open, func_result_shardings_or_open)
 from sdylog.ir.symbols import (ORIGINAL_FUNC_NAME, SymbolTable, callee_of,
                                original_func_name, symbol_name_of)
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 
 
 def _freeze(shardings):
@@ -42,7 +42,7 @@ def run(module: ir.Module, options: dict, ctx):
     calls = found.ops("func.call")
     funcs = found.ops("func.func")
     if not calls and not any(n in f.attributes for f in funcs for n in (ORIGINAL_FUNC_NAME, FUNC_MANUAL_AXES)):
-        return UNCHANGED
+        return PRESERVED
     with module.context:
         symbols = SymbolTable(module)
         keys = _Keys(Meshes(module))

@@ -20,7 +20,7 @@ from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_ow
 from sdylog.ir.types import static_shape
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.sharding import DimSharding, TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, UNCHANGED, census
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
 
 
 def evenly_sharded(sharding, shape, meshes: Meshes):
@@ -95,4 +95,4 @@ def run(module: ir.Module, options: dict, ctx):
             lst = result_owner_shardings(op)
             if lst:
                 set_result_owner_shardings(op, evener.of_list(result_owners(op), lst))
-    return ATTRIBUTES_ONLY if changed else UNCHANGED
+    return ATTRIBUTES_ONLY if changed else PRESERVED

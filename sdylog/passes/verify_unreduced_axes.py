@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 from sdylog import RULES_DIR
-from sdylog.passes.census import UNCHANGED, census
+from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.driver import evaluate, first_error
 
 # Collectives that must have a sharded operand (the one violation that needs no unreduced axes).
@@ -20,10 +20,10 @@ def verify_program():
 
 def run(module, options: dict, ctx):
     if not _may_violate(module, ctx):
-        return UNCHANGED
+        return PRESERVED
     decisions = evaluate(verify_program(), module, ctx, lambda facts: {}, ["unreduced_violation"], strict_rules=False)
     first_error(decisions, "unreduced_violation", ctx)
-    return UNCHANGED
+    return PRESERVED
 
 
 def _may_violate(module, ctx) -> bool:

@@ -73,20 +73,10 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
         return _propagate(module, options, ctx)
 
 
-def _shared_census_within(module, ctx):
-    """The census' op lists and their names per function when a pipeline
-    shares one (the steps after propagation reuse what the facts made it
-    walk); else None."""
-    if getattr(ctx, "census", None) is None:
-        return None
-    from sdylog.passes.census import census
-    return census(module, ctx).within_and_names
-
-
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     from sdylog.datalog import make_engine
     from sdylog.datalog.engines import propagation_engine
-    from sdylog.facts.extract import extract_facts
+    from sdylog.facts.shared import module_facts
     from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
 
     filename = getattr(ctx, "filename", "-")
@@ -94,8 +84,7 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     t0 = time.process_time()
     with module.context:
         try:   # (the extraction checks the result types as it reads them: no walk of its own)
-            facts = extract_facts(module, filename, conservative=options.conservative, static_shapes=True,
-                                  names_within=_shared_census_within(module, ctx))
+            facts = module_facts(module, ctx, conservative=options.conservative, static_shapes=True)
         except SdylogError:
             check_static_shapes(module, filename)   # a type error comes first, wherever it is
             raise

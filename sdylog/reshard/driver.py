@@ -71,14 +71,12 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
     from sdylog.datalog import make_engine
     from sdylog.datalog.engines import propagation_engine
     from sdylog.datalog.gc_pause import gc_paused
-    from sdylog.facts.extract import extract_facts
+    from sdylog.facts.shared import module_facts
 
-    filename = getattr(ctx, "filename", "-")
     timings: dict[str, float] = {}
     t0 = time.process_time()
     with gc_paused(promote_survivors=True), module.context:
-        facts = extract_facts(module, filename, strict_rules=strict_rules,
-                              names_within=_shared_census_within(module, ctx))
+        facts = module_facts(module, ctx, strict_rules=strict_rules)
         t1 = time.process_time()
         timings["facts"] = t1 - t0
         engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
@@ -114,11 +112,3 @@ def first_error(decisions: ReshardDecisions, relation: str, ctx) -> None:
         first.message = "\n".join([first.message] + [str(e) for e in errors[1:]])
     raise first
 
-
-def _shared_census_within(module, ctx):
-    """The pipeline's census of the module's ops, when one is shared (the
-    facts then read its op lists instead of walking)."""
-    if getattr(ctx, "census", None) is None:
-        return None
-    from sdylog.passes.census import census
-    return census(module, ctx).within_and_names

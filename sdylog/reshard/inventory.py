@@ -48,14 +48,6 @@ class Inventory:
     error: str | None = None       # what stops the pass on this module (Shardy rejects it)
 
 
-def format_bytes(n: int) -> str:
-    for unit, size in (("EiB", 1 << 60), ("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20),
-                       ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
-
-
 def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
     """The full version's decisions on `module` (not written) with their
     costs; an Inventory with `error` when the pass would stop on it."""

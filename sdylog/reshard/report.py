@@ -24,7 +24,8 @@ from sdylog.ir.shardings import COLLECTIVE_OPS, Meshes, fully_replicated, get_sh
 from sdylog.ir.types import rank_of
 from sdylog.ir.walk import op_list
 from sdylog.model.sharding import TensorSharding
-from sdylog.reshard.inventory import Inserted, Inventory, format_bytes
+from sdylog.partition.layout import bytes_text
+from sdylog.reshard.inventory import Inserted, Inventory
 
 # The ops listed as written: reshards and the collectives Shardy's passes write.
 LISTED = COLLECTIVE_OPS | {"sdy.reshard"}
@@ -136,7 +137,7 @@ def inserted_text(i: Inserted) -> str:
     move = f" {i.from_sharding} -> {i.to_sharding}{onto}" if i.to_sharding is not None else \
         (f" on {i.from_sharding}" if i.from_sharding else "")
     cost = "not costed (between meshes)" if i.bytes_per_device is None else \
-        f"{format_bytes(i.bytes_per_device)} per device"
+        f"{bytes_text(i.bytes_per_device)} per device"
     at = "written by the export step" if i.place == WRITTEN else f"{i.op} {i.place} {i.index}"
     return f"{where}{at}: {what}{move}, {cost}"
 
@@ -153,7 +154,7 @@ def summary_lines(needed: Needed, verbose: bool = False) -> list[str]:
         if not n:
             return "0"
         return (f"{n}" + (f" ({written} written by the export step)" if written else "")
-                + f", {format_bytes(total)} per device")
+                + f", {bytes_text(total)} per device")
     lines = [f"reshards needed: {amount('reshard')}", f"all-reduces needed: {amount('all_reduce')}"]
     others = sorted(k for k in totals if k not in ("reshard", "all_reduce"))
     if others:

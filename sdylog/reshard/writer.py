@@ -20,12 +20,12 @@ inserted at one place for several decisions sit in Shardy's order:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective
-from sdylog.ir.rewrite import create_op, ip_after_op, ip_after_value
+from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective, create_reshard
+from sdylog.ir.rewrite import ip_after_op, ip_after_value
 from sdylog.ir.shardings import get_sharding, set_sharding
 from sdylog.ir.types import rank_of
 from sdylog.model.axis import AxisRef
@@ -48,6 +48,7 @@ class WriteCounts:
     reshards: int = 0
     all_reduces: int = 0
     unreduced_ops: int = 0     # replicated-to-unreduced and sharded-to-unreduced
+    wrote: bool = False        # whether the module changed at all (census.PRESERVED when not)
 
 
 def _rows(engine, relation: str):
@@ -196,7 +197,10 @@ def write_reshards(module, engine, facts) -> WriteCounts:
     d = _Decisions(engine)
     counts = WriteCounts()
     shardings = _Shardings(d, facts)
-    for o in post_order(facts, d.visited_ops()):
+    visited = d.visited_ops()
+    returns = {u for u in d.return_ops.values()}
+    counts.wrote = bool(visited) or any(d.site_writes(key) for key in d.sites if key[0] in returns)
+    for o in post_order(facts, visited):
         op = facts.ops[o]
         op = op.operation if hasattr(op, "operation") else op
         if o in d.reshard_to_unreduced:
@@ -239,16 +243,14 @@ def reshard_operand(op, i: int, sharding: ir.Attribute) -> None:
     """Operand i of `op` through a new sdy.reshard to `sharding`, right
     before `op`, on this use only."""
     operand = op.operands[i]
-    reshard = create_op("sdy.reshard", results=[operand.type], operands=[operand],
-                        attributes={"sharding": sharding}, loc=op.location, ip=ir.InsertionPoint(op))
+    reshard = create_reshard(operand, sharding, loc=op.location, ip=ir.InsertionPoint(op))
     op.operands[i] = reshard.result
 
 
 def reshard_result_back(op, result, sharding: ir.Attribute, ip: ir.InsertionPoint) -> None:
     """A new sdy.reshard of `result` (of `op`, which now works on another
     sharding) back to `sharding` at `ip`, taking every other use of it."""
-    reshard = create_op("sdy.reshard", results=[result.type], operands=[result],
-                        attributes={"sharding": sharding}, loc=op.location, ip=ip)
+    reshard = create_reshard(result, sharding, loc=op.location, ip=ip)
     result.replace_all_uses_except(reshard.result, reshard)
 
 
@@ -283,8 +285,7 @@ def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, c
 
 def _reshard(value, sharding, loc, ip, counts: WriteCounts):
     counts.reshards += 1
-    return create_op("sdy.reshard", results=[value.type], operands=[value], attributes={"sharding": sharding},
-                     loc=loc, ip=ip)
+    return create_reshard(value, sharding, loc=loc, ip=ip)
 
 
 def _write_single_device(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
@@ -338,8 +339,7 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
         mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
         if key in d.mid:
             mid = replace(source, dims=mid_dims)
-            cur = create_op("sdy.reshard", results=[cur.type], operands=[cur], attributes={"sharding": mid.to_attr()},
-                            loc=loc, ip=ip).result
+            cur = create_reshard(cur, mid.to_attr(), loc=loc, ip=ip).result
             counts.reshards += 1
         if key in d.r2u:
             out = TensorSharding(source.mesh, mid_dims, target.replicated,
@@ -356,8 +356,7 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
             counts.unreduced_ops += 1
     if key in d.site_reshard:
         out = target if target is not None else TensorSharding.replicated_on(source.mesh, len(source.dims))
-        cur = create_op("sdy.reshard", results=[cur.type], operands=[cur], attributes={"sharding": out.to_attr()},
-                        loc=loc, ip=ip).result
+        cur = create_reshard(cur, out.to_attr(), loc=loc, ip=ip).result
         counts.reshards += 1
     if u not in d.reshard_to_unreduced:
         user.operands[i] = cur

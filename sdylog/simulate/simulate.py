@@ -243,14 +243,15 @@ def _make_local(module, ctx, options, pipeline, explicit, pass_options, progress
     """The per-device program of `module` (in place, shardings kept for the
     comparison); whether sdylog's pipeline partitioned it, its collectives,
     and the shardings of the global program's ops (trace.final_shardings)."""
-    from sdylog.partition.pipeline import partition_module, program_collectives
+    from sdylog.partition.collective_costs import module_collectives
+    from sdylog.partition.pipeline import partition_module
     from sdylog.passes import lookup, parse_options
     from sdylog.simulate.trace import final_shardings
     if pipeline:
         from sdylog.passes.driver import parse_flags, run_passes
         progress.step(" ".join(pipeline))
         run_passes(module, parse_flags(list(pipeline)), ctx)
-        partitioned, collectives = False, program_collectives(module, ctx.filename, ctx.engine)
+        partitioned, collectives = False, module_collectives(module, ctx.filename, ctx.engine)
         progress.step("the per-device program")
     else:
         progress.step("the per-device program")

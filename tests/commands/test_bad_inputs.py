@@ -156,7 +156,12 @@ CASES = [
     Case("explain-souffle", ["explain", "m.mlir", "%0", "--engine", "souffle"], files={"m.mlir": SMALL},
          error="error: "),
     Case("opt-engine-bogus", ["opt", "m.mlir", "-sdy-basic-propagate", "--engine", "bogus"], files={"m.mlir": SMALL},
-         exit=2, error=r"^error: --engine takes one of duckdb, memory, souffle"),
+         exit=2, error=r"^error: --engine takes one of memory, souffle"),
+    # DuckDB is the --db file format, no longer an engine: the engines there are, named
+    Case("engine-duckdb", ["run", "m.mlir", "--engine", "duckdb"], files={"m.mlir": SMALL}, exit=2,
+         error=r"(?s)^Usage: .*'duckdb' is not one of 'memory', 'souffle'"),
+    Case("opt-engine-duckdb", ["opt", "m.mlir", "-sdy-basic-propagate", "--engine", "duckdb"],
+         files={"m.mlir": SMALL}, exit=2, error=r"^error: --engine takes one of memory, souffle, not 'duckdb'"),
     # ---- run / query / explain options
     Case("query-unknown-relation", ["query", "m.mlir", "nope"], files={"m.mlir": SMALL},
          error=r"^error: unknown relation 'nope'"),
@@ -184,8 +189,6 @@ CASES = [
     Case("run-missing-argument", ["run"], exit=2, error=USAGE),
     Case("unknown-command", ["rnu", "m.mlir"], exit=2, error=USAGE),
     Case("unknown-option", ["run", "m.mlir", "--nope"], files={"m.mlir": SMALL}, exit=2, error=USAGE),
-    Case("huge-tensor-duckdb", ["run", "m.mlir", "--engine", "duckdb"], files={"m.mlir": HUGE_DIMS},
-         error=r"^.*\.dl:\d+:\d+: error: integer overflow: 4294967296 \* 4294967296 in a rule"),
     # ---- opt flags
     Case("opt-unknown-pass", ["opt", "m.mlir", "-sdy-basic-propgate"], files={"m.mlir": SMALL}, exit=2,
          error=r"^error: unknown pass '-sdy-basic-propgate': did you mean .*'-sdy-basic-propagate'"),
@@ -232,32 +235,29 @@ CASES = [
          error=r"error: "),
 ]
 
-# runtime errors and bad facts, on each engine that runs in this process
-for engine in ("duckdb", "memory"):
+# runtime errors and bad facts, with relations held in C and in Python
+for where, held in (("c", {}), ("python", {"SDYLOG_NATIVE": "0"})):
     CASES += [
-        Case(f"dl-division-by-zero-{engine}", ["datalog", "p.dl", "-D", "-", "--engine", engine],          # cause
+        Case(f"dl-division-by-zero-{where}", ["datalog", "p.dl", "-D", "-"], env=held,          # cause
              files={"p.dl": (DL_HEAD + "r(x) :- e(x).\nr(10 / x) :- e(x).\n").encode(), "e.facts": b"0\n"},
              error=r"^p.dl:6:1: error: division by zero in a rule of 'r'$"),
-        Case(f"dl-modulo-by-zero-{engine}", ["datalog", "p.dl", "-D", "-", "--engine", engine],
+        Case(f"dl-modulo-by-zero-{where}", ["datalog", "p.dl", "-D", "-"], env=held,
              files={"p.dl": (DL_HEAD + "r(10 % x) :- e(x).\n").encode(), "e.facts": b"0\n"},
              error=r"^p.dl:5:1: error: division by zero in a rule of 'r'$"),
-        Case(f"dl-bad-fact-{engine}", ["datalog", "p.dl", "-D", "-", "--engine", engine],                  # cause
+        Case(f"dl-bad-fact-{where}", ["datalog", "p.dl", "-D", "-"], env=held,                  # cause
              files={"p.dl": (DL_HEAD + "r(x) :- e(x).\n").encode(), "e.facts": b"1\n2x\n"},
              error=r"^./e.facts:2:1: error: facts of 'e': cannot read '2x' as a number$"),
-        Case(f"dl-fact-width-{engine}", ["datalog", "p.dl", "-D", "-", "--engine", engine],
+        Case(f"dl-fact-width-{where}", ["datalog", "p.dl", "-D", "-"], env=held,
              files={"p.dl": (DL_HEAD + "r(x) :- e(x).\n").encode(), "e.facts": b"1\t2\n"},
              error=r"^./e.facts:1:1: error: facts of 'e': 2 columns, the relation has 1$"),
-        Case(f"dl-fact-not-utf8-{engine}", ["datalog", "p.dl", "-D", "-", "--engine", engine],
+        Case(f"dl-fact-not-utf8-{where}", ["datalog", "p.dl", "-D", "-"], env=held,
              files={"p.dl": b".decl e(x: symbol)\n.input e\n.decl r(x: symbol)\n.output r\nr(x) :- e(x).\n",
                     "e.facts": b"a\n\xe9\n"}, error=r"^./e.facts:2:1: error: .*not UTF-8"),
-        Case(f"dl-to-number-{engine}", ["datalog", "p.dl", "-D", "-", "--engine", engine],
+        Case(f"dl-to-number-{where}", ["datalog", "p.dl", "-D", "-"], env=held,
              files={"p.dl": b'.decl r(x: number)\n.output r\nr(to_number("zz")).\n'},
              error=r"^p.dl:3:1: error: .*to_number\(\"zz\"\) in a rule of 'r'$"),
     ]
 CASES += [
-    Case("dl-overflow-duckdb", ["datalog", "p.dl", "-D", "-", "--engine", "duckdb"],                     # cause
-         files={"p.dl": (DL_HEAD + "r(x * x * x) :- e(x).\n").encode(), "e.facts": b"4000000000\n"},
-         error=r"^p.dl:5:1: error: integer overflow: 4000000000 \* 4000000000 in a rule of 'r'$"),
     Case("dl-engine-env-memory", ["datalog", "p.dl", "-D", "out"],                                       # cause
          files={"p.dl": (DL_HEAD + "r(x) :- e(x).\nr(10 / x) :- e(x).\n").encode(), "e.facts": b"0\n",
                 "out/keep": b""}, env={"SDYLOG_ENGINE": "memory"},

@@ -57,7 +57,7 @@ def test_out_of_memory_is_the_machines_limit_not_a_bug(tmp_path, monkeypatch):
 def test_every_command_offers_the_same_engines_and_default(command):
     r = CliRunner().invoke(main, [command, "--help"], terminal_width=200)
     assert r.exit_code == 0
-    assert re.search(r"--engine \[duckdb\|memory\|souffle\]\s+Datalog engine \(default: \$SDYLOG_ENGINE, else\s+"
+    assert re.search(r"--engine \[memory\|souffle\]\s+Datalog engine \(default: \$SDYLOG_ENGINE, else\s+"
                      r"memory\)", r.stdout), r.stdout
 
 
@@ -66,7 +66,7 @@ def test_opt_help_names_the_engines_and_lists_every_pass():
     r = CliRunner().invoke(main, ["opt", "--help"], terminal_width=100)
     assert r.exit_code == 0
     text = " ".join(r.stdout.split())
-    assert "--engine {duckdb,memory,souffle} (default: $SDYLOG_ENGINE, else memory)" in text
+    assert "--engine {memory,souffle} (default: $SDYLOG_ENGINE, else memory)" in text
     for name, info in PASSES.items():
         assert f"-{name} {' '.join(info.summary.split())}" in text, name
         if info.options:

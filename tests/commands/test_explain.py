@@ -253,8 +253,7 @@ def test_name_ranges():
         parse_spec("@main")
 
 
-def test_memory_and_duckdb_premises_agree():
-    """The in-memory premise search finds the same derivation as the SQL one."""
+def test_premises_show_negations_and_constraints_with_their_values():
     from sdylog.datalog import make_engine, parse_program
     from sdylog.datalog.explain import explain as derivation
     prog = parse_program("""
@@ -264,14 +263,11 @@ def test_memory_and_duckdb_premises_agree():
 path(x, y) :- edge(x, y).
 path(x, z) :- path(x, y), edge(y, z), !edge(z, x), y != z, z - x < 9.
 """, "p.dl")
-    trees = []
-    for name in ("memory", "duckdb"):
-        with make_engine(prog, name, provenance=True) as e:
-            e.load("edge", [(1, 2), (2, 3), (3, 4), (4, 5)])
-            e.run()
-            trees.append(derivation(e, "path", (1, 5)).format())
-    assert trees[0] == trees[1]
-    assert "!edge(5, 1)" in trees[0] and "5 - 1 < 9" in trees[0]
+    with make_engine(prog, "memory", provenance=True) as e:
+        e.load("edge", [(1, 2), (2, 3), (3, 4), (4, 5)])
+        e.run()
+        tree = derivation(e, "path", (1, 5)).format()
+    assert "!edge(5, 1)" in tree and "5 - 1 < 9" in tree and "4 != 5" in tree
 
 
 def test_every_premise_of_a_propagation_derivation_holds(tmp_path):

@@ -178,7 +178,7 @@ def test_run_refuses_a_folder_as_output(tmp_path):
 
 def test_datalog_checks_its_output_folder_before_running(tmp_path):
     (tmp_path / "p.dl").write_text(".decl r(x: number)\n.output r\nr(1 / 0) :- r(_).\nr(1).\n")
-    p = sdylog("datalog", tmp_path / "p.dl", "-D", tmp_path / "missing", "--engine", "duckdb")
+    p = sdylog("datalog", tmp_path / "p.dl", "-D", tmp_path / "missing")
     assert p.returncode == 1
     assert p.stderr.startswith(f"{tmp_path / 'p.dl'}:2:9: error: cannot write relation 'r' to"), p.stderr
     assert "does not exist" in p.stderr

@@ -1,3 +1,5 @@
+import contextlib
+import os
 import shutil
 from pathlib import Path
 
@@ -39,3 +41,18 @@ def as_text(rows, kinds) -> set[tuple]:
     def show(v, k):
         return format(v, "g") if k == "float" else str(v)
     return {tuple(show(v, k) for v, k in zip(r, kinds)) for r in rows}
+
+
+@contextlib.contextmanager
+def held_in(mode: str):
+    """Engines made inside hold their relations in C ("c": the extension,
+    where built) or as Python sets ("python": SDYLOG_NATIVE=0)."""
+    old = os.environ.get("SDYLOG_NATIVE")
+    os.environ["SDYLOG_NATIVE"] = "0" if mode == "python" else "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["SDYLOG_NATIVE"]
+        else:
+            os.environ["SDYLOG_NATIVE"] = old

@@ -26,7 +26,7 @@ def setup(tmp_path, facts="1\t2\n2\t3\n"):
 
 def run(tmp_path, *args):
     return CliRunner().invoke(main, ["datalog", str(tmp_path / "p.dl"), "-F", str(tmp_path / "in"),
-                                     "--engine", "duckdb", *args])
+                                     "--engine", "memory", *args])
 
 
 def test_writes_csv_files_and_prints_stdout_outputs(tmp_path):
@@ -49,7 +49,7 @@ def test_bad_facts_exit_1_with_location_and_no_output_files(tmp_path):
     setup(tmp_path, facts="1\t2\n2\tx\n")
     res = run(tmp_path, "-D", str(tmp_path / "out"))
     assert res.exit_code == 1
-    assert res.output.startswith(f"{tmp_path / 'in' / 'edge.facts'}:2:1: error: facts of 'edge': "
+    assert res.output.startswith(f"{tmp_path / 'in' / 'edge.facts'}:2:3: error: facts of 'edge': "
                                  "cannot read 'x' as a number")
     assert list((tmp_path / "out").iterdir()) == []
 
@@ -70,17 +70,28 @@ def test_missing_facts_file(tmp_path):
     assert res.exit_code == 1 and "cannot open fact file" in res.output
 
 
-def test_every_engine_writes_the_same_files(tmp_path):
+def test_relations_in_c_and_in_python_write_the_same_files(tmp_path):
     """(SDYLOG_ENGINE=memory made `sdylog datalog` fail: the memory engine
     reads facts files too.)"""
     setup(tmp_path, facts="1\t2\n2\t3\n3\t4\n")
     printed = {}
-    for engine in ("duckdb", "memory"):
-        out = tmp_path / f"out-{engine}"
+    for mode, env in (("c", {"SDYLOG_ENGINE": "memory"}), ("python", {"SDYLOG_NATIVE": "0"})):
+        out = tmp_path / f"out-{mode}"
         out.mkdir()
         res = CliRunner().invoke(main, ["datalog", str(tmp_path / "p.dl"), "-F", str(tmp_path / "in"),
-                                        "-D", str(out)], env={"SDYLOG_ENGINE": engine})
+                                        "-D", str(out)], env=env)
         assert res.exit_code == 0, res.output
-        printed[engine] = res.output
-    assert printed["duckdb"] == printed["memory"]
-    assert (tmp_path / "out-duckdb" / "path.csv").read_text() == (tmp_path / "out-memory" / "path.csv").read_text()
+        printed[mode] = res.output
+    assert printed["c"] == printed["python"]
+    assert (tmp_path / "out-c" / "path.csv").read_text() == (tmp_path / "out-python" / "path.csv").read_text()
+
+
+def test_duckdb_is_no_engine(tmp_path):
+    """DuckDB is the format of --db files, not an engine: asking for it names the engines there are."""
+    setup(tmp_path)
+    res = run(tmp_path, "--engine", "duckdb")
+    assert res.exit_code == 2 and "'duckdb' is not one of 'memory', 'souffle'" in res.output, res.output
+    res = CliRunner().invoke(main, ["datalog", str(tmp_path / "p.dl"), "-F", str(tmp_path / "in"), "-D", "-"],
+                             env={"SDYLOG_ENGINE": "duckdb"})
+    assert (res.exit_code, res.output) == (1, "error: unknown Datalog engine 'duckdb' (from SDYLOG_ENGINE): "
+                                              "choose from memory, souffle\n")

@@ -177,3 +177,10 @@ def test_runs_with_a_corrupt_or_unwritable_cache(tmp_path):
     assert run(read_only, **as_user()) == expected
     assert list(read_only.iterdir()) == []
 
+
+
+def test_the_same_source_under_another_name_is_its_own_code(tmp_path, monkeypatch):
+    """(A runtime error is located at the rules named in its code's name.)"""
+    c = _fresh(tmp_path, monkeypatch, 10)
+    assert c.compile("x = 1", "<rule 0>").co_filename == "<rule 0>"
+    assert c.compile("x = 1", "<rule 2>").co_filename == "<rule 2>"

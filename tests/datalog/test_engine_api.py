@@ -1,5 +1,6 @@
-"""The embedded engine's Python API: facts in from Python columns, several
-runs over one database, saving, tables, explanations."""
+"""The engine's Python API: facts in from Python columns, several runs over
+one database, saving, tables, explanations; relations held in C and in
+Python alike."""
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -19,8 +20,13 @@ path(x, z) :- path(x, y), edge(y, z).
 """, "tc.dl")
 
 
+@pytest.fixture(autouse=True, params=["c", "python"])
+def held_in(request, monkeypatch):
+    monkeypatch.setenv("SDYLOG_NATIVE", "0" if request.param == "python" else "1")
+
+
 def engine(program=TC, **kw):
-    return make_engine(program, "duckdb", **kw)
+    return make_engine(program, "memory", **kw)
 
 
 @pytest.mark.parametrize("data", [
@@ -69,10 +75,11 @@ unused(1).
     with engine() as e:
         e.load("edge", [(1, 2), (2, 3), (3, 4)])
         e.run()
-        e.run(second, relations=["far"])
+        e.run(second, relations=["far", "path"])
         assert e.read("far") == [(1,), (2,)]
-        assert e.read("unused") == []
         assert e.read("path")[-1] == (3, 4)   # untouched: second reads it
+        with pytest.raises(SdylogError, match="'unused' was not kept"):
+            e.read("unused")                  # (not asked for: not evaluated)
     mismatch = parse_program(".decl path(a: symbol, b: symbol)\n.decl q(a: symbol)\nq(a) :- path(a, _).\n")
     with engine() as e:
         with pytest.raises(SdylogError, match="declared with column types"):
@@ -97,6 +104,20 @@ def test_save_writes_every_relation_with_declared_column_names(tmp_path):
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT src, dst FROM path ORDER BY ALL").fetchall() == [(1, 2), (1, 3), (2, 3)]
     assert con.execute("SELECT count(*) FROM edge").fetchone() == (2,)
+
+
+def test_save_keeps_symbols_floats_big_numbers_and_nullary_relations(tmp_path):
+    p = parse_program(".decl name(n: symbol, w: float)\n.decl big(x: number)\n.decl any_name()\n"
+                      "any_name() :- name(_, _).\nbig(x * x) :- name(_, _), x = 4294967296.\n", "p.dl")
+    with engine(p) as e:
+        e.load("name", [("a b", 0.5), ("c", -1.25)])
+        e.run()
+        e.save(str(tmp_path / "out.duckdb"))
+    con = duckdb.connect(str(tmp_path / "out.duckdb"), read_only=True)
+    assert con.execute("SELECT n, w FROM name ORDER BY ALL").fetchall() == [("a b", 0.5), ("c", -1.25)]
+    assert con.execute("SELECT x FROM big").fetchall() == [(2 ** 64,)]
+    assert con.execute("SELECT count(*) FROM any_name").fetchone() == (1,)
+    assert con.execute("SELECT rows FROM relations WHERE name = 'any_name'").fetchone() == (1,)
 
 
 def test_format_relation_with_filters():

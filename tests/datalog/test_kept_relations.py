@@ -39,7 +39,7 @@ def full_run(mode, monkeypatch):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("wanted", [["tagged"], ["lonely", "out_degree"], ["weight"], ["node"]])
-def test_kept_relations_equal_a_full_runs_and_the_others_are_gone(mode, wanted, monkeypatch):
+def test_kept_relations_equal_a_full_runs_and_the_others_are_gone(mode, wanted, monkeypatch, tmp_path):
     full = full_run(mode, monkeypatch)
     assert full == full_run("python", monkeypatch)
     with engine_for(mode, monkeypatch) as e:
@@ -53,7 +53,8 @@ def test_kept_relations_equal_a_full_runs_and_the_others_are_gone(mode, wanted, 
                                                       f"{', '.join(wanted)}"):
                     read(r)
         with pytest.raises(SdylogError, match="was not kept"):
-            e.to_duckdb()
+            e.save(str(tmp_path / "r.duckdb"))
+        assert not (tmp_path / "r.duckdb").exists()
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -6,6 +6,8 @@ from hypothesis import given, settings, strategies as st
 
 from sdylog.datalog import make_engine, parse_program
 
+from conftest import held_in
+
 PROGRAM = parse_program("""
 .decl edge(x: number, y: number)
 .decl path(x: number, y: number)
@@ -49,9 +51,10 @@ def parity(e):
 
 
 @settings(max_examples=40, deadline=None)
-@given(edges, st.booleans())
-def test_against_python_reference(e, provenance):
-    with make_engine(PROGRAM, "duckdb", provenance=provenance) as eng:
+@given(edges, st.sampled_from(["c", "python", "provenance"]))
+def test_against_python_reference(e, mode):
+    provenance = mode == "provenance"
+    with held_in(mode), make_engine(PROGRAM, "memory", provenance=provenance) as eng:
         eng.load("edge", sorted(e))
         eng.run()
         path = closure(e)

@@ -1,6 +1,7 @@
 """Fact emission on small modules of our own."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -8,7 +9,6 @@ from sdylog.facts import extract_facts
 from sdylog.facts.schema import schema
 from sdylog.facts.write import facts_text
 from sdylog.ir import SdylogError, parse_module
-from sdylog.oprules.registry import NO_KEY
 
 MODULE = """
 sdy.mesh @mesh = <["x"=4, "y"=2]>
@@ -285,11 +285,10 @@ def test_results_met_before_their_op_keep_their_ids():
     assert ret == edge_value
 
 
-def test_ops_read_the_short_way_give_the_rows_the_ir_has():
-    # add_body reads an op's one result by `op.result` once earlier ops of
-    # its name had one result each, and asks for regions only when the op's
-    # definition allows some: ops of one name with other result counts after
-    # it, and an op with a variable number of regions, keep the IR's rows
+def test_ops_give_the_rows_the_ir_has():
+    # ops of one name with different result counts, and an op with a
+    # variable number of regions (the walk asks for regions only when the
+    # op's definition allows some), keep the IR's rows
     f = extract_facts(parse_module("""
 func.func @f(%a: tensor<4xf32>, %p: tensor<i32>) -> tensor<4xf32> {
   %0 = stablehlo.custom_call @foo(%a) : (tensor<4xf32>) -> tensor<4xf32>
@@ -323,10 +322,9 @@ func.func @f(%a: tensor<4xf32>, %p: tensor<i32>) -> tensor<4xf32> {
     assert f.value_ops == [one_result.get(v, -1) for v in range(len(f.values))]
 
 
-def test_region_ops_and_ops_with_sdy_attributes_share_rules_the_long_way_too():
-    # a region op's tail rows come after its body's; the walk writes them
-    # itself once its rule key is known (the second reduce), and an op with
-    # sdy attributes (a sharding, or any other) goes through add_rule: all
+def test_region_ops_and_ops_with_sdy_attributes_share_rules():
+    # a region op's tail rows come after its body's; an op with sdy
+    # attributes (a sharding, or any other) has the key of one without: all
     # equal reduces and dots share one rule each, with the same tensor rows
     f = extract_facts(parse_module("""
 sdy.mesh @mesh = <["x"=2]>
@@ -357,10 +355,10 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4xf32> {
         assert [(v, t) for v, t in f.rows("value_tensor") if v in results] == [(v, v) for v in results]
 
 
-def test_operands_read_by_index_give_the_rows_the_ir_has():
-    # add_body reads an op's operands by index (none, one, two, or more), and
-    # through ids_of when one has no id yet (here the while's block argument
-    # is met before its op's results)
+def test_operands_give_the_rows_the_ir_has():
+    # none, one, two, or more operands, and one with no id yet when its
+    # user is read (here the while's block argument is met before its op's
+    # results)
     f = extract_facts(parse_module("""
 func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<12xf32> {
   %c = stablehlo.constant dense<1.0> : tensor<4xf32>
@@ -458,18 +456,65 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4xf32> {
 }"""
 
 
-def test_sharded_ops_read_the_short_way_give_the_rows_of_the_long_way(monkeypatch):
-    # add_body writes a sharded op's rows itself when its rule key is known
-    # (every op of a propagated module is sharded); add_op_tail, the long
-    # way every op takes when the walk knows nothing of its name, is the
-    # plain reference: every relation's rows agree, in order
-    import sdylog.facts.extract as extract
-    short = extract_facts(parse_module(SHARDED_OPS))
-    name_kind = extract._name_kind
-    monkeypatch.setattr(extract, "_name_kind", lambda op, name: name_kind(op, name)[:1] + (NO_KEY, True) + name_kind(op, name)[3:])
-    long = extract_facts(parse_module(SHARDED_OPS))
-    assert short.relations.keys() == long.relations.keys()
-    for relation in short.relations:
-        assert short.rows(relation) == long.rows(relation), relation
-    assert short.sharded_ops == long.sharded_ops and len(short.sharded_ops) == 11
-    assert len({r for _, r in short.rows("op_rule")}) < len(short.rows("op_rule"))   # keys were met again
+def test_sharded_ops_share_rules_and_shardings():
+    # every op of a propagated module is sharded: its value_sharding rows
+    # come from its list, equal lists share sharding ids, and ops of equal
+    # rule keys share one rule (a user rule, or sdy attributes other than the
+    # sharding, do not change that)
+    f = extract_facts(parse_module(SHARDED_OPS))
+    assert len(f.sharded_ops) == 11
+    assert len({r for _, r in f.rows("op_rule")}) < len(f.rows("op_rule"))   # keys were met again
+    values_with_sharding = [v for v, _ in f.rows("value_sharding")]
+    assert len(values_with_sharding) == len(set(values_with_sharding)) == 12
+    assert len(f.shardings) == len(set(f.shardings))
+
+
+CASE_AND_CALLS = """
+sdy.mesh @mesh = <["x"=2]>
+func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.negate %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, %p: tensor<i32>) -> tensor<4xf32> {
+  %0 = stablehlo.custom_call @foo(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1:2 = stablehlo.custom_call @foo(%0) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %2 = sdy.sharding_constraint %1#0 <@mesh, [{"x"}]> : tensor<4xf32>
+  %3 = "stablehlo.case"(%p) ({
+    stablehlo.return %2 : tensor<4xf32>
+  }, {
+    %n = stablehlo.negate %1#1 : tensor<4xf32>
+    stablehlo.return %n : tensor<4xf32>
+  }) : (tensor<i32>) -> tensor<4xf32>
+  %4 = func.call @g(%3) : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = stablehlo.add %4, %4 : tensor<4xf32>
+  return %5 : tensor<4xf32>
+}"""
+
+
+def _same_facts(fast, plain) -> None:
+    names = {name for name, rows in fast.relations.items() if rows}
+    assert names == {name for name, rows in plain.relations.items() if rows}
+    for relation in names:
+        assert fast.rows(relation) == plain.rows(relation), relation
+    assert fast.value_ops == plain.value_ops and fast.sharded_ops == plain.sharded_ops
+    assert fast.shardings == plain.shardings and fast.rules == plain.rules and fast.op_names == plain.op_names
+
+
+@pytest.mark.parametrize("text", [SHARDED_OPS, WHILE, CASE_AND_CALLS], ids=["sharded", "while", "case_calls"])
+def test_the_walk_agrees_with_its_plain_reference(text):
+    # add_body reads the common op inline; add_body_plain reads every op
+    # the plain way (add_op_head, add_op_tail): every relation's rows agree,
+    # in order, and the id maps
+    _same_facts(extract_facts(parse_module(text)), extract_facts(parse_module(text), plain=True))
+
+
+def test_the_walk_agrees_with_its_plain_reference_on_the_corpus():
+    # propagated models (every op sharded), with while loops, calls, manual computations
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
+    from small_models import small_models
+    from sdylog.passes.driver import optimize_text, parse_flags
+    flags = parse_flags(["-sdy-propagation-pipeline"])
+    for path in small_models():
+        text = optimize_text(path.read_text(), str(path), flags)
+        _same_facts(extract_facts(parse_module(text), static_shapes=True),
+                    extract_facts(parse_module(text), static_shapes=True, plain=True))

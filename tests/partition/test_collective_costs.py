@@ -30,11 +30,12 @@ def test_rows_round_trip():
     assert reshards_of_facts(reshard_facts(rs)) == rs
 
 
-@pytest.mark.parametrize("engine_name", ["memory", "duckdb"])
-def test_bytes_of_a_gather_and_a_slice(engine_name):
+@pytest.mark.parametrize("held_in", ["c", "python"])
+def test_bytes_of_a_gather_and_a_slice(held_in, monkeypatch):
+    monkeypatch.setenv("SDYLOG_NATIVE", "0" if held_in == "python" else "1")
     # [{x}, {}] -> [{}, {y}] on 8x6 f32: slice y (free), then gather x of the
     # 2x2 block (16 bytes): 3 * 16
-    engine = evaluate(rows_of([reshard(7, ((X,), ()), ((), (Y,)))]), engine_name)
+    engine = evaluate(rows_of([reshard(7, ((X,), ()), ((), (Y,)))]), "memory")
     steps = sorted(engine.read("reshard_step"))
     kinds = dict(engine.read("collective"))
     assert [kinds[c] for _, _, c in steps] == ["all_slice", "all_gather"]

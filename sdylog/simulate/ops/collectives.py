@@ -25,39 +25,14 @@ def _channel_id(ctx) -> int:
 
 def replica_groups_of(ctx, attr_name: str = "replica_groups") -> list[list[int]] | None:
     """The groups as written (None when the attribute is absent)."""
+    from sdylog.partition.shards import replica_groups
     a = ctx.attr(attr_name)
     if a is None:
         return None
-    from jaxlib.mlir.dialects import stablehlo as shlo
-    if shlo.ReplicaGroupMeshAxesAttr.isinstance(a):
-        return _mesh_axes_groups(ctx, shlo.ReplicaGroupMeshAxesAttr(a))
-    arr = np.array(a)
-    if arr.size == 0:
-        return []
-    arr = arr.reshape(arr.shape[0], -1) if arr.ndim >= 2 else arr.reshape(1, -1)
-    return [[int(x) for x in row if x >= 0] for row in arr]
-
-
-def _mesh_axes_groups(ctx, attr) -> list[list[int]]:
-    """`#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>` -> device groups."""
-    from jaxlib.mlir import ir
-    from sdylog.model.axis import AxisRef, SubAxis
-    from sdylog.partition.shards import device_groups
-    mesh_ref = attr.mesh
-    name = ir.FlatSymbolRefAttr(mesh_ref).value if isinstance(mesh_ref, ir.FlatSymbolRefAttr) else None
-    if name is None or name not in ctx.program.meshes:
+    groups = replica_groups(a, ctx.program.meshes.get)
+    if groups is None:
         raise ctx.error("replica groups name a mesh the module does not define")
-    refs = []
-    from jaxlib.mlir.dialects import stablehlo as shlo
-    for ax in attr.axes:
-        r = shlo.AxisRefAttr(ax)
-        sub = getattr(r, "sub_axis_info", None)
-        if sub is not None:
-            s = shlo.SubAxisInfoAttr(sub)
-            refs.append(AxisRef(r.name, SubAxis(s.pre_size, s.size)))
-        else:
-            refs.append(AxisRef(r.name))
-    return device_groups(refs, ctx.program.meshes[name])
+    return groups
 
 
 def process_groups(groups, channel_id: int, use_global: bool, nr: int, npart: int,

@@ -1,0 +1,157 @@
+"""The census a pipeline's steps share, and the facts kept in its scope,
+checked against a fresh walk (and a fresh extraction) after every step."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from sdylog.passes import census as census_module
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, Census, Invalidated
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
+from small_models import ROOT, corpus_dir  # noqa: E402  (tests/commands' corpus)
+
+_WALK = Census.of
+
+
+def assert_agrees_with_walk(kept: Census) -> None:
+    """What the census kept (the lists of names not stale, and the pre-order
+    lists if it has them) is what a fresh walk finds, op for op."""
+    fresh = _WALK(kept.module)
+    for name in set(kept.by_name) | set(fresh.by_name):
+        if name in kept.stale:
+            continue
+        ops, expected = kept.by_name.get(name, []), fresh.by_name.get(name, [])
+        assert len(ops) == len(expected) and all(a == b for a, b in zip(ops, expected)), name
+    if kept.tops is not None:
+        assert kept.names == fresh.names
+        assert all(len(a) == len(b) and all(x == y for x, y in zip(a, b)) for a, b in zip(kept.tops, fresh.tops))
+
+
+def assert_facts_current(ctx, kept) -> None:
+    """Facts kept in the scope are those a fresh extraction gives (with the
+    replicated shardings the reshard rules asked for, in the same order)."""
+    from sdylog.facts.extract import extract_facts
+    (module, conservative, static_shapes, strict_rules), facts = kept
+    with module.context:
+        fresh = extract_facts(module, ctx.filename, conservative=conservative, static_shapes=static_shapes,
+                              strict_rules=strict_rules)
+    for mesh, rank in facts.replicated:
+        fresh.add_replicated_sharding(mesh, rank)
+
+    def rows(f):
+        return {name: rows for name, rows in f.relations.items() if rows}
+    assert rows(fresh) == rows(facts)
+    assert fresh.shardings == facts.shardings and fresh.rules == facts.rules
+
+
+@pytest.fixture
+def checked_steps(monkeypatch):
+    """After every step that reports to a shared census: the census and the
+    kept facts agree with the module. Returns the results seen."""
+    from sdylog.passes import driver, pipelines
+    seen = []
+    follow = census_module.follow_step
+
+    def checked(ctx, result):
+        follow(ctx, result)
+        seen.append(result)
+        shared = getattr(ctx, "census", None)
+        if shared is None:
+            return
+        if shared.get("census") is not None:
+            assert_agrees_with_walk(shared["census"])
+        if shared.get("facts") is not None:
+            assert_facts_current(ctx, shared["facts"])
+    for where in (census_module, pipelines, driver):
+        monkeypatch.setattr(where, "follow_step", checked)
+    return seen
+
+
+PIPELINES = ["-sdy-propagation-pipeline -sdy-insert-explicit-reshards=enable-full-version=true",
+             "-sdy-propagation-pipeline -sdy-export-pipeline=enable-insert-explicit-collectives=true",
+             "-sdy-propagation-pipeline -sdy-partitioner-pipeline"]
+
+
+@pytest.mark.parametrize("model", ["mlp", "shard_map_mlp", "scan_rnn", "embed_gather"])
+@pytest.mark.parametrize("flags", PIPELINES)
+def test_census_and_facts_agree_with_a_fresh_walk_after_every_step(checked_steps, model, flags):
+    from sdylog.passes.driver import optimize_text, parse_flags
+    corpus = corpus_dir()
+    path = corpus / f"{model}.mlir" if corpus else ROOT / "examples" / f"{model}.mlir"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    optimize_text(path.read_text(), str(path), parse_flags(flags.split()))
+    assert PRESERVED in checked_steps and any(isinstance(r, Invalidated) for r in checked_steps)
+
+
+CONSTANTS = '''sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %c0 = sdy.constant dense<1.0> : tensor<8xf32>
+  %c1 = sdy.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %c0, %c1 : tensor<8xf32>
+  %1 = stablehlo.negate %a : tensor<8xf32>
+  %2 = stablehlo.add %0, %a : tensor<8xf32>
+  return %2 : tensor<8xf32>
+}'''
+
+
+def test_the_census_walks_again_only_for_touched_names(monkeypatch):
+    from sdylog.ir import parse_module
+    module = parse_module(CONSTANTS, "f.mlir")
+    walks = []
+    monkeypatch.setattr(Census, "of", staticmethod(lambda m: walks.append(1) or _WALK(m)))
+    with module.context:
+        census = Census.of(module)
+        adds = census.ops("stablehlo.add")
+        census.follow(ATTRIBUTES_ONLY)   # attributes only: every list stays
+        assert census.tops is not None and len(walks) == 1
+        negate = census.ops("stablehlo.negate")[0]
+        negate.erase()
+        census.follow(Invalidated(frozenset({"stablehlo.negate"})))
+        assert census.tops is None and census.ops("stablehlo.add") == adds and len(walks) == 1
+        assert not census.has("stablehlo.negate") and len(walks) == 2
+        assert_agrees_with_walk(census)
+        assert "stablehlo.negate" not in [op.name for op in census.all_ops()]
+
+
+def test_a_pass_that_may_have_done_anything_drops_the_census():
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.census import census, follow_step, shared_census
+    module = parse_module(CONSTANTS, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context, shared_census(ctx):
+        census(module, ctx)
+        follow_step(ctx, Invalidated(frozenset()))
+        assert "census" in ctx.census
+        follow_step(ctx, None)
+        assert "census" not in ctx.census
+
+
+def test_facts_are_extracted_once_while_the_module_stays(monkeypatch):
+    """Two reshard runs with nothing changed between them read one
+    extraction; a change in between makes the second extract again. The op
+    sharding rules built once serve every extraction of the module."""
+    from sdylog.facts import extract, shared
+    from sdylog.oprules import RuleCache
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.census import follow_step, shared_census
+    calls = []
+    real = extract.extract_facts
+    monkeypatch.setattr(shared, "extract_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    module = parse_module(CONSTANTS, "f.mlir")
+    ctx = PassContext(filename="f.mlir")
+    with module.context, shared_census(ctx):
+        first = shared.module_facts(module, ctx, strict_rules=True)
+        follow_step(ctx, PRESERVED)
+        assert shared.module_facts(module, ctx, strict_rules=True) is first and len(calls) == 1
+        builds = []
+        monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name))
+        second = shared.module_facts(module, ctx, strict_rules=False)
+        assert second is not first and len(calls) == 2
+        assert not builds and first.rules and second.rules == first.rules   # (built for the first, reused)
+        follow_step(ctx, ATTRIBUTES_ONLY)
+        shared.module_facts(module, ctx, strict_rules=False)
+        assert len(calls) == 3
