@@ -2,7 +2,7 @@
 
 - The rules stay at the top of the repository (rules/) and install as the
   package sdylog.rules (its .dl files package data, read through
-  importlib.resources: sdylog/__init__.py).
+  the package's import spec: sdylog/__init__.py).
 - sdylog.datalog._native: Datalog evaluation in C (sdylog/datalog/native/).
   `optional=True`: where no C compiler exists the install still succeeds and
   the engine runs in Python."""

@@ -195,9 +195,20 @@ class Propagation:
 
     def to_duckdb(self, path: str | os.PathLike) -> None:
         """Save every relation (input facts and derived) in a DuckDB file
-        (what `sdylog run --db` writes)."""
+        (what `sdylog run --db` writes). Runs the pipeline again, naming the
+        relations' ids, the first time (about as long as `propagate`); that
+        run is kept with this object, and later calls reuse it."""
         from sdylog import outputs
-        outputs.write_all([(outputs.plan(os.fspath(path), "duckdb"), self._run.save_database)])
+        target = outputs.plan(os.fspath(path), "duckdb")
+        outputs.write_all([(target, self._named_ids.save_database)])
+
+    @cached_property
+    def _named_ids(self):
+        # (a run of its own: propagate's run names the values only, and the names of ids are read
+        # before the export erases the ops they name)
+        from sdylog.commands.pipeline import run_pipeline
+        with contextlib.redirect_stderr(io.StringIO()):   # (its diagnostics are self.diagnostics)
+            return run_pipeline(self._source_name, engine=self._engine, text=self._text, name_ids=True)
 
     def __repr__(self) -> str:
         sharded = sum(1 for v in self._values.values() if v.sharding is not None and v.sharding.used_axes())

@@ -22,6 +22,7 @@ import click
 from jaxlib.mlir import ir
 
 from sdylog.cli import engine_option, reports_errors
+from sdylog.datalog.named_rows import Lookup, row_type
 from sdylog.commands.values import (InputValue, NamedValues, Target, display_name, kind_of,  # noqa: F401
                                     loc_text, match_values, name_ranges, op_name, parse_spec, resolve,
                                     resolve_name)
@@ -32,8 +33,8 @@ from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
-CHAIN_RELATIONS = ("unit_at", "clamped_write", "write", "written", "prop", "op_unit", "init_unit", "tensor_init")
-INIT_OP = -999999      # unit_at's by_op for a unit a tensor starts with
+CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
+STARTED = -999999      # unit_at's `by` for a unit a tensor starts with (core-declarations.dl: STARTED)
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
 
 
@@ -53,6 +54,14 @@ class Explained:
     text: str | None = None                       # the input's text when it was given so (else read from filename)
     engine_name: str | None = None                # the engine asked for
 
+    @staticmethod
+    def of(result, named: NamedValues, filename: str, text: str | None = None,
+           engine_name: str | None = None) -> Explained:
+        """From a propagation run with provenance (`result`) and the input's
+        values, matched to its facts (named.take_propagated)."""
+        return Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
+                         named.result_names, named.names, named.copies, text, engine_name)
+
 
 def run_with_provenance(path: str, engine: str | None = None, text: str | None = None,
                         progress=None) -> Explained:
@@ -60,78 +69,50 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     the pipeline's import passes and propagation exactly as
     `-sdy-propagation-pipeline` runs them (the export passes are left out:
     they only rewrite what propagation decided)."""
-    from sdylog.commands.pipeline import import_shardings, note_nothing_to_propagate, parse_input
-    from sdylog.ir.module import display_name, verify_module
-    from sdylog.passes import PassContext
-    from sdylog.passes.census import shared_census
-    from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
+    from sdylog.commands.pipeline import run_pipeline
+    run = run_pipeline(path, engine=engine or "memory", progress=progress, text=text, keep_values=True,
+                       provenance=True, export=False)
+    return Explained.of(run.result, run.named, run.ctx.filename, text, engine)
 
+
+def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engine: str | None = None,
+                 progress=None) -> str:
+    """What `sdylog explain` prints for `value` in the module at `path`
+    (explain_text), from one run of the pipeline: propagation with
+    provenance, explained as soon as it is done (the export erases ops its
+    facts hold), then (unless `tree`) the export and the reshards."""
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.ir.module import display_name as file_name
     from sdylog.progress import Progress
     progress = progress or Progress(False)
-    filename = display_name(path)
-    progress.step("parse")
-    module = parse_input(path, text)
-    ctx = PassContext(filename=filename, engine=engine or "memory", provenance=True)
-    meshless = import_shardings(module, ctx)
-    named = NamedValues.of_input(module, filename)   # (a GSPMD import replaces some ops)
-    with module.context, shared_census(ctx):
-        progress.step("import")
-        import_phase(module, ctx)
-        progress.step("propagation (with provenance)")
-        result = propagation_phase(module, ctx)
-        # (the pipeline's steps are not verified one by one: what it explains is, as `run` does)
-        verify_module(module, filename)
-        note_nothing_to_propagate(meshless, filename)
-    ex = Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
-                   named.result_names, text=text, engine_name=engine)
-    _match_values(ex)
-    return ex
+    texts = []
 
-
-def _match_values(ex: Explained) -> None:
-    ex.names, ex.copies = match_values(ex.facts, ex.values)
+    def explain_propagation(result, named, _names):
+        progress.step(f"explaining {value}")
+        texts.append(propagation_text(Explained.of(result, named, file_name(path), None, engine), value, tree, depth))
+    run = run_pipeline(path, engine=engine or "memory", progress=progress, keep_values=True, provenance=True,
+                       export=not tree, on_propagated=explain_propagation)
+    if not tree:
+        progress.step("reshards")
+        texts.append(partitioning_text(value, run))
+    return "".join(texts)
 
 
 # ---------------------------------------------------------------- reading the relations
-def rows_of(engine, relation: str):
-    """A relation's tuples in any order (the in-memory engine's own set when it has one)."""
-    return engine.scan(relation)
-
-
-class Relations:
-    """Indexed access to the derived relations explain reads."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self._idx = {}
-
-    def get(self, relation: str, key: tuple, *values):
-        """Tuples of `relation` whose columns `key` hold `values`."""
-        k = (relation, key)
-        idx = self._idx.get(k)
-        if idx is None:
-            from sdylog.datalog.ranked import build_index
-            index = getattr(self.engine, "index", None)   # the in-memory engine's (shared with explain)
-            idx = self._idx[k] = index(relation, key) if index else build_index(self.engine.read(relation), key, False)
-        return sorted(idx.get(values[0] if len(values) == 1 else tuple(values), ()))
-
-    def one(self, relation: str, key: tuple, *values):
-        rows = self.get(relation, key, *values)
-        return rows[0] if rows else None
-
-
 class Namer:
     """Ids of the rules' relations back to names a compiler engineer reads."""
 
     def __init__(self, ex: Explained):
         self.ex = ex
-        self.rel = Relations(ex.engine)
-        self.units = {u: (m, a, pre, z) for u, m, a, _i, pre, z in rows_of(ex.engine, "axis_unit")}
-        self.axis_sizes = {(m, a): z for m, a, _i, z in rows_of(ex.engine, "mesh_axis")}
+        self.rel = Lookup(ex.engine)
+        self.units = {u: (m, a, pre, z) for u, m, a, pre, z in
+                      ex.engine.select("axis_unit", "unit", "mesh", "axis", "pre_size", "size")}
+        self.axis_sizes = {(m, a): z for m, a, z in ex.engine.select("mesh_axis", "mesh", "axis", "size")}
         self.members = defaultdict(list)   # tensor -> values
-        for v, t in rows_of(ex.engine, "tensor_of"):
+        for v, t in ex.engine.select("tensor_of", "v", "t"):
             self.members[t].append(v)
-        self.func_result_of = {t: (f, i) for f, i, t in rows_of(ex.engine, "func_result_tensor")}
+        self.func_result_of = {t: (f, i) for f, i, t in
+                               ex.engine.select("func_result_tensor", "func", "index", "tensor")}
         self.home = self._main()   # names of this function are shown unqualified
 
     # ---- values and tensors
@@ -152,7 +133,7 @@ class Namer:
             return self.result(*self.func_result_of[t])
         named = sorted({self.named(self.ex.names[v]) for v in self.members.get(t, ()) if v in self.ex.names})
         text = "/".join(named) if named else self.value(t)
-        group = self.rel.one("group_tensor", (1,), t)
+        group = self.rel.first("group_tensor", t=t)
         return text + (" (a sharding group)" if group else "")
 
     def result(self, f: str, i: int) -> str:
@@ -201,34 +182,34 @@ class Namer:
         return f"{op.name} ({loc})"
 
     def _main(self) -> str:
-        rows = rows_of(self.ex.engine, "main_func")
+        rows = self.ex.engine.select("main_func", "f")
         return next(iter(rows))[0] if rows else "main"
 
     def factor(self, o: int, f: int) -> str:
         """`factor j (reduction)` of an op's rule; `dim 1` for identity visits."""
-        visit = self.rel.one("visit", (0,), o)
-        if visit is None or visit[1] < 0:
+        visit = self.rel.first("visit", o=o)
+        if visit is None or visit.rule < 0:
             return f"dim {f}"
-        rule = visit[1]
         name = _FACTOR_LETTERS[f] if f < len(_FACTOR_LETTERS) else f"f{f}"
-        kind = self.rel.one("rule_factor", (0, 1), rule, f)
-        return f"factor {name}" + (f" ({kind[3].replace('_', '-')})" if kind and kind[3] != "pass_through" else "")
+        kind = self.rel.first("rule_factor", rule=visit.rule, factor=f)
+        return f"factor {name}" + (f" ({kind.kind.replace('_', '-')})" if kind and kind.kind != "pass_through"
+                                   else "")
 
     def operand(self, o: int, j: int) -> str:
         """How tensor j of visit o relates to the op: operand / result / edge source / edge."""
-        vt = self.rel.one("visit_tensor", (0, 1), o, j)
-        visit = self.rel.one("visit", (0,), o)
+        vt = self.rel.first("visit_tensor", o=o, j=j)
+        visit = self.rel.first("visit", o=o)
         if vt is None or visit is None:
             return f"tensor {j}"
         if o < 0:
-            return "the func result slot" if vt[3] == 1 else "the returned value"
-        if visit[1] < 0:   # an identity visit: data-flow edge or barrier
+            return "the func result slot" if vt.g == 1 else "the returned value"
+        if visit.rule < 0:   # an identity visit: data-flow edge or barrier
             name = self.ex.facts.ops[o].name
             if name == "sdy.propagation_barrier":
-                return "the barrier's result" if vt[3] == 1 else "the barrier's operand"
-            return "the edge" if vt[3] == 1 else f"edge source {j}"
-        if vt[3] == 1:
-            n = len(self.rel.get("visit_tensor", (0, 3), o, 0))
+                return "the barrier's result" if vt.g == 1 else "the barrier's operand"
+            return "the edge" if vt.g == 1 else f"edge source {j}"
+        if vt.g == 1:
+            n = len(self.rel.where("visit_tensor", o=o, g=0))
             return f"result {j - n}"
         return f"operand {j}"
 
@@ -242,17 +223,16 @@ class Namer:
     # ---- phases
     def round_of(self, ph: int) -> str:
         """The user-priority round (`p0`, `p1`, ...) phase ph belongs to."""
-        row = self.rel.one("phase", (0,), ph)
-        rnd = row[1] if row else 0
-        pr = [p for p, r in rows_of(self.ex.engine, "priority_round") if r == rnd]
+        row = self.rel.first("phase", p=ph)
+        rnd = row.round if row else 0
+        pr = [p for p, r in self.ex.engine.select("priority_round", "p", "round") if r == rnd]
         return f"p{min(pr) if pr else rnd}"
 
     def phase(self, ph: int) -> str:
-        row = self.rel.one("phase", (0,), ph)
+        row = self.rel.first("phase", p=ph)
         if row is None:
             return "final result sync"
-        _, _rnd, k, strategy = row
-        return f"round {self.round_of(ph)}, op-priority k={k}, {strategy}"
+        return f"round {self.round_of(ph)}, op-priority k={row.k}, {row.strategy}"
 
 
 def short_rule(where: str) -> str:
@@ -299,75 +279,75 @@ class ChainWalker:
         from sdylog.datalog.explain import derive
         return derive(self.finder, relation, tup)
 
-    @staticmethod
-    def premise(node, relation):
+    def row(self, relation: str, values: tuple):
+        """A tuple of `relation` as its named row."""
+        return row_type(self.ex.engine.decl(relation))._make(values)
+
+    def values(self, node):
+        """A derivation node's tuple as its relation's named row."""
+        return self.row(node.relation, node.values)
+
+    def premise(self, node, relation):
+        """The premise of `relation` the node's rule used, as a named row (None: none)."""
         for p in node.premises:
             if not isinstance(p, str) and p.relation == relation:
-                return p
+                return self.values(p)
         return None
 
     def chain(self, unit_at: tuple, limit: int = 100000) -> list:
         """Hops from this unit back to its origin (the last item)."""
         steps = []
-        cur = unit_at
+        cur = self.row("unit_at", unit_at)
         seen = set()
         while len(steps) < limit:
             if cur in seen:
                 break
             seen.add(cur)
-            t, d, _dp, u, _pre, _v, ph, _pos, _c, _seen, by, _f = cur
             node = self.derive("unit_at", cur)
-            if by == INIT_OP:
+            if cur.by == STARTED:
                 steps.append(self.origin(node))
                 return steps
-            write = self.premise(node, "write")
-            if write is None:   # an elementwise operand's write, once the result held the unit
-                write = self.premise(self.derive("clamped_write", self.premise(node, "clamped_write").values), "write")
-            hop, on = self.hop(write.values, ph)
+            hop, on = self.hop(self.premise(node, "write"), cur.ph)
             hop.rules.insert(0, ("unit_at", node.rule))
             steps.append(hop)
             if hop.src is None:   # the manual axes of a manual computation's in_sharding
-                steps.append(self.static_origin(on, t, d, u, ph))
+                steps.append(self.static_origin(on, cur.t, cur.d, cur.u, cur.ph))
                 return steps
             cur = hop.src
         return steps
 
-    def hop(self, write: tuple, ph: int) -> tuple[Hop, object]:
-        """The visit that made a write: the compatible axes (written <- prop)
-        it took and the tensor of the op that proposed them (op_unit <- unit_at)."""
-        o, j, t, d, _dp, u, _pre, _ph, _pos, _c, _seen, f, _v = write
+    def hop(self, write, ph: int) -> tuple[Hop, object]:
+        """The visit that made a write (a named `write` row): the compatible
+        axes (prop) it took and the tensor of the op that proposed them
+        (op_unit <- unit_at)."""
+        write = self.row("write", write)
         wn = self.derive("write", write)
-        xn = self.derive("written", self.premise(wn, "written").values)
-        pn = self.derive("prop", self.premise(xn, "prop").values)
-        on = self.derive("op_unit", self.premise(pn, "op_unit").values)
+        pn = self.derive("prop", self.premise(wn, "prop"))
+        on = self.derive("op_unit", self.premise(pn, "op_unit"))
         src = self.premise(on, "unit_at")
-        reader = self.premise(on, "dim_reader")   # (t, d, o, j, ...)
-        vt = self.premise(on, "visit_tensor")      # (o, j, ...)
-        src_j = None if src is None else reader.values[3] if reader is not None else vt.values[1] if vt else None
-        rules = [("write", wn.rule), ("written", xn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
-        return Hop(t, d, u, ph, o, f, j, src_j, src.values if src else None, rules), on
+        vt = self.premise(on, "visit_reads") or self.premise(on, "visit_tensor")
+        src_j = vt.j if vt is not None and src is not None else None
+        rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
+        return Hop(write.t, write.d, write.u, ph, write.o, write.f, write.j, src_j, src, rules), on
 
     def origin(self, node) -> Origin:
-        t, d, _dp, u, _pre, _v, ph = node.values[:7]
+        at = self.values(node)
+        t, d, u, ph = at.t, at.d, at.u, at.ph
         rules = [("unit_at", node.rule)]
-        init = self.premise(node, "init_unit")
-        inode = self.derive("init_unit", init.values)
+        inode = self.derive("init_unit", self.premise(node, "init_unit"))
         rules.append(("init_unit", inode.rule))
         mre = self.premise(inode, "manual_result_edge")
         if mre is not None:
-            mc = mre.values[1]
-            text = f"user annotation: out_shardings of {self.namer.op(mc)}"
+            text = f"user annotation: out_shardings of {self.namer.op(mre.mc)}"
             return Origin(t, d, u, ph, text, rules)
         ti = self.premise(inode, "tensor_init")
-        tnode = self.derive("tensor_init", ti.values)
+        tnode = self.derive("tensor_init", ti)
         rules.append(("tensor_init", tnode.rule))
         text = self.annotation(tnode, t)
-        s = ti.values[1]
-        sd = self.namer.rel.one("sharding_dim", (0, 1), s, d)
+        sd = self.namer.rel.first("sharding_dim", sharding=ti.s, dim=d)
         if sd is not None:
-            closed, prio = sd[2], sd[3]
-            text += f" (priority p{prio})" if prio >= 0 else " (no priority)"
-            if closed:
+            text += f" (priority p{sd.priority})" if sd.priority >= 0 else " (no priority)"
+            if sd.is_closed:
                 text += ", closed dimension"
         return Origin(t, d, u, ph, text, rules)
 
@@ -375,15 +355,13 @@ class ChainWalker:
         n = self.namer
         vs = self.premise(tnode, "value_sharding")
         if vs is not None:
-            return self.holder(vs.values[0])
+            return self.holder(vs.value)
         fr = self.premise(tnode, "func_result_sharding")
         if fr is not None:
-            f, i, _ = fr.values
-            return f"user annotation: result sharding of @{f} result {i}"
+            return f"user annotation: result sharding of @{fr.func} result {fr.index}"
         gc = self.premise(tnode, "group_candidate")
         if gc is not None:
-            g, v, _ = gc.values
-            return f"its sharding group takes the sharding of its first annotated member: {self.holder(v)}"
+            return f"its sharding group takes the sharding of its first annotated member: {self.holder(gc.v)}"
         return f"initial sharding of {n.tensor(t)}"
 
     def holder(self, vid: int) -> str:
@@ -438,8 +416,7 @@ class ChainWalker:
         return f"a sharding the import passes gave {name} (the input has none)"
 
     def static_origin(self, on, t, d, u, ph) -> Origin:
-        o = on.values[0]
-        text = f"manual axes of the in_shardings at {self.namer.op(o)}"
+        text = f"manual axes of the in_shardings at {self.namer.op(self.values(on).o)}"
         return Origin(t, d, u, ph, text, [("op_unit", on.rule)])
 
 
@@ -447,22 +424,22 @@ class ChainWalker:
 def final_sharding_text(namer: Namer, t: int) -> str | None:
     """`<@mesh, [{"a"}, {}]>`: the sharding propagation leaves on t (final_* relations)."""
     rel = namer.rel
-    mesh = rel.one("final_mesh", (0,), t)
-    if mesh is None:
+    final = rel.first("final_mesh", t=t)
+    if final is None:
         return None
     # (final_dim lists only closed or prioritized dimensions; a maximal sharding has none)
-    rank = [] if rel.get("maximal_mesh", (0,), mesh[1]) else rel.get("tensor_rank", (0,), t)
-    axes = rel.get("final_dim_axis", (0,), t)
+    rank = None if rel.exists("maximal_mesh", mesh=final.mesh) else rel.first("tensor_rank", t=t)
+    axes = rel.where("final_dim_axis", t=t)
     parts = []
-    for d in range(rank[0][1] if rank else 0):
-        refs = [namer.axis_ref(mesh[1], a, pre, z) for _, dd, _pos, a, pre, z in axes if dd == d]
+    for d in range(rank.r if rank else 0):
+        refs = [namer.axis_ref(final.mesh, x.axis, x.pre_size, x.size) for x in axes if x.d == d]
         parts.append("{" + ", ".join(refs) + "}")
-    return f"<@{mesh[1]}, [{', '.join(parts)}]>"
+    return f"<@{final.mesh}, [{', '.join(parts)}]>"
 
 
 def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
     lines = []
-    tensors = _target_tensors(ex, target)
+    tensors = _target_tensors(ex, namer.rel, target)
     if not tensors:
         return f"{target.label}: " + _no_tensor_reason(ex, target) + "\n"
     walker = ChainWalker(ex, namer)
@@ -472,17 +449,17 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
         head = f"{target.label} ({where})"
         if len(tensors) > 1:
             head += f" [the copy {namer.context(t)}]"
-        rank = namer.rel.get("tensor_rank", (0,), t)
-        ndims = rank[0][1] if rank else 0
+        rank = namer.rel.first("tensor_rank", t=t)
+        ndims = rank.r if rank else 0
         if sharding is None:
             lines.append(f"{head} is not sharded" + (" (a scalar: nothing to shard)" if ndims == 0 else ""))
         else:
             lines.append(f"{head} gets {sharding}")
         units = defaultdict(list)
-        for row in namer.rel.get("unit_at", (0,), t):
-            units[row[1]].append(row)
+        for row in namer.rel.where("unit_at", t=t):
+            units[row.d].append(row)
         for d in range(ndims):
-            rows = sorted(units.get(d, ()), key=lambda r: r[2])
+            rows = sorted(units.get(d, ()), key=lambda r: r.dp)
             if rows:
                 lines.extend(_explain_dim(namer, walker, t, d, rows))
             else:
@@ -490,16 +467,16 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _target_tensors(ex: Explained, target: Target) -> list[int]:
-    rel = Relations(ex.engine)
+def _target_tensors(ex: Explained, rel: Lookup, target: Target) -> list[int]:
+    """The tensors `target` stands for (`rel`: a Lookup over ex.engine)."""
     if target.result is not None:
-        row = rel.one("func_result_tensor", (0, 1), target.func, target.result)
-        return [row[2]] if row else []
+        row = rel.first("func_result_tensor", func=target.func, index=target.result)
+        return [row.tensor] if row else []
     out = []
     for vid in ex.copies.get(id(target.value), []):
-        for _, t in rel.get("tensor_of", (0,), vid):
-            if t not in out:
-                out.append(t)
+        for row in rel.where("tensor_of", v=vid):
+            if row.t not in out:
+                out.append(row.t)
     return out
 
 
@@ -518,14 +495,14 @@ def _explain_dim(namer: Namer, walker: ChainWalker, t: int, d: int, rows: list) 
     lines = []
     groups = []   # [(axis text, [unit_at rows])]
     for row in rows:
-        m, a, pre, z = namer.units[row[3]]
+        m, a, pre, z = namer.units[row.u]
         if groups and groups[-1][0][0] == a and groups[-1][0][1] * groups[-1][0][2] == pre:
             (ga, gpre, gz), grows = groups[-1]
             groups[-1] = ((ga, gpre, gz * z), grows + [row])
         else:
             groups.append(((a, pre, z), [row]))
     for (a, pre, z), grows in groups:
-        m = namer.units[grows[0][3]][0]
+        m = namer.units[grows[0].u][0]
         chains = [walker.chain(r) for r in grows]
         sigs = {tuple(_signature(s) for s in c) for c in chains}
         label = namer.axis_ref(m, a, pre, z)
@@ -534,12 +511,12 @@ def _explain_dim(namer: Namer, walker: ChainWalker, t: int, d: int, rows: list) 
             lines.extend(_chain_lines(namer, chains[0], label))
         else:
             for r, c in zip(grows, chains):
-                ul = namer.unit(r[3])
+                ul = namer.unit(r.u)
                 lines.append(f"  dim {d} {ul} (part of {label}):")
                 lines.extend(_chain_lines(namer, c, ul))
         for r in grows:
             lines.extend(_losers(namer, walker, r))
-    lines.extend(_conflicts_near(namer, t, d, {r[2]: r[3] for r in rows}))
+    lines.extend(_conflicts_near(namer, t, d, {r.dp: r.u for r in rows}))
     return lines
 
 
@@ -550,21 +527,22 @@ def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) ->
     dimension, so that factor and dimension positions agree)."""
     rel = namer.rel
     out = []
-    for o, j, _t, _g, _so, _k in rel.get("visit_tensor", (2,), t):
-        visit = rel.one("visit", (0,), o)
+    for vt in rel.where("visit_tensor", t=t):
+        o = vt.o
+        visit = rel.first("visit", o=o)
         if visit is None:
             continue
-        for tf in rel.get("rule_tf", (0, 1, 2), visit[1], j, d):
-            f, q, start = tf[3], tf[4], tf[5]
-            if q != 0 or start != 1:
+        for tf in rel.where("rule_tf", rule=visit.rule, j=vt.j, d=d):
+            f = tf.f
+            if tf.q != 0 or tf.start != 1:
                 continue
             seen = set()
-            for row in rel.get("op_unit", (0, 1), o, f):
-                p, u = row[2], row[3]
+            for row in rel.where("op_unit", o=o, f=f):
+                p, u = row.p, row.u
                 if p < 0 or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
                     continue
                 seen.add((p, u))
-                tensors = [x[2] for x in rel.get("visit_tensor", (0,), o) if x[4] == row[10] and x[2] != t]
+                tensors = [x.t for x in rel.where("visit_tensor", o=o) if x.so == row.so and x.t != t]
                 if not tensors:
                     continue
                 out.append(f"    (conflict at {namer.op(o)}: {namer.tensor(tensors[0])} holds {namer.unit(u)} in "
@@ -578,17 +556,16 @@ def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) ->
 def _losers(namer: Namer, walker: ChainWalker, won: tuple, limit: int = 3) -> list[str]:
     """Other axes written at the same position of the dimension, later than
     the one that stayed (the first arrival keeps a position)."""
-    t, d, p, u = won[:4]
     out = []
-    writes = [w for w in namer.rel.get("write", (2, 3, 4), t, d, p) if w[5] != u]
-    for w in sorted(writes, key=lambda w: w[7:10])[:limit]:   # (by rank: phase, position, cascade)
-        hop, _ = walker.hop(w, w[7])
+    writes = [w for w in namer.rel.where("write", t=won.t, d=won.d, dp=won.dp) if w.u != won.u]
+    for w in sorted(writes, key=lambda w: (w.ph, w.pos, w.c))[:limit]:
+        hop, _ = walker.hop(w, w.ph)
         src = ""
         if hop.src is not None:
-            src = f" from {namer.operand(hop.op, hop.src_j)} {namer.tensor(hop.src[0])} dim {hop.src[1]}"
-        out.append(f"    (also written there: {namer.unit(w[5])} by {namer.factor(hop.op, hop.factor)} of "
-                   f"{namer.op(hop.op)}{src} [{namer.phase(w[7])}; {_rules_text(hop.rules)}], after "
-                   f"{namer.unit(u)} arrived: the first arrival keeps the position)")
+            src = f" from {namer.operand(hop.op, hop.src_j)} {namer.tensor(hop.src.t)} dim {hop.src.d}"
+        out.append(f"    (also written there: {namer.unit(w.u)} by {namer.factor(hop.op, hop.factor)} of "
+                   f"{namer.op(hop.op)}{src} [{namer.phase(w.ph)}; {_rules_text(hop.rules)}], after "
+                   f"{namer.unit(won.u)} arrived: the first arrival keeps the position)")
     if len(writes) > limit:
         out.append(f"    (and {len(writes) - limit} more later writes there)")
     return out
@@ -611,7 +588,7 @@ def _chain_lines(namer: Namer, chain: list, axis: str) -> list[str]:
         if isinstance(s, Hop):
             src = ""
             if s.src is not None:
-                src = f" from {namer.operand(s.op, s.src_j)} {namer.tensor(s.src[0])} dim {s.src[1]}"
+                src = f" from {namer.operand(s.op, s.src_j)} {namer.tensor(s.src.t)} dim {s.src.d}"
             role = namer.operand(s.op, s.j)
             # say so when the value is written as an input of the op (propagation going backward)
             if role.startswith(("operand", "edge source")):
@@ -649,24 +626,25 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
     while k < len(queue) and len(seen) < max_nodes:
         x, dx, hops = queue[k]
         k += 1
-        init = rel.one("init_dim", (0, 1), x, dx)
-        if init is not None and init[2] == 1:
+        init = rel.first("init_dim", t=x, dim=dx)
+        if init is not None and init.closed == 1:
             reasons.append((hops, f"{namer.tensor(x)} dim {dx} is closed by its annotation "
                                   f"({namer.tensor_where(x)}): no axis can be added to it"))
             if x != t:
                 continue
-        for o, j, _x, _g, _so, _k in rel.get("visit_tensor", (2,), x):
-            visit = rel.one("visit", (0,), o)
+        for vx in rel.where("visit_tensor", t=x):
+            o = vx.o
+            visit = rel.first("visit", o=o)
             if visit is None:
                 continue
-            for tf in rel.get("rule_tf", (0, 1, 2), visit[1], j, dx):
-                f = tf[3]
-                others = [(vt[1], vt[2], tf2[2]) for tf2 in rel.get("rule_tf", (0, 3), visit[1], f)
-                          for vt in rel.get("visit_tensor", (0, 1), o, tf2[1]) if vt[2] != x or tf2[2] != dx]
-                if any(rel.one("unit_at", (0, 1), y, dy) is not None for _j, y, dy in others):
+            for tf in rel.where("rule_tf", rule=visit.rule, j=vx.j, d=dx):
+                f = tf.f
+                others = [(vt.j, vt.t, tf2.d) for tf2 in rel.where("rule_tf", rule=visit.rule, f=f)
+                          for vt in rel.where("visit_tensor", o=o, j=tf2.j) if vt.t != x or tf2.d != dx]
+                if any(rel.exists("unit_at", t=y, d=dy) for _j, y, dy in others):
                     if (o, f) not in done_ops:
                         done_ops.add((o, f))
-                        reasons.append((hops, _factor_diagnosis(namer, o, f, x, dx, j)))
+                        reasons.append((hops, _factor_diagnosis(namer, o, f, x, dx, vx.j)))
                     continue
                 for _j, y, dy in others:
                     if (y, dy) not in seen:
@@ -687,54 +665,52 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
 def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> str:
     rel = namer.rel
     what = f"{namer.factor(o, f)} of {namer.op(o)}"
-    present = [row for row in rel.get("op_unit", (0, 1), o, f) if row[2] == 0]
+    present = [row for row in rel.where("op_unit", o=o, f=f) if row.p == 0]
     held = defaultdict(set)   # unit -> tensors holding it at the factor's first position
     for row in present:
-        so = row[10]
-        vt = [x for x in rel.get("visit_tensor", (0,), o) if x[4] == so]
-        held[row[3]].update(x[2] for x in vt)
+        held[row.u].update(x.t for x in rel.where("visit_tensor", o=o) if x.so == row.so)
     if not held:
         return f"{what}: no tensor of the op has an axis there"
-    if rel.get("rule_blocked_factor", (0, 1), rel.one("visit", (0,), o)[1], f):
+    if rel.exists("rule_blocked_factor", rule=rel.first("visit", o=o).rule, factor=f):
         return f"{what}: the factor is blocked (its op's rule does not propagate it)"
     desc = "; ".join(f"{'/'.join(namer.tensor(x) for x in sorted(ts))} has {namer.unit(u)}"
                      for u, ts in sorted(held.items()))
     if len(held) > 1:
         return f"{what}: conflicting axes ({desc}): Shardy propagates nothing through a conflict"
     u = next(iter(held))
-    props = [p for p in rel.get("prop", (0, 1), o, f) if p[2] == 0 and p[3] == u]
+    props = [p for p in rel.where("prop", o=o, f=f) if p.p == 0 and p.u == u]
     if not props:
-        barrier = rel.one("propagation_barrier", (0,), o)
+        barrier = rel.first("propagation_barrier", op=o)
         if barrier is not None:
-            return f"{what}: {desc}, but the barrier lets shardings through {barrier[1]} only"
+            return f"{what}: {desc}, but the barrier lets shardings through {barrier.direction} only"
         return f"{what}: {desc}, but no tensor that may widen the factor proposes it in any phase " \
                f"(propagation direction, op priorities)"
-    ph = props[0][6]
+    ph = props[0].ph
     reasons = []
-    if rel.one("dim_closed_at", (0, 1, 2), t, d, ph):
+    if rel.exists("dim_closed_at", t=t, d=d, ph=ph):
         reasons.append("the dimension is closed then (closed, or its priority's round comes later)")
-    if rel.one("unit_blocked_at", (0, 1, 2), t, u, ph):
+    if rel.exists("unit_blocked_at", t=t, u=u, ph=ph):
         reasons.append(f"{namer.unit(u)} is replicated, unreduced or held back for a later priority on this tensor")
-    if rel.one("mesh_clash", (0, 1), t, u):
+    if rel.exists("mesh_clash", t=t, u=u):
         reasons.append("the tensor is on another mesh")
-    used = [r for r in rel.get("unit_at", (0,), t) if r[3] == u]
+    used = [r for r in rel.where("unit_at", t=t) if r.u == u]
     if used:
-        reasons.append(f"{namer.unit(u)} is already used by dim {used[0][1]} of this tensor")
-    if rel.get("write", (0, 2, 3), o, t, d):
+        reasons.append(f"{namer.unit(u)} is already used by dim {used[0].d} of this tensor")
+    if rel.exists("write", o=o, t=t, d=d):
         reasons.append("a write was made but lost: an equal-rank conflict (a tie drops both)")
     if not reasons:
         reasons.append("the write's checks refused it (divisibility of a non-minor-most factor, or "
                        "an operand of an elementwise op taking no more than its result)")
-    return f"{what}: {desc}, proposed ({namer.phase(props[0][6])}) but not taken: " + "; ".join(reasons)
+    return f"{what}: {desc}, proposed ({namer.phase(props[0].ph)}) but not taken: " + "; ".join(reasons)
 
 
 # ---------------------------------------------------------------- --tree
 def tree_text(ex: Explained, namer: Namer, target: Target, depth: int) -> str:
     from sdylog.datalog.explain import explain
     out = []
-    for t in _target_tensors(ex, target):
+    for t in _target_tensors(ex, namer.rel, target):
         out.append(f"// {target.label}: tensor {t} = {namer.tensor(t)} ({namer.tensor_where(t)})")
-        rows = namer.rel.get("unit_at", (0,), t)
+        rows = namer.rel.where("unit_at", t=t)
         if not rows:
             out.append("// no unit_at tuple: nothing reached this tensor")
         for row in rows:
@@ -756,7 +732,7 @@ def _tensors_in(rows, ex, namer) -> set:
         for s in walker.chain(row):
             out.add(s.tensor)
             if isinstance(s, Hop) and s.src is not None:
-                out.add(s.src[0])
+                out.add(s.src.t)
     return out
 
 
@@ -794,9 +770,7 @@ def explain(file, value, tree, depth, engine, entry, **mpmd):
         return
     from sdylog.progress import Progress
     progress = Progress()
-    ex = run_with_provenance(file, engine, progress=progress)
-    progress.step(f"explaining {value}")
-    text = explain_text(ex, value, tree, depth)
+    text = explain_file(file, value, tree, depth, engine, progress)
     progress.done()
     click.echo(text, nl=False)
 
@@ -806,6 +780,17 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
     propagation, then (unless `tree`) the reshards and collectives
     partitioning puts at it, from `partitioned` (a run_pipeline(...,
     keep_values=True) of the same input; made when not given)."""
+    from sdylog.commands.pipeline import run_pipeline
+    text = propagation_text(ex, value, tree, depth)
+    if tree:
+        return text
+    run = partitioned or run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
+    return text + partitioning_text(value, run)
+
+
+def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:
+    """Why `value` gets its sharding: its derivation read back to names
+    (`tree`: the raw derivation tree)."""
     targets = resolve_name(value, ex.values, ex.funcs, ex.result_counts, ex.result_names)
     namer = Namer(ex)
     out = []
@@ -814,26 +799,22 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
                    + "; ".join(t.value.where if t.value is not None else t.label for t in targets) + "\n")
     for target in targets:
         out.append(tree_text(ex, namer, target, depth) if tree else explain_target(ex, namer, target))
-    if not tree:
-        out.append(partitioning_text(ex, value, partitioned))
     return "".join(out)
 
 
-def partitioning_text(ex: Explained, value: str, run=None) -> str:
+def partitioning_text(value: str, run) -> str:
     """The reshards and collectives the full version puts at `value`, and
-    why (sdylog/reshard/explain.py), on the module the whole pipeline leaves."""
-    from sdylog.commands.pipeline import run_pipeline
+    why (sdylog/reshard/explain.py), on the module the whole pipeline
+    leaves (`run`: a run_pipeline(..., keep_values=True))."""
     from sdylog.reshard.explain import reshard_lines
 
-    if run is None:
-        run = run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
     named = run.named
     lines = []
     with run.module.context:
         for target in resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names):
             handle = target.value.handle if target.value is not None else _returned(run.module, target)
             if handle is not None:
-                lines += reshard_lines(run.needed, handle, ex.filename)
+                lines += reshard_lines(run.needed, handle, run.ctx.filename)
     return "\n".join(lines) + "\n" if lines else ""
 
 

@@ -50,6 +50,10 @@ class PipelineRun:
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
 
+    def value_tensors(self) -> dict:
+        """Value id -> its tensor (the rules' tensor_of; read when asked: 0.4 ms on transformer_L48)."""
+        return dict(self.result.engine.select("tensor_of", "v", "t"))
+
     @cached_property
     def needed(self):
         """The reshards and collectives the module needs to be partitioned
@@ -74,31 +78,30 @@ class PipelineRun:
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with
         name_ids): propagation's, then (unless the run partitioned the
-        module) the reshard rules' (`reshard_part`)."""
+        module) the reshard rules' (database_parts)."""
         from sdylog.commands.relations import save_database
-        parts = [propagation_part(self.result.engine, self.names)]
-        if self.collectives is None:
-            parts.append(self.reshard_part())
-        save_database(path, parts)
-
-    def reshard_part(self):
-        """The relations the reshard rules and their costs derive (`needed`,
-        `needed_bytes`, `why_pick`, `reshard_operand`, ...) for the DuckDB
-        file, but those propagation's part holds; their value and op ids are
-        the reshard run's (tables reshard_value_names, reshard_op_names)."""
-        from sdylog.commands.relations import DatabasePart
-        from sdylog.propagation.driver import propagation_program
-        from sdylog.reshard.costs import costs_program
-        from sdylog.reshard.driver import reshard_program
-        return DatabasePart(self.needed.inventory.engine, (reshard_program(), costs_program()),
-                            self.reshard_names, frozenset(propagation_program().relations), "reshard_")
+        partitioned = self.collectives is not None
+        handed = [self.result.engine, self.names]
+        if not partitioned:
+            handed += [self.needed.inventory.engine, self.reshard_names]
+        save_database(path, database_parts(partitioned), handed)
 
 
-def propagation_part(engine, names):
-    """The propagation run's relations for the DuckDB file."""
+def database_parts(partitioned: bool) -> list:
+    """The DuckDB file's parts (DatabasePart): propagation's relations,
+    then, unless the run partitioned the module, those the reshard rules and
+    their costs derive (`needed`, `needed_bytes`, `why_pick`,
+    `reshard_operand`, ...) but propagation's part holds; their value and op
+    ids are the reshard run's (tables reshard_value_names, reshard_op_names)."""
     from sdylog.commands.relations import DatabasePart
     from sdylog.propagation.driver import propagation_program
-    return DatabasePart(engine, (propagation_program(),), names)
+    parts = [DatabasePart((propagation_program(),))]
+    if not partitioned:
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+        parts.append(DatabasePart((reshard_program(), costs_program()), frozenset(propagation_program().relations),
+                                  "reshard_"))
+    return parts
 
 
 def parse_input(path: str, text: str | None = None):
@@ -207,22 +210,38 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_relations=None, partition=None) -> PipelineRun:
+                 on_imported=None, on_propagated=None, partition=None, provenance: bool = False,
+                 export: bool = True, reshards: bool = False) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
     time so that each is timed and the conflicts are located before the export
     steps erase the ops they name. `name_ids`: names for the ids of the
-    relations (run.names: query, --db); `keep_values`: those, and the input's
-    values by name with what propagation gave each (run.named).
-    `on_relations(engine, names)` is called once propagation is done and
-    its ids are named, before the export (which changes neither): `run --db`
-    starts writing the database then. With `partition`
-    (PartitionerOptions), then the partitioner's passes to the per-device
-    program (sdylog/partition/pipeline.py), its collectives costed."""
+    relations (run.names: query, --db, the report's unsharded tensors);
+    `keep_values`: the input's values by name with what propagation gave
+    each (run.named: explain, the API, the report).
+    `on_imported()` is called once the import passes are done, before
+    propagation (`run --db` starts its file then: its thread's Python,
+    importing duckdb and declaring the relations, runs while the rules do,
+    which release the GIL, not beside the naming and the import passes;
+    and an input that does not parse or import costs it nothing);
+    `on_propagated(result, named, names)` (the PropagationResult, run.named,
+    run.names) is called once propagation is done and its ids are named,
+    before the export (which changes neither the relations nor their names,
+    but erases ops the facts hold): `run --db` starts writing propagation's
+    relations then, explain reads the derivations. `provenance`: propagation
+    records them (explain). Without `export`, the run ends with propagation.
+    With `partition` (PartitionerOptions), then the partitioner's passes to
+    the per-device program (sdylog/partition/pipeline.py), its collectives
+    costed. `reshards`: the reshard step's decisions (run.needed) are made
+    before the pipeline's census scope closes, so that they read the facts
+    the pipeline kept and followed instead of extracting them again (~0.18 s
+    of a 1.1 s `sdylog run` on transformer_L48); not with `partition`."""
     from sdylog.passes.census import shared_census
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
+    assert export or partition is None, "partitioning follows the export"
+    assert not (reshards and partition), "the reshards needed are those of the exported module"
     progress = progress or Progress(False)
     seconds: dict[str, float] = {}
 
@@ -234,7 +253,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
-    ctx = PassContext(filename=display_name(path), engine=engine)
+    ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
     named = inputs = names = None
@@ -249,29 +268,36 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         result_names = list(inputs[2]) + [None] * (results - len(inputs[2]))
     with module.context, shared_census(ctx):
         phase("import", import_phase, module, ctx)
-        result = phase("propagation", propagation_phase, module, ctx)
+        if on_imported is not None:
+            on_imported()
+        result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx)
+        ctx.provenance = False   # (only propagation's derivations are explained: the reshard rules record none)
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
-        if inputs is not None:
-            tensors = result.engine.scan("tensor_of")
-            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names, tensors)
-        if on_relations is not None:
-            on_relations(result.engine, names)
-        phase("export", export_phase, module, ctx)
+        if name_ids:
+            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
+                          result.engine.select("tensor_of", "v", "t"), named and named.names)
+        if on_propagated is not None:
+            on_propagated(result, named, names)
+        if export:
+            phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
         verify_module(module, ctx.filename)
-        final = entry_shardings(module)   # (before the partitioner drops them)
-    collectives = None
+        final = entry_shardings(module) if export else given   # (before the partitioner drops them)
+        run = PipelineRun(module, result, ctx, seconds, conflicts, named, names,
+                          inputs=inputs and (inputs[0], inputs[1], result_names))
+        if reshards:
+            progress.step("reshards")
+            run.needed
     if partition is not None:
         from sdylog.partition.pipeline import partition_module
-        collectives = partition_module(module, ctx, partition, explicit=False, propagated=True,
-                                       phase=phase).collectives
+        run.collectives = partition_module(module, ctx, partition, explicit=False, propagated=True,
+                                           phase=phase).collectives
     note_rewritten(given, final, ctx.filename)
     note_nothing_to_propagate(meshless, ctx.filename)
     progress.done()
-    inputs = inputs and (inputs[0], inputs[1], result_names)
-    return PipelineRun(module, result, ctx, seconds, conflicts, named, names, collectives, inputs)
+    return run
 
 
 def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
@@ -304,7 +330,8 @@ def locate_conflicts(result, filename: str) -> list[Conflict]:
         return []
     # program order (op ids are pre-order positions), then (a stable sort) by
     # source location: equal locations keep program order
-    rows = sorted(engine.read("conflict"), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
+    rows = sorted(engine.select("conflict", "op", "op_name", "factor", "kind", "a", "t_a", "dim_a", "b", "t_b",
+                                "dim_b", ordered=True), key=lambda r: (r[0] < 0, abs(r[0]), r[2:]))
     if not rows:
         return []
     dims = _dim_shardings(engine, facts, {t for r in rows for t in (r[5], r[8])})
@@ -359,9 +386,10 @@ def _dim_shardings(engine, facts, tensors: set) -> dict:
     from sdylog.model.axis import AxisRef
     from sdylog.model.sharding import DimSharding
 
-    mesh_of = {t: m for t, m in engine.read("final_mesh") if t in tensors}
+    mesh_of = {t: m for t, m in engine.select("final_mesh", "t", "mesh") if t in tensors}
     axes: dict = {}
-    for t, d, pos, a, pre, size in engine.read("final_dim_axis"):
+    for t, d, pos, a, pre, size in engine.select("final_dim_axis", "t", "d", "pos", "axis", "pre_size", "size",
+                                                 ordered=True):
         if t in tensors:
             full = facts.meshes[mesh_of[t]].axis_sizes.get(a) if t in mesh_of else None
             ref = AxisRef.of_interval(a, pre, pre * size, full)
@@ -396,10 +424,10 @@ def unsharded_lines(run: PipelineRun, verbose: bool = False) -> list[str]:
     """`values sharded: K of N` (a value is sharded when its tensor got an
     axis), then why the others are not, in a word each: counts, and with
     `verbose` each such tensor with its values' names."""
-    values = len(run.result.facts.values)
+    values = len(run.result.facts.live_value_ids())
     by_reason = unsharded_by_reason(run)
     if by_reason is None:   # (rules without the report)
-        sharded = {v for v, _t in run.result.engine.read("final_value")}
+        sharded = {v for (v,) in run.result.engine.select("final_value", "v")}
         return [f"values sharded: {len(sharded)} of {values}"]
     unsharded = sum(len(vs) for vs in by_reason.values())
     lines = [f"values sharded: {values - unsharded} of {values}"]
@@ -416,10 +444,10 @@ def unsharded_by_reason(run: PipelineRun) -> dict | None:
     engine = run.result.engine
     if "unsharded" not in engine.relations:
         return None
-    reason = dict(engine.read("unsharded"))
-    tensor_of = dict(engine.read("tensor_of"))
+    reason = dict(engine.select("unsharded", "t", "reason", ordered=True))
+    tensor_of = run.value_tensors()
     by_reason: dict[str, list] = {}
-    for v in range(len(run.result.facts.values)):
+    for v in run.result.facts.live_value_ids():
         t = tensor_of.get(v)
         why = "scalar" if t is None else reason.get(t)   # (a value no tensor holds: a token, say)
         if why is not None:
@@ -429,7 +457,7 @@ def unsharded_by_reason(run: PipelineRun) -> dict | None:
 
 def unsharded_tensors(run: PipelineRun, by_reason: dict) -> list[tuple[str, str]]:
     """(reason, the tensor's text) of each tensor left unsharded, but scalars."""
-    tensor_of = dict(run.result.engine.read("tensor_of"))
+    tensor_of = run.value_tensors()
     out = []
     for r in UNSHARDED_REASONS[:-1]:
         shown = set()
@@ -468,6 +496,7 @@ def report_data(run: PipelineRun) -> dict:
     values, _, _ = collect_values(run)   # (what Propagation.values holds, without printing the module again)
     by_reason = unsharded_by_reason(run) or {}
     unsharded = sum(len(vs) for vs in by_reason.values())
+    values_count = len(run.result.facts.live_value_ids())
     if run.collectives is None:
         items = [i.as_dict() for i in run.needed.items]
         totals = {kind: {"count": n, "written_by_export": written, "bytes_per_device": total}
@@ -480,7 +509,7 @@ def report_data(run: PipelineRun) -> dict:
         "values": [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
                     "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
                     "location": v.location} for v in values.values()],
-        "sharded": {"values": len(run.result.facts.values) - unsharded, "of": len(run.result.facts.values)},
+        "sharded": {"values": values_count - unsharded, "of": values_count},
         "unsharded": {"counts": {r: len(by_reason[r]) for r in UNSHARDED_REASONS if r in by_reason},
                       "tensors": [{"tensor": text, "reason": r} for r, text in unsharded_tensors(run, by_reason)]},
         "conflicts": [{"location": c.location, "op": c.op_name, "jax_name": c.jax_name, "factor": c.factor,

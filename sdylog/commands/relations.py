@@ -95,65 +95,71 @@ def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
 # ------------------------------------------------------------------ the DuckDB file
 @dataclass(frozen=True)
 class DatabasePart:
-    """Relations of one engine for the DuckDB file: those the programs that
-    ran on it declare, but those named in `leave_out`; the names of their
-    values and ops go to tables `<prefix>value_names` and `<prefix>op_names`
-    (each engine's facts number values and ops their own way)."""
-    engine: object
+    """Relations of one engine for the DuckDB file: those its programs
+    declare, but those named in `leave_out` (not the engine's own working
+    relations); the names of their values and ops go to tables
+    `<prefix>value_names` and `<prefix>op_names` (each engine's facts number
+    values and ops their own way)."""
     programs: tuple                  # the first one's types say which columns are ids
-    names: object                    # IdNames for the engine's facts
     leave_out: frozenset = frozenset()
     prefix: str = ""
 
 
-def save_database(path: str, parts: Iterable[DatabasePart]) -> None:
+def save_database(path: str, parts: list[DatabasePart], handed: Iterable) -> None:
     """Every relation of the parts into a new DuckDB file at `path`, with
-    the names of values and ops beside their ids (sdylog/datalog/duckdb_file.py);
-    each part written as it comes (`run --db` hands over the reshard rules'
-    part while propagation's is written)."""
+    the names of values and ops beside their ids (sdylog/datalog/duckdb_file.py):
+    the parts declared first (their views made before any row: `run --db`
+    starts the file with the pipeline), then, for each part, its rows as
+    soon as `handed` gives its engine, then the names of its ids as soon as
+    `handed` gives its IdNames (`run --db` hands over propagation's while
+    the reshard rules run, then the reshard rules' rows before their ids
+    are named: the file's last rows are written while the names are made)."""
     from sdylog.datalog.duckdb_file import Writer
 
-    symbols: list[str] = []
+    handed = iter(handed)
     with Writer(path) as out:
-        for part in parts:
-            data, lookups = [], []
-            symbols = _part_data(part, symbols, data, lookups)
-            out.add(data, symbols, lookups)
+        declared = [_declare(out, part) for part in parts]
+        for part, relations in zip(parts, declared):
+            out.add(next(handed), relations)
+            out.add_lookups(_names(part, next(handed)))
         out.close()
 
 
-def _part_data(part: DatabasePart, symbols: list[str], data: list, lookups: list) -> list[str]:
-    """Adds the part's RelationData to `data` and its lookups to `lookups`;
-    the symbol list grown by its symbols."""
+def _declare(out, part: DatabasePart) -> list[str]:
+    """Declares the part's relations and its lookups in `out` (a Writer);
+    returns the relations' names."""
+    from sdylog.datalog.docs import relation_docs
+    from sdylog.datalog.duckdb_file import Lookup, Relation
+
+    relations = []
+    value_joins, op_joins = {}, {}
+    seen = set(part.leave_out)
+    for program in part.programs:
+        docs = relation_docs(program)
+        for name, decl in program.relations.items():
+            if name in seen:
+                continue
+            seen.add(name)
+            doc = docs[name]
+            relations.append(Relation(decl, doc.kind, doc.doc, doc.where))
+            for i, kind in id_columns(program, decl):
+                col = decl.columns[i].name
+                if kind == "value":
+                    value_joins.setdefault(name, []).append((i, [("name", f"{col}_name")]))
+                else:
+                    op_joins.setdefault(name, []).append((i, [("kind", f"{col}_kind"), ("loc", f"{col}_loc")]))
+    out.declare(relations, [Lookup(f"{part.prefix}value_names", ("name",), value_joins),
+                            Lookup(f"{part.prefix}op_names", ("kind", "loc"), op_joins)])
+    return [r.decl.name for r in relations]
+
+
+def _names(part: DatabasePart, names) -> dict:
+    """The rows of the part's lookup tables: the names of its values and ops."""
     import numpy as np
 
-    from sdylog.datalog.docs import relation_docs
-    from sdylog.datalog.duckdb_file import Lookup, RelationData, relation_matrix
-
-    docs = {}
-    for program in reversed(part.programs):
-        docs.update(relation_docs(program))
-    value_joins, op_joins = {}, {}
-    for name in part.engine.relations:
-        if name in part.leave_out:
-            continue
-        decl = part.engine.decl(name)
-        rows, symbols, wide = relation_matrix(part.engine, decl, symbols)
-        doc = docs.get(name)
-        data.append(RelationData(decl, rows, doc.kind if doc else "", doc.doc if doc else "",
-                                 doc.where if doc else "", wide))
-        declaring = next((p for p in part.programs if name in p.relations), part.programs[0])
-        for i, kind in id_columns(declaring, decl):
-            col = decl.columns[i].name
-            if kind == "value":
-                value_joins.setdefault(name, []).append((i, [("name", f"{col}_name")]))
-            else:
-                op_joins.setdefault(name, []).append((i, [("kind", f"{col}_kind"), ("loc", f"{col}_loc")]))
-    values, ops = part.names.all_values(), part.names.all_ops()
-    lookups += [
-        Lookup(f"{part.prefix}value_names", {"id": np.array([v for v, _ in values], dtype=np.int64),
-                                             "name": np.array([n for _, n in values], dtype=object)}, value_joins),
-        Lookup(f"{part.prefix}op_names", {"id": np.array([o for o, _ in ops], dtype=np.int64),
-                                          "kind": np.array([k for _, (k, _) in ops], dtype=object),
-                                          "loc": np.array([w for _, (_, w) in ops], dtype=object)}, op_joins)]
-    return symbols
+    values, ops = names.all_values(), names.all_ops()
+    return {f"{part.prefix}value_names": {"id": np.array([v for v, _ in values], dtype=np.int64),
+                                          "name": np.array([n for _, n in values], dtype=object)},
+            f"{part.prefix}op_names": {"id": np.array([o for o, _ in ops], dtype=np.int64),
+                                       "kind": np.array([k for _, (k, _) in ops], dtype=object),
+                                       "loc": np.array([w for _, (_, w) in ops], dtype=object)}}

@@ -36,7 +36,7 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     import json
 
     from sdylog import outputs
-    from sdylog.commands.pipeline import propagation_part, report, report_data, run_pipeline
+    from sdylog.commands.pipeline import database_parts, report, report_data, run_pipeline
     from sdylog.commands.relations import save_database
     from sdylog.progress import Progress
 
@@ -52,21 +52,28 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     progress = Progress()
     db_file = outputs.Background(db_out) if db_out else None
 
-    def start_db(propagated, names):
-        # the database is written on a thread from the end of propagation, while the module is exported
-        # (which changes neither propagation's relations nor their names), the reshard rules run, the
-        # module is printed and written; the reshard rules' relations follow when they are ready
-        db_file.start(save_database)
-        db_file.add(propagation_part(propagated, names))
+    def start_db():
+        # the database is written on a thread from the end of the import: its tables and views
+        # declared while the module is propagated; propagation's rows from the end of propagation,
+        # while the module is exported (which changes neither propagation's relations nor their
+        # names), the reshard rules run, the module is printed and written; the reshard rules' rows
+        # when they are ready
+        parts = database_parts(partitioned=partition)
+        db_file.start(lambda path, handed: save_database(path, parts, handed))
+
+    def add_propagation(propagated, _named, names):
+        db_file.add(propagated.engine)
+        db_file.add(names)
     try:
-        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db) or verbose,
-                              keep_values=bool(report_path), on_relations=start_db if db_file else None,
-                              partition=options)
-        if not partition:   # (a module Shardy's reshard pass rejects is an error: nothing written)
-            progress.step("reshards")
-            result.needed
-            if db_file:
-                db_file.add(result.reshard_part())   # (its names made here: the thread only reads)
+        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
+                              keep_values=bool(report_path), partition=options, reshards=not partition,
+                              on_imported=start_db if db_file else None,
+                              on_propagated=add_propagation if db_file else None)
+        # (the reshards needed were decided in run_pipeline: a module Shardy's reshard pass rejects
+        # is an error there, and nothing is written)
+        if db_file and not partition:   # (the rows written while their ids are named, here: the thread only reads)
+            db_file.add(result.needed.inventory.engine)
+            db_file.add(result.reshard_names)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

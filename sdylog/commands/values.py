@@ -31,7 +31,7 @@ class InputValue:
     name: str            # "%0", "%arg1", "%0#1"
     handle: object       # the ir.Value (compared by identity only once passes ran)
     type: object         # its ir.Type (types are unique in a context: compared and hashed without printing)
-    key: tuple           # how to find its copies after import: (kind, location, index, type)
+    key: tuple           # how to find its copies after import: (kind, location (_loc_key), index, type)
     where: str           # "stablehlo.add at f.mlir:3:8"
     annotated: bool = False     # the input gives it a sharding (else one the import added is not the user's)
     jax_name: str | None = None  # a main argument's name in JAX's signature (`x`, `params['w1']`)
@@ -63,7 +63,7 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
                 if op == fn.operation:
                     continue
                 key = _loc_key(op)
-                loc = _where_text(key or "loc(unknown)", filename) if describe else "?"
+                loc = _where_text(str(op.location), filename) if describe else "?"
                 for r, region in enumerate(op.regions):
                     for block in region.blocks:
                         for i, arg in enumerate(block.arguments):
@@ -100,10 +100,16 @@ def _where_text(location: str, filename: str) -> str:
     return where_text(location, filename)
 
 
-def _loc_key(op) -> str | None:
-    """What tells copies of an op apart: its whole location (None when unknown)."""
-    text = str(op.location)
-    return None if text == "loc(unknown)" else text
+# the key of an unknown location (a text, not None: an attribute cannot be compared with None)
+UNKNOWN_LOC = "loc(unknown)"
+
+
+def _loc_key(op) -> ir.Attribute | str:
+    """What tells copies of an op apart: its whole location (UNKNOWN_LOC
+    when unknown), as the attribute its context holds once for each location
+    (equal locations: the same attribute; no text made, a fifth of the time)."""
+    loc = op.location
+    return UNKNOWN_LOC if isinstance(loc, ir.UnknownLoc) else loc.attr
 
 
 def arg_jax_name(arg) -> str | None:
@@ -248,9 +254,10 @@ def resolve_name(text: str, values: list[InputValue], funcs: list[str], result_c
 # ---------------------------------------------------------------- after the import
 def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
     """Find each input value among the propagated module's values: the same
-    IR value when the import kept it (checked by type: a freed value's
-    address may be reused), else copies made by the import (inlined calls,
-    split constants) found by location, index and type. Returns
+    IR value when the import kept it (checked by its key: the import frees
+    values, a call's results among them, and a new value may take a freed
+    one's address), else copies made by the import (inlined calls, split
+    constants) found by location, index and type. Returns
     {fact value id: InputValue} (the first value a copy stands for) and
     {id(InputValue): [fact value ids]}."""
     names, copies = {}, {}
@@ -258,14 +265,14 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
         kept = {}
         for iv in values:
             vid = facts.value_ids.get(iv.handle)
-            if vid is not None and facts.values[vid].type == iv.type:
+            if vid is not None and iv.key in _value_keys(facts, vid):
                 kept[id(iv)] = vid
         # copies are values the import made: only those are looked up by key
-        by_key = _keys_of(facts, set(facts.func_args) | set(range(len(facts.values))) - set(kept.values()))
+        by_key = _keys_of(facts, set(facts.func_args) | set(facts.live_value_ids()) - set(kept.values()))
         for iv in values:
             vid = kept.get(id(iv))
             found = [] if vid is None else [vid]
-            if None not in iv.key:   # copies need a real location to be told apart
+            if UNKNOWN_LOC not in iv.key:   # copies need a real location to be told apart
                 found += [v for v in by_key.get(iv.key, []) if v not in found]
             copies[id(iv)] = found
             for v in found:
@@ -274,27 +281,30 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
 
 
 def _keys_of(facts, vids) -> dict:
-    """The keys (as InputValue.key) of some of the propagated module's values."""
+    """The propagated module's values `vids` by their keys (as InputValue.key)."""
     by_key = defaultdict(list)
     for vid in sorted(vids):
-        if vid in facts.func_args:
-            fn, i = facts.func_args[vid]
-            by_key[("farg", symbol_name(fn), i)].append(vid)
-            continue
-        v = facts.values[vid]
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            op = owner.owner
-            arg = ir.BlockArgument(v)
-            region = _region_index(op, owner)
-            by_key[("barg", _loc_key(op), region, arg.arg_number, v.type)].append(vid)
-            if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
-                callee = ir.StringAttr(op.attributes["name"]).value
-                by_key[("farg", callee, arg.arg_number)].append(vid)
-        else:
-            by_key[("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number,
-                    v.type)].append(vid)
+        for key in _value_keys(facts, vid):
+            by_key[key].append(vid)
     return by_key
+
+
+def _value_keys(facts, vid) -> list[tuple]:
+    """The keys (as InputValue.key) one of the propagated module's values
+    answers to."""
+    if vid in facts.func_args:
+        fn, i = facts.func_args[vid]
+        return [("farg", symbol_name(fn), i)]
+    v = facts.values[vid]
+    owner = v.owner
+    if not isinstance(owner, ir.Block):
+        return [("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number, v.type)]
+    op = owner.owner
+    arg = ir.BlockArgument(v)
+    keys = [("barg", _loc_key(op), _region_index(op, owner), arg.arg_number, v.type)]
+    if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
+        keys.append(("farg", ir.StringAttr(op.attributes["name"]).value, arg.arg_number))
+    return keys
 
 
 # Ops the import replaces by another kind: a call by a named computation, a
@@ -339,6 +349,9 @@ class NamedValues:
     result_counts: dict
     result_names: list                              # the entry function's results' JAX names
     types: dict                                     # id(InputValue) -> (shape, element type text, its bytes)
+    # after take_propagated (match_values):
+    names: dict = None                              # fact value id -> InputValue
+    copies: dict = None                             # id(InputValue) -> [fact value ids]
     shardings: dict = None                          # id(InputValue) -> [TensorSharding | None], one per copy
 
     @staticmethod
@@ -352,22 +365,19 @@ class NamedValues:
         return NamedValues(values, funcs, result_counts, result_jax_names(module), types)
 
     def take_propagated(self, facts) -> None:
-        """Each value's copies' shardings, as propagation wrote them (call
-        between propagation and export: export rewrites some of them)."""
+        """The propagated module's values each input value is (`names`,
+        `copies`: match_values) and the shardings propagation wrote on them
+        (call between propagation and export: export rewrites some of them)."""
         from sdylog.ir.shardings import get_sharding
         from sdylog.model.sharding import TensorSharding
-        _names, copies = match_values(facts, self.values)
+        self.names, self.copies = match_values(facts, self.values)
         self.shardings = {}
-        read: dict = {None: None}   # attribute -> TensorSharding (shardings repeat)
         with facts.module.context:
             for iv in self.values:
                 out = []
-                for v in copies[id(iv)]:
+                for v in self.copies[id(iv)]:
                     a = get_sharding(facts.values[v])
-                    s = read.get(a, read)
-                    if s is read:
-                        s = read[a] = TensorSharding.from_attr(a)
-                    out.append(s)
+                    out.append(None if a is None else TensorSharding.from_attr(a))   # (kept per attribute)
                 self.shardings[id(iv)] = out
 
 
@@ -387,14 +397,15 @@ class IdNames:
     passes rewrite the ops the ids name)."""
 
     def __init__(self, facts, values: list[InputValue], main: str | None, filename: str,
-                 result_names: list = (), tensor_of=()):
+                 result_names: list = (), tensor_of=(), matched: dict | None = None):
         """`result_names`: JAX's names of the entry function's results (None
         where it has none). `tensor_of`: the rules' (value, tensor) rows: a
         tensor (its representative value's id) the import made is named by
-        the input values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`)."""
+        the input values it stands for (`%1`, not `<sdy.data_flow_edge(%1)>`).
+        `matched`: match_values(facts, values)[0] when the caller has it."""
         self.main = main
         self._slots: dict = {}
-        names, _ = match_values(facts, values)
+        names = matched if matched is not None else match_values(facts, values)[0]
         self._values = [None] * len(facts.values)
         for vid, iv in names.items():
             self._values[vid] = display_name(iv, main)
@@ -406,10 +417,11 @@ class IdNames:
             self._values[t] = "/".join(sorted(vs))
         with facts.module.context:
             for vid, name in enumerate(self._values):
-                if name is None:
+                if name is None and facts.values[vid] is not None:   # (None: erased, facts/follow.py)
                     self._values[vid] = self._made_by_import(facts, vid)
             kinds = {row[0]: row[1] for row in facts.rows("op")}   # (the facts read each op's name once)
-            self._ops = [(kinds.get(o) or op_name(op), loc_text(op, filename)) for o, op in enumerate(facts.ops)]
+            self._ops = [None if op is None else (kinds.get(o) or op_name(op), loc_text(op, filename))
+                         for o, op in enumerate(facts.ops)]
         self._links = [("func.return", f"result {i} of @{main}") for i in range(len(result_names))]
         # a function result's slot is a tensor of its own (facts.func_results)
         with facts.module.context:
@@ -460,14 +472,17 @@ class IdNames:
 
     def op(self, o: int) -> tuple[str, str]:
         """(kind, location) of op id `o` (`-1 - i`: the return of the entry function's result i)."""
-        if 0 <= o < len(self._ops):
+        if 0 <= o < len(self._ops) and self._ops[o] is not None:
             return self._ops[o]
         if o < 0 and -1 - o < len(self._links):
             return self._links[-1 - o]
         return ("?", "?")
 
     def all_values(self) -> list[tuple[int, str]]:
-        return list(enumerate(self._values)) + list(self._slots.items())
+        """(id, name) of every value (not the ids of erased ones: facts/follow.py)."""
+        return [(v, n) for v, n in enumerate(self._values) if n is not None] + list(self._slots.items())
 
     def all_ops(self) -> list[tuple[int, tuple[str, str]]]:
-        return list(enumerate(self._ops)) + [(-1 - i, link) for i, link in enumerate(self._links)]
+        """(id, (kind, location)) of every op (not the ids of erased ones)."""
+        return ([(o, kl) for o, kl in enumerate(self._ops) if kl is not None]
+                + [(-1 - i, link) for i, link in enumerate(self._links)])

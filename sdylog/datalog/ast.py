@@ -39,12 +39,7 @@ class StringLit:
 
 @dataclass(frozen=True)
 class Functor:
-    """Arithmetic, bitwise, logical and string operators and built-in functors.
-
-    op: '+','-','*','/','%','^','neg','band','bor','bxor','bnot','bshl','bshr',
-    'land','lor','lxor','lnot','min','max','cat','strlen','substr','to_number',
-    'to_string','to_float','to_unsigned'.
-    """
+    """An operator or built-in functor: op is a key of INFIX, PREFIX or NAMED (below)."""
     op: str
     args: tuple
     loc: Loc = field(compare=False)
@@ -80,6 +75,15 @@ class Comparison:
     right: object
     loc: Loc = field(compare=False)
     negated: bool = False   # only for match/contains written under '!'
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """A disjunction of conjunctions of comparisons, `(a < b ; a = b, c <= d)`,
+    kept as one test of the clause (a disjunction that binds a variable is
+    split into clauses instead: semantics.split_binding_disjunctions)."""
+    options: tuple   # of tuples of Comparison
+    loc: Loc = field(compare=False)
 
 
 @dataclass(frozen=True)
@@ -173,29 +177,31 @@ NAMED = {"min", "max", "cat", "strlen", "substr", "to_number", "to_string", "to_
          "to_unsigned"}
 
 
-def variables(expr) -> set[str]:
-    """Names of the variables an expression or literal uses, aggregates included."""
-    out: set[str] = set()
-    _collect(expr, out)
-    return out
+# The fields of each kind of node that hold other nodes, in source order.
+_CHILDREN = {Var: (), Wildcard: (), NumberLit: (), StringLit: (), BoolLit: (), Functor: ("args",),
+             Aggregate: ("target", "body"), Atom: ("args",), Negation: ("atom",), Comparison: ("left", "right"),
+             AnyOf: ("options",), Clause: ("head", "body"), Subsumption: ("dominated", "dominating", "body")}
 
 
-def _collect(x, out):
-    if isinstance(x, Var):
-        out.add(x.name)
-    elif isinstance(x, Functor):
-        for a in x.args:
-            _collect(a, out)
-    elif isinstance(x, Aggregate):
-        if x.target is not None:
-            _collect(x.target, out)
-        for lit in x.body:
-            _collect(lit, out)
-    elif isinstance(x, Atom):
-        for a in x.args:
-            _collect(a, out)
-    elif isinstance(x, Negation):
-        _collect(x.atom, out)
-    elif isinstance(x, Comparison):
-        _collect(x.left, out)
-        _collect(x.right, out)
+def nodes(root, into_aggregates: bool = True):
+    """Every node of a rule below and including `root` (a node, or a list or
+    tuple of them), depth first in source order; with `into_aggregates`
+    False, not what an aggregate holds."""
+    stack = [root]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+            continue
+        fields = _CHILDREN.get(type(x))
+        if fields is None:
+            continue
+        yield x
+        if into_aggregates or type(x) is not Aggregate:
+            for f in reversed(fields):
+                stack.append(getattr(x, f))
+
+
+def variables(root, into_aggregates: bool = True) -> list[Var]:
+    """Every variable occurrence in `root` (as nodes walks it)."""
+    return [x for x in nodes(root, into_aggregates) if isinstance(x, Var)]

@@ -1,10 +1,14 @@
-"""On-disk caches of the Datalog front end and compiler: parsed programs and
-compiled clause code, so that a process does not parse and compile the same
-rules again. Kept under $SDYLOG_CACHE_DIR (default ~/.cache/sdylog); any
-failure to read or write a cache just means working without it: a file that
-is missing, unreadable, from another version or corrupt (each carries a
-hash of its contents, checked on reading) is ignored and written again, and
-a folder that cannot be made or written is not used."""
+"""On-disk caches of the Datalog front end and compiler: parsed programs
+(with the plans their runs made) and compiled clause code, so that a process
+does not parse, plan and compile the same rules again. Kept under
+$SDYLOG_CACHE_DIR (default ~/.cache/sdylog); any failure to read or write a
+cache just means working without it: a file that is missing, unreadable,
+from another version or corrupt (each carries a checksum of its contents,
+checked on reading) is ignored and written again, and a folder that cannot
+be made or written is not used. A program is saved under a key of its rule
+files' contents and of the engine's code (engine_stamp); what a run seldom
+reads (the clauses, plans for other sizes) it unpickles when read
+(pickled.py), so that a start costs what the run reads."""
 from __future__ import annotations
 
 import atexit
@@ -13,11 +17,12 @@ import marshal
 import os
 import pickle
 import sys
+import zlib
 from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
 # own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
-_VERSION = f"3-{sys.version_info[0]}.{sys.version_info[1]}"
+_VERSION = f"7-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
@@ -39,30 +44,30 @@ def cache_dir() -> str | None:
     return d
 
 
-_MAGIC = b"sdylog-cache-1\n"
+_MAGIC = b"sdylog-cache-2\n"
 
 
-def _framed(data: bytes) -> bytes:
-    """The bytes of a cache file: a header, a hash of `data`, then `data`."""
-    return _MAGIC + hashlib.sha256(data).digest() + data
-
-
-def _read_framed(path: str) -> bytes:
-    """The data of a cache file; ValueError if it is not one, or corrupt."""
+def _read(path: str):
+    """The object pickled in a cache file; ValueError if it is not one, or
+    corrupt. (A checksum, not a cryptographic hash: it tells a file cut short
+    or damaged, and whoever may write the folder may write pickles anyway.)"""
     with open(path, "rb") as f:
         raw = f.read()
     n = len(_MAGIC)
-    data = raw[n + 32:]
-    if not raw.startswith(_MAGIC) or hashlib.sha256(data).digest() != raw[n:n + 32]:
+    data = memoryview(raw)[n + 4:]
+    if raw[:n] != _MAGIC or zlib.crc32(data).to_bytes(4, "little") != raw[n:n + 4]:
         raise ValueError(f"{path}: not an intact cache file")
-    return data
+    return pickle.loads(data)
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write(path: str, obj) -> None:
+    """obj pickled into a cache file: a header, the CRC-32 of the pickle, the
+    pickle (written whole or not at all)."""
+    data = pickle.dumps(obj)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as f:
-            f.write(_framed(data))
+            f.write(_MAGIC + zlib.crc32(data).to_bytes(4, "little") + data)
         os.replace(tmp, path)
     except OSError:
         try:
@@ -85,10 +90,11 @@ def load_program_cached(path: str, load):
     index = _index_file(d, path) if d else None
     if index:
         try:
-            files = pickle.loads(_read_framed(index))
+            files = _read(index)
             cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
-            program = pickle.loads(_read_framed(cached))
+            program = _read(cached)
             os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
+            _with_plans(program, cached)
             return program
         except Exception:
             pass
@@ -96,12 +102,36 @@ def load_program_cached(path: str, load):
     if index:
         try:
             files = sorted(os.path.abspath(f) for f in program.files)
-            _write_atomic(index, pickle.dumps(files))
-            _write_atomic(os.path.join(d, f"program-{_files_key(files)}.pickle"), pickle.dumps(program))
+            _write(index, files)
+            cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
+            _write(cached, program)
+            _with_plans(program, cached)
             _drop_old_programs(d)
         except Exception:
             pass
     return program
+
+
+_SAVED_WITH_PLANS: list = []   # (program, its file) cached on disk by this process
+
+
+def _with_plans(program, path: str) -> None:
+    """Save the program again at exit if it gained plans (plan.PlanCache, in
+    its run_cache): a process running it again plans nothing this one did."""
+    if not _SAVED_WITH_PLANS:
+        atexit.register(_save_plans)
+    _SAVED_WITH_PLANS.append((program, path))
+
+
+def _save_plans() -> None:
+    """(Run at exit: whatever happens, no error.)"""
+    for program, path in _SAVED_WITH_PLANS:
+        try:
+            plans = program.run_cache.get("plans")
+            if plans is not None and plans.added:
+                _write(path, program)
+        except Exception:
+            pass
 
 
 def _index_file(d: str, path: str) -> str:
@@ -113,11 +143,22 @@ def _index_file(d: str, path: str) -> str:
 
 def _drop_old_programs(d: str) -> None:
     """Remove all but the _MAX_PROGRAMS most recently used program files."""
-    paths = [os.path.join(d, n) for n in os.listdir(d) if n.startswith("program-") and n.endswith(".pickle")]
-    if len(paths) <= _MAX_PROGRAMS:
-        return
-    paths.sort(key=os.path.getmtime, reverse=True)
-    for old in paths[_MAX_PROGRAMS:]:
+    drop_least_recent(d, "program-", ".pickle", _MAX_PROGRAMS)
+
+
+def drop_least_recent(d: str, prefix: str, suffix: str, keep: int) -> None:
+    """Remove all but the `keep` most recently used (modified) files of
+    folder `d` named `prefix...suffix`."""
+    used = []                                    # (when last used, path)
+    for n in os.listdir(d):
+        if n.startswith(prefix) and n.endswith(suffix):
+            path = os.path.join(d, n)
+            try:
+                used.append((os.path.getmtime(path), path))
+            except OSError:                      # (removed by another process meanwhile)
+                pass
+    used.sort(reverse=True)
+    for _, old in used[keep:]:
         try:
             os.remove(old)
         except OSError:
@@ -125,7 +166,10 @@ def _drop_old_programs(d: str) -> None:
 
 
 def _files_key(files) -> str:
+    """The key of a program saved from the rule files `files`: their contents,
+    and the code that made and planned it (engine_stamp)."""
     h = hashlib.sha256(_VERSION.encode())
+    h.update(engine_stamp().encode())
     for name in files:
         h.update(name.encode())
         with open(name, "rb") as f:
@@ -133,53 +177,68 @@ def _files_key(files) -> str:
     return h.hexdigest()[:32]
 
 
+@lru_cache(maxsize=None)
+def engine_stamp() -> str:
+    """The size and modification time of each module of the Datalog package
+    and of its C extension: a program saved with plans made by other code (an
+    edit of the planner, another build) is not read, whatever plan.FORMAT says."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    stamps = []
+    for name in sorted(os.listdir(here)):
+        if name.endswith((".py", ".so", ".pyd")):
+            st = os.stat(os.path.join(here, name))
+            stamps.append(f"{name} {st.st_size} {st.st_mtime_ns}")
+    return "\n".join(stamps)
+
+
 class CodeCache:
-    """Compiled Python code of generated sources, by the hash of the source and its name; saved
-    most recently used first, at most _MAX_CODES entries."""
+    """Python code compiled from generated sources (the Python evaluator's,
+    explain's), by the hash of the source and its name (a runtime error is
+    located by the rule ids in the name: runtime_errors.py). Kept on disk, the
+    entries used last first, at most _MAX_CODES: a process compiles only what
+    no earlier one did (an explain run: ~230 sources, 50-90 ms of compiling)."""
 
     def __init__(self):
-        self.codes: dict[str, object] | None = None
-        self.used: dict[str, None] = {}   # keys used by this process, in order
+        self.saved: dict[str, bytes] | None = None   # key -> marshalled code, as the file holds them
+        self.codes: dict[str, object] = {}            # key -> code, those this process used, in order
         self.added = 0
+        self.path: str | None = None   # the file read, written again at exit (not another folder's)
 
     def _load(self) -> None:
-        self.codes = {}
         d = cache_dir()
-        if not d:
-            return
+        self.path = os.path.join(d, f"codes-{_VERSION}.pickle") if d else None
         try:
-            self.codes = marshal.loads(_read_framed(os.path.join(d, f"codes-{_VERSION}.marshal")))
+            self.saved = _read(self.path) if self.path else {}
         except Exception:
-            self.codes = {}
+            self.saved = {}
 
     def compile(self, src: str, name: str):
-        if self.codes is None:
+        if self.saved is None:
             self._load()
             atexit.register(self.save)
-        # (the name too: a runtime error is located by the rule ids in it, runtime_errors.py)
         key = hashlib.sha1(f"{name}\0{src}".encode()).hexdigest()
         code = self.codes.get(key)
         if code is None:
-            code = compile(src, name, "exec")
+            saved = self.saved.get(key)
+            if saved is not None:
+                code = marshal.loads(saved)
+            else:
+                code = compile(src, name, "exec")
+                self.added += 1
             self.codes[key] = code
-            self.added += 1
-        self.used[key] = None
         return code
 
     def save(self) -> None:
         """(Run at exit: whatever happens, no error.)"""
-        if not self.added or self.codes is None:
+        if not self.added or self.path is None:
             return
         try:
-            d = cache_dir()
-            if not d:
-                return
-            codes = {k: self.codes[k] for k in self.used}
-            for k, code in self.codes.items():
+            codes = {k: marshal.dumps(code) for k, code in self.codes.items()}
+            for k, saved in self.saved.items():
                 if len(codes) >= _MAX_CODES:
                     break
-                codes.setdefault(k, code)
-            _write_atomic(os.path.join(d, f"codes-{_VERSION}.marshal"), marshal.dumps(codes))
+                codes.setdefault(k, saved)
+            _write(self.path, codes)
         except Exception:
             pass
         self.added = 0

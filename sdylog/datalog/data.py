@@ -39,34 +39,27 @@ def to_arrow(decl: RelationDecl, data):
 
 def _columns_of(decl: RelationDecl, data, pa) -> list:
     arity = decl.arity
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        if data.num_columns != arity:
-            raise error(None, f"facts for '{decl.name}': {data.num_columns} columns given, "
-                        f"the relation has {arity}")
-        return [data.column(i) for i in range(arity)]
-    if type(data).__name__ == "DataFrame" and hasattr(data, "columns"):
-        if len(data.columns) != arity:
-            raise error(None, f"facts for '{decl.name}': {len(data.columns)} columns given, "
-                        f"the relation has {arity}")
-        return [data.iloc[:, i].to_numpy() for i in range(arity)]
     if isinstance(data, dict):
         names = [c.name for c in decl.columns]
         if set(data) != set(names):
             raise error(None, f"facts for '{decl.name}': columns {sorted(data)} given, "
                         f"the relation has {names}")
         return [data[n] for n in names]
-    if type(data).__module__ == "numpy" and getattr(data, "ndim", 0) == 2:
-        if data.shape[1] != arity:
-            raise error(None, f"facts for '{decl.name}': {data.shape[1]} columns given, "
-                        f"the relation has {arity}")
-        return [data[:, i] for i in range(arity)]
-    rows = data if isinstance(data, (list, tuple)) else list(data)
-    if arity == 0:
-        return [[True] * len(rows)]
-    for r in rows:
-        if len(r) != arity:
-            raise error(None, f"facts for '{decl.name}': tuple {tuple(r)!r} has {len(r)} values, "
-                        f"the relation has {arity} columns")
-    if not rows:
-        return [[] for _ in range(arity)]
-    return [list(c) for c in zip(*rows)]
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        cols = data.columns
+    elif type(data).__name__ == "DataFrame" and hasattr(data, "columns"):
+        cols = [data.iloc[:, i].to_numpy() for i in range(len(data.columns))]
+    elif type(data).__module__ == "numpy" and getattr(data, "ndim", 0) == 2:
+        cols = list(data.T)
+    else:   # rows
+        rows = data if isinstance(data, (list, tuple)) else list(data)
+        if arity == 0:
+            return [[True] * len(rows)]
+        for r in rows:
+            if len(r) != arity:
+                raise error(None, f"facts for '{decl.name}': tuple {tuple(r)!r} has {len(r)} values, "
+                            f"the relation has {arity} columns")
+        return [list(c) for c in zip(*rows)] if rows else [[] for _ in range(arity)]
+    if len(cols) != arity:
+        raise error(None, f"facts for '{decl.name}': {len(cols)} columns given, the relation has {arity}")
+    return cols

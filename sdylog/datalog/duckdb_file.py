@@ -11,9 +11,18 @@ named as the relation, with its declared column names, symbols as text,
 and any lookup columns a caller adds beside an id column (a name beside a
 value id). A table `relations` says what each relation is. A relation with
 a float column, or a number beyond 64 bits, has a table `_wide<k>` of its own.
+The tables and views are declared before any row, made with the first rows,
+the rows appended as they come. DuckDB parses and binds a view when it is
+made (transformer_L48's 555 views: 0.15 s of CPU), and the views depend on
+the rules only, so a file of many rows starts as a copy of a file holding
+just the tables and views, kept in the cache folder (copied and attached in
+0.02 s).
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,60 +31,60 @@ import numpy as np
 # MB; 0.5 MB with DuckDB's smallest, 16 KB), and a large one's compresses
 # (transformer_L48: 3.4 MB; 13 MB in 16 KB blocks, 5.5 MB in the default 256 KB).
 BLOCK_SIZE = 65536
+# Row groups of 16,384 rows, not 122,880: DuckDB compresses and writes each
+# full row group into the file as it is inserted, so most of propagation's
+# rows are in the file while the reshard rules still run, and COMMIT, after
+# the last part, has less to write (transformer_L48: 0.08 s of CPU instead
+# of 0.15 s; the file 0.2 MB larger).
+ROW_GROUP_SIZE = 16384
+# A file made from the cached tables and views keeps their first catalog as free blocks when
+# COMMIT writes the catalog again (~0.5 MB: examples/mlp.mlir's file would be 2.2 MB, not 1.8):
+# a file of fewer rows makes its own.
+CACHED_SCHEMA_ROWS = 20_000
+# Files of tables and views in the cache folder (~0.5 MB each): one per version of the rules with
+# --partition and one without (its file holds fewer relations), and checkouts at other versions
+# share the folder (as for the parsed programs, cache._MAX_PROGRAMS): 16 versions, 16 MB.
+_MAX_SCHEMAS = 32
 
 
-@dataclass
-class RelationData:
-    """One relation's tuples: an (n, arity) int64 array, symbol columns as
-    ids into the file's symbol list; or, for a relation with a float column
-    or a number beyond 64 bits (the memory engine computes with Python's
-    integers: a tensor of 2^63 elements or more has such a size), its
-    tuples as they are in `wide` (a table of its own: DOUBLE, HUGEINT, or
-    decimal text beyond 128 bits)."""
+@dataclass(frozen=True)
+class Relation:
+    """What the file says of a relation besides its rows (the table
+    `relations`)."""
     decl: object                     # RelationDecl
-    rows: np.ndarray | None
-    kind: str = ""                   # "input" / "derived" (relations table)
+    kind: str = ""                   # "input" / "derived"
     doc: str = ""
     where: str = ""                  # where it is declared
-    wide: list | None = None
-
-    @property
-    def count(self) -> int:
-        return len(self.wide) if self.wide is not None else len(self.rows)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Lookup:
-    """A table of names keyed by id (`id` and the named columns), and which
+    """A table of names keyed by id (`id` and the text `columns`), and which
     columns of which relations it names: {relation: [(column index, [(lookup
     column, view column name)])]}."""
     table: str
-    columns: dict                    # column name -> numpy array (one is "id")
+    columns: tuple[str, ...]
     joins: dict = field(default_factory=dict)
 
 
 def save(path: str, engine) -> None:
     """Every relation of `engine` into a new DuckDB file at `path` (which
     must not exist)."""
-    symbols: list[str] = []
-    data = []
-    for name in engine.relations:
-        decl = engine.decl(name)
-        rows, symbols, wide = relation_matrix(engine, decl, symbols)
-        data.append(RelationData(decl, rows, wide=wide))
     with Writer(path) as out:
-        out.add(data, symbols)
+        out.declare([Relation(engine.decl(name)) for name in engine.relations])
+        out.add(engine, list(engine.relations))
         out.close()
 
 
 class Writer:
-    """A new DuckDB file at `path` (which must not exist), written part by
-    part as the parts are ready (`add`), in one transaction that `close`
-    commits: `run --db` writes propagation's relations while the pipeline
-    goes on to the reshard rules, whose relations follow. Each part's rows
-    are appended to the same tables, so the file is as one `write` of all
-    parts makes it. Used as a context manager: leaving it without `close`
-    (a failure) commits nothing.
+    """A new DuckDB file at `path` (which must not exist), in one
+    transaction that `close` commits. The relations are declared first
+    (`declare`: the tables, empty, and each relation's view), their rows
+    added as they are ready (`add`, `add_lookups`; the file is made with the
+    first rows): `run --db` declares the relations while the pipeline runs,
+    adds propagation's rows while the reshard rules run, and theirs at the
+    end (while their ids are named). Used as a context manager: leaving it
+    without `close` (a failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
     on, and DuckDB's own workers would take the cores from it (0.1 s less
@@ -83,34 +92,170 @@ class Writer:
 
     def __init__(self, path: str, threads: int = 1):
         import duckdb
-        self.con = duckdb.connect(config={"threads": threads})
-        self.count = 0                     # relations added: the next one's number
-        self.symbols: list[str] = []       # symbols in the file
-        self.made: set[str] = set()        # tables made (the shared ones get the next parts' rows)
+        _check_new(path)
+        self.path = path
+        self.made = False                  # whether this Writer made the file at `path` (_open)
+        self.committed = False
+        # checkpoint_threshold: COMMIT writes the rows into the file at once (any part passes the
+        # threshold), not first into a write-ahead log (15 MB for transformer_L48) that DETACH's
+        # checkpoint would copy into the file and delete. write_buffer_row_group_count: each full
+        # row group written as it is inserted, not five at a time (less left for COMMIT, at the
+        # end: 0.06 s of CPU instead of 0.09 on transformer_L48). No optimizer: the writer's
+        # statements are CREATE VIEW and INSERT of whole arrays, and optimizing a view's query when
+        # it is created (its readers' queries are optimized anyway) is a quarter of the CPU of
+        # each CREATE VIEW.
+        self.con = duckdb.connect(config={"threads": threads, "checkpoint_threshold": "1KB",
+                                          "write_buffer_row_group_count": 1, "enable_optimizer": False})
+        self.relations: dict[str, tuple[int, Relation]] = {}   # name -> (its number, rel), declared
+        self.counts: dict[str, int] = {}   # name -> rows added
+        self.lookups: list[Lookup] = []
+        self.symbols: list[str] = []       # symbols of the rows added
+        self.symbols_written = 0           # of them, those in the table _symbols
         self.taken = {"relations", "_symbols"}   # (lower case) names of tables and views
-        try:
-            self.con.execute(f"ATTACH '{_sql_text(path)}' AS out (BLOCK_SIZE {BLOCK_SIZE})")
-            self.con.execute("BEGIN")
-        except BaseException:
-            self.con.close()
-            raise
+        self.views: dict[str, str] = {}    # relation -> its view's name
+        self.schema = ["CREATE TABLE out._symbols (id BIGINT, name VARCHAR)"]   # what _open makes
+        self.opened = False
 
-    def add(self, relations: list[RelationData], symbols: list[str], lookups: list[Lookup] = ()) -> None:
-        """The relations (numbered after those added before), their views and
-        lookups; `symbols`: the file's symbol list, which extends the one
-        the previous part gave."""
-        assert symbols[:len(self.symbols)] == self.symbols, "a part's symbols extend the previous ones"
+    def declare(self, relations: list[Relation], lookups: list[Lookup] = ()) -> None:
+        """The relations (numbered after those declared before), each with
+        its view (a relation with a float column: with its rows), and the
+        lookups' tables."""
         tables = {lk.table.lower() for lk in lookups}
         assert not tables & self.taken, f"lookup tables {tables & self.taken} named as earlier tables or views"
-        self.taken |= tables
-        self.taken |= {f"_rows{r.decl.arity}" for r in relations}
-        _write_tables(self, relations, symbols, lookups)
-        self.con.execute(";".join(_views(self, relations, lookups)) or "SELECT 1")
-        self.symbols = list(symbols)
-        self.count += len(relations)
+        arities = {r.decl.arity for r in relations} - {int(t[5:]) for t in self.taken if t.startswith("_rows")}
+        self.taken |= tables | {f"_rows{a}" for a in arities}
+        made = [f"CREATE TABLE out._rows{a} (rel SMALLINT{''.join(f', c{j} BIGINT' for j in range(a))})"
+                for a in sorted(arities)]
+        made += [f"CREATE TABLE out.{_ident(lk.table)} (id BIGINT"
+                 f"{''.join(f', {_ident(c)} VARCHAR' for c in lk.columns)})" for lk in lookups]
+        self.lookups += lookups
+        new = []
+        for r in relations:
+            assert r.decl.name not in self.relations, f"{r.decl.name} declared twice"
+            self.relations[r.decl.name] = (len(self.relations), r)
+            if "float" not in r.decl.kinds:   # (else: a table of its own, made with the rows)
+                new.append(r.decl.name)
+        made += [self._view(name, wide=False) for name in new]
+        if self.opened:
+            self.con.execute(";".join(made))
+        else:
+            self.schema += made
+
+    def _open(self, rows: int) -> None:
+        """The file, with the tables and views declared so far, in a
+        transaction: for a file of at least CACHED_SCHEMA_ROWS `rows`, a
+        copy of the cached file holding just them (_cached_schema)."""
+        self.opened = True
+        schema = ";".join(self.schema)
+        options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"   # (not kept in the file: given whenever it is attached)
+        cached = None
+        if rows >= CACHED_SCHEMA_ROWS:
+            try:
+                cached = _cached_schema(self.con, schema, options)
+            except OSError:   # (the cache never fails a run: another process cleaning it, say)
+                pass
+        if cached is not None and not self._copy_of(cached, options):
+            cached = None
+        if cached is None:
+            _check_new(self.path)          # (nor made since __init__: ATTACH would open it)
+            self.made = True
+            self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out (BLOCK_SIZE {BLOCK_SIZE}, {options})")
+        self.con.execute("BEGIN")
+        if cached is None:
+            self.con.execute(schema)
+
+    def _copy_of(self, cached: str, options: str) -> bool:
+        """Whether the file could be made a copy of the cached file `cached`
+        (then attached), holding as many tables and views as the schema
+        makes; not when another process removed that meanwhile, nor when it
+        is damaged (then removed: made again next time)."""
+        import duckdb
+        try:
+            with open(cached, "rb") as schema:
+                with open(self.path, "xb") as f:   # (an existing path neither replaced nor followed)
+                    self.made = True
+                    shutil.copyfileobj(schema, f)
+            self.con.execute(f"ATTACH '{_sql_text(self.path)}' AS out ({options})")
+            # (each statement of the schema makes one: a file that attaches but lacks some, one
+            # replaced, say, is not used; the rules' 579 are counted in ~3 ms)
+            found = self.con.execute(
+                "SELECT (SELECT count(*) FROM duckdb_tables() WHERE database_name = 'out') + "
+                "(SELECT count(*) FROM duckdb_views() WHERE database_name = 'out' AND NOT internal)").fetchone()
+            if found == (len(self.schema),):
+                return True
+            damaged = True
+        except FileExistsError:            # (`path` made by another since __init__: left as it is)
+            _check_new(self.path)
+            raise
+        except duckdb.Error:
+            damaged = True
+        except OSError:                    # (removed by another process meanwhile)
+            damaged = False
+        if damaged:
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute("DETACH DATABASE IF EXISTS out")
+            with contextlib.suppress(OSError):
+                os.remove(cached)
+        self._remove_file()
+        return False
+
+    def add(self, engine, relations: list[str]) -> None:
+        """The rows of `relations` (declared before) as `engine` holds them
+        (those it lacks stay empty)."""
+        held = set(engine.relations)
+        if not self.opened:
+            self._open(sum(engine.size(name) for name in relations if name in held))
+        by_arity: dict[int, list] = {}
+        views = []
+        for name in relations:
+            if name not in held:
+                continue
+            k, r = self.relations[name]
+            rows, self.symbols, wide = relation_matrix(engine, r.decl, self.symbols)
+            self.counts[name] = len(wide if wide is not None else rows)
+            if wide is not None:
+                _create_wide(self.con, k, r.decl, wide)
+                views.append(self._view(name, wide=True))
+            elif len(rows):
+                by_arity.setdefault(r.decl.arity, []).append((k, rows))
+        for arity, blocks in by_arity.items():
+            rel = np.concatenate([np.full(len(m), k, np.int16) for k, m in blocks])
+            mat = np.concatenate([m for _, m in blocks])
+            _insert(self.con, f"_rows{arity}", {"rel": rel, **{f"c{j}": np.ascontiguousarray(mat[:, j])
+                                                                for j in range(arity)}})
+        _insert(self.con, "_symbols", {"id": np.arange(self.symbols_written, len(self.symbols), dtype=np.int64),
+                                       "name": np.array(self.symbols[self.symbols_written:], dtype=object)})
+        self.symbols_written = len(self.symbols)
+        if views:
+            self.con.execute(";".join(views))
+
+    def add_lookups(self, lookups: dict[str, dict]) -> None:
+        """The lookups' rows: {table: {column: numpy array}}, the columns as
+        declared, `id` first."""
+        for table, columns in lookups.items():
+            _insert(self.con, table, columns)
 
     def close(self) -> None:
+        """The table `relations`; the file committed."""
+        if not self.opened:
+            self._open(0)
+        for name, (k, r) in self.relations.items():
+            if "float" in r.decl.kinds and name not in self.counts:   # (no rows: its table empty)
+                _create_wide(self.con, k, r.decl, [])
+                self.con.execute(self._view(name, wide=True))
+        listed = list(self.relations.values())
+        _from_arrays(self.con, {
+            "id": np.array([k for k, _ in listed], dtype=np.int64),
+            "name": np.array([r.decl.name for _, r in listed], dtype=object),
+            "kind": np.array([r.kind for _, r in listed], dtype=object),
+            "columns": np.array([", ".join(f"{c.name}: {c.type_name}" for c in r.decl.columns) for _, r in listed],
+                                dtype=object),
+            "rows": np.array([self.counts.get(r.decl.name, 0) for _, r in listed], dtype=np.int64),
+            "doc": np.array([r.doc for _, r in listed], dtype=object),
+            "declared_at": np.array([r.where for _, r in listed], dtype=object)},
+            "CREATE TABLE out.relations AS SELECT * FROM __src")
         self.con.execute("COMMIT")
+        self.committed = True
         self.con.execute("DETACH out")
         self.con.close()
 
@@ -118,7 +263,99 @@ class Writer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.con.close()                   # (a second close is harmless; without COMMIT: nothing written)
+        self.con.close()                   # (a second close is harmless)
+        if not self.committed:
+            self._remove_file()
+
+    def _remove_file(self) -> None:
+        """The file and its log (made by ATTACH, or copied), if this Writer
+        made them: nothing of them is kept."""
+        if not self.made:
+            return
+        for made in (self.path, self.path + ".wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(made)
+        self.made = False
+
+    def _view(self, relation: str, wide: bool) -> str:
+        """CREATE VIEW for the relation (named as it, unless a table or an
+        earlier view has the name, ignoring case); `wide`: over its own
+        table `_wide<k>` (replacing the view made when it was declared)."""
+        k, r = self.relations[relation]
+        decl = r.decl
+        extra: dict[int, list] = {}
+        for lk in self.lookups:
+            for col, fields in lk.joins.get(decl.name, ()):
+                extra.setdefault(col, []).append((lk.table, fields))
+        sel, joins = [], []
+        for j, c in enumerate(decl.columns):
+            if c.kind == "symbol" and not wide:
+                joins.append(f"LEFT JOIN out._symbols s{j} ON s{j}.id = r.c{j}")
+                sel.append(f"s{j}.name AS {_ident(c.name)}")
+            else:
+                sel.append(f"r.c{j} AS {_ident(c.name)}")
+            for m, (table, fields) in enumerate(extra.get(j, ())):
+                alias = f"n{j}_{m}"
+                joins.append(f"LEFT JOIN out.{_ident(table)} {alias} ON {alias}.id = r.c{j}")
+                sel.extend(f"{alias}.{_ident(f)} AS {_ident(name)}" for f, name in fields)
+        body = ", ".join(sel) or "true AS holds"
+        view = self.views.get(relation)
+        if view is None:
+            view = decl.name
+            while view.lower() in self.taken:       # (DuckDB names ignore case)
+                view += "_"
+            self.taken.add(view.lower())
+            self.views[relation] = view
+        source = f"out._wide{k} r" if wide else f"out._rows{decl.arity} r"
+        only = "" if wide else f" WHERE r.rel = {k}"
+        return (f"CREATE {'OR REPLACE ' if wide else ''}VIEW out.{_ident(view)} AS SELECT {body} FROM {source} "
+                f"{' '.join(joins)}{only}")
+
+
+def _check_new(path: str) -> None:
+    if os.path.lexists(path):
+        raise FileExistsError(f"{path}: the DuckDB file is written new")
+
+
+def _cached_schema(con, schema: str, options: str) -> str | None:
+    """The path of a DuckDB file in the cache folder holding the tables and
+    views `schema` makes (attached as `out`), made with `con` when missing;
+    None without a writable cache folder."""
+    import hashlib
+
+    import duckdb
+
+    from sdylog.datalog.cache import cache_dir, drop_least_recent
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(f"{duckdb.__version__}\n{BLOCK_SIZE}\n{options}\n{schema}".encode()).hexdigest()[:32]
+    path = os.path.join(folder, f"duckdb-schema-{key}.duckdb")
+    if os.path.exists(path):
+        try:
+            os.utime(path)   # (its age says when it was last used: drop_least_recent)
+        except OSError:
+            pass
+        return path
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        # (attached as `out`, the name the statements give the catalog, as the file they start will be)
+        con.execute(f"ATTACH '{_sql_text(tmp)}' AS out (BLOCK_SIZE {BLOCK_SIZE}, {options})")
+        con.execute(f"BEGIN;{schema};COMMIT")
+        con.execute("DETACH out")
+        os.replace(tmp, path)
+    except (OSError, duckdb.Error):
+        for undo in ("ROLLBACK", "DETACH DATABASE IF EXISTS out"):   # (whatever was left open)
+            try:
+                con.execute(undo)
+            except duckdb.Error:
+                pass
+        for made in (tmp, tmp + ".wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(made)
+        return None
+    drop_least_recent(folder, "duckdb-schema-", ".duckdb", _MAX_SCHEMAS)
+    return path
 
 
 def relation_matrix(engine, decl, symbols: list[str]):
@@ -147,17 +384,10 @@ def relation_matrix(engine, decl, symbols: list[str]):
     out = np.zeros((len(rows), decl.arity), np.int64)
     if not decl.arity:
         return out, symbols, None
-    ids = {s: i for i, s in enumerate(symbols)}
-    symbols = list(symbols)
     for j, c in enumerate(decl.columns):
         col = [r[j] for r in rows]
         if c.kind == "symbol":
-            for k, v in enumerate(col):
-                sid = ids.get(v)
-                if sid is None:
-                    sid = ids[v] = len(symbols)
-                    symbols.append(v)
-                col[k] = sid
+            symbols, col = _symbol_ids(symbols, col)
         out[:, j] = col
     return out, symbols, None
 
@@ -176,43 +406,12 @@ def _symbol_ids(symbols: list[str], others: list[str]):
     return symbols, ours
 
 
-def _write_tables(out: Writer, relations: list[RelationData], symbols: list[str], lookups) -> None:
-    con = out.con
-    by_arity: dict[int, list] = {a: [] for a in range(max((r.decl.arity for r in relations), default=0) + 1)}
-    for k, r in enumerate(relations, out.count):
-        if r.wide is not None:
-            _create_wide(con, k, r)
-        elif len(r.rows):
-            by_arity[r.decl.arity].append((k, r.rows))
-    for arity, blocks in by_arity.items():
-        if f"_rows{arity}" in out.made and not blocks:
-            continue
-        rel = np.concatenate([np.full(len(m), k, np.int16) for k, m in blocks]) if blocks \
-            else np.zeros(0, np.int16)
-        mat = np.concatenate([m for _, m in blocks]) if blocks else np.zeros((0, arity), np.int64)
-        _create(out, f"_rows{arity}", {"rel": rel, **{f"c{j}": np.ascontiguousarray(mat[:, j])
-                                                       for j in range(arity)}})
-    _create(out, "_symbols", {"id": np.arange(len(out.symbols), len(symbols), dtype=np.int64),
-                              "name": np.array(symbols[len(out.symbols):], dtype=object)})
-    _create(out, "relations", {
-        "id": np.arange(out.count, out.count + len(relations), dtype=np.int64),
-        "name": np.array([r.decl.name for r in relations], dtype=object),
-        "kind": np.array([r.kind for r in relations], dtype=object),
-        "columns": np.array([", ".join(f"{c.name}: {c.type_name}" for c in r.decl.columns) for r in relations],
-                            dtype=object),
-        "rows": np.array([r.count for r in relations], dtype=np.int64),
-        "doc": np.array([r.doc for r in relations], dtype=object),
-        "declared_at": np.array([r.where for r in relations], dtype=object)})
-    for lk in lookups:
-        _create(out, lk.table, lk.columns)
-
-
-def _create_wide(con, k: int, r: RelationData) -> None:
+def _create_wide(con, k: int, decl, rows: list) -> None:
     """`_wide<k>`: a relation with a float column or numbers beyond 64 bits,
     each number column BIGINT, HUGEINT or (beyond 128 bits) its decimal text."""
     cols, sel = {}, []
-    for j, c in enumerate(r.decl.columns):
-        values = [t[j] for t in r.wide]
+    for j, c in enumerate(decl.columns):
+        values = [t[j] for t in rows]
         if c.kind in ("symbol", "float"):
             cols[f"c{j}"] = np.array(values, dtype=object if c.kind == "symbol" else np.float64)
             sel.append(f"c{j}")
@@ -222,59 +421,21 @@ def _create_wide(con, k: int, r: RelationData) -> None:
             "HUGEINT" if -2 ** 127 <= lo and hi < 2 ** 127 else "VARCHAR"
         cols[f"c{j}"] = np.array([str(v) for v in values], dtype=object)
         sel.append(f"CAST(c{j} AS {sql}) AS c{j}")
-    con.register("__src", cols)
-    try:
-        con.execute(f"CREATE TABLE out._wide{k} AS SELECT {', '.join(sel)} FROM __src")
-    finally:
-        con.unregister("__src")
+    _from_arrays(con, cols, f"CREATE TABLE out._wide{k} AS SELECT {', '.join(sel)} FROM __src")
 
 
-def _create(out: Writer, table: str, columns: dict) -> None:
-    """Table `table` with the columns, or (when an earlier part made it: the
-    shared tables) the rows appended."""
-    con = out.con
+def _insert(con, table: str, columns: dict) -> None:
+    """The columns' rows appended to table `table` (its columns in that order)."""
+    _from_arrays(con, columns, f"INSERT INTO out.{_ident(table)} SELECT * FROM __src")
+
+
+def _from_arrays(con, columns: dict, sql: str) -> None:
+    """`sql` run with the columns (name -> numpy array) as the table __src."""
     con.register("__src", columns)
     try:
-        if table in out.made:
-            con.execute(f"INSERT INTO out.{_ident(table)} SELECT * FROM __src")
-        else:
-            con.execute(f"CREATE TABLE out.{_ident(table)} AS SELECT * FROM __src")
-            out.made.add(table)
+        con.execute(sql)
     finally:
         con.unregister("__src")
-
-
-def _views(file: Writer, relations: list[RelationData], lookups) -> list[str]:
-    """CREATE VIEW for each relation (named as it, unless a table or an
-    earlier view has the name, ignoring case)."""
-    out = []
-    taken = file.taken
-    for k, r in enumerate(relations, file.count):
-        decl = r.decl
-        extra: dict[int, list] = {}
-        for lk in lookups:
-            for col, fields in lk.joins.get(decl.name, ()):
-                extra.setdefault(col, []).append((lk.table, fields))
-        sel, joins = [], []
-        for j, c in enumerate(decl.columns):
-            if c.kind == "symbol" and r.wide is None:
-                joins.append(f"LEFT JOIN out._symbols s{j} ON s{j}.id = r.c{j}")
-                sel.append(f"s{j}.name AS {_ident(c.name)}")
-            else:
-                sel.append(f"r.c{j} AS {_ident(c.name)}")
-            for m, (table, fields) in enumerate(extra.get(j, ())):
-                alias = f"n{j}_{m}"
-                joins.append(f"LEFT JOIN out.{_ident(table)} {alias} ON {alias}.id = r.c{j}")
-                sel.extend(f"{alias}.{_ident(f)} AS {_ident(name)}" for f, name in fields)
-        body = ", ".join(sel) or "true AS holds"
-        view = decl.name
-        while view.lower() in taken:       # (DuckDB names ignore case)
-            view += "_"
-        taken.add(view.lower())
-        source = f"out._wide{k} r" if r.wide is not None else f"out._rows{decl.arity} r"
-        only = "" if r.wide is not None else f" WHERE r.rel = {k}"
-        out.append(f"CREATE VIEW out.{_ident(view)} AS SELECT {body} FROM {source} {' '.join(joins)}{only}")
-    return out
 
 
 def _ident(name: str) -> str:

@@ -1,72 +1,10 @@
-"""What an engine's runs share whatever evaluates them: the declared
-relations, the strata a run asking for some relations needs, and when the
-others can be freed."""
+"""What a run of a program asking for some relations needs: the strata
+that derive them, and when the others can be freed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
-
-
-def unknown_relation(relation: str):
-    return error(None, f"unknown relation '{relation}'")
-
-
-class DeclaredRelations:
-    """The schema side every engine shares: relation declarations by name,
-    and a relation declared again must keep its column types. An engine
-    says where it holds them (`_declared`)."""
-
-    def _declared(self, relation: str) -> RelationDecl | None:
-        raise NotImplementedError
-
-    def _declared_again(self, decl: RelationDecl) -> bool:
-        """Whether DECL's relation is already held (an error if with other column types)."""
-        have = self._declared(decl.name)
-        if have is None:
-            return False
-        if have.kinds != decl.kinds:
-            raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
-                        f"({', '.join(decl.kinds)}) but the database holds it with "
-                        f"({', '.join(have.kinds)})")
-        return True
-
-    def decl(self, relation: str) -> RelationDecl:
-        d = self._declared(relation)
-        if d is None:
-            raise unknown_relation(relation)
-        return d
-
-    def column_names(self, relation: str) -> list[str]:
-        return [c.name for c in self.decl(relation).columns]
-
-    def _program_to_run(self, program, relations: list[str] | None):
-        """The program a run evaluates (default: the engine's), its relations
-        declared here; every relation asked for must be one of its own."""
-        program = program or self.program
-        if program is None:
-            raise error(None, "no program to run")
-        self.declare(program)
-        for r in relations or ():
-            program.relation(r)
-        return program
-
-
-def _reads(program: Program) -> dict[str, set[str]]:
-    """Relation -> the relations its clauses and subsumptive rules read
-    (made once per program: a run asking for some relations reads it)."""
-    cache = program.run_cache
-    if "reads" not in cache:
-        from sdylog.datalog.semantics import atoms_of
-        reads: dict[str, set[str]] = {}
-        for c in program.clauses:
-            reads.setdefault(c.head.relation, set()).update(a.relation for a, _ in atoms_of(c.body))
-        for sub in program.subsumptions:   # (a relation's subsumptive rules read their bodies too)
-            reads.setdefault(sub.relation, set()).update(a.relation for a, _ in atoms_of(sub.as_clause().body))
-        cache["reads"] = reads
-    return cache["reads"]
 
 
 def needed_strata(program: Program, relations: list[str] | None):
@@ -79,7 +17,7 @@ def needed_strata(program: Program, relations: list[str] | None):
 
 
 def _needed_strata(program: Program, relations: list[str]):
-    reads = _reads(program)
+    reads = program.reads
     want: set[str] = set()
     todo = list(relations)
     while todo:
@@ -95,23 +33,29 @@ class DropPlan:
     """When a run asked for some relations only (run(relations=...)), the
     others can go as soon as no later stratum of the run reads or writes
     them: `before` (no stratum of the run touches them) and `after[i]` (the
-    last toucher is the run's i-th stratum). `kept` is what was asked for."""
+    last toucher is the run's i-th stratum). `kept` is what was asked for.
+    The hash sets that deduplicate rows going in can go sooner: those of
+    `unwritten` relations before the run, and `sets[i]` once the i-th
+    stratum is done (before it, for a rank-ordered one)."""
     kept: tuple[str, ...]
     before: list[str]
     after: list[list[str]]
+    unwritten: list[str]
+    sets: list[list[str]]
+    derived: list[str]      # the relations of the run's strata, in order
 
 
-def drop_plan(program: Program, strata, kept, relations) -> DropPlan:
-    """The DropPlan of a run of `strata` (needed_strata's) asked for `kept`,
-    over the engine's `relations` (every one it holds)."""
-    key = ("drop", tuple(map(id, strata)), tuple(kept), tuple(relations))
+def drop_plan(program: Program, kept, relations) -> DropPlan:
+    """The DropPlan of a run of `program` asked for `kept` (the strata
+    needed_strata gives), over the engine's `relations` (every one it holds)."""
+    key = ("drop", tuple(kept), tuple(relations))
     if key not in program.run_cache:
-        program.run_cache[key] = _drop_plan(program, strata, kept, relations)
+        program.run_cache[key] = _drop_plan(program, needed_strata(program, kept), kept, relations)
     return program.run_cache[key]
 
 
 def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
-    reads = _reads(program)
+    reads = program.reads
     last: dict[str, int] = {}
     for i, s in enumerate(strata):
         for r in s.relations:
@@ -128,4 +72,7 @@ def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
             after[last[r]].append(r)
         else:
             before.append(r)
-    return DropPlan(tuple(kept), before, after)
+    written = {r for s in strata for r in s.relations}
+    unwritten = [r for r in relations if r not in keep and r not in written and r in last]
+    sets = [[r for r in s.relations if r not in keep] for s in strata]
+    return DropPlan(tuple(kept), before, after, unwritten, sets, [r for s in strata for r in s.relations])

@@ -7,6 +7,7 @@ import shutil
 
 from sdylog import ENGINES
 from sdylog.datalog.lexer import error
+from sdylog.datalog.memory_engine import MemoryEngine   # (the default: loaded with this module; Soufflé's when asked)
 
 
 def souffle_path() -> str | None:
@@ -28,5 +29,4 @@ def make_engine(program=None, engine: str | None = None, *, provenance: bool = F
     if name == "souffle":
         from sdylog.datalog.souffle_engine import SouffleEngine
         return SouffleEngine(program, provenance=provenance)
-    from sdylog.datalog.memory_engine import MemoryEngine
     return MemoryEngine(program, provenance=provenance)

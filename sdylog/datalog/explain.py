@@ -5,13 +5,13 @@ clause compiled to Python with the head tuple as its first atom (so lookups
 go through indexes on the bound columns)."""
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
-from sdylog.datalog.ast import Atom, Var, Wildcard
+from sdylog.datalog.ast import Atom, Var, Wildcard, variables
 from sdylog.datalog.lexer import error
-from sdylog.datalog.printer import literal, quote
-from sdylog.datalog.semantics import variable_names_outside_aggregates
+from sdylog.datalog import printer
 from sdylog.datalog.pyeval import Namespace, compile_clause
 
 
@@ -26,34 +26,34 @@ class Derivation:
     repeated: bool = False   # shown in full elsewhere in the tree
     cut: bool = False        # not expanded: the depth limit
 
-    @property
-    def text(self) -> str:
-        return f"{self.relation}({', '.join(_show(v) for v in self.values)})"
-
     def format(self) -> str:
         lines: list[str] = []
-        self._format(lines, "", "", True)
+        self._format(lines, "", "")
         return "\n".join(lines) + "\n"
 
-    def _format(self, lines, first, rest, root):
+    def _format(self, lines, first, rest):
         note = {"input": "input", "fact": f"fact {self.rule}", "rule": f"rule {self.rule}"}[self.how]
         if self.repeated:
             note += ", derived above"
         elif self.cut:
             note += ", not expanded"
-        lines.append(f"{first}{self.text}    [{note}]")
+        lines.append(f"{first}{_tuple_text(self.relation, self.values)}    [{note}]")
         kids = self.premises if not (self.repeated or self.cut) else []
         for i, k in enumerate(kids):
             last = i == len(kids) - 1
             a, b = ("└── ", "    ") if last else ("├── ", "│   ")
             if isinstance(k, Derivation):
-                k._format(lines, rest + a, rest + b, False)
+                k._format(lines, rest + a, rest + b)
             else:
                 lines.append(f"{rest}{a}{k}")
 
 
 def _show(v) -> str:
-    return quote(v) if isinstance(v, str) else str(v)
+    return printer.quote(v) if isinstance(v, str) else str(v)
+
+
+def _tuple_text(relation: str, values) -> str:
+    return f"{relation}({', '.join(_show(v) for v in values)})"
 
 
 def explain(engine, relation: str, values: tuple, max_depth: int = 100, follow=()) -> Derivation:
@@ -62,7 +62,7 @@ def explain(engine, relation: str, values: tuple, max_depth: int = 100, follow=(
     finder = premise_finder(engine)
     values = tuple(values)
     if not engine.contains(relation, values):
-        raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) is not in the database")
+        raise error(None, f"{_tuple_text(relation, values)} is not in the database")
     return _explain(finder, relation, values, max_depth, set(), frozenset(follow))
 
 
@@ -77,14 +77,9 @@ def derive(finder, relation: str, values: tuple, premises: bool = True) -> Deriv
     where = f"{clause.loc.file}:{clause.loc.line}"
     if not clause.body:
         return Derivation(relation, values, "fact", where)
-    node = Derivation(relation, values, "rule", where, _clause_text(clause))
-    if not premises:
-        return node
-    for item in finder.premises(rule_id, values, height):
-        if isinstance(item, tuple):
-            node.premises.append(Derivation(item[0], item[1], "pending"))
-        else:
-            node.premises.append(item)
+    node = Derivation(relation, values, "rule", where, printer.clause(clause))
+    if premises:
+        node.premises = finder.premises(rule_id, values, height)
     return node
 
 
@@ -97,28 +92,21 @@ def premise_finder(engine) -> "_Premises":
 
 def _explain(finder, relation, values, depth, seen, follow) -> Derivation:
     key = (relation, values)
-    if key in seen or depth <= 0:
-        node = derive(finder, relation, values, premises=False)
-        if node.how == "rule":
-            node.repeated, node.cut = key in seen, key not in seen
-        return node
-    node = derive(finder, relation, values)
+    stop = key in seen or depth <= 0
+    node = derive(finder, relation, values, premises=not stop)
     if node.how != "rule":
         return node
+    if stop:
+        node.repeated, node.cut = key in seen, key not in seen
+        return node
     seen.add(key)
-    kids = []
-    for item in node.premises:
-        if isinstance(item, Derivation):
-            d = depth if item.relation in follow else depth - 1
-            kids.append(_explain(finder, item.relation, item.values, d, seen, follow))
-        else:
-            kids.append(item)
-    node.premises = kids
+    node.premises = [_explain(finder, p.relation, p.values, depth if p.relation in follow else depth - 1, seen, follow)
+                     if isinstance(p, Derivation) else p for p in node.premises]
     return node
 
 
 class _Found(Exception):
-    pass
+    """The first derivation found: (body tuples, variable values)."""
 
 
 class _Premises:
@@ -136,7 +124,7 @@ class _Premises:
     def origin(self, relation, values):
         info = self.engine._prov.get(relation, {}).get(tuple(values))
         if info is None:
-            raise error(None, f"{relation}({', '.join(_show(v) for v in values)}) has no recorded derivation")
+            raise error(None, f"{_tuple_text(relation, values)} has no recorded derivation")
         return info
 
     def _compile(self, rule_id):
@@ -145,18 +133,18 @@ class _Premises:
             return got
         program, ci = self.engine.rules[rule_id]
         clause = program.clauses[ci]
-        fresh = iter(range(1 << 30))
+        fresh = itertools.count()
 
         def named(atom):
             return Atom(atom.relation, tuple(Var(f"_w{next(fresh)}", a.loc) if isinstance(a, Wildcard) else a
                                              for a in atom.args), atom.loc)
         body = [named(l) if isinstance(l, Atom) else l for l in clause.body]
-        names = sorted(variable_names_outside_aggregates(clause.body))
+        names = sorted({v.name for v in variables(clause.body, into_aggregates=False)})
         atoms = [l for l in body if isinstance(l, Atom)]
         out = [Var(n, clause.loc) for n in names] + [a for atom in atoms for a in atom.args]
         head = Atom(self.HEAD, clause.head.args, clause.loc)
         ns = Namespace()
-        fn = compile_clause(ns, [head] + body, out, 0, rule_id, 0, kinds=program.clause_kinds[ci])
+        fn = compile_clause(ns, [head] + body, out, 0, rule_id, kinds=program.clause_kinds[ci])
         self.engine._bind(ns)
         got = self.compiled[rule_id] = (fn, names, [(a.relation, len(a.args)) for a in atoms])
         return got
@@ -165,46 +153,35 @@ class _Premises:
         fn, names, shapes = self._compile(rule_id)
         prov = self.engine._prov
         program, ci = self.engine.rules[rule_id]
-        clause = program.clauses[ci]
-        found = []
 
         def emit(_ri, tup, _rule):
-            env = dict(zip(names, tup))
             rows, k = [], len(names)
             for rel, n in shapes:
-                rows.append(tup[k:k + n])
+                row = tup[k:k + n]
                 k += n
-            for (rel, _), row in zip(shapes, rows):
                 info = prov.get(rel, {}).get(row)
                 if info is None or info[1] >= height:
                     return
-            found.append((rows, env))
-            raise _Found
+                rows.append(row)
+            raise _Found(rows, dict(zip(names, tup)))
 
         try:
             fn([tuple(values)], emit)
-        except _Found:
-            pass
-        if not found:
-            raise error(clause.loc, "internal error: no derivation found for a recorded tuple")
-        rows, env = found[0]
-        return _items(clause, rows, env)
+        except _Found as found:
+            return _items(program.clauses[ci], *found.args)
+        raise error(program.clauses[ci].loc, "internal error: no derivation found for a recorded tuple")
 
 
 def _items(clause, atom_rows, env) -> list:
-    """The clause's body as premises: (relation, tuple) for atoms, text for the rest."""
+    """The clause's body as premises: a pending Derivation for each atom, text for the rest."""
     out = []
     rows = iter(atom_rows)
     for lit in clause.body:
         if isinstance(lit, Atom):
-            out.append((lit.relation, tuple(next(rows))))
+            out.append(Derivation(lit.relation, tuple(next(rows)), "pending"))
         else:
-            out.append(_substitute(literal(lit), env))
+            out.append(_substitute(printer.literal(lit), env))
     return out
-
-
-def _clause_text(clause) -> str:
-    return f"{literal(clause.head)} :- {', '.join(literal(l) for l in clause.body)}."
 
 
 def _substitute(text: str, env: dict) -> str:

@@ -1,9 +1,7 @@
-"""Pausing Python's cyclic garbage collector while relations are built.
-
-An evaluation allocates millions of small tuples and no cycles worth
-collecting (the engines break their own): each young collection would scan
-them all, for nothing. Refcounting still frees what is dropped.
-"""
+"""Pausing Python's cyclic garbage collector while relations are built: an
+evaluation allocates millions of small tuples and no cycles worth collecting
+(the engines break their own), which each young collection would scan for
+nothing. Refcounting still frees what is dropped."""
 from __future__ import annotations
 
 import gc
@@ -12,11 +10,10 @@ from contextlib import contextmanager
 
 @contextmanager
 def gc_paused(promote_survivors: bool = False):
-    """No cyclic collection inside the block. With `promote_survivors`, the
-    objects still alive at its end go straight to the oldest generation
-    (freeze, then unfreeze), which only a full collection scans, and that
-    is rare: the next young collection would otherwise scan every tuple the
-    block kept. Nested pauses do nothing; the outermost one restores."""
+    """No cyclic collection inside the block (nested pauses do nothing). With
+    `promote_survivors`, what is still alive at its end goes straight to the
+    oldest generation (freeze, unfreeze), which only the rare full collection
+    scans: the next young one would otherwise scan every tuple the block kept."""
     if not gc.isenabled():
         yield
         return

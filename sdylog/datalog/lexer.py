@@ -49,24 +49,20 @@ _TOKEN = re.compile(r"""
 """, re.X)
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n",
             "r": "\r", "t": "\t", "v": "\v"}
-_PP = re.compile(r"[ \t]*#[ \t]*(?P<name>[a-z_]*)(?P<rest>.*)")
+_PP = re.compile(r"[ \t]*(?P<hash>#)[ \t]*(?P<name>[a-z_]*)(?P<rest>.*)")
+_DOT_INCLUDE = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")')
 _IDENT = re.compile(r"[_?a-zA-Z][_?a-zA-Z0-9]*$")
+# Directives of a relation's name and its columns in parentheses: a clause starts after them.
+_DECLARING = {".decl", ".input", ".output", ".printsize", ".limitsize", ".functor"}
 
 
 def _unescape(text: str, loc: Loc) -> str:
-    out, i = [], 1
-    while i < len(text) - 1:
-        c = text[i]
-        if c == "\\":
-            nxt = text[i + 1]
-            if nxt not in _ESCAPES:
-                raise error(loc, f"unknown escape sequence \\{nxt}")
-            out.append(_ESCAPES[nxt])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    """The value of a string literal (quotes included in `text`)."""
+    def one(m):
+        if m[1] not in _ESCAPES:
+            raise error(loc, f"unknown escape sequence \\{m[1]}")
+        return _ESCAPES[m[1]]
+    return re.sub(r"\\(.)", one, text[1:-1])
 
 
 @dataclass
@@ -77,12 +73,42 @@ class _Cond:
     loc: Loc
 
 
+def _arguments(tokens: list[Token], i: int) -> tuple[list[list[Token]], int]:
+    """The arguments of a macro call whose "(" is tokens[i], and the index after its ")"."""
+    args, cur, depth = [], [], 0
+    for j in range(i + 1, len(tokens)):
+        x = tokens[j]
+        if x.text in ("(", "[", "{") and x.kind == "op":
+            depth += 1
+        elif x.text in (")", "]", "}") and x.kind == "op":
+            if depth == 0:
+                return args + [cur], j + 1
+            depth -= 1
+        elif x.text == "," and x.kind == "op" and depth == 0:
+            args.append(cur)
+            cur = []
+            continue
+        cur.append(x)
+    raise error(tokens[i].loc, "a macro call without its ')'")
+
+
+def _own_variables(params: list[str], body: list[Token]) -> set[str]:
+    """The variables a macro's body binds of its own: names that are no
+    parameter, no relation or functor (before "("), no keyword."""
+    from sdylog.datalog.parser import KEYWORDS   # (the parser imports this module)
+    return {b.text for b, after in zip(body, body[1:] + [None])
+            if b.kind == "ident" and b.text not in params and b.text not in KEYWORDS
+            and not (after is not None and after.text == "(")}
+
+
 class Preprocessor:
     """Tokens of a file and the files it includes.
 
     Understands what C's preprocessor (which Soufflé runs) is used for in rule
     files: `#include "f"` (searched beside the including file, then in the
-    include dirs), object-like `#define NAME [tokens]`, `#undef`,
+    include dirs), `#define NAME [tokens]` and `#define NAME(a, b) [tokens]`
+    (a call's arguments replace a and b; a variable of the body's own may
+    not meet another of its clause: _check_own_variables), `#undef`,
     `#ifdef/#ifndef/#else/#endif` (include guards) and Soufflé's own
     `.include "f"` and `.once`. Anything else starting with `#` is an error.
     """
@@ -90,6 +116,14 @@ class Preprocessor:
     def __init__(self, include_dirs: list[str] | None = None):
         self.include_dirs = list(include_dirs or [])
         self.macros: dict[str, list[Token]] = {}
+        # NAME(params) -> body; replaced, never changed in place, by #define and
+        # #undef, so that a call can keep the functions defined where it stands
+        self.functions: dict[str, tuple[list[str], list[Token]]] = {}
+        self._calls_at: dict[int, tuple[Token, dict]] = {}   # id(name token) -> (it, functions there)
+        # id(token) -> (macro, call number): a variable of a call's body that is no parameter
+        # (_own_tokens: those tokens, kept alive while their ids are keys)
+        self._own: dict[int, tuple[str, int]] = {}
+        self._own_tokens: list[Token] = []
         self.files: list[str] = []        # every file read, in order
         self._once: set[str] = set()
         self._stack: list[str] = []
@@ -114,17 +148,10 @@ class Preprocessor:
             out = self._lex(text, filename, os.path.dirname(real_path) if real_path else os.getcwd())
         finally:
             self._stack.pop()
+        if not self._stack:   # (the outermost file: its includes' calls are expanded with its own)
+            out, self._calls_at = self._calls(out), {}
+            self._check_own_variables(out)
         return out
-
-    def _find_include(self, name: str, here: str, loc: Loc) -> str:
-        if os.path.isabs(name):
-            candidates = [name]
-        else:
-            candidates = [os.path.join(here, name)] + [os.path.join(d, name) for d in self.include_dirs]
-        for c in candidates:
-            if os.path.isfile(c):
-                return c
-        raise error(loc, f"cannot find included file '{name}'")
 
     def _lex(self, text: str, filename: str, here: str) -> list[Token]:
         out: list[Token] = []
@@ -136,20 +163,21 @@ class Preprocessor:
             return not conds or conds[-1].active
 
         while pos < n:
-            if at_line_start:
-                j = pos
-                while j < n and text[j] in " \t":
-                    j += 1
-                m = _PP.match(text, pos) if j < n and text[j] == "#" else None
-                end = text.find("\n", pos)
-                end = n if end < 0 else end
-                if m and m.end() >= end and text[pos:end].lstrip().startswith("#"):
-                    loc = Loc(filename, line, text.index("#", pos) - line_start + 1)
-                    self._directive(m["name"], text[m.start("rest"):end].strip(), loc, conds, out, here,
-                                    active())
-                    pos = end
-                    continue
-                at_line_start = False
+            m = _PP.match(text, pos) if at_line_start else None
+            at_line_start = False
+            if m:   # a preprocessor line (its `.*` stops at the newline; a backslash-newline goes on)
+                end = m.end()
+                while end < n and text[end - 1] == "\\":
+                    end = text.find("\n", end + 1)
+                    end = n if end < 0 else end
+                loc = Loc(filename, line, m.start("hash") - line_start + 1)
+                self._directive(m["name"], text[m.start("rest"):end].replace("\\\n", " ").strip(), loc, conds, out,
+                                here, active())
+                if end > m.end():
+                    line += text.count("\n", m.end(), end)
+                    line_start = text.rindex("\n", m.end(), end) + 1
+                pos = end
+                continue
             m = _TOKEN.match(text, pos)
             loc = Loc(filename, line, pos - line_start + 1)
             if not m:
@@ -184,30 +212,112 @@ class Preprocessor:
                         pos = m.end()
                         continue
                     if value == ".include":
-                        pos = self._dot_include(text, m.end(), loc, here, out)
+                        name = _DOT_INCLUDE.match(text, m.end())
+                        if not name:
+                            raise error(loc, ".include needs a file name in double quotes")
+                        self._include(_unescape(name[1], loc), here, loc, out)
+                        pos = name.end()
                         continue
                 if kind == "ident" and value in self.macros:
-                    out.extend(Token(t.kind, t.text, loc) for t in self.macros[value])
+                    for t in self.macros[value]:
+                        self._append(out, Token(t.kind, t.text, loc))
                 else:
-                    out.append(Token(kind, value, loc))
+                    self._append(out, Token(kind, value, loc))
             pos = m.end()
         if conds:
             raise error(conds[-1].loc, "unterminated #if")
         return out
 
-    def _dot_include(self, text: str, pos: int, loc: Loc, here: str, out: list[Token]) -> int:
-        m = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")').match(text, pos)
-        if not m:
-            raise error(loc, ".include needs a file name in double quotes")
-        name = _unescape(m.group(1), loc)
-        path = self._find_include(name, here, loc)
-        out.extend(self.tokens_of_file(path, self._display(path, name), loc))
-        return m.end()
+    def _append(self, out: list[Token], t: Token) -> None:
+        """t, at the end of out; a function-like macro's name noted with the
+        functions defined here (as C's preprocessor, which expands a call with
+        the definitions before it, not those of the end of the file)."""
+        if t.kind == "ident" and t.text in self.functions:
+            self._calls_at[id(t)] = (t, self.functions)
+        out.append(t)
 
-    @staticmethod
-    def _display(path: str, name: str) -> str:
-        rel = os.path.relpath(path)
-        return rel if not rel.startswith("..") else path
+    def _calls(self, tokens: list[Token], depth: int = 0, functions: dict | None = None) -> list[Token]:
+        """The tokens with each call of a function-like macro replaced by its
+        body, the arguments put in for its parameters (calls in it expanded too,
+        with the functions defined where the call stands). `functions`: those
+        of every call in tokens (a body's); else each name token's own (_append)."""
+        if depth > 50:
+            raise error(tokens[0].loc if tokens else None, "macros call each other without end")
+        out, i = [], 0
+        while i < len(tokens):
+            t = tokens[i]
+            here = functions
+            if here is None:
+                noted = self._calls_at.get(id(t))
+                here = noted[1] if noted is not None and noted[0] is t else {}
+            fn = here.get(t.text) if t.kind == "ident" else None
+            if fn is None or i + 1 == len(tokens) or tokens[i + 1].text != "(":
+                out.append(t)
+                i += 1
+                continue
+            args, i = _arguments(tokens, i + 1)
+            params, body = fn
+            if len(args) != len(params) and not (params == [] and args == [[]]):
+                raise error(t.loc, f"macro '{t.text}' needs {len(params)} argument{'s' * (len(params) != 1)}, "
+                            f"given {len(args)}")
+            given = dict(zip(params, args))
+            own, call = _own_variables(params, body), (t.text, len(self._own_tokens))
+            expanded = []
+            for b in body:
+                if b.kind == "ident" and b.text in given:
+                    expanded += given[b.text]
+                    continue
+                expanded.append(Token(b.kind, b.text, t.loc))
+                if b.kind == "ident" and b.text in own:
+                    self._own[id(expanded[-1])] = call
+                    self._own_tokens.append(expanded[-1])
+            out += self._calls(expanded, depth + 1, here)
+        return out
+
+    def _check_own_variables(self, tokens: list[Token]) -> None:
+        """An error where a variable of a macro's own (in its body, not a
+        parameter) is also a variable of the clause it is called in outside
+        that call, or of another call of it there: as C's preprocessor, which
+        Soufflé runs, the expansion does not rename it, and the two would
+        silently be one variable. (A clause: the tokens after a "." or a
+        directive (a declaration's closing ")"), up to the next "." or
+        directive.)"""
+        own, self._own, self._own_tokens = self._own, {}, []
+        if not own:
+            return
+        clause: list[Token] = []
+        depth = None   # (in a directive: the depth of its parentheses)
+        for t in tokens + [Token("op", ".", Loc("", 0, 0))]:
+            ends = t.kind == "directive" or (t.kind == "op" and t.text == ".")
+            if not ends:
+                if depth is not None and t.kind == "op" and t.text in "()":
+                    depth += 1 if t.text == "(" else -1
+                    ends = depth == 0
+                else:
+                    clause.append(t)
+                if not ends:
+                    continue
+            depth = 0 if t.text in _DECLARING else None
+            first: dict[str, tuple[Token, tuple | None]] = {}   # name -> its first token, whose call (None: none)
+            for x in clause:
+                if x.kind != "ident":
+                    continue
+                call = own.get(id(x))
+                seen, seen_call = first.setdefault(x.text, (x, call))
+                if seen_call != call and (call or seen_call):
+                    macro = (call or seen_call)[0]
+                    raise error(x.loc, f"'{x.text}' is a variable of macro '{macro}' of its own and also a "
+                                f"variable of this clause at {seen.loc} (outside that call of {macro}): they "
+                                "would be one variable; rename one")
+            clause = []
+
+    def _include(self, name: str, here: str, loc: Loc, out: list[Token]) -> None:
+        """The tokens of file `name`, found beside the including file or in an include dir."""
+        found = [p for p in (os.path.join(d, name) for d in (here, *self.include_dirs)) if os.path.isfile(p)]
+        if not found:
+            raise error(loc, f"cannot find included file '{name}'")
+        rel = os.path.relpath(found[0])
+        out.extend(self.tokens_of_file(found[0], rel if not rel.startswith("..") else found[0], loc))
 
     def _directive(self, name, rest, loc, conds, out, here, is_active):
         if name in ("ifdef", "ifndef"):
@@ -235,19 +345,23 @@ class Preprocessor:
             m = re.fullmatch(r'"([^"]+)"|<([^>]+)>', rest)
             if not m:
                 raise error(loc, '#include needs "file"')
-            inc = m.group(1) or m.group(2)
-            path = self._find_include(inc, here, loc)
-            out.extend(self.tokens_of_file(path, self._display(path, inc), loc))
+            self._include(m.group(1) or m.group(2), here, loc, out)
         elif name == "define":
-            parts = rest.split(None, 1)
-            if not parts or not _IDENT.match(parts[0]) or "(" in parts[0]:
-                raise error(loc, "#define: only object-like macros (#define NAME value) are supported")
-            body = parts[1] if len(parts) > 1 else ""
-            sub = Preprocessor(self.include_dirs)
-            sub.macros = self.macros
-            self.macros[parts[0]] = sub._lex(body, loc.file, here)
+            call = re.match(r"([_?a-zA-Z][_?a-zA-Z0-9]*)\(([^)]*)\)(.*)$", rest)
+            parts = [call[1], call[3]] if call else rest.split(None, 1)
+            if not parts or not _IDENT.match(parts[0]):
+                raise error(loc, "#define needs a macro name (#define NAME value, #define NAME(a, b) value)")
+            body = self._lex(parts[1] if len(parts) > 1 else "", loc.file, here)
+            if call is None:
+                self.macros[parts[0]] = body
+                return
+            params = [p.strip() for p in call[2].split(",")] if call[2].strip() else []
+            if not all(map(_IDENT.match, params)) or len(set(params)) < len(params):
+                raise error(loc, f"#define {parts[0]}: parameters are distinct names")
+            self.functions = {**self.functions, parts[0]: (params, body)}
         elif name == "undef":
             self.macros.pop(rest.strip(), None)
+            self.functions = {k: v for k, v in self.functions.items() if k != rest.strip()}
         elif name == "pragma" and rest.strip() == "once":
             self._once.add(self._stack[-1])
         else:

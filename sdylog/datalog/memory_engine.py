@@ -4,15 +4,17 @@ compiled to Python (sdylog/datalog/pyeval.py). API: load / replace / run /
 read / scan / read_columns / save (a DuckDB file, the `--db` layout:
 duckdb_file.py) / explain (explain.py).
 
-Evaluation: a non-recursive stratum runs each clause once (joins in an order
-chosen from the relations' sizes); a recursive stratum runs semi-naively
-(each iteration joins only the tuples new in the last one); a stratum with
-subsumptive rules runs in rank order (sdylog/datalog/ranked.py).
+Evaluation: a non-recursive stratum runs each clause once; a recursive
+stratum runs semi-naively (each iteration joins only the tuples new in the
+last one); a stratum with subsumptive rules runs in rank order (ranked.py).
+Every clause is planned by plan.py (joins in an order chosen from the
+relations' sizes), the plans kept per program.
 
 Where the relations live: when the extension sdylog.datalog._native is built
 and provenance is off, every relation without a float column is a C table
 (native_db.py), and a plain or recursive stratum whose clauses lower to the
-C evaluator's instructions (native_plan.py) runs there. Another stratum runs
+C evaluator's instructions (native_plan.py) runs there, consecutive ones in
+one call while their kept plans fit the sizes. Another stratum runs
 in Python on sets made from the tables (`_data`: made when first read after
 the table changed) and its results go back into them; the relations read
 through the API are made the same way. Without the extension, with
@@ -25,34 +27,83 @@ deduplicates rows going in) once no stratum writes it.
 """
 from __future__ import annotations
 
-from sdylog.datalog.ast import Atom, RelationDecl
-from sdylog.datalog.derivation_steps import DerivationSteps, RankedBackendSteps
-from sdylog.datalog.engine import DeclaredRelations, drop_plan, needed_strata
+from dataclasses import dataclass
+from itertools import chain
+
+from sdylog.datalog.ast import RelationDecl
+from sdylog.datalog.engine import drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_db import NativeDB, NativeIndexes, run_stratum
+from sdylog.datalog.named_rows import NamedReads, positions
+from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
-from sdylog.datalog.pyeval import Namespace, compile_clause
+from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, store_functions
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
-from sdylog.datalog.stepped import StepBackend, StepEvaluation
+from sdylog.datalog.stepped import StepEvaluation
 
 _PY_KIND = {"number": int, "unsigned": int, "float": float, "symbol": str}
 
 
-class MemoryEngine(DerivationSteps, DeclaredRelations):
+@dataclass(frozen=True)
+class Schema:
+    """What every engine running a program holds for it, worked out once per
+    program (kept in its run_cache): the declarations of its relations and
+    of the auxiliary ones of its stepped strata, the programs they cover (it
+    and its step programs, which a stepped stratum's run declares), and
+    their C tables."""
+    decls: dict
+    programs: tuple
+    tables: TableLayout
+
+    def __reduce__(self):
+        # (not saved with the program, cache.py: made again in each process,
+        # whose runs give its symbols their ids)
+        return _unsaved, ()
+
+
+def _unsaved():
+    return None
+
+
+def schema_of(program: Program) -> Schema:
+    cache = program.run_cache
+    if cache.get("schema") is None:
+        programs = [program]
+        for s in program.strata:
+            if s.stepped:
+                programs += [p for p in (s.step_plan.seeds, s.step_plan.step) if p is not None]
+        decls = {}
+        for p in programs:
+            for decl in p.relations.values():
+                decls.setdefault(decl.name, decl)
+        cache["schema"] = Schema(decls, tuple(programs), TableLayout(decls, tuple(programs)))
+    return cache["schema"]
+
+
+class MemoryEngine(NamedReads):
     name = "memory"
 
     def __init__(self, program: Program | None = None, *, provenance: bool = False):
         self.provenance = provenance
         self.program: Program | None = None
-        self._decls: dict[str, RelationDecl] = {}
+        # (the program's relations are held from the start, as its Schema says: a
+        # run costs no work per relation declared)
+        schema = schema_of(program) if program is not None else Schema({}, (), TableLayout({}))
+        self._decls: dict[str, RelationDecl] = dict(schema.decls)
+        self._programs: list[Program] = list(schema.programs)
         native = None if provenance else native_module()
-        self._db = NativeDB(native) if native is not None and hasattr(native, "Database") else None
+        self._db = NativeDB(native, schema.tables) if native is not None and hasattr(native, "Database") else None
         self._cindexes = NativeIndexes(self._db) if self._db is not None else None
         # relation -> its tuples (C relations: made from the table when first read, see _Tables)
         self._data: dict[str, set] = _Tables(self._db) if self._db is not None else {}
+        # the relations held as Python sets (every one without the C extension)
+        self._in_python = set(schema.tables.in_python if self._db is not None else self._decls)
+        for r in self._in_python:
+            self._data[r] = set()
+        self._written: set[str] = set()     # C tables rows went into since they were last emptied
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
         # relations a run asked for some others only freed (see run): -> what it asked for
@@ -62,9 +113,12 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         # the engine would make a cycle that keeps the engine, and every
         # tuple it holds, alive until a full collection (at exit, at the latest)
         self._static = StaticIndexes(self._data.__getitem__)
-        self._init_derivation_steps()
-        self._programs: list[Program] = []
-        self.iterations: dict[str, int] = {}
+        # What provenance numbers: the rules (a (program, clause index) pair
+        # gets a rule id when it first derives something) and the evaluation
+        # steps (heights: a tuple's premises were all derived at smaller heights)
+        self._height = 0
+        self._rule_ids: dict[tuple[int, int], int] = {}   # (id(program), clause index) -> rule id
+        self.rules: list[tuple[Program, int]] = []       # rule id -> (program, clause index)
         if program is not None:
             self.declare(program)
             self.program = program
@@ -80,16 +134,43 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             if self._db is not None:
                 self._db.declare(decl)
             if not self._in_c(decl.name):
+                self._in_python.add(decl.name)
                 self._data[decl.name] = set()
-        if program not in self._programs:
-            self._programs.append(program)
+        self._programs.append(program)
 
-    def _declared(self, relation: str) -> RelationDecl | None:
-        return self._decls.get(relation)
+    def _declared_again(self, decl: RelationDecl) -> bool:
+        """Whether DECL's relation is already held (an error if with other column types)."""
+        have = self._decls.get(decl.name)
+        if have is None:
+            return False
+        if have.kinds != decl.kinds:
+            raise error(decl.loc, f"relation '{decl.name}' is declared with column types "
+                        f"({', '.join(decl.kinds)}) but the database holds it with "
+                        f"({', '.join(have.kinds)})")
+        return True
+
+    def decl(self, relation: str) -> RelationDecl:
+        d = self._decls.get(relation)
+        if d is None:
+            raise error(None, f"unknown relation '{relation}'")
+        return d
 
     @property
     def relations(self) -> list[str]:
         return list(self._decls)
+
+    # ---- provenance: rule ids and heights ----
+    def _rule_id(self, program: Program, ci: int) -> int:
+        key = (id(program), ci)
+        rid = self._rule_ids.get(key)
+        if rid is None:
+            rid = self._rule_ids[key] = len(self.rules)
+            self.rules.append((program, ci))
+        return rid
+
+    def _next_height(self) -> int:
+        self._height += 1
+        return self._height
 
     # ---- facts in ----
     def _in_c(self, relation: str) -> bool:
@@ -98,10 +179,10 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def load(self, relation: str, data) -> None:
         """Add facts: lists of tuples, or anything data.to_arrow takes (columns, arrays, tables)."""
         decl = self.decl(relation)
-        self._restore(relation)
+        self._restore((relation,))
         if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
             # (C checked every row: the usual case skips _rows_of's checks)
-            self._c_changed(relation)
+            self._c_changed((relation,))
             self._loaded.setdefault(relation, []).extend(data)
             return
         rows = self._rows_of(decl, data)
@@ -110,7 +191,7 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             self._insert_c(relation, rows)
         else:
             self._data[relation].update(rows)
-            self._changed(relation)
+            self._changed((relation,))
         if self.provenance:
             p = self._prov.setdefault(relation, {})
             for r in rows:
@@ -128,25 +209,49 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def clear(self, relation: str) -> None:
         self.decl(relation)
-        self._dropped.pop(relation, None)
-        self._loaded.pop(relation, None)
-        self._prov.pop(relation, None)
-        self._reset(relation)
+        self._replace({relation: ()})
 
-    def _reset(self, relation: str) -> None:
-        """The relation back to its loaded facts."""
-        if self._in_c(relation):
-            self._db.clear(relation)
-            self._insert_c(relation, self._loaded.get(relation, ()))
-            return
-        self._data[relation] = set(self._loaded.get(relation, ()))
-        self._changed(relation)
+    def _replace(self, facts: dict) -> None:
+        """The facts of each relation of `facts` (relation -> a list of
+        tuples) replaced by its rows, at once."""
+        for held in (self._dropped, self._loaded, self._prov):
+            for r in held.keys() & facts.keys():
+                del held[r]
+        self._reset(facts)
+        for r, rows in facts.items():
+            if rows:
+                self.load(r, rows)
+
+    def _reset(self, relations) -> None:
+        """The relations back to their loaded facts."""
+        self._empty(relations)
+        for r in self._loaded.keys() & relations:
+            if self._in_c(r):
+                self._insert_c(r, self._loaded[r])
+            else:
+                self._data[r].update(self._loaded[r])
+
+    def _empty(self, relations) -> None:
+        """The relations emptied (the C tables holding rows in one call)."""
+        if self._db is not None:
+            written = self._written.intersection(relations)
+            if written:
+                self._written -= written
+                self._db.clear(written)
+                self._forget_c(written)
+        python = self._in_python.intersection(relations)
+        if python:
+            for r in python:
+                self._data[r] = set()
+            self._changed(python)
 
     def _insert_c(self, relation: str, rows) -> None:
         """Rows into a C table; a value with no C form (an int beyond 64 bits)
         sends every relation back to Python for the engine's life."""
-        self._c_changed(relation)
-        if rows and not self._db.insert(relation, rows):
+        if not rows:
+            return
+        self._c_changed((relation,))
+        if not self._db.insert(relation, rows):
             self._leave_c()
             self._data[relation].update(rows)
 
@@ -154,22 +259,22 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         data = {name: self._data[name] for name in self._decls}
         self._db = self._cindexes = None
         self._data = data
+        self._in_python = set(self._decls)
         self._static.rows = data.__getitem__
         self._static.clear()
 
-    def _c_changed(self, relation: str) -> None:
-        """A C table changed: its set (if made) and what was built on it go."""
-        self._data.pop(relation, None)
-        self._cindexes.forget(relation)
-        self._static.forget(relation)
+    def _c_changed(self, relations) -> None:
+        """Rows went into C tables (a load, a run of C)."""
+        self._written.update(relations)
+        self._forget_c(relations)
 
-    def _to_c(self, relation: str) -> None:
-        """A C relation's set, written by Python, into its table (the set stays valid)."""
-        rows = self._data[relation]
-        self._db.clear(relation)
-        self._cindexes.forget(relation)
-        if not self._db.insert(relation, rows):
-            self._leave_c()
+    def _forget_c(self, relations) -> None:
+        """C tables changed: their sets (if made) and what was built on them go."""
+        for r in self._data.keys() & relations:
+            if r not in self._in_python:   # (a set made from the table)
+                del self._data[r]
+        self._cindexes.forget_all(relations)
+        self._static.forget_all(relations)
 
     def _rows_of(self, decl: RelationDecl, data):
         kinds = [_PY_KIND[k] for k in decl.kinds]
@@ -193,8 +298,8 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         cols = [tbl.column(i).to_pylist() for i in range(decl.arity)]
         return list(zip(*cols))
 
-    def _changed(self, relation: str) -> None:
-        self._static.forget(relation)
+    def _changed(self, relations) -> None:
+        self._static.forget_all(relations)
 
     # ---- evaluation ----
     def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
@@ -202,11 +307,15 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         only the strata they need run, and every other relation is freed as
         soon as no later stratum reads it: afterwards only those asked for
         can be read (until the next load or run brings the others back)."""
-        program = self._program_to_run(program, relations)
+        program = program or self.program
+        if program is None:
+            raise error(None, "no program to run")
+        self.declare(program)
+        for r in relations or ():
+            program.relation(r)   # (every relation asked for must be one of its own)
         strata = needed_strata(program, relations)
-        for r in list(self._dropped):
-            self._restore(r)
-        plan = None if relations is None else drop_plan(program, strata, relations, self._decls)
+        self._restore(list(self._dropped))
+        plan = None if relations is None else drop_plan(program, relations, self._decls)
         with gc_paused():
             try:
                 self._run_strata(program, strata, plan)
@@ -218,33 +327,36 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
 
     def _drop(self, relations, kept: tuple) -> None:
         """Free relations a run was not asked for (see run)."""
-        for r in relations:
-            self._dropped[r] = kept
-            self._prov.pop(r, None)
-            if self._in_c(r):
-                self._db.clear(r)
-                self._c_changed(r)
-            else:
-                self._data[r] = set()
-                self._changed(r)
-
-    def _drop_sets(self, relations, kept: tuple) -> None:
-        """The C hash sets of relations no stratum of the run writes any more
-        (or a rank-ordered one, which stores its result whole), that the run
-        was not asked for: they deduplicate rows as they go in, and none will
-        (the relations are dropped before the next run)."""
-        if self._db is None:
+        if not relations:
             return
-        for r in relations:
-            if r not in kept and r not in self._dropped and self._in_c(r):
-                self._db.drop_set(r)
+        self._dropped.update(dict.fromkeys(relations, kept))
+        if self._prov:
+            for r in relations:
+                self._prov.pop(r, None)
+        self._empty(relations)
 
-    def _restore(self, relation: str) -> None:
-        """A relation a run freed back to its loaded facts."""
-        if self._dropped.pop(relation, None) is not None:
-            self._reset(relation)
-            if self.provenance:
-                self._prov[relation] = {t: (-1, 0) for t in self._data[relation]}
+    def _drop_sets(self, relations) -> None:
+        """The C hash sets of relations (drop_plan's: not asked for) no
+        stratum of the run writes any more (or a rank-ordered one, which
+        stores its result whole): they deduplicate rows as they go in, and
+        none will (the relations are dropped before the next run)."""
+        if self._db is not None and relations:
+            self._db.drop_sets([r for r in relations if r not in self._dropped])
+
+    def _restore(self, relations) -> None:
+        """Relations a run freed back to their loaded facts."""
+        freed = [r for r in relations if self._dropped.pop(r, None) is not None]
+        if not freed:
+            return
+        self._reset(freed)
+        self._facts_provenance(freed)
+
+    def _facts_provenance(self, relations) -> None:
+        """With provenance, the relations' tuples (their loaded facts, after
+        _reset) recorded as facts: no rule, height 0."""
+        if self.provenance:
+            for r in relations:
+                self._prov[r] = {t: (-1, 0) for t in self._data[r]}
 
     def _kept(self, relation: str) -> RelationDecl:
         """The relation's declaration; an error when the last run freed it."""
@@ -258,187 +370,114 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
             self._drop(plan.before, plan.kept)
-            derived = {r for s in strata for r in s.relations}
-            self._drop_sets([r for r in self._decls if r not in derived and r not in self._dropped], plan.kept)
-        for s in strata:
-            for r in s.relations:
-                self._reset(r)
-                if self.provenance:
-                    self._prov[r] = {t: (-1, 0) for t in self._data[r]}
-        for i, s in enumerate(strata):
-            if plan is not None and s.subsumptive:
-                self._drop_sets(s.relations, plan.kept)   # (its result is stored without them)
-            self._run_stratum(program, s)
+            self._drop_sets(plan.unwritten)
+        derived = [r for s in strata for r in s.relations] if plan is None else plan.derived
+        self._reset(derived)
+        self._facts_provenance(derived)
+        i = 0
+        while i < len(strata):
+            if plan is not None and strata[i].subsumptive:
+                self._drop_sets(plan.sets[i])   # (its result is stored without them)
+            ran = len(self._run_next(program, strata[i:]))
             if plan is not None:
-                self._drop(plan.after[i], plan.kept)
-                self._drop_sets(s.relations, plan.kept)
+                done = slice(i, i + ran)
+                self._drop(list(chain.from_iterable(plan.after[done])), plan.kept)
+                self._drop_sets(list(chain.from_iterable(plan.sets[done])))
+            i += ran
 
-    def _run_stratum(self, program: Program, s) -> None:
+    def _run_next(self, program: Program, strata) -> list:
+        """Evaluate the first of `strata`, and the plain and recursive ones
+        after it that C evaluates in the same call (native_db.run_strata):
+        those evaluated."""
+        rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
+            self._db is not None) else ([], False)
+        if rounds and not aborted:
+            return strata[:len(rounds)]
+        s = strata[len(rounds)]
         if self._db is not None and not s.subsumptive and not s.stepped:
-            rounds = run_stratum(self._db, self._cindexes, program, s)
-            for r in s.relations:
-                self._c_changed(r)
-            if rounds is not None:
-                if s.recursive:
-                    self.iterations.update(dict.fromkeys(s.relations, rounds))
-                return
-            for r in s.relations:   # (a run handed back: from the start, in Python)
-                self._reset(r)
-        # (what Python writes goes into the C tables: _store, _recursive)
+            self._reset(s.relations)   # (a run handed back, or none: from the start, in Python)
+        # (what Python writes goes into the C tables: _store, _semi_naive)
         if s.subsumptive:
-            RankedEvaluation(_Backend(self, program), program, s, self.provenance).run()
+            RankedEvaluation(self, program, s).run()
         elif s.stepped:
-            StepEvaluation(_StepBackend(self, program), s.step_plan).run()
-        elif s.recursive:
-            self._recursive(program, s)
+            StepEvaluation(self, program, s.step_plan).run()
         else:
-            self._plain(program, s)
+            self._semi_naive(program, s)
+        return strata[:len(rounds) + 1]
 
-    def _bind(self, ns: Namespace, live=frozenset(), lazy: bool = False) -> None:
-        """Put the indexes compiled code reads into its namespace (with `lazy`,
-        None and a loader the code calls where it first needs one)."""
-        if lazy:
-            def load_index(name):
-                rel, key, negated = ns.specs[name]
-                idx = ns.globals[name] = self.index(rel, key, negated)
-                return idx
-            ns.globals["_load_index"] = load_index
+    def _bind(self, ns: Namespace) -> None:
+        """Put the indexes compiled code reads into its namespace (but those
+        it holds already: Namespace.live_indexes)."""
         for name, (rel, key, negated) in ns.specs.items():
-            if name in ns.globals or rel in live:
-                continue
-            ns.globals[name] = None if lazy else self.index(rel, key, negated)
+            if name not in ns.globals:
+                ns.globals[name] = self._static.index(rel, key, negated)
 
-    def index(self, rel: str, key: tuple, negated: bool = False):
-        """The index of `rel` on `key` (see ranked.build_index), built once."""
-        return self._static.index(rel, key, negated)
+    def _size_of(self, relation: str) -> int | None:
+        """A relation's tuple count (what planning reads), None when not declared."""
+        return self._size(relation) if relation in self._decls else None
 
-    def index_key(self, rel: str, key: tuple) -> tuple:
-        """The columns a lookup of `rel` with `key` bound uses (StaticIndexes.index_key)."""
-        return self._static.index_key(rel, key)
+    def _plans(self, program: Program, s) -> StratumPlan:
+        """The stratum's plans (kept per program, plan.PlanCache)."""
+        return plans_of(program).get(("py", s.relations), self._size_of,
+                                     lambda sizes: plan_stratum(program, s, Context(sizes, index_key=self._static.index_key)))
 
-    def _sizes(self) -> "_Sizes":
-        return _Sizes(self)
-
-    def _plain(self, program: Program, s) -> None:
-        ns = Namespace()
-        sizes = self._sizes()
-        out: set = set()
-        prov = {} if self.provenance else None
-        height = self._next_height()
-        fns = []
-        for ci in s.clauses:
-            c = program.clauses[ci]
-            if any(isinstance(lit, Atom) and not self._size(lit.relation) for lit in c.body):
-                continue   # an atom of an empty relation: no solution
-            fns.append(compile_clause(ns, c.body, c.head.args, 0, self._rule_id(program, ci), None, sizes,
-                                      kinds=program.clause_kinds[ci], lazy=True, indexes=self.index_key,
-                                      add=prov is None))
-        self._bind(ns, lazy=True)
-        if prov is None:
-            emit = out.add   # (compiled with `add`: E(tuple))
-        else:
-            def emit(_ri, tup, rule):
-                if tup not in out:
-                    out.add(tup)
-                    prov[tup] = (rule, height)
-        for fn in fns:
-            fn(emit)
-        ns.globals.clear()   # its functions and loader refer back to it: free the cycle now
-        (rel,) = s.relations
-        self._store(rel, out, prov)
-
-    def _recursive(self, program: Program, s) -> None:
+    def _semi_naive(self, program: Program, s) -> None:
+        """A plain or recursive stratum in Python: its clauses that read none
+        of its relations once, then those that do on the tuples new in the
+        last round until none is (a plain stratum has none of those)."""
         here = list(s.relations)
         rid = {r: i for i, r in enumerate(here)}
         ns = Namespace()
-        sizes = self._sizes()
-        base, delta_fns = [], [[] for _ in here]
-        for ci in s.clauses:
-            c = program.clauses[ci]
-            rule = self._rule_id(program, ci)
-            positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in rid]
-            head = rid[c.head.relation]
-            if not positions:
-                base.append(compile_clause(ns, c.body, c.head.args, head, rule, None, sizes,
-                                            kinds=program.clause_kinds[ci], indexes=self.index_key))
-                continue
-            for p in positions:
-                delta_fns[rid[c.body[p].relation]].append(
-                    compile_clause(ns, c.body, c.head.args, head, rule, p, sizes, live=set(here),
-                                   kinds=program.clause_kinds[ci], indexes=self.index_key))
-        # live indexes of this stratum's relations, kept up to date as tuples arrive
-        from operator import itemgetter
-        live: list[list] = [[] for _ in here]
-        g = ns.globals
-        for name, (rel, key, negated) in ns.specs.items():
-            if rel in rid and name not in g:
-                container = {} if key else []
-                live[rid[rel]].append((itemgetter(*key) if key else None, container))
-                g[name] = container
-        self._bind(ns, set(here))
-        full = [self._data[r] for r in here]
-        prov = [self._prov.setdefault(r, {}) for r in here] if self.provenance else None
-        height = [self._next_height()]
+        plans = self._plans(program, s)
 
-        def insert(ri, tup):
-            full[ri].add(tup)
-            for get, c in live[ri]:
-                if get is None:
-                    c.append(tup)
-                else:
-                    k = get(tup)
-                    lst = c.get(k)
-                    if lst is None:
-                        c[k] = [tup]
-                    else:
-                        lst.append(tup)
-
+        def rule_of(ci):
+            return self._rule_id(program, ci)
+        base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
+        delta_fns = [[delta_function(ns, [p], rule_of, share=False) for p in g]
+                     for g in plans.deltas]
+        live = ns.live_indexes(rid)   # (this stratum's relations: kept up to date as tuples arrive)
+        self._bind(ns)
+        stores = [set() for _ in here]
+        inserters, _, code_envs = zip(*(store_functions(stores[ri], live[ri]) for ri in rid.values()))
         for ri, r in enumerate(here):
-            for tup in full[ri]:
-                for get, c in live[ri]:
-                    if get is None:
-                        c.append(tup)
-                    else:
-                        c.setdefault(get(tup), []).append(tup)
+            for tup in self._data[r]:   # (the facts loaded into it)
+                inserters[ri](tup)
+        prov = [{} for _ in here]
+        height = [self._next_height()]
         new: list[list] = [[] for _ in here]
 
         def emit(ri, tup, rule):
-            if tup not in full[ri]:
-                insert(ri, tup)
+            if inserters[ri](tup):
                 new[ri].append(tup)
-                if prov is not None:
+                if self.provenance:
                     prov[ri][tup] = (rule, height[0])
 
         for fn in base:
             fn(emit)
         # the first round: every tuple (facts loaded into the stratum's relations start it too)
-        new = [list(f) for f in full]
-        iterations = 0
+        new = [list(store) for store in stores]
         while any(new):
-            iterations += 1
             delta, new[:] = list(new), [[] for _ in here]
             height[0] = self._next_height()
             for ri, tups in enumerate(delta):
                 if tups:
                     for fn in delta_fns[ri]:
                         fn(tups, emit)
+        ns.globals.clear()   # (its functions and indexes refer to each other: freed now)
+        for env in code_envs:
+            env.clear()
         for ri, r in enumerate(here):
-            self._changed(r)
-            self.iterations[r] = iterations
-            if self._in_c(r):
-                self._to_c(r)
+            self._store(r, stores[ri], prov[ri])
 
-    def _store(self, relation: str, tuples, prov) -> None:
-        loaded = self._loaded.get(relation)
-        if isinstance(tuples, set):
-            if loaded:
-                tuples.update(loaded)
-            self._data[relation] = tuples
-        else:
-            self._data[relation] = set(tuples).union(loaded or ())
-        self._changed(relation)
+    def _store(self, relation: str, tuples: set, prov) -> None:
+        """A relation's tuples (and their provenance) computed in Python, with its loaded facts."""
+        tuples.update(self._loaded.get(relation, ()))
         if self._in_c(relation):
-            self._to_c(relation)
+            self._empty((relation,))
+            self._insert_c(relation, tuples)
+        else:
+            self._changed((relation,))
+        self._data[relation] = tuples   # (for a C table: its set, made already)
         if self.provenance:
             p = {t: (-1, 0) for t in self._loaded.get(relation, ())}
             if prov:
@@ -471,31 +510,32 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
             raise error(None, f"'{relation}' has {decl.arity} columns, the tuple has {len(tup)}")
         return tuple(tup) in self._data[relation]
 
-    def read_columns(self, relation: str) -> dict:
+    def read_columns(self, relation: str, *columns: str) -> dict:
+        """The tuples (sorted) as numpy arrays, one per column named (default:
+        every declared column), keyed by name."""
         import numpy as np
         decl = self.decl(relation)
+        names = columns or [c.name for c in decl.columns]
         rows = self.read(relation)
         out = {}
-        for i, c in enumerate(decl.columns):
+        for name, i in zip(names, positions(decl, names)):
             vals = [r[i] for r in rows]
-            out[c.name] = np.array(vals, dtype=object if c.kind == "symbol" else None)
+            out[name] = np.array(vals, dtype=object if decl.columns[i].kind == "symbol" else None)
         return out
 
-    def row_matrix(self, relation: str):
-        """(rows as an (n, arity) int64 array with symbols as ids, the symbol
-        strings by id) for a relation held in C; None for one held in Python."""
-        self._kept(relation)
+    def row_matrix(self, relation: str, *columns: str):
+        """(rows as an (n, k) int64 array of the columns named, default every
+        declared column, with symbols as ids; the symbol strings by id) for a
+        relation held in C; None for one held in Python."""
+        decl = self._kept(relation)
         if not self._in_c(relation):
             return None
-        return self._db.row_matrix(relation), self._db.symbols()
-
-    def read_arrow(self, relation: str):
-        import pyarrow as pa
-        decl = self.decl(relation)
-        if decl.arity == 0:
-            return pa.table({"u": pa.array([True] * min(self.size(relation), 1))})
-        rows = self.read(relation)
-        return pa.table({c.name: [r[i] for r in rows] for i, c in enumerate(decl.columns)})
+        matrix = self._db.row_matrix(relation)
+        if columns:
+            at = positions(decl, columns)
+            if at != tuple(range(decl.arity)):
+                matrix = matrix[:, list(at)]
+        return matrix, self._db.symbols()
 
     def save(self, path: str) -> None:
         """Every relation into a new DuckDB file at `path` (as `run --db` writes them)."""
@@ -519,17 +559,6 @@ class MemoryEngine(DerivationSteps, DeclaredRelations):
         self.close()
 
 
-class _Sizes:
-    """Relation -> tuple count, read when the planner asks (a dict of every
-    relation's size per stratum cost more than the lookups)."""
-
-    def __init__(self, engine: MemoryEngine):
-        self.engine = engine
-
-    def get(self, relation: str, default=None):
-        return self.engine._size(relation) if relation in self.engine._decls else default
-
-
 class _Tables(dict):
     """Relation -> its tuples as a Python set; a relation held in C is made
     from its table when first read (and dropped when the table changes)."""
@@ -541,75 +570,3 @@ class _Tables(dict):
     def __missing__(self, relation: str) -> set:
         rows = self[relation] = self.db.rows(relation)
         return rows
-
-
-class _Backend(RankedBackendSteps):
-    """What a rank-ordered stratum reads and writes in the memory engine."""
-
-    def rows(self, relation: str):
-        return list(self.engine._data[relation])
-
-    @property
-    def static(self) -> StaticIndexes:
-        """The engine's indexes of the relations below the stratum."""
-        return self.engine._static
-
-    @property
-    def native_db(self) -> NativeDB | None:
-        """The engine's C tables (the C evaluation reads and writes them)."""
-        return self.engine._db
-
-    @property
-    def native_static(self) -> NativeIndexes | None:
-        """Planning answers from the C tables."""
-        return self.engine._cindexes
-
-    def stored_in_c(self, relation: str) -> None:
-        """The C evaluation wrote the relation's table."""
-        self.engine._c_changed(relation)
-
-    def seeds(self, stratum, base_clauses):
-        eng = self.engine
-        for name in stratum.relations:
-            if eng._loaded.get(name):
-                yield name, list(eng._loaded[name]), -1
-        ns = Namespace()
-        sizes = eng._sizes()
-        fns = []
-        for ci in base_clauses:
-            c = self.program.clauses[ci]
-            fns.append((c.head.relation, self.rule_id(ci),
-                        compile_clause(ns, c.body, c.head.args, 0, self.rule_id(ci), None, sizes,
-                                       kinds=self.program.clause_kinds[ci])))
-        eng._bind(ns)
-        for rel, rule, fn in fns:
-            out = []
-            fn(lambda _ri, tup, _rule: out.append(tup))
-            yield rel, out, rule
-
-    def store(self, relation: str, tuples, prov) -> None:
-        self.engine._store(relation, tuples, prov)
-
-
-class _StepBackend(StepBackend):
-    """What a stepped stratum (sdylog/datalog/stepped.py) asks of the memory
-    engine: its strata of one step run as any others (in C where they lower)."""
-
-    def run_strata(self, program: Program) -> None:
-        self.engine._run_strata(program, program.strata)
-
-    def loaded(self, relation: str):
-        return self.engine._loaded.get(relation, ())
-
-    def replace(self, relation: str, rows) -> None:
-        self.engine.replace(relation, rows)
-
-    def take(self, relation: str, aux: str, program: Program, origin: dict) -> list:
-        eng = self.engine
-        if eng.provenance:
-            self.keep_provenance(relation, origin,
-                                 ((t, rule, height) for t, (rule, height) in eng._prov.get(aux, {}).items()))
-        return list(eng._data[aux])
-
-    def store(self, relation: str, rows) -> None:
-        self.engine._store(relation, set(rows), self.prov.get(relation))

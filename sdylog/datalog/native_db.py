@@ -4,38 +4,97 @@ sdylog/datalog/native/db.c).
 
 Every relation without a float column is a C table of int64 rows; symbols
 are interned to ids by the database (one table of strings per engine).
-A stratum whose clauses lower (native_plan.py: the plans BodyCompiler makes,
-with sizes and index choices read from the C tables) runs in C, its results
-written into the stratum's tables; one that does not lower runs in Python on
+A stratum whose clauses lower (native_plan.py: plans made by plan.py with
+sizes and index choices read from the C tables, kept per program) runs in C,
+its results written into the stratum's tables; one that does not lower runs in Python on
 sets made from the tables (memory_engine.py), its results loaded back.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-from sdylog.datalog.ast import Atom
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower_clause, lower_delta_group
-from sdylog.datalog.pyeval import Namespace
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import StaticIndexes
 
 
-class NativeDB:
-    """The C tables of an engine's relations (those with no float column)."""
+def table_shape(decl) -> tuple | None:
+    """(arity, per column whether it holds symbols) of the C table of
+    DECL's relation; None for one with a float column (held in Python)."""
+    kinds = decl.kinds
+    if "float" in kinds:
+        return None
+    return decl.arity, tuple(k == "symbol" for k in kinds)
 
-    def __init__(self, native):
-        self.db = native.Database()
-        self.table: dict[str, int] = {}   # relation -> table number
+
+class TableLayout:
+    """The C tables of a program's relations (those with no float column),
+    worked out once per program (memory_engine.Schema): their numbers in
+    every Database made from it, and the symbols its strata name, with ids
+    given in the order they are first bound. A Database made from the
+    layout interns the symbols known then first, with those ids: a
+    stratum's plan loaded in C (table numbers, symbol ids) once serves
+    every later database (`bound`; `programs`: the programs whose
+    strata are bound here, the others per database)."""
+
+    def __init__(self, decls: dict, programs: tuple = ()):
+        self.numbers: dict[str, int] = {}           # relation -> table number
         self.arity: dict[str, int] = {}
+        self.shapes: list[tuple] = []               # per table: table_shape
+        for name, decl in decls.items():
+            shape = table_shape(decl)
+            if shape is not None:
+                self.numbers[name] = len(self.shapes)
+                self.arity[name] = decl.arity
+                self.shapes.append(shape)
+        self.in_python = [name for name in decls if name not in self.numbers]   # (a float column)
+        self.programs = programs
+        self.symbols: list[str] = []                # symbol id -> its string
+        self.symbol_ids: dict[str, int] = {}
+        # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
+        self.bound: dict = {}
+        # id(first stratum) -> {(strata offered at most, id(the plan picked for it)): native_db._Batch},
+        # each stratum's entry bounded as `bound`'s (native_db._batch)
+        self.batches: dict = {}
+
+    def intern(self, symbol: str) -> int:
+        i = self.symbol_ids.get(symbol)
+        if i is None:
+            i = self.symbol_ids[symbol] = len(self.symbols)
+            self.symbols.append(symbol)
+        return i
+
+    def covers(self, program) -> bool:
+        return any(p is program for p in self.programs)
+
+
+class NativeDB:
+    """The C tables of an engine's relations (those with no float column):
+    those of its TableLayout, made at once, and any declared later."""
+
+    def __init__(self, native, layout: TableLayout):
+        self.db = native.Database(layout.shapes, layout.symbols)
+        self.layout = layout
+        self.known = len(layout.symbols)            # symbols interned as the layout numbers them
+        self.table: dict[str, int] = dict(layout.numbers)   # relation -> table number
+        self.arity: dict[str, int] = dict(layout.arity)
         self.intern = self.db.intern      # str -> symbol id
+        self.bound: dict = {}             # as the layout's, for the strata of programs it does not cover
+        self.batch = 1 << 30              # strata run_strata offers C at most (see there)
 
     def declare(self, decl) -> None:
-        if decl.name not in self.table and "float" not in decl.kinds:
-            self.table[decl.name] = self.db.add_table(decl.arity, tuple(k == "symbol" for k in decl.kinds))
+        if decl.name in self.table:
+            return
+        shape = table_shape(decl)
+        if shape is not None:
+            self.table[decl.name] = self.db.add_table(*shape)
             self.arity[decl.name] = decl.arity
 
     def holds(self, relation: str) -> bool:
         return relation in self.table
+
+    def numbers(self, relations) -> list[int]:
+        """The table numbers of those of `relations` held in C."""
+        table = self.table
+        return [table[r] for r in relations if r in table]
 
     def insert(self, relation: str, rows) -> bool:
         """Add rows (tuples of the relation's Python values: int, str for a
@@ -43,14 +102,15 @@ class NativeDB:
         another arity, a value of another type, an int beyond 64 bits)."""
         return self.db.insert(self.table[relation], rows)
 
-    def clear(self, relation: str) -> None:
-        self.db.clear(self.table[relation])
+    def clear(self, relations) -> None:
+        """Empty the tables of those of `relations` held in C."""
+        self.db.clear(self.numbers(relations))
 
-    def drop_set(self, relation: str) -> None:
-        """Free the hash set that deduplicates the relation's rows (no row
-        goes in before it is cleared or gets its set again; rows() gives
-        them in row order)."""
-        self.db.drop_set(self.table[relation])
+    def drop_sets(self, relations) -> None:
+        """Free the hash sets that deduplicate the rows of those of
+        `relations` held in C (no row goes in before one is cleared or gets
+        its set again; rows() gives them in row order)."""
+        self.db.drop_sets(self.numbers(relations))
 
     def size(self, relation: str) -> int:
         return self.db.size(self.table[relation])
@@ -74,7 +134,8 @@ class NativeDB:
 
 class NativeIndexes(StaticIndexes):
     """StaticIndexes' answers to the planner (sizes, tuples per key, the
-    columns a lookup uses) read from the C tables and their indexes."""
+    indexes built, the columns a lookup uses) read from the C tables and
+    their indexes."""
 
     def __init__(self, ndb: NativeDB):
         super().__init__(None)
@@ -87,166 +148,187 @@ class NativeIndexes(StaticIndexes):
         size = self.size(rel)
         if not size:
             return 0.0
-        fan = size / max(self.ndb.db.index_keys(self.ndb.table[rel], key), 1)
-        if key:
-            self._fanout.setdefault(rel, {})[key] = fan
-        return fan
+        return size / max(self.ndb.db.index_keys(self.ndb.table[rel], key), 1)
+
+    def built(self, rel: str) -> dict:
+        if rel not in self.ndb.table:
+            return {}
+        size = self.size(rel)
+        return {key: size / max(n, 1) for key, n in self.ndb.db.built(self.ndb.table[rel])}
 
     def _sample_distinct(self, rel: str, col: int) -> int:
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
-def run_stratum(ndb: NativeDB, indexes: NativeIndexes, program, stratum) -> int | None:
-    """Evaluate a plain or recursive stratum in C into its tables (which hold
-    its loaded facts): the rounds it took, or None when it does not lower or
-    the run hands back (an overflow, a division by zero; the tables are then
-    partly written)."""
-    here = list(stratum.relations)
-    if not all(ndb.holds(r) for r in here):
-        return None
-    lowered = PLANS.plan(PlanSources(ndb, indexes), stratum, lambda asked: _lower(asked, program, stratum))
-    if lowered is None:
-        return None
-    base, deltas, specs = lowered
-    rid = {r: i for i, r in enumerate(here)}
-    result = ndb.db.run([ndb.table[r] for r in here], [(ndb.table[rel], key, rel in rid) for rel, key in specs],
-                        base, deltas)
-    if result[0] != "ok":
-        return None
-    for rel, key in specs:   # (what index_key knows of built indexes, as in Python)
-        if key and rel not in rid:
-            indexes.fanout(rel, key)
-    return result[1]
+def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
+    """Evaluate in C, in one call, the leading plain and recursive strata of
+    `strata`: the first planned for the sizes now, each later one with the
+    plans kept for it, C running the first whose sizes it checks fit (the
+    first stratum none fits ends the call: the caller plans it). Returns
+    the rounds of each stratum evaluated (none: the first does not lower),
+    and whether the next one's run handed back (an overflow, a division by
+    zero: its tables are partly written). changed(relations) is called once
+    with the relations they wrote. (After a stratum no plan fitted, the
+    next calls offer fewer strata: see ndb.batch.)"""
+    plans = plans_of(program)
+    batch = _batch(ndb, indexes, program, plans, strata)
+    if batch is None:
+        return [], False
+    status, done, rounds = ndb.db.run(batch.offered)
+    # (when no plan kept fits a stratum, those after it are likely not to either, the
+    # data being of other sizes than when they were kept: offer one stratum at a
+    # time, then twice as many after each call that ran them all)
+    n = len(batch.offered)
+    ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == n else ndb.batch
+    wrote = done + (status == "abort")
+    changed(batch.relations if wrote == n else [r for s in batch.strata[:wrote] for r in s.relations])
+    return rounds, status == "abort"
 
 
-def _lower(asked: _Asked, program, stratum) -> tuple | None:
-    """The stratum's programs (base clauses, delta groups, index specs), made
-    with what `asked` answers (relations held, sizes, symbol ids, index
-    keys); None when a clause does not lower."""
-    here = list(stratum.relations)
-    rid = {r: i for i, r in enumerate(here)}
-    slots = IndexSlots(Namespace())
-    plan = dict(symbols=asked.intern, sizes=asked, indexes=asked.index_key)
-    base, groups = [], [[] for _ in here]
+class _Batch:
+    """The strata one db.run call offers C, and per stratum what it offers
+    (the C plans of the plans kept for it, latest first when it was made)."""
+
+    def __init__(self):
+        self.strata: list = []
+        self.offered: list = []
+        self.relations: list = []   # the strata's relations, in order
+        self.scanned: list = []     # the strata looked at: those offered, and the one that ended the batch
+        self.need = 0               # symbols a database must know to run it (TableLayout.bound)
+        self.changes = 0            # the PlanCache's `changes` when it was made
+
+
+def _batch(ndb: NativeDB, indexes: NativeIndexes, program, plans, strata) -> _Batch | None:
+    """What run_strata offers C (None: not even the first stratum runs
+    there). For a program the layout covers, the batch made for the same
+    strata and the same plan picked for the first is offered again while
+    the plans kept for them are those it offers (the PlanCache's `changes`;
+    its C plans are the layout's, serving every database that knows their
+    symbols): a small module's runs have hundreds of strata of few relations
+    each, and making the batch again cost more than running it. (Runs on
+    modules of other sizes pick other plans for a first stratum in turn: a
+    batch for each. The later strata's plans are offered in the order they
+    had when it was made: C runs the first whose sizes it checks fit, any
+    one giving the same rows.) _batch_made is the plain way. (A plan kept
+    but not offered would make C find none fitting, "stale", not other
+    rows: the caller plans it.)"""
+    first = strata[0]
+    if not _in_c(ndb, first):
+        return None
+    picked = plans.get(("c", first.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
+                       lambda size: _lower(program, first, Context(size, index_key=indexes.index_key)))
+    if picked is None:
+        return None
+    strata = strata[:ndb.batch]
+    layout = ndb.layout
+    if not layout.covers(program):
+        return _batch_made(ndb, plans, strata, False)
+    batches = layout.batches.setdefault(id(first), {})
+    key = (len(strata), id(picked))
+    made = batches.get(key)
+    if (made is not None and made.changes == plans.changes and made.need <= ndb.known
+            and made.scanned[0] is first and made.scanned == strata[:len(made.scanned)]):
+        return made
+    made = _batch_made(ndb, plans, strata, True)
+    if made is not None and made.need <= ndb.known:
+        made.changes = plans.changes
+        if len(batches) >= 2 * plans.KEPT:   # (as _bound: it holds batches of plans no longer kept)
+            batches.clear()
+        batches[key] = made
+    return made
+
+
+def _in_c(ndb: NativeDB, stratum) -> bool:
+    """Whether C may evaluate the stratum (plain or recursive, every relation in C)."""
+    return not stratum.subsumptive and not stratum.stepped and all(map(ndb.holds, stratum.relations))
+
+
+def _batch_made(ndb: NativeDB, plans, strata, covered: bool) -> _Batch | None:
+    """The leading strata C may evaluate with a plan kept (the first one's
+    made already: see _batch), and per stratum the C plans of each."""
+    batch = _Batch()
+    for s in strata:
+        batch.scanned.append(s)
+        if not _in_c(ndb, s):
+            break
+        offered = [_prepared(ndb, covered, s, kept, plans, batch) for kept in plans.kept(("c", s.relations))
+                   if kept[1] is not None]
+        if not offered:
+            break
+        batch.strata.append(s)
+        batch.offered.append(offered)
+    if not batch.strata:
+        return None
+    batch.relations = [r for s in batch.strata for r in s.relations]
+    return batch
+
+
+def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans, batch: _Batch) -> tuple:
+    """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
+    planned for, its C programs: PlanCache.kept), bound to the database.
+    Made once per layout for the strata of the programs it covers (usable
+    by a database that knows the symbols they name: TableLayout; batch.need
+    is raised to their number), else once per database."""
+    if covered:
+        args, need = _bound(ndb.layout.bound, stratum, kept, plans,
+                            lambda: _layout_arguments(ndb, stratum, kept, plans))
+        if need <= ndb.known:
+            batch.need = max(batch.need, need)
+            return args
+        batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
+    args, _ = _bound(ndb.bound, stratum, kept, plans, lambda: (_arguments(ndb, stratum, kept, plans, ndb.intern), 0))
+    return args
+
+
+def _bound(bound: dict, stratum, kept, plans, make) -> tuple:
+    """make()'s (C plan, symbols a database needs for it) for the plan `kept`
+    of `stratum`, kept in `bound` (TableLayout.bound or NativeDB.bound) under
+    the plan's sizes. A stratum's entry holding more than twice the plans a
+    PlanCache keeps is emptied first (it holds those of plans no longer kept)."""
+    seen = kept[0]
+    known = bound.setdefault(stratum.relations, {})
+    got = known.get(id(seen))
+    if got is None or got[0] is not seen:
+        if len(known) >= 2 * plans.KEPT:
+            known.clear()
+        got = known[id(seen)] = (seen, *make())
+    return got[1:]
+
+
+def _layout_arguments(ndb: NativeDB, stratum, kept, plans) -> tuple:
+    """_arguments with symbols interned by the layout, and the number of
+    symbols a database must know to run them."""
+    layout = ndb.layout
+    args = _arguments(ndb, stratum, kept, plans, layout.intern)
+    base, deltas, _ = kept[1]
+    ids = layout.symbol_ids
+    need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols), default=-1)
+    return args, need
+
+
+def _arguments(ndb: NativeDB, stratum, kept, plans, intern):
+    """A stratum's plan `kept` loaded in C for db.run (db.plan: its out
+    tables, indexes, programs and size checks; see db.c), its symbols
+    interned by `intern`."""
+    seen, (base, deltas, specs) = kept
+    return ndb.db.plan([ndb.table[r] for r in stratum.relations],
+                       [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                       [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas],
+                       [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None])
+
+
+def _lower(program, stratum, ctx: Context) -> tuple | None:
+    """The stratum's C programs (base clauses, delta groups, index specs);
+    None when one reads a relation not held in C or does not lower."""
+    plans = plan_stratum(program, stratum, ctx)
+    slots = IndexSlots()
+    here = frozenset(stratum.relations)
     try:
-        for ci in stratum.clauses:
-            c = program.clauses[ci]
-            atoms = [lit for lit in c.body if isinstance(lit, Atom)]
-            if not all(asked.holds(a.relation) for a in atoms):
-                return None
-            kinds = program.clause_kinds[ci]
-            head = rid[c.head.relation]
-            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
-            if not positions:
-                if any(asked.size(a.relation) == 0 for a in atoms):
-                    continue   # an atom of an empty relation: no solution
-                base.append(lower_clause(slots, c.body, c.head.args, head, kinds, **plan))
-            for p in positions:
-                groups[rid[c.body[p].relation]].append((c.body, c.head.args, head, -1, p, kinds))
-        arity = [program.relations[r].arity for r in here]
-        deltas = [lower_delta_group(slots, g, arity[ri], live=set(here), **plan) if g else []
-                  for ri, g in enumerate(groups)]
+        base = [lower(p, slots) for p in plans.base]
+        deltas = [[lower(p, slots, here) for p in g] for g in plans.deltas]
     except CannotLower:
         return None
     specs = slots.specs()
-    if not all(asked.holds(rel) for rel, _ in specs):
+    if any(ctx.size(rel) is None for rel, _ in specs):
         return None
     return base, deltas, specs
-
-
-@dataclass(frozen=True)
-class PlanSources:
-    """What planning a stratum reads: the C tables, their indexes, and (a
-    rank-ordered stratum's plan names its rules) the engine's rule ids."""
-    ndb: NativeDB
-    indexes: NativeIndexes
-    rule_id: Callable[[int], int] | None = None
-
-
-# What planning asks: question -> its answer from the sources.
-_QUESTIONS = {
-    "holds": lambda src, rel: src.ndb.holds(rel),
-    "size": lambda src, rel: src.ndb.size(rel),
-    "intern": lambda src, symbol: src.ndb.intern(symbol),
-    "index_key": lambda src, rel, key: tuple(src.indexes.index_key(rel, key)),
-    "fanout": lambda src, rel, key: src.indexes.fanout(rel, key),
-    "rule_id": lambda src, ci: src.rule_id(ci),
-}
-
-
-class _Asked:
-    """The sources as planning sees them, every question asked and its
-    answer logged in order (a read asked again is not logged again). (Also
-    the planner's sizes: relation -> tuple count, None when not a C
-    relation.)"""
-
-    def __init__(self, sources: PlanSources):
-        self.sources, self.log, self.reads = sources, [], {}
-
-    def _ask(self, question: str, *args):
-        ask = _QUESTIONS[question]
-        answer = ask(self.sources, *args)
-        self.log.append((ask, args, answer))
-        return answer
-
-    def _read(self, question: str, rel: str):
-        """A question of a relation's table, whose answer planning cannot
-        change (it writes no table): logged once."""
-        key = (question, rel)
-        if key not in self.reads:
-            self.reads[key] = self._ask(question, rel)
-        return self.reads[key]
-
-    def holds(self, rel: str) -> bool:
-        return self._read("holds", rel)
-
-    def size(self, rel: str) -> int:
-        return self._read("size", rel)
-
-    def get(self, rel: str, default=None):
-        return self.size(rel) if self.holds(rel) else default
-
-    def intern(self, symbol: str) -> int:
-        return self._ask("intern", symbol)
-
-    def index_key(self, rel: str, key: tuple) -> tuple:
-        return self._ask("index_key", rel, key)
-
-    def fanout(self, rel: str, key: tuple) -> float:
-        return self._ask("fanout", rel, key)
-
-    def rule_id(self, ci: int) -> int:
-        return self._ask("rule_id", ci)
-
-
-class _PlanCache:
-    """The last plans made for each stratum, each with the questions its
-    planning asked and their answers. Planning is a function of those
-    answers: a stratum that would get the same ones again (the same module
-    run again, or one alike) takes the plan made then. The questions are
-    asked again in order (each with the effects it has when first asked)
-    up to the first answer that differs; then the stratum is planned anew.
-    On a small module, planning is most of a rule evaluation's time."""
-
-    KEPT = 4   # plans per stratum (a pipeline runs a program on a few modules)
-
-    def __init__(self):
-        self.plans: dict[int, tuple] = {}   # id(stratum) -> (stratum, [(log, plan), ...], latest first)
-
-    def plan(self, sources: PlanSources, stratum, make):
-        """The plan make(asked) gives for `stratum` (asked: an _Asked over
-        `sources`, all that make may read of them), or the one kept for the
-        same answers."""
-        entry = self.plans.get(id(stratum))
-        kept = entry[1] if entry is not None and entry[0] is stratum else []
-        for k, (log, made) in enumerate(kept):
-            if all(ask(sources, *args) == answer for ask, args, answer in log):
-                kept.insert(0, kept.pop(k))
-                return made
-        asked = _Asked(sources)
-        made = make(asked)
-        self.plans[id(stratum)] = (stratum, [(asked.log, made)] + kept[:self.KEPT - 1])
-        return made
-
-
-PLANS = _PlanCache()

@@ -1,31 +1,29 @@
-"""Clauses lowered to the instructions of the C evaluators (sdylog.datalog._native,
-source in sdylog/datalog/native/; interp.h's header lists the instruction set).
+"""Plans (plan.py) lowered to the instructions of the C evaluators
+(sdylog.datalog._native, source in sdylog/datalog/native/; interp.h's header
+lists the instruction set).
 
-The plan (join order, index keys, what is bound where) is BodyCompiler's
-(pyeval.py): NativeCompiler only overrides how each planned step is emitted,
-as int64 words instead of Python source. Registers 0..arity-1 hold the delta
-tuple's columns (the clause's `_c0, _c1, ...`); variables and expression
-values get the next ones; each loop gets a tuple slot.
+A plan's registers are the program's (0..arity-1 the delta tuple's
+columns); its temporaries and constants get the next ones; an Assign shares
+the register of its value (no copy). An aggregate (count, sum, min, max of
+integers) becomes an AGG instruction followed by its steps' program, ending
+in ACC.
 
-An aggregate (count, sum, min, max of integers) becomes an AGG instruction
-followed by its body's program, ending in ACC; its registers are the
-clause's (the variables it injects are read where they are).
-
-Symbols are interned ids (`symbols`: str -> id; None: no symbol lowers):
-equality on ids is equality on strings, nothing else is.
+A lowered program keeps what depends on the database apart: symbol
+constants (their interned ids differ per database) and rule ids (per
+engine) are filled in by bind(), so a program lowered once serves every run
+of its program.
 
 What cannot be lowered raises CannotLower (the caller keeps the Python
 path): floats, string functors and comparisons of order on symbols,
-functors other than the integer ones the C code computes, `mean`.
+functors other than the integer ones the C code computes, `mean`, a
+negation of a relation of the stratum.
 """
 from __future__ import annotations
 
 import os
-from functools import partial
+from dataclasses import dataclass
 
-from sdylog.datalog.ast import Aggregate, Functor, NumberLit, StringLit, Var
-from sdylog.datalog.pyeval import BodyCompiler, Unsupported, _clause_lines, delta_group_clauses, domination_clauses
-from sdylog.datalog.semantics import injected
+from sdylog.datalog import plan as P
 
 try:
     from sdylog.datalog import _native
@@ -33,8 +31,9 @@ except ImportError:   # built where a C compiler exists (setup.py); else the Pyt
     _native = None
 
 # opcodes and operators: the enums at the top of native/interp.h
-(OP_END, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_CONST, OP_ARITH, OP_UNARY, OP_CMP,
- OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC) = range(17)
+(OP_END, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
+ OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC, OP_ANY,
+ OP_BRANCH, OP_JOIN, OP_MOVE) = range(20)
 _AGG = {"count": 0, "sum": 1, "min": 2, "max": 3}
 _ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "min": 5, "max": 6, "band": 7, "bor": 8, "bxor": 9,
           "bshl": 10, "bshr": 11}
@@ -44,7 +43,6 @@ _ORDER = frozenset({"<", "<=", ">", ">="})
 MAX_REGISTERS = 1024
 MAX_TUPLES = 64
 INT64 = (-(1 << 63), (1 << 63) - 1)
-NATIVE_KINDS = frozenset({"number", "unsigned"})
 
 
 class CannotLower(Exception):
@@ -62,208 +60,179 @@ class IndexSlots:
     """The indexes lowered programs read, numbered: (relation, key columns);
     a lookup and a negation on the same columns share one."""
 
-    def __init__(self, ns):
-        self.ns = ns
+    def __init__(self):
         self.number: dict[tuple, int] = {}
 
-    def slot(self, name: str) -> int:
-        rel, key, _negated = self.ns.specs[name]
-        return self.number.setdefault((rel, tuple(key)), len(self.number))
+    def slot(self, relation: str, key: tuple) -> int:
+        return self.number.setdefault((relation, tuple(key)), len(self.number))
 
     def specs(self) -> list[tuple]:
         return sorted(self.number, key=self.number.get)
 
 
-class NativeCompiler(BodyCompiler):
-    """BodyCompiler emitting instruction words (see the module docstring)."""
+@dataclass(frozen=True)
+class Lowered:
+    """A program of the C evaluator, before bind()."""
+    nregs: int
+    ntuples: int
+    words: tuple
+    consts: tuple      # register, value, register, value, ... (a symbol's value: 0 until bound)
+    symbols: tuple     # (position in consts, symbol) of each symbol constant
+    rules: tuple       # (word position, clause index) of each EMIT's rule
 
-    def __init__(self, *args, arity: int, slots: IndexSlots, symbols=None, **kw):
-        super().__init__(*args, **kw)
-        self.symbols = symbols
+    def bind(self, intern, rule_of=None) -> tuple:
+        """(registers, tuple slots, words, [register, constant, ...]) for a
+        database that interns symbols with `intern`, rule ids by `rule_of`
+        (None: every EMIT's rule is -1, as lowered)."""
+        words = self.words
+        if rule_of is not None and self.rules:
+            words = list(words)
+            for pos, clause in self.rules:
+                words[pos] = rule_of(clause) if clause >= 0 else -1
+        consts = self.consts
+        if self.symbols:
+            consts = list(consts)
+            for pos, symbol in self.symbols:
+                consts[pos] = intern(symbol)
+        return self.nregs, self.ntuples, words, consts
+
+
+class _Lowering:
+    def __init__(self, plan: P.ClausePlan, slots: IndexSlots, live):
+        self.plan, self.slots, self.live = plan, slots, live
         self.code: list[int] = []
-        self.regs: dict[str, int] = {}
-        self.nregs = arity
-        self.tuples: dict[str, int] = {}
-        self.consts: dict[int, int] = {}   # value -> the register holding it (set once, not per use)
-        self.slots = slots
-
-    def line(self, text: str):
-        raise CannotLower(f"no instruction for {text.strip()!r}")
-
-    def program(self) -> tuple:
-        """(registers, tuple slots, instruction words, [register, constant, ...])."""
-        if self.nregs > MAX_REGISTERS or len(self.tuples) > MAX_TUPLES:
-            raise CannotLower("too many registers")
-        return (max(self.nregs, 1), len(self.tuples), self.code, [w for v, r in self.consts.items() for w in (r, v)])
+        self.nregs = plan.nregs
+        self.alias: dict[int, int] = {}    # plan register -> the register holding it (Assign)
+        self.consts: dict = {}             # (type, value) -> register (set once, not per use)
+        self.rules: list[tuple] = []
 
     def new_reg(self) -> int:
         self.nregs += 1
         return self.nregs - 1
 
-    def var(self, name: str) -> int:
-        alias = self.alias.get(name)
-        if alias is not None:
-            return int(alias[2:])   # `_c{i}`: the delta tuple's column i
-        reg = self.regs.get(name)
-        if reg is None:
-            reg = self.regs[name] = self.new_reg()
-        return reg
+    def symbolic(self, v) -> bool:
+        """A value that may hold a symbol (its id's order is no string order)."""
+        if isinstance(v, P.Const):
+            return isinstance(v.value, str)
+        return isinstance(v, P.Reg) and self.plan.kinds[v.n] not in P.INTEGER_KINDS
 
-    def tuple_slot(self, tvar: str) -> int:
-        return self.tuples.setdefault(tvar, len(self.tuples))
-
-    # ---- expressions: a register holding the value ----
-    def expr(self, e) -> int:
-        if isinstance(e, Var):
-            return super().expr(e)   # (its register: self.var)
-        if isinstance(e, NumberLit):
-            if e.kind == "float" or not isinstance(e.value, int) or not INT64[0] <= e.value <= INT64[1]:
+    def value(self, v) -> int:
+        """A register holding the value."""
+        if isinstance(v, P.Reg):
+            return self.alias.get(v.n, v.n)
+        if isinstance(v, P.Const):
+            x = v.value
+            if isinstance(x, float) or (isinstance(x, int) and not INT64[0] <= x <= INT64[1]):
                 raise CannotLower("not a 64-bit integer")
-            return self.const(e.value)
-        if isinstance(e, StringLit):
-            if self.symbols is None:
-                raise CannotLower("symbol")
-            return self.const(self.symbols(e.value))
-        if isinstance(e, Functor):
-            if any(self._symbolic(a) for a in e.args):
-                raise CannotLower(f"functor {e.op} of symbols")
-            args = [self.expr(a) for a in e.args]
-            op = e.op
-            if op in _UNARY and len(args) == 1:
+            r = self.consts.get((type(x), x))
+            if r is None:
+                r = self.consts[(type(x), x)] = self.new_reg()
+            return r
+        if any(self.symbolic(a) for a in v.args):
+            raise CannotLower(f"functor {v.op} of symbols")
+        args = [self.value(a) for a in v.args]
+        if v.op in _UNARY and len(args) == 1:
+            r = self.new_reg()
+            self.code += [OP_UNARY, _UNARY[v.op], r, args[0]]
+            return r
+        if v.op in _ARITH and (len(args) == 2 or (v.op in ("min", "max") and len(args) > 2)):
+            acc = args[0]
+            for b in args[1:]:
                 r = self.new_reg()
-                self.code += [OP_UNARY, _UNARY[op], r, args[0]]
-                return r
-            if op in _ARITH and (len(args) == 2 or (op in ("min", "max") and len(args) > 2)):
-                acc = args[0]
-                for b in args[1:]:
-                    r = self.new_reg()
-                    self.code += [OP_ARITH, _ARITH[op], r, acc, b]
-                    acc = r
-                return acc
-            raise CannotLower(f"functor {op}")
-        if isinstance(e, Aggregate):
-            return self.aggregate(e)
-        raise CannotLower(f"expression {e!r}")
+                self.code += [OP_ARITH, _ARITH[v.op], r, acc, b]
+                acc = r
+            return acc
+        raise CannotLower(f"functor {v.op}")
 
-    def const(self, value: int) -> int:
-        r = self.consts.get(value)
-        if r is None:
-            r = self.consts[value] = self.new_reg()
-        return r
+    def steps(self, steps) -> None:
+        code = self.code
+        for s in steps:
+            if isinstance(s, P.Scan):
+                code += [OP_SCAN, self.slots.slot(s.relation, ()), s.t]
+            elif isinstance(s, P.Lookup):
+                vals = [self.value(v) for v in s.values]
+                code += [OP_LOOKUP, self.slots.slot(s.relation, s.key), s.t, len(vals), *vals]
+            elif isinstance(s, P.Bind):
+                code += [OP_BIND, s.reg, s.t, s.col]
+            elif isinstance(s, P.Check):
+                code += [OP_CHECK, s.t, s.col, self.value(s.value)]
+            elif isinstance(s, P.Assign):
+                self.alias[s.reg] = self.value(s.value)
+            elif isinstance(s, P.Test):
+                code += [OP_CMP, *self.comparison(s)]
+            elif isinstance(s, P.Either):
+                options = [[self.comparison(t) for t in option] for option in s.options]   # (ARITHs first)
+                words = [w for option in options for w in (len(option), *(w for t in option for w in t))]
+                code += [OP_ANY, len(words), *words]
+            elif isinstance(s, P.Branch):
+                self.branch(s)
+            elif isinstance(s, P.Absent):
+                if s.relation in self.live:
+                    raise CannotLower("negation of a relation of the stratum")   # (Python reports it)
+                slot = self.slots.slot(s.relation, s.key)
+                vals = [self.value(v) for v in s.values]
+                code += [OP_NOTIN, slot, len(vals), *vals] if vals else [OP_EMPTY, slot]
+            elif isinstance(s, P.Distinct):
+                code += [OP_DISTINCT, s.t]
+            elif isinstance(s, P.Fail):
+                code += [OP_FAIL]
+            elif isinstance(s, P.Aggregate):
+                self.aggregate(s)
+            elif isinstance(s, P.Emit):
+                vals = [self.value(v) for v in s.values]
+                self.rules.append((len(code) + 2, s.clause))
+                code += [OP_EMIT, s.relation, -1, len(vals), *vals]
+            elif isinstance(s, P.Holds):
+                code += [OP_TRUE]
+            else:
+                raise CannotLower(f"step {s!r}")
 
-    def _symbolic(self, e) -> bool:
-        """An expression that may hold a symbol (its id's order is no string order)."""
-        if isinstance(e, StringLit):
-            return True
-        if isinstance(e, Var):
-            return self.kinds is None or self.kinds.get(e.name) not in NATIVE_KINDS
-        return False
+    def branch(self, b: P.Branch) -> None:
+        """BRANCH n m1..mn, then each option's program (its tests, then a
+        MOVE per Assign: the registers are shared by the options), ending in
+        JOIN k: on to the words after the last option."""
+        outer, bodies = self.code, []
+        for option in b.options:
+            self.code = []
+            for x in option:
+                if isinstance(x, P.Assign):
+                    self.code += [OP_MOVE, x.reg, self.value(x.value)]
+                else:
+                    self.steps([x])
+            bodies.append(self.code + [OP_JOIN, 0])
+        self.code = outer
+        self.code += [OP_BRANCH, len(bodies), *(len(body) for body in bodies)]
+        for k, body in enumerate(bodies):
+            body[-1] = 2 + sum(len(rest) for rest in bodies[k + 1:])   # (from JOIN to after the last option)
+            self.code += body
 
-    def aggregate(self, agg: Aggregate) -> int:
-        """AGG, the program of the aggregate's body ending in ACC: the register
-        holding its value (BodyCompiler.aggregate's plan)."""
+    def comparison(self, t: P.Test) -> tuple[int, int, int]:
+        """(operator, register, register) of a Test."""
+        if t.op not in _CMP or (t.op in _ORDER and (self.symbolic(t.left) or self.symbolic(t.right))):
+            raise CannotLower(f"comparison {t.op}")
+        return _CMP[t.op], self.value(t.left), self.value(t.right)
+
+    def aggregate(self, agg: P.Aggregate) -> None:
         op = _AGG.get(agg.op)
-        if op is None or (agg.target is not None and not self._integer(agg.target)):
+        if op is None or (agg.target is not None and not P.is_integer(agg.target, self.plan.kinds)):
             raise CannotLower(f"aggregate {agg.op}")
-        names = sorted(injected(agg, self.items, self.outer))
-        sub = NativeCompiler(self.ns, list(agg.body) + ([agg.target] if agg.target is not None else []),
-                             self.sizes, self.live, set(names), self.kinds, self.lazy, self.fanout, self.indexes,
-                             arity=0, slots=self.slots, symbols=self.symbols)
-        sub.base_depth = -1   # (as BodyCompiler.aggregate: its loops run once per call)
-        sub.regs = {n: self.var(n) for n in names}
-        sub.nregs = self.nregs
-        sub.consts = self.consts
-        sub.tuples = {f"outer {k}": v for k, v in self.tuples.items()}   # (its own slots come after)
-        acc, cnt = sub.new_reg(), sub.new_reg()
-
-        def accumulate(c):
-            value = c.expr(agg.target) if agg.target is not None else acc
-            c.code += [OP_ACC, op, acc, cnt, value]
-            return []
-        try:
-            sub.compile_body(agg.body, None, accumulate)
-        except Unsupported as e:
-            raise CannotLower(str(e)) from None
-        self.nregs = sub.nregs
-        for k, v in sub.tuples.items():
-            if not k.startswith("outer "):
-                self.tuples[f"agg{acc} {k}"] = v
-        self.code += [OP_AGG, op, acc, cnt, len(sub.code), *sub.code]
-        return acc
-
-    # ---- emission ----
-    def emit_begin(self):
-        pass
-
-    def emit_loop(self, tvar, atom, source, key_pos, key_vals):
-        slot, t = self.slots.slot(source), self.tuple_slot(tvar)
-        if key_pos:
-            self.code += [OP_LOOKUP, slot, t, len(key_vals), *key_vals]
-        else:
-            self.code += [OP_SCAN, slot, t]
-
-    def emit_delta_loop(self, tvar):
-        raise CannotLower("ungrouped delta")
-
-    def column(self, tvar, i, cols):
-        if cols:
-            return i
-        r = self.new_reg()
-        self.code += [OP_BIND, r, self.tuple_slot(tvar), i]
-        return r
-
-    def emit_bind(self, name, tvar, i):
-        self.code += [OP_BIND, self.var(name), self.tuple_slot(tvar), i]
-
-    def emit_checks(self, tvar, conds, cols):
-        for i, v in conds:
-            self.code += [OP_CMP, _CMP["="], i, v] if cols else [OP_CHECK, self.tuple_slot(tvar), i, v]
-
-    def emit_distinct(self, tvar):
-        self.code += [OP_DISTINCT, self.tuple_slot(tvar)]
-
-    def emit_solve(self, name, value, inverse, c):
-        self.code += [OP_ARITH, _ARITH[inverse], self.var(name), value, self.expr(c)]
-
-    def emit_negation(self, name, relation, vals):
-        slot = self.slots.slot(name)
-        self.code += [OP_NOTIN, slot, len(vals), *vals] if vals else [OP_EMPTY, slot]
-
-    def emit_assign(self, name, value):
-        self.regs[name] = value   # (registers are written once per binding: share it)
-
-    def emit_fail(self):
-        self.code += [OP_FAIL]
-
-    def comparison_step(self, c):
-        if c.op not in _CMP or (c.op in _ORDER and (self._symbolic(c.left) or self._symbolic(c.right))):
-            raise CannotLower(f"comparison {c.op}")
-        self.code += [OP_CMP, _CMP[c.op], self.expr(c.left), self.expr(c.right)]
-
-    def match_lines(self, head_exprs, head_rel, rule, add):
-        if head_rel is None:
-            self.code += [OP_TRUE]
-        else:
-            regs = [self.expr(e) for e in head_exprs]
-            self.code += [OP_EMIT, head_rel, rule, len(regs), *regs]
-        return []
+        acc, cnt = self.new_reg(), self.new_reg()
+        outer, self.code = self.code, []   # (its body holds no EMIT)
+        self.steps(agg.steps)
+        value = self.value(agg.target) if agg.target is not None else acc
+        self.code += [OP_ACC, op, acc, cnt, value]
+        body, self.code = self.code, outer
+        self.code += [OP_AGG, op, acc, cnt, len(body), *body]
+        self.alias[agg.reg] = acc
 
 
-def lower_clause(slots: IndexSlots, body, head_exprs, head_rel: int, kinds, symbols=None, **plan) -> tuple:
-    """The program of one clause run once, no delta (pyeval.compile_clause's plan)."""
-    comp = partial(NativeCompiler, arity=0, slots=slots, symbols=symbols)
-    _, c = _clause_lines(slots.ns, body, head_exprs, head_rel, -1, None, plan.pop("sizes", None),
-                         plan.pop("live", frozenset()), None, kinds, False, None, compiler=comp, **plan)
-    return c.program()
-
-
-def lower_delta_group(slots: IndexSlots, clauses, arity: int, symbols=None, **plan) -> list[tuple]:
-    """The programs of a delta group (pyeval.compile_delta_group's arguments in `plan`)."""
-    comp = partial(NativeCompiler, arity=arity, slots=slots, symbols=symbols)
-    return [c.program() for _, c in delta_group_clauses(slots.ns, clauses, compiler=comp, **plan)]
-
-
-def lower_domination_test(slots: IndexSlots, tests, arity: int, symbols=None, **plan) -> list[tuple]:
-    """The programs of a domination test (pyeval.compile_domination_test's arguments in `plan`)."""
-    comp = partial(NativeCompiler, arity=arity, slots=slots, symbols=symbols)
-    return [c.program() for _, c in domination_clauses(slots.ns, tests, compiler=comp, **plan)]
+def lower(plan: P.ClausePlan, slots: IndexSlots, live=frozenset()) -> Lowered:
+    """The C program of a plan; its indexes numbered by `slots`; `live`:
+    the relations of the stratum."""
+    low = _Lowering(plan, slots, live)
+    low.steps(plan.steps)
+    if low.nregs > MAX_REGISTERS or plan.ntuples > MAX_TUPLES:
+        raise CannotLower("too many registers")
+    consts = [w for (_, x), r in low.consts.items() for w in (r, 0 if isinstance(x, str) else x)]
+    symbols = [(2 * k + 1, x) for k, (_, x) in enumerate(low.consts) if isinstance(x, str)]
+    return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code), tuple(consts), tuple(symbols), tuple(low.rules))

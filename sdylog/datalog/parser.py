@@ -4,20 +4,22 @@ Anything outside that part is an error at its file:line:col, never skipped.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 
-from sdylog.datalog.ast import (INFIX, NAMED, PREFIX_PRECEDENCE, Aggregate, Atom, BoolLit, Comparison,
-                                Functor, Negation, NumberLit, StringLit, Var, Wildcard)
+from sdylog.datalog.ast import (INFIX, NAMED, PREFIX_PRECEDENCE, Aggregate, AnyOf, Atom, BoolLit, Comparison,
+                                Functor, Negation, NumberLit, StringLit, Var, Wildcard, nodes)
 from sdylog.datalog.lexer import Loc, Token, error
 from sdylog.ir.diagnostics import SdylogError
 
-_COMPARISONS = {"=", "!=", "<", "<=", ">", ">="}
+# The comparison operators, each with its negation.
 _NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _AGGREGATES = {"count", "sum", "min", "max", "mean"}
-_KEYWORDS = (_AGGREGATES | NAMED | set(INFIX) | {"bnot", "lnot", "match", "contains", "true", "false",
-             "as", "nil", "ord", "range", "autoinc", "to_float", "to_unsigned", "bshru",
-             "recursive_iteration_cnt", "choice-domain"})
+KEYWORDS = (_AGGREGATES | NAMED | set(INFIX) | {"bnot", "lnot", "match", "contains", "true", "false",
+             "as", "nil", "ord", "range", "autoinc", "recursive_iteration_cnt", "choice-domain"})
+# Functors of a fixed number of arguments, and of at least some.
+_ARITY = {"strlen": 1, "to_number": 1, "to_string": 1, "to_float": 1, "to_unsigned": 1, "substr": 3}
+_LEAST_ARGUMENTS = {"min": 2, "max": 2, "cat": 1}
 _UNSUPPORTED_DIRECTIVES = {".functor", ".comp", ".init", ".override", ".lattice", ".limitsize",
                            ".number_type", ".symbol_type", ".pragma"}
 # Relation qualifiers that only choose a data structure or an optimisation in
@@ -67,10 +69,6 @@ class ParsedProgram:
     rules: list[ParsedRule] = field(default_factory=list)
 
 
-class _Backtrack(Exception):
-    pass
-
-
 class Parser:
     def __init__(self, tokens: list[Token], eof_loc: Loc):
         self.toks = tokens + [Token("eof", "", eof_loc)]
@@ -82,12 +80,12 @@ class Parser:
     def tok(self) -> Token:
         return self.toks[self.pos]
 
-    def peek(self, k: int = 1) -> Token:
-        return self.toks[min(self.pos + k, len(self.toks) - 1)]
+    def peek(self) -> Token:
+        """The token after this one."""
+        return self.toks[min(self.pos + 1, len(self.toks) - 1)]
 
-    def at(self, text: str, kind: str | None = None) -> bool:
-        t = self.tok
-        return t.text == text and t.kind in ((kind,) if kind else ("op", "ident", "directive"))
+    def at(self, text: str) -> bool:
+        return self.tok.text == text and self.tok.kind in ("op", "ident", "directive")
 
     def take(self) -> Token:
         t = self.tok
@@ -113,6 +111,21 @@ class Parser:
             self.fail(f"expected {what}, found {self.describe(self.tok)}")
         return self.take()
 
+    def separated(self, item, separator: str = ",") -> list:
+        """`item, item, ...` (one or more)."""
+        out = [item()]
+        while self.at(separator):
+            self.take()
+            out.append(item())
+        return out
+
+    def parenthesised(self, item) -> list:
+        """`( item, ... )`, possibly empty."""
+        self.expect("(")
+        out = [] if self.at(")") else self.separated(item)
+        self.expect(")")
+        return out
+
     # ---- program ----
     def program(self) -> ParsedProgram:
         prog = ParsedProgram()
@@ -137,35 +150,22 @@ class Parser:
                 self.fail(f"expected a declaration, a directive or a rule, found {self.describe(t)}")
         return prog
 
-    def relation_names(self) -> list:
-        """`name, name, ...` (a declaration or directive may name several)."""
-        names = [self.relation_name()]
-        while self.at(","):
-            self.take()
-            names.append(self.relation_name())
-        return names
-
     def decl(self) -> ParsedDecl:
         start = self.take()
-        names = self.relation_names()
-        self.expect("(")
-        cols = []
-        if not self.at(")"):
-            while True:
-                cname = self.ident("a column name")
-                self.expect(":")
-                ctype = self.ident("a type name")
-                cols.append((cname.text, ctype.text, ctype.loc))
-                if not self.at(","):
-                    break
-                self.take()
-        self.expect(")")
+        names = self.separated(self.relation_name)
+        cols = self.parenthesised(self.column)
         quals = []
         while self.tok.kind == "ident" and self.tok.text in _REPRESENTATION_QUALIFIERS | _IO_QUALIFIERS:
             quals.append(self.take().text)
         if self.tok.kind == "ident" and self.tok.text in ("eqrel", "choice"):
             self.fail(f"'{self.tok.text}' relations are not supported")
         return ParsedDecl(names, cols, quals, start.loc)
+
+    def column(self) -> tuple[str, str, Loc]:
+        name = self.ident("a column name")
+        self.expect(":")
+        ctype = self.ident("a type name")
+        return name.text, ctype.text, ctype.loc
 
     def relation_name(self) -> tuple[str, Loc]:
         t = self.ident("a relation name")
@@ -183,35 +183,27 @@ class Parser:
         self.expect("=")
         if self.at("["):
             self.fail("record types are not supported")
-        bases = []
-        while True:
-            b = self.ident("a type name")
-            if self.at("{"):
-                self.fail("algebraic data types are not supported")
-            bases.append((b.text, b.loc))
-            if not self.at("|"):
-                break
-            self.take()
-        return ParsedType(name.text, bases, False, start.loc)
+        return ParsedType(name.text, self.separated(self.union_member, "|"), False, start.loc)
+
+    def union_member(self) -> tuple[str, Loc]:
+        b = self.ident("a type name")
+        if self.at("{"):
+            self.fail("algebraic data types are not supported")
+        return b.text, b.loc
 
     def io_directive(self) -> ParsedDirective:
         start = self.take()
-        names = self.relation_names()
-        params: dict[str, str] = {}
-        if self.at("("):
-            self.take()
-            while not self.at(")"):
-                key = self.ident("a parameter name")
-                self.expect("=")
-                v = self.take()
-                if v.kind not in ("string", "ident", "number"):
-                    self.fail(f"expected a parameter value, found {self.describe(v)}", v)
-                params[key.text] = v.text
-                if not self.at(","):
-                    break
-                self.take()
-            self.expect(")")
+        names = self.separated(self.relation_name)
+        params = dict(self.parenthesised(self.parameter)) if self.at("(") else {}
         return ParsedDirective(start.text[1:], names, params, start.loc)
+
+    def parameter(self) -> tuple[str, str]:
+        key = self.ident("a parameter name")
+        self.expect("=")
+        v = self.take()
+        if v.kind not in ("string", "ident", "number"):
+            self.fail(f"expected a parameter value, found {self.describe(v)}", v)
+        return key.text, v.text
 
     # ---- rules ----
     def rule(self) -> ParsedRule:
@@ -230,7 +222,7 @@ class Parser:
         """`:- body.` (its disjuncts), or just `.` for a fact: one empty body."""
         if self.at(":-"):
             self.take()
-            bodies = self.disjunction()
+            bodies = one_test(self.disjunction())
         else:
             bodies = [[]]
         self.expect(".")
@@ -250,36 +242,24 @@ class Parser:
     def plan(self):
         # An execution plan only orders joins in Soufflé; it does not change results.
         self.take()
-        while True:
-            if self.tok.kind != "number":
-                self.fail("expected a version number in '.plan'")
-            self.take()
-            self.expect(":")
-            self.expect("(")
-            while not self.at(")"):
-                if self.tok.kind != "number":
-                    self.fail("expected an atom position in '.plan'")
-                self.take()
-                if not self.at(","):
-                    break
-                self.take()
-            self.expect(")")
-            if not self.at(","):
-                return
-            self.take()
+        self.separated(self.plan_version)
+
+    def plan_version(self):
+        """`N: (i, j, ...)`"""
+        self.number("a version number in '.plan'")
+        self.expect(":")
+        self.parenthesised(lambda: self.number("an atom position in '.plan'"))
+
+    def number(self, what: str) -> Token:
+        if self.tok.kind != "number":
+            self.fail(f"expected {what}")
+        return self.take()
 
     def disjunction(self) -> list[list]:
-        out = self.conjunction()
-        while self.at(";"):
-            self.take()
-            out = out + self.conjunction()
-        return out
+        return sum(self.separated(self.conjunction, ";"), [])
 
     def conjunction(self) -> list[list]:
-        parts = [self.term()]
-        while self.at(","):
-            self.take()
-            parts.append(self.term())
+        parts = self.separated(self.term)
         return [sum(combo, []) for combo in product(*parts)]
 
     def term(self) -> list[list]:
@@ -287,19 +267,18 @@ class Parser:
         if self.at("!"):
             bang = self.take()
             inner = self.term()
-            if len(inner) != 1 or len(inner[0]) != 1:
+            if len(inner) != 1 or len(inner[0]) != 1 or isinstance(inner[0][0], AnyOf):
                 self.fail("only an atom or a single constraint can be negated", bang)
             lit = inner[0][0]
             if isinstance(lit, Atom):
                 return [[Negation(lit, bang.loc)]]
             if isinstance(lit, Negation):
                 return [[lit.atom]]
-            if isinstance(lit, Comparison):
-                if lit.op in _NEGATED:
-                    return [[Comparison(_NEGATED[lit.op], lit.left, lit.right, lit.loc)]]
-                return [[Comparison(lit.op, lit.left, lit.right, lit.loc, not lit.negated)]]
-            if isinstance(lit, BoolLit):
-                return [[BoolLit(not lit.value, lit.loc)]]
+            if isinstance(lit, Comparison) and lit.op in _NEGATED:
+                return [[replace(lit, op=_NEGATED[lit.op])]]
+            if isinstance(lit, Comparison):   # match, contains
+                return [[replace(lit, negated=not lit.negated)]]
+            return [[replace(lit, value=not lit.value)]]   # true, false
         if self.at("("):
             save = self.pos
             try:
@@ -311,7 +290,7 @@ class Parser:
                 try:
                     inner = self.disjunction()
                     self.expect(")")
-                    return inner
+                    return one_test(inner)
                 except SdylogError:
                     if first_pos > self.fail_pos:
                         raise first from None
@@ -320,15 +299,15 @@ class Parser:
         if t.kind == "ident" and t.text in ("true", "false"):
             self.take()
             return [[BoolLit(t.text == "true", t.loc)]]
-        if t.kind == "ident" and t.text not in _KEYWORDS and self.peek().text == "(":
+        if t.kind == "ident" and t.text not in KEYWORDS and self.peek().text == "(":
             return [[self.atom()]]
         return [[self.constraint()]]
 
     def atom(self) -> Atom:
         name, loc = self.relation_name()
-        if name in _KEYWORDS:
+        if name in KEYWORDS:
             self.fail(f"'{name}' is a keyword, not a relation name")
-        return Atom(name, tuple(self.paren_exprs()), loc)
+        return Atom(name, tuple(self.parenthesised(self.expr)), loc)
 
     def constraint(self) -> Comparison:
         t = self.tok
@@ -342,7 +321,7 @@ class Parser:
             return Comparison(t.text, a, b, t.loc)
         left = self.expr()
         op = self.tok
-        if op.kind != "op" or op.text not in _COMPARISONS:
+        if op.kind != "op" or op.text not in _NEGATED:
             self.fail(f"expected a comparison operator, found {self.describe(op)}")
         self.take()
         right = self.expr()
@@ -396,10 +375,10 @@ class Parser:
             if t.text in _AGGREGATES:
                 return self.aggregate_or_functor(t)
             if t.text in NAMED:
-                return Functor(t.text, tuple(self.call_args(t)), t.loc)
+                return self.functor(t, self.parenthesised(self.expr))
             if t.text in ("as", "nil", "ord", "range", "autoinc", "recursive_iteration_cnt"):
                 self.fail(f"'{t.text}' is not supported by sdylog's Datalog front end", t)
-            if t.text in _KEYWORDS:
+            if t.text in KEYWORDS:
                 self.fail(f"unexpected '{t.text}'", t)
             if self.at("("):
                 self.fail(f"'{t.text}' is not a functor; atoms cannot appear inside expressions", t)
@@ -408,37 +387,21 @@ class Parser:
             self.fail(f"'{t.text}' (counters, user-defined functors, records) is not supported", t)
         self.fail(f"expected an expression, found {self.describe(t)}", t)
 
-    def paren_exprs(self) -> list:
-        """`( expr, ... )`, possibly empty."""
-        self.expect("(")
-        args = []
-        if not self.at(")"):
-            while True:
-                args.append(self.expr())
-                if not self.at(","):
-                    break
-                self.take()
-        self.expect(")")
-        return args
-
-    def call_args(self, name: Token) -> list:
-        args = self.paren_exprs()
-        arity = {"strlen": 1, "to_number": 1, "to_string": 1, "to_float": 1, "to_unsigned": 1,
-                 "substr": 3}.get(name.text)
+    def functor(self, name: Token, args: list) -> Functor:
+        arity = _ARITY.get(name.text)
         if arity is not None and len(args) != arity:
             self.fail(f"'{name.text}' takes {arity} argument{'s' if arity > 1 else ''}", name)
-        if name.text in ("min", "max") and len(args) < 2 or name.text == "cat" and len(args) < 1:
-            self.fail(f"'{name.text}' needs {'two' if name.text != 'cat' else 'one'} or more arguments", name)
-        return args
+        least = _LEAST_ARGUMENTS.get(name.text, 0)
+        if len(args) < least:
+            self.fail(f"'{name.text}' needs {'two' if least == 2 else 'one'} or more arguments", name)
+        return Functor(name.text, tuple(args), name.loc)
 
     def aggregate_or_functor(self, t: Token):
         if t.text in ("min", "max") and self.at("("):
             save = self.pos
-            args = self.paren_exprs()
+            args = self.parenthesised(self.expr)
             if not self.at(":"):
-                if len(args) < 2:
-                    self.fail(f"'{t.text}' needs two or more arguments", t)
-                return Functor(t.text, tuple(args), t.loc)
+                return self.functor(t, args)
             self.pos = save
         target = None
         if t.text != "count":
@@ -458,6 +421,16 @@ class Parser:
         else:
             body = [self.atom()]
         return Aggregate(t.text, target, tuple(body), t.loc)
+
+
+def one_test(bodies: list[list]) -> list[list]:
+    """A disjunction of comparisons only (no aggregate) as one body of one
+    AnyOf literal: one test in its clause, not one clause per disjunct."""
+    if len(bodies) < 2 or not all(isinstance(lit, (Comparison, AnyOf)) for body in bodies for lit in body):
+        return bodies
+    if any(isinstance(x, Aggregate) for x in nodes(bodies)):
+        return bodies
+    return [[AnyOf(tuple(tuple(body) for body in bodies), bodies[0][0].loc)]]
 
 
 def left_loc(e) -> Loc | None:

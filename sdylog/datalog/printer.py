@@ -2,7 +2,7 @@
 Soufflé backend compiles and what identifies a program in its cache."""
 from __future__ import annotations
 
-from sdylog.datalog.ast import (INFIX, PREFIX, PREFIX_PRECEDENCE, Aggregate, Atom, BoolLit, Comparison,
+from sdylog.datalog.ast import (INFIX, PREFIX, PREFIX_PRECEDENCE, Aggregate, AnyOf, Atom, BoolLit, Comparison,
                                 Functor, Negation, NumberLit, StringLit, Var, Wildcard)
 
 _ESCAPE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -59,9 +59,17 @@ def literal(l) -> str:
         if l.op in ("match", "contains"):
             return ("!" if l.negated else "") + f"{l.op}({expr(l.left)}, {expr(l.right)})"
         return f"{expr(l.left)} {l.op} {expr(l.right)}"
+    if isinstance(l, AnyOf):
+        return "(" + " ; ".join(", ".join(literal(c) for c in option) for option in l.options) + ")"
     if isinstance(l, BoolLit):
         return "true" if l.value else "false"
     raise TypeError(l)
+
+
+def clause(c) -> str:
+    if not c.body:
+        return f"{atom(c.head)}."
+    return f"{atom(c.head)} :- {', '.join(literal(l) for l in c.body)}."
 
 
 def print_program(program, io: list[str] | None = None) -> str:
@@ -82,10 +90,5 @@ def print_program(program, io: list[str] | None = None) -> str:
     for sub in getattr(program, "subsumptions", ()):
         body = f" :- {', '.join(literal(l) for l in sub.body)}" if sub.body else ""
         lines.append(f"{atom(sub.dominated)} <= {atom(sub.dominating)}{body}.")
-    for c in program.clauses:
-        head = atom(c.head)
-        if c.body:
-            lines.append(f"{head} :- {', '.join(literal(l) for l in c.body)}.")
-        else:
-            lines.append(f"{head}.")
+    lines.extend(clause(c) for c in program.clauses)
     return "\n".join(lines) + "\n"

@@ -1,7 +1,6 @@
 """A checked, stratified program: what both engines run."""
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -9,9 +8,18 @@ from functools import cached_property
 from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
 from sdylog.datalog.lexer import Loc, Preprocessor, error
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
-from sdylog.datalog.semantics import check_clause, check_subsumption
+from sdylog.datalog.pickled import PickledItems
+from sdylog.datalog.semantics import check_clause, check_subsumption, split_binding_disjunctions
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
+
+# The parts of a program only planning, explain and error messages read: the
+# clauses' syntax trees, most of its size. A program pickled (cache.py keeps
+# programs on disk) holds each of their items pickled on its own (pickled.py):
+# a run whose plans are all kept (plan.PlanCache) reads none, one that plans a
+# stratum again reads that stratum's clauses.
+_SOURCE = ("clauses", "clause_kinds", "subsumptions", "subsumption_kinds")
+
 
 # Parameters of .input/.output that sdylog understands, with Soufflé's meaning.
 _IO_PARAMS = {
@@ -22,7 +30,7 @@ _IO_PARAMS = {
 }
 
 
-@dataclass
+@dataclass(eq=False)   # (one program is equal to itself only: the engines keep them by identity)
 class Program:
     relations: dict[str, RelationDecl]
     types: dict[str, TypeDecl]
@@ -30,25 +38,25 @@ class Program:
     clause_kinds: list[dict[str, str]]
     directives: list[IODirective]
     strata: list[Stratum]
+    reads: dict[str, set[str]]   # relation -> the relations its clauses and subsumptive rules read
     files: list[str] = field(default_factory=list)
     name: str = "<program>"
     subsumptions: list[Subsumption] = field(default_factory=list)
     subsumption_kinds: list[dict[str, str]] = field(default_factory=list)
 
-    def subsumptions_of(self, relation: str) -> list[int]:
-        """Indices of the subsumptive rules of a relation."""
-        return [i for i, s in enumerate(self.subsumptions) if s.relation == relation]
+    def __getstate__(self):
+        return {k: PickledItems.of(v) if k in _SOURCE else v for k, v in self.__dict__.items()}
 
     def directives_of(self, kind: str) -> list[IODirective]:
         return [d for d in self.directives if d.kind == kind]
 
     @cached_property
     def inputs(self) -> list[str]:
-        return _unique(d.relation for d in self.directives_of("input"))
+        return list(dict.fromkeys(d.relation for d in self.directives_of("input")))
 
     @cached_property
     def outputs(self) -> list[str]:
-        return _unique(d.relation for d in self.directives_of("output"))
+        return list(dict.fromkeys(d.relation for d in self.directives_of("output")))
 
     @cached_property
     def derived(self) -> list[str]:
@@ -63,25 +71,11 @@ class Program:
         once: engine.py's needed_strata and drop_plan."""
         return {}
 
-    @cached_property
-    def fingerprint(self) -> str:
-        from sdylog.datalog.printer import print_program
-        return hashlib.sha256(print_program(self).encode()).hexdigest()
-
     def relation(self, name: str) -> RelationDecl:
         decl = self.relations.get(name)
         if decl is None:
             raise error(None, f"relation '{name}' is not declared in {self.name}")
         return decl
-
-
-def _unique(items):
-    seen, out = set(), []
-    for x in items:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
 
 
 def load_program(path: str, include_dirs: list[str] | None = None) -> Program:
@@ -109,7 +103,7 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
     clauses, subsumptions = [], []
     for i, rule in enumerate(parsed.rules):
         for head in rule.heads:
-            for body in rule.bodies:
+            for body in split_binding_disjunctions(rule.bodies, rule.heads[0], rule.dominating):
                 if rule.dominating is not None:
                     subsumptions.append(Subsumption(head, rule.dominating, tuple(body), rule.loc, i))
                 else:
@@ -120,12 +114,12 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
         if not any(c.head.relation == s.relation for c in clauses):
             raise error(s.loc, f"subsumptive rule for '{s.relation}', which no rule derives")
     stepped = {r for r, d in relations.items() if step_column(d) is not None}
-    strata = stratify(list(relations), clauses, subsumptions, stepped)
+    strata, reads = stratify(list(relations), clauses, subsumptions, stepped)
     for s in strata:
         if s.stepped:
-            s.step_plan = plan_steps((relations, types, clauses), s,
+            s.step_plan = plan_steps(relations, clauses, s,
                                      lambda decls, cls, what: _sub_program(decls, types, cls, pp.files, what))
-    return Program(relations, types, clauses, kinds, directives, strata, pp.files, name,
+    return Program(relations, types, clauses, kinds, directives, strata, reads, pp.files, name,
                    subsumptions, sub_kinds)
 
 
@@ -133,8 +127,8 @@ def _sub_program(relations, types, clauses, files, name: str) -> Program:
     """The clauses of part of a stratum (a stepped stratum's seeds or step,
     over its auxiliary relations), checked and stratified on their own."""
     kinds = [check_clause(c, relations) for c in clauses]
-    strata = stratify(list(relations), clauses)
-    return Program(relations, types, clauses, kinds, [], strata, files, name)
+    strata, reads = stratify(list(relations), clauses)
+    return Program(relations, types, clauses, kinds, [], strata, reads, files, name)
 
 
 def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:

@@ -2,11 +2,11 @@
 
 A stratum in which some relation has subsumptive rules
 (`R(..) <= R(..) :- body.`, Soufflé's syntax) is evaluated here, in rank
-order rather than semi-naively. Each relation of such a stratum has a *rank*: its columns whose type is
-`Rank` (any subtype of number) or a subset type of it (`.type Phase <:
-Rank`), in declaration order, compared lexicographically; every relation of
-the stratum has as many. Tuples are made final in increasing rank order,
-like Dijkstra's algorithm:
+order rather than semi-naively. Each relation of such a stratum has a
+*rank*: its columns whose type is `Rank` (any subtype of number) or a
+subset type of it (`.type Phase <: Rank`), in declaration order, compared
+lexicographically; every relation of the stratum has as many. Tuples are
+made final in increasing rank order, like Dijkstra's algorithm:
 
 - the clauses that read no relation of the stratum seed it (run once over
   the lower strata);
@@ -27,28 +27,26 @@ keep tuples derived from a tuple that was dominated later, and it keeps one
 of two tied tuples; on programs where neither happens the results agree.
 
 Ranks follow long chains (thousands of waves of a few tuples each), so the
-cost of a wave is the cost of its few tuples' lookups. Clauses are compiled to Python functions (nested loops over hash indexes),
-or, when the C extension is built (sdylog.datalog._native), provenance is
-off and every clause lowers (native_plan.py: integers, interned symbols),
-the whole wave loop runs in C on the same plans, over the tables of a C
-database: the memory engine's own (native_db.py: read and written in place,
-its planning questions answered from them), or one filled here from the
-backend's rows. SDYLOG_NATIVE=0 keeps it in Python. The C run hands back to
-Python on what Python's integers would compute differently (an overflow) or
-report (a division by zero): the stratum is then evaluated here, from the
-start.
+cost of a wave is the cost of its few tuples' lookups. Clauses are planned
+by plan.py (plans kept per program) and run as Python functions
+(pyeval.py), or, when the C extension is built, provenance is off and every
+plan lowers (native_plan.py), by the wave loop in C over the tables of the
+memory engine's C database (native_db.py). SDYLOG_NATIVE=0 keeps it in
+Python. The C run hands back to Python on what Python's integers would
+compute differently (an overflow) or report (a division by zero): the
+stratum is then evaluated here, from the start.
 """
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_plan import (CannotLower, IndexSlots, lower_clause, lower_delta_group,
-                                        lower_domination_test, native_module)
-from sdylog.datalog.pyeval import Namespace, compile_delta_group, compile_domination_test
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
+from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
 RANK_TYPE = "Rank"
 
@@ -85,13 +83,13 @@ def show_rank(rank) -> str:
 class RankedEvaluation:
     """One evaluation of one subsumptive stratum (see the module docstring).
 
-    `backend` gives what lies outside the stratum: rows(relation) for the
-    relations it reads, seeds() for the tuples of the clauses that read none
-    of its relations (and facts loaded into them), rule_id(ci), next_height(),
-    and store(relation, tuples, provenance) for the result."""
+    `engine` (a MemoryEngine) holds what lies outside the stratum: the
+    relations it reads (their indexes: engine._static; in C: engine._db),
+    the facts loaded into its relations, the rule ids and heights of
+    provenance; it receives the result (engine._store)."""
 
-    def __init__(self, backend, program, stratum, provenance: bool = False):
-        self.backend = backend
+    def __init__(self, engine, program, stratum):
+        self.engine = engine
         self.program = program
         self.stratum = stratum
         self.rels = list(stratum.relations)
@@ -106,70 +104,11 @@ class RankedEvaluation:
         self.rank_of = [itemgetter(*c) for c in self.rank_cols]
         self.ns = Namespace()
         self.store = [set() for _ in self.rels]
-        # relation -> [(key positions or None for the list of all, container)]: kept up to date on insert
-        self.live_indexes: list[list] = [[] for _ in self.rels]
-        self.provenance = provenance
+        self.provenance = engine.provenance
         self.prov: list[dict] = [{} for _ in self.rels]
         self.waves = 0
-        self.in_engine_db = False   # evaluated in C over the engine's own database (_run_native)
 
     # ---- indexes ----
-    def _build_indexes(self):
-        g = self.ns.globals
-        for name, (rel, key, negated) in self.ns.specs.items():
-            if name in g:
-                continue
-            if rel in self.here:
-                if negated:
-                    raise error(None, f"internal: negation of '{rel}' inside its own stratum")
-                ri = self.rid[rel]
-                # (keyed: a defaultdict, for inserts; compiled code reads it with .get)
-                container = [] if not key else defaultdict(list)
-                self.live_indexes[ri].append((key or None, container))
-                g[name] = container
-                continue
-            g[name] = self.static.index(rel, key, negated)
-
-    def _index_code(self, ri: int):
-        """Python functions insert(tup) -> bool (False: already there) and
-        remove(tup) keeping relation ri's store and live indexes up to date,
-        generated for its indexes (a loop over them costs more than the
-        work)."""
-        env = {"store": self.store[ri]}
-        self.code_envs.append(env)
-        ins = ["def insert(t):", "    if t in store: return False", "    store.add(t)"]
-        rem = ["def remove(t):", "    store.discard(t)"]
-        for n, (key, d) in enumerate(self.live_indexes[ri]):
-            env[f"d{n}"] = d
-            if key is None:
-                ins.append(f"    d{n}.append(t)")
-                rem.append(f"    d{n}.remove(t)")
-                continue
-            k = f"t[{key[0]}]" if len(key) == 1 else "(" + ", ".join(f"t[{i}]" for i in key) + ")"
-            ins.append(f"    d{n}[{k}].append(t)")
-            rem.append(f"    d{n}[{k}].remove(t)")
-        ins.append("    return True")
-        from sdylog.datalog.cache import CODES
-        exec(CODES.compile("\n".join(ins) + "\n\n" + "\n".join(rem) + "\n", "<index code>"), env)
-        return env["insert"], env["remove"]
-
-    def _empty(self, rel: str) -> bool:
-        """Relation `rel` (of a lower stratum) has no tuples."""
-        return self.static.size(rel) == 0
-
-    def _rows(self, rel: str):
-        """A lower stratum's relation, read from the backend once."""
-        rows = self._static_rows.get(rel)
-        if rows is None:
-            rows = self._static_rows[rel] = self.backend.rows(rel)
-        return rows
-
-    def _dead(self, body) -> bool:
-        """A body with an atom of an empty relation (outside the stratum)
-        has no solution: its clause never fires (the basic strategy's rules
-        in an aggressive run, say)."""
-        return any(isinstance(l, Atom) and l.relation not in self.here and self._empty(l.relation) for l in body)
-
     def _live_key(self, rel: str, key: tuple) -> tuple:
         """The columns a relation of the stratum is looked up by: not its
         rank when others are bound. Subsumption keeps few ranks per value of
@@ -179,33 +118,46 @@ class RankedEvaluation:
         rest = tuple(i for i in key if i not in ranks)
         return rest if rest and len(rest) < len(key) else key
 
-    def _prepare(self, native: bool = False, asked=None):
-        """Plan the clauses: compiled to Python functions, or (`native`) lowered
-        to programs of the C evaluator (CannotLower when one cannot be);
-        `asked` (native, over the engine's database): what planning reads of
-        the database, its indexes and the engine's rule ids (native_db._Asked)."""
+    def _plans(self, static) -> RankedPlans:
+        """The stratum's plans, made with what `static` (the indexes of the
+        relations below) says of sizes and keys; kept per program."""
+        return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
+                                          lambda sizes: self._plan(static, sizes))
+
+    def _plan(self, static, size) -> RankedPlans:
         prog = self.program
-        self._static_rows: dict[str, list] = {}
-        # the relations below: the backend's own indexes (in memory), or built here from its rows
-        statics = asked or getattr(self.backend, "native_static" if native and self.in_engine_db else "static", None)
-        self.static = statics or StaticIndexes(self._rows)
-        self.intern = (asked or self.native_db).intern if native else None
-        self.base_clauses = []
-        groups: list[list] = [[] for _ in self.rels]   # relation -> clauses reading it (delta)
+        here, rid = self.here, self.rid
+
+        def empty_below(rel):   # (what the planner reads as sizes: 0 for an empty relation below, else unknown)
+            return 0 if rel not in here and size(rel) == 0 else None
+        base_clauses = []   # (the clauses that read no relation of the stratum: seeds)
+        groups: list[list] = [[] for _ in self.rels]   # relation -> (clause, delta position)
         for ci in self.stratum.clauses:
             c = prog.clauses[ci]
-            rule = (asked or self.backend).rule_id(ci)
-            positions = [i for i, l in enumerate(c.body) if isinstance(l, Atom) and l.relation in self.here]
+            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in here]
             if not positions:
-                self.base_clauses.append(ci)
-                continue
-            if self._dead(c.body):
-                continue
-            head_rel = self.rid[c.head.relation]
-            for p in positions:
-                groups[self.rid[c.body[p].relation]].append(
-                    (c.body, c.head.args, head_rel, rule, p, prog.clause_kinds[ci]))
-        # Compiled twice: first to learn the columns each relation of the stratum
+                base_clauses.append(ci)
+            elif not dead(c.body, size, here):
+                for p in positions:
+                    groups[rid[c.body[p].relation]].append((ci, p))
+        tests: list[list] = [[] for _ in self.rels]
+        for si, s in enumerate(prog.subsumptions):
+            if s.relation in here:
+                body = s.as_clause().body
+                if not dead(body, size, here):
+                    tests[rid[s.relation]].append((body, prog.subsumption_kinds[si]))
+        arity = [len(prog.relations[r].columns) for r in self.rels]
+
+        def make(live_key):
+            ctx = Context(empty_below, here, static.index_key, live_key, static.fanout)
+            deltas = tuple(tuple(plan_clause(ctx, c.body, c.head.args, rid[c.head.relation], ci,
+                                             prog.clause_kinds[ci], delta=p, arity=arity[ri])
+                                 for ci, p in g for c in [prog.clauses[ci]]) for ri, g in enumerate(groups))
+            dctx = Context(lambda rel: None, here, static.index_key, live_key)
+            doms = tuple(tuple(plan_clause(dctx, body, None, 0, -1, kinds, delta=0, arity=arity[ri], distinct=1)
+                               for body, kinds in t) for ri, t in enumerate(tests))
+            return deltas, doms
+        # Planned twice: first to learn the columns each relation of the stratum
         # is looked up by, then with lookups served by fewer indexes (see _coarse_keys).
         asked: dict[str, set] = {}
 
@@ -213,144 +165,64 @@ class RankedEvaluation:
             k = self._live_key(rel, key)
             asked.setdefault(rel, set()).add(k)
             return k
-        self._compile(groups, prog, first_key, native)
+        deltas, doms = make(first_key)
         coarse = _coarse_keys(asked)
         if coarse:
-            self.ns.globals.clear()   # (the first functions and their namespace refer to each other)
-            self.ns = Namespace()
-            self._compile(groups, prog, lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k),
-                          native)
-        if not native:
-            self._build_indexes()
+            deltas, doms = make(lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
+        bctx = Context(empty_below, index_key=static.index_key)
+        base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
+                     for ci in base_clauses for c in [prog.clauses[ci]])
+        return RankedPlans(deltas, doms, base)
 
-    def _compile(self, groups, prog, live_key, native: bool) -> None:
-        """The delta functions and domination tests, in self.ns (or, `native`,
-        their programs and self.slots); live_key(relation, bound columns) gives
-        the columns of the live index a lookup uses."""
-        sizes = _Emptiness(self)
-        fanout = self.static.fanout
-        index_key = self.static.index_key
-        symbols = self.intern
-        tests: list[list] = [[] for _ in self.rels]
-        for si, s in enumerate(prog.subsumptions):
-            if s.relation not in self.here:
-                continue
-            cl = s.as_clause()
-            if not self._dead(cl.body):
-                tests[self.rid[s.relation]].append((cl.body, prog.subsumption_kinds[si]))
-        if native:
-            self.slots = IndexSlots(self.ns)
-            arity = [len(self.program.relations[r].columns) for r in self.rels]
-            self.delta_progs = [lower_delta_group(self.slots, g, arity[ri], symbols, sizes=sizes, live=self.here,
-                                                  fanout=fanout, indexes=index_key, live_key=live_key)
-                                for ri, g in enumerate(groups)]
-            self.dom_progs = [lower_domination_test(self.slots, t, arity[ri], symbols, live=self.here,
-                                                    indexes=index_key, live_key=live_key) if t else []
-                              for ri, t in enumerate(tests)]
-            # (seeds computed in C: only over the engine's own tables, see _run_native)
-            self.base_progs = [lower_clause(self.slots, c.body, c.head.args, self.rid[c.head.relation],
-                                            prog.clause_kinds[ci], symbols, sizes=sizes, indexes=index_key)
-                               for ci in self.base_clauses for c in [prog.clauses[ci]]] if self.in_engine_db else []
-            return
-        # relation -> one function running every clause that reads it on a delta (or None)
-        self.delta_fns = [compile_delta_group(self.ns, g, sizes=sizes, live=self.here, fanout=fanout,
-                                              indexes=index_key, live_key=live_key) if g else None
-                          for g in groups]
-        # relation -> one test `is this tuple dominated` (or None)
-        self.dominated = [compile_domination_test(self.ns, t, live=self.here, indexes=index_key,
-                                                  live_key=live_key) if t else None for t in tests]
+    def _functions(self, plans: RankedPlans) -> None:
+        """The plans as Python functions in self.ns: per relation, one
+        running every clause that reads it on a delta, and one test `is this
+        tuple dominated` (or None)."""
+        rule_of = self._rule_id
+        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
+        self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
+
+    def _rule_id(self, ci: int) -> int:
+        return self.engine._rule_id(self.program, ci)
 
     def _rank_error(self, rule: int, rank, cur):
-        program, ci = self.backend.rule_of(rule)
+        program, ci = self.engine.rules[rule]
         c = program.clauses[ci]
         return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {show_rank(rank)} from "
                      f"tuples of rank {show_rank(cur)}: rank-ordered rules must not lower ranks")
 
     # ---- evaluation in C ----
     def _run_native(self, native) -> bool:
-        """The whole evaluation by the C extension `native`; False (nothing
-        stored) when the stratum does not lower or the C run hands back.
-        Over the engine's C database (`backend.native_db`) when it has one:
-        its seeds computed there too; else over one filled with the rows of
-        the relations read and the seeds."""
-        from sdylog.datalog.native_db import NativeDB
-        db = getattr(self.backend, "native_db", None)
-        self.in_engine_db = db is not None
-        self.native_db = db if db is not None else NativeDB(native)
-        if self.in_engine_db and not all(db.holds(r) for r in self._relations_read()):
-            return False   # floats: the Python path (the planner asks the C tables their sizes)
-        if not self._plan_native():
+        """The whole evaluation by the C extension `native` over the engine's
+        C database (`engine._db`), its seeds computed there too; False
+        (nothing stored) when there is none (every relation left C: a value
+        beyond 64 bits), its ranks have more columns than native.MAXRANK, the
+        stratum does not lower, or the C run hands back."""
+        if len(self.rank_cols[0]) > native.MAXRANK:
+            return False   # (a rank of more columns than the C one holds: the Python path, as without C)
+        db = self.engine._db
+        reads = self.program.reads
+        if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):
+            return False   # (floats: the Python path)
+        plans = self._plans(self.engine._cindexes)
+        lowered = plans.lowered(self.here)
+        if lowered is None:
             return False
-        specs = self.slots.specs()
-        if any(rel in self.here and negated for rel, _, negated in self.ns.specs.values()):
-            return False   # (the Python path reports it)
-        db = self.native_db
-        if not self.in_engine_db and not self._fill(db, {rel for rel, _ in specs} - self.here):
-            return False
+        delta_progs, dom_progs, base_progs, specs = lowered
+        intern, rule_of = db.intern, self._rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
-                                   indexes, self.delta_progs, self.dom_progs, self.base_progs)
+                                   indexes, [[p.bind(intern, rule_of) for p in g] for g in delta_progs],
+                                   [[p.bind(intern, rule_of) for p in g] for g in dom_progs],
+                                   [p.bind(intern, rule_of) for p in base_progs])
         if result[0] == "abort":
             return False
         if result[0] == "rank":
             raise self._rank_error(*result[1:])
         _, self.waves = result
-        self.backend.set_height(self.backend.next_height() + self.waves)
-        for name in self.rels:
-            if self.in_engine_db:
-                self.backend.stored_in_c(name)
-            else:
-                self.backend.store(name, db.rows(name), None)
-        self.backend = None
-        return True
-
-    def _plan_native(self) -> bool:
-        """The C evaluator's programs (_prepare), or over the engine's own
-        database those kept for the same planner answers (native_db.PLANS);
-        False when a clause does not lower."""
-        def made():
-            return self.base_clauses, self.slots, self.ns, self.delta_progs, self.dom_progs, self.base_progs
-
-        def prepare(asked=None):
-            try:
-                self._prepare(native=True, asked=asked)
-            except CannotLower:
-                return None
-            finally:
-                self.ns.globals.clear()
-            return made()
-        if self.in_engine_db:
-            from sdylog.datalog.native_db import PLANS, PlanSources
-            sources = PlanSources(self.native_db, self.backend.native_static, self.backend.rule_id)
-            plan = PLANS.plan(sources, self.stratum, prepare)
-        else:
-            plan = prepare()
-        if plan is None:
-            return False
-        self.base_clauses, self.slots, self.ns, self.delta_progs, self.dom_progs, self.base_progs = plan
-        return True
-
-    def _relations_read(self) -> set:
-        """The stratum's relations and those its clauses and subsumptive rules read."""
-        prog = self.program
-        bodies = [prog.clauses[ci].body for ci in self.stratum.clauses]
-        bodies += [s.body for s in prog.subsumptions if s.relation in self.here]
-        return self.here | {lit.relation for body in bodies for lit in body if isinstance(lit, Atom)}
-
-    def _fill(self, db, below) -> bool:
-        """A new database `db` given the rows of the relations `below` and the
-        seeds; False when one has no C form (a float, an int beyond 64 bits)."""
-        decls = self.program.relations
-        for rel in sorted(below) + self.rels:
-            db.declare(decls[rel])
-            if not db.holds(rel):
-                return False
-        for rel in sorted(below):
-            if not db.insert(rel, self._rows(rel)):
-                return False
-        for rel, rows, _rule in self.backend.seeds(self.stratum, self.base_clauses):
-            if not db.insert(rel, rows):
-                return False
+        self.engine._height += 1 + self.waves
+        self.engine._c_changed(self.rels)
+        self.engine = None
         return True
 
     # ---- evaluation ----
@@ -359,13 +231,16 @@ class RankedEvaluation:
         if native is not None and self._run_native(native):
             return
         self.ns = Namespace()
-        self._prepare()
+        plans = self._plans(self.engine._static)
+        self._functions(plans)
+        live = self.ns.live_indexes(self.rid)
+        self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
         same: list = []                 # tuples of the current rank derived by its waves: the next wave
         rank_of = self.rank_of
         heappush = heapq.heappush
-        cur = None
+        cur = None   # (the rank of the wave running: none while seeding)
 
         def emit(ri, tup, rule):
             r = rank_of[ri](tup)
@@ -376,32 +251,21 @@ class RankedEvaluation:
             lst = pending.get(r)
             if lst is None:
                 # (ranks pending are never below the current one: check new ones only)
-                if r < cur:
+                if cur is not None and r < cur:
                     raise self._rank_error(rule, r, cur)
                 pending[r] = lst = []
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        for rel, rows, rule in self.backend.seeds(self.stratum, self.base_clauses):
-            ri = self.rid[rel]
-            rank = rank_of[ri]
-            for tup in rows:
-                r = rank(tup)
-                lst = pending.get(r)
-                if lst is None:
-                    pending[r] = lst = []
-                    heappush(heap, r)
-                lst.append((ri, tup, rule))
-        self.code_envs: list[dict] = []
-        code = [self._index_code(ri) for ri in range(len(self.rels))]
-        inserters = [c[0] for c in code]
-        removers = [c[1] for c in code]
+        self._seed(plans.base, emit)
+        inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
+                                               for ri in range(len(self.rels))))
         stores = self.store
         dominated = self.dominated
         delta_fns = self.delta_fns
         provenance = self.provenance
         prov = self.prov
-        height = self.backend.next_height()
+        height = self.engine._next_height()
         waves = 0
         heappop = heapq.heappop
         while True:
@@ -414,32 +278,11 @@ class RankedEvaluation:
                 break
             waves += 1
             height += 1
-            if len(wave) == 1:
-                # most waves: one tuple
-                ri, tup, rule = wave[0]
-                # (tested before it goes in: the test skips the tuple itself,
-                # and the lookups it makes then find fewer tuples)
-                if tup in stores[ri]:
-                    continue
-                dom = dominated[ri]
-                if dom is not None and dom(tup):
-                    continue
-                inserters[ri](tup)
-                if provenance:
-                    prov[ri][tup] = (rule, height)
-                fn = delta_fns[ri]
-                if fn is not None:
-                    fn((tup,), emit)
-                continue
             new: dict[int, list] = {}
             rules: dict = {}
             for ri, tup, rule in wave:
                 if inserters[ri](tup):
-                    lst = new.get(ri)
-                    if lst is None:
-                        new[ri] = [tup]
-                    else:
-                        lst.append(tup)
+                    new.setdefault(ri, []).append(tup)
                     if provenance:
                         rules[(ri, tup)] = rule
             # domination after the whole wave is in: tuples of one rank that
@@ -464,17 +307,58 @@ class RankedEvaluation:
                 if tups and fn is not None:
                     fn(tups, emit)
         self.waves = waves
-        self.backend.set_height(height)
+        self.engine._height = height
         for ri, name in enumerate(self.rels):
-            self.backend.store(name, self.store[ri], self.prov[ri] if provenance else None)
+            self.engine._store(name, self.store[ri], self.prov[ri] if provenance else None)
         # The compiled functions and the live indexes in their namespace refer to
         # each other: clear it so that refcounting frees the indexes now, rather
         # than a later pass of the cyclic collector over everything allocated.
         self.ns.globals.clear()
-        for env in self.code_envs:
+        for env in code_envs:
             env.clear()
-        self.delta_fns = self.dominated = self.live_indexes = None
-        self.backend = None   # compilers kept in cycles must not keep the engine alive
+        self.delta_fns = self.dominated = None
+        self.engine = None   # compilers kept in cycles must not keep the engine alive
+
+    def _seed(self, base, emit) -> None:
+        """emit(relation index, tuple, rule id) the stratum's loaded tuples,
+        then those of the clauses that read none of its relations (`base`:
+        their plans, RankedPlans.base, whose Emit steps name the relation's
+        index and the rule as emit takes them)."""
+        eng = self.engine
+        for ri, name in enumerate(self.rels):
+            for tup in eng._loaded.get(name) or ():
+                emit(ri, tup, -1)
+        ns = Namespace()
+        fns = [clause_function(ns, p, rule_of=self._rule_id) for p in base]
+        eng._bind(ns)
+        for fn in fns:
+            fn(emit)
+
+
+@dataclass(frozen=True)
+class RankedPlans:
+    """The plans of a rank-ordered stratum: those of the clauses that read
+    none of its relations (seeds: `base`), and per relation of the stratum
+    the plans that read it as a delta and its domination tests (the
+    dominated tuple in registers, the dominating one body atom 1)."""
+    deltas: tuple
+    doms: tuple
+    base: tuple
+    _lowered: dict = field(default_factory=dict, compare=False)
+
+    def lowered(self, here) -> tuple | None:
+        """(delta programs, domination programs, base programs, index specs)
+        of the C evaluator, made once; None when a plan does not lower."""
+        if "c" not in self._lowered:
+            slots = IndexSlots()
+            try:
+                made = ([[lower(p, slots, here) for p in g] for g in self.deltas],
+                        [[lower(p, slots, here) for p in t] for t in self.doms],
+                        [lower(p, slots) for p in self.base], slots.specs())
+            except CannotLower:
+                made = None
+            self._lowered["c"] = made
+        return self._lowered["c"]
 
 
 class StaticIndexes:
@@ -512,6 +396,12 @@ class StaticIndexes:
         for k in self._keys.pop(rel, ()):
             self._built.pop(k, None)
 
+    def forget_all(self, relations) -> None:
+        """forget() each of `relations` that something was built on (most
+        have nothing: one call for many changed relations)."""
+        for rel in (self._fanout.keys() | self._share.keys() | self._keys.keys()).intersection(relations):
+            self.forget(rel)
+
     def clear(self) -> None:
         self._built.clear()
         self._keys.clear()
@@ -520,6 +410,11 @@ class StaticIndexes:
 
     def size(self, rel: str) -> int:
         return len(self.rows(rel))
+
+    def built(self, rel: str) -> dict:
+        """Key columns -> tuples per key, of the indexes on `rel` built so far
+        (keyed, not negated)."""
+        return self._fanout.get(rel, {})
 
     def fanout(self, rel: str, key: tuple) -> float:
         """Tuples per key of the index on `key` (what a lookup yields on average)."""
@@ -533,7 +428,7 @@ class StaticIndexes:
         already built on part of them, or a single column that is selective
         by itself, rather than a new index on all of them. An index costs a
         pass over the relation; one on a single column serves more lookups."""
-        have = self._fanout.get(rel, {})
+        have = self.built(rel)
         if key in have:
             return key
         fits = [(fan, -len(k), k) for k, fan in have.items() if set(k) <= set(key) and fan <= self.SELECTIVE]
@@ -567,7 +462,6 @@ class StaticIndexes:
     def _sample_distinct(self, rel: str, col: int) -> int:
         """Distinct values in column `col` of the first SAMPLE tuples of `rel`."""
         from itertools import islice
-        from operator import itemgetter
         return len(set(map(itemgetter(col), islice(self.rows(rel), self.SAMPLE))))
 
 
@@ -590,26 +484,10 @@ def _coarse_keys(asked: dict[str, set]) -> dict[tuple, tuple]:
     return out
 
 
-class _Emptiness:
-    """What the planner reads as relation sizes in a rank-ordered stratum:
-    0 for an empty relation below it (a negation of it is always true),
-    else unknown."""
-
-    def __init__(self, evaluation: RankedEvaluation):
-        self.evaluation = evaluation
-
-    def get(self, relation: str, default=None):
-        ev = self.evaluation
-        if relation in ev.here or not ev._empty(relation):
-            return default
-        return 0
-
-
 def build_index(rows, key: tuple, negated: bool):
     """Index of rows: the rows themselves (no key: a scan), a dict key -> rows,
     or a set of keys (negation). A one-column key is the bare value."""
     from itertools import islice
-    from operator import itemgetter
     if negated:
         if not key:
             return bool(rows)

@@ -11,6 +11,7 @@ import tempfile
 
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
+from sdylog.datalog.table import cell
 from sdylog.ir.diagnostics import SdylogError
 
 
@@ -26,20 +27,13 @@ def load_inputs(engine, program: Program, facts_dir: str) -> None:
                          skip_header=d.params.get("headers") == "true")
 
 
-def format_value(v, kind: str) -> str:
-    if kind == "float":
-        return format(v, "g")
-    return str(v)
-
-
 def relation_text(engine, relation: str, delimiter: str = "\t", headers: bool = False) -> str:
     decl = engine.decl(relation)
     lines = [delimiter.join(c.name for c in decl.columns)] if headers else []
     if decl.arity == 0:
         lines += ["()"] if engine.size(relation) else []
     else:
-        kinds = decl.kinds
-        lines += [delimiter.join(format_value(v, k) for v, k in zip(row, kinds)) for row in engine.read(relation)]
+        lines += [delimiter.join(map(cell, row)) for row in engine.read(relation)]
     return "".join(line + "\n" for line in lines)
 
 

@@ -1,17 +1,14 @@
 """A runtime error of an evaluation (a division by zero, an integer
 overflow, a value that does not convert) as a diagnostic at the rule that
-raised it, `file:line:col: error: division by zero in a rule of 'r'`: never
-the Python a rule was compiled to.
-
-The rule is found where the error was raised: compiled Python clause code
-is named after its rules' ids (`<rule N>`, `<rules N M>`: pyeval); of
-several, those using an operator that can raise the error. Several
-candidates left: the error names each."""
+raised it, `file:line:col: error: division by zero in a rule of 'r'`, never
+at the Python it was compiled to: compiled clause code is named after its
+rules' ids (`<rule N>`, `<rules N M>`: pyeval); of several, those using an
+operator that can raise the error, else each is named."""
 from __future__ import annotations
 
 import re
 
-from sdylog.datalog.ast import Functor
+from sdylog.datalog.ast import Functor, nodes
 from sdylog.datalog.lexer import error
 from sdylog.ir.diagnostics import SdylogError
 
@@ -38,9 +35,9 @@ def error_from_code(e: BaseException, rules: list) -> SdylogError | None:
     if ids is None:
         return None
     if isinstance(e, SdylogError):
-        message, ops = e.message, ({"/", "%"} if "division" in e.message else None)
+        message, ops = e.message, ({"/", "%"} if "division" in e.message else set())
     else:
-        message, ops = _PYTHON.get(type(e), (f"{type(e).__name__}: {e}", None))
+        message, ops = _PYTHON.get(type(e), (f"{type(e).__name__}: {e}", set()))
     clauses = [rules[i] for i in ids if 0 <= i < len(rules)]
     return at_rules(message, _narrowed(clauses, ops))
 
@@ -59,22 +56,6 @@ def at_rules(message: str, clauses: list) -> SdylogError:
 
 def _narrowed(clauses: list, ops) -> list:
     """The clauses that use one of the operators `ops` (all of them if none does)."""
-    if not ops:
-        return clauses
-    using = [(p, ci) for p, ci in clauses if ops & _operators(p.clauses[ci])]
+    using = [(p, ci) for p, ci in clauses
+             if any(isinstance(x, Functor) and x.op in ops for x in nodes(p.clauses[ci]))]
     return using or clauses
-
-
-def _operators(node) -> set:
-    """The functor names (operators and functions) anywhere in a clause."""
-    found = set()
-    stack = [node]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Functor):
-            found.add(x.op)
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif hasattr(x, "__dataclass_fields__"):
-            stack.extend(getattr(x, f) for f in x.__dataclass_fields__ if f != "loc")
-    return found

@@ -3,43 +3,40 @@ grounded variables, wildcards only in atoms, and value kinds (number, unsigned,
 float, symbol) of every variable and expression."""
 from __future__ import annotations
 
-from sdylog.datalog.ast import (FLOAT, INFIX, NUMBER, NUMERIC, SYMBOL, UNSIGNED, Aggregate, Atom,
-                                Clause, Comparison, Functor, Negation, NumberLit, RelationDecl, StringLit,
-                                Var, Wildcard)
+from sdylog.datalog.ast import (FLOAT, INFIX, NUMBER, NUMERIC, SYMBOL, UNSIGNED, Aggregate, AnyOf, Atom,
+                                Clause, Comparison, Functor, Negation, NumberLit, RelationDecl, StringLit, Var,
+                                Wildcard, nodes, variables)
 from sdylog.datalog.lexer import error
 
 FLEX = "integer literal"   # an integer literal: number, unsigned or float as context asks
+# The kind of what a functor of fixed result gives, whatever its arguments.
+_RESULT = {"cat": SYMBOL, "substr": SYMBOL, "strlen": NUMBER, "to_number": NUMBER, "to_string": SYMBOL,
+           "to_float": FLOAT, "to_unsigned": UNSIGNED}
 
 
-def atoms_of(literals, include_aggregates: bool = True):
+def atoms_of(literals):
     """(atom, negative?) of every atom in literals, aggregate bodies included
     (an aggregate's atoms count as negative dependencies: they must be complete)."""
     for lit in literals:
         if isinstance(lit, Atom):
             yield lit, False
-            yield from _aggregate_atoms(lit.args, include_aggregates)
         elif isinstance(lit, Negation):
             yield lit.atom, True
-            yield from _aggregate_atoms(lit.atom.args, include_aggregates)
-        elif isinstance(lit, Comparison):
-            yield from _aggregate_atoms((lit.left, lit.right), include_aggregates)
+        for agg in aggregates_in(literal_exprs(lit)):
+            for x in nodes(agg):
+                if isinstance(x, Atom):
+                    yield x, True
 
 
-def _aggregate_atoms(exprs, include):
-    if not include:
-        return
-    for agg in aggregates_in(exprs):
-        for atom, _ in atoms_of(agg.body):
-            yield atom, True
-
-
-def aggregates_in(exprs):
+def aggregates_in(exprs) -> list[Aggregate]:
     """Aggregates directly in expressions (not those nested in aggregate bodies)."""
+    out = []
     for e in exprs:
         if isinstance(e, Aggregate):
-            yield e
+            out.append(e)
         elif isinstance(e, Functor):
-            yield from aggregates_in(e.args)
+            out.extend(aggregates_in(e.args))
+    return out
 
 
 def literal_exprs(lit) -> tuple:
@@ -49,83 +46,34 @@ def literal_exprs(lit) -> tuple:
         return lit.atom.args
     if isinstance(lit, Comparison):
         return (lit.left, lit.right)
+    if isinstance(lit, AnyOf):
+        return tuple(e for c in nodes(lit.options) if isinstance(c, Comparison) for e in (c.left, c.right))
     return ()
-
-
-def var_occurrences(x, out: list, skip=None):
-    """Every Var in x (aggregate bodies included) except inside `skip`."""
-    if x is skip:
-        return
-    if isinstance(x, Var):
-        out.append(x)
-    elif isinstance(x, Functor):
-        for a in x.args:
-            var_occurrences(a, out, skip)
-    elif isinstance(x, Aggregate):
-        if x.target is not None:
-            var_occurrences(x.target, out, skip)
-        for lit in x.body:
-            var_occurrences(lit, out, skip)
-    elif isinstance(x, (Atom, Negation, Comparison)):
-        for e in literal_exprs(x):
-            var_occurrences(e, out, skip)
 
 
 def injected(agg: Aggregate, scope_items, outer: set[str]) -> set[str]:
     """Variables of an aggregate that come from outside it: those occurring in
     the enclosing scope outside every aggregate (or bound further out).
     Sibling aggregates may each use a variable of the same name locally."""
-    elsewhere: list[Var] = []
-    for item in scope_items:
-        _outside_aggregates(item, elsewhere)
-    outside = {v.name for v in elsewhere} | outer
-    inside: list[Var] = []
-    var_occurrences(agg, inside)
-    return {v.name for v in inside} & outside
-
-
-def variable_names_outside_aggregates(literals) -> set[str]:
-    """The names of the variables of `literals` that are not inside an aggregate's body."""
-    out: list[Var] = []
-    for lit in literals:
-        _outside_aggregates(lit, out)
-    return {v.name for v in out}
-
-
-def _outside_aggregates(x, out: list):
-    if isinstance(x, Var):
-        out.append(x)
-    elif isinstance(x, Functor):
-        for a in x.args:
-            _outside_aggregates(a, out)
-    elif isinstance(x, (Atom, Negation, Comparison)):
-        for e in literal_exprs(x):
-            _outside_aggregates(e, out)
+    outside = {v.name for v in variables(scope_items, into_aggregates=False)} | outer
+    return {v.name for v in variables(agg)} & outside
 
 
 def needed(expr, scope_items, outer) -> list[Var]:
     """Variables that must be grounded before expr can be computed."""
     out: list[Var] = []
-    _needed(expr, scope_items, outer, out)
+    for x in nodes(expr, into_aggregates=False):
+        if isinstance(x, Var):
+            out.append(x)
+        elif isinstance(x, Aggregate):
+            names = injected(x, scope_items, outer)
+            out.extend(v for v in variables(x) if v.name in names)
     return out
 
 
-def _needed(e, scope_items, outer, out):
-    if isinstance(e, Var):
-        out.append(e)
-    elif isinstance(e, Functor):
-        for a in e.args:
-            _needed(a, scope_items, outer, out)
-    elif isinstance(e, Aggregate):
-        names = injected(e, scope_items, outer)
-        occ: list[Var] = []
-        var_occurrences(e, occ)
-        out.extend(v for v in occ if v.name in names)
-
-
-def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[str]:
-    """Raise for the first ungrounded variable; return the grounded names."""
-    items = list(body) + list(extra_exprs)
+def grounded_names(body, items, outer) -> set[str]:
+    """The variables a body binds: those of its positive atoms, those set by
+    `x = e` once e's are, and those every option of a disjunction binds."""
     grounded = set(outer)
     for lit in body:
         if isinstance(lit, Atom):
@@ -136,10 +84,52 @@ def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[s
         for lit in body:
             if isinstance(lit, Comparison) and lit.op == "=":
                 for a, b in ((lit.left, lit.right), (lit.right, lit.left)):
-                    if isinstance(a, Var) and a.name not in grounded and \
-                            not _has_wildcard(b) and all(v.name in grounded for v in needed(b, items, outer)):
+                    if isinstance(a, Var) and a.name not in grounded and not _has_wildcard(b) \
+                            and all(v.name in grounded for v in needed(b, items, outer)):
                         grounded.add(a.name)
                         changed = True
+            elif isinstance(lit, AnyOf):
+                new = set.intersection(*(grounded_names(o, items, grounded) for o in lit.options)) - grounded
+                if new:
+                    grounded |= new
+                    changed = True
+    return grounded
+
+
+def split_binding_disjunctions(bodies, head, dominating=None) -> list[list]:
+    """A rule's bodies as clause bodies: each kept, unless a disjunction of
+    comparisons (AnyOf) in it uses a variable that neither the rest of the
+    body (and a subsumptive rule's two atoms) nor each of its options binds
+    by itself (`(x = 1 ; y = 2)`), or binds one in a disjunction nested in
+    an option: then one body per option, as Soufflé splits every
+    disjunction. (A disjunction kept that binds, `(p = 0, v = -1 ; p > 0,
+    v = v0)`, is one step of its clause: plan.Branch.)"""
+    around = [head, dominating] if dominating is not None else []
+    return [b for body in bodies for b in _split(list(body), around)]
+
+
+def _split(body: list, around: list) -> list[list]:
+    for k, lit in enumerate(body):
+        if isinstance(lit, AnyOf):
+            rest = body[:k] + body[k + 1:]
+            outside = grounded_names(rest + around, body, set())
+            if not all(_binds_all(option, lit, outside, body) for option in lit.options):
+                return [b for option in lit.options for b in _split(rest[:k] + list(option) + rest[k:], around)]
+    return [body]
+
+
+def _binds_all(option, lit: AnyOf, outside: set, items) -> bool:
+    """Does the option (with `outside` bound) bind every variable of the
+    disjunction `lit`, with what it binds set by its own `x = e` only?"""
+    used = {v.name for e in literal_exprs(lit) for v in needed(e, items, set())}
+    flat = [x for x in option if not isinstance(x, AnyOf)]
+    return used <= grounded_names(flat, items, outside)
+
+
+def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> None:
+    """Raise for the first ungrounded variable."""
+    items = list(body) + list(extra_exprs)
+    grounded = grounded_names(body, items, outer)
 
     def require(expr, where):
         for v in needed(expr, items, outer):
@@ -149,49 +139,26 @@ def check_grounded(body, extra_exprs, outer: set[str], what_extra: str) -> set[s
     for e in extra_exprs:
         require(e, what_extra)
     for lit in body:
-        if isinstance(lit, Atom):
-            for a in lit.args:
-                require(a, "an argument of an atom")
-        elif isinstance(lit, Negation):
-            for a in lit.atom.args:
-                require(a, f"the negation of '{lit.atom.relation}'")
-        elif isinstance(lit, Comparison):
-            require(lit.left, "a constraint")
-            require(lit.right, "a constraint")
-    for lit in body:
-        for agg in aggregates_in(literal_exprs(lit)):
-            inner_outer = injected(agg, items, outer)
-            check_grounded(agg.body, [agg.target] if agg.target is not None else [], inner_outer,
-                           "the aggregated expression")
-    for e in extra_exprs:
-        for agg in aggregates_in([e]):
-            inner_outer = injected(agg, items, outer)
-            check_grounded(agg.body, [agg.target] if agg.target is not None else [], inner_outer,
-                           "the aggregated expression")
-    return grounded
+        where = "an argument of an atom" if isinstance(lit, Atom) else \
+            f"the negation of '{lit.atom.relation}'" if isinstance(lit, Negation) else "a constraint"
+        for e in literal_exprs(lit):
+            require(e, where)
+    for agg in aggregates_in([e for lit in body for e in literal_exprs(lit)] + list(extra_exprs)):
+        check_grounded(agg.body, [agg.target] if agg.target is not None else [], injected(agg, items, outer),
+                       "the aggregated expression")
 
 
 def _has_wildcard(e) -> bool:
-    if isinstance(e, Wildcard):
-        return True
-    if isinstance(e, Functor):
-        return any(_has_wildcard(a) for a in e.args)
-    return False
-
-
-def check_wildcards(clause: Clause):
-    for a in clause.head.args:
-        _no_wildcard(a, "the head of a rule")
-    _check_body_wildcards(clause.body)
+    return any(isinstance(x, Wildcard) for x in nodes(e, into_aggregates=False))
 
 
 def _check_body_wildcards(body):
     for lit in body:
-        args = literal_exprs(lit)
-        for a in args:
-            if isinstance(lit, (Atom, Negation)) and isinstance(a, Wildcard):
+        in_atom = isinstance(lit, (Atom, Negation))
+        for a in literal_exprs(lit):
+            if in_atom and isinstance(a, Wildcard):
                 continue
-            _no_wildcard(a, "an expression" if isinstance(lit, (Atom, Negation)) else "a constraint")
+            _no_wildcard(a, "an expression" if in_atom else "a constraint")
             for agg in aggregates_in([a]):
                 _check_body_wildcards(agg.body)
                 if agg.target is not None:
@@ -199,18 +166,9 @@ def _check_body_wildcards(body):
 
 
 def _no_wildcard(e, where):
-    if isinstance(e, Wildcard):
-        raise error(e.loc, f"'_' cannot be used in {where}")
-    if isinstance(e, Functor):
-        for a in e.args:
-            _no_wildcard(a, where)
-    if isinstance(e, Aggregate) and where == "the head of a rule":
-        raise error(e.loc, "aggregates are not supported in rule heads; bind one to a variable "
-                    "in the body (x = count : { ... })")
-
-
-def check_atoms(clause: Clause, relations: dict[str, RelationDecl]):
-    check_declared([clause.head] + [atom for atom, _ in atoms_of(clause.body)], relations)
+    for x in nodes(e, into_aggregates=False):
+        if isinstance(x, Wildcard):
+            raise error(x.loc, f"'_' cannot be used in {where}")
 
 
 def check_declared(atoms, relations: dict[str, RelationDecl]):
@@ -236,12 +194,12 @@ class KindChecker:
         self.where: dict[str, object] = {}
 
     def run(self) -> dict[str, str]:
-        atoms = [(self.clause.head, False)] + list(atoms_of(self.clause.body))
-        for atom, _ in atoms:
+        atoms = [self.clause.head] + [atom for atom, _ in atoms_of(self.clause.body)]
+        for atom in atoms:
             for arg, col in zip(atom.args, self.rels[atom.relation].columns):
                 if isinstance(arg, Var):
                     self.bind(arg, col.kind)
-        comparisons = list(self._comparisons(self.clause.body))
+        comparisons = [x for x in nodes(self.clause.body) if isinstance(x, Comparison)]
         changed = True
         while changed:
             changed = False
@@ -256,27 +214,13 @@ class KindChecker:
             for a, b in ((c.left, c.right), (c.right, c.left)):
                 if isinstance(a, Var) and a.name not in self.kinds and self.kind(b, soft=True) == FLEX:
                     self.bind(a, NUMBER)
-        for atom, _ in atoms:
+        for atom in atoms:
             for arg, col in zip(atom.args, self.rels[atom.relation].columns):
                 if not isinstance(arg, Wildcard):
                     self.expect(arg, col.kind, f"column '{col.name}' of '{atom.relation}'")
         for c in comparisons:
             self.comparison(c)
         return self.kinds
-
-    def _comparisons(self, body):
-        for lit in body:
-            for e in literal_exprs(lit):
-                for agg in self._all_aggregates(e):
-                    yield from self._comparisons(agg.body)
-            if isinstance(lit, Comparison):
-                yield lit
-
-    def _all_aggregates(self, e):
-        for agg in aggregates_in([e]):
-            yield agg
-            if agg.target is not None:
-                yield from self._all_aggregates(agg.target)
 
     def bind(self, v: Var, kind: str):
         old = self.kinds.get(v.name)
@@ -331,12 +275,10 @@ class KindChecker:
         k = self.kind(a.target, soft)
         if k is None:
             return None
+        if a.op in ("mean", "sum") and k not in NUMERIC and k != FLEX:
+            raise error(a.loc, f"'{a.op}' needs a numeric expression")
         if a.op == "mean":
-            if k not in NUMERIC and k != FLEX:
-                raise error(a.loc, "'mean' needs a numeric expression")
             return FLOAT
-        if a.op == "sum" and k not in NUMERIC and k != FLEX:
-            raise error(a.loc, "'sum' needs a numeric expression")
         return NUMBER if k == FLEX else k
 
     def _functor(self, f: Functor, soft):
@@ -344,39 +286,21 @@ class KindChecker:
         args = [self.kind(a, soft) for a in f.args]
         if soft and None in args:
             known = [k for k in args if k not in (None, FLEX)]
-            if op in INFIX or op in ("neg", "min", "max") and known:
+            if op in INFIX or op in ("neg", "min", "max"):
                 return known[0] if known else None
-            return {"cat": SYMBOL, "substr": SYMBOL, "to_string": SYMBOL, "strlen": NUMBER,
-                    "to_number": NUMBER, "to_float": FLOAT, "to_unsigned": UNSIGNED}.get(op)
-        if op in ("cat",):
+            return _RESULT.get(op)
+        if op == "cat":
             for a in f.args:
                 self.expect(a, SYMBOL, "an argument of 'cat'")
-            return SYMBOL
-        if op == "strlen":
+        elif op == "strlen":
             self.expect(f.args[0], SYMBOL, "the argument of 'strlen'")
-            return NUMBER
-        if op == "substr":
-            self.expect(f.args[0], SYMBOL, "the first argument of 'substr'")
-            self.expect(f.args[1], NUMBER, "the second argument of 'substr'")
-            self.expect(f.args[2], NUMBER, "the third argument of 'substr'")
-            return SYMBOL
-        if op == "to_number":
-            if args[0] == SYMBOL:
-                return NUMBER
-            if args[0] in (FLOAT, UNSIGNED, NUMBER, FLEX):
-                return NUMBER
-        if op == "to_string":
-            if args[0] in NUMERIC or args[0] == FLEX:
-                return SYMBOL
-            raise error(f.loc, f"'to_string' needs a number, given {args[0]}")
-        if op == "to_float":
-            if args[0] in NUMERIC or args[0] == FLEX:
-                return FLOAT
-            raise error(f.loc, f"'to_float' needs a number, given {args[0]}")
-        if op == "to_unsigned":
-            if args[0] in NUMERIC or args[0] == FLEX:
-                return UNSIGNED
-            raise error(f.loc, f"'to_unsigned' needs a number, given {args[0]}")
+        elif op == "substr":
+            for a, kind, nth in zip(f.args, (SYMBOL, NUMBER, NUMBER), ("first", "second", "third")):
+                self.expect(a, kind, f"the {nth} argument of 'substr'")
+        elif op in ("to_string", "to_float", "to_unsigned") and args[0] not in NUMERIC and args[0] != FLEX:
+            raise error(f.loc, f"'{op}' needs a number, given {args[0]}")
+        if op in _RESULT:
+            return _RESULT[op]
         # arithmetic, bitwise, logical, min/max: operands of one kind
         known = {k for k in args if k != FLEX}
         if len(known) > 1:
@@ -393,29 +317,24 @@ class KindChecker:
 
 def check_clause(clause: Clause, relations: dict[str, RelationDecl]) -> dict[str, str]:
     """All checks of one clause; returns the kinds of its variables."""
-    check_atoms(clause, relations)
-    check_wildcards(clause)
+    check_declared([clause.head] + [atom for atom, _ in atoms_of(clause.body)], relations)
+    for x in nodes(clause.head.args, into_aggregates=False):
+        if isinstance(x, Wildcard):
+            raise error(x.loc, "'_' cannot be used in the head of a rule")
+        if isinstance(x, Aggregate):
+            raise error(x.loc, "aggregates are not supported in rule heads; bind one to a variable "
+                        "in the body (x = count : { ... })")
+    _check_body_wildcards(clause.body)
     check_grounded(clause.body, clause.head.args, set(), "the head of a rule")
     return KindChecker(clause, relations).run()
 
 
 def check_subsumption(sub, relations: dict[str, RelationDecl]) -> dict[str, str]:
-    """The checks of a subsumptive rule `A <= B :- body.`: both atoms bind
-    variables like body atoms (wildcards allowed); returns variable kinds."""
-    from sdylog.datalog.ast import Clause
-    both = (sub.dominated, sub.dominating) + tuple(sub.body)
-    probe = Clause(Atom(sub.relation, tuple(a for a in sub.dominated.args if not isinstance(a, Wildcard)),
-                        sub.loc), both, sub.loc, sub.rule_index)
-    check_declared([atom for atom, _ in atoms_of(both)], relations)
-    _check_body_wildcards(both)
-    check_grounded(both, (), set(), "a subsumptive rule")
-    checker = KindChecker(probe, relations)
-    checker.clause = Clause(sub.dominated, both, sub.loc, sub.rule_index)
-    atoms = list(atoms_of(both))
-    for atom, _ in atoms:
-        for arg, col in zip(atom.args, relations[atom.relation].columns):
-            if isinstance(arg, Var):
-                checker.bind(arg, col.kind)
-    for c in checker._comparisons(both):
-        checker.comparison(c)
-    return checker.kinds
+    """The checks of a subsumptive rule `A <= B :- body.`, as the clause
+    `A :- A, B, body.` (both atoms bind variables like body atoms, wildcards
+    allowed); returns variable kinds."""
+    clause = sub.as_clause()
+    check_declared([atom for atom, _ in atoms_of(clause.body)], relations)
+    _check_body_wildcards(clause.body)
+    check_grounded(clause.body, (), set(), "a subsumptive rule")
+    return KindChecker(clause, relations).run()

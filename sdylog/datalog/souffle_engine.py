@@ -6,24 +6,21 @@ through `-F`/`-D`. Relations live in the memory engine's store: a run
 writes the facts the strata read and reads back what they derive."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
 from sdylog.datalog import cache
-from sdylog.datalog.ast import NumberLit
+from sdylog.datalog.ast import NumberLit, nodes
 from sdylog.datalog.engines import souffle_path
 from sdylog.datalog.facts_file import read_facts_file
 from sdylog.datalog.lexer import error
 from sdylog.datalog.memory_engine import MemoryEngine
 from sdylog.datalog.printer import print_program, quote
 from sdylog.datalog.program import Program
-from sdylog.datalog.semantics import atoms_of
 
 
 def cache_dir() -> str:
@@ -52,22 +49,8 @@ def wide_number(program: Program, bits: int):
     """The first number literal of `program` that does not fit in `bits`-bit
     signed words, or None."""
     limit = 1 << (bits - 1)
-
-    def walk(node):
-        if isinstance(node, NumberLit):
-            return node if isinstance(node.value, int) and not -limit <= node.value < limit else None
-        if isinstance(node, (tuple, list)):
-            children = node
-        elif dataclasses.is_dataclass(node):
-            children = [getattr(node, f.name) for f in dataclasses.fields(node) if f.name != "loc"]
-        else:
-            return None
-        for child in children:
-            found = walk(child)
-            if found is not None:
-                return found
-        return None
-    return walk(program.clauses)
+    return next((x for x in nodes(program.clauses)
+                 if isinstance(x, NumberLit) and isinstance(x.value, int) and not -limit <= x.value < limit), None)
 
 
 def check_word_size(program: Program, exe: str) -> None:
@@ -95,14 +78,12 @@ def compiled(text: str, exe: str | None = None) -> str:
     src = os.path.join(d, "program.dl")
     with open(src, "w", encoding="utf-8") as f:
         f.write(text)
-    tmp = tempfile.mkdtemp(dir=d)
-    res = subprocess.run([exe, "-o", os.path.join(tmp, "program"), src], capture_output=True, text=True,
-                         cwd=tmp)
-    if res.returncode != 0 or not os.path.isfile(os.path.join(tmp, "program")):
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise error(None, f"souffle could not compile the program:\n{res.stderr.strip()}")
-    os.replace(os.path.join(tmp, "program"), binary)
-    shutil.rmtree(tmp, ignore_errors=True)
+    with tempfile.TemporaryDirectory(dir=d) as tmp:
+        made = os.path.join(tmp, "program")
+        res = subprocess.run([exe, "-o", made, src], capture_output=True, text=True, cwd=tmp)
+        if res.returncode != 0 or not os.path.isfile(made):
+            raise error(None, f"souffle could not compile the program:\n{res.stderr.strip()}")
+        os.replace(made, binary)
     return binary
 
 
@@ -134,7 +115,7 @@ class SouffleEngine(MemoryEngine):
                         f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
                         f"memory engine")
         derived = [r for s in strata for r in s.relations]
-        reads = {a.relation for s in strata for ci in s.clauses for a, _ in atoms_of(program.clauses[ci].body)}
+        reads = {q for r in derived for q in program.reads[r]}
         feed = [r for r in program.relations
                 if (r in reads and r not in derived) or (r in derived and self._loaded.get(r))]
         io = [f'.input {r}(IO=file, filename={quote(r + ".facts")}, delimiter="\\t")' for r in feed]

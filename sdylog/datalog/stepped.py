@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from sdylog.datalog.ast import (Aggregate, Atom, Clause, Comparison, Functor, Negation, NumberLit, RelationDecl,
                                 Var)
 from sdylog.datalog.lexer import error
+from sdylog.datalog.semantics import atoms_of
 
 STEP_TYPE = "Step"
 # A bound on the steps of one evaluation (a program deriving ever later steps never stops).
@@ -59,16 +60,15 @@ def step_column(decl: RelationDecl) -> int | None:
     return cols[0] if cols else None
 
 
-def seed_name(relation: str) -> str:
-    return f"{relation}__seed"
+# The auxiliary relations of a relation of the stratum (the module docstring).
+SEED, PREV, NOW = AUX_PARTS = ("seed", "prev", "now")
 
 
-def prev_name(relation: str) -> str:
-    return f"{relation}__prev"
-
-
-def now_name(relation: str) -> str:
-    return f"{relation}__now"
+def aux(relation: str, part: str) -> str:
+    """The name of an auxiliary relation: part is one of AUX_PARTS."""
+    if part not in AUX_PARTS:
+        raise ValueError(f"no auxiliary relation part {part!r}: one of {AUX_PARTS}")
+    return f"{relation}__{part}"
 
 
 @dataclass
@@ -82,11 +82,10 @@ class StepPlan:
     seed_origin: dict
 
 
-def plan_steps(program_parts, stratum, make_program) -> StepPlan:
-    """The StepPlan of `stratum`. program_parts: (relations, types, clauses)
-    of the program; make_program(relations, clauses, name) checks and
-    stratifies a set of clauses over the given declarations."""
-    relations, types, clauses = program_parts
+def plan_steps(relations: dict, clauses: list, stratum, make_program) -> StepPlan:
+    """The StepPlan of `stratum` of a program of `relations` and `clauses`;
+    make_program(relations, clauses, name) checks and stratifies a set of
+    clauses over the given declarations."""
     here = set(stratum.relations)
     step_col = {}
     for r in stratum.relations:
@@ -97,37 +96,37 @@ def plan_steps(program_parts, stratum, make_program) -> StepPlan:
     seed_clauses, seed_origin, step_clauses, origin = [], {}, [], {}
     for ci in stratum.clauses:
         c = clauses[ci]
-        atoms = [a for a, _ in _atoms_with_polarity(c.body) if a.relation in here]
+        atoms = [a for a, _ in atoms_of(c.body) if a.relation in here]
         if not atoms:
             seed_origin[len(seed_clauses)] = ci
-            seed_clauses.append(replace(c, head=_renamed(c.head, seed_name(c.head.relation))))
+            seed_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, SEED))))
             continue
         var, next_step = _step_variable(c, atoms, step_col)
-        names = prev_name if next_step else now_name
-        body = tuple(_rename_literal(lit, here, names) for lit in c.body)
+        part = PREV if next_step else NOW
+        body = tuple(_rename_literal(lit, here, part) for lit in c.body)
         origin[len(step_clauses)] = ci
-        step_clauses.append(replace(c, head=_renamed(c.head, now_name(c.head.relation)), body=body))
-    aux = {}
+        step_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, NOW)), body=body))
+    aux_decls = {}
     for r in stratum.relations:
         d = relations[r]
-        for name in (seed_name(r), prev_name(r), now_name(r)):
+        for name in (aux(r, part) for part in AUX_PARTS):
             if name in relations:
                 raise error(relations[name].loc, f"relation '{name}' has the name of an auxiliary relation of "
                             f"the stepped stratum of '{r}': rename it")
-            aux[name] = RelationDecl(name, d.columns, d.loc)
+            aux_decls[name] = RelationDecl(name, d.columns, d.loc)
     # (each part declares the relations its clauses name and every auxiliary
     # one: an engine declares a part's relations at each run)
-    seeds = make_program(_named(relations, seed_clauses, aux), seed_clauses,
+    seeds = make_program(_named(relations, seed_clauses, aux_decls), seed_clauses,
                          f"seeds of {', '.join(stratum.relations)}") if seed_clauses else None
-    step = make_program(_named(relations, step_clauses, aux), step_clauses,
+    step = make_program(_named(relations, step_clauses, aux_decls), step_clauses,
                         f"a step of {', '.join(stratum.relations)}")
     return StepPlan(tuple(stratum.relations), step_col, seeds, step, origin, seed_origin)
 
 
-def _named(relations: dict, clauses: list[Clause], aux: dict) -> dict:
-    """The declarations of the relations `clauses` name, and `aux`."""
-    named = {c.head.relation for c in clauses} | {a.relation for c in clauses for a, _ in _atoms_with_polarity(c.body)}
-    return {**{r: d for r, d in relations.items() if r in named}, **aux}
+def _named(relations: dict, clauses: list[Clause], aux_decls: dict) -> dict:
+    """The declarations of the relations `clauses` name, and `aux_decls`."""
+    named = {c.head.relation for c in clauses} | {a.relation for c in clauses for a, _ in atoms_of(c.body)}
+    return {**{r: d for r, d in relations.items() if r in named}, **aux_decls}
 
 
 def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, bool]:
@@ -158,90 +157,54 @@ def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, b
                 f"(the next step)")
 
 
-def _renamed(atom: Atom, name: str) -> Atom:
-    return Atom(name, atom.args, atom.loc)
-
-
-def _rename_literal(lit, here: set, names):
+def _rename_literal(lit, here: set, part: str):
+    """The literal reading the `part` auxiliary relations of those in `here`."""
     if isinstance(lit, Atom):
-        args = tuple(_rename_expr(a, here, names) for a in lit.args)
-        return Atom(names(lit.relation) if lit.relation in here else lit.relation, args, lit.loc)
+        args = tuple(_rename_expr(a, here, part) for a in lit.args)
+        return Atom(aux(lit.relation, part) if lit.relation in here else lit.relation, args, lit.loc)
     if isinstance(lit, Negation):
-        return Negation(_rename_literal(lit.atom, here, names), lit.loc)
+        return Negation(_rename_literal(lit.atom, here, part), lit.loc)
     if isinstance(lit, Comparison):
-        return replace(lit, left=_rename_expr(lit.left, here, names), right=_rename_expr(lit.right, here, names))
+        return replace(lit, left=_rename_expr(lit.left, here, part), right=_rename_expr(lit.right, here, part))
     return lit
 
 
-def _rename_expr(e, here: set, names):
+def _rename_expr(e, here: set, part: str):
     if isinstance(e, Aggregate):
-        return replace(e, body=tuple(_rename_literal(lit, here, names) for lit in e.body))
+        return replace(e, body=tuple(_rename_literal(lit, here, part) for lit in e.body))
     if isinstance(e, Functor):
-        return replace(e, args=tuple(_rename_expr(a, here, names) for a in e.args))
+        return replace(e, args=tuple(_rename_expr(a, here, part) for a in e.args))
     return e
 
 
-def _atoms_with_polarity(literals):
-    from sdylog.datalog.semantics import atoms_of
-    return atoms_of(literals)
+class StepEvaluation:
+    """One evaluation of a stepped stratum of `program` in `engine` (a
+    MemoryEngine): the strata of its seed and step programs run there as
+    any others (in C where they lower)."""
 
-
-class StepBackend:
-    """What the engines share of what StepEvaluation asks of them (each
-    subclasses it with how it runs strata and reads and writes relations):
-    the engine, its program, and the provenance its step rows keep."""
-
-    def __init__(self, engine, program):   # (a Program: program.py imports this module)
+    def __init__(self, engine, program, plan: StepPlan):
         self.engine = engine
         self.program = program
-        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
-
-    def declare(self, program) -> None:
-        self.engine.declare(program)
-
-    def keep_provenance(self, relation: str, origin: dict, derivations) -> None:
-        """Record (row, rule, height) derivations of `relation` made by a step
-        program, its rule ids mapped back to the original program's (`origin`:
-        step clause index -> original clause); the first derivation of a row stays."""
-        eng = self.engine
-        mine = self.prov.setdefault(relation, {})
-        for t, rule, height in derivations:
-            if rule >= 0:
-                _, ci = eng.rules[rule]
-                rule = eng._rule_id(self.program, origin[ci])
-            mine.setdefault(t, (rule, height))
-
-
-class StepEvaluation:
-    """One evaluation of a stepped stratum through `backend`:
-    declare(program); run_strata(program): every stratum of a program, each
-    relation it derives starting from the facts loaded into it; loaded(relation):
-    the facts loaded into a relation of the stratum (seeds too); replace(relation,
-    rows); take(relation, aux, program, origin): the rows of auxiliary relation
-    `aux`, derived by `program` for `relation` (an engine recording provenance
-    keeps theirs, its clause indexes mapped to the original ones by `origin`);
-    store(relation, rows)."""
-
-    def __init__(self, backend, plan: StepPlan):
-        self.backend = backend
         self.plan = plan
         self.steps = 0
+        self.prov: dict[str, dict] = {}   # relation -> tuple -> (rule id, height), with provenance
 
     def run(self) -> None:
-        plan, backend = self.plan, self.backend
+        plan, eng = self.plan, self.engine
         pending: dict[int, dict[str, list]] = {}   # step -> relation -> its seeds
         if plan.seeds is not None:
-            backend.declare(plan.seeds)
-            backend.run_strata(plan.seeds)
+            eng.declare(plan.seeds)
+            eng._run_strata(plan.seeds, plan.seeds.strata)
         for r in plan.relations:
             col = plan.step_col[r]
-            seeds = list(backend.loaded(r))
+            seeds = list(eng._loaded.get(r, ()))
             if plan.seeds is not None:
-                seeds += backend.take(r, seed_name(r), plan.seeds, plan.seed_origin)
-                backend.replace(seed_name(r), [])
+                seeds += self._take(r, aux(r, SEED), plan.seed_origin)
             for t in seeds:
                 pending.setdefault(t[col], {}).setdefault(r, []).append(t)
-        backend.declare(plan.step)
+        if plan.seeds is not None:
+            eng._replace({aux(r, SEED): [] for r in plan.relations})
+        eng.declare(plan.step)
         done: dict[str, list] = {r: [] for r in plan.relations}
         prev: dict[str, list] = {}
         step = min(pending) if pending else None
@@ -251,11 +214,10 @@ class StepEvaluation:
                 raise error(None, f"the stepped stratum of {', '.join(plan.relations)} did not stop "
                             f"after {MAX_STEPS} steps")
             seeds = pending.pop(step, {})
-            for r in plan.relations:
-                backend.replace(prev_name(r), prev.get(r, []))
-                backend.replace(now_name(r), seeds.get(r, []))
-            backend.run_strata(plan.step)
-            now = {r: backend.take(r, now_name(r), plan.step, plan.origin) for r in plan.relations}
+            eng._replace({**{aux(r, PREV): prev.get(r, []) for r in plan.relations},
+                          **{aux(r, NOW): seeds.get(r, []) for r in plan.relations}})
+            eng._run_strata(plan.step, plan.step.strata)
+            now = {r: self._take(r, aux(r, NOW), plan.origin) for r in plan.relations}
             for r, rows in now.items():
                 done[r].extend(rows)
             if any(now.values()):
@@ -264,7 +226,21 @@ class StepEvaluation:
                 step, prev = min(pending), {}
             else:
                 step = None
+        eng._replace({aux(r, part): [] for r in plan.relations for part in (PREV, NOW)})
         for r in plan.relations:
-            backend.replace(prev_name(r), [])
-            backend.replace(now_name(r), [])
-            backend.store(r, done[r])
+            eng._store(r, set(done[r]), self.prov.get(r))
+
+    def _take(self, relation: str, name: str, origin: dict) -> list:
+        """The rows of auxiliary relation `name`, derived for `relation` by the
+        seed or step program. With provenance, each row's first derivation is
+        kept, its rule id mapped back to the original program's (`origin`:
+        clause index in that program -> the original clause)."""
+        eng = self.engine
+        if eng.provenance:
+            mine = self.prov.setdefault(relation, {})
+            for t, (rule, height) in eng._prov.get(name, {}).items():
+                if rule >= 0:
+                    _, ci = eng.rules[rule]
+                    rule = eng._rule_id(self.program, origin[ci])
+                mine.setdefault(t, (rule, height))
+        return list(eng._data[name])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdylog.datalog.ast import Clause
+from sdylog.datalog.ast import Clause, Negation
 from sdylog.datalog.lexer import error
 from sdylog.datalog.semantics import atoms_of
 
@@ -26,60 +26,50 @@ def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]
     when edges point from a relation to the relations it reads."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
-    on_stack: set[str] = set()
     stack: list[str] = []
+    on_stack: set[str] = set()
+    work: list = []   # (node, its successors not yet looked at)
     out: list[list[str]] = []
-    counter = 0
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        work.append((node, iter(sorted(edges.get(node, ())))))
+
     for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges.get(root, ()))))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
+        if root not in index:
+            visit(root)
         while work:
-            node, it = work[-1]
-            advanced = False
-            for nxt in it:
+            node, successors = work[-1]
+            for nxt in successors:
                 if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
-                    advanced = True
+                    visit(nxt)
                     break
                 if nxt in on_stack:
                     low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    x = stack.pop()
-                    on_stack.discard(x)
-                    comp.append(x)
-                    if x == node:
-                        break
-                out.append(comp)
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    comp = stack[stack.index(node):]
+                    del stack[len(stack) - len(comp):]
+                    on_stack.difference_update(comp)
+                    out.append(comp)
     return out
 
 
 def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
-             stepped_relations=frozenset()) -> list[Stratum]:
-    """The strata; `stepped_relations` are those with a Step column."""
+             stepped_relations=frozenset()) -> tuple[list[Stratum], dict[str, set[str]]]:
+    """The strata, and relation -> the relations its clauses and subsumptive
+    rules read; `stepped_relations` are those with a Step column."""
     reads: dict[str, set[str]] = {r: set() for r in relation_order}
-    for c in clauses:
-        for atom, _ in atoms_of(c.body):
-            reads[c.head.relation].add(atom.relation)
+    # (a subsumption's conditions must be known when it applies)
+    for head, body in [(c.head.relation, c.body) for c in clauses] + [(s.relation, s.body) for s in subsumptions]:
+        reads[head].update(atom.relation for atom, _ in atoms_of(body))
     subsumed = {s.relation for s in subsumptions}
-    for s in subsumptions:   # a subsumption's conditions must be known when it applies
-        for atom, _ in atoms_of(s.body):
-            reads[s.relation].add(atom.relation)
     position = {r: i for i, r in enumerate(relation_order)}
     comps = _components(relation_order, reads)
     comp_of = {r: i for i, comp in enumerate(comps) for r in comp}
@@ -90,30 +80,21 @@ def stratify(relation_order: list[str], clauses: list[Clause], subsumptions=(),
     for ci, comp in enumerate(comps):
         rels = sorted(comp, key=position.get)
         idx = sorted(i for r in rels for i in by_head.get(r, ()))
-        recursive = False
-        stepped = len(comp) > 1 or any(a.relation in comp for i in idx for a, _ in atoms_of(clauses[i].body))
-        stepped = stepped and all(r in stepped_relations for r in comp)
+        recursive = any(comp_of[a.relation] == ci for i in idx for a, _ in atoms_of(clauses[i].body))
+        stepped = recursive and all(r in stepped_relations for r in comp)
         for i in idx:
             c = clauses[i]
             for atom, negative in atoms_of(c.body):
-                if comp_of[atom.relation] != ci:
-                    continue
-                recursive = True
-                if negative and not stepped:
-                    what = "negates" if _is_negated(c, atom) else "aggregates over"
+                if negative and not stepped and comp_of[atom.relation] == ci:
+                    negated = any(isinstance(lit, Negation) and lit.atom is atom for lit in c.body)
                     raise error(atom.loc, f"cannot stratify: the rule for '{c.head.relation}' at "
-                                f"{c.loc.file}:{c.loc.line} {what} '{atom.relation}', which depends on "
-                                f"'{c.head.relation}' (a cycle through "
-                                f"{'negation' if what == 'negates' else 'aggregation'})")
+                                f"{c.loc.file}:{c.loc.line} {'negates' if negated else 'aggregates over'} "
+                                f"'{atom.relation}', which depends on '{c.head.relation}' (a cycle through "
+                                f"{'negation' if negated else 'aggregation'})")
         if idx:
             sub = bool(subsumed & set(rels))
             if stepped and sub:
                 raise error(clauses[idx[0]].loc, f"the stepped stratum of {', '.join(rels)} has subsumptive rules: "
                             f"a stratum is evaluated in rank order or step by step, not both")
-            strata.append(Stratum(tuple(rels), tuple(idx), recursive, sub, stepped and recursive))
-    return strata
-
-
-def _is_negated(clause: Clause, atom) -> bool:
-    from sdylog.datalog.ast import Negation
-    return any(isinstance(l, Negation) and l.atom is atom for l in clause.body)
+            strata.append(Stratum(tuple(rels), tuple(idx), recursive, sub, stepped))
+    return strata, reads

@@ -36,25 +36,21 @@ class Selection:
     numeric: list[bool] = field(default_factory=list)   # per column: numbers (right-aligned)
 
 
-def parse_filters(columns: list[str], kinds: list[str], relation: str, where) -> list[tuple[int, object]]:
-    """`where`: a dict {column: value} or strings 'COL=VAL' (VAL may be
-    quoted: "x" or 'x'), each value converted to its column's kind."""
-    items = list(where.items()) if isinstance(where, dict) else []
-    if not isinstance(where, dict):
-        for w in where or ():
-            if "=" not in w:
-                raise error(None, f"filter '{w}' is not COLUMN=VALUE")
-            k, v = w.split("=", 1)
-            items.append((k.strip(), _unquote(v.strip())))
+def _filters(columns: list[str], kinds: list[str], relation: str, where) -> list[tuple[int, object]]:
+    """`where`: strings 'COL=VAL' (VAL may be quoted: "x" or 'x'), each value
+    converted to its column's kind."""
     out = []
-    for k, v in items:
+    for w in where or ():
+        if "=" not in w:
+            raise error(None, f"filter '{w}' is not COLUMN=VALUE")
+        k, v = w.split("=", 1)
+        k, v = k.strip(), _unquote(v.strip())
         if k not in columns:
             raise error(None, f"'{relation}' has no column '{k}' (columns: {', '.join(columns)})")
         i = columns.index(k)
         kind = kinds[i]
         try:
-            value = v if kind == "symbol" else (float(v) if kind == "float" else int(v, 0) if isinstance(v, str)
-                                                 else int(v))
+            value = v if kind == "symbol" else float(v) if kind == "float" else int(v, 0)
         except ValueError:
             raise error(None, f"column '{k}' of '{relation}' holds {kind} values, given '{v}'") from None
         out.append((i, value))
@@ -78,7 +74,7 @@ def select(engine, relation: str, where=None, limit: int | None = None,
         order.extend((None, x) for x in extras if x.after == i)
     names = [decl.columns[i].name if x is None else x.name for i, x in order]
     kinds = [decl.columns[i].kind if x is None else "symbol" for i, x in order]
-    filters = parse_filters(names, kinds, relation, where)
+    filters = _filters(names, kinds, relation, where)
     rows = []
     for r in engine.read(relation):
         full = tuple(r[i] if x is None else x.fn(r[x.after]) for i, x in order) if extras else r
@@ -100,7 +96,7 @@ def render(sel: Selection, fmt: str = "table") -> str:
         return json.dumps([dict(zip(sel.columns, r)) for r in sel.rows], indent=1) + "\n"
     if fmt != "table":
         raise error(None, f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
-    cells = [[_cell(v) for v in r] for r in sel.rows]
+    cells = [[cell(v) for v in r] for r in sel.rows]
     widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(sel.columns)]
     lines = []
     if sel.columns:
@@ -116,14 +112,7 @@ def render(sel: Selection, fmt: str = "table") -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_relation(engine, relation: str, where=None, limit: int | None = None) -> str:
-    """Column names from the .decl as a header, one row a tuple, sorted, and
-    a last line with the count (of matching tuples, when filtered)."""
-    return render(select(engine, relation, where, limit))
-
-
-def _cell(v) -> str:
+def cell(v) -> str:
+    """A value as a table or a facts file shows it."""
     return format(v, "g") if isinstance(v, float) else str(v)
 
-
-__all__ = ["Extra", "FORMATS", "Selection", "format_relation", "parse_filters", "render", "select"]

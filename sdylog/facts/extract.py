@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import chain, islice, repeat
+from operator import itemgetter
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
@@ -31,7 +32,7 @@ from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kin
 # flows through them along data-flow edges, never through a sharding rule.
 _FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
-# Ops with a sharding of their own (add_op_shardings): the attribute holding it
+# Ops with a sharding of their own (add_op_sharding_rows): the attribute holding it
 # (an sdy collective's result has its `out_sharding`).
 _OWN_SHARDING_ATTR = {**dict.fromkeys(("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
                                        "sdy.func_data_flow_edge"), "sharding"),
@@ -43,6 +44,15 @@ _TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
 _KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
                        "sdy.sharding_constraint", "sdy.sharding_group", "sdy.propagation_barrier", "func.call",
                        "sdy.manual_computation"})
+
+
+# The relations read from shardings (and meshes, which inlined ones add and
+# whose units the shardings' sub-axes cut): the rows a step that changes
+# shardings in place changes (read again by read_shardings).
+SHARDING_RELATIONS = frozenset({
+    "mesh", "mesh_axis", "mesh_device", "maximal_mesh", "mesh_canonical", "axis_unit",
+    "sharding", "sharding_dim", "sharding_dim_axis", "sharding_replicated", "sharding_unreduced",
+    "value_sharding", "func_result_sharding", "manual_in_sharding", "manual_out_sharding"})
 
 
 def _name_kind(op, name: str) -> tuple[int, int, bool, bool]:
@@ -154,6 +164,15 @@ def _walk_with_names(fn) -> tuple[list, list[str]]:
     return ops, op_names(ops)
 
 
+def _flow_values(op) -> list:
+    """The results, then the regions' block arguments, of an op in _TENSOR_OPS."""
+    values = list(op.results)
+    for region in op.regions:
+        for block in region.blocks:
+            values += block.arguments
+    return values
+
+
 class _OpenOp:
     """An op whose nested ops the walk is reading (add_body): what its tail
     rows need, its blocks still to read, and the ops left in the current one.
@@ -171,8 +190,10 @@ class _OpenOp:
 @dataclass
 class FactSet:
     relations: dict[str, list[tuple]] = field(default_factory=lambda: defaultdict(list))
-    ops: list = field(default_factory=list)        # op id -> ir.Operation
-    values: list = field(default_factory=list)     # value id -> ir.Value
+    # Ids are dense when extracted; facts followed past erasures (facts/follow.py)
+    # have None for the erased ops and values: loop over rows or skip None.
+    ops: list = field(default_factory=list)        # op id -> ir.Operation (None: erased)
+    values: list = field(default_factory=list)     # value id -> ir.Value (None: erased)
     value_ids: dict = field(default_factory=dict)  # ir.Value -> value id
     meshes: dict[str, Mesh] = field(default_factory=dict)
     module: ir.Module | None = None  # keeps the IR that `ops` and `values` point into alive
@@ -190,6 +211,10 @@ class FactSet:
     value_type_ids: list = field(default_factory=list)
     type_is_ranked: list = field(default_factory=list)
     replicated: dict = field(default_factory=dict)    # (mesh, rank) -> add_replicated_sharding's id
+    # whether some op's rule came from its own `sdy.sharding_rule` (which
+    # passes add and drop: such facts do not outlive a change, facts/shared.py)
+    rules_from_attributes: bool = False
+    unknown_ops: bool = False   # some op is one the rule registry does not know (no rule)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -197,10 +222,16 @@ class FactSet:
     def rows(self, relation: str) -> list[tuple]:
         return self.relations.get(relation, [])
 
+    def live_value_ids(self) -> list[int]:
+        """The ids of the values not erased since extraction (all, unless
+        the facts followed erasures: facts/follow.py), in order."""
+        return [v for v, value in enumerate(self.values) if value is not None]
+
     def ranked_values(self) -> list[tuple]:
-        """(value id,) of every value whose type is a ranked tensor."""
-        ranked = self.type_is_ranked
-        return [(v,) for v, t in enumerate(self.value_type_ids) if ranked[t]]
+        """(value id,) of every value (a `value` row: not one of an erased
+        op, facts/follow.py) whose type is a ranked tensor."""
+        ranked, type_ids = self.type_is_ranked, self.value_type_ids
+        return [(v,) for v in map(itemgetter(0), self.rows("value")) if ranked[type_ids[v]]]
 
     def add_replicated_sharding(self, mesh: str, rank: int) -> int:
         """A sharding id for the fully closed replicated sharding of `rank` on
@@ -212,6 +243,26 @@ class FactSet:
             self.shardings.append(TensorSharding.replicated_on(mesh, rank))
             add_sharding_rows(self, sid, mesh, self.shardings[-1])
         return sid
+
+
+def post_order(facts, op_ids) -> list[int]:
+    """`op_ids` in Shardy's walk order: an op after the ops nested in it,
+    before the ops after it."""
+    wanted = set(op_ids)
+    if not wanted:
+        return []
+    return [row[0] for row in tail_order(facts.rows("op")) if row[0] in wanted]
+
+
+def tail_order(op_rows: list[tuple]) -> list[tuple]:
+    """The `op` rows (in id order: pre-order) in post-order: each after the
+    rows of the ops nested in it (the order the walk adds ops' tail rows)."""
+    order, open_ = [], []   # (open_: the op and the ops holding it)
+    for row in op_rows:
+        while open_ and open_[-1][0] != row[3]:
+            order.append(open_.pop())
+        open_.append(row)
+    return order + open_[::-1]
 
 
 def add_mesh_rows(facts, name: str, mesh: Mesh) -> None:
@@ -291,6 +342,15 @@ class _Extractor:
     def value_id(self, value, func: str) -> int:
         vid = self.facts.value_ids.get(value)
         return self.ids_of((value,), func)[0] if vid is None else vid
+
+    def _known_value_id(self, value, func: str) -> int:
+        """value_id when re-reading shardings (reread): the id the facts
+        gave the value; one they do not know (a step made it) is an error."""
+        vid = self.facts.value_ids.get(value)
+        if vid is None:
+            raise ValueError(f"re-reading shardings: a value in @{func} the facts do not know "
+                             "(the step that made it did not drop the facts)")
+        return vid
 
     def ids_of(self, values, func: str, walked: bool = False) -> list[int]:
         """The values' ids; a value seen for the first time gets the next id
@@ -417,6 +477,45 @@ class _Extractor:
                 f.add("func_result_tensor", name, i, t)
         return f
 
+    def reread(self, facts: FactSet) -> FactSet:
+        """`facts` (of this module, ids kept) with their SHARDING_RELATIONS
+        read again, in the order `run` reads them (so the shardings get the
+        ids a fresh extraction would give them): the meshes; then each
+        function's arguments and results, and its ops, each after the ops
+        nested in it. A new FactSet: `facts` stay as they are (it shares
+        their value ids, which a value the facts do not know would extend:
+        such a value is an error here, not a new id)."""
+        self.value_id = self._known_value_id
+        kept = defaultdict(list, {name: rows for name, rows in facts.relations.items()
+                                  if name not in SHARDING_RELATIONS})
+        self.facts = f = replace(facts, relations=kept, meshes={}, mesh_symbols=[], shardings=[], sharded_ops=set(),
+                                 replicated={})
+        self._value_type_ids = f.value_type_ids
+        for name, mesh in meshes_of_module(self.module).items():
+            self.add_mesh(name, mesh)
+            f.mesh_symbols.append(name)
+        args = defaultdict(list)
+        for func, _, vid in f.rows("func_arg"):   # (in index order)
+            args[func].append(vid)
+        results = defaultdict(list)
+        for o, _, vid in f.rows("op_result"):
+            results[o].append(vid)
+        func_ops = {row[2]: row[0] for row in f.rows("op") if row[1] == "func.func"}
+        read = None   # the function whose ops are being read
+        for row in tail_order(f.rows("op")):
+            o, name, func = row[0], row[1], row[2]
+            if name == "func.func":
+                continue   # (read before its ops, which every function with a body has)
+            if func != read:
+                read = func
+                self.add_func_shardings(f.ops[func_ops[func]], func, args[func])
+            op = f.ops[o]
+            self.add_op_sharding_rows(op, name, op.attributes, o, results[o], func)
+        for r in {r for _, r in f.rows("op_rule")}:   # (the rules of the ops there are)
+            self._split_sizes |= _rule_rows(f.rules[r])[1]
+        self.add_units()
+        return f
+
     def add_units(self) -> None:
         """axis_unit and mesh_canonical: equal meshes share the first one's units;
         each axis is split into the coarsest units every sub-axis propagation can
@@ -457,21 +556,15 @@ class _Extractor:
         if not len(fn.regions[0].blocks):
             return
         block = fn.regions[0].blocks[0]
-        arg_attrs = ir.ArrayAttr(fn.attributes["arg_attrs"]) if "arg_attrs" in fn.attributes else None
+        args = []
         for i, arg in enumerate(block.arguments):
             vid = self.value_id(arg, name)
+            args.append(vid)
             f.add("func_arg", name, i, vid)
             f.func_args[vid] = (fn.operation, i)
             f.add("block_arg", op_id, 0, i, vid)
             f.add("value_tensor", vid, vid)
-            sharding = None if arg_attrs is None else self.sharding_in(arg_attrs[i])
-            if sharding is not None:
-                f.add("value_sharding", vid, self.add_sharding(sharding))
-        if "res_attrs" in fn.attributes:
-            for i, a in enumerate(ir.ArrayAttr(fn.attributes["res_attrs"])):
-                sharding = self.sharding_in(a)
-                if sharding is not None:
-                    f.add("func_result_sharding", name, i, self.add_sharding(sharding))
+        self.add_func_shardings(fn, name, args)
         self.add_body(fn.operation, name, _OpenOp(op_id, None, None, None, (), (), [(0, block)]))
         term = block.operations[len(block.operations) - 1]
         rets = [self.value_id(v, name) for v in term.operands]
@@ -479,6 +572,21 @@ class _Extractor:
         for i, vid in enumerate(rets):
             f.add("func_return", name, i, vid)
         self.result_slots[name] = (fn.operation, len(rets))
+
+    def add_func_shardings(self, fn, name: str, args: list[int]) -> None:
+        """The shardings of a function's arguments (value ids `args`) and results."""
+        f = self.facts
+        attributes = fn.attributes
+        if "arg_attrs" in attributes:
+            for vid, a in zip(args, ir.ArrayAttr(attributes["arg_attrs"])):
+                sharding = self.sharding_in(a)
+                if sharding is not None:
+                    f.add("value_sharding", vid, self.add_sharding(sharding))
+        if "res_attrs" in attributes:
+            for i, a in enumerate(ir.ArrayAttr(attributes["res_attrs"])):
+                sharding = self.sharding_in(a)
+                if sharding is not None:
+                    f.add("func_result_sharding", name, i, self.add_sharding(sharding))
 
     def sharding_in(self, attrs) -> TensorSharding | None:
         """The `sdy.sharding` of a function argument's (or result's) attribute
@@ -634,7 +742,7 @@ class _Extractor:
                 # whole dictionary. No key of add_rule's has sdy's attributes: an
                 # ATTR_KEY op with any misses its key, unasked.)
                 # A sharded op (every op after propagation) takes this way too: its
-                # sdy.sharding rows are written here (add_op_shardings').
+                # sdy.sharding rows are written here (add_op_sharding_rows').
                 sharding = None
                 if keyed_by <= ATTR_KEY and SHARDING_RULE not in attrs:
                     if "sdy.sharding" in attrs:
@@ -776,8 +884,7 @@ class _Extractor:
         # own: the helpers for those are called only for the ops they are for.
         relations = self.facts.relations
         attrs = op.attributes   # each read goes through the bindings: once
-        if name in _OWN_SHARDING_OPS or "sdy.sharding" in attrs:
-            self.add_op_shardings(op, name, attrs, op_id, results)
+        self.add_op_sharding_rows(op, name, attrs, op_id, results, func)
         if is_elementwise(op, name):
             relations["op_trait"].append((op_id, "elementwise"))
         if name in _KIND_OPS:
@@ -789,13 +896,34 @@ class _Extractor:
         if name not in _FLOW_OPS:
             self.add_rule(op, name, attrs, op_id, operands, results)
 
-    def add_op_shardings(self, op, name: str, attrs, op_id: int, results: list[int]) -> None:
-        f = self.facts
-        if "sdy.sharding" in attrs:
-            self.add_value_shardings(op, attrs["sdy.sharding"], op_id, results)
+    def add_op_sharding_rows(self, op, name: str, attrs, op_id: int, results: list[int], func: str) -> None:
+        """The rows of the shardings an op holds (SHARDING_RELATIONS): its
+        results' (`sdy.sharding`, or an attribute of its own), a manual
+        computation's in and out shardings, and those of a data-flow op's
+        block arguments and results that have no edge."""
+        sharding = attrs.get("sdy.sharding")
+        if sharding is not None:
+            self.add_value_shardings(op, sharding, op_id, results)
         own = _OWN_SHARDING_ATTR.get(name)
-        if own is not None and own in attrs:
-            f.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(attrs[own])))
+        if own is not None:
+            sharding = attrs.get(own)
+            if sharding is not None:
+                self.facts.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(sharding)))
+        if name == "sdy.manual_computation":
+            f = self.facts
+            for i, s in enumerate(sharding_per_value(attrs["in_shardings"])):
+                f.add("manual_in_sharding", op_id, i, self.add_sharding(s))
+            for i, s in enumerate(sharding_per_value(attrs["out_shardings"])):
+                f.add("manual_out_sharding", op_id, i, self.add_sharding(s))
+        if name in _TENSOR_OPS:
+            for value in _flow_values(op):
+                if shardable_value(value) == value and (isinstance(value.owner, ir.Block) or value.owner.name in (
+                        "sdy.named_computation", "sdy.manual_computation")):
+                    # a block argument or result with no edge: its sharding is the op's in/out sharding
+                    s = get_sharding(value)
+                    if s is not None:
+                        self.facts.add("value_sharding", self.value_id(value, func),
+                                       self.add_sharding(TensorSharding.from_attr(s)))
 
     def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
         """The value_sharding rows of an op's sdy.sharding attribute `attr`
@@ -835,36 +963,17 @@ class _Extractor:
             f.add("propagation_barrier", op_id, _direction_name(attrs["allowed_direction"]))
         elif name == "func.call":
             f.add("call", op_id, ir.FlatSymbolRefAttr(attrs["callee"]).value)
-        elif name == "sdy.manual_computation":
-            for i, s in enumerate(sharding_per_value(attrs["in_shardings"])):
-                f.add("manual_in_sharding", op_id, i, self.add_sharding(s))
-            for i, s in enumerate(sharding_per_value(attrs["out_shardings"])):
-                f.add("manual_out_sharding", op_id, i, self.add_sharding(s))
+        elif name == "sdy.manual_computation":   # (its shardings: add_op_sharding_rows)
             manual = sdy.ManualAxesAttr(attrs["manual_axes"])
             for i in range(len(manual)):
                 f.add("manual_axis", op_id, manual[i])
 
     def add_flow_tensors(self, op, func: str) -> None:
         """value_tensor rows for the results and regions' arguments of an op in _TENSOR_OPS."""
-        for res in op.results:
-            self.add_value_tensor(res, func)
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.arguments:
-                    self.add_value_tensor(arg, func)
-
-    def add_value_tensor(self, value, func: str) -> None:
-        target = shardable_value(value)
-        if target is None:
-            return
-        vid = self.value_id(value, func)
-        self.facts.add("value_tensor", vid, self.value_id(target, func))
-        if target == value and (isinstance(value.owner, ir.Block)
-                                or value.owner.name in ("sdy.named_computation", "sdy.manual_computation")):
-            # a block argument or result with no edge: its sharding is the op's in/out sharding
-            s = get_sharding(value)
-            if s is not None:
-                self.facts.add("value_sharding", vid, self.add_sharding(TensorSharding.from_attr(s)))
+        for value in _flow_values(op):
+            target = shardable_value(value)
+            if target is not None:
+                self.facts.add("value_tensor", self.value_id(value, func), self.value_id(target, func))
 
     def add_edge_sources(self, op, op_id: int, func: str) -> None:
         """Sources of a `sdy.data_flow_edge`: what flows into the edge's owner."""
@@ -913,7 +1022,9 @@ class _Extractor:
         (8.4k ops of a transformer have ~100) share the first one's rule id;
         ops whose rule depends on their neighbourhood (no key) are looked up
         one by one."""
-        if key_kind(name) == NO_RULE and SHARDING_RULE not in attrs:
+        if SHARDING_RULE in attrs:
+            self.facts.rules_from_attributes = True
+        elif key_kind(name) == NO_RULE:
             return   # no rule, and no key to build (constants are many)
         # Type ids stand for the types in the key: ints compare without the bindings
         # (add_body builds the same keys).
@@ -936,8 +1047,10 @@ class _Extractor:
     def rule_id(self, op) -> int | None:
         """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""
         rule = self.rules.rule(op)
-        if rule is None and self.strict_rules and not known_op(op.name):
-            raise error_at(op, unknown_op_message(op.name), self.filename)
+        if rule is None and not known_op(op.name):
+            if self.strict_rules:
+                raise error_at(op, unknown_op_message(op.name), self.filename)
+            self.facts.unknown_ops = True
         rule_id = None
         if rule is not None:
             rule_id = self._rule_ids.get(rule)
@@ -948,19 +1061,44 @@ class _Extractor:
         return rule_id
 
     def add_rule_facts(self, rule_id: int, rule) -> None:
-        f = self.facts
-        for fac, size in enumerate(rule.factor_sizes):
-            f.add("rule_factor", rule_id, fac, size, rule.kind(fac).value)
-            if rule.is_blocked(fac):
-                f.add("rule_blocked_factor", rule_id, fac)
-        for t, (_, _, mapping) in enumerate(rule.tensors()):
-            for d, factors in enumerate(mapping):
-                for pos, fac in enumerate(factors):
-                    f.add("rule_dim_factor", rule_id, t, d, pos, fac)
-                for fac in factors[:-1]:
-                    self._split_sizes.add(rule.factor_sizes[fac])
-        if rule.is_custom:
-            f.add("custom_rule", rule_id)
+        relations = self.facts.relations
+        rows, split_sizes = _rule_rows(rule)
+        for relation, row in rows:
+            relations[relation].append((rule_id, *row))
+        self._split_sizes |= split_sizes
+
+
+def rule_rows(rule) -> tuple[list, frozenset]:
+    """A rule's fact rows, each (relation, row without the rule id), in
+    order, and the sizes of its factors that are not a dimension's
+    minor-most one."""
+    rows, split_sizes = [], set()
+    for fac, size in enumerate(rule.factor_sizes):
+        rows.append(("rule_factor", (fac, size, rule.kind(fac).value)))
+        if rule.is_blocked(fac):
+            rows.append(("rule_blocked_factor", (fac,)))
+    for t, (_, _, mapping) in enumerate(rule.tensors()):
+        for d, factors in enumerate(mapping):
+            for pos, fac in enumerate(factors):
+                rows.append(("rule_dim_factor", (t, d, pos, fac)))
+            for fac in factors[:-1]:
+                split_sizes.add(rule.factor_sizes[fac])
+    if rule.is_custom:
+        rows.append(("custom_rule", ()))
+    return rows, frozenset(split_sizes)
+
+
+# rule_rows kept per rule: a run adds the rows of the same few rules (rules
+# are built once per MLIR context, facts/shared.py), each extraction again.
+_rule_rows = lru_cache(maxsize=10_000)(rule_rows)
+
+
+def read_shardings(module: ir.Module, facts: FactSet, filename: str = "-") -> FactSet:
+    """`facts` of `module` (ids kept) with their sharding rows
+    (SHARDING_RELATIONS) read again from the module, where steps may have
+    changed shardings and meshes in place since (a new FactSet)."""
+    with module.context:
+        return _Extractor(module, filename, False, False).reread(facts)
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,

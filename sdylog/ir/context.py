@@ -1,10 +1,14 @@
 """An MLIR context with the dialects sdylog reads: builtin, func, stablehlo, chlo, sdy."""
+from functools import cache
+
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, sdy, stablehlo
+# (the Python classes of the ops the bindings hand out: imported here, not by the first op cast to one)
+from jaxlib.mlir.dialects import builtin, chlo, func, sdy, stablehlo  # noqa: F401
 
 
 def make_context(allow_unregistered: bool = False) -> ir.Context:
+    """A new context (a test that changes one has its own)."""
     ctx = ir.Context()
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)  # func, arith, ... as JAX registers them
@@ -15,3 +19,14 @@ def make_context(allow_unregistered: bool = False) -> ir.Context:
     chlo.register_dialect(ctx)
     ctx.allow_unregistered_dialects = allow_unregistered
     return ctx
+
+
+@cache
+def shared_context(allow_unregistered: bool = False) -> ir.Context:
+    """The process's context for modules parsed without one (module.py), one
+    per flag, made once as a compiler does: making one costs ~2 ms, a tenth of
+    a small module's whole run. A run leaves nothing in it but what MLIR
+    uniques (types, attributes, locations; a process parsing many different
+    modules keeps theirs): sdylog attaches no diagnostic handler to it (errors
+    come as MLIRError, with their diagnostics) and changes none of its flags."""
+    return make_context(allow_unregistered)

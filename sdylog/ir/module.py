@@ -4,7 +4,7 @@ import sys
 
 from jaxlib.mlir import ir
 
-from sdylog.ir.context import make_context
+from sdylog.ir.context import shared_context
 from sdylog.ir.diagnostics import SdylogError, decode_utf8, format_location
 
 # `sdy_opt -split-input-file` splits on lines of exactly `// -----`.
@@ -38,7 +38,7 @@ def parse_module(text: str, filename: str = "-", context: ir.Context | None = No
                  allow_unregistered: bool = False) -> ir.Module:
     """Parse and verify (MLIR's parser verifies what it parsed: no second
     walk here); errors become one SdylogError with every diagnostic."""
-    ctx = context or make_context(allow_unregistered)
+    ctx = context or shared_context(allow_unregistered)
     with ctx:
         try:
             module = ir.Module.parse(text)

@@ -80,6 +80,15 @@ def open_shardings_with(types, index: int, sharding) -> list:
     return out
 
 
+def erase_module_meshes(module, mesh_ops) -> bool:
+    """Erase those of the `sdy.mesh` ops `mesh_ops` that are symbols of the
+    module itself (not of a nested module); whether there were any."""
+    erased = [op for op in mesh_ops if op.block == module.body]
+    for op in erased:
+        op.erase()
+    return bool(erased)
+
+
 class Meshes:
     """The module's `sdy.mesh` symbols, to resolve a sharding's mesh."""
 
@@ -632,7 +641,7 @@ ShardingFn = Callable[[ir.Attribute, object], ir.Attribute]
 
 
 def transform_shardings(root, fn: ShardingFn, of_sharding_only: bool = False,
-                        ops: list | None = None, by_name: dict | None = None) -> None:
+                        ops: list | None = None, by_name: dict | None = None) -> bool:
     """Replace every sharding S under `root` by fn(S, value-or-FuncResult), in
     Shardy's order: pre-order over ops; a function's arguments then results; a
     manual computation's in then out shardings; other data-flow ops' block
@@ -646,15 +655,16 @@ def transform_shardings(root, fn: ShardingFn, of_sharding_only: bool = False,
     read instead of walking. `by_name` (with `of_sharding_only`):
     the same ops grouped by name (e.g. a census' `by_names()`), for an fn whose results
     do not depend on the order it sees shardings in: the groups are visited
-    one after the other, and only special ops' names are looked at."""
+    one after the other, and only special ops' names are looked at.
+
+    Returns whether any sharding changed (fn gave another)."""
     if of_sharding_only:
         fn = once_per_sharding(fn)
     lists = {} if of_sharding_only else None
     if by_name is None:
-        _walk(root, fn, transform=True, lists=lists, ops=ops)
-        return
+        return _walk(root, fn, transform=True, lists=lists, ops=ops)
     assert of_sharding_only
-    _walk_by_name(by_name, fn, True, lists)
+    return _walk_by_name(by_name, fn, True, lists)
 
 
 def once_per_sharding(fn: ShardingFn) -> ShardingFn:
@@ -688,45 +698,50 @@ def walk_shardings(root, fn: Callable[[ir.Attribute, object], None], by_name: di
 _SPECIAL_OPS = frozenset({"func.func", *DATA_FLOW_OPS, *OWN_SHARDING_ATTR})
 
 
-def _walk(root, fn, transform: bool, lists: dict | None = None, ops: list | None = None) -> None:
+def _walk(root, fn, transform: bool, lists: dict | None = None, ops: list | None = None) -> bool:
     """`lists`: with a value-independent fn, old `sdy.sharding` list -> new
-    list. `ops`: as transform_shardings'."""
+    list. `ops`: as transform_shardings'. Whether a sharding changed."""
     # Most ops have no sharding: only the op's name and its `sdy.sharding`
     # attribute (if any) are read before skipping it. The plain ops between
     # two special ones are visited together (fn still sees them in order).
     plain: list = []
+    changed = False
     for op in op_list(root) if ops is None else ops:
         name = op.name
         if name in _SPECIAL_OPS:
             if plain:
-                _walk_sharding_lists(plain, fn, transform, lists)
+                changed |= _walk_sharding_lists(plain, fn, transform, lists)
                 plain = []
-            _walk_special(op, name, fn, transform, values=lists is None)
+            changed |= _walk_special(op, name, fn, transform, values=lists is None)
         else:
             plain.append(op)
     if plain:
-        _walk_sharding_lists(plain, fn, transform, lists)
+        changed |= _walk_sharding_lists(plain, fn, transform, lists)
+    return changed
 
 
-def _walk_by_name(by_name: dict, fn, transform: bool, lists: dict) -> None:
+def _walk_by_name(by_name: dict, fn, transform: bool, lists: dict) -> bool:
     """_walk for a value-independent fn over ops grouped by name (see transform_shardings)."""
+    changed = False
     for name, group in by_name.items():
         if name in _SPECIAL_OPS:
             for op in group:
-                _walk_special(op, name, fn, transform, values=False)
+                changed |= _walk_special(op, name, fn, transform, values=False)
         else:
-            _walk_sharding_lists(group, fn, transform, lists)
+            changed |= _walk_sharding_lists(group, fn, transform, lists)
+    return changed
 
 
 _UNSEEN = object()
 
 
-def _walk_sharding_lists(ops, fn, transform: bool, lists: dict | None) -> None:
+def _walk_sharding_lists(ops, fn, transform: bool, lists: dict | None) -> bool:
     """The `sdy.sharding` list of each of these ops (none special) that has one.
     With `lists` (a value-independent fn: values are not read), a list seen
     before is not rewritten again but replaced by its rewrite (None: it stays):
     a list is rewritten the same way whatever the op, since the module was
-    verified and the list has one sharding per result."""
+    verified and the list has one sharding per result. Whether a sharding changed."""
+    changed = False
     for op in ops:
         attrs = op.attributes   # each read goes through the bindings: once
         attr = attrs.get(SHARDING)
@@ -737,6 +752,7 @@ def _walk_sharding_lists(ops, fn, transform: bool, lists: dict | None) -> None:
             if done is not _UNSEEN:
                 if done is not None and transform:
                     attrs[SHARDING] = done
+                    changed = True
                 continue
         lst = per_value(attr)
         if not lst:
@@ -748,33 +764,38 @@ def _walk_sharding_lists(ops, fn, transform: bool, lists: dict | None) -> None:
         new_attr = per_value_attr(new) if transform and new != lst else None
         if new_attr is not None:
             attrs[SHARDING] = new_attr
+            changed = True
         if lists is not None:
             lists[attr] = new_attr
+    return changed
 
 
-def _walk_special(op, name: str, fn, transform: bool, values: bool = True) -> None:
+def _walk_special(op, name: str, fn, transform: bool, values: bool = True) -> bool:
     """The shardings of a function, a data-flow op or an op with a sharding
     attribute of its own. `values`: fn is given the values (else None for a
-    function's arguments and results: a sharding-only fn)."""
+    function's arguments and results: a sharding-only fn). Whether one changed."""
     if name == "func.func":
-        _walk_func(op, fn, transform, values)
-    elif name == "sdy.manual_computation":
-        _walk_list(op, "in_shardings", list(_body(op).arguments), fn, transform)
-        _walk_list(op, "out_shardings", list(op.results), fn, transform)
-    elif name in DATA_FLOW_OPS:
-        _walk_owner_lists(op, fn, transform)
-    else:
-        key = OWN_SHARDING_ATTR[name]
-        attrs = op.attributes
-        s = attrs.get(key)
-        if s is not None:
-            new = fn(s, op.results[0])
-            if transform and new != s:
-                attrs[key] = new
+        return _walk_func(op, fn, transform, values)
+    if name == "sdy.manual_computation":
+        changed = _walk_list(op, "in_shardings", list(_body(op).arguments), fn, transform)
+        return _walk_list(op, "out_shardings", list(op.results), fn, transform) or changed
+    if name in DATA_FLOW_OPS:
+        return _walk_owner_lists(op, fn, transform)
+    key = OWN_SHARDING_ATTR[name]
+    attrs = op.attributes
+    s = attrs.get(key)
+    if s is None:
+        return False
+    new = fn(s, op.results[0])
+    if transform and new != s:
+        attrs[key] = new
+        return True
+    return False
 
 
-def _walk_func(func, fn, transform: bool, values: bool = True) -> None:
+def _walk_func(func, fn, transform: bool, values: bool = True) -> bool:
     # (hundreds of arguments: listed only when fn looks at them)
+    changed = False
     args = list(func.regions[0].blocks[0].arguments) if values and func.regions[0].blocks else None
     for key, target in (("arg_attrs", "arg"), ("res_attrs", "res")):
         attrs = _FuncAttrs(func, key)
@@ -789,24 +810,29 @@ def _walk_func(func, fn, transform: bool, values: bool = True) -> None:
             new = fn(s, where)
             if transform and new != s:
                 attrs.set(i, SHARDING, new)
+                changed = True
         attrs.write()
+    return changed
 
 
-def _walk_list(op, attr_name, values, fn, transform: bool) -> None:
+def _walk_list(op, attr_name, values, fn, transform: bool) -> bool:
     a = _optional_attr(op, attr_name)
     if a is None:
-        return
+        return False
     lst = per_value(a)
     if not lst:
-        return
+        return False
     if not values:
         values = [None]
     new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
-    if transform:
+    if transform and new != lst:
         op.attributes[attr_name] = per_value_attr(new)
+        return True
+    return False
 
 
-def _walk_owner_lists(op, fn, transform: bool) -> None:
+def _walk_owner_lists(op, fn, transform: bool) -> bool:
+    changed = False
     for get, put, owners in ((block_arg_owner_shardings, set_block_arg_owner_shardings, block_arg_owners(op)),
                              (result_owner_shardings, set_result_owner_shardings, result_owners(op))):
         lst = get(op)
@@ -814,8 +840,10 @@ def _walk_owner_lists(op, fn, transform: bool) -> None:
             continue
         values = owners or [None]
         new = [fn(s, v) for s, v in zip(lst, values, strict=True)]
-        if transform:
+        if transform and new != lst:
             put(op, new)
+            changed = True
+    return changed
 
 
 # --- small conversions ------------------------------------------------------------------

@@ -33,6 +33,23 @@ class DimSharding:
         return "{" + body + "}" + (f"p{self.priority}" if self.priority is not None else "")
 
 
+# Tensor shardings converted from and to attributes, kept: the passes of a
+# pipeline convert the same few shardings many times, and every run of a
+# process the same ones again (MLIR attributes are uniqued per context, and
+# a key keeps its context alive, so that no other attribute takes its
+# place). Emptied when they hold _CONVERTED of them.
+_CONVERTED = 4096
+_FROM_ATTR: dict = {}       # attribute -> TensorSharding
+_TO_ATTR: dict = {}         # (TensorSharding, context) -> attribute
+
+
+def _kept(kept: dict, key, value):
+    if len(kept) >= _CONVERTED:
+        kept.clear()
+    kept[key] = value
+    return value
+
+
 @dataclass(frozen=True)
 class TensorSharding:
     """A tensor's sharding on a mesh: `mesh` is a symbol name or an inlined Mesh."""
@@ -43,6 +60,14 @@ class TensorSharding:
 
     @staticmethod
     def from_attr(attr: ir.Attribute) -> TensorSharding:
+        """As read_attr, kept per attribute (see _CONVERTED)."""
+        got = _FROM_ATTR.get(attr)
+        if got is None:
+            got = _kept(_FROM_ATTR, attr, TensorSharding.read_attr(attr))
+        return got
+
+    @staticmethod
+    def read_attr(attr: ir.Attribute) -> TensorSharding:
         s = sdy.TensorShardingAttr(attr)
         m = s.mesh_or_ref
         mesh = m.value if isinstance(m, ir.FlatSymbolRefAttr) else Mesh.from_attr(m)
@@ -54,6 +79,15 @@ class TensorSharding:
         )
 
     def to_attr(self) -> ir.Attribute:
+        """As make_attr, kept per sharding and context (see _CONVERTED)."""
+        key = (self, ir.Context.current)
+        got = _TO_ATTR.get(key)
+        if got is None:
+            got = _kept(_TO_ATTR, key, self.make_attr())
+        return got
+
+    def make_attr(self) -> ir.Attribute:
+        """The attribute in the current context."""
         mesh = self.mesh if isinstance(self.mesh, str) else self.mesh.to_attr()
         return sdy.TensorShardingAttr.get(
             mesh, [d.to_attr() for d in self.dims],

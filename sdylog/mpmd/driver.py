@@ -65,8 +65,7 @@ def _func_op(facts, entry: str):
 
 def check(engine, facts, entry: str, filename: str) -> None:
     """Raise the first error the rules found (by op order within each kind)."""
-    def rows(rel):
-        return sorted(engine.read(rel))
+    select = engine.select
 
     def at(op_id, message):
         return error_at(facts.ops[op_id], message, filename)
@@ -76,44 +75,44 @@ def check(engine, facts, entry: str, filename: str) -> None:
     def at_func(message):
         return error_at(fn, message, filename)
 
-    n = len(engine.read("device"))
-    for op, mesh in rows("error_spmd_sharding"):
+    n = engine.size("device")
+    for op, mesh in select("error_spmd_sharding", "op", "mesh", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' is sharded over the devices of {mesh}: MPMD partitioning "
                      "places whole ops on devices (maximal shardings); SPMD shardings are not supported")
-    for f, i, mesh in rows("error_spmd_arg_sharding"):
+    for f, i, mesh in select("error_spmd_arg_sharding", "f", "i", "mesh", ordered=True):
         raise at_func(f"argument {i} of @{f} is sharded over the devices of {mesh}: MPMD partitioning "
                       "places whole values on devices (maximal shardings)")
-    for op, d in rows("error_unknown_device"):
+    for op, d in select("error_unknown_device", "op", "d", ordered=True):
         raise at(op, f"device {d} is beyond the module's {n} device{'s' if n != 1 else ''} (0..{n - 1})")
-    for f, i, d in rows("error_unknown_arg_device"):
+    for f, i, d in select("error_unknown_arg_device", "f", "i", "d", ordered=True):
         raise at_func(f"argument {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
-    for f, i, d in rows("error_unknown_result_device"):
+    for f, i, d in select("error_unknown_result_device", "f", "i", "d", ordered=True):
         raise at_func(f"result {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
-    for name, d in rows("error_unknown_assign_device"):
+    for name, d in select("error_unknown_assign_device", "name", "d", ordered=True):
         raise SdylogError(f"--assign {name}@{d}: device {d} is beyond the module's {n} devices")
-    for op, d1, d2 in rows("error_two_devices"):
+    for op, d1, d2 in select("error_two_devices", "op", "d1", "d2", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' has results placed on two devices ({d1} and {d2}): an op runs "
                      "on one device")
-    for f, q, d, e in rows("error_apart_from_region"):
+    for f, q, d, e in select("error_apart_from_region", "op", "region_op", "d", "e", ordered=True):
         raise at(f, f"'{facts.ops[f].name}' is placed on device {d} but the '{facts.ops[q].name}' holding it "
                     f"({format_location(facts.ops[q].location, filename)}) runs on device {e}: an op inside "
                     "this region op must stay on its device")
-    for w, d1, d2 in rows("error_condition_devices"):
+    for w, d1, d2 in select("error_condition_devices", "w", "d1", "d2", ordered=True):
         raise at(w, f"the condition of this while is placed on devices {d1} and {d2}: a loop's condition runs "
                     "on one device")
-    for f, i, k1, k2 in rows("error_memory_kinds"):
+    for f, i, k1, k2 in select("error_memory_kinds", "f", "i", "k1", "k2", ordered=True):
         raise at_func(f"argument {i} of @{f} is given two memory kinds ({k1} and {k2})")
-    for op, d in rows("error_conflicting_operands"):
-        bad = sorted({x for (o, x) in engine.read("src_bad_in") if o == op})
+    for op, d in select("error_conflicting_operands", "op", "d", ordered=True):
+        bad = sorted({x for (o, x) in engine.select("src_bad_in", "op", "d") if o == op})
         raise at(op, f"operands on conflicting devices: '{facts.ops[op].name}' is needed on device {d} but its "
                      f"operands live on {_devices_text(sorted(set(range(n)) - set(bad)) or bad, n)}; "
                      "--infer-transfers on would transfer them")
-    for (op,) in rows("error_existing_device_channel"):
+    for (op,) in select("error_existing_device_channel", "op", ordered=True):
         raise at(op, "the input already has device-to-device channels: partition a program without them")
-    for (v,) in rows("error_dynamic_transfer"):
+    for (v,) in select("error_dynamic_transfer", "v", ordered=True):
         raise error_at(_value_site(facts, v), f"a tensor of dynamic shape ({facts.values[v].type}) would "
                                                 "cross devices: its size is unknown", filename)
-    for v, d in rows("error_unavailable"):
+    for v, d in select("error_unavailable", "v", "d", ordered=True):
         raise error_at(_value_site(facts, v), f"internal error: no device holds this value, needed on device {d}",
                        filename)
 
@@ -130,31 +129,31 @@ def _value_site(facts, v: int):
 
 # ---------------------------------------------------------------- reading the plan
 def read_plan(engine, facts, entry: str, options: MpmdOptions) -> Plan:
-    read = engine.read
-    devices = tuple(sorted(d for (d,) in read("device")))
+    select = engine.select
+    devices = tuple(sorted(d for (d,) in select("device", "d")))
     placed = defaultdict(list)
-    for op, d in read("placed"):
+    for op, d in select("placed", "op", "d", ordered=True):
         placed[op].append(d)
     placed = {op: tuple(sorted(ds)) for op, ds in placed.items()}
-    rep = {v: r for v, r in read("rep") if v != r}
+    rep = {v: r for v, r in select("rep", "v", "r") if v != r}
 
     regions = _regions(engine)
     channels, events = _channels(engine, facts, regions)
     moves = defaultdict(list)
-    for v, d, k in sorted(read("move")):
+    for v, d, k in select("move", "v", "d", "kind", ordered=True):
         moves[(v, d)].append(k)
-    reads_kind = {(op, v): k for op, v, k in read("reads_kind")}
+    reads_kind = {(op, v): k for op, v, k in select("reads_kind", "op", "v", "kind")}
     n_args = len(ir.FunctionType(ir.TypeAttr(_func_op(facts, entry).attributes["function_type"]).value).inputs)
     fed = [[] for _ in range(n_args)]
-    for f, i, d in read("arg_fed"):
+    for f, i, d in select("arg_fed", "f", "i", "d", ordered=True):
         if f == entry:
             fed[i].append(d)
-    result_loc = [d for _, d in sorted((i, d) for f, i, d in read("result_loc") if f == entry)]
-    arg_memory = {i: k for f, i, k in read("arg_memory") if f == entry}
-    result_memory = {i: k for f, i, k in read("result_memory") if f == entry}
+    result_loc = [d for _, d in sorted((i, d) for f, i, d in select("result_loc", "f", "i", "d") if f == entry)]
+    arg_memory = {i: k for f, i, k in select("arg_memory", "func", "index", "kind", ordered=True) if f == entry}
+    result_memory = {i: k for f, i, k in select("result_memory", "func", "index", "kind", ordered=True) if f == entry}
     stats = {
-        "cross_edges": len(read("cross_edge")) + len(read("cross_result")),
-        "transfers": len(read("xfer")),
+        "cross_edges": engine.size("cross_edge") + engine.size("cross_result"),
+        "transfers": engine.size("xfer"),
         "channels": len(channels),
         "moves": {f"{k}:{d}": b for (v, d, b), k in _move_bytes(engine)},
         "clones": sum(len(ds) - 1 for ds in placed.values() if len(ds) > 1),
@@ -165,21 +164,21 @@ def read_plan(engine, facts, entry: str, options: MpmdOptions) -> Plan:
 
 
 def _move_bytes(engine):
-    kinds = {(v, d): k for v, d, k in engine.read("move")}
-    return [((v, d, b), kinds[(v, d)]) for v, d, b in engine.read("move_bytes")]
+    kinds = {(v, d): k for v, d, k in engine.select("move", "v", "d", "kind", ordered=True)}
+    return [((v, d, b), kinds[(v, d)]) for v, d, b in engine.select("move_bytes", "v", "d", "bytes", ordered=True)]
 
 
 def _regions(engine) -> dict:
-    read = engine.read
+    select = engine.select
     parts, carriers = defaultdict(set), defaultdict(lambda: defaultdict(set))
-    for w, d in read("participates"):
+    for w, d in select("participates", "w", "d"):
         parts[w].add(d)
-    for w, k, d in read("carrier"):
+    for w, k, d in select("carrier", "w", "k", "d", ordered=True):
         carriers[w][k].add(d)
-    leaders = dict(read("leader"))
+    leaders = dict(select("leader", "w", "d", ordered=True))
     return {w: Region(w, tuple(sorted(parts[w])), leaders.get(w),
                       {k: tuple(sorted(ds)) for k, ds in carriers[w].items()})
-            for (w,) in read("structural")}
+            for (w,) in select("structural", "op", ordered=True)}
 
 
 def _firing_order(engine) -> tuple[int, list]:
@@ -187,13 +186,15 @@ def _firing_order(engine) -> tuple[int, list]:
     firing order (key, hop, value, destination), from one past the largest
     handle the input's own channels use; a loop's predicate channels (value
     -1) come before the other channels keyed at the loop."""
-    read = engine.read
-    first = max([h for _, h, _ in read("existing_channel")], default=0) + 1
-    event_of = {(v, d): (after, hop) for v, d, after, hop in read("xfer_event")}
-    merged = {(v, d): (first, m) for v, _s, d, first, m in read("merged")}
-    pending = [(*event_of[(v, d)], v, d, s) for v, s, d in read("channel") if (v, d) not in merged]
-    pending += [(m, 0, v, d, s) for v, s, d, first, m in read("merged") if v == first]
-    pending += [(w, -1, -1, d, s) for w, s, d in read("predicate_channel")]
+    select = engine.select
+    first = max([h for (h,) in select("existing_channel", "handle")], default=0) + 1
+    event_of = {(v, d): (after, hop)
+                for v, d, after, hop in select("xfer_event", "v", "d", "after", "hop", ordered=True)}
+    merged_rows = select("merged", "v", "s", "d", "first", "after", ordered=True)
+    merged = {(v, d): (first, m) for v, _s, d, first, m in merged_rows}
+    pending = [(*event_of[(v, d)], v, d, s) for v, s, d in select("channel", "v", "s", "d") if (v, d) not in merged]
+    pending += [(m, 0, v, d, s) for v, s, d, first, m in merged_rows if v == first]
+    pending += [(w, -1, -1, d, s) for w, s, d in select("predicate_channel", "w", "s", "d")]
     return first, sorted(pending)
 
 
@@ -205,18 +206,18 @@ def channel_ids(engine) -> dict:
 
 def _channels(engine, facts, regions) -> tuple[list, dict]:
     """Every channel with its id, and each op's channels in firing order."""
-    read = engine.read
+    select = engine.select
     first, pending = _firing_order(engine)
-    wire = dict(read("wire_type"))
-    nbytes = {(v, s, d): b for v, s, d, b in read("channel_bytes")}
-    kind = dict(read("channel_kind"))
+    wire = dict(select("wire_type", "v", "elem_type", ordered=True))
+    nbytes = {(v, s, d): b for v, s, d, b in select("channel_bytes", "v", "s", "d", "bytes", ordered=True)}
+    kind = dict(select("channel_kind", "v", "kind", ordered=True))
     riders = defaultdict(list)
-    for t, s, d, w in read("rides_with"):
+    for t, s, d, w in select("rides_with", "t", "s", "d", "w"):
         riders[(w, s, d)].append(t)
-    recv_at = {(v, d): ("before", a) for v, d, a in read("recv_before")}
-    recv_at.update({(v, d): ("after", b) for v, d, b in read("recv_after")})
+    recv_at = {(v, d): ("before", a) for v, d, a in select("recv_before", "v", "d", "before", ordered=True)}
+    recv_at.update({(v, d): ("after", b) for v, d, b in select("recv_after", "v", "d", "after", ordered=True)})
     groups = defaultdict(list)   # (first value, dst) -> the values merged with it
-    for v, _s, d, first, _m in read("merged"):
+    for v, d, first in select("merged", "v", "d", "first"):
         groups[(first, d)].append(v)
     channels, events = [], defaultdict(list)
     for n, (after, hop, v, d, s) in enumerate(pending):

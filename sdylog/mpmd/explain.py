@@ -5,10 +5,9 @@ relations (rules/mpmd/*.dl); `--tree` prints the raw Datalog derivation.
 `sdylog query FILE RELATION` reads the same relations (mpmd_engine)."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 from jaxlib.mlir import ir
 
+from sdylog.datalog.named_rows import Lookup
 from sdylog.ir.diagnostics import SdylogError, format_location
 from sdylog.ir.module import display_name, parse_module, read_source
 from sdylog.ir.rewrite import owning_op
@@ -56,33 +55,10 @@ def _input_names(module, entry: str) -> dict:
     return out
 
 
-class _Index:
-    """The relations explain reads, indexed."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self._cache = {}
-
-    def by(self, relation: str, *cols) -> dict:
-        key = (relation, cols)
-        if key not in self._cache:
-            idx = defaultdict(list)
-            for row in self.engine.read(relation):
-                idx[row[cols[0]] if len(cols) == 1 else tuple(row[c] for c in cols)].append(row)
-            self._cache[key] = idx
-        return self._cache[key]
-
-    def rows(self, relation: str, *key, cols=(0,)):
-        return self.by(relation, *cols).get(key[0] if len(key) == 1 else tuple(key), [])
-
-    def has(self, relation: str, *key, cols=(0,)) -> bool:
-        return bool(self.rows(relation, *key, cols=cols))
-
-
 class Explainer:
     def __init__(self, engine, facts, names: dict, entry: str, filename: str):
         self.engine, self.facts, self.entry, self.filename = engine, facts, entry, filename
-        self.rel = _Index(engine)
+        self.rel = Lookup(engine)
         self.names = {}
         for value, name in names.items():
             vid = facts.value_ids.get(value)
@@ -106,41 +82,40 @@ class Explainer:
         return ("device " if len(ds) == 1 else "devices ") + ", ".join(map(str, ds))
 
     def rep(self, v: int) -> int:
-        rows = self.rel.rows("rep", v)
-        return rows[0][1] if rows else v
+        row = self.rel.first("rep", v=v)
+        return row.r if row else v
 
     # ---- placement
     def placement(self, o: int, pad: str) -> list[str]:
         """Why op o runs where it does."""
         rel, name = self.rel, self.facts.ops[o].name
-        where = [d for _, d in rel.rows("placed", o)]
-        core = rel.rows("placed_core", o)
+        where = [x.d for x in rel.where("placed", op=o)]
+        core = rel.first("placed_core", op=o)
         if core:
-            _, d, why = core[0]
-            chains = self.use_chains(o, pad + "  ") if why.startswith("used") else []
-            return [f"{pad}runs on {self.devices(where)}: " + self.core_reason(o, d, why)] + chains
-        if rel.has("cloneable", o):
+            chains = self.use_chains(o, pad + "  ") if core.why.startswith("used") else []
+            return [f"{pad}runs on {self.devices(where)}: " + self.core_reason(o, core.d, core.why)] + chains
+        if rel.exists("cloneable", op=o):
             return [f"{pad}computed from constants only: on each device that uses it ({self.devices(where)}), "
                     "never sent"]
-        led = rel.rows("led", o)
+        led = rel.first("led", op=o)
         if led:
-            w = led[0][1]
+            w = led.w
             return [f"{pad}in the condition of the {self.op(w)}: runs on its leader, {self.devices(where)} "
                     f"({self.leader_reason(w)})"]
-        anchor = rel.rows("anchor", o)
+        anchor = rel.first("anchor", op=o)
         if anchor:
-            q = anchor[0][1]
+            q = anchor.q
             return [f"{pad}inside {self.op(q)}, which runs with everything in it:"] + self.placement(q, pad + "  ")
-        if rel.has("transparent", o):
-            req = rel.rows("op_request", o)
-            ask = f"; it asks for a copy on {self.devices([d for _, d in req])}" if req else ""
+        if rel.exists("transparent", op=o):
+            req = rel.where("op_request", op=o)
+            ask = f"; it asks for a copy on {self.devices([x.d for x in req])}" if req else ""
             return [f"{pad}a sharding annotation: its result is its operand (no computation){ask}"]
-        if rel.has("structural", o):
-            parts = [d for _, d in rel.rows("participates", o)]
+        if rel.exists("structural", op=o):
+            parts = [x.d for x in rel.where("participates", w=o)]
             text = f"{pad}each of {self.devices(parts)} runs its own copy of it"
-            lead = rel.rows("leader", o)
+            lead = rel.first("leader", w=o)
             if lead:
-                text += f"; the condition runs on device {lead[0][1]} ({self.leader_reason(o)})"
+                text += f"; the condition runs on device {lead.d} ({self.leader_reason(o)})"
             return [text]
         return [f"{pad}not placed (a terminator or an op outside the entry function)"]
 
@@ -153,13 +128,13 @@ class Explainer:
         if why == "sdylog.device":
             return f"its sdylog.device attribute (a call placed there, or the user's) names device {d}"
         if why == "inside":
-            inner = [f for f, q in rel.engine.read("anchor") if q == o and rel.has("op_hint", f)]
+            inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("op_hint", op=x.op)]
             return f"an op inside it, {self.op(inner[0]) if inner else '?'}, is placed on device {d}"
         if why == "name":
-            depth = rel.rows("assigned_depth", o)[0][1]
-            scope = next(n for _, n, k in rel.rows("op_scope", o) if k == depth)
+            depth = rel.first("assigned_depth", op=o).depth
+            scope = rel.first("op_scope", op=o, depth=depth).name
             return f"--assign {scope}@{d} (it comes from @{scope})"
-        needs = sorted(x for _, x in rel.rows("needs", o))
+        needs = sorted(x.d for x in rel.where("needs", op=o))
         if why == "used":
             return f"the rules place it where its results are used ({self.devices(needs)}; at most max-clones)"
         if why == "used+local":
@@ -176,7 +151,7 @@ class Explainer:
         return "nobody uses its results and its operands are nowhere in particular: the first device"
 
     def leader_reason(self, w: int) -> str:
-        rank = min(r for _, _, r in self.rel.rows("leader_pick", w))
+        rank = min(x.rank for x in self.rel.where("leader_pick", w=w))
         return {0: "an op of the condition is placed there",
                 1: "it holds what the condition reads and runs ops of the loop",
                 2: "it holds what the condition reads",
@@ -186,7 +161,7 @@ class Explainer:
     def use_chains(self, o: int, pad: str) -> list[str]:
         """For each device op o is needed on, one chain of uses back to a placed op."""
         out = []
-        for _, d in sorted(self.rel.rows("needs", o)):
+        for d in sorted(x.d for x in self.rel.where("needs", op=o)):
             chain = self.chain(o, d)
             out.append(f"{pad}on device {d}:" + (" (through a loop's or branch's values)" if not chain else ""))
             out += [f"{pad}  {line}" for line in chain]
@@ -195,28 +170,28 @@ class Explainer:
     def chain(self, o: int, d: int, limit: int = 12) -> list[str]:
         """Uses from op o's results to a use on device d that the user placed (breadth first)."""
         rel = self.rel
-        start = [v for _, _, v in rel.rows("op_result", o) if rel.has("reach", v, d, cols=(0, 1))]
+        start = [x.value for x in rel.where("op_result", op=o) if rel.exists("reach", v=x.value, d=d)]
         seen, queue = set(start), [(v, []) for v in start]
         while queue:
             v, path = queue.pop(0)
             if len(path) >= limit:
                 continue
-            for q, _v in rel.rows("op_input", v, cols=(1,)):
-                if rel.has("explicit", q, d, cols=(0, 1)):
-                    why = rel.rows("explicit_by", q, d, cols=(0, 1))[0][2]
+            for q in (x.op for x in rel.where("op_input", v=v)):
+                if rel.exists("explicit", op=q, d=d):
+                    why = rel.first("explicit_by", op=q, d=d).why
                     return path + [f"{self.value(v)} is read by {self.op(q)}, placed on device {d} by "
                                    + ("--assign" if why == "name" else why)]
-                if rel.has("free", q):
-                    for _q, _k, r in rel.rows("op_result", q):
-                        if r not in seen and rel.has("reach", r, d, cols=(0, 1)):
+                if rel.exists("free", op=q):
+                    for r in (x.value for x in rel.where("op_result", op=q)):
+                        if r not in seen and rel.exists("reach", v=r, d=d):
                             seen.add(r)
                             queue.append((r, path + [f"{self.value(v)} is read by {self.op(q)} (placed by the "
                                                      "rules where its results are used)"]))
             for f, i, u in self.facts.rows("func_return"):
-                if f == self.entry and self.rep(u) == v and rel.has("result_hint", f, i, d, cols=(0, 1, 2)):
+                if f == self.entry and self.rep(u) == v and rel.exists("result_hint", func=f, index=i, d=d):
                     return path + [f"{self.value(v)} is result {i} of @{f}, placed on device {d}"]
-            for t, dd in self.engine.read("op_request"):
-                if dd == d and any(self.rep(u) == v for _t, _i, u in rel.rows("op_operand", t)):
+            for t in (x.op for x in rel.where("op_request", d=d)):
+                if any(self.rep(x.value) == v for x in rel.where("op_operand", op=t)):
                     return path + [f"{self.value(v)} is asked for on device {d} by {self.op(t)}"]
         return []
 
@@ -227,43 +202,42 @@ class Explainer:
         out = []
         if r != v:
             out.append(f"{pad}stands for {self.value(r)} (a sharding annotation or a loop-invariant slot)")
-        on = [d for _, d in rel.rows("avail", r)]
+        on = [x.d for x in rel.where("avail", v=r)]
         if on:
             out.append(f"{pad}is on {self.devices(on)} without a transfer")
-        for _, s, d in sorted(rel.rows("channel", r)):
+        for s, d in sorted((x.s, x.d) for x in rel.where("channel", v=r)):
             out.append(f"{pad}sent {s} -> {d} on channel {self.channel_ids[(r, s, d)]}: " + self.channel_text(r, s, d))
             out += [f"{pad}  {line}" for line in self.needed_on(r, d)]
-        for t, s, d, w in self.engine.read("rides_with"):
-            if t == r:
-                out.append(f"{pad}a token: rides to device {d} with {self.value(w)}'s transfer (its recv follows "
-                           "the effect)")
-        for _, d, kind in rel.rows("move", r):
-            out.append(f"{pad}moved to {kind} memory on device {d}")
+        for x in rel.where("rides_with", t=r):
+            out.append(f"{pad}a token: rides to device {x.d} with {self.value(x.w)}'s transfer (its recv follows "
+                       "the effect)")
+        for x in rel.where("move", v=r):
+            out.append(f"{pad}moved to {x.kind} memory on device {x.d}")
         return out
 
     def channel_text(self, v: int, s: int, d: int) -> str:
-        kind = self.rel.rows("channel_kind", v)[0][1]
-        wire = self.rel.rows("wire_type", v)
-        nbytes = self.rel.rows("channel_bytes", v, s, d, cols=(0, 1, 2))
+        kind = self.rel.first("channel_kind", v=v).kind
+        wire = self.rel.first("wire_type", v=v)
+        nbytes = self.rel.first("channel_bytes", v=v, s=s, d=d)
         what = "a control transfer (an empty message after the effect)" if kind == "control" else \
-            f"as {wire[0][1] if wire else '?'}"
-        hop = self.rel.rows("hop", v, d, cols=(0, 1))
-        chained = f", forwarded by device {s} (chain hop {hop[0][2]})" if hop and hop[0][2] > 0 else ""
-        return f"{what}, {nbytes[0][3] if nbytes else '?'} bytes a message{chained}"
+            f"as {wire.elem_type if wire else '?'}"
+        hop = self.rel.first("hop", v=v, d=d)
+        chained = f", forwarded by device {s} (chain hop {hop.n})" if hop and hop.n > 0 else ""
+        return f"{what}, {nbytes.bytes if nbytes else '?'} bytes a message{chained}"
 
     def needed_on(self, v: int, d: int) -> list[str]:
         """Why device d needs v: its readers there."""
         rel = self.rel
         out = []
-        for q, _v in rel.rows("op_input", v, cols=(1,)):
-            if rel.has("placed", q, d, cols=(0, 1)):
+        for q in (x.op for x in rel.where("op_input", v=v)):
+            if rel.exists("placed", op=q, d=d):
                 out.append(f"read there by {self.op(q)}")
         for f, i, u in self.facts.rows("func_return"):
-            if f == self.entry and self.rep(u) == v and rel.has("result_loc", f, i, d, cols=(0, 1, 2)):
+            if f == self.entry and self.rep(u) == v and rel.exists("result_loc", f=f, i=i, d=d):
                 out.append(f"delivered there as result {i} of @{f}")
-        for w, k, dd in self.engine.read("carrier"):
-            if dd == d and any(self.rep(u) == v for _w, kk, u in rel.rows("op_operand", w) if kk == k):
-                out.append(f"carried there by {self.op(w)} (slot {k})")
+        for x in rel.where("carrier", d=d):
+            if any(self.rep(y.value) == v for y in rel.where("op_operand", op=x.w, index=x.k)):
+                out.append(f"carried there by {self.op(x.w)} (slot {x.k})")
         return out[:6] + ([f"... and {len(out) - 6} more"] if len(out) > 6 else [])
 
     # ---- the whole answer
@@ -271,9 +245,9 @@ class Explainer:
         lines = []
         if v in self.args:
             i = self.args[v]
-            hint = self.rel.rows("arg_hint", self.entry, i, cols=(0, 1))
+            hint = self.rel.first("arg_hint", func=self.entry, index=i)
             lines.append(f"{label}: argument {i} of @{self.entry}")
-            lines.append("  placed on device %d by its sharding" % hint[0][2] if hint else
+            lines.append("  placed on device %d by its sharding" % hint.d if hint else
                          "  not placed: the caller feeds it to each device that reads it")
         else:
             o, k = self.result_of.get(v, (None, None))
@@ -291,9 +265,9 @@ class Explainer:
         if not rows:
             raise SdylogError(f"@{self.entry} has no result {i}")
         v = self.rep(rows[0][2])
-        loc = self.rel.rows("result_loc", self.entry, i, cols=(0, 1))
-        hint = self.rel.has("result_hint", self.entry, i, cols=(0, 1))
-        d = loc[0][2] if loc else "?"
+        loc = self.rel.first("result_loc", f=self.entry, i=i)
+        hint = self.rel.exists("result_hint", func=self.entry, index=i)
+        d = loc.d if loc else "?"
         why = "its sharding places it there" if hint else "where its value naturally is (the smallest such device)"
         return (f"@{self.entry}:result{i} is {self.value(v)}, delivered on device {d}: {why}\n"
                 + self.explain_value(v, self.value(v)))
@@ -325,8 +299,8 @@ def derivation_trees(engine, ex: Explainer, vids: list, depth: int) -> str:
     out = []
     for v in vids:
         o = ex.result_of.get(v, (None,))[0]
-        rows = [("placed", r) for r in ex.rel.rows("placed", o)] if o is not None else []
-        rows += [("channel", r) for r in ex.rel.rows("channel", ex.rep(v))]
+        rows = [("placed", r) for r in ex.rel.where("placed", op=o)] if o is not None else []
+        rows += [("channel", r) for r in ex.rel.where("channel", v=ex.rep(v))]
         for relation, row in rows:
             out.append(explain(engine, relation, row, max_depth=depth, follow=CHAIN_RELATIONS).format())
     return "".join(out)

@@ -16,16 +16,16 @@ from sdylog.mpmd.hints import DEVICE_ATTR
 
 def regroup_sums(engine, facts) -> int:
     """Rewrite the trees in place (the facts' module); returns how many."""
-    roots = sorted(r for (r,) in engine.read("reduce_tree"))
+    roots = sorted(r for (r,) in engine.select("reduce_tree", "root"))
     if not roots:
         return 0
     leaves = defaultdict(list)
-    for root, x, i, v in engine.read("sum_leaf"):
+    for root, x, i, v in engine.select("sum_leaf", "root", "x", "i", "v"):
         leaves[root].append((x, i, v))
-    home = {(root, v): d for root, v, d in engine.read("leaf_home")}
-    root_device = {op: d for op, d, _ in engine.read("placed_core")}
+    home = {(root, v): d for root, v, d in engine.select("leaf_home", "root", "v", "d", ordered=True)}
+    root_device = {op: d for op, d in engine.select("placed_core", "op", "d", ordered=True)}
     members = defaultdict(list)
-    for x, root in engine.read("tree_of"):
+    for x, root in engine.select("tree_of", "x", "root"):
         members[root].append(x)
     for root in roots:
         op = facts.ops[root]

@@ -185,6 +185,10 @@ class RuleCache:
             self._rules[key] = self._build(op)
         return self._rules[key]
 
+    def count(self) -> int:
+        """How many rules are kept (by key)."""
+        return len(self._rules)
+
     def _build(self, op) -> OpShardingRule | None:
         return rule_for_op(op, self.conservative, self.filename, self.strict)
 

@@ -187,7 +187,7 @@ def module_collectives(module, filename: str = "-", engine: str | None = None) -
         return []
     for name, more in block_rows([block for _, block in manual], first=len(ops)).items():
         rows[name] = rows.get(name, []) + more
-    bytes_of = dict(evaluate(rows, engine).read("collective_bytes"))
+    bytes_of = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes"))
     sdy = [{"kind": op.name[len("sdy."):], "axes": axes_text(op), "location": format_location(op.location, filename)}
            for op in ops]
     return [{**entry, "bytes_per_device": bytes_of[c]} for c, entry in enumerate(sdy + [e for e, _ in manual])]

@@ -53,7 +53,7 @@ def ring_bytes(collectives: list[BlockCollective], engine: str | None = None) ->
     from sdylog.partition.collective_costs import evaluate
     if not collectives:
         return []
-    by_id = dict(evaluate(block_rows(collectives), engine).read("collective_bytes"))
+    by_id = dict(evaluate(block_rows(collectives), engine).select("collective_bytes", "c", "bytes"))
     return [by_id[c] for c in range(len(collectives))]
 
 

@@ -122,6 +122,16 @@ def divides(shape, sharding: TensorSharding, mesh: Mesh) -> bool:
         return False
 
 
+def divides_on(shape, sharding: TensorSharding, meshes: dict[str, Mesh]) -> bool:
+    """divides, on the mesh `sharding` names among `meshes` (False for a mesh
+    not there: the facts report it)."""
+    from sdylog.partition.ir_shardings import resolve_mesh
+    try:
+        return divides(shape, sharding, resolve_mesh(sharding, meshes))
+    except SdylogError:
+        return False
+
+
 def local_shape(global_shape, sharding: TensorSharding, mesh: Mesh, allow_uneven: bool = False) -> tuple[int, ...]:
     """The per-device shape of a tensor of `global_shape` with `sharding`."""
     if len(sharding.dims) != len(global_shape):

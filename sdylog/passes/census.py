@@ -11,8 +11,23 @@ returns what it did to the module, one of:
 * PRESERVED: it left the module as it was;
 * Invalidated(touched): it changed the module; `touched` names the ops it
   created, erased or moved (every one of them, nested ops too), empty when
-  it changed attributes only. The census keeps the lists of other names and
-  walks again when asked about a touched name or for all ops;
+  it changed attributes only (ATTRIBUTES_ONLY). The census keeps the lists
+  of other names and walks again when asked about a touched name or for
+  all ops;
+* SHARDINGS_ONLY (Invalidated(frozenset(), shardings_only=True)): it
+  changed in place only shardings (`sdy.sharding` and the like), meshes
+  and sharding rules (`sdy.sharding_rule`), no other attribute (no
+  sym_visibility, callee, manual_axes, group_id, ..., no type). The census
+  keeps up as with ATTRIBUTES_ONLY; unlike it, the kept facts follow (they
+  read shardings and meshes again). A pass returning ATTRIBUTES_ONLY drops
+  the facts: only a pass that checked its changes are of these kinds says
+  SHARDINGS_ONLY. (With touched names, shardings_only=True says the same
+  of its other changes: the facts follow when they were told of those ops.)
+  Passes returning it: propagation's write-back and populate_rules
+  (propagation/passes.py), close-shardings, update-non-divisible-input-
+  output-shardings, remove-sub-axes-in-input-output-shardings,
+  remove-size-one-axes, lift-inlined-meshes, drop-sharding-rules, and the
+  constant merger (its erasures told, facts/shared.py erasing);
 * None (or Invalidated(None)): it may have done anything; the census is
   walked again when asked.
 
@@ -26,8 +41,8 @@ step that what the census kept agrees with a fresh walk.
 The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
 `pipelines.run_steps`), and the phases of -sdy-propagation-pipeline, whose
 propagation changes attributes only. Elsewhere every call walks afresh. The
-same scope keeps the module's facts (sdylog/facts/shared.py) for as long as
-every step after their extraction returns PRESERVED.
+same scope keeps the module's facts (sdylog/facts/shared.py), which follow
+the steps that say SHARDINGS_ONLY (erasing only ops they are told of).
 """
 from __future__ import annotations
 
@@ -36,6 +51,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from sdylog.facts.shared import follow as follow_facts
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.shardings import Meshes
 from sdylog.ir.symbols import SymbolTable, callee_of
@@ -47,11 +63,15 @@ PRESERVED = "preserved"
 @dataclass(frozen=True)
 class Invalidated:
     """A pass changed the module: it created, erased or moved ops of the
-    names `touched` only (empty: attributes only; None: any op)."""
+    names `touched` only (empty: attributes only; None: any op), and with
+    `shardings_only` changed no attribute but shardings, meshes and
+    sharding rules (see the module docstring)."""
     touched: frozenset | None = None
+    shardings_only: bool = False
 
 
 ATTRIBUTES_ONLY = Invalidated(frozenset())
+SHARDINGS_ONLY = Invalidated(frozenset(), shardings_only=True)
 FOLLOWED = "followed"
 
 
@@ -153,12 +173,11 @@ class Census:
         self.tops = self.names = None
 
 
-def _group_by_name(by_name: dict[str, list], tops: list, names: list, only=None) -> dict[str, list]:
+def _group_by_name(by_name: dict[str, list], tops: list, names: list) -> dict[str, list]:
     """Add the ops of `tops` (names: theirs, list for list) to their names'
-    lists in `by_name`, in walk order; with `only`, the ops of those names only."""
+    lists in `by_name`, in walk order."""
     for ops, ns in zip(tops, names):
-        at = range(len(ns)) if only is None else [i for i, name in enumerate(ns) if name in only]
-        for i in at:
+        for i in range(len(ns)):
             lst = by_name.get(ns[i])
             if lst is None:
                 by_name[ns[i]] = [ops[i]]
@@ -221,11 +240,11 @@ def shared_census(ctx):
 def follow_step(ctx, result) -> None:
     """After a step: keep the shared census, if one is open, as far as the
     step's result allows (see the module docstring); the facts kept in the
-    scope last only while the module stays as it was."""
+    scope follow the step or go (sdylog/facts/shared.py)."""
     shared = getattr(ctx, "census", None)
     if result == PRESERVED or result == FOLLOWED or shared is None:
         return
-    shared.pop("facts", None)
+    follow_facts(shared, result)
     current = shared.get("census")
     if isinstance(result, Invalidated) and result.touched is not None and current is not None:
         current.follow(result)

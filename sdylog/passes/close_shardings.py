@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import transform_shardings
 from sdylog.model.sharding import TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def closed_like(sharding):
@@ -17,14 +17,8 @@ def closed_like(sharding):
 
 
 def run(module: ir.Module, options: dict, ctx):
-    changed = False
-
-    def close(sharding, _value):
-        nonlocal changed
-        closed = closed_like(sharding)
-        changed = changed or closed != sharding
-        return closed
     with module.context:
         # (each sharding is closed on its own: the order ops come in does not matter)
-        transform_shardings(module.operation, close, of_sharding_only=True, by_name=census(module, ctx).by_names())
-    return ATTRIBUTES_ONLY if changed else PRESERVED
+        changed = transform_shardings(module.operation, lambda s, _v: closed_like(s), of_sharding_only=True,
+                                      by_name=census(module, ctx).by_names())
+    return SHARDINGS_ONLY if changed else PRESERVED

@@ -40,6 +40,8 @@ def opt(args):
     sdylog opt FILE -sdy-basic-propagate{conservative-propagation=true}
     sdylog opt FILE --pass-pipeline='builtin.module(sdy-import-pipeline,func.func(sdy-close-shardings))'
 
+    --pass-pipeline is read by sdylog (passes/driver.py), each name mapped
+    to sdylog's pass of that flag; MLIR's pass manager is never used.
     FILE may be '-' for stdin. Flags: -o OUT, --engine {memory,souffle}
     (ENGINE_HELP), -split-input-file, -allow-unregistered-dialect;
     -verify-diagnostics, -mlir-print-debuginfo and -mlir-disable-threading

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from sdylog.facts.shared import erasing
 from sdylog.ir.op_properties import CONSTANT_LIKE_OPS
 from sdylog.ir.rewrite import replace_one_result
 from sdylog.ir.types import is_scalar
@@ -51,7 +52,7 @@ def _attr_key(op):
     return tuple(sorted(op.attributes.items()))
 
 
-def merge_in(ops) -> list:
+def merge_in(ops, ctx=None) -> list:
     """Merge among `ops`, a function and the ops nested in it in pre-order
     (ops of one region come in program order, as in MLIR's post-order walk);
     returns the names of the erased ops."""
@@ -62,13 +63,14 @@ def merge_in(ops) -> list:
             constants.append(op)
         elif name == "stablehlo.broadcast_in_dim":
             broadcasts.append(op)
-    return _Merger().merge(constants, broadcasts)
+    return _Merger(ctx).merge(constants, broadcasts)
 
 
 class _Merger:
     """The first constant (or scalar broadcast) of each key, and its result."""
 
-    def __init__(self):
+    def __init__(self, ctx=None):
+        self.ctx = ctx   # (whose kept facts are told of each erasure: sdylog/facts/shared.py)
         self.regions = _Regions()
         self.firsts: dict = {}   # key -> the first op's result
         self.scalar_types: dict = {}   # type -> rank 0 (each distinct type is read once)
@@ -97,6 +99,7 @@ class _Merger:
             self.firsts[key] = result
             return
         self.erased.add(op.name)
+        erasing(self.ctx, op, first)
         replace_one_result(op, result, first)
 
 
@@ -113,9 +116,10 @@ def run(module: ir.Module, options: dict, ctx):
             names = [n for n in sorted(_CONSTANTS) if found.has(n)]
             constants = found.ops_of(names)
             broadcasts = found.ops("stablehlo.broadcast_in_dim")
-            erased = _Merger().merge(constants, broadcasts)
+            erased = _Merger(ctx).merge(constants, broadcasts)
         else:
             erased = set()
             for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-                erased |= merge_in(found.within(func))
-    return Invalidated(frozenset(erased)) if erased else PRESERVED
+                erased |= merge_in(found.within(func), ctx)
+    # (it erases the ops it told the facts of, and changes nothing else)
+    return Invalidated(frozenset(erased), shardings_only=True) if erased else PRESERVED

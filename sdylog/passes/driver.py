@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from sdylog import ENGINES, outputs
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.ir import parse_module, print_module, split_input
+from sdylog.ir.context import shared_context
 from sdylog.ir.diagnostics import UsageError
 from sdylog.ir.module import display_name, read_source, verify_module
 from sdylog.passes import PASSES, VERIFIED, PassContext, lookup, parse_options
@@ -57,6 +58,10 @@ def parse_flags(flags: list[str]) -> OptInvocation:
             known = [f"-{n}" for n in (*PASSES, *FLAGS)]
             raise UsageError(f"unknown flag '{flag}'{did_you_mean('-' + (name or flag.lstrip('-')), known)}"
                              " (sdylog opt --help lists the passes)")
+    # (what the flags ask for is made now, not in the first run: the passes' modules, the context)
+    for name, _ in inv.passes:
+        PASSES[name].load()
+    shared_context(inv.allow_unregistered)
     return inv
 
 

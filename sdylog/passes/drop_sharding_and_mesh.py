@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
+from sdylog.ir.shardings import erase_module_meshes
 from sdylog.passes.census import PRESERVED, Invalidated, census
 
 _KEY = "sdy.sharding"
@@ -23,10 +24,7 @@ def run(module: ir.Module, options: dict, ctx):
                 new = _without_sharding(op.attributes[key])
                 changed |= new != op.attributes[key]
                 op.attributes[key] = new
-    symbols = module.body
-    meshes = tuple(op for op in found.ops("sdy.mesh") if op.block == symbols)
-    for op in meshes:
-        op.erase()
+    meshes = erase_module_meshes(module, found.ops("sdy.mesh"))
     if not (changed or meshes):
         return PRESERVED
     return Invalidated(frozenset({"sdy.mesh"}) if meshes else frozenset())

@@ -6,7 +6,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.shardings import SHARDING_RULE
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -26,4 +26,4 @@ def run(module: ir.Module, options: dict, ctx):
                 if not is_custom:
                     del attrs[SHARDING_RULE]
                     dropped = True
-    return ATTRIBUTES_ONLY if dropped else PRESERVED
+    return SHARDINGS_ONLY if dropped else PRESERVED

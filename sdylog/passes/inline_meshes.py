@@ -11,7 +11,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from sdylog.ir.diagnostics import error_at
-from sdylog.ir.shardings import REPLICA_GROUP_OPS, Meshes, replica_groups_on_mesh, transform_shardings
+from sdylog.ir.shardings import (REPLICA_GROUP_OPS, Meshes, erase_module_meshes, replica_groups_on_mesh,
+                                 transform_shardings)
 from sdylog.passes.census import Invalidated, census
 
 
@@ -49,8 +50,5 @@ def run(module: ir.Module, options: dict, ctx):
             if isinstance(ref, ir.FlatSymbolRefAttr) and ref.value in meshes.attrs:
                 op.attributes["replica_groups"] = stablehlo.ReplicaGroupMeshAxesAttr.get(
                     stablehlo_mesh(meshes.attrs[ref.value]), groups.axes)
-        symbols = module.body
-        erased = tuple(op for op in found.ops("sdy.mesh") if op.block == symbols)
-        for op in erased:
-            op.erase()
+        erased = erase_module_meshes(module, found.ops("sdy.mesh"))
     return Invalidated(frozenset({"sdy.mesh"}) if erased else frozenset())

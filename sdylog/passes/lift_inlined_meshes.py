@@ -18,7 +18,7 @@ from sdylog.ir.rewrite import as_operation, create_op, ip_after_op
 from sdylog.ir.shardings import (REPLICA_GROUP_OPS, mesh_or_ref, replica_groups_on_mesh, transform_shardings,
                                  walk_shardings)
 from sdylog.ir.symbols import SymbolTable, symbol_name_of
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 class _MeshLifter:
@@ -159,4 +159,4 @@ def run(module: ir.Module, options: dict, ctx):
         lifter.attach_stablehlo_meshes()
     if lifter.ops_changed:
         return None
-    return ATTRIBUTES_ONLY if lifter.changed else PRESERVED
+    return SHARDINGS_ONLY if lifter.changed else PRESERVED

@@ -36,7 +36,7 @@ from sdylog.model.mesh import meshes_of_module
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
-from sdylog.partition.shards import divides
+from sdylog.partition.shards import divides_on
 from sdylog.passes.census import PRESERVED, census
 
 # Ops whose results keep their operands' shapes, result i <- operand i
@@ -89,10 +89,7 @@ def _some_dimension_indivisible(module: ir.Module, ctx) -> bool:
     def divisible(sharding, t) -> bool:
         if sharding is None or not isinstance(t, ir.RankedTensorType):
             return True
-        try:
-            return divides(t.shape, sharding, irs.resolve_mesh(sharding, meshes))
-        except SdylogError:   # (an unknown mesh: the facts say so)
-            return False
+        return divides_on(t.shape, sharding, meshes)
 
     verdicts: dict = {}
     for op in census(module, ctx).all_ops():

@@ -172,6 +172,14 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
     return steps + export_pipeline_steps()
 
 
+def load_passes(steps: list[Step]) -> None:
+    """Import the passes of `steps`: a pipeline's module does for its default
+    steps as it loads, so that its first run imports nothing."""
+    for step in steps:
+        if step.name != SYMBOL_DCE:
+            lookup(step.name).load()
+
+
 def run_steps(module, ctx, steps: list[Step]) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the

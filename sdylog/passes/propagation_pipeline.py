@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from sdylog.passes import lookup
 from sdylog.passes.census import FOLLOWED, shared_census
-from sdylog.passes.pipelines import run_export_propagation_steps, run_import_pipeline
+from sdylog.passes.pipelines import (load_passes, post_propagation_steps, pre_propagation_steps,
+                                     run_export_propagation_steps, run_import_pipeline)
 from sdylog.propagation.passes import run_propagation
 
 
 # How the pipeline propagates (`sdylog facts` writes the same run configuration).
 PIPELINE_PROPAGATION = {"strategies": ("aggressive",), "op_priorities": True, "user_priorities": True}
+
+load_passes(pre_propagation_steps() + post_propagation_steps())
 
 
 def _steps(options: dict) -> dict:

@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import Meshes, transform_shardings
 from sdylog.model.sharding import DimSharding, TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def _without_size_one(sharding, meshes: Meshes):
@@ -39,4 +39,4 @@ def run(module: ir.Module, options: dict, ctx):
             return PRESERVED
         transform_shardings(module.operation, lambda s, _v: _without_size_one(s, meshes), of_sharding_only=True,
                             ops=census(module, ctx).all_ops())
-    return ATTRIBUTES_ONLY
+    return SHARDINGS_ONLY

@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.shardings import map_func_shardings, once_per_sharding
 from sdylog.ir.symbols import main_func
 from sdylog.model.sharding import TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED
 
 
 def without_sub_axes(sharding):
@@ -37,4 +37,4 @@ def run(module: ir.Module, options: dict, ctx):
         func = main_func(module, ctx.filename)
         changed = map_func_shardings(func, cut_sub_axes)
         changed |= map_func_shardings(func, cut_sub_axes, results=True)
-    return ATTRIBUTES_ONLY if changed else PRESERVED
+    return SHARDINGS_ONLY if changed else PRESERVED

@@ -128,7 +128,7 @@ class _Rewriter:
         key = (source, target, op.result.type)
         recipe = self.recipes.get(key)
         if recipe is None:
-            recipe = self.recipes[key] = self.plan(source, target, op.result.type)
+            recipe = self.recipes[key] = plan_reshard_recipe(source, target, op.result.type, self.meshes)
         if recipe is _FAIL:
             raise error_at(op, "failed to legalize operation 'sdy.reshard' that was explicitly marked illegal",
                            self.filename)
@@ -147,10 +147,6 @@ class _Rewriter:
         if not report:
             return None
         return recipe, location, [(c.name[len("sdy."):], axes_text(c)) for c in created]
-
-    def plan(self, source, target, result_type):
-        return plan_reshard_recipe(source, target, result_type, self.meshes)
-
 
 def plan_reshard_recipe(source, target, result_type, meshes: Meshes):
     """What a reshard of a `result_type` tensor from sharding `source` to
@@ -203,9 +199,9 @@ def recipe_costs(recipes: list, engine: str | None = None) -> list[tuple[int, li
     rows.update(collective_facts({i: recipe.collectives for i, recipe in enumerate(recipes)},
                                  lambda i: dict(reshards[i].axis_sizes)))
     rules = evaluate(rows, engine)
-    step = {(r, s): c for r, s, c in rules.read("reshard_step")}
-    bytes_of = dict(rules.read("collective_bytes"))
-    reshard_bytes = dict(rules.read("reshard_bytes"))
+    step = {(r, s): c for r, s, c in rules.select("reshard_step", "r", "step", "c")}
+    bytes_of = dict(rules.select("collective_bytes", "c", "bytes"))
+    reshard_bytes = dict(rules.select("reshard_bytes", "r", "bytes"))
     return [(reshard_bytes[i], [bytes_of[step[i, s]] for s in range(len(recipe.collectives))])
             for i, recipe in enumerate(recipes)]
 

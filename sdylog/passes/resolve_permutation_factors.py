@@ -43,7 +43,7 @@ from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
-from sdylog.partition.shards import atomic_axes, axes_size, divides, expand_to_atomic
+from sdylog.partition.shards import atomic_axes, axes_size, divides_on, expand_to_atomic
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
 
@@ -80,10 +80,7 @@ def _divisible_reshape(op, reader, meshes) -> bool:
             return False
         if sharding is None:
             continue
-        try:
-            if not divides(shape_of(value), sharding, irs.resolve_mesh(sharding, meshes)):
-                return False
-        except SdylogError:   # (an unknown mesh: the facts say so)
+        if not divides_on(shape_of(value), sharding, meshes):
             return False
     return True
 
@@ -101,17 +98,17 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
                                     for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
     answers = run_rules("permutation", facts, reshapes, getattr(ctx, "engine", None))
     cleared = defaultdict(set)                  # op id -> {(tensor, dim)}
-    for op_id, t, d in answers.read("cleared_dim"):
+    for op_id, t, d in answers.select("cleared_dim", "op", "tensor", "dim", ordered=True):
         cleared[op_id].add((t, d))
-    meshes = dict(answers.read("op_mesh"))
+    meshes = dict(answers.select("op_mesh", "op", "mesh"))
     for op_id in cleared:   # (a reshape's mesh is its operand's)
         if op_id not in meshes:
             meshes[op_id] = facts.reader.sharding_of(facts.ops[op_id].operands[0]).mesh
     halo_dims = defaultdict(dict)              # op id -> {dim: HaloDim}
-    for op_id, d, *numbers in answers.read("halo_dim"):
-        halo_dims[op_id][d] = HaloDim(*numbers)
+    for h in answers.named("halo_dim", ordered=True):
+        halo_dims[h.op][h.dim] = HaloDim(h.s_in, h.s_out, h.low, h.dilation, h.left, h.right, h.comm)
     reverses = defaultdict(dict)               # op id -> {reversed sharded dim: shift}
-    for op_id, d, shift in answers.read("reverse_dim"):
+    for op_id, d, shift in answers.select("reverse_dim", "op", "dim", "shift", ordered=True):
         reverses[op_id][d] = shift
     reshape_halos = _reshape_halos(answers, reshapes["reshape_group"])
     changed = False
@@ -294,13 +291,14 @@ def _reshape_halos(answers, groups) -> dict:
     (tensor, dimension) pairs whose axes are manual."""
     out_dims = {(op_id, g): tuple(range(j0, j1)) for op_id, g, _, _, j0, j1, _, _ in groups}
     offsets = defaultdict(dict)
-    for op_id, g, t, offset in answers.read("reshape_halo_offset"):
+    for op_id, g, t, offset in answers.select("reshape_halo_offset", "op", "group", "t", "offset", ordered=True):
         offsets[(op_id, g)][t] = offset
     manual = defaultdict(set)                  # op id -> {(tensor, dim)} whose axes are manual
-    for op_id, t, d in answers.read("reshape_halo_manual_dim"):
+    for op_id, t, d in answers.select("reshape_halo_manual_dim", "op", "tensor", "dim", ordered=True):
         manual[op_id].add((t, d))
     halos = defaultdict(list)
-    for op_id, g, d, tile, left, right, comm in sorted(answers.read("reshape_halo_dim")):
+    for op_id, g, d, tile, left, right, comm in answers.select("reshape_halo_dim", "op", "group", "dim", "tile", "left",
+                                                               "right", "comm", ordered=True):
         table = offsets[(op_id, g)]
         halos[op_id].append(ReshapeHaloGroup(d, out_dims[(op_id, g)], tile, left, right, bool(comm),
                                              tuple(table[t] for t in sorted(table))))

@@ -35,15 +35,15 @@ def run(module: ir.Module, options: dict, ctx):
         return PRESERVED
     facts = explicit_facts(module)
     engine = run_rules("single_device", facts, engine=getattr(ctx, "engine", None))
-    for op_id, why in engine.read("single_device_conflict"):
+    for op_id, why in engine.select("single_device_conflict", "op", "why", ordered=True):
         raise error_at(facts.ops[op_id], f"'{facts.ops[op_id].name}' op has {why}", ctx.filename)
-    placed = sorted(engine.read("single_device_op"))
+    placed = engine.select("single_device_op", "op", "device", ordered=True)
     if not placed:
         return PRESERVED
-    (mesh_name,) = [m for (m,) in engine.read("global_mesh")]
+    (mesh_name,) = [m for (m,) in engine.select("global_mesh", "mesh")]
     axes = [a.name for a in facts.meshes[mesh_name].axes]
     bypassed: dict[int, dict[int, ir.Operation]] = {}
-    for op_id, index, reshard in engine.read("bypassed_reshard"):
+    for op_id, index, reshard in engine.select("bypassed_reshard", "op", "index", "reshard", ordered=True):
         bypassed.setdefault(op_id, {})[index] = facts.ops[reshard]
     with module.context, ir.Location.unknown():
         for op_id, device in placed:

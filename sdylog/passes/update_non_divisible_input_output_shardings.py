@@ -20,7 +20,7 @@ from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_ow
 from sdylog.ir.types import static_shape
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.sharding import DimSharding, TensorSharding
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
+from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def evenly_sharded(sharding, shape, meshes: Meshes):
@@ -81,18 +81,26 @@ def run(module: ir.Module, options: dict, ctx):
                 changed |= map_func_shardings(func, lambda s, i, types=types: evener.of(s, types[i]),
                                               results=results)
         for call in found.ops("func.call"):
-            lst = op_shardings(call)
-            if lst:
-                set_op_shardings(call, evener.of_list(list(call.results), lst))
-                changed = True
+            changed |= _make_even(call, op_shardings, set_op_shardings, lambda: list(call.results), evener)
         for op in found.ops("sdy.manual_computation"):
-            if not keeps_owner_shardings_divisible(op):
-                continue
-            changed = True
-            lst = block_arg_owner_shardings(op)
-            if lst:
-                set_block_arg_owner_shardings(op, evener.of_list(block_arg_owners(op), lst))
-            lst = result_owner_shardings(op)
-            if lst:
-                set_result_owner_shardings(op, evener.of_list(result_owners(op), lst))
-    return ATTRIBUTES_ONLY if changed else PRESERVED
+            if keeps_owner_shardings_divisible(op):
+                changed |= _make_even(op, block_arg_owner_shardings, set_block_arg_owner_shardings,
+                                      lambda: block_arg_owners(op), evener)
+                changed |= _make_even(op, result_owner_shardings, set_result_owner_shardings,
+                                      lambda: result_owners(op), evener)
+    # (PRESERVED when every sharding was even already, as on a module this pass
+    # ran on before: the facts extracted before it stay valid, sdylog/facts/shared.py)
+    return SHARDINGS_ONLY if changed else PRESERVED
+
+
+def _make_even(op, get, put, owners, evener: _Evener) -> bool:
+    """put(op, the list of shardings get(op) made even for owners()) when
+    that differs from it; whether it did."""
+    shardings = get(op)
+    if not shardings:
+        return False
+    even = evener.of_list(owners(), shardings)
+    if even == shardings:
+        return False
+    put(op, even)
+    return True

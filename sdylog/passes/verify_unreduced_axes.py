@@ -22,7 +22,7 @@ def run(module, options: dict, ctx):
     if not _may_violate(module, ctx):
         return PRESERVED
     decisions = evaluate(verify_program(), module, ctx, lambda facts: {}, ["unreduced_violation"], strict_rules=False)
-    first_error(decisions, "unreduced_violation", ctx)
+    first_error(decisions, decisions.engine.select("unreduced_violation", "o", "order", "message"), ctx)
     return PRESERVED
 
 

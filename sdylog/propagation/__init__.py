@@ -2,7 +2,7 @@
 
     from sdylog.propagation import propagate, PropagationOptions
     result = propagate(module, PropagationOptions(strategies=("aggressive",)), ctx)
-    result.engine.read("final_dim_axis")      # every relation stays readable
+    result.engine.named("final_dim_axis")     # every relation stays readable, by column name
 
 Python extracts facts, runs the rules once (every phase in one rank-ordered
 evaluation) and writes the derived shardings back into the IR.

@@ -10,7 +10,15 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog import RULES_DIR
+from sdylog.datalog import make_engine
+from sdylog.datalog.cache import rule_program
+from sdylog.datalog.engines import propagation_engine
+from sdylog.datalog.gc_pause import gc_paused
+from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.ir.types import unpropagatable_type_error
+from sdylog.ir.walk import walk_ops
+from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
 
 PROGRAM_FILE = RULES_DIR / "propagation.dl"
 STRATEGIES = ("basic", "aggressive")
@@ -33,7 +41,6 @@ class PropagationResult:
 
 
 def propagation_program():
-    from sdylog.datalog.cache import rule_program
     return rule_program(str(PROGRAM_FILE))
 
 
@@ -53,8 +60,6 @@ def run_facts(options: PropagationOptions) -> dict[str, list[tuple]]:
 def check_static_shapes(module, filename: str) -> None:
     """Shardy propagates only statically shaped ranked tensors, and no tuples:
     the first op result (pre-order) of another type is an error."""
-    from sdylog.ir.types import unpropagatable_type_error
-    from sdylog.ir.walk import walk_ops
     for op in walk_ops(module.operation):
         for r in op.results:
             error = unpropagatable_type_error(r.type)
@@ -67,18 +72,12 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
     the derived relations (all of them, or only the write-back's with
     ctx.derive == "write-back"), the facts, and per-step timings (also added
     to ctx.report["propagation"])."""
-    from sdylog.datalog.gc_pause import gc_paused
     # (the facts and the engine's tuples outlive the run: promoted, see gc_paused)
     with gc_paused(promote_survivors=True):
         return _propagate(module, options, ctx)
 
 
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
-    from sdylog.datalog import make_engine
-    from sdylog.datalog.engines import propagation_engine
-    from sdylog.facts.shared import module_facts
-    from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
-
     filename = getattr(ctx, "filename", "-")
     timings: dict[str, float] = {}
     t0 = time.process_time()

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes.census import SHARDINGS_ONLY, follow_step
+from sdylog.passes.sharding_group_sync import open_conflicting_groups
 from sdylog.propagation.driver import PropagationOptions, propagate
+from sdylog.propagation.writeback import erase_dead_ops
 
 _STRATEGIES = {"aggressive": ("aggressive",), "basic": ("basic",),
                "basic-then-aggressive": ("basic", "aggressive")}
@@ -21,16 +24,13 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
     open constraints (sharding_group_sync), the rules' run, then Shardy's
     clean-up of sharding rules (kept on every op with `keep-sharding-rules`,
     else none added); the dead code Shardy's driver erased is gone."""
-    from sdylog.passes.census import ATTRIBUTES_ONLY, follow_step
-    from sdylog.propagation.writeback import erase_dead_ops
-    from sdylog.passes.sharding_group_sync import open_conflicting_groups
     opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
                               user_priorities=user_priorities,
                               conservative=bool(options.get("conservative-propagation", False)),
                               keep_sharding_rules=bool(options.get("keep-sharding-rules", False)))
     follow_step(ctx, open_conflicting_groups(module, ctx))
     result = propagate(module, opts, ctx)
-    follow_step(ctx, ATTRIBUTES_ONLY)   # the write-back sets shardings only
+    follow_step(ctx, SHARDINGS_ONLY)   # the write-back sets shardings only
     if opts.keep_sharding_rules:
         # -sdy-populate-op-sharding-rules, reusing the rules the facts hold
         # (write-back changed only shardings, which no rule depends on).
@@ -38,7 +38,7 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
         facts = result.facts
         known = {facts.ops[op]: facts.rules[rule] for op, rule in facts.rows("op_rule")}
         populate_rules(module, opts.conservative, getattr(ctx, "filename", "-"), known)
-        follow_step(ctx, ATTRIBUTES_ONLY)
+        follow_step(ctx, SHARDINGS_ONLY)
     with module.context:
         if erase_dead_ops(result.engine, result.facts):   # (rare: the census walks again)
             follow_step(ctx, None)

@@ -38,7 +38,7 @@ class _Attrs:
         # a tensor's mesh (with a single mesh in the module, the rules can name
         # no other: its rows are not read)
         self.only_mesh = next(iter(facts.meshes)) if len(facts.meshes) == 1 else None
-        self.mesh_of = {} if self.only_mesh is not None else dict(_scan(engine, "final_mesh"))
+        self.mesh_of = {} if self.only_mesh is not None else dict(engine.select("final_mesh", "t", "mesh"))
         # A tensor's dimension axes are a set of final_dim_axis rows (without
         # the tensor column), a few of a few dozen distinct ones: each distinct
         # row is one bit, a tensor's set their union (an int: no list or tuple
@@ -47,24 +47,23 @@ class _Attrs:
         bits: dict = {}             # row -> its bit
         self.axes = axes = {}       # tensor -> its rows' bits
         bit_of, axes_of = bits.get, axes.get
-        for row in _scan(engine, "final_dim_axis"):
-            rest = row[1:]
+        for t, d, pos, axis, pre, size in engine.select("final_dim_axis", "t", "d", "pos", "axis", "pre_size", "size"):
+            rest = (d, pos, axis, pre, size)
             bit = bit_of(rest)
             if bit is None:
                 bit = bits[rest] = 1 << len(self.axis_rows)
                 self.axis_rows.append(rest)
-            t = row[0]
             mask = axes_of(t)
             axes[t] = bit if mask is None else mask | bit
         # (only the dimensions that are not open without priority have a
         # final_dim row; replicated and unreduced axes are rare too): the few
         # tensors that have any, with their rows as tuples
         dims, replicated, unreduced = defaultdict(list), defaultdict(list), defaultdict(list)
-        for t, d, closed, prio in _scan(engine, "final_dim"):
+        for t, d, closed, prio in engine.select("final_dim", "t", "d", "closed", "priority"):
             dims[t].append((d, closed, prio))
-        for t, a, pre, size in _scan(engine, "final_replicated"):
+        for t, a, pre, size in engine.select("final_replicated", "t", "axis", "pre_size", "size"):
             replicated[t].append((a, pre, size))
-        for t, a, pre, size in _scan(engine, "final_unreduced"):
+        for t, a, pre, size in engine.select("final_unreduced", "t", "axis", "pre_size", "size"):
             unreduced[t].append((a, pre, size))
         self.extra = {t: (tuple(sorted(dims.get(t, ()))), tuple(replicated.get(t, ())), tuple(unreduced.get(t, ())))
                       for t in dims.keys() | replicated.keys() | unreduced.keys()}
@@ -175,17 +174,12 @@ WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_repl
                         "final_unreduced", "final_value", "final_func_result", "dead_op"]
 
 
-def _scan(engine, relation: str):
-    assert relation in WRITE_BACK_RELATIONS, relation
-    return engine.scan(relation)
-
-
-def erase_dead_ops(engine, facts) -> list:
+def erase_dead_ops(engine, facts) -> int:
     """Erase the ops the rules found dead (dead_code.dl: Shardy's driver
     erases them as it pops them, so a propagation pass leaves none), users
     before producers; an op inside a dead op goes with it. Returns how many
     were erased."""
-    dead = {row[0] for row in _scan(engine, "dead_op")}
+    dead = {o for (o,) in engine.select("dead_op", "o")}
     if not dead:
         return 0
     parent = {op: p for op, _, _, p, _, _ in facts.rows("op")}
@@ -199,8 +193,10 @@ def erase_dead_ops(engine, facts) -> list:
 
 def write_back(module, engine, facts, options) -> None:
     attrs = _Attrs(engine, facts)
-    rank_of_value = list(map(_THIRD, facts.rows("value")))   # (value rows are in id order)
-    final = _scan(engine, "final_value")
+    rank_of_value = [0] * len(facts.values)   # (by id: the ids of values an erasure took are left out)
+    for v, _, rank, _ in facts.rows("value"):
+        rank_of_value[v] = rank
+    final = engine.select("final_value", "v", "t")
     # Where each value lives, from the facts (no IR access): most values are
     # the one result of a plain op (not _SPECIAL) that had no `sdy.sharding`
     # list (`plain`: the list is written whole); the others are function
@@ -289,7 +285,7 @@ def _write_func_results(engine, facts, attrs: _Attrs, rank_of_value: list) -> No
     """The derived shardings of functions' results, one attribute array per function."""
     results = defaultdict(dict)
     returned = {(f, i): v for f, i, v in facts.rows("func_return")}   # (the result tensor's rank is its value's)
-    rows = list(_scan(engine, "final_func_result"))
+    rows = list(engine.select("final_func_result", "func", "index", "t"))
     ids = attrs.ids_of([(returned[f, index], t) for f, index, t in rows], rank_of_value)
     for (_, _, t), sid in zip(rows, ids):
         func, i = facts.func_results[t]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from sdylog import RULES_DIR
+from sdylog.reshard.inventory import NeededRows, by_first
 
 INVENTORY = ("needed", "needed_mesh", "needed_target_mesh", "needed_from_axis", "needed_to_axis", "needed_axis")
 # what sdylog run, --report and query read after the costs are in
@@ -26,22 +27,19 @@ def costs_program():
     return rule_program(str(RULES_DIR / "reshard_costs.dl"))
 
 
-def cost_needed(engine, facts, engine_name: str | None = None) -> dict[int, int]:
-    """Cost every `needed` row of `engine` (a reshard engine run with at
+def cost_needed(needed: NeededRows, engine, facts, engine_name: str | None = None) -> dict[int, int]:
+    """Cost every `needed` row (of `engine`, a reshard engine run with at
     least INVENTORY), load `needed_bytes` into it and run
     rules/reshard_costs.dl there; the bytes per device by x."""
     from sdylog.ir.types import element_bytes
     from sdylog.partition.collective_costs import decomposition_facts, evaluate
 
-    needed = engine.read("needed")
-    mesh_of = dict(engine.read("needed_mesh"))
-    grouped = {r: _by_x(engine.read(r)) for r in ("needed_from_axis", "needed_to_axis", "needed_axis")}
-    dims = _by_x(facts.rows("value_dim"))
+    dims = by_first(facts.rows("value_dim"))
     element = {}
     rows: dict[str, list[tuple]] = defaultdict(list)
     direct = []   # (x, kind, v, mesh): collectives on their own
-    for x, kind, _o, _place, _i, v in needed:
-        m = mesh_of.get(x)
+    for x, kind, _o, _place, _i, v in needed.needed:
+        m = needed.mesh.get(x)
         if m is None or not facts.meshes[m].axes:
             continue   # (a single-device mesh: between meshes, not costed)
         if v not in element:
@@ -49,14 +47,14 @@ def cost_needed(engine, facts, engine_name: str | None = None) -> dict[int, int]
         if kind == "reshard":
             rows["reshard"].append((x, m, element[v]))
             rows["reshard_dim"] += [(x, d, n) for d, n in dims.get(v, ())]
-            rows["reshard_from_axis"] += [(x, *r) for r in grouped["needed_from_axis"].get(x, ())]
-            rows["reshard_to_axis"] += [(x, *r) for r in grouped["needed_to_axis"].get(x, ())]
+            rows["reshard_from_axis"] += [(x, *r) for r in needed.from_axes.get(x, ())]
+            rows["reshard_to_axis"] += [(x, *r) for r in needed.to_axes.get(x, ())]
         else:
             direct.append((x, kind, v, m))
     if not rows and not direct:
         _load(engine, [])
         return {}
-    targets = dict(engine.read("needed_target_mesh"))   # (another device order)
+    targets = needed.target_mesh   # (another device order)
     rows["reshard_target_mesh"] = [(x, targets[x]) for x, _m, _e in rows["reshard"] if x in targets]
     meshes = {m for _, m, _ in rows["reshard"]} | {m for _, m in rows["reshard_target_mesh"]}
     rows["mesh_axis"] = [r for r in facts.rows("mesh_axis") if r[0] in meshes]
@@ -69,11 +67,11 @@ def cost_needed(engine, facts, engine_name: str | None = None) -> dict[int, int]
         facts_in.setdefault("collective", []).append((c, kind))
         facts_in.setdefault("collective_tensor", []).append((c, element[v]))
         facts_in.setdefault("collective_dim", []).extend((c, d, k) for d, k in dims.get(v, ()))
-        facts_in.setdefault("collective_operand_axis", []).extend((c, *r) for r in grouped["needed_from_axis"].get(x, ()))
-        facts_in.setdefault("collective_axis", []).extend((c, *r) for r in grouped["needed_axis"].get(x, ()))
+        facts_in.setdefault("collective_operand_axis", []).extend((c, *r) for r in needed.from_axes.get(x, ()))
+        facts_in.setdefault("collective_axis", []).extend((c, *r) for r in needed.axes.get(x, ()))
     costs = evaluate(facts_in, engine_name)
-    out = dict(costs.read("reshard_bytes"))
-    by_collective = dict(costs.read("collective_bytes"))
+    out = dict(costs.select("reshard_bytes", "r", "bytes"))
+    by_collective = dict(costs.select("collective_bytes", "c", "bytes"))
     out.update({x: by_collective[c] for x, c in ids.items() if c in by_collective})
     _load(engine, sorted(out.items()))
     return out
@@ -85,9 +83,3 @@ def _load(engine, rows) -> None:
         engine.load("needed_bytes", rows)
     engine.run(costs_program())
 
-
-def _by_x(rows) -> dict:
-    out: dict = defaultdict(list)
-    for x, *rest in rows:
-        out[x].append(tuple(rest))
-    return out

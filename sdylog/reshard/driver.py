@@ -11,6 +11,14 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog import RULES_DIR
+from sdylog.datalog import make_engine
+from sdylog.datalog.cache import rule_program
+from sdylog.datalog.engines import propagation_engine
+from sdylog.datalog.gc_pause import gc_paused
+from sdylog.facts.extract import divisors, post_order
+from sdylog.facts.shared import module_facts
+from sdylog.ir.diagnostics import error_at
+from sdylog.reshard.writer import WRITER_RELATIONS
 
 PROGRAM_FILE = RULES_DIR / "reshard.dl"
 
@@ -28,7 +36,6 @@ class ReshardDecisions:
 
 
 def reshard_program():
-    from sdylog.datalog.cache import rule_program
     return rule_program(str(PROGRAM_FILE))
 
 
@@ -43,7 +50,6 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
             if facts.meshes[name].axes:
                 for r in sorted(ranks):
                     facts.add_replicated_sharding(name, r)
-    from sdylog.facts.extract import divisors
     sizes = {z for _, _, _, z in facts.rows("mesh_axis")}
     return {
         "run_option": [("full", int(options.full_version))],
@@ -56,10 +62,9 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
 def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     """Evaluate the reshard rules on `module` (not changed here); an error
     at the first op Shardy rejects (rules/reshard/errors.dl)."""
-    from sdylog.reshard.writer import WRITER_RELATIONS
     wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted)
-    first_error(decisions, "reshard_error", ctx)
+    first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     return decisions
 
 
@@ -68,11 +73,6 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
     more_facts(facts) (relation -> rows); `wanted`: the relations asked
     for (None: all); `strict_rules`: an op the rule registry does not know
     is an error."""
-    from sdylog.datalog import make_engine
-    from sdylog.datalog.engines import propagation_engine
-    from sdylog.datalog.gc_pause import gc_paused
-    from sdylog.facts.shared import module_facts
-
     timings: dict[str, float] = {}
     t0 = time.process_time()
     with gc_paused(promote_survivors=True), module.context:
@@ -92,15 +92,14 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
     return ReshardDecisions(engine, facts, timings)
 
 
-def first_error(decisions: ReshardDecisions, relation: str, ctx) -> None:
-    """Errors at the ops of `relation`'s rows (op, [order,] message), when
-    it has rows: in each function (a function pass), the first in Shardy's
-    walk order, with its smallest message."""
-    rows = list(decisions.engine.scan(relation))
+def first_error(decisions: ReshardDecisions, rows, ctx) -> None:
+    """Errors at the ops of `rows` (op, [order,] message: an error relation
+    of the decisions' engine), when there are any: in each function (a
+    function pass), the first in Shardy's walk order, with its smallest
+    message."""
+    rows = list(rows)
     if not rows:
         return
-    from sdylog.ir.diagnostics import error_at
-    from sdylog.reshard.writer import post_order
     facts, filename = decisions.facts, getattr(ctx, "filename", "-")
     func_of = {o: f for o, _, f, _, _, _ in facts.rows("op")}
     firsts: dict = {}   # function -> its first op with an error (filled in walk order)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sdylog.model.axis import AxisRef
+from sdylog.datalog.named_rows import Lookup
+from sdylog.reshard.inventory import axes_text
 from sdylog.reshard.report import Needed, inserted_text
 
 _LETTERS = "ijklmnopqrstuvwxyz"
@@ -46,9 +47,8 @@ def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
 class _Why:
     """The decisions of the reshard rules about one value, in words."""
 
-    def __init__(self, needed: NeededTransfers, filename: str):
-        from sdylog.commands.explain import Relations
-        self.rel = Relations(needed.inventory.engine)
+    def __init__(self, needed: Needed, filename: str):
+        self.rel = Lookup(needed.inventory.engine)
         self.facts = needed.inventory.facts
         self.filename = filename
 
@@ -59,27 +59,26 @@ class _Why:
         return f"{op.name} at {loc_text(op, self.filename)}"
 
     def tensor(self, o: int, j: int) -> str:
-        row = self.rel.one("rule_tensor", (0, 1), o, j)
+        row = self.rel.first("rule_tensor", op=o, tensor=j)
         if row is None:
             return f"tensor {j}"
-        _, _, v, is_result = row
-        if is_result:
-            k = self.rel.one("op_result", (0, 2), o, v)
-            return f"result {k[1]}" if k else f"tensor {j}"
-        k = self.rel.one("op_operand", (0, 2), o, v)
-        return f"operand {k[1]}" if k else f"tensor {j}"
+        if row.is_result:
+            k = self.rel.first("op_result", op=o, value=row.value)
+            return f"result {k.index}" if k else f"tensor {j}"
+        k = self.rel.first("op_operand", op=o, value=row.value)
+        return f"operand {k.index}" if k else f"tensor {j}"
 
     def axes(self, o: int, rows) -> str:
-        """`{"x", "y":(1)2}` of (position, axis, pre, size) rows, on op o's mesh."""
-        mesh = self.rel.one("op_mesh", (0,), o)
-        sizes = self.facts.meshes[mesh[1]].axis_sizes if mesh else {}
-        refs = [AxisRef.of_interval(a, pre, pre * z, sizes.get(a, pre * z)) for _p, a, pre, z in sorted(rows)]
-        return "{" + ", ".join(map(str, refs)) + "}"
+        """`{"x", "y":(1)2}` of rows with columns p, axis, pre and size, on op o's mesh."""
+        mesh = self.rel.first("op_mesh", o=o)
+        sizes = self.facts.meshes[mesh.m].axis_sizes if mesh else {}
+        return axes_text([(a, pre, z) for _p, a, pre, z in sorted((r.p, r.axis, r.pre, r.size) for r in rows)],
+                         sizes)
 
     def factor(self, o: int, f: int) -> str:
         """`j (operand 1 dim 1, result 0 dim 1)`."""
-        r = self.rel.one("rule_op", (0,), o)[1]
-        dims = [f"{self.tensor(o, j)} dim {d}" for _r, j, d, _pos, _f in self.rel.get("rule_dim_factor", (0, 4), r, f)]
+        r = self.rel.first("rule_op", o=o).r
+        dims = [f"{self.tensor(o, x.tensor)} dim {x.dim}" for x in self.rel.where("rule_dim_factor", rule=r, factor=f)]
         letter = _LETTERS[f] if f < len(_LETTERS) else str(f)
         return f"{letter} ({', '.join(dims)})"
 
@@ -87,40 +86,40 @@ class _Why:
     def lines(self, v: int) -> list[str]:
         out = []
         said = set()
-        for o, i, _v in self.rel.get("op_result", (2,), v):
-            out += self.made_by(o, i, said)
-        for o, i, _v in self.rel.get("op_operand", (2,), v):
-            out += self.read_by(o, i, said)
+        for x in self.rel.where("op_result", value=v):
+            out += self.made_by(x.op, x.index, said)
+        for x in self.rel.where("op_operand", value=v):
+            out += self.read_by(x.op, x.index, said)
         return out
 
     def made_by(self, o: int, i: int, said: set) -> list[str]:
         out = []
-        back = self.rel.get("reshard_result", (0, 1), o, i)
-        reduce = self.rel.get("all_reduce_axis", (0,), o)
-        single = self.rel.get("single_device_result_reshard", (0, 1), o, i)
+        back = self.rel.exists("reshard_result", o=o, i=i)
+        reduce = self.rel.where("all_reduce_axis", o=o)
+        single = self.rel.first("single_device_result_reshard", o=o, i=i)
         if back or reduce:
             out += self.op_decision(o, said)
         if back:
             out.append(f"    its result {i} is made with the working sharding and resharded back to what it carries")
         if reduce:
-            out.append(f"    its sharded reduction factors make an all-reduce over {self.axes(o, [r[1:] for r in reduce])} "
+            out.append(f"    its sharded reduction factors make an all-reduce over {self.axes(o, reduce)} "
                        "follow it (partial sums; axes the result keeps unreduced wait)")
         if single:
             out.append(f"  {self.op(o)} runs on one device: its result {i} goes to fully replicated on the "
-                       "global mesh" + (", then back to its own sharding" if single[0][2] else ""))
+                       "global mesh" + (", then back to its own sharding" if single.then else ""))
         return out
 
     def read_by(self, o: int, i: int, said: set) -> list[str]:
         out = []
-        if self.rel.get("reshard_operand", (0, 1), o, i):
+        if self.rel.exists("reshard_operand", o=o, i=i):
             out += self.op_decision(o, said)
             out.append(f"    its operand {i} is resharded to the working sharding")
-        reduced = self.rel.get("operand_all_reduce_axis", (0, 1), o, i)
+        reduced = self.rel.where("operand_all_reduce_axis", o=o, i=i)
         if reduced:
             out.append(f"  {self.op(o)} reads it as operand {i}: its unreduced axes "
-                       f"{self.axes(o, [r[2:] for r in reduced])} are all-reduced first (the op's result does "
+                       f"{self.axes(o, reduced)} are all-reduced first (the op's result does "
                        "not keep them unreduced)")
-        if self.rel.get("single_device_operand", (0, 1), o, i):
+        if self.rel.exists("single_device_operand", o=o, i=i):
             out.append(f"  {self.op(o)} runs on one device: operand {i} goes to it (through fully replicated "
                        "on the global mesh unless it is so already)")
         out += self.site(o, i)
@@ -128,14 +127,14 @@ class _Why:
 
     def site(self, u: int, i: int) -> list[str]:
         """A return, a data-flow edge or a call bringing the value to a target sharding."""
-        if not self.rel.get("site", (0, 1), u, i):
+        if not self.rel.exists("site", u=u, i=i):
             return []
         steps = []
-        if self.rel.get("site_all_reduces", (0, 1), u, i):
+        if self.rel.exists("site_all_reduces", u=u, i=i):
             steps.append("an all-reduce over the unreduced axes the target does not keep")
-        if self.rel.get("site_unreduces", (0, 1), u, i):
+        if self.rel.exists("site_unreduces", u=u, i=i):
             steps.append("replicated/sharded_to_unreduced for the target's new unreduced axes")
-        if self.rel.get("site_reshard", (0, 1), u, i):
+        if self.rel.exists("site_reshard", u=u, i=i):
             steps.append("a reshard (it is not equivalent to the target)")
         if not steps:
             return []
@@ -151,22 +150,23 @@ class _Why:
             return []
         said.add(o)
         out = [f"  {self.op(o)}:"]
-        for _o, f, what in self.rel.get("why_conflict", (0,), o):
-            holders = defaultdict(list)   # tensor -> its (position, axis, pre, size) for f
-            for row in self.rel.get("fs_axis", (0, 2), o, f):
-                holders[row[1]].append(row[3:])
-            held = [f"{self.tensor(o, j)} {self.axes(o, holders.get(j, ()))}"
-                    for _o, j, _f in sorted(self.rel.get("fs_has", (0, 2), o, f), key=lambda r: r[1])]
-            verb = "conflicts" if what == "differs" else "needs replication but is sharded"
+        for conflict in self.rel.where("why_conflict", o=o):
+            f = conflict.f
+            holders = defaultdict(list)   # tensor -> its fs_axis rows for f
+            for row in self.rel.where("fs_axis", o=o, f=f):
+                holders[row.j].append(row)
+            held = [f"{self.tensor(o, has.j)} {self.axes(o, holders.get(has.j, ()))}"
+                    for has in sorted(self.rel.where("fs_has", o=o, f=f), key=lambda r: r.j)]
+            verb = "conflicts" if conflict.what == "differs" else "needs replication but is sharded"
             out.append(f"    factor {self.factor(o, f)} {verb}: " + ", ".join(held))
-        for _o, route in self.rel.get("why_route", (0,), o):
-            out += getattr(self, f"route_{route}")(o)
+        for why in self.rel.where("why_route", o=o):
+            out += getattr(self, f"route_{why.route}")(o)
         return out
 
     def route_compatible(self, o: int) -> list[str]:
-        orders = self.rel.get("device_order_differs", (0,), o)
+        orders = self.rel.where("device_order_differs", o=o)
         return ["    its shardings fit together" + (
-            "; " + ", ".join(self.tensor(o, j) for _o, j in orders) + " is on a mesh of another device order "
+            "; " + ", ".join(self.tensor(o, x.j) for x in orders) + " is on a mesh of another device order "
             "than the op's" if orders else "")]
 
     def route_overflow(self, o: int) -> list[str]:
@@ -181,14 +181,15 @@ class _Why:
 
     def route_unary(self, o: int) -> list[str]:
         """Which of the two tensors is kept, and the first key that told them apart."""
-        key = {j: (free, size, shards) for _o, j, free, size, shards in self.rel.get("unary_key", (0,), o)}
+        key = {x.j: x for x in self.rel.where("unary_key", o=o)}
         out = []
-        for _o, kept, other, reason in self.rel.get("why_kept", (0,), o):
-            why = _KEPT_WORDS[reason]
-            if reason == "size":
-                why += f" ({key[kept][1]} elements against {key[other][1]})"
-            elif reason == "sharded":
-                why += f" ({key[kept][2]} shards against {key[other][2]})"
+        for x in self.rel.where("why_kept", o=o):
+            kept, other = x.kept, x.other
+            why = _KEPT_WORDS[x.reason]
+            if x.reason == "size":
+                why += f" ({key[kept].size} elements against {key[other].size})"
+            elif x.reason == "sharded":
+                why += f" ({key[kept].shards} shards against {key[other].shards})"
             out.append(f"    two tensors: {self.tensor(o, kept)} keeps its sharding, {self.tensor(o, other)} "
                        f"takes it ({why})")
         return out
@@ -196,13 +197,14 @@ class _Why:
     def route_greedy(self, o: int) -> list[str]:
         """The greedy picks in order, each with what set it apart."""
         out = []
-        for n, (_o, k, _c, f, reason) in enumerate(sorted(self.rel.get("why_pick", (0,), o), key=lambda r: r[1]), 1):
-            axes = self.axes(o, [r[2:] for r in self.rel.get("why_pick_axis", (0, 1), o, k)])
-            weight = self.rel.one("why_pick_weight", (0, 1), o, k)[2]
-            covers = [self.tensor(o, j) for _o, _k, j in self.rel.get("why_pick_covers", (0, 1), o, k)]
-            kind = self.rel.one("op_factor", (0, 1), o, f)[2]
+        for n, pick in enumerate(sorted(self.rel.where("why_pick", o=o), key=lambda r: r.k), 1):
+            k, f = pick.k, pick.f
+            axes = self.axes(o, self.rel.where("why_pick_axis", o=o, k=k))
+            weight = self.rel.first("why_pick_weight", o=o, k=k).s
+            covers = [self.tensor(o, x.j) for x in self.rel.where("why_pick_covers", o=o, k=k)]
+            kind = self.rel.first("op_factor", o=o, f=f).kind
             out.append(f"    pick {n}: factor {_LETTERS[f] if f < len(_LETTERS) else f} takes {axes}: "
-                       f"{_PICK_WORDS[reason]}; tensors of {weight} elements in all hold it so "
+                       f"{_PICK_WORDS[pick.reason]}; tensors of {weight} elements in all hold it so "
                        f"({', '.join(covers)}); a {_KIND_WORDS.get(kind, kind)} factor")
         head = "    the greedy choice (partitioning.md 2.3 step C: tensor sizes, then factor kind, sharding size, "
         head += "factor index, length, axes):"

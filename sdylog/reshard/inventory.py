@@ -40,6 +40,37 @@ class Inserted:
         return {k: v for k, v in self.__dict__.items() if k not in ("op_id", "value")}
 
 
+@dataclass(frozen=True)
+class NeededRows:
+    """The inventory rules' rows (rules/reshard/inventory.dl), read once for
+    the costs and the report. `needed` rows are (x, kind, o, place, i, v);
+    the axis rows of x are (d, p, axis, pre, size); all sorted."""
+    needed: list
+    mesh: dict          # x -> its mesh
+    target_mesh: dict   # x -> the mesh of another device order it goes to
+    from_axes: dict     # x -> the axis rows of what it reads
+    to_axes: dict       # x -> the axis rows of a reshard's target
+    axes: dict          # x -> the axis rows of a collective
+
+    @staticmethod
+    def read(engine) -> "NeededRows":
+        return NeededRows(
+            engine.select("needed", "x", "kind", "o", "place", "i", "v", ordered=True),
+            dict(engine.select("needed_mesh", "x", "m")),
+            dict(engine.select("needed_target_mesh", "x", "m")),
+            by_first(engine.select("needed_from_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)),
+            by_first(engine.select("needed_to_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)),
+            by_first(engine.select("needed_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)))
+
+
+def by_first(rows) -> dict:
+    """The rows by their first column: first -> [the rest of each row]."""
+    out: dict = defaultdict(list)
+    for first, *rest in rows:
+        out[first].append(tuple(rest))
+    return out
+
+
 @dataclass
 class Inventory:
     engine: object = None          # the reshard rules' engine (every relation), None on error
@@ -56,47 +87,44 @@ def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
 
     try:
         decisions = evaluate(reshard_program(), module, ctx, lambda f: run_facts(ReshardOptions(True), f))
-        first_error(decisions, "reshard_error", ctx)
+        first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     except SdylogError as e:
         return Inventory(error=str(e).splitlines()[0])
     engine, facts = decisions.engine, decisions.facts
-    costs = cost_needed(engine, facts, engine_name)
-    return Inventory(engine, facts, _items(engine, facts, costs, getattr(ctx, "filename", "-")))
+    needed = NeededRows.read(engine)
+    costs = cost_needed(needed, engine, facts, engine_name)
+    return Inventory(engine, facts, _items(needed, facts, costs, getattr(ctx, "filename", "-")))
 
 
-def _items(engine, facts, costs: dict, filename: str) -> list[Inserted]:
-    mesh_of = dict(engine.read("needed_mesh"))
-    target_mesh = dict(engine.read("needed_target_mesh"))
-    axes = {r: _by_x(engine.read(r)) for r in ("needed_from_axis", "needed_to_axis", "needed_axis")}
+def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Inserted]:
     ranks = {v: rank for v, _f, rank, _t in facts.rows("value")}
     out = []
-    for x, kind, o, place, i, v in sorted(engine.read("needed"), key=lambda r: (r[2], r[0])):
+    for x, kind, o, place, i, v in sorted(needed.needed, key=lambda r: (r[2], r[0])):
         op = facts.ops[o]
-        m = mesh_of.get(x)
+        m = needed.mesh.get(x)
         sizes = facts.meshes[m].axis_sizes if m in facts.meshes else {}
-        from_s = _dims_text(axes["needed_from_axis"].get(x, ()), ranks.get(v, 0), sizes)
-        to_s = _dims_text(axes["needed_to_axis"].get(x, ()), ranks.get(v, 0), sizes) if kind == "reshard" else None
-        coll = axes["needed_axis"].get(x, ())
+        from_s = _dims_text(needed.from_axes.get(x, ()), ranks.get(v, 0), sizes)
+        to_s = _dims_text(needed.to_axes.get(x, ()), ranks.get(v, 0), sizes) if kind == "reshard" else None
+        coll = needed.axes.get(x, ())
         if kind == "sharded_to_unreduced":
             coll_text = _dims_text(coll, ranks.get(v, 0), sizes)
         elif coll:
-            coll_text = str(DimSharding(tuple(_ref(a, pre, z, sizes) for _d, _p, a, pre, z in sorted(coll))))
+            coll_text = axes_text([(a, pre, z) for _d, _p, a, pre, z in sorted(coll)], sizes)
         else:
             coll_text = None
         out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
-                            coll_text, costs.get(x), o, v, target_mesh.get(x)))
-    return out
-
-
-def _by_x(rows) -> dict:
-    out: dict = defaultdict(list)
-    for x, *rest in rows:
-        out[x].append(tuple(rest))
+                            coll_text, costs.get(x), o, v, needed.target_mesh.get(x)))
     return out
 
 
 def _ref(a: str, pre: int, z: int, sizes: dict) -> AxisRef:
     return AxisRef.of_interval(a, pre, pre * z, sizes.get(a, pre * z))
+
+
+def axes_text(axes, sizes: dict) -> str:
+    """`{"x", "y":(1)2}`: axes given as (name, pre, size) rows of the rules,
+    in order, on a mesh of `sizes`."""
+    return str(DimSharding(tuple(_ref(a, pre, z, sizes) for a, pre, z in axes)))
 
 
 def _dims_text(rows, rank: int, sizes: dict) -> str:

@@ -86,7 +86,7 @@ def written_ops(module, filename: str, engine: str | None = None, value_ids=None
                 recipes.append(recipe)
     reshard_bytes = [total for total, _steps in recipe_costs(recipes, engine)]
     rows, collectives = module_collective_facts(module)
-    collective_bytes = dict(evaluate(rows, engine).read("collective_bytes")) if collectives else {}
+    collective_bytes = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes")) if collectives else {}
     collective_of = {op_key(op): c for c, op in enumerate(collectives)}
     out = []
     for n, op in enumerate(ops):

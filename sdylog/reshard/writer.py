@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from jaxlib.mlir import ir
 
+from sdylog.facts.extract import post_order
 from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective, create_reshard
 from sdylog.ir.rewrite import ip_after_op, ip_after_value
 from sdylog.ir.shardings import get_sharding, set_sharding
@@ -51,56 +52,56 @@ class WriteCounts:
     wrote: bool = False        # whether the module changed at all (census.PRESERVED when not)
 
 
-def _rows(engine, relation: str):
-    return engine.scan(relation)
-
-
-def _grouped(engine, relation: str, key_len: int) -> dict:
-    """relation's rows by their first key_len columns, the rest sorted."""
+def _grouped(rows, key_len: int) -> dict:
+    """Rows by their first key_len columns, the rest sorted."""
     out = defaultdict(list)
-    for row in _rows(engine, relation):
+    for row in rows:
         out[row[:key_len]].append(row[key_len:])
     for rows in out.values():
         rows.sort()
     return out
 
 
+_AXIS = ("p", "axis", "pre", "size")   # an axis row's columns: position, axis, pre-size, size
+
+
 class _Decisions:
     """The rows the writer reads, by op and site."""
 
     def __init__(self, engine):
-        self.operand_reshards = _grouped(engine, "reshard_operand", 1)            # (o,) -> [(i,)]
-        self.result_reshards = _grouped(engine, "reshard_result", 1)              # (o,) -> [(i, j, s)]
-        self.all_reduce = _grouped(engine, "all_reduce_axis", 1)                  # (o,) -> [(p, a, pre, z)]
-        self.dim_axes = _grouped(engine, "working_dim_axis", 2)                   # (o, j) -> [(d, p, a, pre, z)]
-        self.closed = _grouped(engine, "working_dim_closed", 2)                   # (o, j) -> [(d,)]
-        self.keeps = {(o, j): s for o, j, s in _rows(engine, "working_keeps")}
-        self.op_mesh = dict(_rows(engine, "op_mesh"))
-        self.operand_all_reduce = _grouped(engine, "operand_all_reduce_axis", 2)  # (o, i) -> [(p, a, pre, z)]
-        self.operand_unreduced = _grouped(engine, "operand_unreduced_after", 2)
-        self.sites = {(u, i): (v, t) for u, i, v, t in _rows(engine, "site")}
-        self.erases = {(u, i): mc for u, i, mc in _rows(engine, "site_erases_manual")}
-        self.place = {(u, i): p for u, i, p in _rows(engine, "site_place")}
-        self.synthetic = {(u, i): (m, c) for u, i, m, c in _rows(engine, "site_synthetic")}
-        self.site_all_reduce = _grouped(engine, "site_all_reduce", 2)
-        self.site_unreduced = _grouped(engine, "site_unreduced_after", 2)
-        self.mid = {(u, i) for u, i in _rows(engine, "site_mid_reshard")}
-        self.mid_keeps = _grouped(engine, "site_mid_keeps", 2)
-        self.r2u = _grouped(engine, "site_r2u", 2)
-        self.r2u_unreduced = _grouped(engine, "site_r2u_unreduced", 2)
-        self.s2u = _grouped(engine, "site_s2u", 2)                              # (u, i) -> [(d, q, a, pre, z)]
-        self.site_reshard = {(u, i) for u, i in _rows(engine, "site_reshard")}
-        self.reshard_to_unreduced = {u for (u,) in _rows(engine, "reshard_to_unreduced")}
-        self.return_ops = {f: u for f, u in _rows(engine, "func_return_op")}
-        self.single_device = dict(_rows(engine, "single_device_mesh"))
-        self.single_device_worked = {o for (o,) in _rows(engine, "single_device_worked")}
-        self.global_mesh = next((m for (m,) in _rows(engine, "global_mesh")), None)
-        self.single_device_operands = _grouped(engine, "single_device_operand", 1)   # (o,) -> [(i, through)]
-        self.single_device_results = _grouped(engine, "single_device_result_reshard", 1)
-        self.single_device_tokens = _grouped(engine, "single_device_token", 1)
+        select = engine.select
+        self.operand_reshards = _grouped(select("reshard_operand", "o", "i"), 1)             # (o,) -> [(i,)]
+        self.result_reshards = _grouped(select("reshard_result", "o", "i", "j", "s"), 1)      # (o,) -> [(i, j, s)]
+        self.all_reduce = _grouped(select("all_reduce_axis", "o", *_AXIS), 1)                # (o,) -> [axis]
+        self.dim_axes = _grouped(select("working_dim_axis", "o", "j", "d", *_AXIS), 2)   # (o, j) -> [(d, *axis)]
+        self.closed = _grouped(select("working_dim_closed", "o", "j", "d"), 2)               # (o, j) -> [(d,)]
+        self.keeps = {(o, j): s for o, j, s in select("working_keeps", "o", "j", "s")}
+        self.op_mesh = dict(select("op_mesh", "o", "m"))
+        self.operand_all_reduce = _grouped(select("operand_all_reduce_axis", "o", "i", *_AXIS), 2)   # (o, i) -> [axis]
+        self.operand_unreduced = _grouped(select("operand_unreduced_after", "o", "i", *_AXIS), 2)
+        self.sites = {(u, i): (v, t) for u, i, v, t in select("site", "u", "i", "v", "t")}
+        self.erases = {(u, i): mc for u, i, mc in select("site_erases_manual", "u", "i", "mc")}
+        self.place = {(u, i): p for u, i, p in select("site_place", "u", "i", "place")}
+        self.synthetic = {(u, k): (m, c) for u, k, m, c in select("site_synthetic", "u", "k", "m", "closed")}
+        self.site_all_reduce = _grouped(select("site_all_reduce", "u", "i", *_AXIS), 2)
+        self.site_unreduced = _grouped(select("site_unreduced_after", "u", "i", *_AXIS), 2)
+        self.mid = {(u, i) for u, i in select("site_mid_reshard", "u", "i")}
+        self.mid_keeps = _grouped(select("site_mid_keeps", "u", "i", "d"), 2)
+        self.r2u = _grouped(select("site_r2u", "u", "i", *_AXIS), 2)
+        self.r2u_unreduced = _grouped(select("site_r2u_unreduced", "u", "i", *_AXIS), 2)
+        self.s2u = _grouped(select("site_s2u", "u", "i", "d", "q", "axis", "pre", "size"), 2)   # (u, i) -> [(d, q, *)]
+        self.site_reshard = {(u, i) for u, i in select("site_reshard", "u", "i")}
+        self.reshard_to_unreduced = {u for (u,) in select("reshard_to_unreduced", "u")}
+        self.return_ops = {f: u for f, u in select("func_return_op", "f", "u")}
+        self.single_device = dict(select("single_device_mesh", "o", "m"))
+        self.single_device_worked = {o for (o,) in select("single_device_worked", "o")}
+        self.global_mesh = next((m for (m,) in select("global_mesh", "m")), None)
+        self.single_device_operands = _grouped(select("single_device_operand", "o", "i", "through"), 1)
+        self.single_device_results = _grouped(select("single_device_result_reshard", "o", "i", "then", "s"), 1)
+        self.single_device_tokens = _grouped(select("single_device_token", "o", "i"), 1)
         # op -> its edge sites in Shardy's order; ops whose visit writes sites
         self.owner_sites = defaultdict(list)
-        for u, i, o, kind, k, m in _rows(engine, "site_owner"):
+        for u, i, o, kind, k, m in select("site_owner", "u", "i", "o", "kind", "k", "m"):
             self.owner_sites[o].append((kind, k, m, u, i))
         for sites in self.owner_sites.values():
             sites.sort()
@@ -173,23 +174,6 @@ class _Shardings:
             from sdylog.partition.ir_shardings import manual_axes, without_axes
             target = without_axes(target, manual_axes(self.facts.ops[mc].attributes["manual_axes"]))
         return target
-
-
-def post_order(facts, op_ids) -> list[int]:
-    """`op_ids` in Shardy's walk order: an op after the ops nested in it,
-    before the ops after it (pre-order ids: an op's nested ops follow it)."""
-    parent = {o: p for o, _, _, p, _, _ in facts.rows("op")}
-    end = {}
-    depth = {}
-    for o in sorted(parent):
-        depth[o] = depth.get(parent[o], -1) + 1
-    for o in sorted(parent, reverse=True):
-        e = max(o, end.get(o, o))
-        end[o] = e
-        p = parent[o]
-        if p >= 0:
-            end[p] = max(end.get(p, p), e)
-    return sorted(op_ids, key=lambda o: (end[o], -depth[o]))
 
 
 def write_reshards(module, engine, facts) -> WriteCounts:

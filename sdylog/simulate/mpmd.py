@@ -249,7 +249,7 @@ def reference_with_casts(part, filename: str, inputs: list) -> list | None:
             for k, r in enumerate(op.results):
                 values[(i, k)] = r
         runs_on = {}
-        for op, d in plan.engine.read("runs_on"):
+        for op, d in plan.engine.select("runs_on", "op", "d", ordered=True):
             runs_on.setdefault(op, set()).add(d)
         result_of = {v: (op, k) for op, k, v in plan.facts.rows("op_result")}
         arg_of = {v: i for f, i, v in plan.facts.rows("func_arg") if f == plan.entry}

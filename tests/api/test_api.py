@@ -76,12 +76,18 @@ def test_explain_and_show_take_jax_names(result, tmp_path):
         result.show("what?")
 
 
-def test_to_duckdb(result, tmp_path):
+def test_to_duckdb(result, tmp_path, monkeypatch):
     import duckdb
-    db = tmp_path / "r.duckdb"
-    result.to_duckdb(db)
-    con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM final_dim_axis WHERE axis = 'model'").fetchone()[0] > 0
+    from sdylog.commands import pipeline
+    runs = []
+    run_pipeline = pipeline.run_pipeline
+    monkeypatch.setattr(pipeline, "run_pipeline", lambda *a, **kw: runs.append(1) or run_pipeline(*a, **kw))
+    for name in ("r.duckdb", "again.duckdb"):
+        result.to_duckdb(tmp_path / name)
+        con = duckdb.connect(str(tmp_path / name), read_only=True)
+        assert con.execute("SELECT count(*) FROM final_dim_axis WHERE axis = 'model'").fetchone()[0] > 0
+        con.close()
+    assert len(runs) == 1      # (the pipeline run again once, naming the ids)
 
 
 def test_sources(tmp_path):

@@ -5,8 +5,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, name_ranges, parse_spec,
-                                     resolve, run_with_provenance)
+from sdylog import RULES_DIR
+from sdylog.commands.explain import (STARTED, ChainWalker, Hop, Namer, Origin, explain, explain_text, name_ranges,
+                                     parse_spec, resolve, run_with_provenance)
+from sdylog.datalog.lexer import Preprocessor
 from sdylog.ir.diagnostics import SdylogError
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
@@ -246,6 +248,12 @@ def test_bad_values_name_what_is_there(tmp_path):
     assert p.stderr.strip() == "error: no value %9 in @main; values are %arg0, %0..%2"
 
 
+def test_started_is_the_rules_writer_of_a_unit_a_tensor_starts_with():
+    pp = Preprocessor()
+    pp.tokens_of_file(str(RULES_DIR / "propagation" / "core-declarations.dl"))
+    assert "".join(t.text for t in pp.macros["STARTED"]) == str(STARTED)
+
+
 def test_name_ranges():
     assert name_ranges(["%arg0", "%arg1", "%arg3", "%0", "%1", "%cst", "%cst_0", "%cst_1", "%0#0", "%0#1"]) == \
         "%arg0..%arg1, %arg3, %0..%1, %cst, %cst_0..%cst_1, %0#0..%0#1"
@@ -461,3 +469,17 @@ def test_explain_shows_what_the_export_step_wrote():
     text = explain_text(run_with_provenance(str(golden / "unreduced_values.in.mlir")), "%arg2")
     assert ('unreduced_values.in.mlir:10:17: written by the export step: replicated_to_unreduced {"x"} on '
             '[{}, {}], 0 B per device') in text, text
+
+
+def test_a_note_on_the_input_is_said_once(tmp_path):
+    # (explain runs the pipeline twice: with provenance, then to partition)
+    path = tmp_path / "g.mlir"
+    path.write_text('module @m attributes {mhlo.num_partitions = 8 : i32} {\n'
+                    '  func.func public @main(%arg0: tensor<8x16xf32> {mhlo.sharding = "{devices=[4,2]<=[8]}"})'
+                    ' -> tensor<8x16xf32> {\n'
+                    '    %0 = stablehlo.negate %arg0 : tensor<8x16xf32>\n'
+                    '    return %0 : tensor<8x16xf32>\n  }\n}\n')
+    p = subprocess.run([sys.executable, "-m", "sdylog.cli", "explain", str(path), "%0"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    notes = [line for line in p.stderr.splitlines() if ": note: " in line]
+    assert len(notes) == 1 and "mhlo.sharding" in notes[0], p.stderr

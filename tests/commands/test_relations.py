@@ -103,8 +103,14 @@ def test_db_holds_what_the_engine_holds(tmp_path):
         assert got == want, name
     # then what the reshard rules and their costs derive (their own ids, named by their own tables)
     # (symbol ids of another engine: mapped into the file's one symbol table)
+    # (those its programs declare: not the engine's working relations, `live__seed` and such)
+    from sdylog.reshard.costs import costs_program
+    from sdylog.reshard.driver import reshard_program
     reshard = run.needed.inventory.engine
-    for name in (n for n in reshard.relations if n not in eng.relations):
+    declared = {**reshard_program().relations, **costs_program().relations}
+    files = {n for (n,) in con.execute("SELECT name FROM relations").fetchall()}
+    assert files == set(eng.relations) | set(declared)
+    for name in (n for n in reshard.relations if n in declared and n not in eng.relations):
         decl = reshard.decl(name)
         cols = ", ".join(f'"{c.name}"' for c in decl.columns) or "holds"
         want = reshard.read(name) if decl.arity else ([(True,)] if reshard.size(name) else [])
@@ -249,3 +255,45 @@ def test_db_holds_numbers_beyond_64_bits(tmp_path):
     assert con.execute("SELECT count(*) FROM tensor_dim").fetchone()[0] > 0
     assert con.execute("SELECT DISTINCT t_name FROM tensor_elems ORDER BY ALL").fetchall() == \
         [("%0",), ("%arg0",), ("%arg1",), ("@main:result0",)]
+
+
+def _file_contents(path) -> dict:
+    """Every table and view of a DuckDB file (but the internal _rows<k> and _symbols, which
+    number symbols in the order a run met them) with its columns and rows."""
+    import duckdb
+    con = duckdb.connect(str(path), read_only=True)
+    names = [n for (n,) in con.execute("SELECT table_name FROM duckdb_tables() UNION ALL "
+                                       "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
+    out = {}
+    for name in sorted(n for n in names if not n.startswith("_")):
+        q = con.execute(f'SELECT * FROM "{name}" ORDER BY ALL')
+        out[name] = ([d[0] for d in q.description], q.fetchall())
+    return out
+
+
+def test_db_from_the_cached_schema_holds_what_a_file_made_whole_holds(tmp_path, monkeypatch):
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.datalog import duckdb_file
+    run = run_pipeline(str(MLP), name_ids=True)
+    run.save_database(str(tmp_path / "whole.duckdb"))       # (mlp's rows: fewer than CACHED_SCHEMA_ROWS)
+    monkeypatch.setattr(duckdb_file, "CACHED_SCHEMA_ROWS", 0)
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    for made in ("first.duckdb", "again.duckdb"):          # (the schema file made, then copied)
+        run.save_database(str(tmp_path / made))
+    assert [p.name.startswith("duckdb-schema-") for p in (tmp_path / "cache").iterdir()] == [True]
+    whole = _file_contents(tmp_path / "whole.duckdb")
+    assert len(whole) > 500 and whole["final_dim_axis"][1]
+    assert _file_contents(tmp_path / "first.duckdb") == whole == _file_contents(tmp_path / "again.duckdb")
+    # a damaged schema file is made again
+    cached = next((tmp_path / "cache").iterdir())
+    cached.write_bytes(b"not a database")
+    run.save_database(str(tmp_path / "damaged.duckdb"))
+    assert _file_contents(tmp_path / "damaged.duckdb") == whole
+    run.save_database(str(tmp_path / "remade.duckdb"))
+    assert cached.stat().st_size > 100_000 and _file_contents(tmp_path / "remade.duckdb") == whole
+    # without a cache folder, or one where no file can be made, the file is made whole
+    for folder in (None, str(tmp_path / "whole.duckdb" / "cache")):
+        monkeypatch.setattr("sdylog.datalog.cache.cache_dir", lambda: folder)
+        run.save_database(str(tmp_path / "uncached.duckdb"))
+        assert _file_contents(tmp_path / "uncached.duckdb") == whole
+        (tmp_path / "uncached.duckdb").unlink()

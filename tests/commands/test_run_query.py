@@ -342,10 +342,76 @@ def test_run_of_a_module_the_reshard_pass_rejects_writes_nothing(tmp_path, case)
     text, message = REJECTED[case]
     src = tmp_path / "m.mlir"
     src.write_text(text)
-    out, report = tmp_path / "o.mlir", tmp_path / "r.json"
-    p = sdylog("run", str(src), "-o", str(out), "--report", str(report))
+    out, report, db = tmp_path / "o.mlir", tmp_path / "r.json", tmp_path / "r.duckdb"
+    p = sdylog("run", str(src), "-o", str(out), "--report", str(report), "--db", str(db))
     assert p.returncode == 1 and f"{src}{message}" in p.stderr, p.stderr
-    assert not out.exists() and not report.exists()
+    # (the --db thread had propagation's part when the reshard step failed: its file is gone too)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m.mlir"]
+
+
+def test_run_pipeline_starts_the_database_once_the_module_is_imported(model, monkeypatch):
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.passes import propagation_pipeline
+    from sdylog.progress import Progress
+    seen = []
+
+    class Steps(Progress):
+        def step(self, name):
+            seen.append(name)
+    import_phase = propagation_pipeline.import_phase
+    monkeypatch.setattr(propagation_pipeline, "import_phase",
+                        lambda *a: (import_phase(*a), seen.append("import passes done"))[0])
+    run_pipeline(str(model), progress=Steps(False), on_imported=lambda: seen.append("hook: imported"),
+                 on_propagated=lambda result, named, names: seen.append("hook: propagated"), export=False)
+    assert seen == ["parse", "import", "import passes done", "hook: imported", "propagation", "hook: propagated"]
+
+
+def test_run_pipeline_decides_reshards_from_the_facts_it_followed(tmp_path, monkeypatch):
+    """With reshards=True (`sdylog run`) the reshard step reads the facts
+    propagation extracted, followed across the export: one extraction per
+    run instead of two, and the same reshards as a run deciding them later
+    from facts of its own."""
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.facts import shared
+    calls = []
+    real = shared.extract_facts
+    monkeypatch.setattr(shared, "extract_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    dot = tmp_path / "d.mlir"
+    dot.write_text(DOT_CONFLICT)
+    later = run_pipeline(str(dot)).needed.items
+    assert len(calls) == 2 and len(later) == 3
+    calls.clear()
+    within = run_pipeline(str(dot), reshards=True)
+    assert len(calls) == 1
+    assert within.needed.items == later
+
+
+SHARED_CONSTANT = """
+sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>}) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = stablehlo.add %c, %a : tensor<8xf32>
+  %1 = stablehlo.multiply %c, %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+"""
+
+
+def test_database_names_the_reshard_ids_left_after_the_export_erased_ops(tmp_path):
+    """The export merges the copies of %c the import made: the reshard
+    rules' facts, followed from propagation's, keep their ids with a gap
+    where the copy was. The --db file names every id the rows hold, and
+    none of the erased."""
+    import duckdb
+    model, db = tmp_path / "c.mlir", tmp_path / "c.duckdb"
+    model.write_text(SHARED_CONSTANT)
+    p = sdylog("run", str(model), "-q", "-o", str(tmp_path / "o.mlir"), "--db", str(db))
+    assert p.returncode == 0, p.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    ops = con.execute("select id, kind from reshard_op_names where id >= 0 order by id").fetchall()
+    values = [v for v, in con.execute("select id from reshard_value_names order by id").fetchall()]
+    assert ops and all(kind for _, kind in ops) and "sdy.constant" in {k for _, k in ops}
+    assert len(ops) < 1 + max(o for o, _ in ops) and len(values) < 1 + max(values)   # (the gaps)
 
 
 def test_report_counts_what_the_export_step_wrote(tmp_path):

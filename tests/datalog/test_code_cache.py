@@ -1,6 +1,7 @@
 """The on-disk caches (sdylog/datalog/cache.py) stay bounded, keep what was
 used last, and never fail a run: corrupt, missing or unwritable, a cache is
 worked without."""
+import marshal
 import os
 
 from as_user import as_user
@@ -25,9 +26,9 @@ def test_saved_codes_are_bounded_most_recent_first(tmp_path, monkeypatch):
     third = _fresh(tmp_path, monkeypatch, 3)
     third._load()
     sources = []
-    for code in third.codes.values():
+    for saved in third.saved.values():
         ns = {}
-        exec(code, ns)
+        exec(marshal.loads(saved), ns)
         sources.append(ns["x"])
     assert sources == [0, 9, 1]
 
@@ -73,6 +74,18 @@ def test_parsed_programs_are_bounded_least_recently_used_go(tmp_path, monkeypatc
     assert programs() == kept
 
 
+def test_files_removed_by_another_process_meanwhile_are_passed_over(tmp_path, monkeypatch):
+    # another process cleaning the same folder removes a file between listdir and the age read
+    for age, name in enumerate(["x-old.pickle", "x-mid.pickle", "x-new.pickle"]):
+        (tmp_path / name).write_text(name)
+        os.utime(tmp_path / name, (1000 + age, 1000 + age))
+    listed = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda d: listed(d) + ["x-gone.pickle"])
+    cache.drop_least_recent(str(tmp_path), "x-", ".pickle", 2)
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path)) == ["x-mid.pickle", "x-new.pickle"]
+
+
 def test_each_program_has_its_own_index(tmp_path, monkeypatch):
     # processes loading other programs into the same folder (other passes,
     # other checkouts) never rewrite this program's index: losing it would
@@ -108,7 +121,7 @@ def test_a_corrupt_code_cache_is_ignored_and_written_again(tmp_path, monkeypatch
     first = _fresh(tmp_path, monkeypatch, 10)
     first.compile("z = 6 * 7", "gen")
     first.save()
-    (saved,) = tmp_path.glob("codes-*.marshal")
+    (saved,) = tmp_path.glob("codes-*.pickle")
     for corrupt in (_flip_a_byte, lambda p: p.write_bytes(p.read_bytes()[:20]), lambda p: p.write_bytes(b"")):
         corrupt(saved)
         again = _fresh(tmp_path, monkeypatch, 10)
@@ -121,7 +134,8 @@ def test_a_corrupt_code_cache_is_ignored_and_written_again(tmp_path, monkeypatch
         assert intact.added == 0                       # (written again, whole)
 
 
-def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypatch):
+def _counted_loads(tmp_path, monkeypatch):
+    """A rules file, a cache folder for it, and load_program counting its calls."""
     from sdylog.datalog import load_program
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
     rules = tmp_path / "p.dl"
@@ -131,7 +145,11 @@ def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypa
     def load(path):
         loads.append(path)
         return load_program(path)
+    return rules, load, loads
 
+
+def test_a_corrupt_program_cache_is_ignored_and_written_again(tmp_path, monkeypatch):
+    rules, load, loads = _counted_loads(tmp_path, monkeypatch)
     assert cache.load_program_cached(str(rules), load).relations.keys() == {"e", "r"}
     (pickled,) = (tmp_path / "cache").glob("program-*.pickle")
     (index,) = (tmp_path / "cache").glob("programs-*.idx")
@@ -179,8 +197,99 @@ def test_runs_with_a_corrupt_or_unwritable_cache(tmp_path):
 
 
 
+def test_codes_are_saved_where_they_were_read(tmp_path, monkeypatch):
+    """(A process whose cache folder changed, as in a test that points
+    SDYLOG_CACHE_DIR elsewhere, does not replace the other folder's codes
+    with its own few.)"""
+    first = _fresh(tmp_path / "a", monkeypatch, 10)
+    first.compile("x = 1", "gen")
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "b"))
+    first.save()
+    assert [p.parent.name for p in tmp_path.glob("*/codes-*.pickle")] == ["a"]
+
+
 def test_the_same_source_under_another_name_is_its_own_code(tmp_path, monkeypatch):
     """(A runtime error is located at the rules named in its code's name.)"""
     c = _fresh(tmp_path, monkeypatch, 10)
     assert c.compile("x = 1", "<rule 0>").co_filename == "<rule 0>"
     assert c.compile("x = 1", "<rule 2>").co_filename == "<rule 2>"
+
+
+_RANKED_RULES = (".decl e(x: number, y: number)\n.decl r(x: number, y: number)\n.decl big(x: number)\n"
+                 "r(x, y) :- e(x, y).\nr(x, z) :- r(x, y), e(y, z).\nbig(x) :- r(x, y), y > 2.\n.output big\n")
+
+
+def test_a_saved_program_reads_its_clauses_only_when_asked():
+    """(Program.__getstate__: what a run with kept plans reads loads at once, each
+    clause when first read; saved again unread, the clauses stay as they were.)"""
+    import pickle
+
+    from sdylog.datalog import parse_program
+    from sdylog.datalog.printer import print_program
+    from sdylog.datalog.pickled import PickledItems
+    program = parse_program(_RANKED_RULES)
+    again = pickle.loads(pickle.dumps(program))
+    assert isinstance(again.clauses, PickledItems) and again.relations == program.relations
+    assert [s.relations for s in again.strata] == [s.relations for s in program.strata]
+    assert [p.data for p in pickle.loads(pickle.dumps(again)).clauses.items] == [p.data for p in again.clauses.items]
+    assert [p.read for p in again.clauses.items] == [False] * len(program.clauses) == [False] * 3
+    assert again.clauses[1] == program.clauses[1] and [p.read for p in again.clauses.items] == [False, True, False]
+    assert print_program(again) == print_program(program)
+    assert again.clauses[-2:] == program.clauses[-2:] and len(again.subsumptions) == 0
+
+
+def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch):
+    """A program loaded from the cache with the plans of an earlier run reads
+    no clause when it runs on data of the same sizes, and its run_cache keys
+    stay those of the earlier process (no key made of ids: each process would
+    add its own)."""
+    from sdylog.datalog import load_program, make_engine
+    from sdylog.datalog.pickled import PickledItems
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text(_RANKED_RULES)
+
+    def run(program):
+        engine = make_engine(program)
+        engine.load("e", [(i, i + 1) for i in range(5)])
+        engine.run(relations=["big"])
+        return engine.read("big")
+
+    first = cache.load_program_cached(str(rules), load_program)
+    expected = run(first)
+    cache._save_plans()
+    loaded = cache.load_program_cached(str(rules), lambda p: None)
+    keys = set(loaded.run_cache)
+    assert run(loaded) == expected and set(loaded.run_cache) == keys
+    assert isinstance(loaded.clauses, PickledItems)
+    assert not any(p.read for p in loaded.clauses.items)
+
+
+def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypatch):
+    rules, load, loads = _counted_loads(tmp_path, monkeypatch)
+    cache.load_program_cached(str(rules), load)
+    cache.load_program_cached(str(rules), load)
+    assert len(loads) == 1
+    monkeypatch.setattr(cache, "engine_stamp", lambda: "plan.py 1234 5678")   # (an edit of the planner)
+    cache.load_program_cached(str(rules), load)
+    assert len(loads) == 2
+
+
+def test_saved_plans_other_than_the_last_used_are_read_when_picked():
+    """(plan.PlanCache.__getstate__: of the plans kept for a key, the one used
+    last loads with the program; each other one when a run picks it.)"""
+    import pickle
+
+    from sdylog.datalog.pickled import Pickled
+    from sdylog.datalog.plan import PlanCache
+    plans = PlanCache()
+    assert plans.get("k", lambda rel: 10_000, lambda size: ("big", size("r"))) == ("big", 10_000)
+    assert plans.get("k", lambda rel: 1, lambda size: ("small", size("r"))) == ("small", 1)
+    again = pickle.loads(pickle.dumps(plans))
+    (first_seen, first), (second_seen, second) = again._kept["k"]
+    assert first == ("small", 1) and isinstance(second, Pickled) and not second.read
+    # (the plans offered to C are those read: offering a plan would unpickle it)
+    assert again.kept("k") == [({"r": 1}, ("small", 1))] and not second.read
+    assert again.get("k", lambda rel: 10_000, lambda size: None) == ("big", 10_000)
+    assert again.kept("k")[0] == ({"r": 10_000}, ("big", 10_000)) and again.added == 0
+    assert again.changes == 1   # (what kept() gives changed: native_db._batch makes its batches again)

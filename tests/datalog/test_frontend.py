@@ -2,7 +2,7 @@
 import pytest
 
 from sdylog.datalog import load_program, parse_program
-from sdylog.datalog.printer import print_program
+from sdylog.datalog.printer import literal, print_program
 from sdylog.ir.diagnostics import SdylogError
 
 SCHEMA = ".decl e(x: number, y: number)\n.decl p(x: number, y: number)\n"
@@ -37,11 +37,56 @@ def error_of(text, filename="t.dl"):
     ('.decl s(a: symbol)\ns("abc).', "t.dl:2:3: error: unterminated string"),
     ("/* open", "t.dl:1:1: error: unterminated comment"),
     ("#include \"nowhere.dl\"", "t.dl:1:1: error: cannot find included file 'nowhere.dl'"),
-    ("#define F(x) x", "t.dl:1:1: error: #define: only object-like macros"),
+    ("#define F(x, x) x", "t.dl:1:1: error: #define F: parameters are distinct names"),
+    ("#define F(a) a\n.decl e(x: number)\ne(F(1, 2)).", "t.dl:3:3: error: macro 'F' needs 1 argument, given 2"),
+    ("#define F(a) a\n.decl e(x: number)\ne(F(1.", "t.dl:3:4: error: a macro call without its ')'"),
     ("#if 1\n#endif", "t.dl:1:1: error: unsupported preprocessor directive '#if'"),
+    (SCHEMA + "p(x, y) :- e(x, y).\np(x, 1) <= p(x, \"s\") :- true.",
+     "t.dl:4:17: error: column 'y' of 'p' is number, given symbol"),
+    (SCHEMA + ".input e(IO=file,)", "t.dl:3:18: error: expected a parameter name, found ')'"),
 ])
 def test_errors_have_locations(text, expected):
     assert expected in error_of(text)
+
+
+def test_function_like_macros_expand_with_their_arguments():
+    text = ("#define LESS(a, b) \\\n    (a < b)\n#define BOTH(a, b, c) LESS(a, b), LESS(b, c)\n"
+            + SCHEMA + "p(x, z) :- e(x, y), e(y, z), BOTH(x, y, (z + 1)).\n")
+    p = parse_program(text)
+    assert [literal(lit) for lit in p.clauses[0].body[2:]] == ["x < y", "y < z + 1"]
+    # (a directive continued on the next line: the lines after it keep their numbers)
+    assert error_of(text + "p(x, y) :- e(x, y), q(x).").startswith("t.dl:7:21: error: relation 'q'")
+
+
+def test_a_macro_call_expands_with_the_definitions_before_it():
+    # (as C's preprocessor: not those of the end of the file)
+    program = parse_program(".decl a(x: number)\n#define F(x) x + 1\na(F(2)).\n#undef F\n"
+                            "#define F(x) x * 3\na(F(2)).\n#define X F(4)\na(X).\n")
+    assert print_program(program).splitlines()[1:] == ["a(2 + 1).", "a(2 * 3).", "a(4 * 3)."]
+    assert "'F' is not a functor" in error_of(".decl a(x: number)\na(F(2)).\n#define F(x) x + 1\n")
+
+
+# A macro binding a variable of its own (y): the expansion does not rename it
+# (C's preprocessor, which Soufflé runs, does not either).
+STEP = "#define STEP(a, b) e(a, y), e(y, b)\n" + SCHEMA
+
+
+def test_a_macros_own_variable_may_not_meet_the_clauses():
+    program = parse_program(STEP + "p(x, z) :- STEP(x, z).\np(x, y) :- e(x, y), !e(y, x).\n"
+                            "p(x, z) :- STEP(x, u), e(u, z).\n")
+    assert literal(program.clauses[0].body[0]) == "e(x, y)"
+    # (in two calls in one clause, or also a variable of the clause, they would be one variable)
+    own = "'y' is a variable of macro 'STEP' of its own and also a variable of this clause at t.dl:4:"
+    assert error_of(STEP + "p(x, z) :- STEP(x, z), STEP(z, x).") == (
+        f"t.dl:4:24: error: {own}12 (outside that call of STEP): they would be one variable; rename one")
+    assert error_of(STEP + "p(x, y) :- STEP(x, y).").startswith(f"t.dl:4:12: error: {own}6 ")
+    assert error_of(STEP + "p(x, z) :- e(x, y), STEP(y, z).").startswith(f"t.dl:4:21: error: {own}17 ")
+
+
+def test_subsumptive_rule_binds_through_its_conditions():
+    # (checked as the clause `p(x, y1) :- p(x, y1), p(x, y2), d = y2 + 1, y1 < d.`)
+    program = parse_program(SCHEMA + "p(x, y) :- e(x, y).\np(x, y1) <= p(x, y2) :- d = y2 + 1, y1 < d.")
+    assert program.subsumption_kinds == [{"x": "number", "y1": "number", "y2": "number", "d": "number"}]
 
 
 def test_negation_through_recursion_names_the_rule():

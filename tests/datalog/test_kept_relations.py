@@ -89,7 +89,7 @@ def test_the_drop_plan_frees_each_relation_after_its_last_reader():
     program = parse_program(PROGRAM, "kept.dl")
     strata = needed_strata(program, ["tagged"])
     assert [s.relations for s in strata] == [("node",), ("open_edge",), ("path",), ("out_degree",), ("tagged",)]
-    plan = drop_plan(program, strata, ["tagged"], list(program.relations))
+    plan = drop_plan(program, ["tagged"], list(program.relations))
     assert plan.kept == ("tagged",)
     assert plan.before == ["weight", "lonely"]   # not run: nothing reads them
     # edge: last read by open_edge (node reads it first); blocked: by open_edge's negation;
@@ -133,7 +133,7 @@ def test_a_table_without_its_set_reads_the_same_and_gets_it_back_for_new_rows():
     rows = [(i % 7, f"s{i % 5}") for i in range(50)]
     assert db.insert(t, rows)
     full = db.rows(t)
-    db.drop_set(t)
+    db.drop_sets([t])
     assert db.memory(t)[1] == 0
     assert db.rows(t) == full == set(rows)
     assert db.insert(t, rows[:10] + [(99, "new")])   # (duplicates are still dropped)
@@ -190,13 +190,14 @@ def test_a_rank_ordered_result_not_asked_for_is_stored_without_its_set(mode, mon
         pytest.skip("the C extension sdylog.datalog._native is not built")
     monkeypatch.setenv("SDYLOG_NATIVE", "0" if mode == "python" else "1")
     lab_set = []   # per run in C: lab's set bytes and size as its stratum stores it
-    real = MemoryEngine._run_stratum
+    real = MemoryEngine._run_next
 
-    def run_stratum(engine, program, stratum):
-        real(engine, program, stratum)
-        if stratum.relations == ("lab",) and engine._db is not None:
+    def run_next(engine, program, strata):
+        ran = real(engine, program, strata)
+        if any(s.relations == ("lab",) for s in ran) and engine._db is not None:
             lab_set.append((engine._db.db.memory(engine._db.table["lab"])[1], engine._db.size("lab")))
-    monkeypatch.setattr(MemoryEngine, "_run_stratum", run_stratum)
+        return ran
+    monkeypatch.setattr(MemoryEngine, "_run_next", run_next)
     got = {}
     for wanted in (None, ["best_label", "shown"]):
         with make_engine(parse_program(RANKED, "ranked.dl"), "memory", provenance=mode == "provenance") as e:

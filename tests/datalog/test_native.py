@@ -23,6 +23,7 @@ class Counting:
     def __init__(self):
         self.runs = 0
         self.Database = _native.Database   # (an engine without its own fills one)
+        self.MAXRANK = _native.MAXRANK
 
     def ranked_run(self, *args):
         self.runs += 1
@@ -150,16 +151,16 @@ def test_the_rank_lowering_error_names_the_rule():
     assert c.startswith("gen.dl:10:") and "derived a tuple of rank 4 from tuples of rank 9" in c
 
 
-def test_a_rank_ordered_stratum_keeps_its_plan_with_its_engines_rule_ids(monkeypatch):
+def test_a_rank_ordered_stratum_keeps_its_plan_across_engines(monkeypatch):
     """Run again on the same facts, the stratum takes the plan made first
-    (native_db.PLANS). The plan names rules by their engine's ids: an
-    engine that numbered another rule first plans anew, and its error
-    names the same rule."""
+    (plan.PlanCache, per program). The plan names rules by clause: an
+    engine that numbered another rule first binds its own rule ids to the
+    same plan, and its error names the same rule."""
     program = parse_program(HEAD + "lab(y, l, r - 5) :- lab(x, l, r), edge(x, y, _).\n"
                             "lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n", "gen.dl")
     prepared = []
-    real = ranked.RankedEvaluation._prepare
-    monkeypatch.setattr(ranked.RankedEvaluation, "_prepare",
+    real = ranked.RankedEvaluation._plan
+    monkeypatch.setattr(ranked.RankedEvaluation, "_plan",
                         lambda self, *a, **k: prepared.append(1) or real(self, *a, **k))
 
     def run(numbered_first=None):
@@ -175,7 +176,7 @@ def test_a_rank_ordered_stratum_keeps_its_plan_with_its_engines_rule_ids(monkeyp
     first = run()
     assert first[0].startswith("gen.dl:10:") and first[1] == 1
     assert run() == (first[0], 0)
-    assert run(numbered_first=1) == (first[0], 1)   # (clause 1: best(x, r) :- lab(x, _, r))
+    assert run(numbered_first=1) == (first[0], 0)   # (clause 1: best(x, r) :- lab(x, _, r))
 
 
 # (a rank-ordered stratum with a symbol column; test_ranked.py checks its result)
@@ -266,3 +267,28 @@ def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
         results[use_native] = (out, [{r: engine.read(r) for r in engine.relations} for engine in engines])
         assert counting.runs == (1 if use_native else 0)
     assert results[True] == results[False]
+
+
+# A rank of five columns (more than the C rank holds): a phase, three levels
+# carried along unchanged, and the distance.
+FIVE_COLUMN_RANK = """
+.type Rank <: number
+.decl edge(x: number, y: number, w: number)
+.decl source(x: number)
+.decl dist(x: number, a: Rank, b: Rank, c: Rank, e: Rank, d: Rank)
+dist(x, 0, 0, 0, 0, 0) :- source(x).
+dist(y, a, b, c, e, d + w) :- dist(x, a, b, c, e, d), edge(x, y, w).
+dist(x, a, b, c, e, d1) <= dist(x, a, b, c, e, d2) :- d2 < d1.
+"""
+
+
+def test_ranks_of_more_columns_than_c_holds_keep_the_python_path():
+    assert _native.MAXRANK == 4
+    facts = {"edge": [(0, 1, 5), (1, 2, 1), (0, 2, 9), (2, 3, 2)], "source": [(0,)]}
+    with_c, runs = evaluate(FIVE_COLUMN_RANK, facts, use_native=True)
+    assert runs == 0
+    assert with_c == evaluate(FIVE_COLUMN_RANK, facts, use_native=False)[0]
+    assert with_c["dist"] == [(0, 0, 0, 0, 0, 0), (1, 0, 0, 0, 0, 5), (2, 0, 0, 0, 0, 6), (3, 0, 0, 0, 0, 8)]
+    # (called with such a rank, C says how many columns it was given)
+    with pytest.raises(ValueError, match=r"relation 0 has 5 rank columns: 1 to MAXRANK \(4\)"):
+        _native.ranked_run(_native.Database([(6, (False,) * 6)]), [(0, (1, 2, 3, 4, 5))], [], [[]], [[]], [])

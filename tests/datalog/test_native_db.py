@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
-from sdylog.datalog.native_plan import _native
+from sdylog.datalog.plan import PlanCache
+from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native
 from sdylog.ir.diagnostics import SdylogError
 
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
@@ -18,13 +19,18 @@ def evaluate(text, facts, *, use_native, monkeypatch):
     (its relations) whether C evaluated it."""
     monkeypatch.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
     in_c = {}
-    real = memory_engine.run_stratum
+    real = memory_engine.run_strata
 
-    def counting(db, indexes, program, stratum):
-        rounds = real(db, indexes, program, stratum)
-        in_c[stratum.relations] = rounds is not None
-        return rounds
-    monkeypatch.setattr(memory_engine, "run_stratum", counting)
+    def counting(db, indexes, program, strata, changed):
+        rounds, aborted = real(db, indexes, program, strata, changed)
+        for s in strata[:len(rounds)]:
+            in_c[s.relations] = True
+        if aborted or not rounds:
+            s = strata[len(rounds)]
+            if not s.subsumptive and not s.stepped:
+                in_c[s.relations] = False
+        return rounds, aborted
+    monkeypatch.setattr(memory_engine, "run_strata", counting)
     with make_engine(parse_program(text, "gen.dl"), "memory") as e:
         assert (e._db is not None) == use_native
         for name, rows in facts.items():
@@ -78,34 +84,237 @@ def test_joins_negation_aggregates_recursion_and_symbols(monkeypatch):
     assert got["tagged"] == [("a", "a"), ("b", "a"), ("c", "a"), ("c", "hub")]   # (a -> d is blocked)
 
 
-def test_a_program_run_again_plans_only_where_the_answers_differ(monkeypatch):
-    """Plans are kept per stratum with the planner's questions and their
-    answers (native_db.PLANS): the same facts again plan nothing; facts
-    of other sizes, or whose symbols got other ids (the rules' "a" and
-    "hub"), plan anew; every run gives the Python path's relations."""
+def relations_after_run(program, facts, native, monkeypatch, on_engine=None):
+    """The relations of a new engine of `program` after a run on `facts`
+    (in C or the Python path); `on_engine(e)` first, if given."""
+    monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
+    with make_engine(program, "memory") as e:
+        if on_engine is not None:
+            on_engine(e)
+        for name, rows in facts.items():
+            e.load(name, rows)
+        e.run()
+        return {r: e.read(r) for r in e.relations}
+
+
+def test_a_program_run_again_plans_only_where_the_sizes_differ_much(monkeypatch):
+    """Plans are kept per program with the sizes their planning read
+    (plan.PlanCache): the same facts again, facts whose symbols get other
+    ids (the rules' "a" and "hub": bound at each run), or a few more facts
+    plan nothing; a relation that was empty and is not, or a size many
+    times larger, plan anew; every run gives the Python path's relations."""
     program = parse_program(PROGRAM, "plans.dl")
     planned = []
     real = native_db._lower
-    monkeypatch.setattr(native_db, "_lower", lambda asked, p, s: planned.append(s) or real(asked, p, s))
+    monkeypatch.setattr(native_db, "_lower", lambda p, s, ctx: planned.append(s) or real(p, s, ctx))
 
     def run(facts, native: bool):
-        monkeypatch.setenv("SDYLOG_NATIVE", "1" if native else "0")
         planned.clear()
-        with make_engine(program, "memory") as e:
-            for name, rows in facts.items():
-                e.load(name, rows)
-            e.run()
-            return {r: e.read(r) for r in e.relations}, len(planned)
+        return relations_after_run(program, facts, native, monkeypatch), len(planned)
 
     first = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)],
              "blocked": [("d",)]}
     swap = {"a": "b", "b": "a"}
     renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in first.items()}
     bigger = {**first, "edge": first["edge"] + [("f", "a", 2), ("f", "e", 1)]}
-    for facts, plans in [(first, True), (first, False), (renamed, True), (bigger, True), (first, False)]:
+    unblocked = {**first, "blocked": []}
+    many = {**first, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+    for facts, plans in [(first, True), (first, False), (renamed, False), (bigger, False), (unblocked, True),
+                         (many, True), (first, False)]:
         got, n = run(facts, native=True)
         assert got == run(facts, native=False)[0]
         assert (n > 0) == plans
+
+
+FEW = {"edge": [("a", "b", 1), ("b", "c", 2), ("c", "a", 3), ("a", "d", 5), ("c", "f", 7)], "blocked": [("d",)]}
+MANY = {**FEW, "edge": [(f"n{i % 23}", f"n{i * 7 % 31}", i % 5) for i in range(700)]}
+
+
+def counting_runs(program, monkeypatch):
+    """run(facts, native=True): a new engine's relations after a run of
+    `program` on `facts`, and the strata offered by each call of its C
+    database's run."""
+    calls = []
+
+    class Counting:
+        def __init__(self, db):
+            self.db = db
+
+        def run(self, strata):
+            calls.append(len(strata))
+            return self.db.run(strata)
+
+        def __getattr__(self, name):
+            return getattr(self.db, name)
+
+    def run(facts, native=True):
+        calls.clear()
+        counted = (lambda e: setattr(e._db, "db", Counting(e._db.db))) if native else None
+        return relations_after_run(program, facts, native, monkeypatch, counted), list(calls)
+    return run
+
+
+def test_consecutive_strata_run_in_one_call_while_their_plans_fit(monkeypatch):
+    """Strata with plans kept run in one call of the C database, each after
+    C checked that the sizes it reads are those its plan was made for (plan.
+    PlanCache.bounds); the first stratum whose plan no longer fits ends the
+    call, and is planned anew."""
+    run = counting_runs(parse_program(PROGRAM, "batch.dl"), monkeypatch)
+    _, planning = run(FEW)
+    assert planning == [1] * 7   # (no plan kept yet: one stratum per call)
+    got, kept = run(FEW)
+    assert kept == [7] and got == run(FEW, native=False)[0]
+    got, stale = run(MANY)
+    assert stale[0] == 7 and len(stale) > 1 and got == run(MANY, native=False)[0]
+    assert run(MANY)[1] == [7]
+
+
+def test_data_of_two_sizes_in_turn_runs_each_stratum_with_a_plan_kept_for_it(monkeypatch):
+    """Data of two sizes in turn (as reshard's two decisions per export
+    pipeline): C is offered every plan kept for a stratum and runs the
+    first whose sizes fit, so once both sizes have plans each run is one
+    call, not one per stratum whose latest plan was made for the other."""
+    run = counting_runs(parse_program(PROGRAM, "turns.dl"), monkeypatch)
+    run(FEW)
+    assert len(run(MANY)[1]) > 1   # (the plans kept were made for the few facts)
+    for facts in (FEW, MANY, FEW, MANY):
+        got, turns = run(facts)
+        assert turns == [7] and got == run(facts, native=False)[0]
+
+
+def test_data_of_two_sizes_in_turn_makes_each_batch_once(monkeypatch):
+    """The batch a db.run call offers is made once for each plan picked for
+    its first stratum (native_db._batch): runs taking turns on data of two
+    sizes, once each has its plans, offer batches made before."""
+    run = counting_runs(parse_program(PROGRAM, "made.dl"), monkeypatch)
+    expected = {}
+    for facts in (FEW, MANY, FEW, MANY):
+        run(facts)
+        expected[id(facts)] = run(facts, native=False)[0]
+    made = []
+    real = native_db._batch_made
+    monkeypatch.setattr(native_db, "_batch_made", lambda *args: made.append(1) or real(*args))
+    for facts in (FEW, MANY, FEW, MANY):
+        got, calls = run(facts)
+        assert calls == [7] and got == expected[id(facts)]
+    assert made == []
+
+
+def test_batches_made_for_many_sizes_stay_few(monkeypatch):
+    """A long process runs a program on modules of many sizes, each picking
+    plans of its own: the batches kept for a first stratum stay at most
+    twice the plans a PlanCache keeps (native_db._batch), and runs give the
+    Python path's relations."""
+    monkeypatch.setattr(PlanCache, "KEPT", 1)   # (so that few sizes fill the bound)
+    program = parse_program(PROGRAM, "bounded.dl")
+    run = counting_runs(program, monkeypatch)
+    layouts = []
+    real = native_db._batch
+    monkeypatch.setattr(native_db, "_batch", lambda ndb, *rest: layouts.append(ndb.layout) or real(ndb, *rest))
+    for n in (5, 60, 700, 5, 60, 700):
+        facts = {**FEW, "edge": [(f"n{i % 97}", f"n{i * 7 % 101}", i % 5) for i in range(n)]}
+        assert run(facts)[0] == run(facts, native=False)[0]
+    (layout,) = {id(lay): lay for lay in layouts}.values()
+    assert layout.batches and all(len(made) <= 2 * PlanCache.KEPT for made in layout.batches.values())
+    assert max(map(len, layout.batches.values())) > 1   # (sizes that picked other plans: more than one)
+
+
+def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
+    """A stratum's C arguments (table numbers, the ids of the symbols its
+    rules name, size checks) are bound once per program (native_db.
+    TableLayout): a later engine of the program binds none, even with facts
+    whose symbols would take other ids, and gives the Python path's relations."""
+    program = parse_program(PROGRAM, "layout.dl")
+    bound = []
+    real = native_db._arguments
+    monkeypatch.setattr(native_db, "_arguments", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
+
+    def run(facts, native=True):
+        bound.clear()
+        return relations_after_run(program, facts, native, monkeypatch), list(bound)
+    swap = {"a": "hub", "b": "z", "hub": "a"}   # (ids given in another order; the sizes of FEW)
+    renamed = {r: [tuple(swap.get(x, x) for x in row) for row in rows] for r, rows in FEW.items()}
+    assert run(FEW)[1]
+    for facts in (FEW, renamed):
+        got, again = run(facts)
+        assert again == [] and got == run(facts, native=False)[0]
+
+
+def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
+    """run_strata offers again the batch it made for the same strata and
+    first plan while the plans kept for them are the same (native_db._batch): every db.run call,
+    data of two sizes in turn (plans made, then the kept ones taking turns
+    first), offers C the plans the plain way (_batch_made each time) offers."""
+    def runs(program, plain: bool):
+        offers = []
+        if plain:
+            monkeypatch.setattr(native_db, "_batch", plain_batch)
+        real_run = native_db.run_strata
+        # (a C plan stands for the plan kept it was loaded from, its sizes read:
+        # a plan loaded again, e.g. after TableLayout.bound forgot it, is the same)
+        loaded_from = {}
+        real_arguments = native_db._arguments
+
+        def arguments(ndb, stratum, kept, *rest):
+            c_plan = real_arguments(ndb, stratum, kept, *rest)
+            loaded_from[id(c_plan)] = (c_plan, kept[0])
+            return c_plan
+        monkeypatch.setattr(native_db, "_arguments", arguments)
+
+        class Recording:
+            def __init__(self, db):
+                self.db = db
+
+            def run(self, strata):
+                offers.append([[id(loaded_from[id(p)][1]) for p in offered] for offered in strata])
+                return self.db.run(strata)
+
+            def __getattr__(self, name):
+                return getattr(self.db, name)
+
+        def recording(ndb, *rest):
+            real, ndb.db = ndb.db, Recording(ndb.db)
+            try:
+                return real_run(ndb, *rest)
+            finally:
+                ndb.db = real
+        monkeypatch.setattr(memory_engine, "run_strata", recording)
+        got = []
+        for facts in (FEW, MANY, FEW, FEW, MANY, MANY, FEW):
+            got.append(relations_after_run(program, facts, True, monkeypatch))
+        monkeypatch.undo()
+        return got, offers, loaded_from
+
+    real_batch = native_db._batch
+
+    def plain_batch(ndb, indexes, program, plans, strata):
+        ndb.layout.batches.clear()
+        return real_batch(ndb, indexes, program, plans, strata)
+    cached = runs(parse_program(PROGRAM, "again.dl"), plain=False)
+    plain = runs(parse_program(PROGRAM, "again.dl"), plain=True)
+    assert cached[0] == plain[0]
+    assert [len(o) for o in cached[1]] == [len(o) for o in plain[1]]
+    assert renumbered(cached[1]) == renumbered(plain[1])   # (the same plans, in the same order)
+
+
+def renumbered(offers):
+    """offers with each C plan's id replaced by the order it first appears in."""
+    first: dict = {}
+    return [[[first.setdefault(i, len(first)) for i in s] for s in c] for c in offers]
+
+
+def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
+    # (a plan is loaded once, db.plan, and run by every database of its program's
+    # layout; one whose tables have other shapes refuses it)
+    made = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, -1, 2, 0, 1], [])
+    plan = made.plan([1], [(0, (), False)], [copy], [[]], [])
+    for db in (made, _native.Database([(2, (False, False)), (2, (False, False))])):
+        assert db.insert(0, [(1, 2), (3, 4)])
+        assert db.run([[plan]]) == ("ok", 1, [0]) and db.rows(1) == {(1, 2), (3, 4)}
+    other = _native.Database([(3, (False, False, False)), (2, (False, False))])
+    with pytest.raises(ValueError, match="another database"):
+        other.run([[plan]])
 
 
 @st.composite

@@ -144,11 +144,11 @@ def phased_dijkstra(edges, slow, sources):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_rank_of_two_columns_is_compared_column_by_column(seed, engine):
+def test_a_rank_of_two_columns_is_compared_column_by_column(seed):
     rnd = random.Random(seed)
     edges = {(rnd.randrange(30), rnd.randrange(30), rnd.randrange(1, 9)) for _ in range(70)}
     slow = {(rnd.randrange(30), rnd.randrange(30)) for _ in range(15)}
-    with make_engine(parse_program(PHASED), engine) as e:
+    with make_engine(parse_program(PHASED), "memory") as e:
         e.load("edge", sorted(edges))
         e.load("slow", sorted(slow))
         e.load("source", [(0,), (7,)])
@@ -237,7 +237,8 @@ def test_coarser_live_indexes_give_the_same_result(seed, monkeypatch):
 
 
 def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
-    from sdylog.datalog.pyeval import Namespace, compile_delta_group
+    from sdylog.datalog.plan import Context, plan_clause
+    from sdylog.datalog.pyeval import Namespace, delta_function
     prog = parse_program("""
     .type Rank <: number
     .decl edge(x: number, y: number, w: number)
@@ -247,8 +248,10 @@ def test_grouped_clauses_share_a_lookup_keyed_by_the_delta_tuple():
     reach(y, r + 100) :- reach(x, r), blocked(x), edge(x, y, _).
     """)
     ns = Namespace()
-    group = [(c.body, c.head.args, 0, ci, 0, prog.clause_kinds[ci]) for ci, c in enumerate(prog.clauses)]
-    fn = compile_delta_group(ns, group, live={"reach"})
+    ctx = Context(lambda rel: None, frozenset({"reach"}))
+    plans = [plan_clause(ctx, c.body, c.head.args, 0, ci, prog.clause_kinds[ci], delta=0, arity=2)
+             for ci, c in enumerate(prog.clauses)]
+    fn = delta_function(ns, plans)
 
     class Counting(dict):
         calls = 0

@@ -7,6 +7,7 @@ import pytest
 
 from sdylog.datalog import make_engine, parse_program
 from sdylog.datalog.native_plan import _native
+from sdylog.datalog.stepped import AUX_PARTS, aux
 from sdylog.ir.diagnostics import SdylogError
 
 # Greedy matching: at each step, the heaviest edge whose ends are both free
@@ -126,6 +127,22 @@ def test_stepped_rules_of_other_forms_are_errors(rule, message):
     {rule}
     """
     with pytest.raises(SdylogError, match=message):
+        parse_program(text, "bad.dl")
+
+
+def test_the_auxiliary_relations_names_are_the_programs_to_avoid():
+    assert [aux("a", part) for part in AUX_PARTS] == ["a__seed", "a__prev", "a__now"]
+    with pytest.raises(ValueError, match="no auxiliary relation part 'next'"):
+        aux("a", "next")
+    text = """
+    .type Step <: number
+    .decl base(k: number, n: number)
+    .decl a(k: Step, n: number)
+    .decl a__prev(k: number, n: number)
+    a(k, n) :- base(k, n).
+    a(k + 1, n) :- a(k, n), n < 3.
+    """
+    with pytest.raises(SdylogError, match="relation 'a__prev' has the name of an auxiliary relation"):
         parse_program(text, "bad.dl")
 
 

@@ -96,6 +96,30 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x8xf32> {
     assert len(f.rows("rule_tensor")) == 9
 
 
+def test_rule_rows_kept_are_those_of_the_rule():
+    """A rule's rows are kept per rule (extract._rule_rows): a second
+    extraction, whose rules are those of the first, gives the same rows, and
+    they are rule_rows' for each rule, under its id."""
+    from sdylog.facts.extract import _rule_rows, rule_rows
+    from sdylog.oprules import RuleCache
+    text = """
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4x8xf32>
+  %1 = stablehlo.dot_general %0, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %2 = stablehlo.reshape %1 : (tensor<4x4xf32>) -> tensor<16xf32>
+  %3 = stablehlo.reshape %2 : (tensor<16xf32>) -> tensor<4x4xf32>
+  return %3 : tensor<4x4xf32>
+}"""
+    rules = RuleCache()
+    first = extract_facts(parse_module(text), rules=rules)
+    again = extract_facts(parse_module(text), rules=rules)
+    assert first.relations == again.relations and first.rules == again.rules
+    for rule_id, rule in enumerate(again.rules):
+        assert _rule_rows(rule) == rule_rows(rule)
+        for relation, row in rule_rows(rule)[0]:
+            assert (rule_id, *row) in again.rows(relation)
+
+
 def test_calls_have_no_rule_and_no_edges_of_their_own(facts):
     # propagation crosses calls only once import-func-calls made them named
     # computations (with sdy.data_flow_edge ops) or through func_data_flow_edge ops
@@ -518,3 +542,31 @@ def test_the_walk_agrees_with_its_plain_reference_on_the_corpus():
         text = optimize_text(path.read_text(), str(path), flags)
         _same_facts(extract_facts(parse_module(text), static_shapes=True),
                     extract_facts(parse_module(text), static_shapes=True, plain=True))
+
+
+def test_rereading_shardings_does_not_give_new_ids():
+    # read_shardings shares the facts' value ids: a value they do not know
+    # (here a named computation's block argument, left out) is an error,
+    # not a new id in the facts it was given
+    from dataclasses import replace
+
+    from sdylog.facts.extract import read_shardings
+    module = parse_module("""
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = sdy.named_computation<"f">(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] (%a: tensor<8xf32>) {
+    %1 = stablehlo.negate %a : tensor<8xf32>
+    sdy.return %1 : tensor<8xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+""")
+    facts = extract_facts(module)
+    assert read_shardings(module, facts).relations["value_sharding"] == facts.relations["value_sharding"]
+    named = {o for o, name, *_ in facts.rows("op") if name == "sdy.named_computation"}
+    (arg,) = [v for o, _, _, v in facts.rows("block_arg") if o in named]
+    value_ids = {value: vid for value, vid in facts.value_ids.items() if vid != arg}
+    unknown = replace(facts, value_ids=value_ids, values=list(facts.values))
+    with pytest.raises(ValueError, match="the facts do not know"):
+        read_shardings(module, unknown)
+    assert len(value_ids) == len(facts.value_ids) - 1 and len(unknown.values) == len(facts.values)

@@ -88,3 +88,16 @@ def test_split_input_file_errors_name_the_original_line(tmp_path):
     p = sdylog("opt", str(f), "-split-input-file")
     assert p.returncode == 1
     assert p.stderr.startswith(f"{f}:8:8: error:")
+
+
+def test_modules_parsed_without_a_context_share_one_per_flag():
+    """(context.shared_context: made once per process, as a compiler does; the
+    flag for unregistered dialects stays that of its own context.)"""
+    unregistered = 'func.func @f() {\n  "x.op"() : () -> ()\n  return\n}\n'
+    a, b = parse_module(GOOD), parse_module(GOOD)
+    assert a.context is b.context
+    lenient = parse_module(unregistered, allow_unregistered=True)
+    assert lenient.context is not a.context and lenient.context.allow_unregistered_dialects
+    with pytest.raises(SdylogError, match="unregistered"):
+        parse_module(unregistered)
+    assert print_module(parse_module(GOOD)) == print_module(a)

@@ -2,6 +2,7 @@
 import pytest
 from jaxlib.mlir import ir
 
+from sdylog.ir.context import make_context
 from sdylog.model import AxisRef, DimSharding, Mesh, OpShardingRule, SubAxis, TensorSharding
 from sdylog.model.rule import FactorKind, RuleBuilder
 from sdylog.model.sharding import sharding_per_value, sharding_per_value_attr
@@ -24,6 +25,21 @@ def test_tensor_sharding_round_trip(mlir_ctx, text):
     model = TensorSharding.from_attr(attr)
     assert str(model.to_attr()) == str(attr)
     assert TensorSharding.from_attr(model.to_attr()) == model
+
+
+@pytest.mark.parametrize("text", SHARDINGS)
+def test_kept_conversions_are_the_plain_ones(mlir_ctx, text):
+    # (from_attr / to_attr keep what they converted: the same as read_attr /
+    # make_attr, each attribute in the context asked for)
+    attr = ir.Attribute.parse(text)
+    model = TensorSharding.from_attr(attr)
+    assert model == TensorSharding.read_attr(attr) and TensorSharding.from_attr(attr) is model
+    assert model.to_attr() == model.make_attr() == attr
+    other = make_context()
+    with other:
+        again = model.to_attr()
+        assert again.context is other and again == ir.Attribute.parse(text) and again != attr
+        assert TensorSharding.from_attr(again) == model
 
 
 def test_tensor_sharding_fields(mlir_ctx):

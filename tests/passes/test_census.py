@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 
 from sdylog.passes import census as census_module
-from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, Census, Invalidated
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, SHARDINGS_ONLY, Census, Invalidated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "facts"))
+from compacted import compacted  # noqa: E402  (tests/facts' comparison)
 from small_models import ROOT, corpus_dir  # noqa: E402  (tests/commands' corpus)
 
 _WALK = Census.of
@@ -29,20 +31,25 @@ def assert_agrees_with_walk(kept: Census) -> None:
 
 
 def assert_facts_current(ctx, kept) -> None:
-    """Facts kept in the scope are those a fresh extraction gives (with the
-    replicated shardings the reshard rules asked for, in the same order)."""
+    """Facts kept in the scope, followed to the module as it is now, are
+    those a fresh extraction gives, ids aside (with the replicated shardings
+    the reshard rules asked for, in the same order)."""
     from sdylog.facts.extract import extract_facts
-    (module, conservative, static_shapes, strict_rules), facts = kept
-    with module.context:
-        fresh = extract_facts(module, ctx.filename, conservative=conservative, static_shapes=static_shapes,
-                              strict_rules=strict_rules)
+    with kept.module.context:
+        fresh = extract_facts(kept.module, ctx.filename, conservative=kept.conservative,
+                              static_shapes=kept.static_shapes, strict_rules=kept.strict_rules)
+    facts = kept.current(ctx.filename)
     for mesh, rank in facts.replicated:
         fresh.add_replicated_sharding(mesh, rank)
-
-    def rows(f):
-        return {name: rows for name, rows in f.relations.items() if rows}
-    assert rows(fresh) == rows(facts)
-    assert fresh.shardings == facts.shardings and fresh.rules == facts.rules
+    followed, expected = compacted(facts), compacted(fresh)
+    if followed["rules_from_attributes"] != expected["rules_from_attributes"]:
+        # populate_rules (keep-sharding-rules=true) wrote the facts' own rules
+        # onto the ops: a fresh extraction reads them from there (the flag
+        # set), the followed facts hold the registry's, the same rules
+        # ("rules" and the op_rule rows compare equal)
+        assert not followed["rules_from_attributes"]
+        expected["rules_from_attributes"] = False
+    assert followed == expected
 
 
 @pytest.fixture
@@ -70,7 +77,8 @@ def checked_steps(monkeypatch):
 
 PIPELINES = ["-sdy-propagation-pipeline -sdy-insert-explicit-reshards=enable-full-version=true",
              "-sdy-propagation-pipeline -sdy-export-pipeline=enable-insert-explicit-collectives=true",
-             "-sdy-propagation-pipeline -sdy-partitioner-pipeline"]
+             "-sdy-propagation-pipeline -sdy-partitioner-pipeline",
+             "-sdy-user-priority-propagate=keep-sharding-rules=true -sdy-export-pipeline"]
 
 
 @pytest.mark.parametrize("model", ["mlp", "shard_map_mlp", "scan_rnn", "embed_gather"])
@@ -129,29 +137,62 @@ def test_a_pass_that_may_have_done_anything_drops_the_census():
         assert "census" not in ctx.census
 
 
-def test_facts_are_extracted_once_while_the_module_stays(monkeypatch):
+def test_facts_are_extracted_once_and_follow_the_module(monkeypatch):
     """Two reshard runs with nothing changed between them read one
-    extraction; a change in between makes the second extract again. The op
-    sharding rules built once serve every extraction of the module."""
+    extraction, which also serves a run asking for fewer checks; after a
+    change of shardings they are read again where shardings are (SHARDINGS_ONLY);
+    after a change of other attributes (plain ATTRIBUTES_ONLY) or one the
+    facts were not told of, extracted again. The op sharding rules built
+    once serve every extraction of the module."""
     from sdylog.facts import extract, shared
     from sdylog.oprules import RuleCache
     from sdylog.ir import parse_module
     from sdylog.passes import PassContext
     from sdylog.passes.census import follow_step, shared_census
-    calls = []
-    real = extract.extract_facts
+    calls, reads = [], []
+    real, reread = extract.extract_facts, extract.read_shardings
     monkeypatch.setattr(shared, "extract_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(shared, "read_shardings", lambda *a, **k: reads.append(1) or reread(*a, **k))
     module = parse_module(CONSTANTS, "f.mlir")
     ctx = PassContext(filename="f.mlir")
     with module.context, shared_census(ctx):
         first = shared.module_facts(module, ctx, strict_rules=True)
         follow_step(ctx, PRESERVED)
         assert shared.module_facts(module, ctx, strict_rules=True) is first and len(calls) == 1
+        assert shared.module_facts(module, ctx, strict_rules=False) is first and len(calls) == 1
+        follow_step(ctx, SHARDINGS_ONLY)
+        again = shared.module_facts(module, ctx, strict_rules=True)
+        assert len(calls) == 1 and len(reads) == 1 and compacted(again) == compacted(first)
+        follow_step(ctx, ATTRIBUTES_ONLY)   # (e.g. a sym_visibility the facts read: not followed)
+        assert compacted(shared.module_facts(module, ctx, strict_rules=True)) == compacted(first)
+        assert len(calls) == 2 and len(reads) == 1
+        module.body.operations[1].regions[0].blocks[0].operations[3].erase()   # (the negate)
+        follow_step(ctx, Invalidated(frozenset({"stablehlo.negate"}), shardings_only=True))
         builds = []
         monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name))
-        second = shared.module_facts(module, ctx, strict_rules=False)
-        assert second is not first and len(calls) == 2
-        assert not builds and first.rules and second.rules == first.rules   # (built for the first, reused)
-        follow_step(ctx, ATTRIBUTES_ONLY)
-        shared.module_facts(module, ctx, strict_rules=False)
-        assert len(calls) == 3
+        third = shared.module_facts(module, ctx, strict_rules=True)
+        assert len(calls) == 3 and "stablehlo.negate" not in third.op_names
+        assert not builds and third.rules and all(r in first.rules for r in third.rules)   # (built once, reused)
+
+
+def test_rules_built_for_one_module_serve_the_next_of_its_context(monkeypatch):
+    """The op sharding rules are kept per MLIR context (facts/shared.py): the
+    same text parsed again (a warm run) builds no rule, and its facts are
+    those a fresh RuleCache gives."""
+    from sdylog.facts import shared
+    from sdylog.facts.extract import extract_facts
+    from sdylog.ir import parse_module
+    from sdylog.oprules import RuleCache
+    from sdylog.passes import PassContext
+    first = parse_module(CONSTANTS, "f.mlir")
+    with first.context:
+        shared.module_facts(first, PassContext(filename="f.mlir"), strict_rules=True)
+    again = parse_module(CONSTANTS, "f.mlir")
+    plain = extract_facts(again, "f.mlir", strict_rules=True, rules=RuleCache())
+    builds = []
+    real = RuleCache._build
+    monkeypatch.setattr(RuleCache, "_build", lambda self, op: builds.append(op.name) or real(self, op))
+    with again.context:
+        kept = shared.module_facts(again, PassContext(filename="f.mlir"), strict_rules=True)
+    assert plain.rules and not builds
+    assert kept.rules == plain.rules and kept.relations == plain.relations

@@ -235,3 +235,36 @@ def test_close_shardings_with_repeated_lists_matches_shardy():
     assert out.count('sdy.sharding_per_value<[<@m, [{"p"}, {}]>]>') == 5
     assert '{jax.result_info = "r0", sdy.sharding = #sdy.sharding<@m, [{}, {"q"}]>}' in out
     assert same_text(out, shardy(CLOSE_REPEATS, "sdy-close-shardings"))
+
+
+# A manual computation and a call, the first with a dimension q=4 does not divide.
+UNEVEN_OWNERS = MESH + '''
+func.func @main(%a: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@m, [{"p"}, {"q"}]>] out_shardings=[<@m, [{"p", "q"}, {}]>]
+      manual_axes={"p"} (%x: tensor<3x8xf32>) {
+    sdy.return %x : tensor<3x8xf32>
+  } : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  %1 = func.call @f(%0) {sdy.sharding = #sdy.sharding_per_value<[<@m, [{}, {"q"}]>]>} : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  return %1 : tensor<6x8xf32>
+}
+func.func private @f(%b: tensor<6x8xf32>) -> tensor<6x8xf32> {
+  return %b : tensor<6x8xf32>
+}
+'''
+
+
+def test_update_non_divisible_says_whether_it_changed_anything():
+    """SHARDINGS_ONLY when a sharding was made even, PRESERVED on a module
+    whose shardings are even already (the facts extracted before it stay)."""
+    from sdylog.ir.module import parse_module
+    from sdylog.passes.census import PRESERVED, SHARDINGS_ONLY
+    from sdylog.passes.update_non_divisible_input_output_shardings import run
+    module = parse_module(UNEVEN_OWNERS)
+    with module.context:
+        assert run(module, {}, None) == SHARDINGS_ONLY
+        once = str(module)
+        assert 'out_shardings=[<@m, [{"p"}, {}]>]' in once     # 6/2 = 3 is not divisible by q=4
+        assert run(module, {}, None) == PRESERVED
+        assert str(module) == once
+    assert same_text(ours(UNEVEN_OWNERS, "sdy-update-non-divisible-input-output-shardings"),
+                     shardy(UNEVEN_OWNERS, "sdy-update-non-divisible-input-output-shardings"))

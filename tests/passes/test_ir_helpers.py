@@ -157,7 +157,8 @@ func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{?}]>}) -> 
             def close(s, v):
                 calls.append(once)
                 return ir.Attribute.parse(str(s).replace(", ?", "").replace("?", ""))
-            transform_shardings(module.operation, close, of_sharding_only=once)
+            assert transform_shardings(module.operation, close, of_sharding_only=once)
+            assert not transform_shardings(module.operation, lambda s, v: s, of_sharding_only=once)
         outputs.append(print_module(module))
     assert outputs[0] == outputs[1] and "?" not in outputs[1]
     assert calls.count(False) == 5 and calls.count(True) == 2   # two distinct shardings
@@ -201,9 +202,11 @@ def test_transform_shardings_by_name_is_the_ordered_transform():
             def close(s, v):
                 calls.append(str(s))
                 return ir.Attribute.parse(str(s).replace(", ?", "").replace("?", ""))
-            transform_shardings(module.operation, close, of_sharding_only=True,
-                                by_name=_by_name(module) if grouped else None)
+            by_name = _by_name(module) if grouped else None
+            assert transform_shardings(module.operation, close, of_sharding_only=True, by_name=by_name)
         outputs.append(print_module(module))
+        # (all closed now: a second time writes nothing, and says so)
+        assert not transform_shardings(module.operation, lambda s, v: s, of_sharding_only=True, by_name=by_name)
     assert outputs[0] == outputs[1] and "?" not in outputs[1]
     assert len(calls) == 8   # each pass: four distinct shardings, each closed once
 

@@ -83,3 +83,17 @@ def test_unknown_names_get_suggestions(flag, message):
 def test_every_pass_flag_parses():
     for name in PASSES:
         assert parse_flags([f"-{name}"]).passes == [(name, dict(PASSES[name].options))]
+
+
+def test_the_first_run_imports_nothing():
+    """The passes a flag names load when it is parsed, with everything their
+    runs use (cold start: `sdylog opt` pays for its imports once, at start)."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom sdylog.passes.driver import optimize_text, parse_flags\n"
+            f"inv = parse_flags(['-sdy-propagation-pipeline'])\nbefore = set(sys.modules)\n"
+            f"optimize_text(open({str(Path(__file__).resolve().parents[2] / 'examples' / 'mlp.mlir')!r}).read(), "
+            "'mlp.mlir', inv)\nprint(sorted(set(sys.modules) - before))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

@@ -153,7 +153,7 @@ func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {
 def test_steps_that_change_attributes_keep_the_census(monkeypatch):
     """The merger erases constants (Invalidated with their names): the next
     step reading all ops walks again; the attribute passes change no op
-    (ATTRIBUTES_ONLY): that walk serves them all."""
+    (SHARDINGS_ONLY, or ATTRIBUTES_ONLY): that walk serves them all."""
     counts = _counting(monkeypatch)
     module = _run(CONSTANTS, ["sdy-constant-or-scalar-merger", "sdy-sink-data-flow-edges",
                               "sdy-remove-sharding-groups", "sdy-close-shardings",

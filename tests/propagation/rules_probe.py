@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sdylog.commands.explain import STARTED
 from sdylog.ir import parse_module
 from sdylog.propagation.driver import PropagationOptions, propagate
 
@@ -94,7 +95,7 @@ class Derived:
         for t2, d, p, u, _, _, ph, pos, c, seen, by, _ in self.rows("unit_at"):
             if t2 == t:
                 out.append(UnitRank(d, p, self.unit_name(u), ph, pos, c, seen,
-                                    "init" if by == -999999 else self.op_name(by)))
+                                    "init" if by == STARTED else self.op_name(by)))
         return sorted(out, key=lambda x: (x.dim, x.pos))
 
     def proposals(self, op: str, relation: str = "prop") -> set[tuple[int, int, str]]:

@@ -3,7 +3,25 @@ attribute per distinct sharding."""
 from sdylog.ir import parse_module
 from sdylog.ir.shardings import SHARDING, func_result_shardings
 from sdylog.ir.walk import op_list
+from sdylog.datalog.named_rows import NamedReads
 from sdylog.propagation.driver import PropagationOptions, propagate
+
+
+class _Rows(NamedReads):
+    """Rows of propagation's final_* relations, given in any order, read by
+    column name as from an engine (the rules' declarations)."""
+    relations: dict = {}
+
+    def decl(self, relation):
+        from sdylog.datalog.cache import rule_program
+        from sdylog.propagation.driver import PROGRAM_FILE
+        return rule_program(str(PROGRAM_FILE)).relation(relation)
+
+    def scan(self, relation):
+        return self.relations[relation]
+
+    def read(self, relation):
+        return sorted(self.relations[relation])
 
 MODULE = """
 sdy.mesh @mesh = <["x"=2, "y"=2]>
@@ -106,15 +124,12 @@ def test_a_tensors_axes_read_in_any_order_name_one_sharding():
 
     module = parse_module('sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>')
 
-    class Rows:
+    class Rows(_Rows):
         relations = {"final_mesh": [(0, "mesh"), (1, "mesh"), (2, "mesh")],
                      "final_dim_axis": [(0, 0, 1, "y", 1, 2), (1, 1, 0, "z", 1, 2), (0, 0, 0, "x", 1, 2),
                                         (1, 0, 0, "x", 1, 2), (0, 1, 0, "z", 1, 2), (1, 0, 1, "y", 1, 2),
                                         (2, 0, 0, "x", 1, 2)],
                      "final_dim": [(2, 1, 1, 3)], "final_replicated": [], "final_unreduced": []}
-
-        def scan(self, relation):
-            return self.relations[relation]
     with module.context:
         attrs = _Attrs(Rows(), extract_facts(module))
         ids = attrs.ids_of([(0, t) for t in range(3)], [2])   # (value 0, of rank 2, for each tensor)
@@ -131,13 +146,10 @@ def test_replicated_and_unreduced_axes_are_written_in_mesh_order():
 
     module = parse_module('sdy.mesh @mesh = <["a"=2, "b"=4, "c"=2]>')
 
-    class Rows:
+    class Rows(_Rows):
         relations = {"final_mesh": [(0, "mesh")], "final_dim_axis": [], "final_dim": [],
                      "final_replicated": [(0, "b", 2, 2), (0, "a", 1, 2)],
                      "final_unreduced": [(0, "c", 1, 2), (0, "b", 1, 2)]}
-
-        def scan(self, relation):
-            return self.relations[relation]
     with module.context:
         attrs = _Attrs(Rows(), extract_facts(module))
         (sid,) = attrs.ids_of([(0, 0)], [1])

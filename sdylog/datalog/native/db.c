@@ -7,14 +7,20 @@
  * equal ids). Indexes a stratum reads are built once per table version
  * (packed, see table.h) and reused by later strata until the table changes.
  *
- * run(out, indexes, base, deltas) evaluates one stratum semi-naively: the
+ * A stratum's plan (its programs and indexes, the table sizes it was made
+ * for: checks) is loaded once by plan() and run by run() as often as asked,
+ * by any database of the same table shapes. run([[plan, ...], ...])
+ * evaluates strata semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
  * round adds any (a plain stratum has no delta programs: one round). A
  * delta program's EMIT appends to a buffer, inserted into the tables after
  * the round, and a base program's goes straight in (it reads none of them):
  * a table is never changed while a program reads it. Relations of the stratum are read
- * through indexes kept up to date on insert ("live" ones).
+ * through indexes kept up to date on insert ("live" ones). run takes a list of
+ * strata, each with the plans kept for it and the table sizes each was made
+ * for (checks): a run of consecutive strata is one call, each running the
+ * first of its plans that fits the sizes, up to the first with none.
  */
 #include "interp.h"
 #include "db.h"
@@ -98,7 +104,7 @@ static void db_table_reset(DbTable *d) {
     d->t.arity = arity;
 }
 
-/* a table whose set was dropped (db_drop_set) gets one again before rows go
+/* a table whose set was dropped (drop_sets) gets one again before rows go
    in (they are deduplicated by it): -1 out of memory */
 static int db_table_ensure_set(DbTable *d) {
     Table *t = &d->t;
@@ -148,6 +154,8 @@ int db_replace_rows(Database *db, int tno, Table *src) {
     return 0;
 }
 
+int db_plain_indexes = 0;
+
 Index *db_index(Database *db, int tno, const int *key, int nkey) {
     DbTable *d = db->tab[tno];
     for (int i = 0; i < d->ncache; i++) {
@@ -161,7 +169,7 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     ix->t = &d->t;
     ix->nkey = nkey;
     memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-    if (nkey && index_build_packed(ix, &db->scratch) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
+    if (nkey && (db_plain_indexes ? index_build_plain(ix) : index_build_packed(ix, &db->scratch)) < 0) { index_free(ix); free(ix); PyErr_NoMemory(); return NULL; }
     d->cache[d->ncache++] = ix;
     return ix;
 }
@@ -194,29 +202,34 @@ static int table_number(Database *db, PyObject *o) {
 }
 
 /* ------------------------------------------------------------ methods: data in and out */
-static PyObject *db_add_table(Database *db, PyObject *args) {
-    int arity;
-    PyObject *sym;
-    if (!PyArg_ParseTuple(args, "iO!", &arity, &PyTuple_Type, &sym)) return NULL;
-    if (arity < 0 || arity > MAXKEY * 2 || PyTuple_GET_SIZE(sym) != arity) {
-        PyErr_SetString(PyExc_ValueError, "arity");
-        return NULL;
+/* a new empty table of `arity` columns, those whose item of the tuple `sym`
+   is true holding symbol ids: its number, -1 with a Python error */
+static int new_table(Database *db, int arity, PyObject *sym) {
+    if (!PyTuple_Check(sym) || arity < 0 || arity > MAXKEY * 2 || PyTuple_GET_SIZE(sym) != arity) {
+        PyErr_SetString(PyExc_ValueError, "a table is (arity, a tuple of arity bools: symbol columns)");
+        return -1;
     }
     if (db->ntab == db->cap) {
         int cap = db->cap ? db->cap * 2 : 64;
         DbTable **n = realloc(db->tab, sizeof(DbTable *) * (size_t)cap);
-        if (!n) return PyErr_NoMemory();
+        if (!n) { PyErr_NoMemory(); return -1; }
         db->tab = n;
         db->cap = cap;
     }
-    DbTable *d = calloc(1, sizeof(DbTable));
-    char *s = calloc((size_t)arity + 1, 1);
-    if (!d || !s) { free(d); free(s); return PyErr_NoMemory(); }
-    for (int i = 0; i < arity; i++) s[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
+    DbTable *d = db->ntab < db->nmade ? &db->made[db->ntab] : calloc(1, sizeof(DbTable));
+    if (!d) { PyErr_NoMemory(); return -1; }
+    for (int i = 0; i < arity; i++) d->sym[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
     d->t.arity = arity;
-    d->sym = s;
     db->tab[db->ntab] = d;
-    return PyLong_FromLong(db->ntab++);
+    return db->ntab++;
+}
+
+static PyObject *db_add_table(Database *db, PyObject *args) {
+    int arity;
+    PyObject *sym;
+    if (!PyArg_ParseTuple(args, "iO", &arity, &sym)) return NULL;
+    int tno = new_table(db, arity, sym);
+    return tno < 0 ? NULL : PyLong_FromLong(tno);
 }
 
 /* a row's values in C form (symbols interned): 1, 0 when one has none
@@ -266,24 +279,40 @@ static PyObject *db_insert(Database *db, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
-static PyObject *db_clear(Database *db, PyObject *arg) {
-    int tno = table_number(db, arg);
-    if (tno < 0) return NULL;
-    db_changed(db, tno);
-    db_table_reset(db->tab[tno]);
-    db->tab[tno]->no_set = 0;
+/* f(db, tno) for each table number of the sequence `tables`: None, NULL
+   with a Python error */
+static PyObject *each_table(Database *db, PyObject *tables, void (*f)(Database *, int)) {
+    PyObject *seq = PySequence_Fast(tables, "a sequence of table numbers");
+    if (!seq) return NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        int tno = table_number(db, PySequence_Fast_GET_ITEM(seq, i));
+        if (tno < 0) { Py_DECREF(seq); return NULL; }
+        f(db, tno);
+    }
+    Py_DECREF(seq);
     Py_RETURN_NONE;
 }
 
-static PyObject *db_drop_set(Database *db, PyObject *arg) {
-    int tno = table_number(db, arg);
-    if (tno < 0) return NULL;
+static void clear_table(Database *db, int tno) {
+    db_changed(db, tno);
+    db_table_reset(db->tab[tno]);
+    db->tab[tno]->no_set = 0;
+}
+
+static void drop_set(Database *db, int tno) {
     Table *t = &db->tab[tno]->t;
     free(t->set);
     t->set = NULL;
     t->set_cap = t->set_used = 0;
     db->tab[tno]->no_set = 1;
-    Py_RETURN_NONE;
+}
+
+static PyObject *db_clear(Database *db, PyObject *tables) {
+    return each_table(db, tables, clear_table);
+}
+
+static PyObject *db_drop_sets(Database *db, PyObject *tables) {
+    return each_table(db, tables, drop_set);
 }
 
 static PyObject *db_size(Database *db, PyObject *arg) {
@@ -340,6 +369,29 @@ static PyObject *db_index_keys(Database *db, PyObject *args) {
     Index *ix = db_index(db, tno, key, nkey);
     if (!ix) return NULL;
     return PyLong_FromLongLong(nkey ? ix->used : (db->tab[tno]->t.n > 0));
+}
+
+/* the indexes built on a table (packed, kept until it changes) that have
+   key columns: [(key columns, distinct keys)] */
+static PyObject *db_built(Database *db, PyObject *arg) {
+    int tno = table_number(db, arg);
+    if (tno < 0) return NULL;
+    DbTable *d = db->tab[tno];
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && i < d->ncache; i++) {
+        Index *ix = d->cache[i];
+        if (!ix->nkey) continue;
+        PyObject *key = PyTuple_New(ix->nkey);
+        for (int k = 0; key && k < ix->nkey; k++) {
+            PyObject *col = PyLong_FromLong(ix->key[k]);
+            if (!col) Py_CLEAR(key);
+            else PyTuple_SET_ITEM(key, k, col);
+        }
+        PyObject *item = key ? Py_BuildValue("(NL)", key, (long long)ix->used) : NULL;
+        if (!item || PyList_Append(out, item) < 0) Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
 }
 
 static PyObject *db_distinct(Database *db, PyObject *args) {
@@ -461,118 +513,324 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
     return rc;
 }
 
-PyDoc_STRVAR(db_run_doc,
-"run(out, indexes, base, deltas): evaluate a stratum (see db.c).\n"
+/* ------------------------------------------------------------ a stratum's plan, loaded once */
+/* A plan of a stratum (see db_plan_doc) in C form: its programs loaded and
+   checked once, then run by any database whose tables have the shapes of
+   the one it was made for (the databases of one TableLayout, native_db.py).
+   Held by Python in a capsule. */
+typedef struct { int tno, arity, nkey, key[MAXKEY], live; } IndexSpec;
+
+typedef struct {
+    int nout, nix, nbase, nchecks;
+    int *out, *arity;       /* per relation of the stratum: its table, that table's arity */
+    IndexSpec *ix;
+    Prog *base, **delta;    /* (registers are copied per run: runs may share a plan, without the GIL) */
+    int *ndelta;
+    i64 *checks;            /* table, lo, hi per check */
+} Plan;
+
+#define PLAN_CAPSULE "sdylog.datalog._native.Plan"
+
+static void plan_free(Plan *p) {
+    if (!p) return;
+    progs_free(p->base, p->nbase);
+    for (int ri = 0; p->delta && ri < p->nout; ri++)
+        if (p->delta[ri]) progs_free(p->delta[ri], p->ndelta[ri]);
+    free(p->delta);
+    free(p->ndelta);
+    free(p->out);
+    free(p->arity);
+    free(p->ix);
+    free(p->checks);
+    free(p);
+}
+
+static void plan_capsule_free(PyObject *capsule) {
+    plan_free(PyCapsule_GetPointer(capsule, PLAN_CAPSULE));
+}
+
+/* the plan's parts from Python against db's tables (the programs checked
+   against stand-ins of the indexes and tables they read): 0, or -1 with a
+   Python error (the caller frees p either way) */
+static int plan_load(Plan *p, Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
+                     PyObject *checks_l) {
+    int nout = p->nout = (int)PyList_GET_SIZE(out_l), nix = p->nix = (int)PyList_GET_SIZE(ix_l);
+    int nchecks = p->nchecks = (int)PyList_GET_SIZE(checks_l);
+    p->out = calloc((size_t)nout + 1, sizeof(int));
+    p->arity = calloc((size_t)nout + 1, sizeof(int));
+    p->ix = calloc((size_t)nix + 1, sizeof(IndexSpec));
+    p->delta = calloc((size_t)nout + 1, sizeof(Prog *));
+    p->ndelta = calloc((size_t)nout + 1, sizeof(int));
+    p->checks = calloc(3 * (size_t)nchecks + 1, sizeof(i64));
+    Interp in;
+    memset(&in, 0, sizeof in);
+    in.nout = nout;
+    in.nix = nix;
+    in.out = calloc((size_t)nout + 1, sizeof(Table *));
+    in.ix = calloc((size_t)nix + 1, sizeof(Index *));
+    Index *stand_in = calloc((size_t)nix + 1, sizeof(Index));
+    int rc = -1;
+    if (!p->out || !p->arity || !p->ix || !p->delta || !p->ndelta || !p->checks || !in.out || !in.ix || !stand_in) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (PyList_GET_SIZE(delta_l) != nout) { PyErr_SetString(PyExc_ValueError, "one delta list per relation"); goto out; }
+    for (int ri = 0; ri < nout; ri++) {
+        if ((p->out[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
+        in.out[ri] = &db->tab[p->out[ri]]->t;
+        p->arity[ri] = in.out[ri]->arity;
+    }
+    for (int i = 0; i < nix; i++) {
+        PyObject *tno_o, *key_o;
+        IndexSpec *x = &p->ix[i];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(ix_l, i), "OOp", &tno_o, &key_o, &x->live)) goto out;
+        if ((x->tno = table_number(db, tno_o)) < 0) goto out;
+        x->arity = db->tab[x->tno]->t.arity;
+        if ((x->nkey = key_columns(key_o, x->arity, x->key)) < 0) goto out;
+        stand_in[i].nkey = x->nkey;
+        in.ix[i] = &stand_in[i];
+    }
+    for (int i = 0; i < nchecks; i++) {
+        PyObject *tno_o;
+        long long lo, hi;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(checks_l, i), "OLL", &tno_o, &lo, &hi)) goto out;
+        int tno = table_number(db, tno_o);
+        if (tno < 0) goto out;
+        p->checks[3 * i] = tno;
+        p->checks[3 * i + 1] = lo;
+        p->checks[3 * i + 2] = hi;
+    }
+    if (load_checked(base_l, &in, 0, &p->base, &p->nbase) < 0) goto out;
+    for (int ri = 0; ri < nout; ri++)
+        if (load_checked(PyList_GET_ITEM(delta_l, ri), &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
+    rc = 0;
+out:
+    free(in.out);
+    free(in.ix);
+    free(stand_in);
+    return rc;
+}
+
+PyDoc_STRVAR(db_plan_doc,
+"plan(out, indexes, base, deltas, checks) -> a plan of a stratum, loaded (an opaque object that run\n"
+"takes; any database whose tables have the shapes of this one's runs it):\n"
 "out: [table] the relations of the stratum (EMIT's relation numbers);\n"
 "indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
 "base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
-"a program: (nregs, ntup, words, [register, constant, ...]).\n"
-"Returns ('ok', rounds) or ('abort', reason): the stratum's tables are then partly filled.");
+"a program: (nregs, ntup, words, [register, constant, ...]);\n"
+"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows.");
 
-static PyObject *db_run(Database *db, PyObject *args) {
-    PyObject *out_l, *ix_l, *base_l, *delta_l;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
-                          &PyList_Type, &delta_l))
+static PyObject *db_plan(Database *db, PyObject *args) {
+    PyObject *out_l, *ix_l, *base_l, *delta_l, *checks_l;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
+                          &PyList_Type, &delta_l, &PyList_Type, &checks_l))
         return NULL;
+    Plan *p = calloc(1, sizeof(Plan));
+    if (!p) return PyErr_NoMemory();
+    if (plan_load(p, db, out_l, ix_l, base_l, delta_l, checks_l) < 0) { plan_free(p); return NULL; }
+    PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_capsule_free);
+    if (!capsule) plan_free(p);
+    return capsule;
+}
+
+/* the plan's tables are in db with the shapes it was made for: 0, or -1 with a Python error */
+static int plan_fits_tables(Plan *p, Database *db) {
+    for (int ri = 0; ri < p->nout; ri++)
+        if (p->out[ri] >= db->ntab || db->tab[p->out[ri]]->t.arity != p->arity[ri]) goto other;
+    for (int i = 0; i < p->nix; i++)
+        if (p->ix[i].tno >= db->ntab || db->tab[p->ix[i].tno]->t.arity != p->ix[i].arity) goto other;
+    for (int i = 0; i < p->nchecks; i++)
+        if (p->checks[3 * i] >= db->ntab) goto other;
+    return 0;
+other:
+    PyErr_SetString(PyExc_ValueError, "a plan made for the tables of another database");
+    return -1;
+}
+
+/* the plan's checks hold on db's tables */
+static int plan_checks_hold(Plan *p, Database *db) {
+    for (int i = 0; i < p->nchecks; i++) {
+        i64 n = db->tab[p->checks[3 * i]]->t.n;
+        if (n < p->checks[3 * i + 1] || n > p->checks[3 * i + 2]) return 0;
+    }
+    return 1;
+}
+
+/* n programs with registers of their own (the words are the plan's), NULL when out of memory */
+static Prog *run_copies(const Prog *progs, int n) {
+    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
+    for (int k = 0; c && k < n; k++) {
+        c[k] = progs[k];
+        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
+            for (int j = 0; j < k; j++) free(c[j].regs);
+            free(c);
+            return NULL;
+        }
+        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
+    }
+    return c;
+}
+
+static void free_copies(Prog *c, int n) {
+    for (int k = 0; c && k < n; k++) free(c[k].regs);
+    free(c);
+}
+
+/* one stratum by plan p: 0 done, 1 aborted (an integer overflow, a division
+   by zero or a bad shift), -1 a Python error */
+static int run_plan(Database *db, Plan *p, i64 *iterations) {
     Run run;
     memset(&run, 0, sizeof run);
     Interp *in = &run.in;
-    int nout = (int)PyList_GET_SIZE(out_l), nix = (int)PyList_GET_SIZE(ix_l), nbase = 0;
-    int *outno = calloc((size_t)nout + 1, sizeof(int));
+    int nout = p->nout, nix = p->nix;
     Index **owned = calloc((size_t)nix + 1, sizeof(Index *));   /* the live indexes, built for this run */
-    Prog *base = NULL, **delta = calloc((size_t)nout + 1, sizeof(Prog *));
-    int *ndelta = calloc((size_t)nout + 1, sizeof(int));
-    PyObject *result = NULL;
+    Prog *base = run_copies(p->base, p->nbase), **delta = calloc((size_t)nout + 1, sizeof(Prog *));
+    int result = -1;
     in->nout = nout;
     in->nix = nix;
     in->out = calloc((size_t)nout + 1, sizeof(Table *));
     in->ix = calloc((size_t)nix + 1, sizeof(Index *));
     in->emit = buffer_emit;
     run.buf = calloc((size_t)nout + 1, sizeof(Table));
-    if (!outno || !owned || !delta || !ndelta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
-    if (PyList_GET_SIZE(delta_l) != nout) { PyErr_SetString(PyExc_ValueError, "one delta list per relation"); goto out; }
+    if (!owned || !base || !delta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
+    for (int ri = 0; ri < nout; ri++)
+        if (!(delta[ri] = run_copies(p->delta[ri], p->ndelta[ri]))) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nout; ri++) {
-        if ((outno[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
-        db_changed(db, outno[ri]);
-        in->out[ri] = &db->tab[outno[ri]]->t;
-        if (db_table_ensure_set(db->tab[outno[ri]]) < 0) { PyErr_NoMemory(); goto out; }
+        db_changed(db, p->out[ri]);
+        in->out[ri] = &db->tab[p->out[ri]]->t;
+        if (db_table_ensure_set(db->tab[p->out[ri]]) < 0) { PyErr_NoMemory(); goto out; }
         run.buf[ri].arity = in->out[ri]->arity;
     }
     for (int i = 0; i < nix; i++) {
-        PyObject *tno_o, *key_o;
-        int live, key[MAXKEY];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(ix_l, i), "OOp", &tno_o, &key_o, &live)) goto out;
-        int tno = table_number(db, tno_o);
-        if (tno < 0) goto out;
-        int nkey = key_columns(key_o, db->tab[tno]->t.arity, key);
-        if (nkey < 0) goto out;
-        if (!live) {
-            if (!(in->ix[i] = db_index(db, tno, key, nkey))) goto out;
+        IndexSpec *x = &p->ix[i];
+        if (!x->live) {
+            if (!(in->ix[i] = db_index(db, x->tno, x->key, x->nkey))) goto out;
             continue;
         }
         /* a relation of the stratum: an index kept up to date as its table grows
            (no key: a scan of the table's rows, nothing to keep) */
         Index *ix = owned[i] = in->ix[i] = calloc(1, sizeof(Index));
         if (!ix) { PyErr_NoMemory(); goto out; }
-        Table *t = ix->t = &db->tab[tno]->t;
-        ix->nkey = nkey;
-        memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-        if (!nkey) continue;
-        for (i64 r = 0; r < t->n; r++)
-            if (index_add(ix, (int32_t)r) < 0) { PyErr_NoMemory(); goto out; }
+        Table *t = ix->t = &db->tab[x->tno]->t;
+        ix->nkey = x->nkey;
+        memcpy(ix->key, x->key, sizeof(int) * (size_t)x->nkey);
+        if (!x->nkey) continue;
+        if (index_build_plain(ix) < 0) { PyErr_NoMemory(); goto out; }
         if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
-    if (load_checked(base_l, in, 0, &base, &nbase) < 0) goto out;
-    for (int ri = 0; ri < nout; ri++)
-        if (load_checked(PyList_GET_ITEM(delta_l, ri), in, in->out[ri]->arity, &delta[ri], &ndelta[ri]) < 0) goto out;
-    i64 iterations = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = rounds(&run, base, nbase, delta, ndelta, &iterations);
+    rc = rounds(&run, base, p->nbase, delta, p->ndelta, iterations);
     Py_END_ALLOW_THREADS
     if (rc < 0 && in->status == ST_NOMEM)
         PyErr_NoMemory();
-    else if (rc < 0)
-        result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
     else
-        result = Py_BuildValue("(sL)", "ok", (long long)iterations);
+        result = rc < 0;
 out:
-    for (int ri = 0; ri < nout && outno && in->out; ri++) {
+    for (int ri = 0; ri < nout && in->out; ri++) {
         if (!in->out[ri]) continue;
         Table *t = in->out[ri];   /* the live indexes go: later strata read packed ones */
         free(t->idx);
         t->idx = NULL;
         t->nidx = 0;
-        db_changed(db, outno[ri]);
+        db_changed(db, p->out[ri]);
     }
     for (int i = 0; owned && i < nix; i++) {
         if (owned[i]) { index_free(owned[i]); free(owned[i]); }
     }
-    for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
-    free(base);
-    for (int ri = 0; delta && ri < nout; ri++) {
-        for (int k = 0; delta[ri] && k < ndelta[ri]; k++) prog_free(&delta[ri][k]);
-        free(delta[ri]);
-    }
+    free_copies(base, p->nbase);
+    for (int ri = 0; delta && ri < nout; ri++) free_copies(delta[ri], p->ndelta[ri]);
     for (int ri = 0; run.buf && ri < nout; ri++) table_free(&run.buf[ri]);
     free(run.buf);
     free(delta);
-    free(ndelta);
     free(owned);
-    free(outno);
     free(in->out);
     free(in->ix);
     return result;
 }
 
+PyDoc_STRVAR(db_run_doc,
+"run(strata): evaluate strata in order (see db.c), each a list of the plans it may run (plan()'s),\n"
+"the first whose checks hold running.\n"
+"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (no plan of\n"
+"stratum k passed its checks: it did not run) or 'abort' (stratum k's tables are partly filled).");
+
+/* the first plan of `plans` (a list, see db_run_doc) whose checks hold, run:
+   0 done, 1 aborted, 2 none held (stale), -1 a Python error */
+static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
+    if (!PyList_Check(plans)) { PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans"); return -1; }
+    for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
+        Plan *p = PyCapsule_GetPointer(PyList_GET_ITEM(plans, a), PLAN_CAPSULE);
+        if (!p || plan_fits_tables(p, db) < 0) return -1;
+        if (plan_checks_hold(p, db)) return run_plan(db, p, iterations);
+    }
+    return 2;
+}
+
+static PyObject *db_run(Database *db, PyObject *args) {
+    PyObject *strata;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &strata)) return NULL;
+    PyObject *rounds = PyList_New(0);
+    if (!rounds) return NULL;
+    Py_ssize_t k = 0, n = PyList_GET_SIZE(strata);
+    const char *status = "ok";
+    for (; k < n; k++) {
+        i64 iterations = 0;
+        int rc = run_first_fitting(db, PyList_GET_ITEM(strata, k), &iterations);
+        if (rc < 0) goto error;
+        if (rc) { status = rc == 1 ? "abort" : "stale"; break; }
+        PyObject *it = PyLong_FromLongLong(iterations);
+        if (!it || PyList_Append(rounds, it) < 0) { Py_XDECREF(it); goto error; }
+        Py_DECREF(it);
+    }
+    return Py_BuildValue("(snN)", status, k, rounds);
+error:
+    Py_DECREF(rounds);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ the type */
 static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    if (!PyArg_ParseTuple(args, ":Database")) return NULL;
+    static char *names[] = {"tables", "symbols", NULL};
+    PyObject *tables = NULL, *symbols = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:Database", names, &tables, &symbols)) return NULL;
     Database *db = (Database *)type->tp_alloc(type, 0);
     if (!db) return NULL;
     db->names = PyList_New(0);
     db->ids = PyDict_New();
     if (!db->names || !db->ids) { Py_DECREF(db); return NULL; }
+    PyObject *seq = tables ? PySequence_Fast(tables, "tables: a sequence of (arity, symbol columns)") : NULL;
+    if (tables && !seq) { Py_DECREF(db); return NULL; }
+    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    if (n && (!(db->made = calloc((size_t)n, sizeof(DbTable))) || !(db->tab = malloc(sizeof(DbTable *) * (size_t)n)))) {
+        Py_DECREF(seq);
+        Py_DECREF(db);
+        return PyErr_NoMemory();
+    }
+    db->nmade = db->cap = (int)n;
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        int arity;
+        PyObject *sym;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iO", &arity, &sym) || new_table(db, arity, sym) < 0) {
+            Py_DECREF(seq);
+            Py_DECREF(db);
+            return NULL;
+        }
+    }
+    Py_XDECREF(seq);
+    seq = symbols ? PySequence_Fast(symbols, "symbols: a sequence of str") : NULL;
+    if (symbols && !seq) { Py_DECREF(db); return NULL; }
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *sym = PySequence_Fast_GET_ITEM(seq, i);
+        i64 id;
+        if (!PyUnicode_Check(sym) || intern(db, sym, &id) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a symbol is a str");
+            Py_DECREF(seq);
+            Py_DECREF(db);
+            return NULL;
+        }
+    }
+    Py_XDECREF(seq);
     return (PyObject *)db;
 }
 
@@ -580,9 +838,9 @@ static void db_dealloc(Database *db) {
     for (int i = 0; i < db->ntab; i++) {
         db_changed(db, i);
         table_free(&db->tab[i]->t);
-        free(db->tab[i]->sym);
-        free(db->tab[i]);
+        if (i >= db->nmade) free(db->tab[i]);
     }
+    free(db->made);
     free(db->tab);
     free(db->scratch.b);
     Py_XDECREF(db->names);
@@ -596,9 +854,9 @@ static PyMethodDef db_methods[] = {
     {"insert", (PyCFunction)db_insert, METH_VARARGS,
      "insert(table, rows) -> False (nothing inserted) when a row has no C form (not a tuple of the\n"
      "table's arity, an int beyond 64 bits, a value of another type)"},
-    {"clear", (PyCFunction)db_clear, METH_O, "clear(table)"},
-    {"drop_set", (PyCFunction)db_drop_set, METH_O,
-     "drop_set(table): free the hash set that deduplicates its rows, for as long as no row goes in\n"
+    {"clear", (PyCFunction)db_clear, METH_O, "clear(tables): empty each table of the sequence"},
+    {"drop_sets", (PyCFunction)db_drop_sets, METH_O,
+     "drop_sets(tables): free the hash set that deduplicates each one's rows, for as long as no row goes in\n"
      "by insert or run (rows(table) then gives them in row order; a rank-ordered run's result\n"
      "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
@@ -608,11 +866,14 @@ static PyMethodDef db_methods[] = {
     {"symbols", (PyCFunction)db_symbols, METH_NOARGS, "symbols() -> list: symbol id -> its string"},
     {"index_keys", (PyCFunction)db_index_keys, METH_VARARGS,
      "index_keys(table, key columns) -> distinct keys (the index is built and kept)"},
+    {"built", (PyCFunction)db_built, METH_O,
+     "built(table) -> [(key columns, distinct keys)] of the indexes built on it (until it changes)"},
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
+    {"plan", (PyCFunction)db_plan, METH_VARARGS, db_plan_doc},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -623,7 +884,10 @@ PyTypeObject DatabaseType = {
     .tp_basicsize = sizeof(Database),
     .tp_dealloc = (destructor)db_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The relations of a memory-engine run, held in C (see sdylog/datalog/native/db.c).",
+    .tp_doc = "Database(tables=(), symbols=()): the relations of a memory-engine run, held in C (see\n"
+              "sdylog/datalog/native/db.c); tables: (arity, symbol columns: tuple of bools) of each table\n"
+              "made at once (numbered from 0, as add_table numbers them); symbols: interned first, in order\n"
+              "(ids 0, 1, ...).",
     .tp_methods = db_methods,
     .tp_new = db_new,
 };

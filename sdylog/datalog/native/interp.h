@@ -1,7 +1,7 @@
 /* The interpreter of lowered clause programs, shared by the C evaluators.
  *
- * Python plans every clause (sdylog/datalog/pyeval.py, BodyCompiler) and
- * lowers it (sdylog/datalog/native_plan.py) to a program of int64 words.
+ * Python plans every clause (sdylog/datalog/plan.py) and lowers the plan
+ * (sdylog/datalog/native_plan.py) to a program of int64 words.
  *
  * Instruction set (a clause's program; registers r, tuple slots t, indexes idx
  * numbered by the run):
@@ -9,15 +9,22 @@
  *   LOOKUP idx t n k1..kn  loop: t = each row whose key is (r[k1]..r[kn])
  *   BIND r t c             r = t[c]
  *   CHECK t c r            next solution unless t[c] == r
- *   CONST r v              r = v
  *   ARITH op d a b         d = a op b (+ - * / % min max band bor bxor bshl bshr;
  *                          / and % truncate like Soufflé)
  *   UNARY op d a           d = -a or ~a
  *   CMP op a b             next solution unless a op b (= != < <= > >=)
+ *   ANY n w1..wn           next solution unless some option holds: the n words
+ *                          are options, each m (op a b)*m, holding when all its
+ *                          m comparisons do (a disjunction of comparisons)
  *   NOTIN idx n k1..kn     next solution if the key is in index idx
  *   EMPTY idx              next solution unless index idx's table is empty
  *   DISTINCT t             next solution if t is the tuple being tested
  *   FAIL                   next solution
+ *   BRANCH n m1..mn        loop over n options: the programs of m1, ..., mn words
+ *                          that follow (each ending in JOIN), each run in turn
+ *   JOIN k                 the end of an option: go on k words further (after
+ *                          the last option)
+ *   MOVE d a               d = a
  *   EMIT rel rule n r1..rn a head tuple (what it does: the evaluator's `emit`)
  *   TRUE                   the domination test holds
  *   AGG op acc cnt n ...   aggregate (count sum min max): r[acc] = r[cnt] = 0,
@@ -36,8 +43,10 @@
 #define SDYLOG_NATIVE_INTERP_H
 #include "table.h"
 
-enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_CONST, OP_ARITH, OP_UNARY, OP_CMP,
-       OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC,
+/* (programs are saved with their rule program: a change here bumps FORMAT in plan.py) */
+enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
+       OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC, OP_ANY,
+       OP_BRANCH, OP_JOIN, OP_MOVE,
        /* internal: an ARITH or CMP of the common operators, rewritten by check_prog (one jump, no switch) */
        OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 enum { A_ADD = 0, A_SUB, A_MUL, A_DIV, A_MOD, A_MIN, A_MAX, A_BAND, A_BOR, A_BXOR, A_BSHL, A_BSHR };
@@ -72,6 +81,12 @@ typedef struct Interp {
 static void prog_free(Prog *p) {
     free(p->code);
     free(p->regs);
+}
+
+/* an array of n programs, then the array itself (NULL: nothing) */
+static void progs_free(Prog *ps, int n) {
+    for (int k = 0; ps && k < n; k++) prog_free(&ps[k]);
+    free(ps);
 }
 
 /* ------------------------------------------------------------ the interpreter */
@@ -124,9 +139,9 @@ static inline __attribute__((always_inline)) int compare(int op, i64 a, i64 b) {
    (GCC, Clang): one indirect jump per instruction, predicted per opcode. */
 static int run(Interp *ev, const i64 *code, i64 pc, i64 *R, const i64 **T) {
     static const void *const op[] = {
-        &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_const, &&op_arith, &&op_unary,
+        &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_arith, &&op_unary,
         &&op_cmp, &&op_notin, &&op_empty, &&op_distinct, &&op_fail, &&op_emit, &&op_true,
-        &&op_agg, &&op_acc,
+        &&op_agg, &&op_acc, &&op_any, &&op_branch, &&op_join, &&op_move,
         &&op_add, &&op_sub, &&op_mul, &&op_div, &&op_mod, &&op_min, &&op_max,
         &&op_eq, &&op_ne, &&op_lt, &&op_le, &&op_gt, &&op_ge,
     };
@@ -190,9 +205,6 @@ op_bind:
 op_check:
     if (T[code[pc + 1]][code[pc + 2]] != R[code[pc + 3]]) return 0;
     NEXT(4);
-op_const:
-    R[code[pc + 1]] = code[pc + 2];
-    NEXT(3);
 op_arith:
     if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
     NEXT(5);
@@ -231,6 +243,29 @@ op_unary: {
 op_cmp:
     if (!compare((int)code[pc + 1], R[code[pc + 2]], R[code[pc + 3]])) return 0;
     NEXT(4);
+op_any: {
+        const i64 *w = code + pc + 2, *end = w + code[pc + 1];
+        while (w < end) {
+            const i64 *stop = w + 1 + 3 * w[0];
+            for (w++; w < stop && compare((int)w[0], R[w[1]], R[w[2]]); w += 3) {}
+            if (w == stop) NEXT(2 + code[pc + 1]);
+            w = stop;
+        }
+        return 0;
+    }
+op_branch: {
+        i64 n = code[pc + 1], at = pc + 2 + n;
+        for (i64 k = 0; k < n; at += code[pc + 2 + k], k++) {
+            int rc = run(ev, code, at, R, T);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+op_join:
+    NEXT(code[pc + 1]);
+op_move:
+    R[code[pc + 1]] = R[code[pc + 2]];
+    NEXT(3);
 op_notin: {
         Index *ix = ev->ix[code[pc + 1]];
         int n = (int)code[pc + 2];
@@ -351,10 +386,14 @@ static int load_checked(PyObject *list, Interp *in, int arity, Prog **out, int *
     return 0;
 }
 
-/* the operands of a program in range (the interpreter does not check them) */
+/* the operands of a program in range (the interpreter does not check them),
+   and the words BRANCH and JOIN go on at the start of an instruction */
 static int check_prog(Interp *ev, Prog *p, int arity) {
     const i64 *c = p->code;
-    Py_ssize_t pc = 0;
+    Py_ssize_t pc = 0, ntargets = 0;
+    char *start = calloc((size_t)p->len + 1, 1);                     /* word -> starts an instruction */
+    Py_ssize_t *target = malloc(sizeof(Py_ssize_t) * (size_t)(p->len + 1));   /* words jumped to */
+    if (!start || !target) { free(start); free(target); PyErr_NoMemory(); return -1; }
 #define REG(x) ((x) >= 0 && (x) < p->nregs)
 #define TUP(x) ((x) >= 0 && (x) < p->ntup)
 #define IDX(x) ((x) >= 0 && (x) < ev->nix)
@@ -363,6 +402,7 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
     while (pc < p->len) {
         i64 op = c[pc];
         Py_ssize_t n = 0;
+        start[pc] = 1;
         switch (op) {
         case OP_SCAN:
             if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]]->nkey || !TUP(c[pc + 2])) goto bad;
@@ -384,7 +424,6 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             pc += 4;
             break;
         }
-        case OP_CONST: if (!FITS(3) || !REG(c[pc + 1])) goto bad; pc += 3; break;
         case OP_ARITH:
             if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
             if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
@@ -396,6 +435,35 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
             pc += 4;
             break;
+        case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
+            if (!FITS(2) || c[pc + 1] < 0 || !FITS(2 + c[pc + 1])) goto bad;
+            Py_ssize_t w = pc + 2, end = w + c[pc + 1];
+            while (w < end) {
+                Py_ssize_t m = c[w++];
+                if (m < 1 || m > (end - w) / 3) goto bad;
+                for (; m > 0; m--, w += 3)
+                    if (c[w] < C_EQ || c[w] > C_GE || !REG(c[w + 1]) || !REG(c[w + 2])) goto bad;
+            }
+            pc = end;
+            break;
+        }
+        case OP_BRANCH: {   /* (n options of m >= 2 words each, the instructions that follow) */
+            if (!FITS(2) || c[pc + 1] < 1 || !FITS(2 + c[pc + 1])) goto bad;
+            Py_ssize_t at = pc + 2 + c[pc + 1];
+            for (i64 k = 0; k < c[pc + 1]; k++) {
+                if (c[pc + 2 + k] < 2 || c[pc + 2 + k] > p->len - at) goto bad;
+                target[ntargets++] = at;
+                at += c[pc + 2 + k];
+            }
+            pc += 2 + c[pc + 1];
+            break;
+        }
+        case OP_JOIN:
+            if (!FITS(2) || c[pc + 1] < 2 || !FITS(c[pc + 1])) goto bad;
+            target[ntargets++] = pc + c[pc + 1];
+            pc += 2;
+            break;
+        case OP_MOVE: if (!FITS(3) || !REG(c[pc + 1]) || !REG(c[pc + 2])) goto bad; pc += 3; break;
         case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
         case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
         case OP_FAIL: case OP_TRUE: pc += 1; break;
@@ -419,8 +487,15 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
         default: goto bad;
         }
     }
+    start[p->len] = 1;   /* (OP_END) */
+    for (Py_ssize_t i = 0; i < ntargets; i++)
+        if (!start[target[i]]) { pc = target[i]; goto bad; }
+    free(start);
+    free(target);
     return 0;
 bad:
+    free(start);
+    free(target);
     PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
     return -1;
 #undef REG

@@ -45,9 +45,10 @@ typedef struct {
     Rank err_rank;
 } Eval;
 
-/* <0, 0, >0: a before, equal to, after b */
-static inline int rank_cmp(const Eval *ev, const Rank *a, const Rank *b) {
-    for (int i = 0; i < ev->nrank; i++)
+/* <0, 0, >0: a before, equal to, after b (all MAXRANK words: those past
+   nrank are 0 in every rank, and a loop of constant length unrolls) */
+static inline int rank_cmp(const Rank *a, const Rank *b) {
+    for (int i = 0; i < MAXRANK; i++)
         if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
     return 0;
 }
@@ -70,7 +71,7 @@ static int heap_push(Eval *ev, Rank r) {
     i64 i = ev->nheap++;
     while (i > 0) {
         i64 p = (i - 1) / 2;
-        if (rank_cmp(ev, &ev->heap[p], &r) <= 0) break;
+        if (rank_cmp(&ev->heap[p], &r) <= 0) break;
         ev->heap[i] = ev->heap[p];
         i = p;
     }
@@ -85,8 +86,8 @@ static Rank heap_pop(Eval *ev) {
     for (;;) {
         i64 c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && rank_cmp(ev, &ev->heap[c + 1], &ev->heap[c]) < 0) c++;
-        if (rank_cmp(ev, &ev->heap[c], &last) >= 0) break;
+        if (c + 1 < n && rank_cmp(&ev->heap[c + 1], &ev->heap[c]) < 0) c++;
+        if (rank_cmp(&ev->heap[c], &last) >= 0) break;
         ev->heap[i] = ev->heap[c];
         i = c;
     }
@@ -118,7 +119,7 @@ static inline int buf_add(Buf *b, int ri, const i64 *vals, int arity) {
 
 static inline i64 rank_home(Eval *ev, const Rank *r) {
     u64 h = 0;
-    for (int i = 0; i < ev->nrank; i++) h = hash_step(h, r->w[i]);
+    for (int i = 0; i < MAXRANK; i++) h = hash_step(h, r->w[i]);
     return (i64)(h >> ev->rs_shift);
 }
 
@@ -142,13 +143,13 @@ static int rs_grow(Eval *ev) {
 }
 
 /* the slot of pending rank r, NULL when none */
-static RankSlot *rs_find(Eval *ev, const Rank *r) {
+static inline RankSlot *rs_find(Eval *ev, const Rank *r) {
     if (!ev->rs_cap) return NULL;
     i64 mask = ev->rs_cap - 1;
     for (i64 j = rank_home(ev, r);; j = (j + 1) & mask) {
         RankSlot *s = &ev->rs[j];
         if (!s->used) return NULL;
-        if (rank_cmp(ev, &s->rank, r) == 0) return s;
+        if (rank_cmp(&s->rank, r) == 0) return s;
     }
 }
 
@@ -209,11 +210,11 @@ static int emit(Interp *in, int ri, int rule, const i64 *vals) {
     int arity = ev->live[ri].arity;
     Rank r = rank_of(ev, ri, vals);
     Buf *b = &ev->same;
-    if (rank_cmp(ev, &r, &ev->cur) != 0) {
+    if (rank_cmp(&r, &ev->cur) != 0) {
         RankSlot *s = rs_find(ev, &r);
         if (!s) {
             /* (ranks pending are never below the current one: check new ones only) */
-            if (rank_cmp(ev, &r, &ev->cur) < 0) {
+            if (rank_cmp(&r, &ev->cur) < 0) {
                 ev->in.status = ST_RANK;
                 ev->err_rule = rule;
                 ev->err_rank = r;
@@ -253,14 +254,8 @@ static void eval_free(Eval *ev) {
     free(ev->in.out);
     for (int i = 0; i < ev->nlive; i++) {
         table_free(&ev->live[i]);
-        if (ev->delta && ev->delta[i]) {
-            for (int k = 0; k < ev->ndelta[i]; k++) prog_free(&ev->delta[i][k]);
-            free(ev->delta[i]);
-        }
-        if (ev->dom && ev->dom[i]) {
-            for (int k = 0; k < ev->ndom[i]; k++) prog_free(&ev->dom[i][k]);
-            free(ev->dom[i]);
-        }
+        if (ev->delta && ev->delta[i]) progs_free(ev->delta[i], ev->ndelta[i]);
+        if (ev->dom && ev->dom[i]) progs_free(ev->dom[i], ev->ndom[i]);
     }
     free(ev->live);
     free(ev->rank_col);
@@ -469,7 +464,8 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
         int n = (int)PyTuple_GET_SIZE(cols);
         if (i == 0) ev.nrank = n;
         if (n < 1 || n > MAXRANK || n != ev.nrank) {
-            PyErr_SetString(PyExc_ValueError, "rank columns: 1 to MAXRANK, as many for every relation");
+            PyErr_Format(PyExc_ValueError, "relation %d has %d rank columns: 1 to MAXRANK (%d), as many for "
+                         "every relation (%d)", i, n, MAXRANK, ev.nrank);
             goto out;
         }
         for (int k = 0; k < n; k++) {
@@ -535,15 +531,23 @@ static PyObject *ranked_run(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("(sL)", "ok", (long long)waves);
 out:
-    for (int k = 0; base && k < nbase; k++) prog_free(&base[k]);
-    free(base);
+    progs_free(base, nbase);
     free(tables);
     eval_free(&ev);
     return result;
 }
 
+static PyObject *plain_indexes(PyObject *self, PyObject *flag) {
+    int on = PyObject_IsTrue(flag);
+    if (on < 0) return NULL;
+    db_plain_indexes = on;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"ranked_run", ranked_run, METH_VARARGS, ranked_run_doc},
+    {"plain_indexes", plain_indexes, METH_O,
+     "plain_indexes(flag): indexes of tables built row by row (the plain reference), not packed; for tests"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -556,7 +560,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyType_Ready(&DatabaseType) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyModule_AddIntConstant(m, "MAXRANK", MAXRANK) < 0
+        || PyType_Ready(&DatabaseType) < 0) { Py_DECREF(m); return NULL; }
     Py_INCREF(&DatabaseType);
     if (PyModule_AddObject(m, "Database", (PyObject *)&DatabaseType) < 0) {
         Py_DECREF(&DatabaseType);

@@ -1,0 +1,698 @@
+"""The plan of a clause body, and the one planner that makes it.
+
+Both evaluators run plans: the Python one as generated source (pyeval.py),
+the C one as instruction words (native_plan.py, native/interp.h). A plan is
+a list of steps over numbered registers (the clause's variables and
+temporaries) and tuple slots (one per loop):
+
+    Scan t rel             loop: t = each tuple of rel
+    Lookup t rel key vals  loop: t = each tuple of rel whose columns `key` hold vals
+    Bind r t c             r = t[c]
+    Check t c v            next solution unless t[c] == v
+    Assign r v             r = v
+    Test op a b            next solution unless a op b (= != < <= > >=, match, contains)
+    Either options         next solution unless every Test of some option holds
+    Branch options         loop: each option whose Tests hold, its Assigns made
+    Absent rel key vals    next solution if rel has a tuple with vals in columns `key`
+    Distinct t             next solution if t is the tuple being tested
+    Fail                   next solution
+    Aggregate r op ...     r = op over the solutions of its own steps
+    Emit rel clause vals   a head tuple; Holds: the domination test holds
+
+Values are Reg(n), Const(value) (a str is a symbol: the C backend interns
+it when it binds the plan to a database, never in the plan) or Call(op,
+args). A plan that reads a delta tuple (semi-naive, rank-ordered, a
+domination test) finds its columns in registers 0..arity-1.
+
+The planner (greedy, as before): the delta atom first; then every filter
+as soon as its variables are bound; then the atom with the most bound
+arguments, looked up through an index on them (fewer columns when an index
+that serves other lookups is selective enough, `index_key`); live
+relations (those of the stratum, which grow) last.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
+                                NumberLit, StringLit, Var, Wildcard)
+from sdylog.datalog.pickled import Pickled
+from sdylog.datalog.semantics import injected, literal_exprs
+
+
+# ---------------------------------------------------------------- values
+@dataclass(frozen=True)
+class Reg:
+    n: int
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object   # int, float, or str (a symbol)
+
+
+@dataclass(frozen=True)
+class Call:
+    op: str
+    args: tuple
+
+
+# ---------------------------------------------------------------- steps
+@dataclass(frozen=True)
+class Scan:
+    t: int
+    relation: str
+
+
+@dataclass(frozen=True)
+class Lookup:
+    t: int
+    relation: str
+    key: tuple
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Bind:
+    reg: int
+    t: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Check:
+    t: int
+    col: int
+    value: object
+
+
+@dataclass(frozen=True)
+class Assign:
+    reg: int
+    value: object
+
+
+@dataclass(frozen=True)
+class Test:
+    op: str
+    left: object
+    right: object
+    negated: bool = False   # (match, contains: `!match(...)`)
+
+
+@dataclass(frozen=True)
+class Either:
+    """A disjunction of comparisons (ast.AnyOf) as one test: the clause is
+    not split into one clause per option (each its own loops and lookups)."""
+    options: tuple   # of tuples of Test
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A disjunction of comparisons that binds variables, `(p = 0, v = -1 ;
+    p > 0, v = v0)`: the rest of the plan runs once per option whose Tests
+    hold, after its Assigns (each option assigns the same registers). One
+    step, not one clause per option repeating the clause's lookups."""
+    options: tuple   # of tuples of Test, Either and Assign
+
+
+@dataclass(frozen=True)
+class Absent:
+    relation: str
+    key: tuple
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Distinct:
+    t: int
+
+
+@dataclass(frozen=True)
+class Fail:
+    pass
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    reg: int
+    op: str              # count sum min max mean
+    inputs: tuple        # registers bound outside that its steps read
+    steps: tuple
+    target: object       # the value aggregated (None: count)
+
+
+@dataclass(frozen=True)
+class Emit:
+    relation: int        # the head relation's number in the stratum
+    clause: int          # the program's clause index (-1: none), for the rule id
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Holds:
+    pass
+
+
+@dataclass(frozen=True)
+class ClausePlan:
+    steps: tuple
+    nregs: int
+    ntuples: int
+    kinds: tuple         # register -> its kind ("number", "symbol", ...), None when unknown
+    arity: int           # registers 0..arity-1 hold the delta tuple (0: none)
+    loc: object = None   # the clause's first literal (errors)
+
+
+class Unsupported(Exception):
+    pass
+
+
+INTEGER_KINDS = frozenset({"number", "unsigned"})
+_INTEGER_OPS = frozenset({"+", "-", "*", "/", "%", "min", "max", "neg"})
+
+
+def is_integer(e, kinds) -> bool:
+    """A value known to hold an integer (no float anywhere in it)."""
+    if isinstance(e, Const):
+        return isinstance(e.value, int)
+    if isinstance(e, Reg):
+        return kinds[e.n] in INTEGER_KINDS
+    return isinstance(e, Call) and e.op in _INTEGER_OPS and all(is_integer(a, kinds) for a in e.args)
+
+
+# ---------------------------------------------------------------- the planner
+@dataclass
+class Context:
+    """What planning a stratum's clauses reads: relation sizes (`size(rel)`,
+    None when unknown), the relations of the stratum (`live`, looked up
+    through indexes kept up to date), `index_key(rel, key)` (the columns of
+    the index a lookup of a relation below uses), `live_key` (the same for
+    live relations), `fanout(rel, key)` (tuples per key: join order by it,
+    rank-ordered strata)."""
+    size: object
+    live: frozenset = frozenset()
+    index_key: object = None
+    live_key: object = None
+    fanout: object = None
+
+
+class _Registers:
+    """The registers and tuple slots of one clause (its aggregates share them)."""
+
+    def __init__(self, arity: int, kinds: dict | None):
+        self.kinds: list = [None] * arity
+        self.var_kinds = kinds
+        self.ntuples = 0
+
+    def new(self, name: str | None = None) -> int:
+        self.kinds.append(self.var_kinds.get(name) if name and self.var_kinds is not None else None)
+        return len(self.kinds) - 1
+
+    def tuple_slot(self) -> int:
+        self.ntuples += 1
+        return self.ntuples - 1
+
+
+class _BodyPlanner:
+    """The steps of one body (a clause's, or an aggregate's)."""
+
+    def __init__(self, ctx: Context, regs: _Registers, items, bound: dict, run_once: bool):
+        self.ctx = ctx
+        self.regs = regs
+        self.items = items                  # everything of the clause (aggregates' injected variables)
+        self.outer = set(bound)             # variables bound outside (aggregate bodies)
+        self.bound: dict[str, int] = dict(bound)   # variable -> register
+        self.run_once = run_once            # a body run once: its first loop may scan for constants
+        self.loops = 0
+        self.steps: list = []
+        self.deferred: list[Comparison] = []
+        self.distinct: int | None = None    # body atom whose tuples must differ from the delta one
+
+    def bind_var(self, name: str, reg: int | None = None) -> int:
+        if reg is None:
+            reg = self.regs.new(name)
+        elif self.regs.var_kinds is not None and self.regs.kinds[reg] is None:
+            self.regs.kinds[reg] = self.regs.var_kinds.get(name)
+        self.bound[name] = reg
+        return reg
+
+    def temp(self) -> str:
+        name = f" t{len(self.regs.kinds)}"   # (no variable has a space in its name)
+        self.bound[name] = self.regs.new()
+        return name
+
+    # ---- values ----
+    def can_compute(self, e) -> bool:
+        """Whether the variables e needs are bound (semantics.needed says
+        which; walked here directly: planning asks it thousands of times)."""
+        if isinstance(e, Var):
+            return e.name in self.bound
+        if isinstance(e, (NumberLit, StringLit)):
+            return True
+        if isinstance(e, Functor):
+            return all(self.can_compute(a) for a in e.args)
+        if isinstance(e, AggregateExpr):
+            return all(n in self.bound for n in injected(e, self.items, self.outer))
+        return False
+
+    def value(self, e):
+        if isinstance(e, Var):
+            if e.name not in self.bound:
+                raise Unsupported(f"variable {e.name} used before it is bound")
+            return Reg(self.bound[e.name])
+        if isinstance(e, NumberLit):
+            return Const(float(e.value) if e.kind == "float" else e.value)
+        if isinstance(e, StringLit):
+            return Const(e.value)
+        if isinstance(e, Functor):
+            return Call(e.op, tuple(self.value(a) for a in e.args))
+        if isinstance(e, AggregateExpr):
+            return self.aggregate(e)
+        raise Unsupported(f"expression {e!r}")
+
+    def aggregate(self, agg: AggregateExpr) -> Reg:
+        names = sorted(injected(agg, self.items, self.outer))
+        sub = _BodyPlanner(self.ctx, self.regs, list(agg.body) + ([agg.target] if agg.target is not None else []),
+                           {n: self.bound[n] for n in names}, run_once=False)
+        sub.plan(agg.body, None)
+        target = sub.value(agg.target) if agg.target is not None else None
+        reg = self.regs.new()
+        if agg.op == "count" or (agg.op in ("sum", "min", "max") and is_integer(target, self.regs.kinds)):
+            self.regs.kinds[reg] = "number"
+        self.steps.append(Aggregate(reg, agg.op, tuple(self.bound[n] for n in names), tuple(sub.steps), target))
+        return Reg(reg)
+
+    def integer(self, e) -> bool:
+        """An expression known to hold an integer (is_integer, before it has registers)."""
+        if isinstance(e, NumberLit):
+            return e.kind != "float" and isinstance(e.value, int)
+        if isinstance(e, Var):
+            return self.regs.var_kinds is not None and self.regs.var_kinds.get(e.name) in INTEGER_KINDS
+        return isinstance(e, Functor) and e.op in _INTEGER_OPS and all(self.integer(a) for a in e.args)
+
+    # ---- literals ----
+    def atom(self, atom: Atom, delta: bool, index: int = -1) -> None:
+        """Loop over the atom's tuples (the delta atom: its tuple is in
+        registers 0..arity-1, no loop), binding or testing its arguments."""
+        key = []
+        if not delta:
+            key = [i for i, a in enumerate(atom.args)
+                   if not isinstance(a, Wildcard) and not (isinstance(a, Var) and a.name not in self.bound)
+                   and self.can_compute(a)]
+            key = self.index_key(atom, key)
+            t = self.regs.tuple_slot()
+            if key:
+                self.steps.append(Lookup(t, atom.relation, tuple(key),
+                                         tuple(self.value(atom.args[i]) for i in key)))
+            else:
+                self.steps.append(Scan(t, atom.relation))
+            self.loops += 1
+        for i, a in enumerate(atom.args):
+            if i in key or isinstance(a, Wildcard):
+                continue
+            if isinstance(a, Var) and a.name not in self.bound:
+                if delta:
+                    self.bind_var(a.name, i)
+                else:
+                    self.steps.append(Bind(self.bind_var(a.name), t, i))
+                continue
+            if not self.can_compute(a) and self.solve(a, i, None if delta else t):
+                continue
+            if not self.can_compute(a):
+                # an expression of variables bound later: checked once they are
+                if delta:
+                    name = f" t{i}"
+                    self.bound[name] = i
+                else:
+                    name = self.temp()
+                    self.steps.append(Bind(self.bound[name], t, i))
+                self.deferred.append(Comparison("=", Var(name, a.loc), a, a.loc))
+                continue
+            if delta:
+                self.steps.append(Test("=", Reg(i), self.value(a)))
+            else:
+                self.steps.append(Check(t, i, self.value(a)))
+        if index == self.distinct and not delta:
+            # the dominating atom is looped over after the delta; skip the delta tuple itself
+            self.steps.append(Distinct(t))
+
+    def index_key(self, atom: Atom, key: list[int]) -> list[int]:
+        """The columns to look `atom` up by: the bound ones, or fewer.
+        Building an index costs a pass over the relation: a lookup whose
+        only key is constants at the outermost loop of a body run once
+        scans instead; index_key may choose fewer columns (an index that
+        serves other lookups too)."""
+        ctx = self.ctx
+        if not key:
+            return key
+        if atom.relation in ctx.live:
+            return list(ctx.live_key(atom.relation, tuple(key))) if ctx.live_key else key
+        if self.run_once and self.loops == 0 and all(isinstance(atom.args[i], (NumberLit, StringLit)) for i in key):
+            return []
+        if ctx.index_key is None or len(key) < 2:
+            return key
+        return list(ctx.index_key(atom.relation, tuple(key)))
+
+    def solve(self, e, col: int, t: int | None) -> bool:
+        """Bind the one unbound variable of an integer argument `x + c`,
+        `c + x` or `x - c` (c computable) from the column's value: the
+        variable is known at once (an index key for what follows) instead
+        of checked later."""
+        if not (isinstance(e, Functor) and e.op in ("+", "-") and len(e.args) == 2):
+            return False
+        x, c = e.args
+        if e.op == "+" and not (isinstance(x, Var) and x.name not in self.bound):
+            x, c = c, x
+        if not (isinstance(x, Var) and x.name not in self.bound and self.can_compute(c)):
+            return False
+        if not (self.integer(x) and self.integer(c)):
+            return False
+        source = col
+        if t is not None:
+            source = self.regs.new()
+            self.steps.append(Bind(source, t, col))
+        self.regs.kinds[source] = self.regs.var_kinds[x.name]   # (an integer, as x)
+        reg = self.bind_var(x.name)
+        self.steps.append(Assign(reg, Call("-" if e.op == "+" else "+", (Reg(source), self.value(c)))))
+        return True
+
+    def negation(self, neg: Negation) -> None:
+        atom = neg.atom
+        if atom.relation not in self.ctx.live and self.ctx.size(atom.relation) == 0:
+            return   # nothing to be absent from: always true
+        key = tuple(i for i, a in enumerate(atom.args) if not isinstance(a, Wildcard))
+        self.steps.append(Absent(atom.relation, key, tuple(self.value(atom.args[i]) for i in key)))
+
+    def assignment(self, c: Comparison) -> bool:
+        if c.op != "=":
+            return False
+        for a, b in ((c.left, c.right), (c.right, c.left)):
+            if isinstance(a, Var) and a.name not in self.bound and self.can_compute(b):
+                value = self.value(b)
+                self.steps.append(Assign(self.bind_var(a.name), value))
+                return True
+        return False
+
+    def ready(self, lit) -> bool:
+        if isinstance(lit, Negation):
+            return all(self.can_compute(a) for a in lit.atom.args if not isinstance(a, Wildcard))
+        if isinstance(lit, (Comparison, AnyOf)):
+            return all(self.can_compute(e) for e in literal_exprs(lit))
+        return False
+
+    def branch(self, lit: AnyOf) -> bool:
+        """A disjunction that binds variables, once every option can bind
+        them from what is bound (semantics.split_binding_disjunctions keeps
+        only such): a Branch step."""
+        names = {v for e in literal_exprs(lit) for v in _names(e)} - set(self.bound)
+        orders = [_ordered(option, set(self.bound), names) for option in lit.options]
+        if not names or None in orders:
+            return False
+        regs = {n: self.regs.new(n) for n in sorted(names)}
+        outer, options = (self.bound, self.steps), []
+        for order in orders:
+            self.bound, self.steps = dict(outer[0]), []
+            for c in order:
+                if isinstance(c, AnyOf):
+                    self.steps.append(self.either(c))
+                elif (x := _binding(c, set(self.bound))) is not None and x[0] in regs:
+                    self.steps.append(Assign(regs[x[0]], self.value(x[1])))
+                    self.bound[x[0]] = regs[x[0]]
+                else:
+                    self.steps.append(self.test(c))
+            options.append(tuple(self.steps))
+        self.bound, self.steps = outer
+        self.bound.update(regs)
+        self.steps.append(Branch(tuple(options)))
+        return True
+
+    def test(self, c: Comparison) -> Test:
+        return Test(c.op, self.value(c.left), self.value(c.right), c.negated)
+
+    def either(self, lit: AnyOf) -> Either:
+        """The options of a disjunction, those nested in it multiplied out."""
+        options = []
+        for option in lit.options:
+            tests = [()]
+            for c in option:
+                alternatives = self.either(c).options if isinstance(c, AnyOf) else ((self.test(c),),)
+                tests = [t + a for t in tests for a in alternatives]
+            options += tests
+        return Either(tuple(options))
+
+    def score(self, a: Atom):
+        ctx = self.ctx
+        key = tuple(i for i, x in enumerate(a.args) if not isinstance(x, Wildcard) and self.can_compute(x))
+        live = a.relation in ctx.live
+        if ctx.fanout is not None and key and not live:
+            # the fewest tuples per lookup first (known from the index itself: the one it will use)
+            if ctx.index_key is not None and len(key) > 1:
+                key = tuple(ctx.index_key(a.relation, key))
+            return (True, True, -ctx.fanout(a.relation, key), 0)
+        size = ctx.size(a.relation)
+        # index lookups first (live relations last: they grow), then small scans
+        return (bool(key), not live, len(key) - (0 if live else 0.5), -(1000 if size is None else size))
+
+    def plan(self, body, delta_index: int | None) -> None:
+        todo = list(enumerate(body))
+        if delta_index is not None:
+            todo = [(i, lit) for i, lit in todo if i != delta_index]
+            self.atom(body[delta_index], delta=True)
+            todo += [(-1, c) for c in self.deferred]
+            self.deferred = []
+        while todo:
+            for k, (i, lit) in enumerate(todo):
+                if isinstance(lit, BoolLit):
+                    if not lit.value:
+                        self.steps.append(Fail())
+                elif isinstance(lit, Comparison) and self.assignment(lit):
+                    pass
+                elif isinstance(lit, AnyOf) and self.branch(lit):
+                    pass
+                elif self.ready(lit):
+                    if isinstance(lit, Negation):
+                        self.negation(lit)
+                    elif isinstance(lit, AnyOf):
+                        self.steps.append(self.either(lit))
+                    else:
+                        self.steps.append(self.test(lit))
+                elif isinstance(lit, (Atom, Negation, Comparison, AnyOf)):
+                    continue
+                todo.pop(k)
+                break
+            else:
+                atoms = [(i, lit) for i, lit in todo if isinstance(lit, Atom) and all(
+                    isinstance(x, (Var, Wildcard)) or self.can_compute(x) for x in lit.args)]
+                if not atoms:
+                    raise Unsupported("no literal can be evaluated next")
+                i, a = max(atoms, key=lambda item: self.score(item[1]))
+                todo.remove((i, a))
+                self.atom(a, delta=False, index=i)
+                todo += [(-1, c) for c in self.deferred]
+                self.deferred = []
+
+
+def _names(e) -> set:
+    if isinstance(e, Var):
+        return {e.name}
+    return set().union(*map(_names, e.args)) if isinstance(e, Functor) else set()
+
+
+def _binding(c, known: set):
+    """(x, e) when comparison c is `x = e` (or `e = x`) with x not in
+    `known` and e computable from it; else None."""
+    if not isinstance(c, Comparison) or c.op != "=":
+        return None
+    for a, b in ((c.left, c.right), (c.right, c.left)):
+        if isinstance(a, Var) and a.name not in known and _names(b) <= known:
+            return a.name, b
+    return None
+
+
+def _ordered(option, known: set, names: set):
+    """The literals of an option of a disjunction in an order that binds
+    `names` by `x = e` and tests the rest once they can be (None: the
+    option cannot bind them all)."""
+    known, todo, out = set(known), list(option), []
+    while todo:
+        for lit in todo:
+            x = _binding(lit, known)
+            if x is not None and x[0] in names:
+                known.add(x[0])
+            elif x is not None or not set().union(*map(_names, literal_exprs(lit))) <= known:
+                continue
+            out.append(lit)
+            todo.remove(lit)
+            break
+        else:
+            return None
+    return out if names <= known else None
+
+
+def plan_clause(ctx: Context, body, head, relation: int, clause: int, kinds: dict | None,
+                delta: int | None = None, arity: int = 0, distinct: int | None = None) -> ClausePlan:
+    """The plan of one clause: its body (the atom at `delta` read from the
+    delta tuple, of `arity` columns), then Emit(head) into the stratum's
+    relation number `relation` (head None: Holds, a domination test, whose
+    body atom `distinct` must be another tuple than the one tested)."""
+    regs = _Registers(arity, kinds)
+    items = list(body) + list(head or ())
+    p = _BodyPlanner(ctx, regs, items, {}, run_once=delta is None)
+    p.distinct = distinct
+    loc = body[0].loc if body else None
+    try:
+        p.plan(list(body), delta)
+        if head is None:
+            p.steps.append(Holds())
+        else:
+            p.steps.append(Emit(relation, clause, tuple(p.value(e) for e in head)))
+    except Unsupported as e:
+        from sdylog.datalog.lexer import error
+        raise error(loc, f"cannot compile this rule: {e}") from None
+    return ClausePlan(tuple(p.steps), len(regs.kinds), regs.ntuples, tuple(regs.kinds), arity, loc)
+
+
+# ---------------------------------------------------------------- strata
+@dataclass(frozen=True)
+class StratumPlan:
+    """The plans of a plain or recursive stratum: its clauses that read no
+    relation of it (run once), and per relation of it, the plans that read
+    it as their delta (semi-naive rounds). Clause k's Emit names clause k
+    of the program."""
+    base: tuple
+    deltas: tuple
+
+
+def plan_stratum(program, stratum, ctx: Context) -> StratumPlan:
+    """Every clause of `stratum` planned; a clause with an atom of an empty
+    relation below the stratum has no solution and no plan."""
+    here = list(stratum.relations)
+    rid = {r: i for i, r in enumerate(here)}
+    live = replace(ctx, live=frozenset(here))
+    base, deltas = [], [[] for _ in here]
+    for ci in stratum.clauses:
+        c = program.clauses[ci]
+        if dead(c.body, ctx.size, rid):
+            continue
+        kinds = program.clause_kinds[ci]
+        head = rid[c.head.relation]
+        positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
+        if not positions:
+            base.append(plan_clause(ctx, c.body, c.head.args, head, ci, kinds))
+        for p in positions:
+            deltas[rid[c.body[p].relation]].append(plan_clause(
+                live, c.body, c.head.args, head, ci, kinds, delta=p, arity=len(c.body[p].args)))
+    return StratumPlan(tuple(base), tuple(tuple(d) for d in deltas))
+
+
+def dead(body, size, here) -> bool:
+    """A body with an atom of an empty relation (outside the stratum
+    `here`) has no solution: its clause never fires."""
+    return any(isinstance(lit, Atom) and lit.relation not in here and size(lit.relation) == 0 for lit in body)
+
+
+# ---------------------------------------------------------------- plans kept per program
+# What a plan saved with its program holds (the dataclasses here, native_plan.Lowered,
+# native/interp.h's instructions): plans saved in another format are dropped on loading.
+FORMAT = 4
+
+
+class PlanCache:
+    """The plans made for a program, kept for its life (in
+    program.run_cache; a program cached on disk is saved again with its
+    plans at exit, cache.py), each with the sizes of the relations its
+    planning read. A plan made
+    for other sizes serves unless another one is likely much better: it is
+    made again when a relation it read was empty and is not (or the other
+    way round: a clause of an empty relation has no plan, a negation of
+    one no step), or when a size changed by more than FACTOR (sizes below
+    FLOOR count as FLOOR: the join order of small relations matters little).
+    Planning is a function of those sizes and of index statistics; the
+    symbols and rule ids a plan names are bound at each run (native_plan).
+    On a small module planning was most of a rule evaluation's time."""
+
+    FACTOR = 8
+    FLOOR = 64
+    KEPT = 4     # plans per key (a pipeline runs a program on a few modules)
+
+    def __init__(self):
+        self._kept: dict = {}   # key (a stratum's relations, ...) -> [(sizes read, plan)], latest first
+        self.added = 0          # plans made since the program was loaded (cache.py saves them)
+        self.changes = 0        # times what kept() gives changed (a plan made, or one read from its pickle)
+
+    def __getstate__(self):
+        # (plans of the Python path are not saved: it runs few strata but with
+        # provenance or SDYLOG_NATIVE=0. The plan used last for a key is saved
+        # as it is; the others each pickled on their own, unpickled when a run
+        # picks one: a process uses few of them, and each pickle of its own
+        # costs more to read than a part of a larger one.)
+        return {"_kept": {k: [(seen, made if i == 0 else Pickled.of(made)) for i, (seen, made) in enumerate(v)]
+                          for k, v in self._kept.items() if k[0] != "py"}, "format": FORMAT}
+
+    def __setstate__(self, state):
+        self._kept = state["_kept"] if state.get("format") == FORMAT else {}
+        self.added = self.changes = 0
+
+    def get(self, key, size, make):
+        """The plan make(sizes) gives for `key`, or one kept that fits the
+        sizes now (size(relation): its tuple count, None when unknown);
+        `sizes` (what make must read sizes through) logs what it reads."""
+        kept = self._kept.setdefault(key, [])
+        for k, (seen, made) in enumerate(kept):
+            if all(now == was or self._alike(now, was) for rel, was in seen.items() for now in [size(rel)]):
+                if isinstance(made, Pickled):
+                    made = made.value
+                    self.changes += 1
+                kept.pop(k)
+                kept.insert(0, (seen, made))
+                return made
+        log = _SizeLog(size)
+        made = make(log)
+        kept.insert(0, (log.seen, made))
+        del kept[self.KEPT:]
+        self.added += 1
+        self.changes += 1
+        return made
+
+    def kept(self, key) -> list:
+        """(sizes read, plan) of the plans kept for `key` that this process
+        has read, the latest first. Those still pickled (saved with the
+        program, not picked since: __getstate__) are left out: unpickling
+        every plan of every stratum to offer it would cost a cold start more
+        than the few strata whose sizes need one, which `get` finds and
+        unpickles when its stratum comes first (native_db._batch)."""
+        return [k for k in self._kept.get(key, ()) if not isinstance(k[1], Pickled)]
+
+    def bounds(self, was: int) -> tuple[int, int]:
+        """The sizes a relation of `was` tuples when planned may have now for
+        the plan to serve."""
+        if was == 0:
+            return 0, 0
+        b = max(was, self.FLOOR)
+        return (1 if b <= self.FACTOR * self.FLOOR else -(-b // self.FACTOR)), self.FACTOR * b
+
+    def _alike(self, now, was) -> bool:
+        if now is None or was is None:
+            return now is was
+        lo, hi = self.bounds(was)
+        return lo <= now <= hi
+
+
+class _SizeLog:
+    def __init__(self, size):
+        self.size, self.seen = size, {}
+
+    def __call__(self, relation: str):
+        if relation not in self.seen:
+            self.seen[relation] = self.size(relation)
+        return self.seen[relation]
+
+
+def plans_of(program) -> PlanCache:
+    """The program's PlanCache."""
+    cache = program.run_cache
+    plans = cache.get("plans")
+    if plans is None:
+        plans = cache["plans"] = PlanCache()
+    return plans
