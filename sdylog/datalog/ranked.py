@@ -39,7 +39,7 @@ stratum is then evaluated here, from the start.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
@@ -120,9 +120,16 @@ class RankedEvaluation:
 
     def _plans(self, static) -> RankedPlans:
         """The stratum's plans, made with what `static` (the indexes of the
-        relations below) says of sizes and keys; kept per program."""
-        return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
+        relations below) says of sizes and keys; kept per program (not saved
+        with it: a "py" key, see PlanCache)."""
+        return plans_of(self.program).get(("py", "ranked", self.stratum.relations), static.size,
                                           lambda sizes: self._plan(static, sizes))
+
+    def _lowered(self, static) -> tuple | None:
+        """The C programs of the stratum's plans (lowered()), kept per program
+        apart from the plans: a run in C reads only them."""
+        return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
+                                          lambda sizes: lowered(self._plan(static, sizes), self.here))
 
     def _plan(self, static, size) -> RankedPlans:
         prog = self.program
@@ -204,11 +211,10 @@ class RankedEvaluation:
         reads = self.program.reads
         if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):
             return False   # (floats: the Python path)
-        plans = self._plans(self.engine._cindexes)
-        lowered = plans.lowered(self.here)
-        if lowered is None:
+        progs = self._lowered(self.engine._cindexes)
+        if progs is None:
             return False
-        delta_progs, dom_progs, base_progs, specs = lowered
+        delta_progs, dom_progs, base_progs, specs = progs
         intern, rule_of = db.intern, self._rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
@@ -344,21 +350,18 @@ class RankedPlans:
     deltas: tuple
     doms: tuple
     base: tuple
-    _lowered: dict = field(default_factory=dict, compare=False)
 
-    def lowered(self, here) -> tuple | None:
-        """(delta programs, domination programs, base programs, index specs)
-        of the C evaluator, made once; None when a plan does not lower."""
-        if "c" not in self._lowered:
-            slots = IndexSlots()
-            try:
-                made = ([[lower(p, slots, here) for p in g] for g in self.deltas],
-                        [[lower(p, slots, here) for p in t] for t in self.doms],
-                        [lower(p, slots) for p in self.base], slots.specs())
-            except CannotLower:
-                made = None
-            self._lowered["c"] = made
-        return self._lowered["c"]
+
+def lowered(plans: RankedPlans, here) -> tuple | None:
+    """(delta programs, domination programs, base programs, index specs) of
+    the C evaluator; None when a plan does not lower."""
+    slots = IndexSlots()
+    try:
+        return ([[lower(p, slots, here) for p in g] for g in plans.deltas],
+                [[lower(p, slots, here) for p in t] for t in plans.doms],
+                [lower(p, slots) for p in plans.base], slots.specs())
+    except CannotLower:
+        return None
 
 
 class StaticIndexes:
