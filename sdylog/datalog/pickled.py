@@ -9,7 +9,9 @@ read: loading the program costs what a run reads, not what it holds.
 from __future__ import annotations
 
 import pickle
+from array import array
 from collections.abc import Sequence
+from itertools import accumulate
 
 _UNREAD = object()
 
@@ -42,22 +44,38 @@ class Pickled:
 
 
 class PickledItems(Sequence):
-    """A list whose items are each Pickled (unpickled when first read)."""
+    """A list whose items are each kept as their own pickle, unpickled when
+    first read: the pickles joined in one bytes object (item i ends at
+    ends[i]), so that loading the list makes a few objects, not a few per item."""
 
-    def __init__(self, items: list[Pickled]):
-        self.items = items
+    def __init__(self, data: bytes, ends: array):
+        self.data = data
+        self.ends = ends
+        self._values = [_UNREAD] * len(ends)
 
     @classmethod
     def of(cls, values) -> PickledItems:
-        return values if isinstance(values, cls) else cls([Pickled.of(v) for v in values])
+        if isinstance(values, cls):
+            return values
+        pickles = [pickle.dumps(v) for v in values]
+        return cls(b"".join(pickles), array("q", accumulate(map(len, pickles))))
+
+    @property
+    def read(self) -> list[bool]:
+        """Per item, whether it has been unpickled."""
+        return [v is not _UNREAD for v in self._values]
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.ends)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [p.value for p in self.items[i]]
-        return self.items[i].value
+            return [self[k] for k in range(len(self))[i]]
+        i = range(len(self))[i]   # (IndexError beyond the end: iter() stops there)
+        if self._values[i] is _UNREAD:
+            start = self.ends[i - 1] if i else 0
+            self._values[i] = pickle.loads(memoryview(self.data)[start:self.ends[i]])
+        return self._values[i]
 
     def __reduce__(self):
-        return PickledItems, (self.items,)
+        return PickledItems, (self.data, self.ends)
