@@ -163,6 +163,7 @@ def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:
 
 def _declare(parsed: ParsedProgram, types: dict[str, TypeDecl]) -> dict[str, RelationDecl]:
     rels: dict[str, RelationDecl] = {}
+    shared: dict[Column, Column] = {}   # (equal columns are one object: a cached program holds each once)
     for d in parsed.decls:
         cols = []
         seen = set()
@@ -173,7 +174,8 @@ def _declare(parsed: ParsedProgram, types: dict[str, TypeDecl]) -> dict[str, Rel
             kind = tname if tname in KINDS else types[tname].kind if tname in types else None
             if kind is None:
                 raise error(tloc, f"unknown type '{tname}'")
-            cols.append(Column(cname, tname, kind))
+            col = Column(cname, tname, kind)
+            cols.append(shared.setdefault(col, col))
         for name, loc in d.names:
             if name in rels:
                 raise error(loc, f"relation '{name}' is declared twice (first at {rels[name].loc})")
