@@ -17,17 +17,18 @@ _UNREAD = object()
 
 
 class Pickled:
-    """A value kept as its pickle until `.value` is first read."""
+    """A value kept as its pickle until `.value` is first read (one made of
+    a value, of(), is pickled when what holds it is)."""
 
     __slots__ = ("data", "_value")
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes | None, value=_UNREAD):
         self.data = data
-        self._value = _UNREAD
+        self._value = value
 
     @classmethod
     def of(cls, value) -> Pickled:
-        return value if isinstance(value, cls) else cls(pickle.dumps(value))
+        return value if isinstance(value, cls) else cls(None, value)
 
     @property
     def read(self) -> bool:
@@ -40,6 +41,8 @@ class Pickled:
         return self._value
 
     def __reduce__(self):
+        if self.data is None:
+            self.data = pickle.dumps(self._value)
         return Pickled, (self.data,)
 
 

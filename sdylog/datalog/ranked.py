@@ -45,6 +45,7 @@ from operator import itemgetter
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
@@ -120,16 +121,9 @@ class RankedEvaluation:
 
     def _plans(self, static) -> RankedPlans:
         """The stratum's plans, made with what `static` (the indexes of the
-        relations below) says of sizes and keys; kept per program (not saved
-        with it: a "py" key, see PlanCache)."""
-        return plans_of(self.program).get(("py", "ranked", self.stratum.relations), static.size,
-                                          lambda sizes: self._plan(static, sizes))
-
-    def _lowered(self, static) -> tuple | None:
-        """The C programs of the stratum's plans (lowered()), kept per program
-        apart from the plans: a run in C reads only them."""
+        relations below) says of sizes and keys; kept per program."""
         return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
-                                          lambda sizes: lowered(self._plan(static, sizes), self.here))
+                                          lambda sizes: self._plan(static, sizes))
 
     def _plan(self, static, size) -> RankedPlans:
         prog = self.program
@@ -179,15 +173,15 @@ class RankedEvaluation:
         bctx = Context(empty_below, index_key=static.index_key)
         base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
                      for ci in base_clauses for c in [prog.clauses[ci]])
-        return RankedPlans(deltas, doms, base)
+        return RankedPlans(Pickled.of((deltas, doms, base)), lower_plans(deltas, doms, base, here))
 
-    def _functions(self, plans: RankedPlans) -> None:
+    def _functions(self, deltas, doms) -> None:
         """The plans as Python functions in self.ns: per relation, one
         running every clause that reads it on a delta, and one test `is this
         tuple dominated` (or None)."""
         rule_of = self._rule_id
-        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
-        self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
+        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in deltas]
+        self.dominated = [domination_function(self.ns, t) if t else None for t in doms]
 
     def _rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
@@ -211,10 +205,10 @@ class RankedEvaluation:
         reads = self.program.reads
         if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):
             return False   # (floats: the Python path)
-        progs = self._lowered(self.engine._cindexes)
-        if progs is None:
+        lowered = self._plans(self.engine._cindexes).lowered
+        if lowered is None:
             return False
-        delta_progs, dom_progs, base_progs, specs = progs
+        delta_progs, dom_progs, base_progs, specs = lowered
         intern, rule_of = db.intern, self._rule_id
         indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
         result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
@@ -237,8 +231,8 @@ class RankedEvaluation:
         if native is not None and self._run_native(native):
             return
         self.ns = Namespace()
-        plans = self._plans(self.engine._static)
-        self._functions(plans)
+        deltas, doms, base = self._plans(self.engine._static).python.value
+        self._functions(deltas, doms)
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -263,7 +257,7 @@ class RankedEvaluation:
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        self._seed(plans.base, emit)
+        self._seed(base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
         stores = self.store
@@ -328,8 +322,8 @@ class RankedEvaluation:
     def _seed(self, base, emit) -> None:
         """emit(relation index, tuple, rule id) the stratum's loaded tuples,
         then those of the clauses that read none of its relations (`base`:
-        their plans, RankedPlans.base, whose Emit steps name the relation's
-        index and the rule as emit takes them)."""
+        their plans, the last of RankedPlans.python, whose Emit steps name
+        the relation's index and the rule as emit takes them)."""
         eng = self.engine
         for ri, name in enumerate(self.rels):
             for tup in eng._loaded.get(name) or ():
@@ -343,23 +337,24 @@ class RankedEvaluation:
 
 @dataclass(frozen=True)
 class RankedPlans:
-    """The plans of a rank-ordered stratum: those of the clauses that read
-    none of its relations (seeds: `base`), and per relation of the stratum
-    the plans that read it as a delta and its domination tests (the
-    dominated tuple in registers, the dominating one body atom 1)."""
-    deltas: tuple
-    doms: tuple
-    base: tuple
+    """The plans of a rank-ordered stratum. `python`: (deltas, doms, base),
+    per relation of the stratum the plans that read it as a delta and its
+    domination tests (the dominated tuple in registers, the dominating one
+    body atom 1), and those of the clauses that read none of its relations
+    (seeds); kept pickled (pickled.py) until the Python evaluator runs them.
+    `lowered`: their C programs (lower_plans), all a run in C reads."""
+    python: Pickled
+    lowered: tuple | None
 
 
-def lowered(plans: RankedPlans, here) -> tuple | None:
+def lower_plans(deltas, doms, base, here) -> tuple | None:
     """(delta programs, domination programs, base programs, index specs) of
     the C evaluator; None when a plan does not lower."""
     slots = IndexSlots()
     try:
-        return ([[lower(p, slots, here) for p in g] for g in plans.deltas],
-                [[lower(p, slots, here) for p in t] for t in plans.doms],
-                [lower(p, slots) for p in plans.base], slots.specs())
+        return ([[lower(p, slots, here) for p in g] for g in deltas],
+                [[lower(p, slots, here) for p in t] for t in doms],
+                [lower(p, slots) for p in base], slots.specs())
     except CannotLower:
         return None
 
