@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from sdylog.ir.diagnostics import SdylogError, decode_utf8
@@ -204,6 +205,8 @@ class Preprocessor:
                 value = m.group()
                 if kind == "string":
                     value = _unescape(value, loc)
+                elif kind == "ident":   # (one object per name: a cached program pickles it once)
+                    value = sys.intern(value)
                 if kind == "directive":
                     if value == ".once":
                         self._once.add(self._stack[-1])
