@@ -298,12 +298,12 @@ def _bound(bound: dict, stratum, kept, plans, make) -> tuple:
 def _layout_arguments(ndb: NativeDB, stratum, kept, plans) -> tuple:
     """_arguments with symbols interned by the layout, and the number of
     symbols a database must know to run them."""
-    layout = ndb.layout
-    args = _arguments(ndb, stratum, kept, plans, layout.intern)
-    base, deltas, _ = kept[1]
-    ids = layout.symbol_ids
-    need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols), default=-1)
-    return args, need
+    ids = []   # (those of the symbols bound: most plans name none)
+
+    def intern(symbol: str) -> int:
+        ids.append(ndb.layout.intern(symbol))
+        return ids[-1]
+    return _arguments(ndb, stratum, kept, plans, intern), 1 + max(ids, default=-1)
 
 
 def _arguments(ndb: NativeDB, stratum, kept, plans, intern):
