@@ -23,8 +23,7 @@ class Pickled:
     __slots__ = ("data", "_value")
 
     def __init__(self, data: bytes | None, value=_UNREAD):
-        self.data = data
-        self._value = value
+        self.data, self._value = data, value
 
     @classmethod
     def of(cls, value) -> Pickled:
@@ -52,8 +51,7 @@ class PickledItems(Sequence):
     ends[i]), so that loading the list makes a few objects, not a few per item."""
 
     def __init__(self, data: bytes, ends: array):
-        self.data = data
-        self.ends = ends
+        self.data, self.ends = data, ends
         self._values = [_UNREAD] * len(ends)
 
     @classmethod

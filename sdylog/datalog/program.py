@@ -13,12 +13,11 @@ from sdylog.datalog.semantics import check_clause, check_subsumption, split_bind
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
 
-# The parts of a program only planning, explain, error messages and `sdylog
-# datalog`'s files read: the clauses' syntax trees (most of its size), the I/O
-# directives. A program pickled (cache.py keeps programs on disk) holds each of
-# their items pickled on its own (pickled.py): a run whose plans are all kept
-# (plan.PlanCache) reads none, one that plans a stratum again reads that
-# stratum's clauses.
+# The parts of a program only planning, explain, error messages and `sdylog datalog`'s
+# files read: the clauses' syntax trees (most of its size), the I/O directives. A program
+# pickled (cache.py keeps programs on disk) holds each of their items pickled on its own
+# (pickled.py): a run whose plans are all kept (plan.PlanCache) reads none, one that plans
+# a stratum again reads that stratum's clauses.
 _SOURCE = ("clauses", "clause_kinds", "subsumptions", "subsumption_kinds", "directives")
 
 
