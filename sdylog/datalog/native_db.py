@@ -280,7 +280,7 @@ def _pick(ndb: NativeDB, indexes: NativeIndexes, program, stratum):
         if _ranked(ndb, program, stratum) is None:
             return None
         picked = RankedStratum(program, stratum).plans(indexes)
-        return None if picked.lowered(frozenset(stratum.relations)) is None else picked
+        return None if picked.lowered is None else picked
     return plans_of(program).get(("c", stratum.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
                                  lambda size: _lower(program, stratum, Context(size, index_key=indexes.index_key)))
 
@@ -331,9 +331,8 @@ def _offered(ndb: NativeDB, program, stratum, covered: bool, batch: _Batch):
     if stratum.subsumptive:
         if _ranked(ndb, program, stratum) is None:
             return None
-        here = frozenset(stratum.relations)
-        return [_prepared(ndb, covered, program, stratum, (seen, made.lowered(here)), plans, batch)
-                for seen, made in plans.kept(("ranked", stratum.relations)) if made.lowered(here) is not None]
+        return [_prepared(ndb, covered, program, stratum, (seen, made.lowered), plans, batch)
+                for seen, made in plans.kept(("ranked", stratum.relations)) if made.lowered is not None]
     return [_prepared(ndb, covered, program, stratum, kept, plans, batch)
             for kept in plans.kept(("c", stratum.relations)) if kept[1] is not None]
 
@@ -400,21 +399,12 @@ def _bound(bound: dict, stratum, kept, plans, make) -> tuple:
 def _layout_arguments(ndb: NativeDB, program, stratum, kept, plans) -> tuple:
     """_arguments with symbols interned by the layout, and the number of
     symbols a database must know to run them."""
-    layout = ndb.layout
-    args = _arguments(ndb, program, stratum, kept, plans, layout.intern)
-    ids = layout.symbol_ids
-    need = 1 + max((ids[sym] for p in _programs(kept[1]) for _, sym in p.symbols), default=-1)
-    return args, need
+    ids = []   # (those of the symbols bound: most plans name none)
 
-
-def _programs(lowered) -> list:
-    """Every program of a stratum's C plan: base and delta programs (and a
-    rank-ordered one's domination tests)."""
-    if len(lowered) == 3:
-        base, deltas, _ = lowered
-        return [*base, *(p for g in deltas for p in g)]
-    deltas, doms, base, _ = lowered
-    return [*base, *(p for g in (*deltas, *doms) for p in g)]
+    def intern(symbol: str) -> int:
+        ids.append(ndb.layout.intern(symbol))
+        return ids[-1]
+    return _arguments(ndb, program, stratum, kept, plans, intern), 1 + max(ids, default=-1)
 
 
 def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern):

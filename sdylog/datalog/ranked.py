@@ -41,12 +41,13 @@ start.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
@@ -165,7 +166,7 @@ class RankedStratum:
         bctx = Context(empty_below, index_key=static.index_key)
         base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
                      for ci in base_clauses for c in [prog.clauses[ci]])
-        return RankedPlans(deltas, doms, base)
+        return RankedPlans(Pickled.of((deltas, doms, base)), lower_plans(deltas, doms, base, here))
 
 
 class RankedEvaluation(RankedStratum):
@@ -186,13 +187,13 @@ class RankedEvaluation(RankedStratum):
         self.prov: list[dict] = [{} for _ in self.rels]
         self.waves = 0
 
-    def _functions(self, plans: RankedPlans) -> None:
+    def _functions(self, deltas, doms) -> None:
         """The plans as Python functions in self.ns: per relation, one
         running every clause that reads it on a delta, and one test `is this
         tuple dominated` (or None)."""
         rule_of = self._rule_id
-        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
-        self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
+        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in deltas]
+        self.dominated = [domination_function(self.ns, t) if t else None for t in doms]
 
     def _rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
@@ -205,8 +206,8 @@ class RankedEvaluation(RankedStratum):
 
     # ---- evaluation ----
     def run(self) -> None:
-        plans = self.plans(self.engine._static)
-        self._functions(plans)
+        deltas, doms, base = self.plans(self.engine._static).python.value
+        self._functions(deltas, doms)
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -231,7 +232,7 @@ class RankedEvaluation(RankedStratum):
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        self._seed(plans.base, emit)
+        self._seed(base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
         stores = self.store
@@ -296,8 +297,8 @@ class RankedEvaluation(RankedStratum):
     def _seed(self, base, emit) -> None:
         """emit(relation index, tuple, rule id) the stratum's loaded tuples,
         then those of the clauses that read none of its relations (`base`:
-        their plans, RankedPlans.base, whose Emit steps name the relation's
-        index and the rule as emit takes them)."""
+        their plans, the last of RankedPlans.python, whose Emit steps name
+        the relation's index and the rule as emit takes them)."""
         eng = self.engine
         for ri, name in enumerate(self.rels):
             for tup in eng._loaded.get(name) or ():
@@ -311,28 +312,26 @@ class RankedEvaluation(RankedStratum):
 
 @dataclass(frozen=True)
 class RankedPlans:
-    """The plans of a rank-ordered stratum: those of the clauses that read
-    none of its relations (seeds: `base`), and per relation of the stratum
-    the plans that read it as a delta and its domination tests (the
-    dominated tuple in registers, the dominating one body atom 1)."""
-    deltas: tuple
-    doms: tuple
-    base: tuple
-    _lowered: dict = field(default_factory=dict, compare=False)
+    """The plans of a rank-ordered stratum. `python`: (deltas, doms, base),
+    per relation of the stratum the plans that read it as a delta and its
+    domination tests (the dominated tuple in registers, the dominating one
+    body atom 1), and those of the clauses that read none of its relations
+    (seeds); kept pickled (pickled.py) until the Python evaluator runs them.
+    `lowered`: their C programs (lower_plans), all a run in C reads."""
+    python: Pickled
+    lowered: tuple | None
 
-    def lowered(self, here) -> tuple | None:
-        """(delta programs, domination programs, base programs, index specs)
-        of the C evaluator, made once; None when a plan does not lower."""
-        if "c" not in self._lowered:
-            slots = IndexSlots()
-            try:
-                made = ([[lower(p, slots, here) for p in g] for g in self.deltas],
-                        [[lower(p, slots, here) for p in t] for t in self.doms],
-                        [lower(p, slots) for p in self.base], slots.specs())
-            except CannotLower:
-                made = None
-            self._lowered["c"] = made
-        return self._lowered["c"]
+
+def lower_plans(deltas, doms, base, here) -> tuple | None:
+    """(delta programs, domination programs, base programs, index specs) of
+    the C evaluator; None when a plan does not lower."""
+    slots = IndexSlots()
+    try:
+        return ([[lower(p, slots, here) for p in g] for g in deltas],
+                [[lower(p, slots, here) for p in t] for t in doms],
+                [lower(p, slots) for p in base], slots.specs())
+    except CannotLower:
+        return None
 
 
 class StaticIndexes:
