@@ -464,8 +464,11 @@ class _Extractor:
                 read = func
                 self.add_func_shardings(f.ops[func_ops[func]], func, args[func])
             op = f.ops[o]
-            self.add_op_sharding_rows(_OpRead(o, op, name, func, self.kind_of(op, name), (), results[o], ()),
-                                      op.attributes)
+            attrs = op.attributes
+            self.add_list_shardings(op, attrs, o, results[o])   # (add_op_sharding_rows' rows)
+            kind = self._kinds.get(name) or self.kind_of(op, name)
+            if kind.shardings is not None:
+                kind.shardings(self, _OpRead(o, op, name, func, kind, (), results[o], ()), attrs)
         for r in {r for _, r in f.rows("op_rule")}:   # (the rules of the ops there are)
             self._split_sizes |= _rule_rows(f.rules[r])[1]
         self.add_units()
@@ -649,9 +652,7 @@ class _Extractor:
             self.check_result_types(op, [vid])
         # add_op_tail's rows
         f.tail_order.append(op_id)
-        sharding = attrs.get(SHARDING)
-        if sharding is not None:
-            self.add_value_shardings(op, sharding, op_id, [vid])
+        self.add_list_shardings(op, attrs, op_id, [vid])
         if kind.elementwise:
             relations["op_trait"].append((op_id, "elementwise"))
         relations["value_tensor"].append((vid, vid))
@@ -761,11 +762,15 @@ class _Extractor:
         """The rows of the shardings an op holds (SHARDING_RELATIONS): its
         results' `sdy.sharding` list, and those op_kinds.SHARDING_READERS
         reads for its kind."""
-        sharding = attrs.get(SHARDING)
-        if sharding is not None:
-            self.add_value_shardings(read.op, sharding, read.op_id, read.results)
+        self.add_list_shardings(read.op, attrs, read.op_id, read.results)
         if read.kind.shardings is not None:
             read.kind.shardings(self, read, attrs)
+
+    def add_list_shardings(self, op, attrs, op_id: int, results: list[int]) -> None:
+        """The value_sharding rows of the op's `sdy.sharding` list, if it has one."""
+        sharding = attrs.get(SHARDING)
+        if sharding is not None:
+            self.add_value_shardings(op, sharding, op_id, results)
 
     def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
         """The value_sharding rows of an op's sdy.sharding attribute `attr`
