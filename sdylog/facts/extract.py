@@ -13,38 +13,20 @@ from itertools import chain, islice, repeat
 from operator import itemgetter
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import sdy
 
+from sdylog.facts.op_kinds import OpKind, flow_values, op_kind
 from sdylog.ir.diagnostics import error_at
-from sdylog.ir.op_properties import custom_call_has_side_effect, is_elementwise, may_be_effect_free
-from sdylog.ir.shardings import (COLLECTIVE_OPS, DATA_FLOW_OPS, SHARDING_RULE, data_flow_op_of_edge, edge_sources,
-                                 get_sharding, shardable_value)
+from sdylog.ir.op_properties import is_elementwise
+from sdylog.ir.shardings import (DATA_FLOW_OPS, SHARDING, SHARDING_RULE, data_flow_op_of_edge, edge_sources,
+                                 shardable_value)
 from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
-from sdylog.ir.walk import func_ops, op_list, op_names, symbol_name
+from sdylog.ir.walk import func_ops, listed, op_list, op_names, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.rule import FactorKind
 from sdylog.model.sharding import TensorSharding, sharding_per_value
-from sdylog.oprules import RuleCache, rule_key
-from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, TYPE_KEY, key_kind, known_op, unknown_op_message
-
-# Ops whose results carry data unchanged from their operands / regions: data
-# flows through them along data-flow edges, never through a sharding rule.
-_FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
-_OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
-# Ops with a sharding of their own (add_op_sharding_rows): the attribute holding it
-# (an sdy collective's result has its `out_sharding`).
-_OWN_SHARDING_ATTR = {**dict.fromkeys(("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
-                                       "sdy.func_data_flow_edge"), "sharding"),
-                      **dict.fromkeys(COLLECTIVE_OPS, "out_sharding")}
-_OWN_SHARDING_OPS = frozenset(_OWN_SHARDING_ATTR)
-# Ops whose results' (and regions' arguments') tensors are found through their data-flow edges.
-_TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
-# The ops add_op_kind_facts has facts for.
-_KIND_OPS = frozenset({"stablehlo.custom_call", "sdy.data_flow_edge", "sdy.func_data_flow_edge",
-                       "sdy.sharding_constraint", "sdy.sharding_group", "sdy.propagation_barrier", "func.call",
-                       "sdy.manual_computation"})
-
+from sdylog.oprules import RuleCache
+from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, key_of, known_op, unknown_op_message
 
 # The relations read from shardings (and meshes, which inlined ones add and
 # whose units the shardings' sub-axes cut): the rows a step that changes
@@ -55,21 +37,6 @@ SHARDING_RELATIONS = frozenset({
     "value_sharding", "func_result_sharding", "manual_in_sharding", "manual_out_sharding"})
 
 
-def _name_kind(op, name: str) -> tuple[int, int, bool, bool]:
-    """What add_body's loop needs to know of an op by its name: whether it is
-    element-wise (1 yes, 2 ask is_elementwise, 0 no), the key_kind of its
-    rule (NO_KEY for the ops add_op_tail has more rows for), whether it
-    may have regions (False when its op definition says none, e.g.
-    stablehlo.add: the loop then does not ask each op), and whether it has
-    a memory effect of its own (op_trait "effects"; a custom call's
-    has_side_effect is read by add_op_kind_facts)."""
-    elementwise = 2 if name == "stablehlo.bitcast_convert" else int(is_elementwise(None, name))
-    special = name in _OWN_SHARDING_OPS or name in _KIND_OPS or name in _TENSOR_OPS or name in _FLOW_OPS
-    # (_ODS_REGIONS is (count, fixed) on the generated op classes; an unregistered op has none)
-    regions = getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True)
-    return elementwise, NO_KEY if special else key_kind(name), regions, not may_be_effect_free(name)
-
-
 @lru_cache(maxsize=None)
 def _is_result(operands: int, results: int) -> tuple[int, ...]:
     """rule_tensor's last column for an op's operands then results."""
@@ -77,22 +44,9 @@ def _is_result(operands: int, results: int) -> tuple[int, ...]:
 
 
 _UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
-
-_DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
 # The most devices a mesh may have: XLA counts partitions in 32 bits (mhlo.num_partitions
 # is an i32), and the units of an axis come from its prime factors (found by trial division).
 MAX_DEVICES = 2 ** 31 - 1
-
-
-def _direction_name(attr) -> str:
-    """A propagation barrier's allowed_direction (an i32 enum, or its printed name)."""
-    if isinstance(attr, ir.IntegerAttr):
-        return _DIRECTIONS[attr.value]
-    text = str(attr)
-    for name in _DIRECTIONS:
-        if name in text.upper():
-            return name
-    return text
 
 
 def axis_units(size: int, bounds: set[int], split_sizes: set[int], others: int) -> list[tuple[int, int]]:
@@ -164,27 +118,20 @@ def _walk_with_names(fn) -> tuple[list, list[str]]:
     return ops, op_names(ops)
 
 
-def _flow_values(op) -> list:
-    """The results, then the regions' block arguments, of an op in _TENSOR_OPS."""
-    values = list(op.results)
-    for region in op.regions:
-        for block in region.blocks:
-            values += block.arguments
-    return values
+class _OpRead:
+    """An op the walk has read the head of (add_op_head): what its tail rows
+    need, and, while the walk reads the ops nested in it, its blocks still
+    to read and the ops left in the current one. A function's body has op
+    None (its rows are add_func's)."""
+    __slots__ = ("op_id", "op", "name", "func", "kind", "operands", "results", "blocks", "region", "left")
 
-
-class _OpenOp:
-    """An op whose nested ops the walk is reading (add_body): what its tail
-    rows need, its blocks still to read, and the ops left in the current one.
-    A function's body has op None (its rows are add_func's)."""
-    __slots__ = ("op_id", "op", "name", "kind", "operands", "results", "blocks", "region", "left")
-
-    def __init__(self, op_id: int, op, name, kind, operands, results, blocks: list):
-        self.op_id, self.op, self.name, self.kind = op_id, op, name, kind   # (kind: _name_kind's)
+    def __init__(self, op_id: int, op, name, func: str, kind: OpKind | None, operands, results, blocks: list):
+        self.op_id, self.op, self.name, self.func, self.kind = op_id, op, name, func, kind
         self.operands, self.results = operands, results
         self.blocks = blocks   # (region index, block), in order
         self.region = 0
         self.left = 0
+
 
 
 @dataclass
@@ -215,6 +162,9 @@ class FactSet:
     # passes add and drop: such facts do not outlive a change, facts/shared.py)
     rules_from_attributes: bool = False
     unknown_ops: bool = False   # some op is one the rule registry does not know (no rule)
+    # the op ids in post-order (each op after the ops nested in it), as the
+    # walk wrote their tail rows: the order a recursive walk would end them
+    tail_order: list = field(default_factory=list)
 
     def add(self, relation: str, *row) -> None:
         self.relations[relation].append(row)
@@ -249,20 +199,7 @@ def post_order(facts, op_ids) -> list[int]:
     """`op_ids` in Shardy's walk order: an op after the ops nested in it,
     before the ops after it."""
     wanted = set(op_ids)
-    if not wanted:
-        return []
-    return [row[0] for row in tail_order(facts.rows("op")) if row[0] in wanted]
-
-
-def tail_order(op_rows: list[tuple]) -> list[tuple]:
-    """The `op` rows (in id order: pre-order) in post-order: each after the
-    rows of the ops nested in it (the order the walk adds ops' tail rows)."""
-    order, open_ = [], []   # (open_: the op and the ops holding it)
-    for row in op_rows:
-        while open_ and open_[-1][0] != row[3]:
-            order.append(open_.pop())
-        open_.append(row)
-    return order + open_[::-1]
+    return [o for o in facts.tail_order if o in wanted] if wanted else []
 
 
 def add_mesh_rows(facts, name: str, mesh: Mesh) -> None:
@@ -304,7 +241,7 @@ class _Extractor:
         self.facts = FactSet(module=module)
         self.strict_rules = strict_rules
         self.rules = rules or RuleCache(conservative, filename)
-        if plain:   # the reference walk (tests): every op the long way
+        if plain:   # the reference walk (tests): every op the plain way
             self.add_body = self.add_body_plain
         self._names_within = names_within or _walk_with_names
         self.filename = filename
@@ -327,21 +264,39 @@ class _Extractor:
         # types repeat across values: type -> its id -> (shape, element type name)
         self._type_ids: dict = {}
         self._types: list = []
-        self._results_ahead = 0          # op results with ids whose op the walk has not read yet
-        self._name_kinds: dict = {}      # op name -> _name_kind(op, name)
+        self._kinds: dict = {}           # op name -> its OpKind
         self._dict_shardings: dict = {}  # DictAttr -> sharding_in's answer
         # Shardings repeat (after propagation, most ops carry one of a few):
         # equal ones share one id and one set of rows.
         self._sharding_ids: dict = {}    # TensorSharding -> its id
         self._list_ids: dict = {}        # an op's `sdy.sharding` attribute -> the ids of its shardings
-        # op name -> whether the ops of that name read so far had one result each (add_body);
-        # absent until the first one is read
-        self._one_result: dict = {}
 
     # ------------------------------------------------------------ ids
     def value_id(self, value, func: str) -> int:
+        """The value's id; a value seen for the first time gets the next id
+        (its value and value_dim rows are written at the end, add_value_rows)."""
         vid = self.facts.value_ids.get(value)
-        return self.ids_of((value,), func)[0] if vid is None else vid
+        return self.new_value_id(value, func) if vid is None else vid
+
+    def new_value_id(self, value, func: str) -> int:
+        return self.new_value_ids([value], func)[0]
+
+    def new_value_ids(self, values: list, func: str) -> list[int]:
+        """The next ids, for `values` (of `func`, none met before)."""
+        f = self.facts
+        if func != self._func_runs[-1][1]:
+            raise AssertionError(f"a value of @{func} met while reading @{self._func_runs[-1][1]}")
+        value_ids, type_ids, known_type = f.value_ids, self._value_type_ids, self._type_ids.get
+        ids = []
+        for value in values:
+            vid = value_ids[value] = len(f.values)
+            f.values.append(value)
+            t = value.type
+            tid = known_type(t)   # (types are few: a dict hit each)
+            type_ids.append(self.type_id(t) if tid is None else tid)
+            f.value_ops.append(-1)
+            ids.append(vid)
+        return ids
 
     def _known_value_id(self, value, func: str) -> int:
         """value_id when re-reading shardings (reread): the id the facts
@@ -352,29 +307,27 @@ class _Extractor:
                              "(the step that made it did not drop the facts)")
         return vid
 
-    def ids_of(self, values, func: str, walked: bool = False) -> list[int]:
-        """The values' ids; a value seen for the first time gets the next id
-        (its value and value_dim rows are written at the end, add_value_rows).
-        An op result given an id before the walk reads its op (`walked`
-        False: e.g. a data-flow edge's result, met at its data-flow op) is
-        counted in _results_ahead."""
-        value_ids, all_values = self.facts.value_ids, self.facts.values
-        ids = []
-        for value in values:
-            vid = value_ids.get(value)
-            if vid is not None:
-                ids.append(vid)
-                continue
-            vid = len(all_values)
-            value_ids[value] = vid
-            all_values.append(value)
-            self._value_type_ids.append(self.type_id(value.type))
-            if func != self._func_runs[-1][1]:
-                raise AssertionError(f"a value of @{func} met while reading @{self._func_runs[-1][1]}")
-            self.facts.value_ops.append(-1)
-            if not walked and not isinstance(value, ir.BlockArgument) and not isinstance(value.owner, ir.Block):
-                self._results_ahead += 1
-            ids.append(vid)
+    def ids_of(self, values, func: str) -> list[int]:
+        """value_id of each of `values` (a list, or a sequence of the
+        bindings, read by index as walk.listed does: an op's operands are
+        values met before, one dict hit each)."""
+        get = self.facts.value_ids.get
+        ids = [get(values[i]) for i in range(len(values))]
+        if None in ids:
+            ids = [self.value_id(value, func) for value in listed(values)]
+        return ids
+
+    def result_ids(self, op, op_id: int, func: str) -> list[int]:
+        """The ids of an op's results: new ones, but for results met ahead of
+        their op (a data-flow edge's result, met at its data-flow op), which
+        keep theirs. value_ops names the op of a one new result."""
+        values = listed(op.results)
+        f = self.facts
+        if not f.value_ids.keys().isdisjoint(values):
+            return [self.value_id(value, func) for value in values]
+        ids = self.new_value_ids(values, func)
+        if len(ids) == 1:
+            f.value_ops[ids[0]] = op_id
         return ids
 
     def type_id(self, t) -> int:
@@ -466,7 +419,7 @@ class _Extractor:
         for fn in funcs:
             self.add_func(fn)
         self.add_func_edges()
-        f.op_names = set(self._name_kinds) | {"func.func"}   # (add_body saw every op but the functions)
+        f.op_names = set(self._kinds) | {"func.func"}   # (add_body saw every op but the functions)
         self.add_value_rows()
         self.add_units()
         first_slot = len(f.values)
@@ -502,15 +455,20 @@ class _Extractor:
             results[o].append(vid)
         func_ops = {row[2]: row[0] for row in f.rows("op") if row[1] == "func.func"}
         read = None   # the function whose ops are being read
-        for row in tail_order(f.rows("op")):
-            o, name, func = row[0], row[1], row[2]
+        op_rows = {row[0]: row for row in f.rows("op")}
+        for o in f.tail_order:
+            _, name, func, *_ = op_rows[o]
             if name == "func.func":
                 continue   # (read before its ops, which every function with a body has)
             if func != read:
                 read = func
                 self.add_func_shardings(f.ops[func_ops[func]], func, args[func])
             op = f.ops[o]
-            self.add_op_sharding_rows(op, name, op.attributes, o, results[o], func)
+            attrs = op.attributes
+            self.add_list_shardings(op, attrs, o, results[o])   # (add_op_sharding_rows' rows)
+            kind = self._kinds.get(name) or self.kind_of(op, name)
+            if kind.shardings is not None:
+                kind.shardings(self, _OpRead(o, op, name, func, kind, (), results[o], ()), attrs)
         for r in {r for _, r in f.rows("op_rule")}:   # (the rules of the ops there are)
             self._split_sizes |= _rule_rows(f.rules[r])[1]
         self.add_units()
@@ -553,8 +511,12 @@ class _Extractor:
         vis = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
         f.add("func", name, int(vis is None or ir.StringAttr(vis).value == "public"))
         op_id = self.add_op_row(fn.operation, "func.func", name, -1, -1)
-        if not len(fn.regions[0].blocks):
-            return
+        if len(fn.regions[0].blocks):
+            self.add_func_body(fn, name, op_id)
+        f.tail_order.append(op_id)
+
+    def add_func_body(self, fn, name: str, op_id: int) -> None:
+        f = self.facts
         block = fn.regions[0].blocks[0]
         args = []
         for i, arg in enumerate(block.arguments):
@@ -565,7 +527,7 @@ class _Extractor:
             f.add("block_arg", op_id, 0, i, vid)
             f.add("value_tensor", vid, vid)
         self.add_func_shardings(fn, name, args)
-        self.add_body(fn.operation, name, _OpenOp(op_id, None, None, None, (), (), [(0, block)]))
+        self.add_body(fn.operation, name, _OpRead(op_id, None, None, name, None, (), (), [(0, block)]))
         term = block.operations[len(block.operations) - 1]
         rets = [self.value_id(v, name) for v in term.operands]
         self.returns[name] = (op_id, block, rets)
@@ -606,267 +568,166 @@ class _Extractor:
         f.relations["op"].append((op_id, name, func, parent, region, op_id))
         return op_id
 
-    def add_body(self, fn, func: str, root: _OpenOp) -> None:
-        """The rows of every op nested in `fn`, read in one MLIR walk (half the
-        cost of reading each block's op list through the bindings).
+    def add_body(self, fn, func: str, root: _OpRead) -> None:
+        """The rows of every op nested in `fn`, read from one list of them
+        (pre-order, with their names: `names_within`, e.g. the census's).
 
         They come out in the order of a recursive walk: an op's head rows (op,
         operands, results) before those of the ops nested in it, its block
         arguments as each block starts, region yields as each block ends, and
         its tail rows (shardings, kind, tensors, rule) after all of them.
-        `open_` holds the region ops whose nested ops are being read.
+        `open_` holds the ops whose nested ops are being read.
 
-        Ops are many and each call (Python's or the bindings') costs, so the
-        loop reads each op's name, operands, results, result types and
-        attributes once, and writes the rows of the common op itself: an op
-        whose results are new values, that has no sharding, kind facts or
-        tensors of its own, and whose rule is keyed by its types (and
-        attributes). Any other op goes through add_op_tail. add_body_plain
-        is the plain reference of this loop: tests/facts/test_extract.py
-        checks that both give the same rows."""
-        f = self.facts
-        ops, op_rows = f.ops, f.relations["op"]
-        operand_rows, result_rows = f.relations["op_operand"], f.relations["op_result"]
-        relations = f.relations
-        trait_rows, tensor_rows = relations["op_trait"], relations["value_tensor"]
-        op_rule_rows, rule_tensor_rows = relations["op_rule"], relations["rule_tensor"]
-        yield_rows = relations["region_yield"]
-        value_ids, all_values, value_ops = f.value_ids, f.values, f.value_ops
-        get, ids_of = value_ids.get, self.ids_of
-        type_ids = self._value_type_ids
-        type_id_of = self._type_ids.get
-        type_of = type_ids.__getitem__
-        rule_by_key = self._rule_by_key
-        kinds, one_result = self._name_kinds, self._one_result
+        Ops are many, and a call per op and per value costs: a common op
+        (OpKind.common: no regions, no rows of its kind, a rule keyed by its
+        types and attributes) of one result is read in one call,
+        add_common_op. Any other op is read the plain way (add_op_head, then
+        add_op_tail when it is complete): add_body_plain reads every op so,
+        the reference tests/facts/test_extract.py checks this walk against."""
         open_ = [root]
-        if not self.next_block(root, func):
+        if not self.next_block(root):
             return
         within, names = self._names_within(fn)
+        kinds = self._kinds
         for op, name in zip(islice(within, 1, None), islice(names, 1, None)):   # (the first one is fn)
-            top = open_[-1]
-            # The op's head rows: its row (add_op_row's), operands and results.
-            op_id = len(ops)
-            ops.append(op)
-            kind = kinds.get(name)
-            if kind is None:
-                kind = kinds[name] = _name_kind(op, name)
-            elementwise, keyed_by, may_have_regions, effects = kind
-            if effects:
-                trait_rows.append((op_id, "effects"))
-            op_rows.append((op_id, name, func, top.op_id, top.region, op_id))
-            # Operands are defined above their uses: a dict hit each (ids_of off SSA order).
-            # (read by index: iterating the bindings' list ends in an IndexError, which costs more)
-            operand_list = op.operands
-            k = len(operand_list)
-            if k == 1:
-                operands = [get(operand_list[0])]
-            elif k == 2:
-                operands = [get(operand_list[0]), get(operand_list[1])]
-            else:
-                operands = [get(operand_list[i]) for i in range(k)] if k else []
-            if None in operands:
-                operands = ids_of(operand_list, func)
-            # (one or two rows are built here: zip and repeat objects cost more)
-            if k == 1:
-                operand_rows.append((op_id, 0, operands[0]))
-            elif k == 2:
-                operand_rows += ((op_id, 0, operands[0]), (op_id, 1, operands[1]))
-            elif k:
-                operand_rows.extend(zip(repeat(op_id), range(k), operands))
-            # Most ops have one result: `op.result` reads it in one call (and
-            # raises on any other count). It is tried for the names whose ops
-            # so far all had one (one_result[name] True); the ops of other
-            # names (False) and the first op of a name (absent) read the list.
-            value = None
-            if one_result.get(name) and not self._results_ahead:
-                try:
-                    value = op.result
-                    n = 1
-                except ValueError:   # an op of another count: the name's ops read the list from now on
-                    one_result[name] = False
-            if value is None:
-                result_list = op.results
-                n = len(result_list)
-                one_result.setdefault(name, n == 1)
-                # (by index, as the operands)
-                values = [result_list[i] for i in range(n)] if n else ()
-                if n == 1 and not self._results_ahead:
-                    value = values[0]
-            if value is not None:   # one new value
-                vid = len(all_values)
-                value_ids[value] = vid
-                all_values.append(value)
-                t = value.type
-                tid = type_id_of(t)
-                type_ids.append(self.type_id(t) if tid is None else tid)
-                value_ops.append(op_id)
-                results = [vid]
-                result_rows.append((op_id, 0, vid))
-                if self._unpropagatable_types and self.static_shapes:
-                    self.check_result_types(op, results)
-            elif n:
-                if self._results_ahead:   # some op results have ids already (see ids_of)
-                    first_new = len(all_values)
-                    results = self.result_ids(values, func)
-                    if n == 1 and results[0] >= first_new:
-                        value_ops[results[0]] = op_id
-                else:   # new values: ids in a row, types by id
-                    first = len(all_values)
-                    results = list(range(first, first + n))
-                    value_ids.update(zip(values, results))
-                    all_values.extend(values)
-                    types = op.results.types
-                    tids = list(map(type_id_of, types))
-                    if None in tids:
-                        tids = [self.type_id(t) for t in types]
-                    type_ids.extend(tids)
-                    value_ops.extend(repeat(-1, n))
-                result_rows.extend(zip(repeat(op_id), range(n), results))
-                if self._unpropagatable_types and self.static_shapes:
-                    self.check_result_types(op, results)
-            else:
-                results = []
-            regions = op.regions if may_have_regions else ()
-            if len(regions):
-                entered = _OpenOp(op_id, op, name, kind, operands, results,
-                                  [(r, block) for r, region in enumerate(regions) for block in region.blocks])
-                if self.next_block(entered, func):
-                    open_.append(entered)
-                    continue
-            while True:   # the tail rows of `op`, then of each op whose regions it completes
-                attrs = op.attributes   # (each read goes through the bindings: once)
-                # (add_rule's keys: type ids for types; a sharding or a user rule, an
-                # unknown key: add_op_tail)
-                rule_id = _UNKNOWN
-                # (`in` asks for one attribute; len() and items() build the op's
-                # whole dictionary. No key of add_rule's has sdy's attributes: an
-                # ATTR_KEY op with any misses its key, unasked.)
-                # A sharded op (every op after propagation) takes this way too: its
-                # sdy.sharding rows are written here (add_op_sharding_rows').
-                sharding = None
-                if keyed_by <= ATTR_KEY and SHARDING_RULE not in attrs:
-                    if "sdy.sharding" in attrs:
-                        sharding = attrs["sdy.sharding"]
-                    if keyed_by == NO_RULE:
-                        rule_id = None
-                    else:   # rule_key's key, type ids for types
-                        key = (name, (type_of(operands[0]),) if k == 1 else tuple(map(type_of, operands)),
-                               (type_of(results[0]),) if n == 1 else tuple(map(type_of, results)))
-                        if keyed_by == ATTR_KEY:
-                            key += (tuple(attrs.items()) if sharding is None else
-                                    tuple((a, v) for a, v in attrs.items() if not a.startswith("sdy.")),)
-                        rule_id = rule_by_key.get(key, _UNKNOWN)
-                if rule_id is _UNKNOWN:
-                    self.add_op_tail(op, name, op_id, operands, results, func)
-                else:   # add_op_tail's rows for a common op whose rule is known
-                    if sharding is not None:
-                        self.add_value_shardings(op, sharding, op_id, results)
-                    if elementwise == 1 or (elementwise and is_elementwise(op, name)):
-                        trait_rows.append((op_id, "elementwise"))
-                    if n == 1:
-                        tensor_rows.append((results[0], results[0]))
-                    elif results:
-                        tensor_rows.extend(zip(results, results))
-                    if rule_id is not None:
-                        op_rule_rows.append((op_id, rule_id))
-                        if n == 1 and k == 1:
-                            rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, results[0], 1))
-                        elif n == 1 and k == 2:
-                            rule_tensor_rows += ((op_id, 0, operands[0], 0), (op_id, 1, operands[1], 0),
-                                                 (op_id, 2, results[0], 1))
-                        elif operands or results:
-                            tensors = operands + results
-                            rule_tensor_rows.extend(zip(repeat(op_id), range(len(tensors)), tensors, _is_result(k, n)))
-                # `op` is complete: so may be the block it ends, and the op owning that.
+            kind = kinds.get(name) or self.kind_of(op, name)
+            operands = self.add_common_op(op, name, kind, func, open_[-1]) if kind.common else None
+            if operands is not None:   # (read)
                 top = open_[-1]
                 top.left -= 1
-                if top.left or top.op is None:
-                    break
-                # top's block ended with `op`, its terminator
-                yield_rows.extend([(top.op_id, top.region, i, v) for i, v in enumerate(operands)])
-                if self.next_block(top, func):
-                    break
-                open_.pop()
-                op, name, op_id, operands, results = top.op, top.name, top.op_id, top.operands, top.results
-                elementwise, keyed_by, _, _ = top.kind
-                k, n = len(operands), len(results)
+                if not top.left and self.end_block(operands, open_):
+                    self.close(open_.pop(), open_)
+                continue
+            read = self.add_op_head(op, name, func, open_[-1])
+            if read.blocks and self.next_block(read):
+                open_.append(read)
+            else:
+                self.close(read, open_)
 
-    def add_body_plain(self, fn, func: str, root: _OpenOp) -> None:
-        """add_body's rows, in its order, each op read the plain way: its head
-        (add_op_head), the ops nested in it, then its tail (add_op_tail, in
-        `close`). The reference add_body's loop must agree with
-        (tests/facts/test_extract.py); it reads ops inline because a call
-        per op and per row costs (transformer_L48: this walk takes 1.3-1.4x
-        add_body's time, and a pipeline extracts twice)."""
+    def add_body_plain(self, fn, func: str, root: _OpRead) -> None:
+        """add_body's rows, in its order, every op read the plain way."""
         open_ = [root]
-        if not self.next_block(root, func):
+        if not self.next_block(root):
             return
         within, names = self._names_within(fn)
         for op, name in zip(islice(within, 1, None), islice(names, 1, None)):   # (the first one is fn)
             read = self.add_op_head(op, name, func, open_[-1])
-            if self.enter_regions(read, func):
+            if read.blocks and self.next_block(read):
                 open_.append(read)
             else:
-                self.close(read, func, open_)
+                self.close(read, open_)
 
-    def add_op_head(self, op, name: str, func: str, parent: _OpenOp) -> _OpenOp:
+    def add_common_op(self, op, name: str, kind: OpKind, func: str, parent: _OpRead) -> list[int] | None:
+        """The rows of a common op of one result (add_body), as add_op_head
+        and add_op_tail write them, and its operands' ids; None, and no rows,
+        when it has a user rule, an operand not met or a result met before,
+        or another count of results (the plain way then reads it). On
+        transformer_L48 the plain way takes 1.2-1.3x the time of this one."""
+        f, relations = self.facts, self.facts.relations
+        attrs = op.attributes   # (each read goes through the bindings: once)
+        result_list = op.results
+        if len(result_list) != 1 or SHARDING_RULE in attrs:
+            return None
+        value = result_list[0]
+        get = f.value_ids.get
+        operand_list = op.operands   # (read by index: see walk.listed)
+        operands = [get(operand_list[i]) for i in range(len(operand_list))]
+        if None in operands or value in f.value_ids:
+            return None
+        # add_op_head's rows
+        op_id = len(f.ops)
+        f.ops.append(op)
+        relations["op"].append((op_id, name, func, parent.op_id, parent.region, op_id))
+        if kind.effects:
+            relations["op_trait"].append((op_id, "effects"))
+        relations["op_operand"] += [(op_id, i, v) for i, v in enumerate(operands)]
+        vid = f.value_ids[value] = len(f.values)   # (new_value_ids' rows)
+        f.values.append(value)
+        t = value.type
+        tid = self._type_ids.get(t)
+        self._value_type_ids.append(self.type_id(t) if tid is None else tid)
+        f.value_ops.append(op_id)
+        relations["op_result"].append((op_id, 0, vid))
+        if self.static_shapes and self._unpropagatable_types:
+            self.check_result_types(op, [vid])
+        # add_op_tail's rows
+        f.tail_order.append(op_id)
+        self.add_list_shardings(op, attrs, op_id, [vid])
+        if kind.elementwise:
+            relations["op_trait"].append((op_id, "elementwise"))
+        relations["value_tensor"].append((vid, vid))
+        if kind.rule != NO_RULE:
+            type_of = self._value_type_ids.__getitem__
+            if kind.rule == ATTR_KEY and SHARDING not in attrs:
+                # (key_of's key but for sdy attributes other than a sharding, which it
+                # leaves out: a key as good, as it is compared with keys only (add_rule),
+                # without key_of's look at each attribute's name)
+                key = (name, tuple(map(type_of, operands)), (type_of(vid),), tuple(attrs.items()))
+            else:
+                key = key_of(kind.rule, name, map(type_of, operands), (type_of(vid),), attrs)
+            rule_id = self._rule_by_key.get(key, _UNKNOWN)
+            if rule_id is _UNKNOWN:
+                rule_id = self.keyed_rule_id(op, key)
+            if rule_id is not None:   # (add_rule_rows' rows)
+                relations["op_rule"].append((op_id, rule_id))
+                relations["rule_tensor"] += [(op_id, i, v, 0) for i, v in enumerate(operands)]
+                relations["rule_tensor"].append((op_id, len(operands), vid, 1))
+        return operands
+
+    def kind_of(self, op, name: str) -> OpKind:
+        kind = self._kinds.get(name)
+        if kind is None:
+            kind = self._kinds[name] = op_kind(op, name)
+        return kind
+
+    def add_op_head(self, op, name: str, func: str, parent: _OpRead) -> _OpRead:
         """The op's row, its operands and results, and its effects trait."""
         relations = self.facts.relations
-        kind = self._name_kinds.get(name)
-        if kind is None:
-            kind = self._name_kinds[name] = _name_kind(op, name)
+        kind = self.kind_of(op, name)
         op_id = self.add_op_row(op, name, func, parent.op_id, parent.region)
-        if kind[3]:
+        if kind.effects:
             relations["op_trait"].append((op_id, "effects"))
         operands = self.ids_of(op.operands, func)
         relations["op_operand"].extend(zip(repeat(op_id), range(len(operands)), operands))
-        first_new = len(self.facts.values)
-        results = self.result_ids(list(op.results), func)
+        results = self.result_ids(op, op_id, func)
         relations["op_result"].extend(zip(repeat(op_id), range(len(results)), results))
-        if len(results) == 1 and results[0] >= first_new:
-            self.facts.value_ops[results[0]] = op_id
         if self.static_shapes and self._unpropagatable_types:
             self.check_result_types(op, results)
-        blocks = [(r, block) for r, region in enumerate(op.regions) for block in region.blocks] if kind[2] else []
-        return _OpenOp(op_id, op, name, kind, operands, results, blocks)
+        blocks = [(r, block) for r, region in enumerate(op.regions) for block in region.blocks] \
+            if kind.may_have_regions else ()
+        return _OpRead(op_id, op, name, func, kind, operands, results, blocks)
 
-    def enter_regions(self, read: _OpenOp, func: str) -> bool:
-        """Start reading the first block of `read` that has ops; False when none has."""
-        return bool(read.blocks) and self.next_block(read, func)
-
-    def close(self, done: _OpenOp, func: str, open_: list[_OpenOp]) -> None:
+    def close(self, done: _OpRead, open_: list[_OpRead]) -> None:
         """The tail rows of `done`, then of each op whose last block `done` ends
         (as its terminator, whose operands the region yields)."""
         while True:
-            self.add_op_tail(done.op, done.name, done.op_id, done.operands, done.results, func)
+            self.add_op_tail(done)
             top = open_[-1]
             top.left -= 1
-            if top.left or top.op is None:
+            if top.left or not self.end_block(done.operands, open_):
                 return
-            self.facts.relations["region_yield"].extend(
-                (top.op_id, top.region, i, v) for i, v in enumerate(done.operands))
-            if self.next_block(top, func):
-                return
-            open_.pop()
-            done = top
+            done = open_.pop()
 
-    def result_ids(self, results, func: str) -> list[int]:
-        """ids_of for an op's results, while some op results have ids before
-        their op is read (_results_ahead counts those not read yet)."""
-        met = sum(1 for v in results if v in self.facts.value_ids)
-        ids = self.ids_of(results, func, walked=True)
-        self._results_ahead -= met
-        return ids
+    def end_block(self, terminator_operands: list[int], open_: list[_OpRead]) -> bool:
+        """The current block of open_[-1] has ended (its terminator's operands
+        given): its region_yield rows, and the next block started; True when
+        none is left (the op is complete)."""
+        top = open_[-1]
+        if top.op is None:
+            return False   # (a function's body: add_func reads its return)
+        self.facts.relations["region_yield"].extend(
+            (top.op_id, top.region, i, v) for i, v in enumerate(terminator_operands))
+        return not self.next_block(top)
 
-    def next_block(self, entered: _OpenOp, func: str) -> bool:
+    def next_block(self, entered: _OpRead) -> bool:
         """Start the next block of `entered` that has ops (block_arg rows for
         each block on the way); False when none is left."""
         while entered.blocks:
             r, block = entered.blocks.pop(0)
             entered.region = r
             if entered.op is not None:   # (a function's arguments are added by add_func)
-                for i, arg in enumerate(block.arguments):
-                    self.facts.add("block_arg", entered.op_id, r, i, self.value_id(arg, func))
+                for i, arg in enumerate(self.ids_of(block.arguments, entered.func)):
+                    self.facts.add("block_arg", entered.op_id, r, i, arg)
             entered.left = len(block.operations)
             if entered.left:
                 return True
@@ -879,51 +740,37 @@ class _Extractor:
             if error is not None:
                 raise error_at(op, error, self.filename)
 
-    def add_op_tail(self, op, name: str, op_id: int, operands: list[int], results: list[int], func: str) -> None:
-        # Most ops have no sharding, no kind facts and no tensors of their
-        # own: the helpers for those are called only for the ops they are for.
-        relations = self.facts.relations
-        attrs = op.attributes   # each read goes through the bindings: once
-        self.add_op_sharding_rows(op, name, attrs, op_id, results, func)
-        if is_elementwise(op, name):
-            relations["op_trait"].append((op_id, "elementwise"))
-        if name in _KIND_OPS:
-            self.add_op_kind_facts(op, name, attrs, op_id, operands, func)
-        if name in _TENSOR_OPS:
-            self.add_flow_tensors(op, func)
-        elif results:   # each result is its own tensor
-            relations["value_tensor"].extend(zip(results, results))
-        if name not in _FLOW_OPS:
-            self.add_rule(op, name, attrs, op_id, operands, results)
+    def add_op_tail(self, read: _OpRead) -> None:
+        """The op's shardings, elementwise trait, the facts of its kind
+        (op_kinds.KIND_FACTS), its tensors and its rule."""
+        op, kind, relations = read.op, read.kind, self.facts.relations
+        self.facts.tail_order.append(read.op_id)
+        attrs = op.attributes   # (each read goes through the bindings: once)
+        self.add_op_sharding_rows(read, attrs)
+        if kind.elementwise or (kind.elementwise is None and is_elementwise(op, read.name)):
+            relations["op_trait"].append((read.op_id, "elementwise"))
+        if kind.kind_facts is not None:
+            kind.kind_facts(self, read, attrs)
+        if kind.tensors_by_edge:
+            self.add_flow_tensors(op, read.func)
+        else:   # each result is its own tensor
+            relations["value_tensor"].extend(zip(read.results, read.results))
+        if kind.rule is not None:
+            self.add_rule(read, attrs)
 
-    def add_op_sharding_rows(self, op, name: str, attrs, op_id: int, results: list[int], func: str) -> None:
+    def add_op_sharding_rows(self, read: _OpRead, attrs) -> None:
         """The rows of the shardings an op holds (SHARDING_RELATIONS): its
-        results' (`sdy.sharding`, or an attribute of its own), a manual
-        computation's in and out shardings, and those of a data-flow op's
-        block arguments and results that have no edge."""
-        sharding = attrs.get("sdy.sharding")
+        results' `sdy.sharding` list, and those op_kinds.SHARDING_READERS
+        reads for its kind."""
+        self.add_list_shardings(read.op, attrs, read.op_id, read.results)
+        if read.kind.shardings is not None:
+            read.kind.shardings(self, read, attrs)
+
+    def add_list_shardings(self, op, attrs, op_id: int, results: list[int]) -> None:
+        """The value_sharding rows of the op's `sdy.sharding` list, if it has one."""
+        sharding = attrs.get(SHARDING)
         if sharding is not None:
             self.add_value_shardings(op, sharding, op_id, results)
-        own = _OWN_SHARDING_ATTR.get(name)
-        if own is not None:
-            sharding = attrs.get(own)
-            if sharding is not None:
-                self.facts.add("value_sharding", results[0], self.add_sharding(TensorSharding.from_attr(sharding)))
-        if name == "sdy.manual_computation":
-            f = self.facts
-            for i, s in enumerate(sharding_per_value(attrs["in_shardings"])):
-                f.add("manual_in_sharding", op_id, i, self.add_sharding(s))
-            for i, s in enumerate(sharding_per_value(attrs["out_shardings"])):
-                f.add("manual_out_sharding", op_id, i, self.add_sharding(s))
-        if name in _TENSOR_OPS:
-            for value in _flow_values(op):
-                if shardable_value(value) == value and (isinstance(value.owner, ir.Block) or value.owner.name in (
-                        "sdy.named_computation", "sdy.manual_computation")):
-                    # a block argument or result with no edge: its sharding is the op's in/out sharding
-                    s = get_sharding(value)
-                    if s is not None:
-                        self.facts.add("value_sharding", self.value_id(value, func),
-                                       self.add_sharding(TensorSharding.from_attr(s)))
 
     def add_value_shardings(self, op, attr, op_id: int, results: list[int]) -> None:
         """The value_sharding rows of an op's sdy.sharding attribute `attr`
@@ -943,34 +790,9 @@ class _Extractor:
         else:
             rows.extend(zip(results, ids))
 
-    def add_op_kind_facts(self, op, name: str, attrs, op_id: int, operands: list[int], func: str) -> None:
-        """Facts of the ops in _KIND_OPS (other than their elementwise trait)."""
-        f = self.facts
-        if name == "stablehlo.custom_call":
-            if ir.StringAttr(attrs["call_target_name"]).value in _OFFLOAD_TARGETS:
-                f.add("op_trait", op_id, "offload")
-            if custom_call_has_side_effect(attrs):
-                f.add("op_trait", op_id, "effects")
-        if name == "sdy.data_flow_edge":
-            self.add_edge_sources(op, op_id, func)
-        elif name == "sdy.func_data_flow_edge":
-            self.func_edges.append((op_id, op, func))
-        if name == "sdy.sharding_constraint":
-            f.add("sharding_constraint", op_id)
-        elif name == "sdy.sharding_group":
-            f.add("sharding_group", operands[0], ir.IntegerAttr(attrs["group_id"]).value)
-        elif name == "sdy.propagation_barrier":
-            f.add("propagation_barrier", op_id, _direction_name(attrs["allowed_direction"]))
-        elif name == "func.call":
-            f.add("call", op_id, ir.FlatSymbolRefAttr(attrs["callee"]).value)
-        elif name == "sdy.manual_computation":   # (its shardings: add_op_sharding_rows)
-            manual = sdy.ManualAxesAttr(attrs["manual_axes"])
-            for i in range(len(manual)):
-                f.add("manual_axis", op_id, manual[i])
-
     def add_flow_tensors(self, op, func: str) -> None:
-        """value_tensor rows for the results and regions' arguments of an op in _TENSOR_OPS."""
-        for value in _flow_values(op):
+        """value_tensor rows for the results and regions' arguments of an op in op_kinds.TENSOR_OPS."""
+        for value in flow_values(op):
             target = shardable_value(value)
             if target is not None:
                 self.facts.add("value_tensor", self.value_id(value, func), self.value_id(target, func))
@@ -1017,32 +839,40 @@ class _Extractor:
                 index = ir.OpResult(operand).result_number
                 f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
-    def add_rule(self, op, name: str, attrs, op_id: int, operands: list[int], results: list[int]) -> None:
+    def add_rule(self, read: _OpRead, attrs) -> None:
         """The op's op_rule and rule_tensor rows. Ops with equal `rule_key`s
         (8.4k ops of a transformer have ~100) share the first one's rule id;
         ops whose rule depends on their neighbourhood (no key) are looked up
         one by one."""
+        key_kind, operands, results = read.kind.rule, read.operands, read.results
+        key = None   # (no key: a user rule, or a rule that looks around the op)
         if SHARDING_RULE in attrs:
             self.facts.rules_from_attributes = True
-        elif key_kind(name) == NO_RULE:
+        elif key_kind == NO_RULE:
             return   # no rule, and no key to build (constants are many)
-        # Type ids stand for the types in the key: ints compare without the bindings
-        # (add_body builds the same keys).
-        type_of = self._value_type_ids.__getitem__
-        key = rule_key(op, tuple(map(type_of, operands)), tuple(map(type_of, results)), name, attrs)
+        elif key_kind != NO_KEY:
+            # (type ids stand for the types in the key: ints compare without the bindings)
+            type_of = self._value_type_ids.__getitem__
+            key = key_of(key_kind, read.name, map(type_of, operands), map(type_of, results), attrs)
+        rule_id = self.keyed_rule_id(read.op, key)
+        if rule_id is not None:
+            self.add_rule_rows(read.op_id, rule_id, operands, results)
+
+    def keyed_rule_id(self, op, key: tuple | None) -> int | None:
+        """rule_id of the op, shared by the ops of an equal `key` (None: no key)."""
         rule_id = _UNKNOWN if key is None else self._rule_by_key.get(key, _UNKNOWN)
         if rule_id is _UNKNOWN:
             rule_id = self.rule_id(op)
             if key is not None:
                 self._rule_by_key[key] = rule_id
-        if rule_id is None:
-            return
+        return rule_id
+
+    def add_rule_rows(self, op_id: int, rule_id: int, operands: list[int], results: list[int]) -> None:
         relations = self.facts.relations
         relations["op_rule"].append((op_id, rule_id))
-        if operands or results:   # (no empty relation where none was)
-            tensors = operands + results
-            relations["rule_tensor"].extend(zip(repeat(op_id), range(len(tensors)), tensors,
-                                                _is_result(len(operands), len(results))))
+        tensors = operands + results
+        relations["rule_tensor"].extend(zip(repeat(op_id), range(len(tensors)), tensors,
+                                            _is_result(len(operands), len(results))))
 
     def rule_id(self, op) -> int | None:
         """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""
@@ -1114,8 +944,8 @@ def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = F
     is an error at the op (else it has no rule, as in Shardy; a custom call
     of an unknown target has none either way). `rules`: the op sharding
     rules built so far for ops of this module (by rule_key, with this
-    `conservative`), which it adds to. `plain`: read every op by the plain
-    reference walk (add_body_plain; tests check that both give the same)."""
+    `conservative`), which it adds to. `plain`: read every op the plain
+    way (add_body_plain; tests check that both give the same)."""
     with module.context:
         return _Extractor(module, filename, conservative, static_shapes, names_within, strict_rules, rules,
                           plain).run()

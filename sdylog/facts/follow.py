@@ -75,7 +75,8 @@ def without_erased(facts: FactSet, erased: dict[int, dict[int, int]]) -> FactSet
         ops[o] = None
     return replace(facts, relations=relations, value_ids=value_ids, ops=ops, values=values,
                    op_names={name for _, name, *_ in relations["op"]},
-                   sharded_ops=facts.sharded_ops - dead_ops)
+                   sharded_ops=facts.sharded_ops - dead_ops,
+                   tail_order=[o for o in facts.tail_order if o not in dead_ops])
 
 
 def _without(rows: list, relation: str, dead: dict, renamed: dict) -> list:

@@ -114,8 +114,8 @@ def follow(scope: dict, change) -> None:
     if kept is None:
         return
     told, kept.told = kept.told, set()
-    touched = getattr(change, "touched", None)
-    if (getattr(change, "shardings_only", False) and touched <= told
+    touched = getattr(change, "touched", None)   # (None: any op may have been made or erased)
+    if (getattr(change, "shardings_only", False) and touched is not None and touched <= told
             and not kept.facts.rules_from_attributes):
         kept.stale = True
     else:

@@ -44,6 +44,13 @@ def op_names(ops) -> list[str]:
     return [intern(op.name) for op in ops]
 
 
+def listed(items) -> list:
+    """A list of the bindings' sequence `items` (an op's operands, results, ...),
+    read by index: iterating it ends in an IndexError, which costs more than
+    the reads (an op's operands: 2x)."""
+    return [items[i] for i in range(len(items))]
+
+
 def nested_ops_not_entering(op, name: str) -> list[ir.Operation]:
     """The ops nested in `op` (not `op` itself), pre-order as op_list; an op
     named `name` is listed but its regions are not entered (MLIR's walk skips

@@ -156,6 +156,12 @@ def rule_key(op, operand_types=None, result_types=None, name=None, attrs=None) -
         operand_types = [v.type for v in op.operands]
     if result_types is None:
         result_types = [v.type for v in op.results]
+    return key_of(kind, name, operand_types, result_types, attrs)
+
+
+def key_of(kind: int, name: str, operand_types, result_types, attrs) -> tuple:
+    """rule_key's key of an op of key_kind `kind` (TYPE_KEY or ATTR_KEY)
+    and no user rule, from its parts (types or their stand-ins)."""
     types = (name, tuple(operand_types), tuple(result_types))
     if kind != ATTR_KEY:
         return types

@@ -570,3 +570,18 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
     with pytest.raises(ValueError, match="the facts do not know"):
         read_shardings(module, unknown)
     assert len(value_ids) == len(facts.value_ids) - 1 and len(unknown.values) == len(facts.values)
+
+
+def test_tail_order_is_post_order():
+    # facts.tail_order (the order the walk ends ops, read again by
+    # read_shardings and post_order) is MLIR's post-order walk
+    from sdylog.ir.walk import op_list
+    for text in (WHILE, CASE_AND_CALLS, SHARDED_OPS):
+        module = parse_module(text)
+        with module.context:
+            facts = extract_facts(module)
+            walked = [op for top in module.body.operations for op in op_list(top, post_order=True)
+                      if op.name not in ("sdy.mesh",)]
+            assert len(walked) == len(facts.tail_order)
+            for o, op in zip(facts.tail_order, walked):
+                assert facts.ops[o] == op

@@ -147,3 +147,24 @@ func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
     for name, rows in followed.relations.items():
         columns = [i for i, c in enumerate(schema().relations[name].columns) if c.type_name == "Op"]
         assert not any(row[i] in gone for row in rows for i in columns), name
+
+
+@pytest.mark.parametrize("change, kept", [
+    ("shardings only", True),
+    ("shardings only, any op", False),   # Invalidated(None, shardings_only=True): ops may have come and gone
+    ("attributes only", False),
+    ("anything", False),
+])
+def test_follow_keeps_facts_only_after_shardings_only_changes_it_was_told_of(change, kept):
+    from sdylog.facts.shared import _Kept, follow
+    from sdylog.ir import parse_module
+    from sdylog.passes.census import ATTRIBUTES_ONLY, SHARDINGS_ONLY, Invalidated
+    changes = {"shardings only": SHARDINGS_ONLY, "shardings only, any op": Invalidated(None, shardings_only=True),
+               "attributes only": ATTRIBUTES_ONLY, "anything": None}
+    module = parse_module(SHARED_CONSTANT)
+    with module.context:
+        scope = {"facts": _Kept(module, False, False, False, extract_facts(module))}
+        follow(scope, changes[change])
+    assert ("facts" in scope) == kept
+    if kept:
+        assert scope["facts"].stale   # (its shardings are read again when next asked)
