@@ -70,10 +70,16 @@ class PipelineRun:
     @cached_property
     def reshard_names(self):
         """IdNames for the ids of the reshard rules' facts (`needed`'s,
-        on the module the pipeline left); run with name_ids or keep_values."""
+        on the module the pipeline left); run with name_ids or keep_values.
+        Propagation's (run.names) when the reshard step's facts followed
+        propagation's (IdNames.following), else named afresh."""
         from sdylog.commands.values import IdNames
+        facts = self.needed.inventory.facts
+        followed = None if self.names is None else self.names.following(facts)
+        if followed is not None:
+            return followed
         values, main, result_names = self.inputs
-        return IdNames(self.needed.inventory.facts, values, main, self.ctx.filename, result_names)
+        return IdNames(facts, values, main, self.ctx.filename, result_names)
 
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with
