@@ -82,8 +82,9 @@ class Writer:
     (`declare`: the tables, empty, and each relation's view), their rows
     added as they are ready (`add`, `add_lookups`; the file is made with the
     first rows): `run --db` declares the relations while the pipeline runs,
-    adds propagation's rows while the reshard rules run, and theirs at the
-    end (while their ids are named). Used as a context manager: leaving it
+    adds propagation's rows while their ids are named, the module exported
+    and the reshard rules run, and theirs at the end (while the module is
+    printed). Used as a context manager: leaving it
     without `close` (a failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
@@ -91,7 +92,7 @@ class Writer:
     CPU on transformer_L48's run --db, the file as fast to write)."""
 
     def __init__(self, path: str, threads: int = 1):
-        import duckdb
+        duckdb = _duckdb()
         _check_new(path)
         self.path = path
         self.made = False                  # whether this Writer made the file at `path` (_open)
@@ -169,7 +170,7 @@ class Writer:
         (then attached), holding as many tables and views as the schema
         makes; not when another process removed that meanwhile, nor when it
         is damaged (then removed: made again next time)."""
-        import duckdb
+        duckdb = _duckdb()
         try:
             with open(cached, "rb") as schema:
                 with open(self.path, "xb") as f:   # (an existing path neither replaced nor followed)
@@ -220,9 +221,8 @@ class Writer:
                 by_arity.setdefault(r.decl.arity, []).append((k, rows))
         for arity, blocks in by_arity.items():
             rel = np.concatenate([np.full(len(m), k, np.int16) for k, m in blocks])
-            mat = np.concatenate([m for _, m in blocks])
-            _insert(self.con, f"_rows{arity}", {"rel": rel, **{f"c{j}": np.ascontiguousarray(mat[:, j])
-                                                                for j in range(arity)}})
+            columns = np.concatenate([m.T for _, m in blocks], axis=1)   # (one copy: each column contiguous)
+            _insert(self.con, f"_rows{arity}", {"rel": rel, **{f"c{j}": columns[j] for j in range(arity)}})
         _insert(self.con, "_symbols", {"id": np.arange(self.symbols_written, len(self.symbols), dtype=np.int64),
                                        "name": np.array(self.symbols[self.symbols_written:], dtype=object)})
         self.symbols_written = len(self.symbols)
@@ -312,6 +312,19 @@ class Writer:
                 f"{' '.join(joins)}{only}")
 
 
+def _duckdb():
+    """DuckDB: the extension module `_duckdb` that duckdb 2's package
+    re-exports, without the package's own Python (importing that costs
+    ~0.07 s of CPU holding the GIL, on the thread `run --db` writes from,
+    beside the pipeline; `_duckdb` 0.01 s); the package where there is no
+    such module (duckdb 1)."""
+    try:
+        import _duckdb as duckdb
+    except ImportError:
+        import duckdb
+    return duckdb
+
+
 def _check_new(path: str) -> None:
     if os.path.lexists(path):
         raise FileExistsError(f"{path}: the DuckDB file is written new")
@@ -323,9 +336,8 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
     None without a writable cache folder."""
     import hashlib
 
-    import duckdb
-
     from sdylog.datalog.cache import cache_dir, drop_least_recent
+    duckdb = _duckdb()
     folder = cache_dir()
     if folder is None:
         return None
