@@ -362,7 +362,7 @@ def test_run_pipeline_starts_the_database_once_the_module_is_imported(model, mon
     monkeypatch.setattr(propagation_pipeline, "import_phase",
                         lambda *a: (import_phase(*a), seen.append("import passes done"))[0])
     run_pipeline(str(model), progress=Steps(False), on_imported=lambda: seen.append("hook: imported"),
-                 on_propagated=lambda result, named, names: seen.append("hook: propagated"), export=False)
+                 on_propagated=lambda result, named: seen.append("hook: propagated"), export=False)
     assert seen == ["parse", "import", "import passes done", "hook: imported", "propagation", "hook: propagated"]
 
 
