@@ -31,12 +31,14 @@ import numpy as np
 # MB; 0.5 MB with DuckDB's smallest, 16 KB), and a large one's compresses
 # (transformer_L48: 3.4 MB; 13 MB in 16 KB blocks, 5.5 MB in the default 256 KB).
 BLOCK_SIZE = 65536
-# Row groups of 16,384 rows, not 122,880: DuckDB compresses and writes each
+# Row groups of 8,192 rows, not 122,880: DuckDB compresses and writes each
 # full row group into the file as it is inserted, so most of propagation's
 # rows are in the file while the reshard rules still run, and COMMIT, after
-# the last part, has less to write (transformer_L48: 0.08 s of CPU instead
-# of 0.15 s; the file 0.2 MB larger).
-ROW_GROUP_SIZE = 16384
+# the last part, has less to write (transformer_L48: 0.03 s of CPU instead
+# of 0.15 s; the file 0.3 MB larger). The reshard rules' rows and COMMIT,
+# what is left once the pipeline is done, take 0.08 s of CPU (0.10 s in
+# row groups of 16,384, as much in 4,096); the whole file as much.
+ROW_GROUP_SIZE = 8192
 # A file made from the cached tables and views keeps their first catalog as free blocks when
 # COMMIT writes the catalog again (~0.5 MB: examples/mlp.mlir's file would be 2.2 MB, not 1.8):
 # a file of fewer rows makes its own.
