@@ -235,8 +235,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     called once propagation is done, before its ids are named and before
     the export (which changes neither the relations nor their names, but
     erases ops the facts hold): `run --db` starts writing propagation's
-    relations then (while the ids are named), explain reads the derivations. `provenance`: propagation
-    records them (explain). Without `export`, the run ends with propagation.
+    relations then (while the ids are named), explain reads the
+    derivations. `provenance`: propagation records them (explain). Without
+    `export`, the run ends with propagation.
     With `partition` (PartitionerOptions), then the partitioner's passes to
     the per-device program (sdylog/partition/pipeline.py), its collectives
     costed. `reshards`: the reshard step's decisions (run.needed) are made

@@ -60,12 +60,14 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         # rules' rows while the module is printed and written
         parts = database_parts(partitioned=partition)
         db_file.start(lambda path, handed: save_database(path, parts, handed))
+
+    def add_propagation(propagated, _named):
+        db_file.add(propagated.engine)
     try:
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
                               keep_values=bool(report_path), partition=options, reshards=not partition,
                               on_imported=start_db if db_file else None,
-                              on_propagated=(lambda propagated, _named: db_file.add(propagated.engine))
-                              if db_file else None)
+                              on_propagated=add_propagation if db_file else None)
         # (the reshards needed were decided in run_pipeline: a module Shardy's reshard pass rejects
         # is an error there, and nothing is written)
         if db_file:

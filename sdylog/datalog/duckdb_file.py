@@ -34,10 +34,10 @@ BLOCK_SIZE = 65536
 # Row groups of 8,192 rows, not 122,880: DuckDB compresses and writes each
 # full row group into the file as it is inserted, so most of propagation's
 # rows are in the file while the reshard rules still run, and COMMIT, after
-# the last part, has less to write (transformer_L48: 0.03 s of CPU instead
-# of 0.15 s; the file 0.3 MB larger). The reshard rules' rows and COMMIT,
-# what is left once the pipeline is done, take 0.08 s of CPU (0.10 s in
-# row groups of 16,384, as much in 4,096); the whole file as much.
+# the last part, has less to write. transformer_L48's reshard rules' rows
+# and COMMIT, what is left once the pipeline is done, take 0.08 s of CPU
+# (0.10 s in row groups of 16,384, as much in 4,096; COMMIT alone 0.1 s in
+# 122,880); the whole file as much, 0.2 MB larger than in 122,880.
 ROW_GROUP_SIZE = 8192
 # A file made from the cached tables and views keeps their first catalog as free blocks when
 # COMMIT writes the catalog again (~0.5 MB: examples/mlp.mlir's file would be 2.2 MB, not 1.8):
@@ -86,8 +86,8 @@ class Writer:
     first rows): `run --db` declares the relations while the pipeline runs,
     adds propagation's rows while their ids are named, the module exported
     and the reshard rules run, and theirs at the end (while the module is
-    printed). Used as a context manager: leaving it
-    without `close` (a failure) leaves no file.
+    printed). Used as a context manager: leaving it without `close` (a
+    failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
     on, and DuckDB's own workers would take the cores from it (0.1 s less
