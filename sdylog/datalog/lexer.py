@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from sdylog.ir.diagnostics import SdylogError, decode_utf8
@@ -28,6 +29,10 @@ class Token:
     kind: str   # 'ident', 'number', 'unsigned', 'float', 'string', 'directive', 'op', 'eof'
     text: str   # the value: identifier, literal digits, unescaped string, operator
     loc: Loc
+    # a variable of a function-like macro's own (in its body, no parameter): (the
+    # macro, the number of the call it came from); the parser checks it meets no
+    # other variable of its clause (parser.own_variables_apart)
+    call: tuple[str, int] | None = None
 
 
 # Longest first: the lexer takes the first that matches.
@@ -52,8 +57,6 @@ _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n"
 _PP = re.compile(r"[ \t]*(?P<hash>#)[ \t]*(?P<name>[a-z_]*)(?P<rest>.*)")
 _DOT_INCLUDE = re.compile(r'[ \t]*("(?:\\.|[^"\\\n])*")')
 _IDENT = re.compile(r"[_?a-zA-Z][_?a-zA-Z0-9]*$")
-# Directives of a relation's name and its columns in parentheses: a clause starts after them.
-_DECLARING = {".decl", ".input", ".output", ".printsize", ".limitsize", ".functor"}
 
 
 def _unescape(text: str, loc: Loc) -> str:
@@ -107,8 +110,8 @@ class Preprocessor:
     Understands what C's preprocessor (which Soufflé runs) is used for in rule
     files: `#include "f"` (searched beside the including file, then in the
     include dirs), `#define NAME [tokens]` and `#define NAME(a, b) [tokens]`
-    (a call's arguments replace a and b; a variable of the body's own may
-    not meet another of its clause: _check_own_variables), `#undef`,
+    (a call's arguments replace a and b; a variable of the body's own is
+    marked with its call: Token.call), `#undef`,
     `#ifdef/#ifndef/#else/#endif` (include guards) and Soufflé's own
     `.include "f"` and `.once`. Anything else starting with `#` is an error.
     """
@@ -120,10 +123,7 @@ class Preprocessor:
         # #undef, so that a call can keep the functions defined where it stands
         self.functions: dict[str, tuple[list[str], list[Token]]] = {}
         self._calls_at: dict[int, tuple[Token, dict]] = {}   # id(name token) -> (it, functions there)
-        # id(token) -> (macro, call number): a variable of a call's body that is no parameter
-        # (_own_tokens: those tokens, kept alive while their ids are keys)
-        self._own: dict[int, tuple[str, int]] = {}
-        self._own_tokens: list[Token] = []
+        self._ncalls = 0                  # macro calls expanded (numbering them: Token.call)
         self.files: list[str] = []        # every file read, in order
         self._once: set[str] = set()
         self._stack: list[str] = []
@@ -150,7 +150,6 @@ class Preprocessor:
             self._stack.pop()
         if not self._stack:   # (the outermost file: its includes' calls are expanded with its own)
             out, self._calls_at = self._calls(out), {}
-            self._check_own_variables(out)
         return out
 
     def _lex(self, text: str, filename: str, here: str) -> list[Token]:
@@ -206,6 +205,8 @@ class Preprocessor:
                 value = m.group()
                 if kind == "string":
                     value = _unescape(value, loc)
+                elif kind == "ident":   # (one object per name: a cached program pickles it once)
+                    value = sys.intern(value)
                 if kind == "directive":
                     if value == ".once":
                         self._once.add(self._stack[-1])
@@ -261,55 +262,16 @@ class Preprocessor:
                 raise error(t.loc, f"macro '{t.text}' needs {len(params)} argument{'s' * (len(params) != 1)}, "
                             f"given {len(args)}")
             given = dict(zip(params, args))
-            own, call = _own_variables(params, body), (t.text, len(self._own_tokens))
+            own, call = _own_variables(params, body), (t.text, self._ncalls)
+            self._ncalls += 1
             expanded = []
             for b in body:
                 if b.kind == "ident" and b.text in given:
                     expanded += given[b.text]
-                    continue
-                expanded.append(Token(b.kind, b.text, t.loc))
-                if b.kind == "ident" and b.text in own:
-                    self._own[id(expanded[-1])] = call
-                    self._own_tokens.append(expanded[-1])
+                else:
+                    expanded.append(Token(b.kind, b.text, t.loc, call if b.kind == "ident" and b.text in own else None))
             out += self._calls(expanded, depth + 1, here)
         return out
-
-    def _check_own_variables(self, tokens: list[Token]) -> None:
-        """An error where a variable of a macro's own (in its body, not a
-        parameter) is also a variable of the clause it is called in outside
-        that call, or of another call of it there: as C's preprocessor, which
-        Soufflé runs, the expansion does not rename it, and the two would
-        silently be one variable. (A clause: the tokens after a "." or a
-        directive (a declaration's closing ")"), up to the next "." or
-        directive.)"""
-        own, self._own, self._own_tokens = self._own, {}, []
-        if not own:
-            return
-        clause: list[Token] = []
-        depth = None   # (in a directive: the depth of its parentheses)
-        for t in tokens + [Token("op", ".", Loc("", 0, 0))]:
-            ends = t.kind == "directive" or (t.kind == "op" and t.text == ".")
-            if not ends:
-                if depth is not None and t.kind == "op" and t.text in "()":
-                    depth += 1 if t.text == "(" else -1
-                    ends = depth == 0
-                else:
-                    clause.append(t)
-                if not ends:
-                    continue
-            depth = 0 if t.text in _DECLARING else None
-            first: dict[str, tuple[Token, tuple | None]] = {}   # name -> its first token, whose call (None: none)
-            for x in clause:
-                if x.kind != "ident":
-                    continue
-                call = own.get(id(x))
-                seen, seen_call = first.setdefault(x.text, (x, call))
-                if seen_call != call and (call or seen_call):
-                    macro = (call or seen_call)[0]
-                    raise error(x.loc, f"'{x.text}' is a variable of macro '{macro}' of its own and also a "
-                                f"variable of this clause at {seen.loc} (outside that call of {macro}): they "
-                                "would be one variable; rename one")
-            clause = []
 
     def _include(self, name: str, here: str, loc: Loc, out: list[Token]) -> None:
         """The tokens of file `name`, found beside the including file or in an include dir."""

@@ -12,9 +12,10 @@ relations' sizes), the plans kept per program.
 
 Where the relations live: when the extension sdylog.datalog._native is built
 and provenance is off, every relation without a float column is a C table
-(native_db.py), and a plain or recursive stratum whose clauses lower to the
-C evaluator's instructions (native_plan.py) runs there, consecutive ones in
-one call while their kept plans fit the sizes. Another stratum runs
+(native_db.py), and a stratum whose clauses lower to the C evaluator's
+instructions (native_plan.py) runs there (plain, recursive, rank-ordered
+or stepped), consecutive ones in one call while their kept plans fit the
+sizes: a whole run in one, warm. Another stratum runs
 in Python on sets made from the tables (`_data`: made when first read after
 the table changed) and its results go back into them; the relations read
 through the API are made the same way. Without the extension, with
@@ -35,7 +36,7 @@ from sdylog.datalog.engine import drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
-from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, run_strata
+from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, frees, run_strata
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
@@ -370,26 +371,27 @@ class MemoryEngine(NamedReads):
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
             self._drop(plan.before, plan.kept)
-            self._drop_sets(plan.unwritten)
+            # (and those of the rank-ordered strata: their results are stored without them)
+            self._drop_sets(plan.unwritten + [r for s, sets in zip(strata, plan.sets) if s.subsumptive for r in sets])
         derived = [r for s in strata for r in s.relations] if plan is None else plan.derived
         self._reset(derived)
         self._facts_provenance(derived)
+        # (C frees what no later stratum reads as it goes: the same as _drop below, done sooner)
+        freed = frees(self._db, plan) if plan is not None and self._db is not None else None
         i = 0
         while i < len(strata):
-            if plan is not None and strata[i].subsumptive:
-                self._drop_sets(plan.sets[i])   # (its result is stored without them)
-            ran = len(self._run_next(program, strata[i:]))
+            ran = len(self._run_next(program, strata[i:], None if freed is None else freed[i:]))
             if plan is not None:
                 done = slice(i, i + ran)
                 self._drop(list(chain.from_iterable(plan.after[done])), plan.kept)
                 self._drop_sets(list(chain.from_iterable(plan.sets[done])))
             i += ran
 
-    def _run_next(self, program: Program, strata) -> list:
-        """Evaluate the first of `strata`, and the plain and recursive ones
-        after it that C evaluates in the same call (native_db.run_strata):
+    def _run_next(self, program: Program, strata, freed=None) -> list:
+        """Evaluate the first of `strata`, and those after it that C
+        evaluates in the same call (native_db.run_strata, freeing `freed`):
         those evaluated."""
-        rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed) if (
+        rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed, freed) if (
             self._db is not None) else ([], False)
         if rounds and not aborted:
             return strata[:len(rounds)]

@@ -1,19 +1,23 @@
-"""The relations of a memory-engine run held in C, and its plain and
-recursive strata evaluated there (sdylog.datalog._native.Database, source in
-sdylog/datalog/native/db.c).
+"""The relations of a memory-engine run held in C, and its strata evaluated
+there (sdylog.datalog._native.Database, source in sdylog/datalog/native/).
 
 Every relation without a float column is a C table of int64 rows; symbols
 are interned to ids by the database (one table of strings per engine).
 A stratum whose clauses lower (native_plan.py: plans made by plan.py with
 sizes and index choices read from the C tables, kept per program) runs in C,
-its results written into the stratum's tables; one that does not lower runs in Python on
-sets made from the tables (memory_engine.py), its results loaded back.
+its results written into the stratum's tables: plain and recursive strata,
+rank-ordered ones (ranked.py) and stepped ones (stepped.py, their seed and
+step programs' strata too), consecutive ones in one call, a whole run in
+one while the plans kept fit the sizes. One that does not lower runs in
+Python on sets made from the tables (memory_engine.py), its results loaded
+back.
 """
 from __future__ import annotations
 
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
 from sdylog.datalog.plan import Context, plan_stratum, plans_of
-from sdylog.datalog.ranked import StaticIndexes
+from sdylog.datalog.ranked import RankedStratum, StaticIndexes
+from sdylog.datalog.stepped import NOW, PREV, SEED, aux
 
 
 def table_shape(decl) -> tuple | None:
@@ -54,6 +58,8 @@ class TableLayout:
         # id(first stratum) -> {(strata offered at most, id(the plan picked for it)): native_db._Batch},
         # each stratum's entry bounded as `bound`'s (native_db._batch)
         self.batches: dict = {}
+        # id(engine.DropPlan) -> (it, its tables per stratum: native_db.frees)
+        self.frees: dict = {}
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -72,6 +78,7 @@ class NativeDB:
 
     def __init__(self, native, layout: TableLayout):
         self.db = native.Database(layout.shapes, layout.symbols)
+        self.maxrank = native.MAXRANK                # rank columns a rank-ordered stratum run in C may have
         self.layout = layout
         self.known = len(layout.symbols)            # symbols interned as the layout numbers them
         self.table: dict[str, int] = dict(layout.numbers)   # relation -> table number
@@ -160,29 +167,53 @@ class NativeIndexes(StaticIndexes):
         return self.ndb.db.distinct(self.ndb.table[rel], col, self.SAMPLE)
 
 
-def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed) -> tuple[list, bool]:
-    """Evaluate in C, in one call, the leading plain and recursive strata of
-    `strata`: the first planned for the sizes now, each later one with the
+def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, frees=None) -> tuple[list, bool]:
+    """Evaluate in C, in one call, the leading strata of `strata` C can
+    evaluate: the first planned for the sizes now, each later one with the
     plans kept for it, C running the first whose sizes it checks fit (the
     first stratum none fits ends the call: the caller plans it). Returns
-    the rounds of each stratum evaluated (none: the first does not lower),
-    and whether the next one's run handed back (an overflow, a division by
-    zero: its tables are partly written). changed(relations) is called once
-    with the relations they wrote. (After a stratum no plan fitted, the
-    next calls offer fewer strata: see ndb.batch.)"""
-    plans = plans_of(program)
-    batch = _batch(ndb, indexes, program, plans, strata)
+    the rounds (waves, steps) of each stratum evaluated (none: the first
+    does not lower), and whether the next one's run handed back (an
+    overflow, a division by zero: its tables are partly written).
+    changed(relations) is called once with the relations they wrote.
+    `frees` (see frees()): what C frees after each stratum. (After a
+    stratum no plan fitted, the next calls offer fewer strata: see
+    ndb.batch.)"""
+    batch = _batch(ndb, indexes, program, strata)
     if batch is None:
         return [], False
-    status, done, rounds = ndb.db.run(batch.offered)
+    status, done, rounds = ndb.db.run(batch.offered) if frees is None else ndb.db.run(batch.offered, frees)
     # (when no plan kept fits a stratum, those after it are likely not to either, the
     # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
     n = len(batch.offered)
     ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == n else ndb.batch
-    wrote = done + (status == "abort")
-    changed(batch.relations if wrote == n else [r for s in batch.strata[:wrote] for r in s.relations])
+    # (a stratum handed back may be partly written, a stepped one's auxiliary tables emptied)
+    changed(batch.relations if done == n else [r for s in batch.strata[:done + 1] for r in _written(s)])
     return rounds, status == "abort"
+
+
+def frees(ndb: NativeDB, plan) -> list:
+    """Per stratum of a run asked for some relations (engine.DropPlan), the
+    tables that no later stratum reads (emptied after it) and those whose
+    hash sets no later stratum needs (dropped). Kept by the layout for a
+    plan whose relations it numbers."""
+    got = ndb.layout.frees.get(id(plan))
+    if got is not None and got[0] is plan:
+        return got[1]
+    made = [(ndb.numbers(after), ndb.numbers(sets)) for after, sets in zip(plan.after, plan.sets)]
+    if all(r in ndb.layout.numbers for group in (*plan.after, *plan.sets) for r in group):
+        if len(ndb.layout.frees) >= 16:   # (plans of runs asking for other relations)
+            ndb.layout.frees.clear()
+        ndb.layout.frees[id(plan)] = (plan, made)
+    return made
+
+
+def _written(stratum) -> list:
+    """The relations whose tables C writes when it evaluates the stratum."""
+    if not stratum.stepped:
+        return list(stratum.relations)
+    return [*stratum.relations, *(aux(r, part) for r in stratum.relations for part in (SEED, PREV, NOW))]
 
 
 class _Batch:
@@ -198,11 +229,11 @@ class _Batch:
         self.changes = 0            # the PlanCache's `changes` when it was made
 
 
-def _batch(ndb: NativeDB, indexes: NativeIndexes, program, plans, strata) -> _Batch | None:
+def _batch(ndb: NativeDB, indexes: NativeIndexes, program, strata) -> _Batch | None:
     """What run_strata offers C (None: not even the first stratum runs
     there). For a program the layout covers, the batch made for the same
     strata and the same plan picked for the first is offered again while
-    the plans kept for them are those it offers (the PlanCache's `changes`;
+    the plans kept for them are those it offers (the PlanCaches' `changes`;
     its C plans are the layout's, serving every database that knows their
     symbols): a small module's runs have hundreds of strata of few relations
     each, and making the batch again cost more than running it. (Runs on
@@ -213,57 +244,126 @@ def _batch(ndb: NativeDB, indexes: NativeIndexes, program, plans, strata) -> _Ba
     but not offered would make C find none fitting, "stale", not other
     rows: the caller plans it.)"""
     first = strata[0]
-    if not _in_c(ndb, first):
+    if not _in_c(ndb, program, first):
         return None
-    picked = plans.get(("c", first.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
-                       lambda size: _lower(program, first, Context(size, index_key=indexes.index_key)))
+    picked = _pick(ndb, indexes, program, first)
     if picked is None:
         return None
     strata = strata[:ndb.batch]
     layout = ndb.layout
     if not layout.covers(program):
-        return _batch_made(ndb, plans, strata, False)
+        return _batch_made(ndb, program, strata, False)
     batches = layout.batches.setdefault(id(first), {})
     key = (len(strata), id(picked))
+    changes = _changes(program)
     made = batches.get(key)
-    if (made is not None and made.changes == plans.changes and made.need <= ndb.known
+    if (made is not None and made.changes == changes and made.need <= ndb.known
             and made.scanned[0] is first and made.scanned == strata[:len(made.scanned)]):
         return made
-    made = _batch_made(ndb, plans, strata, True)
+    made = _batch_made(ndb, program, strata, True)
     if made is not None and made.need <= ndb.known:
-        made.changes = plans.changes
-        if len(batches) >= 2 * plans.KEPT:   # (as _bound: it holds batches of plans no longer kept)
+        made.changes = changes
+        if len(batches) >= 2 * plans_of(program).KEPT:   # (as _bound: it holds batches of plans no longer kept)
             batches.clear()
         batches[key] = made
     return made
 
 
-def _in_c(ndb: NativeDB, stratum) -> bool:
-    """Whether C may evaluate the stratum (plain or recursive, every relation in C)."""
-    return not stratum.subsumptive and not stratum.stepped and all(map(ndb.holds, stratum.relations))
+def _pick(ndb: NativeDB, indexes: NativeIndexes, program, stratum):
+    """The plan of the first stratum of a batch for the sizes now (planned
+    when none kept fits), None when it does not lower; a stepped stratum's
+    programs' strata run with the plans kept for them (C says when none
+    fits: the caller evaluates the stratum)."""
+    if stratum.stepped:
+        return stratum
+    if stratum.subsumptive:
+        if _ranked(ndb, program, stratum) is None:
+            return None
+        picked = RankedStratum(program, stratum).plans(indexes)
+        return None if picked.lowered is None else picked
+    return plans_of(program).get(("c", stratum.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
+                                 lambda size: _lower(program, stratum, Context(size, index_key=indexes.index_key)))
 
 
-def _batch_made(ndb: NativeDB, plans, strata, covered: bool) -> _Batch | None:
+def _changes(program) -> int:
+    """How often the plans kept for the program's strata (and its stepped
+    strata's programs') changed (PlanCache.changes)."""
+    programs = program.run_cache.get("step programs")
+    if programs is None:
+        programs = program.run_cache["step programs"] = [
+            p for s in program.strata if s.stepped for p in (s.step_plan.seeds, s.step_plan.step) if p is not None]
+    return plans_of(program).changes + sum(plans_of(p).changes for p in programs)
+
+
+def _in_c(ndb: NativeDB, program, stratum) -> bool:
+    """Whether C may evaluate the stratum: every relation it writes held in
+    C (and, for a rank-ordered one, every relation it reads: its plan reads
+    their sizes)."""
+    if not all(map(ndb.holds, _written(stratum))):
+        return False
+    return not stratum.subsumptive or all(ndb.holds(q) for r in stratum.relations for q in program.reads[r])
+
+
+def _batch_made(ndb: NativeDB, program, strata, covered: bool) -> _Batch | None:
     """The leading strata C may evaluate with a plan kept (the first one's
-    made already: see _batch), and per stratum the C plans of each."""
+    made already: see _batch), and per stratum what db.run is offered."""
     batch = _Batch()
     for s in strata:
         batch.scanned.append(s)
-        if not _in_c(ndb, s):
-            break
-        offered = [_prepared(ndb, covered, s, kept, plans, batch) for kept in plans.kept(("c", s.relations))
-                   if kept[1] is not None]
+        offered = _offered(ndb, program, s, covered, batch) if _in_c(ndb, program, s) else None
         if not offered:
             break
         batch.strata.append(s)
         batch.offered.append(offered)
     if not batch.strata:
         return None
-    batch.relations = [r for s in batch.strata for r in s.relations]
+    batch.relations = [r for s in batch.strata for r in _written(s)]
     return batch
 
 
-def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans, batch: _Batch) -> tuple:
+def _offered(ndb: NativeDB, program, stratum, covered: bool, batch: _Batch):
+    """What db.run is offered for a stratum: the C plans of the plans kept
+    for it (a list), a stepped one's (relations, seed strata, step strata)
+    (see db.c's run_stepped), or None (C cannot evaluate it)."""
+    if stratum.stepped:
+        return _stepped(ndb, stratum, covered, batch)
+    plans = plans_of(program)
+    if stratum.subsumptive:
+        if _ranked(ndb, program, stratum) is None:
+            return None
+        return [_prepared(ndb, covered, program, stratum, (seen, made.lowered), plans, batch)
+                for seen, made in plans.kept(("ranked", stratum.relations)) if made.lowered is not None]
+    return [_prepared(ndb, covered, program, stratum, kept, plans, batch)
+            for kept in plans.kept(("c", stratum.relations)) if kept[1] is not None]
+
+
+def _ranked(ndb: NativeDB, program, stratum) -> RankedStratum | None:
+    """The rank-ordered stratum, None when its ranks have more columns than C's (MAXRANK)."""
+    ranked = RankedStratum(program, stratum)
+    return ranked if len(ranked.rank_cols[0]) <= ndb.maxrank else None
+
+
+def _stepped(ndb: NativeDB, stratum, covered: bool, batch: _Batch) -> tuple | None:
+    """A stepped stratum's offer (see _offered). Its programs' strata are
+    offered the plans kept for them, none for a stratum never planned (a
+    step program that never ran: C hands the stratum back if it must)."""
+    step = stratum.step_plan
+    relations = [(*(ndb.table[name] for name in (r, aux(r, SEED), aux(r, PREV), aux(r, NOW))), step.step_col[r])
+                 for r in step.relations]
+    parts = []
+    for part in (step.seeds, step.step):
+        strata = []
+        for s in part.strata if part is not None else ():
+            offered = _offered(ndb, part, s, covered and ndb.layout.covers(part), batch) if (
+                _in_c(ndb, part, s)) else None
+            if offered is None:
+                return None
+            strata.append(offered)
+        parts.append(strata)
+    return relations, *parts
+
+
+def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch: _Batch) -> tuple:
     """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
     planned for, its C programs: PlanCache.kept), bound to the database.
     Made once per layout for the strata of the programs it covers (usable
@@ -271,12 +371,13 @@ def _prepared(ndb: NativeDB, covered: bool, stratum, kept, plans, batch: _Batch)
     is raised to their number), else once per database."""
     if covered:
         args, need = _bound(ndb.layout.bound, stratum, kept, plans,
-                            lambda: _layout_arguments(ndb, stratum, kept, plans))
+                            lambda: _layout_arguments(ndb, program, stratum, kept, plans))
         if need <= ndb.known:
             batch.need = max(batch.need, need)
             return args
         batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
-    args, _ = _bound(ndb.bound, stratum, kept, plans, lambda: (_arguments(ndb, stratum, kept, plans, ndb.intern), 0))
+    args, _ = _bound(ndb.bound, stratum, kept, plans,
+                     lambda: (_arguments(ndb, program, stratum, kept, plans, ndb.intern), 0))
     return args
 
 
@@ -295,26 +396,37 @@ def _bound(bound: dict, stratum, kept, plans, make) -> tuple:
     return got[1:]
 
 
-def _layout_arguments(ndb: NativeDB, stratum, kept, plans) -> tuple:
+def _layout_arguments(ndb: NativeDB, program, stratum, kept, plans) -> tuple:
     """_arguments with symbols interned by the layout, and the number of
     symbols a database must know to run them."""
-    layout = ndb.layout
-    args = _arguments(ndb, stratum, kept, plans, layout.intern)
-    base, deltas, _ = kept[1]
-    ids = layout.symbol_ids
-    need = 1 + max((ids[sym] for p in [*base, *(p for g in deltas for p in g)] for _, sym in p.symbols), default=-1)
-    return args, need
+    ids = []   # (those of the symbols bound: most plans name none)
+
+    def intern(symbol: str) -> int:
+        ids.append(ndb.layout.intern(symbol))
+        return ids[-1]
+    return _arguments(ndb, program, stratum, kept, plans, intern), 1 + max(ids, default=-1)
 
 
-def _arguments(ndb: NativeDB, stratum, kept, plans, intern):
+def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern):
     """A stratum's plan `kept` loaded in C for db.run (db.plan: its out
-    tables, indexes, programs and size checks; see db.c), its symbols
-    interned by `intern`."""
-    seen, (base, deltas, specs) = kept
-    return ndb.db.plan([ndb.table[r] for r in stratum.relations],
-                       [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
-                       [p.bind(intern) for p in base], [[p.bind(intern) for p in g] for g in deltas],
-                       [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None])
+    tables, indexes, programs and size checks, and a rank-ordered stratum's
+    ranks and domination tests; see db.c), its symbols interned by
+    `intern`."""
+    seen, lowered = kept
+    out = [ndb.table[r] for r in stratum.relations]
+    checks = [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None]
+
+    def bound(programs):
+        return [p.bind(intern) for p in programs]
+    if not stratum.subsumptive:
+        base, deltas, specs = lowered
+        return ndb.db.plan(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                           bound(base), [bound(g) for g in deltas], checks)
+    deltas, doms, base, specs = lowered
+    ranked = _ranked(ndb, program, stratum)
+    return ndb.db.plan(out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
+                       bound(base), [bound(g) for g in deltas], checks, list(ranked.rank_cols),
+                       [bound(g) for g in doms])
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:

@@ -14,9 +14,8 @@ engine) are filled in by bind(), so a program lowered once serves every run
 of its program.
 
 What cannot be lowered raises CannotLower (the caller keeps the Python
-path): floats, string functors and comparisons of order on symbols,
-functors other than the integer ones the C code computes, `mean`, a
-negation of a relation of the stratum.
+path): floats, string functors, functors other than the integer ones
+the C code computes, `mean`, a negation of a relation of the stratum.
 """
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ _ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "min": 5, "max": 6, "band": 7,
           "bshl": 10, "bshr": 11}
 _UNARY = {"neg": 0, "bnot": 1}
 _CMP = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
-_ORDER = frozenset({"<", "<=", ">", ">="})
+_SYMBOL_ORDER = {"<": 6, "<=": 7, ">": 8, ">=": 9}   # (of symbols: their strings' order)
 MAX_REGISTERS = 1024
 MAX_TUPLES = 64
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -115,6 +114,12 @@ class _Lowering:
         if isinstance(v, P.Const):
             return isinstance(v.value, str)
         return isinstance(v, P.Reg) and self.plan.kinds[v.n] not in P.INTEGER_KINDS
+
+    def symbol(self, v) -> bool:
+        """A value known to hold a symbol."""
+        if isinstance(v, P.Const):
+            return isinstance(v.value, str)
+        return isinstance(v, P.Reg) and self.plan.kinds[v.n] == "symbol"
 
     def value(self, v) -> int:
         """A register holding the value."""
@@ -207,10 +212,17 @@ class _Lowering:
             self.code += body
 
     def comparison(self, t: P.Test) -> tuple[int, int, int]:
-        """(operator, register, register) of a Test."""
-        if t.op not in _CMP or (t.op in _ORDER and (self.symbolic(t.left) or self.symbolic(t.right))):
+        """(operator, register, register) of a Test: an order of symbols
+        compares their strings (the C code reads the database's), of other
+        values their integers."""
+        if t.op not in _CMP:
             raise CannotLower(f"comparison {t.op}")
-        return _CMP[t.op], self.value(t.left), self.value(t.right)
+        op = _CMP[t.op]
+        if t.op in _SYMBOL_ORDER and (self.symbolic(t.left) or self.symbolic(t.right)):
+            if not (self.symbol(t.left) and self.symbol(t.right)):
+                raise CannotLower(f"comparison {t.op} of values of unknown kinds")
+            op = _SYMBOL_ORDER[t.op]
+        return op, self.value(t.left), self.value(t.right)
 
     def aggregate(self, agg: P.Aggregate) -> None:
         op = _AGG.get(agg.op)

@@ -145,7 +145,9 @@ class Parser:
                 else:
                     self.fail(f"unexpected '{t.text}'")
             elif t.kind == "ident":
+                start = self.pos
                 prog.rules.append(self.rule())
+                own_variables_apart(self.toks[start:self.pos])
             else:
                 self.fail(f"expected a declaration, a directive or a rule, found {self.describe(t)}")
         return prog
@@ -438,6 +440,23 @@ def left_loc(e) -> Loc | None:
     while isinstance(e, Functor) and e.op in INFIX:
         e = e.args[0]
     return getattr(e, "loc", None)
+
+
+def own_variables_apart(clause: list[Token]) -> None:
+    """An error where a variable of a macro's own (Token.call) is also a
+    variable of its clause outside that call, or of another call of it
+    there: as C's preprocessor, which Soufflé runs, the expansion does not
+    rename it, and the two would silently be one variable."""
+    first: dict[str, Token] = {}   # name -> its first token in the clause
+    for x in clause:
+        if x.kind != "ident":
+            continue
+        seen = first.setdefault(x.text, x)
+        if seen.call != x.call:
+            macro = (x.call or seen.call)[0]
+            raise error(x.loc, f"'{x.text}' is a variable of macro '{macro}' of its own and also a "
+                        f"variable of this clause at {seen.loc} (outside that call of {macro}): they "
+                        "would be one variable; rename one")
 
 
 def parse_tokens(tokens: list[Token], eof_loc: Loc) -> ParsedProgram:

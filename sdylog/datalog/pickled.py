@@ -9,23 +9,25 @@ read: loading the program costs what a run reads, not what it holds.
 from __future__ import annotations
 
 import pickle
+from array import array
 from collections.abc import Sequence
+from itertools import accumulate
 
 _UNREAD = object()
 
 
 class Pickled:
-    """A value kept as its pickle until `.value` is first read."""
+    """A value kept as its pickle until `.value` is first read (one made of
+    a value, of(), is pickled when what holds it is)."""
 
     __slots__ = ("data", "_value")
 
-    def __init__(self, data: bytes):
-        self.data = data
-        self._value = _UNREAD
+    def __init__(self, data: bytes | None, value=_UNREAD):
+        self.data, self._value = data, value
 
     @classmethod
     def of(cls, value) -> Pickled:
-        return value if isinstance(value, cls) else cls(pickle.dumps(value))
+        return value if isinstance(value, cls) else cls(None, value)
 
     @property
     def read(self) -> bool:
@@ -38,26 +40,43 @@ class Pickled:
         return self._value
 
     def __reduce__(self):
+        if self.data is None:
+            self.data = pickle.dumps(self._value)
         return Pickled, (self.data,)
 
 
 class PickledItems(Sequence):
-    """A list whose items are each Pickled (unpickled when first read)."""
+    """A list whose items are each kept as their own pickle, unpickled when
+    first read: the pickles joined in one bytes object (item i ends at
+    ends[i]), so that loading the list makes a few objects, not a few per item."""
 
-    def __init__(self, items: list[Pickled]):
-        self.items = items
+    def __init__(self, data: bytes, ends: array):
+        self.data, self.ends = data, ends
+        self._values = [_UNREAD] * len(ends)
 
     @classmethod
     def of(cls, values) -> PickledItems:
-        return values if isinstance(values, cls) else cls([Pickled.of(v) for v in values])
+        if isinstance(values, cls):
+            return values
+        pickles = [pickle.dumps(v) for v in values]
+        return cls(b"".join(pickles), array("q", accumulate(map(len, pickles))))
+
+    @property
+    def read(self) -> list[bool]:
+        """Per item, whether it has been unpickled."""
+        return [v is not _UNREAD for v in self._values]
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.ends)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [p.value for p in self.items[i]]
-        return self.items[i].value
+            return [self[k] for k in range(len(self))[i]]
+        i = range(len(self))[i]   # (IndexError beyond the end: iter() stops there)
+        if self._values[i] is _UNREAD:
+            start = self.ends[i - 1] if i else 0
+            self._values[i] = pickle.loads(memoryview(self.data)[start:self.ends[i]])
+        return self._values[i]
 
     def __reduce__(self):
-        return PickledItems, (self.items,)
+        return PickledItems, (self.data, self.ends)

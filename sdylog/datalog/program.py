@@ -13,12 +13,12 @@ from sdylog.datalog.semantics import check_clause, check_subsumption, split_bind
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
 
-# The parts of a program only planning, explain and error messages read: the
-# clauses' syntax trees, most of its size. A program pickled (cache.py keeps
-# programs on disk) holds each of their items pickled on its own (pickled.py):
-# a run whose plans are all kept (plan.PlanCache) reads none, one that plans a
-# stratum again reads that stratum's clauses.
-_SOURCE = ("clauses", "clause_kinds", "subsumptions", "subsumption_kinds")
+# The parts of a program only planning, explain, error messages and `sdylog datalog`'s
+# files read: the clauses' syntax trees (most of its size), the I/O directives. A program
+# pickled (cache.py keeps programs on disk) holds each of their items pickled on its own
+# (pickled.py): a run whose plans are all kept (plan.PlanCache) reads none, one that plans
+# a stratum again reads that stratum's clauses.
+_SOURCE = ("clauses", "clause_kinds", "subsumptions", "subsumption_kinds", "directives")
 
 
 # Parameters of .input/.output that sdylog understands, with Soufflé's meaning.
@@ -162,6 +162,7 @@ def _resolve_types(parsed: ParsedProgram) -> dict[str, TypeDecl]:
 
 def _declare(parsed: ParsedProgram, types: dict[str, TypeDecl]) -> dict[str, RelationDecl]:
     rels: dict[str, RelationDecl] = {}
+    shared: dict[Column, Column] = {}   # (equal columns are one object: a cached program holds each once)
     for d in parsed.decls:
         cols = []
         seen = set()
@@ -172,7 +173,8 @@ def _declare(parsed: ParsedProgram, types: dict[str, TypeDecl]) -> dict[str, Rel
             kind = tname if tname in KINDS else types[tname].kind if tname in types else None
             if kind is None:
                 raise error(tloc, f"unknown type '{tname}'")
-            cols.append(Column(cname, tname, kind))
+            col = Column(cname, tname, kind)
+            cols.append(shared.setdefault(col, col))
         for name, loc in d.names:
             if name in rels:
                 raise error(loc, f"relation '{name}' is declared twice (first at {rels[name].loc})")

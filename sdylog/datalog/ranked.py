@@ -30,21 +30,24 @@ Ranks follow long chains (thousands of waves of a few tuples each), so the
 cost of a wave is the cost of its few tuples' lookups. Clauses are planned
 by plan.py (plans kept per program) and run as Python functions
 (pyeval.py), or, when the C extension is built, provenance is off and every
-plan lowers (native_plan.py), by the wave loop in C over the tables of the
-memory engine's C database (native_db.py). SDYLOG_NATIVE=0 keeps it in
-Python. The C run hands back to Python on what Python's integers would
-compute differently (an overflow) or report (a division by zero): the
-stratum is then evaluated here, from the start.
+plan lowers (native_plan.py), by the wave loop in C (native/ranked.c) over
+the tables of the memory engine's C database, in the call that runs the
+strata around it (native_db.py). SDYLOG_NATIVE=0 keeps it in Python. The C
+run hands back to Python on what Python's integers would compute
+differently (an overflow), report (a division by zero) or a rank lowered
+(the error is reported here): the stratum is then evaluated here, from the
+start.
 """
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import itemgetter
 
 from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, native_module
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
@@ -80,16 +83,13 @@ def show_rank(rank) -> str:
     return str(rank)
 
 
-class RankedEvaluation:
-    """One evaluation of one subsumptive stratum (see the module docstring).
+class RankedStratum:
+    """A subsumptive stratum of a program: its relations, their ranks, and
+    its plans (made for the sizes of the relations below, kept per program).
+    The C evaluator runs the plans lowered (native_db.py); RankedEvaluation
+    runs them in Python."""
 
-    `engine` (a MemoryEngine) holds what lies outside the stratum: the
-    relations it reads (their indexes: engine._static; in C: engine._db),
-    the facts loaded into its relations, the rule ids and heights of
-    provenance; it receives the result (engine._store)."""
-
-    def __init__(self, engine, program, stratum):
-        self.engine = engine
+    def __init__(self, program, stratum):
         self.program = program
         self.stratum = stratum
         self.rels = list(stratum.relations)
@@ -102,12 +102,6 @@ class RankedEvaluation:
                         + ", ".join(f"{r} has {len(c)}" for r, c in zip(self.rels, self.rank_cols)))
         # tuple -> its rank: one value, or a tuple of them (compared lexicographically)
         self.rank_of = [itemgetter(*c) for c in self.rank_cols]
-        self.ns = Namespace()
-        self.store = [set() for _ in self.rels]
-        self.provenance = engine.provenance
-        self.prov: list[dict] = [{} for _ in self.rels]
-        self.waves = 0
-
     # ---- indexes ----
     def _live_key(self, rel: str, key: tuple) -> tuple:
         """The columns a relation of the stratum is looked up by: not its
@@ -118,7 +112,7 @@ class RankedEvaluation:
         rest = tuple(i for i in key if i not in ranks)
         return rest if rest and len(rest) < len(key) else key
 
-    def _plans(self, static) -> RankedPlans:
+    def plans(self, static) -> RankedPlans:
         """The stratum's plans, made with what `static` (the indexes of the
         relations below) says of sizes and keys; kept per program."""
         return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
@@ -172,15 +166,34 @@ class RankedEvaluation:
         bctx = Context(empty_below, index_key=static.index_key)
         base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
                      for ci in base_clauses for c in [prog.clauses[ci]])
-        return RankedPlans(deltas, doms, base)
+        return RankedPlans(Pickled.of((deltas, doms, base)), lower_plans(deltas, doms, base, here))
 
-    def _functions(self, plans: RankedPlans) -> None:
+
+class RankedEvaluation(RankedStratum):
+    """One evaluation of one subsumptive stratum in Python (see the module
+    docstring).
+
+    `engine` (a MemoryEngine) holds what lies outside the stratum: the
+    relations it reads (their indexes: engine._static), the facts loaded
+    into its relations, the rule ids and heights of provenance; it receives
+    the result (engine._store)."""
+
+    def __init__(self, engine, program, stratum):
+        super().__init__(program, stratum)
+        self.engine = engine
+        self.ns = Namespace()
+        self.store = [set() for _ in self.rels]
+        self.provenance = engine.provenance
+        self.prov: list[dict] = [{} for _ in self.rels]
+        self.waves = 0
+
+    def _functions(self, deltas, doms) -> None:
         """The plans as Python functions in self.ns: per relation, one
         running every clause that reads it on a delta, and one test `is this
         tuple dominated` (or None)."""
         rule_of = self._rule_id
-        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in plans.deltas]
-        self.dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
+        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in deltas]
+        self.dominated = [domination_function(self.ns, t) if t else None for t in doms]
 
     def _rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
@@ -191,48 +204,10 @@ class RankedEvaluation:
         return error(c.loc, f"rule for '{c.head.relation}' derived a tuple of rank {show_rank(rank)} from "
                      f"tuples of rank {show_rank(cur)}: rank-ordered rules must not lower ranks")
 
-    # ---- evaluation in C ----
-    def _run_native(self, native) -> bool:
-        """The whole evaluation by the C extension `native` over the engine's
-        C database (`engine._db`), its seeds computed there too; False
-        (nothing stored) when there is none (every relation left C: a value
-        beyond 64 bits), its ranks have more columns than native.MAXRANK, the
-        stratum does not lower, or the C run hands back."""
-        if len(self.rank_cols[0]) > native.MAXRANK:
-            return False   # (a rank of more columns than the C one holds: the Python path, as without C)
-        db = self.engine._db
-        reads = self.program.reads
-        if db is None or not all(db.holds(q) for r in self.rels for q in (r, *reads[r])):
-            return False   # (floats: the Python path)
-        plans = self._plans(self.engine._cindexes)
-        lowered = plans.lowered(self.here)
-        if lowered is None:
-            return False
-        delta_progs, dom_progs, base_progs, specs = lowered
-        intern, rule_of = db.intern, self._rule_id
-        indexes = [(1, self.rid[rel], key) if rel in self.here else (0, db.table[rel], key) for rel, key in specs]
-        result = native.ranked_run(db.db, [(db.table[r], self.rank_cols[ri]) for ri, r in enumerate(self.rels)],
-                                   indexes, [[p.bind(intern, rule_of) for p in g] for g in delta_progs],
-                                   [[p.bind(intern, rule_of) for p in g] for g in dom_progs],
-                                   [p.bind(intern, rule_of) for p in base_progs])
-        if result[0] == "abort":
-            return False
-        if result[0] == "rank":
-            raise self._rank_error(*result[1:])
-        _, self.waves = result
-        self.engine._height += 1 + self.waves
-        self.engine._c_changed(self.rels)
-        self.engine = None
-        return True
-
     # ---- evaluation ----
     def run(self) -> None:
-        native = None if self.provenance else native_module()
-        if native is not None and self._run_native(native):
-            return
-        self.ns = Namespace()
-        plans = self._plans(self.engine._static)
-        self._functions(plans)
+        deltas, doms, base = self.plans(self.engine._static).python.value
+        self._functions(deltas, doms)
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -257,7 +232,7 @@ class RankedEvaluation:
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        self._seed(plans.base, emit)
+        self._seed(base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
         stores = self.store
@@ -322,8 +297,8 @@ class RankedEvaluation:
     def _seed(self, base, emit) -> None:
         """emit(relation index, tuple, rule id) the stratum's loaded tuples,
         then those of the clauses that read none of its relations (`base`:
-        their plans, RankedPlans.base, whose Emit steps name the relation's
-        index and the rule as emit takes them)."""
+        their plans, the last of RankedPlans.python, whose Emit steps name
+        the relation's index and the rule as emit takes them)."""
         eng = self.engine
         for ri, name in enumerate(self.rels):
             for tup in eng._loaded.get(name) or ():
@@ -337,28 +312,26 @@ class RankedEvaluation:
 
 @dataclass(frozen=True)
 class RankedPlans:
-    """The plans of a rank-ordered stratum: those of the clauses that read
-    none of its relations (seeds: `base`), and per relation of the stratum
-    the plans that read it as a delta and its domination tests (the
-    dominated tuple in registers, the dominating one body atom 1)."""
-    deltas: tuple
-    doms: tuple
-    base: tuple
-    _lowered: dict = field(default_factory=dict, compare=False)
+    """The plans of a rank-ordered stratum. `python`: (deltas, doms, base),
+    per relation of the stratum the plans that read it as a delta and its
+    domination tests (the dominated tuple in registers, the dominating one
+    body atom 1), and those of the clauses that read none of its relations
+    (seeds); kept pickled (pickled.py) until the Python evaluator runs them.
+    `lowered`: their C programs (lower_plans), all a run in C reads."""
+    python: Pickled
+    lowered: tuple | None
 
-    def lowered(self, here) -> tuple | None:
-        """(delta programs, domination programs, base programs, index specs)
-        of the C evaluator, made once; None when a plan does not lower."""
-        if "c" not in self._lowered:
-            slots = IndexSlots()
-            try:
-                made = ([[lower(p, slots, here) for p in g] for g in self.deltas],
-                        [[lower(p, slots, here) for p in t] for t in self.doms],
-                        [lower(p, slots) for p in self.base], slots.specs())
-            except CannotLower:
-                made = None
-            self._lowered["c"] = made
-        return self._lowered["c"]
+
+def lower_plans(deltas, doms, base, here) -> tuple | None:
+    """(delta programs, domination programs, base programs, index specs) of
+    the C evaluator; None when a plan does not lower."""
+    slots = IndexSlots()
+    try:
+        return ([[lower(p, slots, here) for p in g] for g in deltas],
+                [[lower(p, slots, here) for p in t] for t in doms],
+                [lower(p, slots) for p in base], slots.specs())
+    except CannotLower:
+        return None
 
 
 class StaticIndexes:

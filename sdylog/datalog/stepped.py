@@ -32,9 +32,12 @@ relations (the program must not declare their names): `R__seed` (the
 seeds, every step), `R__prev` (step s - 1) and `R__now` (step s). The seed clauses become a
 program deriving `R__seed`; the other clauses, rewritten over `R__prev` and
 `R__now`, a program of ordinary strata that the engine runs once per step
-(in C or Python, as any stratum) after loading `R__prev` with the last
-step's tuples and `R__now` with the step's seeds. R itself receives every
-step's tuples at the end.
+after loading `R__prev` with the last step's tuples and `R__now` with the
+step's seeds. R itself receives every step's tuples at the end. With the C
+extension the whole stepped stratum runs in C (db.c's run_stepped, inside
+the call that runs the strata around it); StepEvaluation below is the
+Python path (SDYLOG_NATIVE=0, provenance, a stratum C hands back), its
+seed and step programs' strata run as any others.
 """
 from __future__ import annotations
 

@@ -231,9 +231,9 @@ def test_a_saved_program_reads_its_clauses_only_when_asked():
     again = pickle.loads(pickle.dumps(program))
     assert isinstance(again.clauses, PickledItems) and again.relations == program.relations
     assert [s.relations for s in again.strata] == [s.relations for s in program.strata]
-    assert [p.data for p in pickle.loads(pickle.dumps(again)).clauses.items] == [p.data for p in again.clauses.items]
-    assert [p.read for p in again.clauses.items] == [False] * len(program.clauses) == [False] * 3
-    assert again.clauses[1] == program.clauses[1] and [p.read for p in again.clauses.items] == [False, True, False]
+    assert pickle.loads(pickle.dumps(again)).clauses.data == again.clauses.data
+    assert again.clauses.read == [False] * len(program.clauses) == [False] * 3
+    assert again.clauses[1] == program.clauses[1] and again.clauses.read == [False, True, False]
     assert print_program(again) == print_program(program)
     assert again.clauses[-2:] == program.clauses[-2:] and len(again.subsumptions) == 0
 
@@ -262,7 +262,7 @@ def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch)
     keys = set(loaded.run_cache)
     assert run(loaded) == expected and set(loaded.run_cache) == keys
     assert isinstance(loaded.clauses, PickledItems)
-    assert not any(p.read for p in loaded.clauses.items)
+    assert not any(loaded.clauses.read)
 
 
 def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypatch):

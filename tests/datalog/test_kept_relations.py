@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sdylog.datalog import make_engine, parse_program
+from sdylog.datalog import make_engine, memory_engine, parse_program
 from sdylog.datalog.engine import drop_plan, needed_strata
 from sdylog.datalog.memory_engine import MemoryEngine
 from sdylog.datalog.native_plan import _native
@@ -83,6 +83,47 @@ def test_freed_relations_hold_no_memory_in_c(monkeypatch):
         for r in set(e.relations) - {"tagged"}:
             assert db.db.memory(db.table[r]) == (0, 0, 0), r
         assert sum(db.db.memory(db.table["tagged"])) > 0
+
+
+@pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
+def test_c_frees_each_relation_after_its_last_reader_within_the_call(monkeypatch):
+    """The run is one call into C: the relations not asked for are emptied
+    there as soon as their last reader ran (engine.DropPlan.after), not
+    after the call (when Python marks them freed)."""
+    from sdylog.datalog import native_db
+    seen = []
+    real = native_db.run_strata
+
+    def recording(ndb, indexes, program, strata, changed, freed=None):
+        def run_and_look(*args):
+            out = ndb.db.real_run(*args)
+            seen.append((out[1], {r: ndb.size(r) for r in ndb.table}))
+            return out
+        ndb.db = _Run(ndb.db, run_and_look)
+        try:
+            return real(ndb, indexes, program, strata, changed, freed)
+        finally:
+            ndb.db = ndb.db.real
+    monkeypatch.setattr(memory_engine, "run_strata", recording)
+    with engine_for("c", monkeypatch) as e:
+        e.run(relations=["tagged"])   # (planned stratum by stratum)
+        seen.clear()
+        e.run(relations=["tagged"])   # (the plans kept)
+        assert e.read("tagged")
+    ((done, sizes),) = seen
+    assert done == 5   # (every stratum in one call)
+    assert all(sizes[r] == 0 for r in ("edge", "blocked", "node", "open_edge", "path", "out_degree"))
+    assert sizes["tagged"] > 0
+
+
+class _Run:
+    """A Database whose run is `run` (the real one: real_run)."""
+
+    def __init__(self, db, run):
+        self.real, self.run, self.real_run = db, run, db.run
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 def test_the_drop_plan_frees_each_relation_after_its_last_reader():
@@ -192,8 +233,8 @@ def test_a_rank_ordered_result_not_asked_for_is_stored_without_its_set(mode, mon
     lab_set = []   # per run in C: lab's set bytes and size as its stratum stores it
     real = MemoryEngine._run_next
 
-    def run_next(engine, program, strata):
-        ran = real(engine, program, strata)
+    def run_next(engine, program, strata, *rest):
+        ran = real(engine, program, strata, *rest)
         if any(s.relations == ("lab",) for s in ran) and engine._db is not None:
             lab_set.append((engine._db.db.memory(engine._db.table["lab"])[1], engine._db.size("lab")))
         return ran

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdylog.datalog import make_engine, parse_program, ranked
+from sdylog.datalog import make_engine, memory_engine, parse_program, ranked
 from sdylog.datalog.engine import needed_strata
-from sdylog.datalog.native_plan import _native
+from sdylog.datalog.native_plan import _native, native_module
 from sdylog.ir.diagnostics import SdylogError
 from test_ranked import VORONOI  # (pytest puts this directory on sys.path)
 
@@ -18,23 +18,26 @@ pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.
 
 
 class Counting:
-    """The extension, counting its runs."""
+    """Engines made while it is in place hold their relations in C (or not:
+    SDYLOG_NATIVE=0); it counts the rank-ordered strata C evaluated, or
+    tried to (handed back), from native_db.run_strata's answers."""
 
-    def __init__(self):
+    def __init__(self, mp, use_native: bool):
         self.runs = 0
-        self.Database = _native.Database   # (an engine without its own fills one)
-        self.MAXRANK = _native.MAXRANK
+        mp.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
+        real = memory_engine.run_strata
 
-    def ranked_run(self, *args):
-        self.runs += 1
-        return _native.ranked_run(*args)
+        def counting(db, indexes, program, strata, *rest):
+            rounds, aborted = real(db, indexes, program, strata, *rest)
+            self.runs += sum(s.subsumptive for s in strata[:len(rounds) + aborted])
+            return rounds, aborted
+        mp.setattr(memory_engine, "run_strata", counting)
 
 
 def evaluate(text, facts, *, use_native, provenance=False):
     """Every relation after a run (or the error's text), and how many times C ran."""
-    counting = Counting()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ranked, "native_module", lambda: counting if use_native else None)
+        counting = Counting(mp, use_native)
         with make_engine(parse_program(text, "gen.dl"), "memory", provenance=provenance) as e:
             for name, rows in facts.items():
                 e.load(name, rows)
@@ -159,8 +162,8 @@ def test_a_rank_ordered_stratum_keeps_its_plan_across_engines(monkeypatch):
     program = parse_program(HEAD + "lab(y, l, r - 5) :- lab(x, l, r), edge(x, y, _).\n"
                             "lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n", "gen.dl")
     prepared = []
-    real = ranked.RankedEvaluation._plan
-    monkeypatch.setattr(ranked.RankedEvaluation, "_plan",
+    real = ranked.RankedStratum._plan
+    monkeypatch.setattr(ranked.RankedStratum, "_plan",
                         lambda self, *a, **k: prepared.append(1) or real(self, *a, **k))
 
     def run(numbered_first=None):
@@ -224,11 +227,10 @@ def test_a_rule_that_does_not_lower_keeps_the_python_path():
 def test_sdylog_native_0_and_provenance_keep_the_python_path(monkeypatch):
     facts = {"edge": [(0, 1, 1)], "seed": [(0, 0, 3)]}
     text = HEAD + SUBSUMPTIONS[1] + "\n" + OPTIONAL_RULES[0] + "\n"
-    monkeypatch.setattr(ranked, "native_module", ranked.native_module)
     monkeypatch.setenv("SDYLOG_NATIVE", "0")
-    assert ranked.native_module() is None
+    assert native_module() is None
     monkeypatch.delenv("SDYLOG_NATIVE")
-    assert ranked.native_module() is _native
+    assert native_module() is _native
     got, runs = evaluate(text, facts, use_native=True, provenance=True)
     assert runs == 0
     assert got["lab"] == [(0, 0, 3), (1, 0, 4)]
@@ -253,8 +255,7 @@ def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
     results = {}
     real = datalog.make_engine
     for use_native in (False, True):
-        counting = Counting()
-        monkeypatch.setattr(ranked, "native_module", lambda c=counting, n=use_native: c if n else None)
+        counting = Counting(monkeypatch, use_native)
         engines = []
         monkeypatch.setattr(datalog, "make_engine", lambda *a, **k: engines.append(real(*a, **k)) or engines[-1])
         # (as `sdylog opt` does, but every relation derived and kept: derive="all")
@@ -289,6 +290,6 @@ def test_ranks_of_more_columns_than_c_holds_keep_the_python_path():
     assert runs == 0
     assert with_c == evaluate(FIVE_COLUMN_RANK, facts, use_native=False)[0]
     assert with_c["dist"] == [(0, 0, 0, 0, 0, 0), (1, 0, 0, 0, 0, 5), (2, 0, 0, 0, 0, 6), (3, 0, 0, 0, 0, 8)]
-    # (called with such a rank, C says how many columns it was given)
+    # (a plan with such a rank: C says how many columns it was given)
     with pytest.raises(ValueError, match=r"relation 0 has 5 rank columns: 1 to MAXRANK \(4\)"):
-        _native.ranked_run(_native.Database([(6, (False,) * 6)]), [(0, (1, 2, 3, 4, 5))], [], [[]], [[]], [])
+        _native.Database([(6, (False,) * 6)]).plan([0], [], [], [[]], [], [(1, 2, 3, 4, 5)], [[]])

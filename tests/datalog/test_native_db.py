@@ -21,8 +21,8 @@ def evaluate(text, facts, *, use_native, monkeypatch):
     in_c = {}
     real = memory_engine.run_strata
 
-    def counting(db, indexes, program, strata, changed):
-        rounds, aborted = real(db, indexes, program, strata, changed)
+    def counting(db, indexes, program, strata, *rest):
+        rounds, aborted = real(db, indexes, program, strata, *rest)
         for s in strata[:len(rounds)]:
             in_c[s.relations] = True
         if aborted or not rounds:
@@ -255,8 +255,8 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
         loaded_from = {}
         real_arguments = native_db._arguments
 
-        def arguments(ndb, stratum, kept, *rest):
-            c_plan = real_arguments(ndb, stratum, kept, *rest)
+        def arguments(ndb, program, stratum, kept, *rest):
+            c_plan = real_arguments(ndb, program, stratum, kept, *rest)
             loaded_from[id(c_plan)] = (c_plan, kept[0])
             return c_plan
         monkeypatch.setattr(native_db, "_arguments", arguments)
@@ -287,9 +287,9 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
 
     real_batch = native_db._batch
 
-    def plain_batch(ndb, indexes, program, plans, strata):
+    def plain_batch(ndb, indexes, program, strata):
         ndb.layout.batches.clear()
-        return real_batch(ndb, indexes, program, plans, strata)
+        return real_batch(ndb, indexes, program, strata)
     cached = runs(parse_program(PROGRAM, "again.dl"), plain=False)
     plain = runs(parse_program(PROGRAM, "again.dl"), plain=True)
     assert cached[0] == plain[0]
@@ -370,7 +370,7 @@ def test_an_index_has_buckets_for_its_keys_not_its_rows():
 
 @pytest.mark.parametrize("rule", [
     'name(x, cat(x, "!")) :- item(x, _).',        # a string functor
-    "name(x, x) :- item(x, _), x < \"m\".",        # the order of strings
+    "name(x, x) :- item(x, _), match(\"b.*\", x).",  # a regular expression
     "name(x, to_string(n)) :- item(x, n).",
 ])
 def test_strata_that_do_not_lower_run_in_python(rule, monkeypatch):

@@ -127,3 +127,29 @@ back(x, y) :- f(x, y), e(y, x, y - x), e(x, _, x * 2).
     assert got["loop"] == [(1, 5), (2, 6)]
     assert got["step"] == [(1, 2, 2), (1, 2, 6), (2, 3, 3), (2, 9, 3)]
     assert got["back"] == [(1, 2)]
+
+
+SYMBOL_ORDER = """
+.decl name(a: symbol)
+.decl before(a: symbol, b: symbol, how: number)
+.decl rank(a: symbol, r: number)
+before(a, b, 1) :- name(a), name(b), a < b.
+before(a, b, 2) :- name(a), name(b), a <= b.
+before(a, b, 3) :- name(a), name(b), a > b.
+before(a, b, 4) :- name(a), name(b), a >= b.
+before(a, b, 5) :- name(a), name(b), (a < b ; a = "m").
+before(a, "m", 6) :- name(a), a > "m".
+rank(a, r) :- name(a), r = count : { name(b), b < a }.
+"""
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9\u4e2d\U0001f600\ud800", max_size=3), max_size=8))
+def test_symbol_order_is_the_strings_order(names):
+    """C compares symbols by their strings (code points, as Python's str;
+    a lone surrogate too), never by their ids (the order they were interned)."""
+    rows = [(n,) for n in ["m", "b", "a", "ab", "", *names]]
+    with pytest.MonkeyPatch.context() as mp:
+        got, in_c = same(SYMBOL_ORDER, {"name": rows}, mp)
+    assert all(in_c.values())
+    assert ("", 0) in got["rank"]

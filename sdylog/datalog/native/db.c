@@ -1,6 +1,5 @@
 /* _native.Database: every relation of a memory-engine run held in C, and the
- * evaluation of its plain and recursive strata (sdylog/datalog/native_db.py
- * drives it).
+ * evaluation of its strata (sdylog/datalog/native_db.py drives it).
  *
  * A relation is a DbTable (db.h): int64 rows deduplicated by a hash set;
  * symbols are interned (one table of strings per database: equal strings,
@@ -20,10 +19,215 @@
  * through indexes kept up to date on insert ("live" ones). run takes a list of
  * strata, each with the plans kept for it and the table sizes each was made
  * for (checks): a run of consecutive strata is one call, each running the
- * first of its plans that fits the sizes, up to the first with none.
+ * first of its plans that fits the sizes, up to the first with none. A plan
+ * with rank columns is of a rank-ordered stratum (ranked.c evaluates it),
+ * and a stratum may be a stepped one (run_stepped, its seed and step
+ * programs' strata run here too): a whole evaluation run of a program is
+ * one call while its plans fit.
  */
 #include "interp.h"
 #include "db.h"
+
+/* ------------------------------------------------------------ programs from Python */
+/* an array of n programs, then the array itself (NULL: nothing) */
+static void progs_free(Prog *ps, int n) {
+    for (int k = 0; ps && k < n; k++) {
+        free(ps[k].code);
+        free(ps[k].regs);
+    }
+    free(ps);
+}
+
+/* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
+static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {
+    PyObject *seq = PySequence_Fast(list, "a list of integers");
+    if (!seq) return NULL;
+    *n = PySequence_Fast_GET_SIZE(seq);
+    i64 *a = malloc(sizeof(i64) * (size_t)(*n + extra + 1));
+    if (!a) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        a[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (a[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); free(a); return NULL; }
+    }
+    Py_DECREF(seq);
+    return a;
+}
+
+static int load_prog(PyObject *spec, Prog *p) {
+    /* (nregs, ntup, [words], [register, value, register, value, ...]) */
+    PyObject *words, *consts;
+    if (!PyArg_ParseTuple(spec, "iiOO", &p->nregs, &p->ntup, &words, &consts)) return -1;
+    if (p->nregs < 1 || p->nregs > MAX_REGS || p->ntup < 0 || p->ntup > MAX_TUPLES) {
+        PyErr_SetString(PyExc_ValueError, "program needs too many registers");
+        return -1;
+    }
+    p->code = int_array(words, &p->len, 1);
+    if (!p->code) return -1;
+    p->code[p->len] = OP_END;
+    p->regs = calloc((size_t)p->nregs, sizeof(i64));
+    if (!p->regs) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t nc;
+    i64 *c = int_array(consts, &nc, 0);
+    if (!c) return -1;
+    for (Py_ssize_t i = 0; i + 1 < nc; i += 2) {
+        if (c[i] < 0 || c[i] >= p->nregs) { free(c); PyErr_SetString(PyExc_ValueError, "constant register"); return -1; }
+        p->regs[c[i]] = c[i + 1];
+    }
+    free(c);
+    return 0;
+}
+
+static int check_prog(Interp *ev, Prog *p, int arity);
+
+/* A list of programs into a new array *out, each checked against the
+   interpreter `in` (`arity`: the columns of the tuple a program starts from,
+   0 for none): 0, or -1 with a Python error. *n is the array's length from
+   the start, so that the caller frees every program (progs_free) either way. */
+static int load_checked(PyObject *list, Interp *in, int arity, Prog **out, int *n) {
+    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
+    int len = (int)PyList_GET_SIZE(list);
+    *out = calloc((size_t)len + 1, sizeof(Prog));
+    if (!*out) { PyErr_NoMemory(); return -1; }
+    *n = len;
+    for (int k = 0; k < len; k++)
+        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0 || check_prog(in, &(*out)[k], arity) < 0) return -1;
+    return 0;
+}
+
+/* the operands of a program in range (the interpreter does not check them),
+   and the words BRANCH and JOIN go on at the start of an instruction */
+static int check_prog(Interp *ev, Prog *p, int arity) {
+    const i64 *c = p->code;
+    Py_ssize_t pc = 0, ntargets = 0;
+    char *start = calloc((size_t)p->len + 1, 1);                     /* word -> starts an instruction */
+    Py_ssize_t *target = malloc(sizeof(Py_ssize_t) * (size_t)(p->len + 1));   /* words jumped to */
+    if (!start || !target) { free(start); free(target); PyErr_NoMemory(); return -1; }
+#define REG(x) ((x) >= 0 && (x) < p->nregs)
+#define TUP(x) ((x) >= 0 && (x) < p->ntup)
+#define IDX(x) ((x) >= 0 && (x) < ev->nix)
+#define FITS(k) (pc + (k) <= p->len)
+    if (p->nregs < arity) goto bad;
+    while (pc < p->len) {
+        i64 op = c[pc];
+        Py_ssize_t n = 0;
+        start[pc] = 1;
+        switch (op) {
+        case OP_SCAN:
+            if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]]->nkey || !TUP(c[pc + 2])) goto bad;
+            pc += 3;
+            break;
+        case OP_LOOKUP: case OP_NOTIN: {
+            int at = op == OP_LOOKUP ? 4 : 3;
+            if (!FITS(at) || !IDX(c[pc + 1])) goto bad;
+            n = c[pc + at - 1];
+            if (n < 1 || n > MAXKEY || n != ev->ix[c[pc + 1]]->nkey || !FITS(at + n)) goto bad;
+            if (op == OP_LOOKUP && !TUP(c[pc + 2])) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + at + i])) goto bad;
+            pc += at + n;
+            break;
+        }
+        case OP_BIND: case OP_CHECK: {
+            int r = op == OP_BIND ? 1 : 3, t = op == OP_BIND ? 2 : 1, col = op == OP_BIND ? 3 : 2;
+            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= MAXKEY * 2) goto bad;
+            pc += 4;
+            break;
+        }
+        case OP_ARITH:
+            if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
+            if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
+            pc += 5;
+            break;
+        case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
+        case OP_CMP:
+            if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_SGE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
+            if (c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
+            pc += 4;
+            break;
+        case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
+            if (!FITS(2) || c[pc + 1] < 0 || !FITS(2 + c[pc + 1])) goto bad;
+            Py_ssize_t w = pc + 2, end = w + c[pc + 1];
+            while (w < end) {
+                Py_ssize_t m = c[w++];
+                if (m < 1 || m > (end - w) / 3) goto bad;
+                for (; m > 0; m--, w += 3)
+                    if (c[w] < C_EQ || c[w] > C_SGE || !REG(c[w + 1]) || !REG(c[w + 2])) goto bad;
+            }
+            pc = end;
+            break;
+        }
+        case OP_BRANCH: {   /* (n options of m >= 2 words each, the instructions that follow) */
+            if (!FITS(2) || c[pc + 1] < 1 || !FITS(2 + c[pc + 1])) goto bad;
+            Py_ssize_t at = pc + 2 + c[pc + 1];
+            for (i64 k = 0; k < c[pc + 1]; k++) {
+                if (c[pc + 2 + k] < 2 || c[pc + 2 + k] > p->len - at) goto bad;
+                target[ntargets++] = at;
+                at += c[pc + 2 + k];
+            }
+            pc += 2 + c[pc + 1];
+            break;
+        }
+        case OP_JOIN:
+            if (!FITS(2) || c[pc + 1] < 2 || !FITS(c[pc + 1])) goto bad;
+            target[ntargets++] = pc + c[pc + 1];
+            pc += 2;
+            break;
+        case OP_MOVE: if (!FITS(3) || !REG(c[pc + 1]) || !REG(c[pc + 2])) goto bad; pc += 3; break;
+        case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_FAIL: case OP_TRUE: pc += 1; break;
+        case OP_AGG:   /* (its body's words are checked as the next instructions) */
+            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
+                || c[pc + 4] < 0 || !FITS(5 + c[pc + 4])) goto bad;
+            pc += 5;
+            break;
+        case OP_ACC:
+            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
+                || !REG(c[pc + 4])) goto bad;
+            pc += 5;
+            break;
+        case OP_EMIT:
+            if (!FITS(4) || c[pc + 1] < 0 || c[pc + 1] >= ev->nout) goto bad;
+            n = c[pc + 3];
+            if (n != ev->out[c[pc + 1]]->arity || !FITS(4 + n)) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 4 + i])) goto bad;
+            pc += 4 + n;
+            break;
+        default: goto bad;
+        }
+    }
+    start[p->len] = 1;   /* (OP_END) */
+    for (Py_ssize_t i = 0; i < ntargets; i++)
+        if (!start[target[i]]) { pc = target[i]; goto bad; }
+    free(start);
+    free(target);
+    return 0;
+bad:
+    free(start);
+    free(target);
+    PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
+    return -1;
+#undef REG
+#undef TUP
+#undef IDX
+#undef FITS
+}
+
+/* key columns (a tuple of ints) into key[]: their number, -1 with a Python error */
+static int key_columns(PyObject *tup, int arity, int *key) {
+    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) > MAXKEY) {
+        PyErr_SetString(PyExc_ValueError, "index key");
+        return -1;
+    }
+    int n = (int)PyTuple_GET_SIZE(tup);
+    for (int k = 0; k < n; k++) {
+        key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(tup, k));
+        if (key[k] < 0 || key[k] >= arity) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "index column");
+            return -1;
+        }
+    }
+    return n;
+}
 
 /* ------------------------------------------------------------ Python values */
 static int to_i64(PyObject *o, i64 *out) {
@@ -174,6 +378,36 @@ Index *db_index(Database *db, int tno, const int *key, int nkey) {
     return ix;
 }
 
+/* symbol s (the next id) into db->symbols: -1 with a Python error. Its
+   UTF-8 is Python's, kept with the str (db->names holds it); a string with a
+   lone surrogate has none: encoded with it kept as is, which keeps the
+   order of code points. */
+static int add_symbol_text(Database *db, PyObject *s) {
+    Py_ssize_t id = PyList_GET_SIZE(db->names);
+    if (id == db->symbols_cap) {
+        Py_ssize_t cap = id ? 2 * id : 64;
+        Symbol *m = realloc(db->symbols, sizeof(Symbol) * (size_t)cap);
+        if (!m) { PyErr_NoMemory(); return -1; }
+        db->symbols = m;
+        db->symbols_cap = cap;
+    }
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (!u) {
+        PyErr_Clear();
+        PyObject *b = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+        if (!b || (!db->encoded && !(db->encoded = PyList_New(0))) || PyList_Append(db->encoded, b) < 0) {
+            Py_XDECREF(b);
+            return -1;
+        }
+        u = PyBytes_AS_STRING(b);
+        n = PyBytes_GET_SIZE(b);
+        Py_DECREF(b);
+    }
+    db->symbols[id] = (Symbol){u, n};
+    return 0;
+}
+
 /* the id of symbol s (a new one when first seen); -1 with a Python error */
 static int intern(Database *db, PyObject *s, i64 *out) {
     PyObject *id = PyDict_GetItemWithError(db->ids, s);
@@ -181,7 +415,7 @@ static int intern(Database *db, PyObject *s, i64 *out) {
         *out = PyLong_AsLongLong(id);
         return 0;
     }
-    if (PyErr_Occurred()) return -1;
+    if (PyErr_Occurred() || add_symbol_text(db, s) < 0) return -1;
     Py_ssize_t n = PyList_GET_SIZE(db->names);
     PyObject *o = PyLong_FromSsize_t(n);
     if (!o) return -1;
@@ -514,30 +748,20 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
 }
 
 /* ------------------------------------------------------------ a stratum's plan, loaded once */
-/* A plan of a stratum (see db_plan_doc) in C form: its programs loaded and
-   checked once, then run by any database whose tables have the shapes of
-   the one it was made for (the databases of one TableLayout, native_db.py).
-   Held by Python in a capsule. */
-typedef struct { int tno, arity, nkey, key[MAXKEY], live; } IndexSpec;
-
-typedef struct {
-    int nout, nix, nbase, nchecks;
-    int *out, *arity;       /* per relation of the stratum: its table, that table's arity */
-    IndexSpec *ix;
-    Prog *base, **delta;    /* (registers are copied per run: runs may share a plan, without the GIL) */
-    int *ndelta;
-    i64 *checks;            /* table, lo, hi per check */
-} Plan;
-
 #define PLAN_CAPSULE "sdylog.datalog._native.Plan"
 
 static void plan_free(Plan *p) {
     if (!p) return;
     progs_free(p->base, p->nbase);
-    for (int ri = 0; p->delta && ri < p->nout; ri++)
-        if (p->delta[ri]) progs_free(p->delta[ri], p->ndelta[ri]);
+    for (int ri = 0; ri < p->nout; ri++) {
+        if (p->delta && p->delta[ri]) progs_free(p->delta[ri], p->ndelta[ri]);
+        if (p->dom && p->dom[ri]) progs_free(p->dom[ri], p->ndom[ri]);
+    }
     free(p->delta);
     free(p->ndelta);
+    free(p->dom);
+    free(p->ndom);
+    free(p->rank_col);
     free(p->out);
     free(p->arity);
     free(p->ix);
@@ -549,11 +773,54 @@ static void plan_capsule_free(PyObject *capsule) {
     plan_free(PyCapsule_GetPointer(capsule, PLAN_CAPSULE));
 }
 
+/* a rank-ordered stratum's parts of its plan: per relation, its rank
+   columns (as many for every relation, 1 to MAXRANK) and its domination
+   tests (programs checked against `in`); every live index is of a relation
+   of the stratum. 0, or -1 with a Python error. */
+static int plan_load_ranks(Plan *p, Interp *in, PyObject *ranks_l, PyObject *doms_l) {
+    int nout = p->nout;
+    if (!PyList_Check(ranks_l) || !doms_l || !PyList_Check(doms_l) || PyList_GET_SIZE(ranks_l) != nout
+        || PyList_GET_SIZE(doms_l) != nout) {
+        PyErr_SetString(PyExc_ValueError, "ranks and domination tests: a list of one per relation");
+        return -1;
+    }
+    p->rank_col = calloc((size_t)nout + 1, sizeof *p->rank_col);
+    p->dom = calloc((size_t)nout + 1, sizeof(Prog *));
+    p->ndom = calloc((size_t)nout + 1, sizeof(int));
+    if (!p->rank_col || !p->dom || !p->ndom) { PyErr_NoMemory(); return -1; }
+    for (int ri = 0; ri < nout; ri++) {
+        PyObject *cols = PyList_GET_ITEM(ranks_l, ri);
+        int n = PyTuple_Check(cols) ? (int)PyTuple_GET_SIZE(cols) : -1;
+        if (ri == 0) p->nrank = n;
+        if (n < 1 || n > MAXRANK || n != p->nrank) {
+            PyErr_Format(PyExc_ValueError, "relation %d has %d rank columns: 1 to MAXRANK (%d), as many for "
+                         "every relation (%d)", ri, n, MAXRANK, p->nrank);
+            return -1;
+        }
+        for (int k = 0; k < n; k++) {
+            long c = PyLong_AsLong(PyTuple_GET_ITEM(cols, k));
+            if (c == -1 && PyErr_Occurred()) return -1;
+            if (c < 0 || c >= p->arity[ri]) { PyErr_SetString(PyExc_ValueError, "rank column"); return -1; }
+            p->rank_col[ri][k] = (int)c;
+        }
+        if (load_checked(PyList_GET_ITEM(doms_l, ri), in, p->arity[ri], &p->dom[ri], &p->ndom[ri]) < 0) return -1;
+    }
+    for (int i = 0; i < p->nix; i++) {
+        int of_stratum = 0;
+        for (int ri = 0; ri < nout; ri++) of_stratum |= p->out[ri] == p->ix[i].tno;
+        if (p->ix[i].live != of_stratum) {
+            PyErr_SetString(PyExc_ValueError, "a live index is one of a relation of the stratum");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* the plan's parts from Python against db's tables (the programs checked
    against stand-ins of the indexes and tables they read): 0, or -1 with a
    Python error (the caller frees p either way) */
 static int plan_load(Plan *p, Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
-                     PyObject *checks_l) {
+                     PyObject *checks_l, PyObject *ranks_l, PyObject *doms_l) {
     int nout = p->nout = (int)PyList_GET_SIZE(out_l), nix = p->nix = (int)PyList_GET_SIZE(ix_l);
     int nchecks = p->nchecks = (int)PyList_GET_SIZE(checks_l);
     p->out = calloc((size_t)nout + 1, sizeof(int));
@@ -603,6 +870,7 @@ static int plan_load(Plan *p, Database *db, PyObject *out_l, PyObject *ix_l, PyO
     if (load_checked(base_l, &in, 0, &p->base, &p->nbase) < 0) goto out;
     for (int ri = 0; ri < nout; ri++)
         if (load_checked(PyList_GET_ITEM(delta_l, ri), &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
+    if (ranks_l && plan_load_ranks(p, &in, ranks_l, doms_l) < 0) goto out;
     rc = 0;
 out:
     free(in.out);
@@ -612,22 +880,24 @@ out:
 }
 
 PyDoc_STRVAR(db_plan_doc,
-"plan(out, indexes, base, deltas, checks) -> a plan of a stratum, loaded (an opaque object that run\n"
+"plan(out, indexes, base, deltas, checks[, ranks, doms]) -> a plan of a stratum, loaded (an opaque object that run\n"
 "takes; any database whose tables have the shapes of this one's runs it):\n"
 "out: [table] the relations of the stratum (EMIT's relation numbers);\n"
 "indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
 "base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
 "a program: (nregs, ntup, words, [register, constant, ...]);\n"
-"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows.");
+"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows;\n"
+"ranks, doms (a rank-ordered stratum, see ranked.py): per relation of out, its rank columns (a tuple)\n"
+"and its domination tests ([program]); base then gives its seeds.");
 
 static PyObject *db_plan(Database *db, PyObject *args) {
-    PyObject *out_l, *ix_l, *base_l, *delta_l, *checks_l;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
-                          &PyList_Type, &delta_l, &PyList_Type, &checks_l))
+    PyObject *out_l, *ix_l, *base_l, *delta_l, *checks_l, *ranks_l = NULL, *doms_l = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!|OO", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
+                          &PyList_Type, &delta_l, &PyList_Type, &checks_l, &ranks_l, &doms_l))
         return NULL;
     Plan *p = calloc(1, sizeof(Plan));
     if (!p) return PyErr_NoMemory();
-    if (plan_load(p, db, out_l, ix_l, base_l, delta_l, checks_l) < 0) { plan_free(p); return NULL; }
+    if (plan_load(p, db, out_l, ix_l, base_l, delta_l, checks_l, ranks_l, doms_l) < 0) { plan_free(p); return NULL; }
     PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_capsule_free);
     if (!capsule) plan_free(p);
     return capsule;
@@ -656,26 +926,6 @@ static int plan_checks_hold(Plan *p, Database *db) {
     return 1;
 }
 
-/* n programs with registers of their own (the words are the plan's), NULL when out of memory */
-static Prog *run_copies(const Prog *progs, int n) {
-    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
-    for (int k = 0; c && k < n; k++) {
-        c[k] = progs[k];
-        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
-            for (int j = 0; j < k; j++) free(c[j].regs);
-            free(c);
-            return NULL;
-        }
-        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
-    }
-    return c;
-}
-
-static void free_copies(Prog *c, int n) {
-    for (int k = 0; c && k < n; k++) free(c[k].regs);
-    free(c);
-}
-
 /* one stratum by plan p: 0 done, 1 aborted (an integer overflow, a division
    by zero or a bad shift), -1 a Python error */
 static int run_plan(Database *db, Plan *p, i64 *iterations) {
@@ -691,6 +941,8 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
     in->out = calloc((size_t)nout + 1, sizeof(Table *));
     in->ix = calloc((size_t)nix + 1, sizeof(Index *));
     in->emit = buffer_emit;
+    in->symbols = db->symbols;
+    in->nsymbols = PyList_GET_SIZE(db->names);
     run.buf = calloc((size_t)nout + 1, sizeof(Table));
     if (!owned || !base || !delta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nout; ri++)
@@ -750,35 +1002,195 @@ out:
 }
 
 PyDoc_STRVAR(db_run_doc,
-"run(strata): evaluate strata in order (see db.c), each a list of the plans it may run (plan()'s),\n"
-"the first whose checks hold running.\n"
-"Returns (status, k, [rounds of each stratum run]): 'ok' (k: all of them), 'stale' (no plan of\n"
-"stratum k passed its checks: it did not run) or 'abort' (stratum k's tables are partly filled).");
+"run(strata[, frees]): evaluate strata in order (see db.c), each a list of the plans it may run\n"
+"(plan()'s), the first whose checks hold running, or a stepped stratum: (relations, seeds, step)\n"
+"(see run_stepped); frees[k]: (tables to empty, tables whose hash sets to drop) once stratum k ran.\n"
+"Returns (status, k, [rounds, waves or steps of each stratum run]): 'ok' (k: all of them), 'stale'\n"
+"(no plan of stratum k passed its checks) or 'abort' (stratum k is to be evaluated again in Python:\n"
+"its tables are partly filled).");
+
+static int run_stratum(Database *db, PyObject *stratum, i64 *iterations);
 
 /* the first plan of `plans` (a list, see db_run_doc) whose checks hold, run:
    0 done, 1 aborted, 2 none held (stale), -1 a Python error */
 static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
-    if (!PyList_Check(plans)) { PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans"); return -1; }
     for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
         Plan *p = PyCapsule_GetPointer(PyList_GET_ITEM(plans, a), PLAN_CAPSULE);
         if (!p || plan_fits_tables(p, db) < 0) return -1;
-        if (plan_checks_hold(p, db)) return run_plan(db, p, iterations);
+        if (plan_checks_hold(p, db)) return p->nrank ? ranked_run(db, p, iterations) : run_plan(db, p, iterations);
     }
     return 2;
 }
 
+/* strata (a list, as run takes) in order: 0 all done, else the first one's
+   run_stratum code that was not 0 */
+static int run_strata(Database *db, PyObject *strata) {
+    if (!PyList_Check(strata)) { PyErr_SetString(PyExc_TypeError, "strata: a list"); return -1; }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(strata); k++) {
+        i64 iterations = 0;
+        int rc = run_stratum(db, PyList_GET_ITEM(strata, k), &iterations);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* rows of src (all, in row order) into table tno, deduplicated: -1 out of memory */
+static int add_rows(Database *db, int tno, Table *src, i64 from) {
+    DbTable *d = db->tab[tno];
+    db_changed(db, tno);
+    if (db_table_ensure_set(d) < 0) return -1;
+    for (i64 r = from; r < src->n; r++)
+        if (table_insert(&d->t, row(src, r)) == -2) return -1;
+    return 0;
+}
+
+/* A pending seed of a stepped stratum: its step, its relation, its row in
+   that relation's seed buffer */
+typedef struct { i64 step; int32_t rel, at; } Seed;
+
+static int seed_order(const void *a, const void *b) {
+    const Seed *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    if (x->rel != y->rel) return x->rel < y->rel ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+typedef struct { int table, seed, prev, now, col; } StepRel;
+
+#define MAX_STEPS 1000000   /* (stepped.py's: beyond it, Python reports the stratum) */
+
+/* A stepped stratum (stepped.py's StepEvaluation.run, the same steps):
+   `stratum` is (relations: [(table, seed table, prev table, now table,
+   step column)], seeds: the strata of its seed program, step: those of its
+   step program). The seeds are the rows its tables hold and those the seed
+   program derives; each step empties the prev and now tables, fills prev
+   with the last step's rows and now with the step's seeds, runs the step
+   program, and keeps what now holds. The relations' tables receive every
+   step's rows at the end only, and the auxiliary tables are left empty
+   whatever happens: a stratum handed back (1, 2) is evaluated again from
+   its start. 0 done, 1 aborted, 2 stale, -1 a Python error. */
+static int run_stepped(Database *db, PyObject *stratum, i64 *steps) {
+    PyObject *rels_l, *seeds_l, *step_l;
+    if (!PyArg_ParseTuple(stratum, "O!O!O!", &PyList_Type, &rels_l, &PyList_Type, &seeds_l, &PyList_Type, &step_l))
+        return -1;
+    int n = (int)PyList_GET_SIZE(rels_l), rc = -1, parsed = 0;
+    StepRel *rel = calloc((size_t)n + 1, sizeof(StepRel));
+    Table *seeds = calloc((size_t)n + 1, sizeof(Table)), *done = calloc((size_t)n + 1, sizeof(Table));
+    i64 *last = calloc((size_t)n + 1, sizeof(i64));   /* per relation: where the last step's rows start in done */
+    Seed *order = NULL;
+    i64 npending = 0;
+    if (!rel || !seeds || !done || !last) { PyErr_NoMemory(); goto out; }
+    for (int ri = 0; ri < n; ri++, parsed++) {
+        StepRel *r = &rel[ri];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels_l, ri), "iiiii", &r->table, &r->seed, &r->prev, &r->now, &r->col))
+            goto out;
+        int tables[4] = {r->table, r->seed, r->prev, r->now};
+        for (int k = 0; k < 4; k++) {
+            if (tables[k] < 0 || tables[k] >= db->ntab || db->tab[tables[k]]->t.arity != db->tab[r->table]->t.arity) {
+                PyErr_SetString(PyExc_ValueError, "a stepped relation's tables");
+                goto out;
+            }
+        }
+        if (r->col < 0 || r->col >= db->tab[r->table]->t.arity) { PyErr_SetString(PyExc_ValueError, "step column"); goto out; }
+        seeds[ri].arity = done[ri].arity = db->tab[r->table]->t.arity;
+    }
+    if ((rc = run_strata(db, seeds_l)) != 0) goto out;
+    rc = -1;
+    /* the seeds, ordered by step (then relation, then as they came) */
+    for (int ri = 0; ri < n; ri++) {
+        Table *from[2] = {&db->tab[rel[ri].table]->t, &db->tab[rel[ri].seed]->t};
+        for (int k = 0; k < 2; k++)
+            for (i64 r = 0; r < from[k]->n; r++)
+                if (table_append(&seeds[ri], row(from[k], r)) < 0) { PyErr_NoMemory(); goto out; }
+        npending += seeds[ri].n;
+    }
+    order = malloc(sizeof(Seed) * (size_t)(npending + 1));
+    if (!order) { PyErr_NoMemory(); goto out; }
+    i64 k = 0;
+    for (int ri = 0; ri < n; ri++)
+        for (i64 r = 0; r < seeds[ri].n; r++)
+            order[k++] = (Seed){row(&seeds[ri], r)[rel[ri].col], ri, (int32_t)r};
+    qsort(order, (size_t)npending, sizeof(Seed), seed_order);
+    i64 next = 0, step = npending ? order[0].step : 0;
+    int more = npending > 0;
+    rc = 0;
+    while (more && rc == 0) {
+        if (++*steps > MAX_STEPS) { rc = 1; break; }
+        for (int ri = 0; ri < n; ri++) {
+            clear_table(db, rel[ri].prev);
+            clear_table(db, rel[ri].now);
+        }
+        /* prev: the last step's rows (those done[] got last), now: the step's seeds */
+        for (int ri = 0; ri < n && rc == 0; ri++)
+            if (add_rows(db, rel[ri].prev, &done[ri], last[ri]) < 0) rc = -1;
+        for (; next < npending && order[next].step == step && rc == 0; next++) {
+            Seed *sd = &order[next];
+            if (table_insert(&db->tab[rel[sd->rel].now]->t, row(&seeds[sd->rel], sd->at)) == -2) rc = -1;
+        }
+        if (rc < 0) { PyErr_NoMemory(); break; }
+        if ((rc = run_strata(db, step_l)) != 0) break;
+        int any = 0;
+        for (int ri = 0; ri < n; ri++) {
+            Table *now = &db->tab[rel[ri].now]->t;
+            last[ri] = done[ri].n;
+            for (i64 r = 0; r < now->n; r++)
+                if (table_append(&done[ri], row(now, r)) < 0) { PyErr_NoMemory(); rc = -1; break; }
+            any |= now->n > 0;
+        }
+        if (rc) break;
+        if (any) step++;
+        else if (next < npending) step = order[next].step;
+        else more = 0;
+    }
+    for (int ri = 0; ri < n && rc == 0; ri++)
+        if (add_rows(db, rel[ri].table, &done[ri], 0) < 0) { PyErr_NoMemory(); rc = -1; }
+out:
+    for (int ri = 0; ri < parsed; ri++) {
+        clear_table(db, rel[ri].seed);
+        clear_table(db, rel[ri].prev);
+        clear_table(db, rel[ri].now);
+    }
+    for (int ri = 0; ri < n; ri++) {
+        if (seeds) table_free(&seeds[ri]);
+        if (done) table_free(&done[ri]);
+    }
+    free(rel);
+    free(seeds);
+    free(done);
+    free(last);
+    free(order);
+    return rc;
+}
+
+/* one stratum of run's list: 0 done, 1 aborted, 2 stale, -1 a Python error */
+static int run_stratum(Database *db, PyObject *stratum, i64 *iterations) {
+    if (PyTuple_Check(stratum)) return run_stepped(db, stratum, iterations);
+    if (!PyList_Check(stratum)) { PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans or a tuple"); return -1; }
+    return run_first_fitting(db, stratum, iterations);
+}
+
 static PyObject *db_run(Database *db, PyObject *args) {
-    PyObject *strata;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &strata)) return NULL;
+    PyObject *strata, *frees = NULL;
+    if (!PyArg_ParseTuple(args, "O!|O!", &PyList_Type, &strata, &PyList_Type, &frees)) return NULL;
     PyObject *rounds = PyList_New(0);
     if (!rounds) return NULL;
     Py_ssize_t k = 0, n = PyList_GET_SIZE(strata);
     const char *status = "ok";
     for (; k < n; k++) {
         i64 iterations = 0;
-        int rc = run_first_fitting(db, PyList_GET_ITEM(strata, k), &iterations);
+        int rc = run_stratum(db, PyList_GET_ITEM(strata, k), &iterations);
         if (rc < 0) goto error;
         if (rc) { status = rc == 1 ? "abort" : "stale"; break; }
+        /* (what no later stratum reads goes now, not at the end of the call: a run's
+           peak memory stays that of the relations live at once) */
+        if (frees && k < PyList_GET_SIZE(frees)) {
+            PyObject *emptied, *unset;
+            if (!PyArg_ParseTuple(PyList_GET_ITEM(frees, k), "OO", &emptied, &unset)) goto error;
+            PyObject *ok = each_table(db, emptied, clear_table);
+            Py_XDECREF(ok);
+            if (!ok || !(ok = each_table(db, unset, drop_set))) goto error;
+            Py_DECREF(ok);
+        }
         PyObject *it = PyLong_FromLongLong(iterations);
         if (!it || PyList_Append(rounds, it) < 0) { Py_XDECREF(it); goto error; }
         Py_DECREF(it);
@@ -845,6 +1257,8 @@ static void db_dealloc(Database *db) {
     free(db->scratch.b);
     Py_XDECREF(db->names);
     Py_XDECREF(db->ids);
+    Py_XDECREF(db->encoded);
+    free(db->symbols);
     Py_TYPE(db)->tp_free((PyObject *)db);
 }
 

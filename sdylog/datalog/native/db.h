@@ -1,7 +1,7 @@
 /* The database of a memory-engine run (db.c): every relation held in C. */
 #ifndef SDYLOG_NATIVE_DB_H
 #define SDYLOG_NATIVE_DB_H
-#include "table.h"
+#include "interp.h"
 
 /* A relation: its rows (deduplicated by the table's hash set), which columns
    hold symbol ids, and the packed indexes built on it (freed when it changes).
@@ -24,10 +24,41 @@ typedef struct {
     int nmade;
     PyObject *names;     /* list: symbol id -> its string */
     PyObject *ids;       /* dict: string -> symbol id */
+    Symbol *symbols;     /* symbol id -> its string as UTF-8 (order comparisons read them) */
+    Py_ssize_t symbols_cap;
+    PyObject *encoded;   /* the UTF-8 bytes of symbols Python holds none for (a lone surrogate), or NULL */
     Scratch scratch;     /* where db_index counts an index's keys */
 } Database;
 
 extern PyTypeObject DatabaseType;
+
+/* A stratum's plan (Database.plan) in C form: its programs loaded and
+   checked once, then run by any database whose tables have the shapes of
+   the one it was made for (the databases of one TableLayout, native_db.py).
+   Held by Python in a capsule. A plan of a rank-ordered stratum (nrank > 0)
+   has its relations' rank columns and domination tests too (ranked.c runs
+   it); another is run semi-naively (db.c). */
+typedef struct { int tno, arity, nkey, key[MAXKEY], live; } IndexSpec;
+
+#define MAXRANK 4   /* rank columns of a rank-ordered stratum's relations */
+
+typedef struct {
+    int nout, nix, nbase, nchecks;
+    int *out, *arity;       /* per relation of the stratum: its table, that table's arity */
+    IndexSpec *ix;          /* (live: an index of a relation of the stratum, kept up to date) */
+    Prog *base, **delta;    /* (registers are copied per run: runs may share a plan, without the GIL) */
+    int *ndelta;
+    i64 *checks;            /* table, lo, hi per check */
+    int nrank;              /* rank-ordered: per relation, its rank columns and domination tests */
+    int (*rank_col)[MAXRANK];
+    Prog **dom;
+    int *ndom;
+} Plan;
+
+/* a rank-ordered stratum by plan p (ranked.c): 0 done (the tables hold the
+   result), 1 aborted (an integer overflow, a division by zero, a bad shift,
+   a rank lowered: the tables unchanged), -1 a Python error */
+int ranked_run(Database *db, Plan *p, i64 *waves);
 
 /* nonzero: db_index builds index_build_plain's indexes, not packed ones (tests) */
 extern int db_plain_indexes;

@@ -12,7 +12,8 @@
  *   ARITH op d a b         d = a op b (+ - * / % min max band bor bxor bshl bshr;
  *                          / and % truncate like Soufflé)
  *   UNARY op d a           d = -a or ~a
- *   CMP op a b             next solution unless a op b (= != < <= > >=)
+ *   CMP op a b             next solution unless a op b (= != < <= > >=; and < <= > >=
+ *                          of symbols: their strings' order, not their ids')
  *   ANY n w1..wn           next solution unless some option holds: the n words
  *                          are options, each m (op a b)*m, holding when all its
  *                          m comparisons do (a disjunction of comparisons)
@@ -51,7 +52,7 @@ enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP
        OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 enum { A_ADD = 0, A_SUB, A_MUL, A_DIV, A_MOD, A_MIN, A_MAX, A_BAND, A_BOR, A_BXOR, A_BSHL, A_BSHR };
 enum { U_NEG = 0, U_BNOT };
-enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE };
+enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE, C_SLT, C_SLE, C_SGT, C_SGE };
 enum { G_COUNT = 0, G_SUM, G_MIN, G_MAX };
 enum { ST_OK = 0, ST_ABORT = 1, ST_RANK = 2, ST_NOMEM = 3 };
 
@@ -66,27 +67,43 @@ typedef struct {
     i64 *regs;           /* its registers: the constants set once, the delta tuple per run */
 } Prog;
 
+/* A symbol's string, as UTF-8 (whose byte order is the code points' order,
+   Python's order of str): what an order comparison of symbols reads. */
+typedef struct { const char *s; Py_ssize_t n; } Symbol;
+
 /* What a program runs against: its indexes, the relations EMIT writes (what
-   it does with a tuple: `emit`), and why a run stopped. */
+   it does with a tuple: `emit`), the database's symbols (by id), and why a
+   run stopped. */
 typedef struct Interp {
     Index **ix;
     int nix;
     Table **out;
     int nout;
     int (*emit)(struct Interp *in, int rel, int rule, const i64 *vals);   /* 0, or -1 stop (status set) */
+    const Symbol *symbols;
+    i64 nsymbols;
     int status;
     const i64 *tested; int tested_arity;   /* the tuple a domination test is about */
 } Interp;
 
-static void prog_free(Prog *p) {
-    free(p->code);
-    free(p->regs);
+/* n programs with registers of their own (the words are the plan's), NULL when out of memory */
+static Prog *run_copies(const Prog *progs, int n) {
+    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
+    for (int k = 0; c && k < n; k++) {
+        c[k] = progs[k];
+        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
+            for (int j = 0; j < k; j++) free(c[j].regs);
+            free(c);
+            return NULL;
+        }
+        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
+    }
+    return c;
 }
 
-/* an array of n programs, then the array itself (NULL: nothing) */
-static void progs_free(Prog *ps, int n) {
-    for (int k = 0; ps && k < n; k++) prog_free(&ps[k]);
-    free(ps);
+static void free_copies(Prog *c, int n) {
+    for (int k = 0; c && k < n; k++) free(c[k].regs);
+    free(c);
 }
 
 /* ------------------------------------------------------------ the interpreter */
@@ -122,14 +139,27 @@ static inline __attribute__((always_inline)) int arith(Interp *ev, int op, i64 a
     return 0;
 }
 
-static inline __attribute__((always_inline)) int compare(int op, i64 a, i64 b) {
+/* <0, 0, >0: symbol a's string before, equal to, after b's */
+static int symbol_order(const Interp *ev, i64 a, i64 b) {
+    if (a < 0 || b < 0 || a >= ev->nsymbols || b >= ev->nsymbols)   /* (not symbols: a malformed program) */
+        return (a > b) - (a < b);
+    const Symbol *x = &ev->symbols[a], *y = &ev->symbols[b];
+    int c = memcmp(x->s, y->s, (size_t)(x->n < y->n ? x->n : y->n));
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static inline __attribute__((always_inline)) int compare(const Interp *ev, int op, i64 a, i64 b) {
     switch (op) {
     case C_EQ: return a == b;
     case C_NE: return a != b;
     case C_LT: return a < b;
     case C_LE: return a <= b;
     case C_GT: return a > b;
-    default: return a >= b;   /* C_GE (check_prog rejects any other code) */
+    case C_GE: return a >= b;
+    case C_SLT: return symbol_order(ev, a, b) < 0;
+    case C_SLE: return symbol_order(ev, a, b) <= 0;
+    case C_SGT: return symbol_order(ev, a, b) > 0;
+    default: return symbol_order(ev, a, b) >= 0;   /* C_SGE (check_prog rejects any other code) */
     }
 }
 
@@ -222,7 +252,7 @@ op_mod: ARITH(A_MOD);
 op_min: ARITH(A_MIN);
 op_max: ARITH(A_MAX);
 #undef ARITH
-#define TEST(op) do { if (!compare(op, R[code[pc + 2]], R[code[pc + 3]])) return 0; NEXT(4); } while (0)
+#define TEST(op) do { if (!compare(ev, op, R[code[pc + 2]], R[code[pc + 3]])) return 0; NEXT(4); } while (0)
 op_eq: TEST(C_EQ);
 op_ne: TEST(C_NE);
 op_lt: TEST(C_LT);
@@ -241,13 +271,13 @@ op_unary: {
         NEXT(4);
     }
 op_cmp:
-    if (!compare((int)code[pc + 1], R[code[pc + 2]], R[code[pc + 3]])) return 0;
+    if (!compare(ev, (int)code[pc + 1], R[code[pc + 2]], R[code[pc + 3]])) return 0;
     NEXT(4);
 op_any: {
         const i64 *w = code + pc + 2, *end = w + code[pc + 1];
         while (w < end) {
             const i64 *stop = w + 1 + 3 * w[0];
-            for (w++; w < stop && compare((int)w[0], R[w[1]], R[w[2]]); w += 3) {}
+            for (w++; w < stop && compare(ev, (int)w[0], R[w[1]], R[w[2]]); w += 3) {}
             if (w == stop) NEXT(2 + code[pc + 1]);
             w = stop;
         }
@@ -327,182 +357,5 @@ static int run_programs(Interp *ev, Prog *progs, int n, const i64 *vals, int ari
     }
     return 0;
 }
-
-/* ------------------------------------------------------------ programs from Python */
-
-/* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
-static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {
-    PyObject *seq = PySequence_Fast(list, "a list of integers");
-    if (!seq) return NULL;
-    *n = PySequence_Fast_GET_SIZE(seq);
-    i64 *a = malloc(sizeof(i64) * (size_t)(*n + extra + 1));
-    if (!a) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
-    for (Py_ssize_t i = 0; i < *n; i++) {
-        a[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (a[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); free(a); return NULL; }
-    }
-    Py_DECREF(seq);
-    return a;
-}
-
-static int load_prog(PyObject *spec, Prog *p) {
-    /* (nregs, ntup, [words], [register, value, register, value, ...]) */
-    PyObject *words, *consts;
-    if (!PyArg_ParseTuple(spec, "iiOO", &p->nregs, &p->ntup, &words, &consts)) return -1;
-    if (p->nregs < 1 || p->nregs > MAX_REGS || p->ntup < 0 || p->ntup > MAX_TUPLES) {
-        PyErr_SetString(PyExc_ValueError, "program needs too many registers");
-        return -1;
-    }
-    p->code = int_array(words, &p->len, 1);
-    if (!p->code) return -1;
-    p->code[p->len] = OP_END;
-    p->regs = calloc((size_t)p->nregs, sizeof(i64));
-    if (!p->regs) { PyErr_NoMemory(); return -1; }
-    Py_ssize_t nc;
-    i64 *c = int_array(consts, &nc, 0);
-    if (!c) return -1;
-    for (Py_ssize_t i = 0; i + 1 < nc; i += 2) {
-        if (c[i] < 0 || c[i] >= p->nregs) { free(c); PyErr_SetString(PyExc_ValueError, "constant register"); return -1; }
-        p->regs[c[i]] = c[i + 1];
-    }
-    free(c);
-    return 0;
-}
-
-static int check_prog(Interp *ev, Prog *p, int arity);
-
-/* A list of programs into a new array *out, each checked against the
-   interpreter `in` (`arity`: the columns of the tuple a program starts from,
-   0 for none): 0, or -1 with a Python error. *n is the array's length from
-   the start, so that the caller frees every program (prog_free) either way. */
-static int load_checked(PyObject *list, Interp *in, int arity, Prog **out, int *n) {
-    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
-    int len = (int)PyList_GET_SIZE(list);
-    *out = calloc((size_t)len + 1, sizeof(Prog));
-    if (!*out) { PyErr_NoMemory(); return -1; }
-    *n = len;
-    for (int k = 0; k < len; k++)
-        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0 || check_prog(in, &(*out)[k], arity) < 0) return -1;
-    return 0;
-}
-
-/* the operands of a program in range (the interpreter does not check them),
-   and the words BRANCH and JOIN go on at the start of an instruction */
-static int check_prog(Interp *ev, Prog *p, int arity) {
-    const i64 *c = p->code;
-    Py_ssize_t pc = 0, ntargets = 0;
-    char *start = calloc((size_t)p->len + 1, 1);                     /* word -> starts an instruction */
-    Py_ssize_t *target = malloc(sizeof(Py_ssize_t) * (size_t)(p->len + 1));   /* words jumped to */
-    if (!start || !target) { free(start); free(target); PyErr_NoMemory(); return -1; }
-#define REG(x) ((x) >= 0 && (x) < p->nregs)
-#define TUP(x) ((x) >= 0 && (x) < p->ntup)
-#define IDX(x) ((x) >= 0 && (x) < ev->nix)
-#define FITS(k) (pc + (k) <= p->len)
-    if (p->nregs < arity) goto bad;
-    while (pc < p->len) {
-        i64 op = c[pc];
-        Py_ssize_t n = 0;
-        start[pc] = 1;
-        switch (op) {
-        case OP_SCAN:
-            if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]]->nkey || !TUP(c[pc + 2])) goto bad;
-            pc += 3;
-            break;
-        case OP_LOOKUP: case OP_NOTIN: {
-            int at = op == OP_LOOKUP ? 4 : 3;
-            if (!FITS(at) || !IDX(c[pc + 1])) goto bad;
-            n = c[pc + at - 1];
-            if (n < 1 || n > MAXKEY || n != ev->ix[c[pc + 1]]->nkey || !FITS(at + n)) goto bad;
-            if (op == OP_LOOKUP && !TUP(c[pc + 2])) goto bad;
-            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + at + i])) goto bad;
-            pc += at + n;
-            break;
-        }
-        case OP_BIND: case OP_CHECK: {
-            int r = op == OP_BIND ? 1 : 3, t = op == OP_BIND ? 2 : 1, col = op == OP_BIND ? 3 : 2;
-            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= MAXKEY * 2) goto bad;
-            pc += 4;
-            break;
-        }
-        case OP_ARITH:
-            if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
-            if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
-            pc += 5;
-            break;
-        case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
-        case OP_CMP:
-            if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_GE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
-            p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
-            pc += 4;
-            break;
-        case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
-            if (!FITS(2) || c[pc + 1] < 0 || !FITS(2 + c[pc + 1])) goto bad;
-            Py_ssize_t w = pc + 2, end = w + c[pc + 1];
-            while (w < end) {
-                Py_ssize_t m = c[w++];
-                if (m < 1 || m > (end - w) / 3) goto bad;
-                for (; m > 0; m--, w += 3)
-                    if (c[w] < C_EQ || c[w] > C_GE || !REG(c[w + 1]) || !REG(c[w + 2])) goto bad;
-            }
-            pc = end;
-            break;
-        }
-        case OP_BRANCH: {   /* (n options of m >= 2 words each, the instructions that follow) */
-            if (!FITS(2) || c[pc + 1] < 1 || !FITS(2 + c[pc + 1])) goto bad;
-            Py_ssize_t at = pc + 2 + c[pc + 1];
-            for (i64 k = 0; k < c[pc + 1]; k++) {
-                if (c[pc + 2 + k] < 2 || c[pc + 2 + k] > p->len - at) goto bad;
-                target[ntargets++] = at;
-                at += c[pc + 2 + k];
-            }
-            pc += 2 + c[pc + 1];
-            break;
-        }
-        case OP_JOIN:
-            if (!FITS(2) || c[pc + 1] < 2 || !FITS(c[pc + 1])) goto bad;
-            target[ntargets++] = pc + c[pc + 1];
-            pc += 2;
-            break;
-        case OP_MOVE: if (!FITS(3) || !REG(c[pc + 1]) || !REG(c[pc + 2])) goto bad; pc += 3; break;
-        case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
-        case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
-        case OP_FAIL: case OP_TRUE: pc += 1; break;
-        case OP_AGG:   /* (its body's words are checked as the next instructions) */
-            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
-                || c[pc + 4] < 0 || !FITS(5 + c[pc + 4])) goto bad;
-            pc += 5;
-            break;
-        case OP_ACC:
-            if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
-                || !REG(c[pc + 4])) goto bad;
-            pc += 5;
-            break;
-        case OP_EMIT:
-            if (!FITS(4) || c[pc + 1] < 0 || c[pc + 1] >= ev->nout) goto bad;
-            n = c[pc + 3];
-            if (n != ev->out[c[pc + 1]]->arity || !FITS(4 + n)) goto bad;
-            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 4 + i])) goto bad;
-            pc += 4 + n;
-            break;
-        default: goto bad;
-        }
-    }
-    start[p->len] = 1;   /* (OP_END) */
-    for (Py_ssize_t i = 0; i < ntargets; i++)
-        if (!start[target[i]]) { pc = target[i]; goto bad; }
-    free(start);
-    free(target);
-    return 0;
-bad:
-    free(start);
-    free(target);
-    PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
-    return -1;
-#undef REG
-#undef TUP
-#undef IDX
-#undef FITS
-}
-
 
 #endif

@@ -1,4 +1,6 @@
-/* sdylog.datalog._native: rank-ordered evaluation of a Datalog stratum in C.
+/* sdylog.datalog._native (the module), and the rank-ordered evaluation of a
+ * Datalog stratum in C: ranked_run, which db.c's run calls for a plan with
+ * rank columns.
  *
  * See ranked.py's docstring for the semantics of the wave loop, mirrored by
  * ranked_run below; the programs it runs and their instructions: interp.h;
@@ -21,7 +23,6 @@
 /* records: the relation's number, then its values */
 typedef struct { i64 *w; int32_t n, cap; } Buf;
 
-#define MAXRANK 4
 typedef struct { i64 w[MAXRANK]; } Rank;   /* (words past the evaluation's nrank are 0) */
 
 typedef struct { Rank rank; Buf v; int used; } RankSlot;
@@ -32,7 +33,7 @@ typedef struct {
     int nlive;
     Index *ix;      /* the live indexes (in.ix points at them, or at the database's) */
     int nrank;
-    int (*rank_col)[MAXRANK];   /* per live relation, its rank columns */
+    const int (*rank_col)[MAXRANK];   /* per live relation, its rank columns (the plan's) */
     Prog **delta;   int *ndelta;   /* per live relation */
     Prog **dom;     int *ndom;
     /* pending */
@@ -41,8 +42,6 @@ typedef struct {
     Buf *pool; i64 npool, cappool;   /* empty buffers of waves run */
     Buf same;
     Rank cur;
-    i64 err_rule;
-    Rank err_rank;
 } Eval;
 
 /* <0, 0, >0: a before, equal to, after b (all MAXRANK words: those past
@@ -206,6 +205,7 @@ static int pool_put(Eval *ev, Buf b) {
 
 /* a tuple derived while the wave of rank ev->cur runs (ranked.py's emit) */
 static int emit(Interp *in, int ri, int rule, const i64 *vals) {
+    (void)rule;
     Eval *ev = (Eval *)in;
     int arity = ev->live[ri].arity;
     Rank r = rank_of(ev, ri, vals);
@@ -214,10 +214,8 @@ static int emit(Interp *in, int ri, int rule, const i64 *vals) {
         RankSlot *s = rs_find(ev, &r);
         if (!s) {
             /* (ranks pending are never below the current one: check new ones only) */
-            if (rank_cmp(&r, &ev->cur) < 0) {
+            if (rank_cmp(&r, &ev->cur) < 0) {   /* (Python evaluates the stratum again, and reports it) */
                 ev->in.status = ST_RANK;
-                ev->err_rule = rule;
-                ev->err_rank = r;
                 return -1;
             }
             if (!(s = rs_add(ev, &r))) { ev->in.status = ST_NOMEM; return -1; }
@@ -236,17 +234,6 @@ static int seed(Eval *ev, int ri, const i64 *vals) {
     return buf_add(&s->v, ri, vals, ev->live[ri].arity);
 }
 
-/* per live relation, a list of programs, checked (see load_checked) */
-static int load_prog_lists(Eval *ev, PyObject *lists, Prog **progs, int *n) {
-    if (!PyList_Check(lists) || PyList_GET_SIZE(lists) != ev->nlive) {
-        PyErr_SetString(PyExc_ValueError, "one program list per relation");
-        return -1;
-    }
-    for (int ri = 0; ri < ev->nlive; ri++)
-        if (load_checked(PyList_GET_ITEM(lists, ri), &ev->in, ev->live[ri].arity, &progs[ri], &n[ri]) < 0) return -1;
-    return 0;
-}
-
 static void eval_free(Eval *ev) {
     for (int i = 0; i < ev->in.nix; i++) index_free(&ev->ix[i]);
     free(ev->ix);
@@ -254,15 +241,12 @@ static void eval_free(Eval *ev) {
     free(ev->in.out);
     for (int i = 0; i < ev->nlive; i++) {
         table_free(&ev->live[i]);
-        if (ev->delta && ev->delta[i]) progs_free(ev->delta[i], ev->ndelta[i]);
-        if (ev->dom && ev->dom[i]) progs_free(ev->dom[i], ev->ndom[i]);
+        if (ev->delta) free_copies(ev->delta[i], ev->ndelta[i]);
+        if (ev->dom) free_copies(ev->dom[i], ev->ndom[i]);
     }
     free(ev->live);
-    free(ev->rank_col);
     free(ev->delta);
-    free(ev->ndelta);
     free(ev->dom);
-    free(ev->ndom);
     for (i64 i = 0; i < ev->rs_cap; i++) free(ev->rs[i].v.w);
     free(ev->rs);
     for (i64 i = 0; i < ev->npool; i++) free(ev->pool[i].w);
@@ -403,136 +387,73 @@ static int evaluate(Eval *ev, Database *db, const int *tables, Prog *base, int n
     return waves_run(ev, waves);
 }
 
-/* a rank as a Python tuple (NULL: an exception) */
-static PyObject *rank_tuple(const Eval *ev, const Rank *r) {
-    PyObject *t = PyTuple_New(ev->nrank);
-    for (int i = 0; t && i < ev->nrank; i++) {
-        PyObject *v = PyLong_FromLongLong((long long)r->w[i]);
-        if (!v) { Py_CLEAR(t); break; }
-        PyTuple_SET_ITEM(t, i, v);
-    }
-    return t;
-}
-
-PyDoc_STRVAR(ranked_run_doc,
-"ranked_run(db, relations, indexes, delta_programs, domination_programs, base_programs)\n"
-"db: the Database holding the relations; relations: [(table, (rank columns))] of the stratum\n"
-"(a rank: those columns' values, compared in order; as many for every relation, at most MAXRANK);\n"
-"indexes: [(live?, relation number (live) or table, key columns)]; delta_ and domination_programs:\n"
-"per relation [program]; base_programs: [program] (clauses reading no relation of the stratum);\n"
-"a program: (nregs, ntup, words, [register, constant, ...]).\n"
-"The seeds are the rows the stratum's tables hold and the base programs' tuples; the tables\n"
-"then hold the result. Returns ('ok', waves), ('rank', rule id, rank, current rank) (ranks as tuples) or\n"
-"('abort', reason) (the tables unchanged).");
-
-static PyObject *ranked_run(PyObject *self, PyObject *args) {
-    Database *db;
-    PyObject *rels, *indexes, *deltas, *doms, *base_l;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &DatabaseType, &db, &PyList_Type, &rels, &PyList_Type, &indexes,
-                          &PyList_Type, &deltas, &PyList_Type, &doms, &PyList_Type, &base_l))
-        return NULL;
+int ranked_run(Database *db, Plan *p, i64 *waves) {
     Eval ev;
     memset(&ev, 0, sizeof ev);
-    PyObject *result = NULL;
-    Prog *base = NULL;
-    int nbase = 0;
-    ev.nlive = (int)PyList_GET_SIZE(rels);
-    ev.in.nix = (int)PyList_GET_SIZE(indexes);
-    ev.in.nout = ev.nlive;
+    int result = -1, nlive = ev.nlive = p->nout, nix = ev.in.nix = p->nix;
+    Prog *base = run_copies(p->base, p->nbase);
+    ev.nrank = p->nrank;
+    ev.rank_col = (const int (*)[MAXRANK])p->rank_col;
+    ev.ndelta = p->ndelta;
+    ev.ndom = p->ndom;
+    ev.in.nout = nlive;
     ev.in.emit = emit;
-    int *tables = calloc((size_t)ev.nlive + 1, sizeof(int));
-    ev.live = calloc((size_t)ev.nlive + 1, sizeof(Table));
-    ev.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index));
-    ev.in.ix = calloc((size_t)ev.in.nix + 1, sizeof(Index *));
-    ev.in.out = calloc((size_t)ev.nlive + 1, sizeof(Table *));
-    ev.rank_col = calloc((size_t)ev.nlive + 1, sizeof *ev.rank_col);
-    ev.delta = calloc((size_t)ev.nlive + 1, sizeof(Prog *));
-    ev.dom = calloc((size_t)ev.nlive + 1, sizeof(Prog *));
-    ev.ndelta = calloc((size_t)ev.nlive + 1, sizeof(int));
-    ev.ndom = calloc((size_t)ev.nlive + 1, sizeof(int));
-    if (!tables || !ev.live || !ev.ix || !ev.rank_col || !ev.delta || !ev.dom || !ev.ndelta || !ev.ndom
-        || !ev.in.ix || !ev.in.out) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    for (int i = 0; i < ev.nlive; i++) {
-        Table *t = &ev.live[i];
-        PyObject *cols;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels, i), "iO!", &tables[i], &PyTuple_Type, &cols)) goto out;
-        if (tables[i] < 0 || tables[i] >= db->ntab) { PyErr_SetString(PyExc_ValueError, "no such table"); goto out; }
-        t->arity = db->tab[tables[i]]->t.arity;
-        int n = (int)PyTuple_GET_SIZE(cols);
-        if (i == 0) ev.nrank = n;
-        if (n < 1 || n > MAXRANK || n != ev.nrank) {
-            PyErr_Format(PyExc_ValueError, "relation %d has %d rank columns: 1 to MAXRANK (%d), as many for "
-                         "every relation (%d)", i, n, MAXRANK, ev.nrank);
+    ev.in.symbols = db->symbols;
+    ev.in.nsymbols = PyList_GET_SIZE(db->names);
+    ev.live = calloc((size_t)nlive + 1, sizeof(Table));
+    ev.ix = calloc((size_t)nix + 1, sizeof(Index));
+    ev.in.ix = calloc((size_t)nix + 1, sizeof(Index *));
+    ev.in.out = calloc((size_t)nlive + 1, sizeof(Table *));
+    ev.delta = calloc((size_t)nlive + 1, sizeof(Prog *));
+    ev.dom = calloc((size_t)nlive + 1, sizeof(Prog *));
+    if (!base || !ev.live || !ev.ix || !ev.in.ix || !ev.in.out || !ev.delta || !ev.dom) { PyErr_NoMemory(); goto out; }
+    for (int ri = 0; ri < nlive; ri++) {
+        ev.live[ri].arity = p->arity[ri];
+        ev.live[ri].live = 1;
+        ev.in.out[ri] = &ev.live[ri];
+        if (!(ev.delta[ri] = run_copies(p->delta[ri], p->ndelta[ri])) || !(ev.dom[ri] = run_copies(p->dom[ri], p->ndom[ri]))) {
+            PyErr_NoMemory();
             goto out;
         }
-        for (int k = 0; k < n; k++) {
-            long c = PyLong_AsLong(PyTuple_GET_ITEM(cols, k));
-            if (c == -1 && PyErr_Occurred()) goto out;
-            if (c < 0 || c >= t->arity) { PyErr_SetString(PyExc_ValueError, "rank column"); goto out; }
-            ev.rank_col[i][k] = (int)c;
-        }
-        t->live = 1;
-        ev.in.out[i] = t;
     }
-    for (int i = 0; i < ev.in.nix; i++) {
-        int live, tno, key[MAXKEY];
-        PyObject *key_o;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(indexes, i), "iiO!", &live, &tno, &PyTuple_Type, &key_o)) goto out;
-        if (tno < 0 || tno >= (live ? ev.nlive : db->ntab)) {
-            PyErr_SetString(PyExc_ValueError, "index spec");
-            goto out;
-        }
-        Table *t = live ? &ev.live[tno] : &db->tab[tno]->t;
-        int nkey = key_columns(key_o, t->arity, key);
-        if (nkey < 0) goto out;
-        if (!live) {   /* below the stratum: the database's index */
-            if (!(ev.in.ix[i] = db_index(db, tno, key, nkey))) goto out;
+    for (int i = 0; i < nix; i++) {
+        IndexSpec *x = &p->ix[i];
+        if (!x->live) {   /* below the stratum: the database's index */
+            if (!(ev.in.ix[i] = db_index(db, x->tno, x->key, x->nkey))) goto out;
             continue;
         }
+        int ri = 0;
+        while (p->out[ri] != x->tno) ri++;   /* (a live index is of a relation of the stratum: plan_load) */
         Index *ix = ev.in.ix[i] = &ev.ix[i];
-        ix->t = t;
-        ix->nkey = nkey;
-        memcpy(ix->key, key, sizeof(int) * (size_t)nkey);
-        if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
+        ix->t = &ev.live[ri];
+        ix->nkey = x->nkey;
+        memcpy(ix->key, x->key, sizeof(int) * (size_t)x->nkey);
+        if (table_watch(ix->t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
-    /* (the programs' operands are checked once, so that the interpreter need not) */
-    if (load_prog_lists(&ev, deltas, ev.delta, ev.ndelta) < 0) goto out;
-    if (load_prog_lists(&ev, doms, ev.dom, ev.ndom) < 0) goto out;
-    if (load_checked(base_l, &ev.in, 0, &base, &nbase) < 0) goto out;
-    i64 waves = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = evaluate(&ev, db, tables, base, nbase, &waves);
+    rc = evaluate(&ev, db, p->out, base, p->nbase, waves);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
-        if (ev.in.status == ST_RANK)
-            result = Py_BuildValue("(sLNN)", "rank", (long long)ev.err_rule, rank_tuple(&ev, &ev.err_rank),
-                                   rank_tuple(&ev, &ev.cur));
-        else if (ev.in.status == ST_NOMEM)
-            PyErr_NoMemory();
-        else
-            result = Py_BuildValue("(ss)", "abort", "integer overflow, division by zero or a bad shift");
+        if (ev.in.status == ST_NOMEM) PyErr_NoMemory();
+        else result = 1;
         goto out;
     }
     /* The result into the database's tables. What the waves kept goes first
        (the live indexes, then each live table once copied), so that the
        copies reuse its memory rather than touch new pages. */
-    for (int i = 0; i < ev.in.nix; i++) {
+    for (int i = 0; i < nix; i++) {
         index_free(&ev.ix[i]);
         memset(&ev.ix[i], 0, sizeof(Index));
     }
-    for (int i = 0; i < ev.nlive; i++) {
-        if (db_replace_rows(db, tables[i], &ev.live[i]) < 0) { PyErr_NoMemory(); goto out; }
-        table_free(&ev.live[i]);
-        memset(&ev.live[i], 0, sizeof(Table));
+    for (int ri = 0; ri < nlive; ri++) {
+        if (db_replace_rows(db, p->out[ri], &ev.live[ri]) < 0) { PyErr_NoMemory(); goto out; }
+        table_free(&ev.live[ri]);
+        memset(&ev.live[ri], 0, sizeof(Table));
     }
-    result = Py_BuildValue("(sL)", "ok", (long long)waves);
+    result = 0;
 out:
-    progs_free(base, nbase);
-    free(tables);
+    free_copies(base, p->nbase);
     eval_free(&ev);
     return result;
 }
@@ -545,7 +466,6 @@ static PyObject *plain_indexes(PyObject *self, PyObject *flag) {
 }
 
 static PyMethodDef methods[] = {
-    {"ranked_run", ranked_run, METH_VARARGS, ranked_run_doc},
     {"plain_indexes", plain_indexes, METH_O,
      "plain_indexes(flag): indexes of tables built row by row (the plain reference), not packed; for tests"},
     {NULL, NULL, 0, NULL},
@@ -553,8 +473,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_native",
-    "Datalog evaluation in C: rank-ordered strata (ranked_run, native/ranked.c) and a database of "
-    "relations with its plain and recursive strata (Database, native/db.c).", -1, methods,
+    "Datalog evaluation in C: a database of relations (Database, native/db.c) and the evaluation "
+    "of a run's strata there (plain, recursive, rank-ordered: native/ranked.c, stepped).", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

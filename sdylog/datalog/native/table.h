@@ -503,21 +503,4 @@ static int table_watch(Table *t, struct Index *ix) {
     return 0;
 }
 
-/* key columns (a tuple of ints) into key[]: their number, -1 with a Python error */
-static int key_columns(PyObject *tup, int arity, int *key) {
-    if (!PyTuple_Check(tup) || PyTuple_GET_SIZE(tup) > MAXKEY) {
-        PyErr_SetString(PyExc_ValueError, "index key");
-        return -1;
-    }
-    int n = (int)PyTuple_GET_SIZE(tup);
-    for (int k = 0; k < n; k++) {
-        key[k] = (int)PyLong_AsLong(PyTuple_GET_ITEM(tup, k));
-        if (key[k] < 0 || key[k] >= arity) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "index column");
-            return -1;
-        }
-    }
-    return n;
-}
-
 #endif
