@@ -87,7 +87,7 @@ def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engi
     progress = progress or Progress(False)
     texts = []
 
-    def explain_propagation(result, named, _names):
+    def explain_propagation(result, named):
         progress.step(f"explaining {value}")
         texts.append(propagation_text(Explained.of(result, named, file_name(path), None, engine), value, tree, depth))
     run = run_pipeline(path, engine=engine or "memory", progress=progress, keep_values=True, provenance=True,

@@ -70,10 +70,16 @@ class PipelineRun:
     @cached_property
     def reshard_names(self):
         """IdNames for the ids of the reshard rules' facts (`needed`'s,
-        on the module the pipeline left); run with name_ids or keep_values."""
+        on the module the pipeline left); run with name_ids or keep_values.
+        Propagation's (run.names) when the reshard step's facts followed
+        propagation's (IdNames.following), else named afresh."""
         from sdylog.commands.values import IdNames
+        facts = self.needed.inventory.facts
+        followed = None if self.names is None else self.names.following(facts)
+        if followed is not None:
+            return followed
         values, main, result_names = self.inputs
-        return IdNames(self.needed.inventory.facts, values, main, self.ctx.filename, result_names)
+        return IdNames(facts, values, main, self.ctx.filename, result_names)
 
     def save_database(self, path: str) -> None:
         """Every relation of the run into a new DuckDB file (run with
@@ -225,12 +231,13 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     importing duckdb and declaring the relations, runs while the rules do,
     which release the GIL, not beside the naming and the import passes;
     and an input that does not parse or import costs it nothing);
-    `on_propagated(result, named, names)` (the PropagationResult, run.named,
-    run.names) is called once propagation is done and its ids are named,
-    before the export (which changes neither the relations nor their names,
-    but erases ops the facts hold): `run --db` starts writing propagation's
-    relations then, explain reads the derivations. `provenance`: propagation
-    records them (explain). Without `export`, the run ends with propagation.
+    `on_propagated(result, named)` (the PropagationResult, run.named) is
+    called once propagation is done, before its ids are named and before
+    the export (which changes neither the relations nor their names, but
+    erases ops the facts hold): `run --db` starts writing propagation's
+    relations then (while the ids are named), explain reads the
+    derivations. `provenance`: propagation records them (explain). Without
+    `export`, the run ends with propagation.
     With `partition` (PartitionerOptions), then the partitioner's passes to
     the per-device program (sdylog/partition/pipeline.py), its collectives
     costed. `reshards`: the reshard step's decisions (run.needed) are made
@@ -275,11 +282,11 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         conflicts = locate_conflicts(result, ctx.filename)
         if named is not None:
             named.take_propagated(result.facts)
+        if on_propagated is not None:
+            on_propagated(result, named)
         if name_ids:
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
                           result.engine.select("tensor_of", "v", "t"), named and named.names)
-        if on_propagated is not None:
-            on_propagated(result, named, names)
         if export:
             phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)

@@ -111,9 +111,8 @@ def save_database(path: str, parts: list[DatabasePart], handed: Iterable) -> Non
     the parts declared first (their views made before any row: `run --db`
     starts the file with the pipeline), then, for each part, its rows as
     soon as `handed` gives its engine, then the names of its ids as soon as
-    `handed` gives its IdNames (`run --db` hands over propagation's while
-    the reshard rules run, then the reshard rules' rows before their ids
-    are named: the file's last rows are written while the names are made)."""
+    `handed` gives its IdNames (`run --db` hands over propagation's engine
+    before its ids are named, the rest once the reshard rules ran)."""
     from sdylog.datalog.duckdb_file import Writer
 
     handed = iter(handed)

@@ -31,12 +31,14 @@ import numpy as np
 # MB; 0.5 MB with DuckDB's smallest, 16 KB), and a large one's compresses
 # (transformer_L48: 3.4 MB; 13 MB in 16 KB blocks, 5.5 MB in the default 256 KB).
 BLOCK_SIZE = 65536
-# Row groups of 16,384 rows, not 122,880: DuckDB compresses and writes each
+# Row groups of 8,192 rows, not 122,880: DuckDB compresses and writes each
 # full row group into the file as it is inserted, so most of propagation's
 # rows are in the file while the reshard rules still run, and COMMIT, after
-# the last part, has less to write (transformer_L48: 0.08 s of CPU instead
-# of 0.15 s; the file 0.2 MB larger).
-ROW_GROUP_SIZE = 16384
+# the last part, has less to write. transformer_L48's reshard rules' rows
+# and COMMIT, what is left once the pipeline is done, take 0.08 s of CPU
+# (0.10 s in row groups of 16,384, as much in 4,096; COMMIT alone 0.1 s in
+# 122,880); the whole file as much, 0.2 MB larger than in 122,880.
+ROW_GROUP_SIZE = 8192
 # A file made from the cached tables and views keeps their first catalog as free blocks when
 # COMMIT writes the catalog again (~0.5 MB: examples/mlp.mlir's file would be 2.2 MB, not 1.8):
 # a file of fewer rows makes its own.
@@ -82,16 +84,17 @@ class Writer:
     (`declare`: the tables, empty, and each relation's view), their rows
     added as they are ready (`add`, `add_lookups`; the file is made with the
     first rows): `run --db` declares the relations while the pipeline runs,
-    adds propagation's rows while the reshard rules run, and theirs at the
-    end (while their ids are named). Used as a context manager: leaving it
-    without `close` (a failure) leaves no file.
+    adds propagation's rows while their ids are named, the module exported
+    and the reshard rules run, and theirs at the end (while the module is
+    printed). Used as a context manager: leaving it without `close` (a
+    failure) leaves no file.
 
     One DuckDB thread by default: `run --db` writes while the pipeline goes
     on, and DuckDB's own workers would take the cores from it (0.1 s less
     CPU on transformer_L48's run --db, the file as fast to write)."""
 
     def __init__(self, path: str, threads: int = 1):
-        import duckdb
+        duckdb = _duckdb()
         _check_new(path)
         self.path = path
         self.made = False                  # whether this Writer made the file at `path` (_open)
@@ -169,7 +172,7 @@ class Writer:
         (then attached), holding as many tables and views as the schema
         makes; not when another process removed that meanwhile, nor when it
         is damaged (then removed: made again next time)."""
-        import duckdb
+        duckdb = _duckdb()
         try:
             with open(cached, "rb") as schema:
                 with open(self.path, "xb") as f:   # (an existing path neither replaced nor followed)
@@ -220,9 +223,8 @@ class Writer:
                 by_arity.setdefault(r.decl.arity, []).append((k, rows))
         for arity, blocks in by_arity.items():
             rel = np.concatenate([np.full(len(m), k, np.int16) for k, m in blocks])
-            mat = np.concatenate([m for _, m in blocks])
-            _insert(self.con, f"_rows{arity}", {"rel": rel, **{f"c{j}": np.ascontiguousarray(mat[:, j])
-                                                                for j in range(arity)}})
+            columns = np.concatenate([m.T for _, m in blocks], axis=1)   # (one copy: each column contiguous)
+            _insert(self.con, f"_rows{arity}", {"rel": rel, **{f"c{j}": columns[j] for j in range(arity)}})
         _insert(self.con, "_symbols", {"id": np.arange(self.symbols_written, len(self.symbols), dtype=np.int64),
                                        "name": np.array(self.symbols[self.symbols_written:], dtype=object)})
         self.symbols_written = len(self.symbols)
@@ -312,6 +314,19 @@ class Writer:
                 f"{' '.join(joins)}{only}")
 
 
+def _duckdb():
+    """DuckDB: the extension module `_duckdb` that duckdb 2's package
+    re-exports, without the package's own Python (importing that costs
+    ~0.07 s of CPU holding the GIL, on the thread `run --db` writes from,
+    beside the pipeline; `_duckdb` 0.01 s); the package where there is no
+    such module (duckdb 1)."""
+    try:
+        import _duckdb as duckdb
+    except ImportError:
+        import duckdb
+    return duckdb
+
+
 def _check_new(path: str) -> None:
     if os.path.lexists(path):
         raise FileExistsError(f"{path}: the DuckDB file is written new")
@@ -323,9 +338,8 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
     None without a writable cache folder."""
     import hashlib
 
-    import duckdb
-
     from sdylog.datalog.cache import cache_dir, drop_least_recent
+    duckdb = _duckdb()
     folder = cache_dir()
     if folder is None:
         return None

@@ -362,7 +362,7 @@ def test_run_pipeline_starts_the_database_once_the_module_is_imported(model, mon
     monkeypatch.setattr(propagation_pipeline, "import_phase",
                         lambda *a: (import_phase(*a), seen.append("import passes done"))[0])
     run_pipeline(str(model), progress=Steps(False), on_imported=lambda: seen.append("hook: imported"),
-                 on_propagated=lambda result, named, names: seen.append("hook: propagated"), export=False)
+                 on_propagated=lambda result, named: seen.append("hook: propagated"), export=False)
     assert seen == ["parse", "import", "import passes done", "hook: imported", "propagation", "hook: propagated"]
 
 
@@ -412,6 +412,28 @@ def test_database_names_the_reshard_ids_left_after_the_export_erased_ops(tmp_pat
     values = [v for v, in con.execute("select id from reshard_value_names order by id").fetchall()]
     assert ops and all(kind for _, kind in ops) and "sdy.constant" in {k for _, k in ops}
     assert len(ops) < 1 + max(o for o, _ in ops) and len(values) < 1 + max(values)   # (the gaps)
+
+
+def test_one_naming_serves_the_reshard_ids_when_their_facts_followed_propagations(tmp_path, monkeypatch):
+    """The export erased a copy of %c; the reshard step's facts followed
+    propagation's across it (the same ids, with a gap): propagation's names
+    serve them, without the erased ids, as a naming of their own would
+    name them. Facts extracted afresh number ids otherwise: not served."""
+    from sdylog.commands import values
+    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.facts.extract import extract_facts
+    made = []
+    init = values.IdNames.__init__
+    monkeypatch.setattr(values.IdNames, "__init__", lambda self, *a, **k: made.append(1) or init(self, *a, **k))
+    model = tmp_path / "c.mlir"
+    model.write_text(SHARED_CONSTANT)
+    run = run_pipeline(str(model), name_ids=True, reshards=True)
+    facts = run.needed.inventory.facts
+    assert any(v is None for v in facts.values) and run.names.all_values() != run.reshard_names.all_values()
+    assert len(made) == 1
+    own = values.IdNames(facts, *run.inputs[:2], run.ctx.filename, run.inputs[2])
+    assert run.reshard_names.all_values() == own.all_values() and run.reshard_names.all_ops() == own.all_ops()
+    assert run.names.following(extract_facts(run.module, run.ctx.filename)) is None
 
 
 def test_report_counts_what_the_export_step_wrote(tmp_path):

@@ -87,3 +87,16 @@ def test_a_cached_file_lacking_tables_or_views_is_not_used(tmp_path, engine, cac
     assert not cached.exists()                  # (removed: made again by the next file)
     duckdb_file.save(str(tmp_path / "b.duckdb"), engine)
     assert cached.exists() and holds_path(tmp_path / "b.duckdb", engine)
+
+
+@pytest.mark.parametrize("extension", [True, False])
+def test_the_file_is_written_with_or_without_duckdbs_extension_module(tmp_path, engine, monkeypatch, extension):
+    # duckdb 2 ships its engine as `_duckdb`, which the writer imports alone (the package's Python
+    # costs ~0.07 s); duckdb 1 has none: the package serves
+    if extension:
+        pytest.importorskip("_duckdb")
+    else:
+        monkeypatch.setitem(__import__("sys").modules, "_duckdb", None)   # (import fails)
+    assert duckdb_file._duckdb().__name__ == ("_duckdb" if extension else "duckdb")
+    duckdb_file.save(str(tmp_path / "a.duckdb"), engine)
+    assert holds_path(tmp_path / "a.duckdb", engine)
