@@ -9,9 +9,10 @@ integers) becomes an AGG instruction followed by its steps' program, ending
 in ACC.
 
 A lowered program keeps what depends on the database apart: symbol
-constants (their interned ids differ per database) and rule ids (per
-engine) are filled in by bind(), so a program lowered once serves every run
-of its program.
+constants (their interned ids differ per database) are filled in by
+bind(), so a program lowered once serves every run of its program. (C
+programs name no rule: a run that must report one, a runtime error or a
+rank lowered, hands the stratum back to Python.)
 
 What cannot be lowered raises CannotLower (the caller keeps the Python
 path): floats, string functors, functors other than the integer ones
@@ -77,23 +78,16 @@ class Lowered:
     words: tuple
     consts: tuple      # register, value, register, value, ... (a symbol's value: 0 until bound)
     symbols: tuple     # (position in consts, symbol) of each symbol constant
-    rules: tuple       # (word position, clause index) of each EMIT's rule
 
-    def bind(self, intern, rule_of=None) -> tuple:
+    def bind(self, intern) -> tuple:
         """(registers, tuple slots, words, [register, constant, ...]) for a
-        database that interns symbols with `intern`, rule ids by `rule_of`
-        (None: every EMIT's rule is -1, as lowered)."""
-        words = self.words
-        if rule_of is not None and self.rules:
-            words = list(words)
-            for pos, clause in self.rules:
-                words[pos] = rule_of(clause) if clause >= 0 else -1
+        database that interns symbols with `intern`."""
         consts = self.consts
         if self.symbols:
             consts = list(consts)
             for pos, symbol in self.symbols:
                 consts[pos] = intern(symbol)
-        return self.nregs, self.ntuples, words, consts
+        return self.nregs, self.ntuples, self.words, consts
 
 
 class _Lowering:
@@ -103,7 +97,6 @@ class _Lowering:
         self.nregs = plan.nregs
         self.alias: dict[int, int] = {}    # plan register -> the register holding it (Assign)
         self.consts: dict = {}             # (type, value) -> register (set once, not per use)
-        self.rules: list[tuple] = []
 
     def new_reg(self) -> int:
         self.nregs += 1
@@ -185,8 +178,7 @@ class _Lowering:
                 self.aggregate(s)
             elif isinstance(s, P.Emit):
                 vals = [self.value(v) for v in s.values]
-                self.rules.append((len(code) + 2, s.clause))
-                code += [OP_EMIT, s.relation, -1, len(vals), *vals]
+                code += [OP_EMIT, s.relation, len(vals), *vals]
             elif isinstance(s, P.Holds):
                 code += [OP_TRUE]
             else:
@@ -247,4 +239,4 @@ def lower(plan: P.ClausePlan, slots: IndexSlots, live=frozenset()) -> Lowered:
         raise CannotLower("too many registers")
     consts = [w for (_, x), r in low.consts.items() for w in (r, 0 if isinstance(x, str) else x)]
     symbols = [(2 * k + 1, x) for k, (_, x) in enumerate(low.consts) if isinstance(x, str)]
-    return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code), tuple(consts), tuple(symbols), tuple(low.rules))
+    return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code), tuple(consts), tuple(symbols))

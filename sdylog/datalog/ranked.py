@@ -371,9 +371,11 @@ class StaticIndexes:
 
     def forget_all(self, relations) -> None:
         """forget() each of `relations` that something was built on (most
-        have nothing: one call for many changed relations)."""
-        for rel in (self._fanout.keys() | self._share.keys() | self._keys.keys()).intersection(relations):
-            self.forget(rel)
+        have nothing; in a warm run of C, usually none has: its plans are
+        kept, the statistics of planning not asked for)."""
+        if self._keys or self._fanout or self._share:
+            for rel in (self._fanout.keys() | self._share.keys() | self._keys.keys()).intersection(relations):
+                self.forget(rel)
 
     def clear(self) -> None:
         self._built.clear()

@@ -307,7 +307,7 @@ def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
     # (a plan is loaded once, db.plan, and run by every database of its program's
     # layout; one whose tables have other shapes refuses it)
     made = _native.Database([(2, (False, False)), (2, (False, False))])
-    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, -1, 2, 0, 1], [])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
     plan = made.plan([1], [(0, (), False)], [copy], [[]], [])
     for db in (made, _native.Database([(2, (False, False)), (2, (False, False))])):
         assert db.insert(0, [(1, 2), (3, 4)])

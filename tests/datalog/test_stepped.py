@@ -35,6 +35,18 @@ rounds(n) :- n = count : { best(_, _) }.
 
 MODES = ["c", "python", "provenance"]
 
+# Seeds at the steps `start` says; n dies past 2: the steps stop, then start again at a later seed.
+SEEDS_LATER = """
+.type Step <: number
+.decl start(k: number, n: number)
+.input start
+.decl alive(k: Step, n: number)
+.decl dead(k: Step, n: number)
+alive(k, n) :- start(k, n).
+dead(k, n) :- alive(k, n), n > 2.
+alive(k + 1, n + 1) :- alive(k, n), !dead(k, n).
+"""
+
 
 def engine_for(mode, monkeypatch, text):
     if mode == "c" and _native is None:
@@ -91,22 +103,44 @@ def test_provenance_explains_a_stepped_tuple_with_the_rules_as_written(monkeypat
 
 
 def test_seeds_at_later_steps_start_again_after_a_step_derived_nothing(monkeypatch):
-    text = """
-    .type Step <: number
-    .decl start(k: number, n: number)
-    .input start
-    .decl alive(k: Step, n: number)
-    .decl dead(k: Step, n: number)
-    alive(k, n) :- start(k, n).
-    dead(k, n) :- alive(k, n), n > 2.
-    alive(k + 1, n + 1) :- alive(k, n), !dead(k, n).
-    """
     for mode in ("c", "python"):
-        with engine_for(mode, monkeypatch, text) as e:
+        with engine_for(mode, monkeypatch, SEEDS_LATER) as e:
             e.load("start", [(0, 1), (10, 2)])
             e.run()
             assert e.read("alive") == [(0, 1), (1, 2), (2, 3), (10, 2), (11, 3)]
             assert e.read("dead") == [(2, 3), (11, 3)]
+
+
+
+@pytest.mark.parametrize("text, facts", [
+    (GREEDY, {"edge": random_graph(1)}),
+    (SEEDS_LATER, {"start": [(0, 1), (10, 2)]}),       # (a step deriving nothing, then the next seeds' step)
+    (SEEDS_LATER, {"start": [(3, 0), (4, 7), (9, 1)]}),
+])
+def test_a_stepped_stratum_runs_in_c_once_its_programs_are_planned(text, facts, monkeypatch):
+    """The first run plans the seed and step programs (in Python: C finds no
+    plan for them); the next runs of the engine evaluate the stepped stratum
+    in C (db.c's run_stepped), giving Python's relations."""
+    from sdylog.datalog import stepped
+    if _native is None:
+        pytest.skip("the C extension sdylog.datalog._native is not built")
+    in_python = []
+    real = stepped.StepEvaluation.run
+    monkeypatch.setattr(stepped.StepEvaluation, "run", lambda self: in_python.append(1) or real(self))
+    program = parse_program(text, "stepped.dl")
+    want = {}
+    for mode in ("python", "c"):
+        monkeypatch.setenv("SDYLOG_NATIVE", "0" if mode == "python" else "1")
+        with make_engine(program, "memory") as e:
+            for name, rows in facts.items():
+                e.load(name, rows)
+            for run in range(3):
+                in_python.clear()
+                e.run()
+                got = {r: e.read(r) for r in e.relations}
+                assert got == want.setdefault("rows", got)
+                if mode == "c" and run > 0:
+                    assert in_python == []
 
 
 @pytest.mark.parametrize("rule, message", [

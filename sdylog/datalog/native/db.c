@@ -186,11 +186,11 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             pc += 5;
             break;
         case OP_EMIT:
-            if (!FITS(4) || c[pc + 1] < 0 || c[pc + 1] >= ev->nout) goto bad;
-            n = c[pc + 3];
-            if (n != ev->out[c[pc + 1]]->arity || !FITS(4 + n)) goto bad;
-            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 4 + i])) goto bad;
-            pc += 4 + n;
+            if (!FITS(3) || c[pc + 1] < 0 || c[pc + 1] >= ev->nout) goto bad;
+            n = c[pc + 2];
+            if (n != ev->out[c[pc + 1]]->arity || !FITS(3 + n)) goto bad;
+            for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + 3 + i])) goto bad;
+            pc += 3 + n;
             break;
         default: goto bad;
         }
@@ -682,8 +682,7 @@ typedef struct {
     Table *buf;    /* per relation of the stratum: tuples emitted this round */
 } Run;
 
-static int buffer_emit(Interp *in, int rel, int rule, const i64 *vals) {
-    (void)rule;
+static int buffer_emit(Interp *in, int rel, const i64 *vals) {
     if (table_append(&((Run *)in)->buf[rel], vals) < 0) { in->status = ST_NOMEM; return -1; }
     return 0;
 }
@@ -691,8 +690,7 @@ static int buffer_emit(Interp *in, int rel, int rule, const i64 *vals) {
 /* the base programs' tuples: appended to their tables, and put in their
    sets once they are all there (table_absorb; no program reads them before:
    a base program reads no relation of the stratum) */
-static int direct_emit(Interp *in, int rel, int rule, const i64 *vals) {
-    (void)rule;
+static int direct_emit(Interp *in, int rel, const i64 *vals) {
     if (table_append(in->out[rel], vals) < 0) { in->status = ST_NOMEM; return -1; }
     return 0;
 }

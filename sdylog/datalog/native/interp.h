@@ -26,7 +26,7 @@
  *   JOIN k                 the end of an option: go on k words further (after
  *                          the last option)
  *   MOVE d a               d = a
- *   EMIT rel rule n r1..rn a head tuple (what it does: the evaluator's `emit`)
+ *   EMIT rel n r1..rn      a head tuple (what it does: the evaluator's `emit`)
  *   TRUE                   the domination test holds
  *   AGG op acc cnt n ...   aggregate (count sum min max): r[acc] = r[cnt] = 0,
  *                          run the n words that follow (its body, ending in
@@ -79,7 +79,7 @@ typedef struct Interp {
     int nix;
     Table **out;
     int nout;
-    int (*emit)(struct Interp *in, int rel, int rule, const i64 *vals);   /* 0, or -1 stop (status set) */
+    int (*emit)(struct Interp *in, int rel, const i64 *vals);   /* 0, or -1 stop (status set) */
     const Symbol *symbols;
     i64 nsymbols;
     int status;
@@ -314,11 +314,11 @@ op_distinct:
 op_fail:
     return 0;
 op_emit: {
-        int ri = (int)code[pc + 1], rule = (int)code[pc + 2], n = (int)code[pc + 3];
+        int ri = (int)code[pc + 1], n = (int)code[pc + 2];
         i64 vals[MAXKEY * 2];
-        for (int i = 0; i < n; i++) vals[i] = R[code[pc + 4 + i]];
-        if (ev->emit(ev, ri, rule, vals) < 0) return -1;
-        NEXT(4 + n);
+        for (int i = 0; i < n; i++) vals[i] = R[code[pc + 3 + i]];
+        if (ev->emit(ev, ri, vals) < 0) return -1;
+        NEXT(3 + n);
     }
 op_true:
     return 1;

@@ -204,8 +204,7 @@ static int pool_put(Eval *ev, Buf b) {
 }
 
 /* a tuple derived while the wave of rank ev->cur runs (ranked.py's emit) */
-static int emit(Interp *in, int ri, int rule, const i64 *vals) {
-    (void)rule;
+static int emit(Interp *in, int ri, const i64 *vals) {
     Eval *ev = (Eval *)in;
     int arity = ev->live[ri].arity;
     Rank r = rank_of(ev, ri, vals);
@@ -365,8 +364,7 @@ done:
 }
 
 /* a tuple of a base program: a seed */
-static int seed_emit(Interp *in, int ri, int rule, const i64 *vals) {
-    (void)rule;
+static int seed_emit(Interp *in, int ri, const i64 *vals) {
     if (seed((Eval *)in, ri, vals) < 0) { in->status = ST_NOMEM; return -1; }
     return 0;
 }
