@@ -181,7 +181,7 @@ def _files_key(files) -> str:
 def engine_stamp() -> str:
     """The size and modification time of each module of the Datalog package
     and of its C extension: a program saved with plans made by other code (an
-    edit of the planner, another build) is not read, whatever plan.FORMAT says."""
+    edit of the planner or of the C instructions, another build) is not read."""
     here = os.path.dirname(os.path.abspath(__file__))
     stamps = []
     for name in sorted(os.listdir(here)):

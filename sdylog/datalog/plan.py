@@ -593,9 +593,7 @@ def dead(body, size, here) -> bool:
 
 
 # ---------------------------------------------------------------- plans kept per program
-# What a plan saved with its program holds (the dataclasses here, native_plan.Lowered,
-# native/interp.h's instructions): plans saved in another format are dropped on loading.
-FORMAT = 4
+# (A program saved with plans made by other code is not read: cache.engine_stamp.)
 
 
 class PlanCache:
@@ -628,11 +626,7 @@ class PlanCache:
         # picks one: a process uses few of them, and each pickle of its own
         # costs more to read than a part of a larger one.)
         return {"_kept": {k: [(seen, made if i == 0 else Pickled.of(made)) for i, (seen, made) in enumerate(v)]
-                          for k, v in self._kept.items() if k[0] != "py"}, "format": FORMAT}
-
-    def __setstate__(self, state):
-        self._kept = state["_kept"] if state.get("format") == FORMAT else {}
-        self.added = self.changes = 0
+                          for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
 
     def get(self, key, size, make):
         """The plan make(sizes) gives for `key`, or one kept that fits the

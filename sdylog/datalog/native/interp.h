@@ -44,7 +44,7 @@
 #define SDYLOG_NATIVE_INTERP_H
 #include "table.h"
 
-/* (programs are saved with their rule program: a change here bumps FORMAT in plan.py) */
+/* (saved with their rule program: cache.engine_stamp drops those saved by another build) */
 enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
        OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC, OP_ANY,
        OP_BRANCH, OP_JOIN, OP_MOVE,
