@@ -28,15 +28,16 @@ of two tied tuples; on programs where neither happens the results agree.
 
 Ranks follow long chains (thousands of waves of a few tuples each), so the
 cost of a wave is the cost of its few tuples' lookups. Clauses are planned
-by plan.py (plans kept per program) and run as Python functions
-(pyeval.py), or, when the C extension is built, provenance is off and every
-plan lowers (native_plan.py), by the wave loop in C (native/ranked.c) over
-the tables of the memory engine's C database, in the call that runs the
-strata around it (native_db.py). SDYLOG_NATIVE=0 keeps it in Python. The C
-run hands back to Python on what Python's integers would compute
-differently (an overflow), report (a division by zero) or a rank lowered
-(the error is reported here): the stratum is then evaluated here, from the
-start.
+by plan.py (plans kept per program) and run as Python functions (pyeval.py);
+or by the wave loop in C (native/ranked.c) over the tables of the memory
+engine's C database, in the call that runs the strata around it
+(native_db.py), when the C extension is built, provenance is off, every plan
+lowers (native_plan.py), every relation the stratum reads is held in C and
+its ranks have at most MAXRANK (native/db.h) columns. SDYLOG_NATIVE=0 keeps
+it in Python. The C run hands back to Python on what Python's integers would
+compute differently (an overflow), report (a division by zero) or a rank
+lowered (the error is reported here): the stratum is then evaluated here,
+from the start.
 """
 from __future__ import annotations
 
@@ -166,7 +167,7 @@ class RankedStratum:
         bctx = Context(empty_below, index_key=static.index_key)
         base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
                      for ci in base_clauses for c in [prog.clauses[ci]])
-        return RankedPlans(Pickled.of((deltas, doms, base)), lower_plans(deltas, doms, base, here))
+        return RankedPlans(Pickled.of(PythonPlans(deltas, doms, base)), lower_plans(deltas, doms, base, here))
 
 
 class RankedEvaluation(RankedStratum):
@@ -206,8 +207,8 @@ class RankedEvaluation(RankedStratum):
 
     # ---- evaluation ----
     def run(self) -> None:
-        deltas, doms, base = self.plans(self.engine._static).python.value
-        self._functions(deltas, doms)
+        plans = self.plans(self.engine._static).python.value
+        self._functions(plans.deltas, plans.doms)
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -232,10 +233,9 @@ class RankedEvaluation(RankedStratum):
                 heappush(heap, r)
             lst.append((ri, tup, rule))
 
-        self._seed(base, emit)
+        self._seed(plans.base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
-        stores = self.store
         dominated = self.dominated
         delta_fns = self.delta_fns
         provenance = self.provenance
@@ -297,8 +297,8 @@ class RankedEvaluation(RankedStratum):
     def _seed(self, base, emit) -> None:
         """emit(relation index, tuple, rule id) the stratum's loaded tuples,
         then those of the clauses that read none of its relations (`base`:
-        their plans, the last of RankedPlans.python, whose Emit steps name
-        the relation's index and the rule as emit takes them)."""
+        PythonPlans.base, whose Emit steps name the relation's index and the
+        rule as emit takes them)."""
         eng = self.engine
         for ri, name in enumerate(self.rels):
             for tup in eng._loaded.get(name) or ():
@@ -311,13 +311,17 @@ class RankedEvaluation(RankedStratum):
 
 
 @dataclass(frozen=True)
+class PythonPlans:
+    """The plans of a rank-ordered stratum (plan.py's), as the Python evaluator runs them."""
+    deltas: tuple   # per relation of the stratum: the plans that read it as a delta
+    doms: tuple     # per relation: its domination tests (the dominated tuple in registers, the dominating one atom 1)
+    base: tuple     # the plans of the clauses that read no relation of the stratum (its seeds)
+
+
+@dataclass(frozen=True)
 class RankedPlans:
-    """The plans of a rank-ordered stratum. `python`: (deltas, doms, base),
-    per relation of the stratum the plans that read it as a delta and its
-    domination tests (the dominated tuple in registers, the dominating one
-    body atom 1), and those of the clauses that read none of its relations
-    (seeds); kept pickled (pickled.py) until the Python evaluator runs them.
-    `lowered`: their C programs (lower_plans), all a run in C reads."""
+    """`python`: the PythonPlans, pickled (pickled.py) until the Python evaluator
+    runs them; `lowered`: their C programs (lower_plans), all a run in C reads."""
     python: Pickled
     lowered: tuple | None
 
