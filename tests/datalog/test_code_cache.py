@@ -265,6 +265,50 @@ def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch)
     assert not any(loaded.clauses.read)
 
 
+_SUBSUMPTIVE_RULES = (".type Rank <: number\n.decl e(x: number, y: number, w: number)\n"
+                      ".decl d(x: number, r: Rank)\nd(0, 0).\nd(y, r + w) :- d(x, r), e(x, y, w).\n"
+                      "d(x, r1) <= d(x, r2) :- r2 <= r1.\n.output d\n")
+
+
+def test_a_saved_rank_ordered_stratum_runs_in_c_without_its_python_plans(tmp_path, monkeypatch):
+    """(ranked.RankedPlans: a run in C reads only the stratum's lowered
+    programs, the Python plans staying pickled; the Python path (explain's
+    provenance, SDYLOG_NATIVE=0) runs the Python plans saved with them,
+    planning nothing, and gives the same rows.)"""
+    import pytest
+
+    from sdylog.datalog import load_program, make_engine
+    from sdylog.datalog.native_plan import native_module
+    from sdylog.datalog.pickled import Pickled
+    from sdylog.datalog.plan import plans_of
+    from sdylog.datalog.ranked import PythonPlans
+    if native_module() is None:
+        pytest.skip("the C extension sdylog.datalog._native is not built")
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text(_SUBSUMPTIVE_RULES)
+
+    def run(program):
+        engine = make_engine(program)
+        engine.load("e", [(i, i + 1, 1) for i in range(6)] + [(0, 5, 2)])
+        engine.run()
+        [(_, plans)] = plans_of(program)._kept[("ranked", ("d",))]
+        return sorted(engine.read("d")), plans
+
+    rows, _ = run(cache.load_program_cached(str(rules), load_program))
+    assert rows == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 2), (6, 3)]   # (d(5, 5) subsumed)
+    cache._save_plans()
+    in_c = cache.load_program_cached(str(rules), lambda p: None)
+    rows_c, plans = run(in_c)
+    assert rows_c == rows and plans_of(in_c).added == 0
+    assert plans.lowered is not None and isinstance(plans.python, Pickled) and not plans.python.read
+    monkeypatch.setenv("SDYLOG_NATIVE", "0")
+    in_python = cache.load_program_cached(str(rules), lambda p: None)
+    rows_python, plans = run(in_python)
+    assert rows_python == rows and plans_of(in_python).added == 0
+    assert plans.python.read and isinstance(plans.python.value, PythonPlans)
+
+
 def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypatch):
     rules, load, loads = _counted_loads(tmp_path, monkeypatch)
     cache.load_program_cached(str(rules), load)
