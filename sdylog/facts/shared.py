@@ -5,10 +5,11 @@ Propagation, -sdy-propagation-pipeline's own reshard step, the full
 -sdy-insert-explicit-reshards after it, and the export pipeline's passes
 that read facts all read the facts of one module, which the steps in
 between change little: propagation and most export steps change shardings
-only, and the constant merger erases the copies of constants the splitter
-made for propagation. The facts are kept in the pipeline's census scope
-(sdylog/passes/census.py); after each step that changed the module
-(`follow`, from census.follow_step) they are:
+only, and the constant merger and sink-data-flow-edges erase ops (copies
+of constants the splitter made, data-flow edges), telling the facts. The
+facts are kept in the pipeline's census scope (sdylog/passes/census.py);
+after each step that changed the module (`follow`, from
+census.follow_step) they are:
 
 * kept, their sharding rows (extract.SHARDING_RELATIONS) to be read again,
   after a step that says it changed shardings, meshes and sharding rules

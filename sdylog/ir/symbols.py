@@ -119,57 +119,52 @@ def symbol_dce(module: ir.Module, calls=None) -> int:
     references, and more references keep more alive). This spares reading
     every attribute of every op on each of the pipeline's five symbol-dce
     steps, most of which erase nothing."""
-    symbols = {}
-    worklist = []
-    live = set()
+    private = {}   # name -> op
+    roots = []     # the non-private symbols and the non-symbol ops
     for op in module.body.operations:
         op = as_operation(op)
         name = symbol_name_of(op)
-        if name is None:
-            worklist.append(op)
-            continue
-        symbols[name] = op
-        if not _is_private(op):
-            live.add(op)
-            worklist.append(op)
-    if len(live) == len(symbols):
-        return 0  # no private symbol: nothing to erase, no reference to follow
-    if calls is not None and len(_live(symbols, live, worklist, _callees_by_top(module, calls()))) == len(symbols):
+        if name is not None and _is_private(op):
+            private[name] = op
+        else:
+            roots.append(op)
+    if not private:
+        return 0  # nothing to erase, no reference to follow
+    if calls is not None and len(_live(private, roots, _callees_by_top(module, calls()))) == len(private):
         return 0
-    live = _live(symbols, live, worklist, symbol_refs)
-    dead = [op for op in symbols.values() if op not in live]
+    live = _live(private, roots, symbol_refs)
+    dead = [op for name, op in private.items() if name not in live]
     for op in dead:
         op.erase()
     return len(dead)
 
 
-def _live(symbols: dict, live: set, roots: list, refs) -> set:
-    """`live` and the symbols reached from `roots` through refs(op) (names)."""
-    live, worklist = set(live), list(roots)
+def _live(private: dict, roots: list, refs) -> set[str]:
+    """The names of the `private` symbols reached from the ops `roots`
+    through refs(op) (names referenced by op)."""
+    live, worklist = set(), list(roots)
     while worklist:
-        op = worklist.pop()
-        for ref in refs(op):
-            target = symbols.get(ref)
-            if target is not None and target not in live:
-                live.add(target)
+        for ref in refs(worklist.pop()):
+            target = private.get(ref)
+            if target is not None and ref not in live:
+                live.add(ref)
                 worklist.append(target)
     return live
 
 
 def _callees_by_top(module: ir.Module, calls: list):
     """refs(top) of the calls alone: the callees of the calls nested in a
-    top-level op (each call's top-level ancestor found through its parents)."""
+    top-level op, by its symbol name (each call's top-level ancestor found
+    through its parents). The non-symbol ops share the key None: all are
+    roots, so the callees of each count for all."""
     body = module.operation
-    callees: list = []   # [(top-level op, [callee names])] (ops are compared, not hashed)
+    callees: dict = {}
     for call in calls:
         top = as_operation(call)
         while (parent := as_operation(top.parent)) != body:
             top = parent
-        entry = next((e for e in callees if e[0] == top), None)
-        if entry is None:
-            callees.append(entry := (top, []))
-        entry[1].append(callee_name(call))
-    return lambda op: next((names for top, names in callees if top == op), [])
+        callees.setdefault(symbol_name_of(top), []).append(callee_name(call))
+    return lambda op: callees.get(symbol_name_of(op), ())
 
 
 def _is_private(op) -> bool:

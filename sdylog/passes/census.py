@@ -22,12 +22,8 @@ returns what it did to the module, one of:
   read shardings and meshes again). A pass returning ATTRIBUTES_ONLY drops
   the facts: only a pass that checked its changes are of these kinds says
   SHARDINGS_ONLY. (With touched names, shardings_only=True says the same
-  of its other changes: the facts follow when they were told of those ops.)
-  Passes returning it: propagation's write-back and populate_rules
-  (propagation/passes.py), close-shardings, update-non-divisible-input-
-  output-shardings, remove-sub-axes-in-input-output-shardings,
-  remove-size-one-axes, lift-inlined-meshes, drop-sharding-rules, and the
-  constant merger (its erasures told, facts/shared.py erasing);
+  of its other changes, and that it told the facts of each op it erased,
+  facts/shared.py erasing: ops made or uses rewired cannot be told.)
 * None (or Invalidated(None)): it may have done anything; the census is
   walked again when asked.
 

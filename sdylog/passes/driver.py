@@ -145,29 +145,24 @@ def parse_args(args: list[str]) -> tuple[str, str | None, str | None, OptInvocat
 
 
 def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
-    """Each pass, then MLIR's verifier once on the result, unless every pass
-    left the module as it was (census.PRESERVED; the parser verified it) or
-    the last one that changed it verified it itself (VERIFIED). sdy_opt's
-    pass manager verifies after every pass; here, as between the steps of a
-    pipeline (sdylog/passes/pipelines.py), a pass can only make the module
-    invalid through a bug of ours, and each verification walks the whole
-    module: the result is verified before it is used or printed. The passes
-    share one census of the module (sdylog/passes/census.py). Python's
-    cyclic collector is paused meanwhile: passes allocate many small
-    objects (the bindings' handles of ops and values, fact rows) and few
-    cycles, and on a large module its collections cost as much as the
+    """Each pass, then MLIR's verifier, as sdy_opt's pass manager does: not
+    after a pass that left the module as it was (census.PRESERVED; MLIR's
+    skips the verifier after a pass that preserved all analyses) or verified
+    it itself (VERIFIED). Verifying only the result would accept a list
+    whose later pass hides an invalid module an earlier one made, or report
+    the later pass's error instead of the verifier's. (A pipeline is one
+    pass: its steps are not verified, sdylog/passes/pipelines.py.) The
+    passes share one census of the module (sdylog/passes/census.py).
+    Python's cyclic collector is paused meanwhile: passes allocate many
+    small objects (the bindings' handles of ops and values, fact rows) and
+    few cycles, and on a large module its collections cost as much as the
     passes' own work."""
-    unverified = False
     with shared_census(ctx), gc_paused(promote_survivors=True):
         for name, options in inv.passes:
             result = lookup(name).load()(module, options, ctx)
             follow_step(ctx, result)
-            if result is VERIFIED:
-                unverified = False
-            elif result is not PRESERVED:
-                unverified = True
-        if unverified:
-            verify_module(module, ctx.filename)
+            if result is not PRESERVED and result is not VERIFIED:
+                verify_module(module, ctx.filename)
 
 
 def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | None = None) -> str:

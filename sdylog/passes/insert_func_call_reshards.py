@@ -42,4 +42,4 @@ def insert_reshards_on_results(func, call, meshes: Meshes) -> bool:
 def run(module: ir.Module, options: dict, ctx):
     # (what it does: reshards added, calls' shardings set)
     return rewrite_each_call(module, ctx, lambda call, callee, meshes: insert_reshards_on_results(callee(), call, meshes),
-                             change=Invalidated(frozenset({"sdy.reshard"}), shardings_only=True))
+                             change=Invalidated(frozenset({"sdy.reshard"})))

@@ -47,9 +47,9 @@ Verification: none between the steps. MLIR's pass manager verifies after
 every pass, but here the input was verified when it was parsed, and a step
 can only make it invalid through a bug of ours; each verification walks the
 whole module (about 1 ms per transformer layer). Whoever runs a pipeline
-verifies its result once, before using or printing it: `sdylog opt`
-verifies the result of the passes it runs (a whole pipeline being one
-pass), not each of them (sdylog/passes/driver.py run_passes).
+verifies its result once, before using or printing it: `sdylog opt` verifies
+after every pass it runs, a whole pipeline being one pass (as sdy_opt does
+for `-sdy-propagation-pipeline`; sdylog/passes/driver.py run_passes).
 
 `save-module` only dumps files for debugging: it is a step only when a
 dump directory is given. `symbol-dce` is MLIR's; we run our own

@@ -43,7 +43,7 @@ def shardings_from_edges(owners) -> list:
             for s, o in zip(shardings, owners)]
 
 
-def sink_edges(root, ctx=None) -> None:
+def sink_edges(root, ctx) -> None:
     """Sink the edges of the data-flow ops in `root`; the facts kept in
     ctx's scope, if any, are told of each edge erased."""
     for op in list(walk_ops(root)):

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 from jaxlib.mlir import ir
 
@@ -67,141 +66,52 @@ _AXIS = ("p", "axis", "pre", "size")   # an axis row's columns: position, axis, 
 
 
 class _Decisions:
-    """The rows the writer reads, by op and site, each relation selected
-    when first read: a run that decided nothing (most reshard steps) reads
-    only the relations that say what to visit."""
+    """The rows the writer reads, by op and site: those that say what to
+    visit, and the rest once something is to be written (`read_writes`):
+    most reshard steps decide nothing."""
 
     def __init__(self, engine):
-        self.select = engine.select
-
-    # at ops: reshards, all-reduces and working shardings
-    @cached_property
-    def operand_reshards(self):    # (o,) -> [(i,)]
-        return _grouped(self.select("reshard_operand", "o", "i"), 1)
-
-    @cached_property
-    def result_reshards(self):     # (o,) -> [(i, j, s)]
-        return _grouped(self.select("reshard_result", "o", "i", "j", "s"), 1)
-
-    @cached_property
-    def all_reduce(self):          # (o,) -> [axis]
-        return _grouped(self.select("all_reduce_axis", "o", *_AXIS), 1)
-
-    @cached_property
-    def dim_axes(self):            # (o, j) -> [(d, *axis)]
-        return _grouped(self.select("working_dim_axis", "o", "j", "d", *_AXIS), 2)
-
-    @cached_property
-    def closed(self):              # (o, j) -> [(d,)]
-        return _grouped(self.select("working_dim_closed", "o", "j", "d"), 2)
-
-    @cached_property
-    def keeps(self):               # (o, j) -> s
-        return {(o, j): s for o, j, s in self.select("working_keeps", "o", "j", "s")}
-
-    @cached_property
-    def op_mesh(self):             # o -> m
-        return dict(self.select("op_mesh", "o", "m"))
-
-    @cached_property
-    def operand_all_reduce(self):  # (o, i) -> [axis]
-        return _grouped(self.select("operand_all_reduce_axis", "o", "i", *_AXIS), 2)
-
-    @cached_property
-    def operand_unreduced(self):
-        return _grouped(self.select("operand_unreduced_after", "o", "i", *_AXIS), 2)
-
-    # at sites
-    @cached_property
-    def sites(self):               # (u, i) -> (v, t)
-        return {(u, i): (v, t) for u, i, v, t in self.select("site", "u", "i", "v", "t")}
-
-    @cached_property
-    def erases(self):              # (u, i) -> mc
-        return {(u, i): mc for u, i, mc in self.select("site_erases_manual", "u", "i", "mc")}
-
-    @cached_property
-    def place(self):               # (u, i) -> place
-        return {(u, i): p for u, i, p in self.select("site_place", "u", "i", "place")}
-
-    @cached_property
-    def synthetic(self):           # (u, k) -> (m, closed)
-        return {(u, k): (m, c) for u, k, m, c in self.select("site_synthetic", "u", "k", "m", "closed")}
-
-    @cached_property
-    def site_all_reduce(self):
-        return _grouped(self.select("site_all_reduce", "u", "i", *_AXIS), 2)
-
-    @cached_property
-    def site_unreduced(self):
-        return _grouped(self.select("site_unreduced_after", "u", "i", *_AXIS), 2)
-
-    @cached_property
-    def mid(self):
-        return {(u, i) for u, i in self.select("site_mid_reshard", "u", "i")}
-
-    @cached_property
-    def mid_keeps(self):
-        return _grouped(self.select("site_mid_keeps", "u", "i", "d"), 2)
-
-    @cached_property
-    def r2u(self):
-        return _grouped(self.select("site_r2u", "u", "i", *_AXIS), 2)
-
-    @cached_property
-    def r2u_unreduced(self):
-        return _grouped(self.select("site_r2u_unreduced", "u", "i", *_AXIS), 2)
-
-    @cached_property
-    def s2u(self):                 # (u, i) -> [(d, q, *axis)]
-        return _grouped(self.select("site_s2u", "u", "i", "d", "q", "axis", "pre", "size"), 2)
-
-    @cached_property
-    def site_reshard(self):
-        return {(u, i) for u, i in self.select("site_reshard", "u", "i")}
-
-    @cached_property
-    def reshard_to_unreduced(self):
-        return {u for (u,) in self.select("reshard_to_unreduced", "u")}
-
-    @cached_property
-    def return_ops(self):          # f -> u
-        return dict(self.select("func_return_op", "f", "u"))
-
-    @cached_property
-    def owner_sites(self):
-        """op -> its edge sites in Shardy's order (ops whose visit writes sites)."""
-        out = defaultdict(list)
-        for u, i, o, kind, k, m in self.select("site_owner", "u", "i", "o", "kind", "k", "m"):
-            out[o].append((kind, k, m, u, i))
-        for sites in out.values():
+        select = self.select = engine.select
+        # what to visit: ops with reshards, all-reduces or single-device work; sites with ops to write
+        self.operand_reshards = _grouped(select("reshard_operand", "o", "i"), 1)             # (o,) -> [(i,)]
+        self.result_reshards = _grouped(select("reshard_result", "o", "i", "j", "s"), 1)      # (o,) -> [(i, j, s)]
+        self.all_reduce = _grouped(select("all_reduce_axis", "o", *_AXIS), 1)                # (o,) -> [axis]
+        self.operand_all_reduce = _grouped(select("operand_all_reduce_axis", "o", "i", *_AXIS), 2)   # (o, i) -> [axis]
+        self.single_device_worked = {o for (o,) in select("single_device_worked", "o")}
+        self.sites = {(u, i): (v, t) for u, i, v, t in select("site", "u", "i", "v", "t")}
+        self.return_ops = {f: u for f, u in select("func_return_op", "f", "u")}
+        self.site_all_reduce = _grouped(select("site_all_reduce", "u", "i", *_AXIS), 2)
+        self.mid = {(u, i) for u, i in select("site_mid_reshard", "u", "i")}
+        self.r2u = _grouped(select("site_r2u", "u", "i", *_AXIS), 2)
+        self.s2u = _grouped(select("site_s2u", "u", "i", "d", "q", "axis", "pre", "size"), 2)   # (u, i) -> [(d, q, *)]
+        self.site_reshard = {(u, i) for u, i in select("site_reshard", "u", "i")}
+        # op -> its edge sites in Shardy's order; ops whose visit writes sites
+        self.owner_sites = defaultdict(list)
+        for u, i, o, kind, k, m in select("site_owner", "u", "i", "o", "kind", "k", "m"):
+            self.owner_sites[o].append((kind, k, m, u, i))
+        for sites in self.owner_sites.values():
             sites.sort()
-        return out
 
-    # single-device ops
-    @cached_property
-    def single_device(self):       # o -> m
-        return dict(self.select("single_device_mesh", "o", "m"))
-
-    @cached_property
-    def single_device_worked(self):
-        return {o for (o,) in self.select("single_device_worked", "o")}
-
-    @cached_property
-    def global_mesh(self):
-        return next((m for (m,) in self.select("global_mesh", "m")), None)
-
-    @cached_property
-    def single_device_operands(self):
-        return _grouped(self.select("single_device_operand", "o", "i", "through"), 1)
-
-    @cached_property
-    def single_device_results(self):
-        return _grouped(self.select("single_device_result_reshard", "o", "i", "then", "s"), 1)
-
-    @cached_property
-    def single_device_tokens(self):
-        return _grouped(self.select("single_device_token", "o", "i"), 1)
+    def read_writes(self) -> None:
+        """The rows that say what to write."""
+        select = self.select
+        self.dim_axes = _grouped(select("working_dim_axis", "o", "j", "d", *_AXIS), 2)   # (o, j) -> [(d, *axis)]
+        self.closed = _grouped(select("working_dim_closed", "o", "j", "d"), 2)               # (o, j) -> [(d,)]
+        self.keeps = {(o, j): s for o, j, s in select("working_keeps", "o", "j", "s")}
+        self.op_mesh = dict(select("op_mesh", "o", "m"))
+        self.operand_unreduced = _grouped(select("operand_unreduced_after", "o", "i", *_AXIS), 2)
+        self.erases = {(u, i): mc for u, i, mc in select("site_erases_manual", "u", "i", "mc")}
+        self.place = {(u, i): p for u, i, p in select("site_place", "u", "i", "place")}
+        self.synthetic = {(u, k): (m, c) for u, k, m, c in select("site_synthetic", "u", "k", "m", "closed")}
+        self.site_unreduced = _grouped(select("site_unreduced_after", "u", "i", *_AXIS), 2)
+        self.mid_keeps = _grouped(select("site_mid_keeps", "u", "i", "d"), 2)
+        self.r2u_unreduced = _grouped(select("site_r2u_unreduced", "u", "i", *_AXIS), 2)
+        self.reshard_to_unreduced = {u for (u,) in select("reshard_to_unreduced", "u")}
+        self.single_device = dict(select("single_device_mesh", "o", "m"))
+        self.global_mesh = next((m for (m,) in select("global_mesh", "m")), None)
+        self.single_device_operands = _grouped(select("single_device_operand", "o", "i", "through"), 1)
+        self.single_device_results = _grouped(select("single_device_result_reshard", "o", "i", "then", "s"), 1)
+        self.single_device_tokens = _grouped(select("single_device_token", "o", "i"), 1)
 
     def site_writes(self, key) -> bool:
         """Site `key` has something to write."""
@@ -277,10 +187,13 @@ def write_reshards(module, engine, facts) -> WriteCounts:
     """Insert the reshards and collectives the rules decided."""
     d = _Decisions(engine)
     counts = WriteCounts()
-    shardings = _Shardings(d, facts)
     visited = d.visited_ops()
     returns = {u for u in d.return_ops.values()}
     counts.wrote = bool(visited) or any(d.site_writes(key) for key in d.sites if key[0] in returns)
+    if not counts.wrote:
+        return counts
+    d.read_writes()
+    shardings = _Shardings(d, facts)
     for o in post_order(facts, visited):
         op = facts.ops[o]
         op = op.operation if hasattr(op, "operation") else op

@@ -70,8 +70,24 @@ func.func private @dead(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor
 '''
 
 
+def nested_chain(n: int, dead: bool = False) -> str:
+    """@main calls @f0, each @fi calls @f(i+1), each call nested in a named
+    computation; with `dead`, a private @g calls @f0 too and nothing calls @g."""
+    def func(name, callee, private=True):
+        call = (f'%0 = sdy.named_computation<"n">(%a) (%x: tensor<4xf32>) {{\n'
+                f'    %c = func.call @{callee}(%x) : (tensor<4xf32>) -> tensor<4xf32>\n'
+                f'    sdy.return %c : tensor<4xf32>\n  }} : (tensor<4xf32>) -> tensor<4xf32>\n  return %0'
+                if callee else "return %a")
+        return (f"func.func {'private ' if private else ''}@{name}(%a: tensor<4xf32>) -> tensor<4xf32> {{\n"
+                f"  {call} : tensor<4xf32>\n}}")
+    funcs = [func("main", "f0", private=False)]
+    funcs += [func(f"f{i}", f"f{i + 1}" if i + 1 < n else None) for i in range(n)]
+    return "\n".join(funcs + ([func("g", "f0")] if dead else []))
+
+
 @pytest.mark.parametrize("text", [FUNCS, REFERENCED_NOT_CALLED, FUNCS.replace("func.func private @unused",
-                                                                            "func.func @unused")])
+                                                                            "func.func @unused"),
+                                  nested_chain(5), nested_chain(5, dead=True)])
 def test_symbol_dce_given_the_calls_agrees_with_the_plain_walk(text):
     """With the calls known (a census'), symbol-dce skips looking for
     references when the calls keep everything live: same result as without."""
@@ -81,6 +97,15 @@ def test_symbol_dce_given_the_calls_agrees_with_the_plain_walk(text):
         erased = symbol_dce(plain)
         assert symbol_dce(given, calls=lambda: Census.of(given).ops("func.call")) == erased
         assert print_module(given) == print_module(plain)
+
+
+def test_symbol_dce_given_calls_that_keep_all_live_looks_for_no_reference(monkeypatch):
+    from sdylog.ir import symbols
+    from sdylog.passes.census import Census
+    module = parse_module(nested_chain(50))
+    monkeypatch.setattr(symbols, "symbol_refs", lambda op: pytest.fail("references looked for"))
+    with module.context:
+        assert symbol_dce(module, calls=lambda: Census.of(module).ops("func.call")) == 0
 
 
 def test_symbol_dce_keeps_what_only_a_non_call_references():

@@ -268,9 +268,10 @@ def test_sdylog_opt_verifies_the_pipeline_result_not_its_steps(monkeypatch):
 
 
 @pytest.mark.parametrize("flags, verifications", [
-    (["-sdy-propagation-pipeline", "-sdy-export-pipeline"], 1),   # (both change it: the result is verified)
+    (["-sdy-propagation-pipeline", "-sdy-export-pipeline"], 2),   # (both change it: each verified)
+    (["-sdy-add-data-flow-edges", "-sdy-remove-sharding-groups"], 1),   # (the second leaves it as it was)
     (["-sdy-remove-sharding-groups", "-sdy-drop-sharding-rules"], 0)])   # (neither does: as parsed)
-def test_sdylog_opt_verifies_the_result_of_its_passes_once(monkeypatch, flags, verifications):
+def test_sdylog_opt_verifies_after_each_pass_that_changed_the_module(monkeypatch, flags, verifications):
     from sdylog.passes import driver
     verified = []
     verify = driver.verify_module
@@ -279,12 +280,28 @@ def test_sdylog_opt_verifies_the_result_of_its_passes_once(monkeypatch, flags, v
     assert verified == ["f.mlir"] * verifications
 
 
-def test_an_invalid_result_of_a_pass_list_is_an_error_of_sdylog_opt():
+@pytest.mark.parametrize("flags", [
+    ["-sdy-add-data-flow-edges", "-sdy-add-data-flow-edges"],
+    # (sinking the edges would make the module valid again: the invalid
+    # one in between is still an error, as in sdy_opt)
+    ["-sdy-add-data-flow-edges", "-sdy-add-data-flow-edges", "-sdy-sink-data-flow-edges"]])
+def test_an_invalid_result_of_a_pass_is_an_error_of_sdylog_opt(flags):
     from sdylog.ir import SdylogError
     from sdylog.passes import driver
-    flags = driver.parse_flags(["-sdy-add-data-flow-edges", "-sdy-add-data-flow-edges"])
     with pytest.raises(SdylogError, match=r"f\.mlir:3:8: error: 'sdy.data_flow_edge' op expected input"):
-        driver.optimize_text(BARRIER, "f.mlir", flags)
+        driver.optimize_text(BARRIER, "f.mlir", driver.parse_flags(flags))
+
+
+def test_sdylog_opt_exits_1_at_an_invalid_intermediate_module(tmp_path):
+    from click.testing import CliRunner
+    from sdylog.cli import main
+    path = tmp_path / "barrier.mlir"
+    path.write_text(BARRIER + "\n")
+    r = CliRunner().invoke(main, ["opt", str(path), "-sdy-add-data-flow-edges", "-sdy-add-data-flow-edges",
+                                  "-sdy-sink-data-flow-edges"])
+    assert r.exit_code == 1
+    assert r.stdout == ""
+    assert f"{path}:3:8: error: 'sdy.data_flow_edge' op expected input" in r.stderr
 
 
 def test_propagation_attaches_no_sharding_rules():
