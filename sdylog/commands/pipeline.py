@@ -216,7 +216,7 @@ def _not_dividing(v: EntryValue) -> str:
 
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
-                 on_imported=None, on_propagated=None, partition=None, provenance: bool = False,
+                 on_imported=None, on_propagated=None, on_named=None, partition=None, provenance: bool = False,
                  export: bool = True, reshards: bool = False) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
@@ -236,7 +236,10 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     the export (which changes neither the relations nor their names, but
     erases ops the facts hold): `run --db` starts writing propagation's
     relations then (while the ids are named), explain reads the
-    derivations. `provenance`: propagation records them (explain). Without
+    derivations. `on_named(names)` (run.names) is called once the ids are
+    named, before the export (`run --db` writes the names while the module
+    is exported and the reshard rules run, not after the run).
+    `provenance`: propagation records them (explain). Without
     `export`, the run ends with propagation.
     With `partition` (PartitionerOptions), then the partitioner's passes to
     the per-device program (sdylog/partition/pipeline.py), its collectives
@@ -287,6 +290,8 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         if name_ids:
             names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
                           result.engine.select("tensor_of", "v", "t"), named and named.names)
+            if on_named is not None:
+                on_named(names)
         if export:
             phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)

@@ -55,9 +55,9 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     def start_db():
         # the database is written on a thread from the end of the import: its tables and views
         # declared while the module is propagated; propagation's rows from the end of propagation,
-        # while its ids are named, the module is exported (which changes neither propagation's
-        # relations nor their names) and the reshard rules run; then the names, and the reshard
-        # rules' rows while the module is printed and written
+        # while its ids are named; their names while the module is exported (which changes
+        # neither propagation's relations nor their names) and the reshard rules run; then the
+        # reshard rules' rows and names while the module is printed and written
         parts = database_parts(partitioned=partition)
         db_file.start(lambda path, handed: save_database(path, parts, handed))
 
@@ -67,11 +67,11 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
         result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
                               keep_values=bool(report_path), partition=options, reshards=not partition,
                               on_imported=start_db if db_file else None,
-                              on_propagated=add_propagation if db_file else None)
+                              on_propagated=add_propagation if db_file else None,
+                              on_named=db_file.add if db_file else None)
         # (the reshards needed were decided in run_pipeline: a module Shardy's reshard pass rejects
         # is an error there, and nothing is written)
         if db_file:
-            db_file.add(result.names)
             if not partition:
                 db_file.add(result.needed.inventory.engine)
                 db_file.add(result.reshard_names)

@@ -263,17 +263,21 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
     {id(InputValue): [fact value ids]}."""
     names, copies = {}, {}
     with facts.module.context:
+        keys = _value_keys(facts)
         kept = {}
         for iv in values:
             vid = facts.value_ids.get(iv.handle)
-            if vid is not None and iv.key in _value_keys(facts, vid):
+            if vid is not None and iv.key in keys.get(vid, ()):
                 kept[id(iv)] = vid
         # copies are values the import made: only those are looked up by key
-        by_key = _keys_of(facts, set(facts.func_args) | set(facts.live_value_ids()) - set(kept.values()))
+        by_key = defaultdict(list)
+        for vid in sorted(set(facts.func_args) | set(facts.live_value_ids()) - set(kept.values())):
+            for key in keys.get(vid, ()):
+                by_key[key].append(vid)
         for iv in values:
             vid = kept.get(id(iv))
             found = [] if vid is None else [vid]
-            if UNKNOWN_LOC not in iv.key:   # copies need a real location to be told apart
+            if not any(k is UNKNOWN_LOC for k in iv.key):   # copies need a real location to be told apart
                 found += [v for v in by_key.get(iv.key, []) if v not in found]
             copies[id(iv)] = found
             for v in found:
@@ -281,31 +285,31 @@ def match_values(facts, values: list[InputValue]) -> tuple[dict, dict]:
     return names, copies
 
 
-def _keys_of(facts, vids) -> dict:
-    """The propagated module's values `vids` by their keys (as InputValue.key)."""
-    by_key = defaultdict(list)
-    for vid in sorted(vids):
-        for key in _value_keys(facts, vid):
-            by_key[key].append(vid)
-    return by_key
+def _value_keys(facts) -> dict[int, list[tuple]]:
+    """The keys (as InputValue.key) each of the propagated module's values
+    answers to, by value id: read from the facts' rows (an op's kind, a
+    value's op and index), the IR asked only for each op's location and
+    each value's type (half the time of reading it all from the IR)."""
+    kinds = {row[0]: row[1] for row in facts.rows("op")}
+    ops, values = facts.ops, facts.values
+    locations = {}
 
-
-def _value_keys(facts, vid) -> list[tuple]:
-    """The keys (as InputValue.key) one of the propagated module's values
-    answers to."""
-    if vid in facts.func_args:
-        fn, i = facts.func_args[vid]
-        return [("farg", symbol_name(fn), i)]
-    v = facts.values[vid]
-    owner = v.owner
-    if not isinstance(owner, ir.Block):
-        return [("res", kind_of(owner), _loc_key(owner), ir.OpResult(v).result_number, v.type)]
-    op = owner.owner
-    arg = ir.BlockArgument(v)
-    keys = [("barg", _loc_key(op), _region_index(op, owner), arg.arg_number, v.type)]
-    if op_name(op) == "sdy.named_computation":   # a call's copy of the callee's argument
-        keys.append(("farg", ir.StringAttr(op.attributes["name"]).value, arg.arg_number))
-    return keys
+    def location(o):
+        key = locations.get(o)
+        if key is None:
+            key = locations[o] = _loc_key(ops[o])
+        return key
+    out = {v: [("farg", f, i)] for f, i, v in facts.rows("func_arg")}
+    for o, i, v in facts.rows("op_result"):
+        kind = kinds[o]
+        out[v] = [("res", _IMPORTED_KIND.get(kind, kind), location(o), i, values[v].type)]
+    for o, r, i, v in facts.rows("block_arg"):
+        if v in out:   # (a function's argument: its farg key only)
+            continue
+        out[v] = [("barg", location(o), r, i, values[v].type)]
+        if kinds[o] == "sdy.named_computation":   # a call's copy of the callee's argument
+            out[v].append(("farg", ir.StringAttr(ops[o].attributes["name"]).value, i))
+    return out
 
 
 # Ops the import replaces by another kind: a call by a named computation, a
@@ -317,14 +321,6 @@ def kind_of(op) -> str:
     """The op's name, as the import passes leave that kind of op."""
     name = op_name(op)
     return _IMPORTED_KIND.get(name, name)
-
-
-def _region_index(op, block) -> int:
-    for r, region in enumerate(op.regions):
-        for b in region.blocks:
-            if b == block:
-                return r
-    return -1
 
 
 # ---------------------------------------------------------------- what propagation gave them
