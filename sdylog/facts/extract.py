@@ -149,7 +149,7 @@ class FactSet:
     rules: list = field(default_factory=list)         # rule id -> OpShardingRule
     sharded_ops: set = field(default_factory=set)     # ids of the ops with a `sdy.sharding` list
     # value id -> the id of its op when it is the one result of an op, -1 for
-    # other values (and for a result given its id before the walk read its op)
+    # other values
     value_ops: list = field(default_factory=list)
     op_names: set = field(default_factory=set)        # the names of the ops (one string each)
     shardings: list = field(default_factory=list)     # sharding id -> its TensorSharding
@@ -320,12 +320,14 @@ class _Extractor:
     def result_ids(self, op, op_id: int, func: str) -> list[int]:
         """The ids of an op's results: new ones, but for results met ahead of
         their op (a data-flow edge's result, met at its data-flow op), which
-        keep theirs. value_ops names the op of a one new result."""
+        keep theirs. value_ops names the op of a one result (met ahead or
+        not: facts/shared.erasing follows the erasure of an edge by it)."""
         values = listed(op.results)
         f = self.facts
-        if not f.value_ids.keys().isdisjoint(values):
-            return [self.value_id(value, func) for value in values]
-        ids = self.new_value_ids(values, func)
+        if f.value_ids.keys().isdisjoint(values):
+            ids = self.new_value_ids(values, func)
+        else:
+            ids = [self.value_id(value, func) for value in values]
         if len(ids) == 1:
             f.value_ops[ids[0]] = op_id
         return ids
