@@ -9,8 +9,8 @@ strata the write-back reads evaluated. The difference of two stages' counts
 is one step's cost; per layer, (count(L24) - count(L8)) / 16. The C entry
 points alone (the rules without their Python driving):
 
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ranked_run \\
-        --toggle-collect=db_run --toggle-collect=db_index_keys --toggle-collect=db_rows \\
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=db_run \\
+        --toggle-collect=db_index_keys --toggle-collect=db_rows \\
         --toggle-collect=db_distinct python benchmarks/rules_callgrind.py \\
         ../shared/corpus/jax/transformer_L8.mlir --stage rules --facts /tmp/L8.pickle
 """

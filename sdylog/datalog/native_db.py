@@ -173,8 +173,11 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, 
     plans kept for it, C running the first whose sizes it checks fit (the
     first stratum none fits ends the call: the caller plans it). Returns
     the rounds (waves, steps) of each stratum evaluated (none: the first
-    does not lower), and whether the next one's run handed back (an
-    overflow, a division by zero: its tables are partly written).
+    does not lower, or was handed back), and whether the next one is
+    handed back: Python evaluates it (an overflow, a division by zero: a
+    plain or recursive stratum's tables are then partly written, a
+    stepped one's as before it; or a stepped stratum whose step program's
+    stratum had no plan, see _stepped).
     changed(relations) is called once with the relations they wrote.
     `frees` (see frees()): what C frees after each stratum. (After a
     stratum no plan fitted, the next calls offer fewer strata: see
@@ -186,11 +189,13 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, 
     # (when no plan kept fits a stratum, those after it are likely not to either, the
     # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
+    # (a stepped stratum stale: a step program's stratum never planned, no sign of the sizes)
+    stepped_stale = status == "stale" and batch.strata[done].stepped
     n = len(batch.offered)
-    ndb.batch = 1 if status == "stale" else 2 * ndb.batch if done == n else ndb.batch
+    ndb.batch = 1 if status == "stale" and not stepped_stale else 2 * ndb.batch if done == n else ndb.batch
     # (a stratum handed back may be partly written, a stepped one's auxiliary tables emptied)
     changed(batch.relations if done == n else [r for s in batch.strata[:done + 1] for r in _written(s)])
-    return rounds, status == "abort"
+    return rounds, status == "abort" or stepped_stale
 
 
 def frees(ndb: NativeDB, plan) -> list:
@@ -277,10 +282,9 @@ def _pick(ndb: NativeDB, indexes: NativeIndexes, program, stratum):
     if stratum.stepped:
         return stratum
     if stratum.subsumptive:
-        if _ranked(ndb, program, stratum) is None:
-            return None
-        picked = RankedStratum(program, stratum).plans(indexes)
-        return None if picked.lowered is None else picked
+        ranked = _ranked(ndb, program, stratum)
+        picked = None if ranked is None else ranked.plans(indexes)
+        return None if picked is None or picked.lowered is None else picked
     return plans_of(program).get(("c", stratum.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
                                  lambda size: _lower(program, stratum, Context(size, index_key=indexes.index_key)))
 
@@ -338,15 +342,23 @@ def _offered(ndb: NativeDB, program, stratum, covered: bool, batch: _Batch):
 
 
 def _ranked(ndb: NativeDB, program, stratum) -> RankedStratum | None:
-    """The rank-ordered stratum, None when its ranks have more columns than C's (MAXRANK)."""
-    ranked = RankedStratum(program, stratum)
+    """The rank-ordered stratum (made once per program), None when its
+    ranks have more columns than C's (MAXRANK)."""
+    key = ("ranked stratum", stratum.relations)
+    ranked = program.run_cache.get(key)
+    if ranked is None:
+        ranked = program.run_cache[key] = RankedStratum(program, stratum)
     return ranked if len(ranked.rank_cols[0]) <= ndb.maxrank else None
 
 
 def _stepped(ndb: NativeDB, stratum, covered: bool, batch: _Batch) -> tuple | None:
-    """A stepped stratum's offer (see _offered). Its programs' strata are
-    offered the plans kept for them, none for a stratum never planned (a
-    step program that never ran: C hands the stratum back if it must)."""
+    """A stepped stratum's offer (see _offered): the plans kept for its
+    programs' strata. None when a stratum of its seed program has none (C
+    would run up to it and find none fitting, every time the stratum
+    runs): the batch ends before it and Python takes it (planning them as
+    it runs them). A step program's stratum may have none (a step program
+    never ran: a stratum without seeds takes no step) and is offered
+    none: if C must run it, it hands the stratum back (run_strata)."""
     step = stratum.step_plan
     relations = [(*(ndb.table[name] for name in (r, aux(r, SEED), aux(r, PREV), aux(r, NOW))), step.step_col[r])
                  for r in step.relations]
@@ -356,7 +368,7 @@ def _stepped(ndb: NativeDB, stratum, covered: bool, batch: _Batch) -> tuple | No
         for s in part.strata if part is not None else ():
             offered = _offered(ndb, part, s, covered and ndb.layout.covers(part), batch) if (
                 _in_c(ndb, part, s)) else None
-            if offered is None:
+            if offered is None or offered == [] and part is step.seeds:
                 return None
             strata.append(offered)
         parts.append(strata)

@@ -34,10 +34,13 @@ program deriving `R__seed`; the other clauses, rewritten over `R__prev` and
 `R__now`, a program of ordinary strata that the engine runs once per step
 after loading `R__prev` with the last step's tuples and `R__now` with the
 step's seeds. R itself receives every step's tuples at the end. With the C
-extension the whole stepped stratum runs in C (db.c's run_stepped, inside
-the call that runs the strata around it); StepEvaluation below is the
-Python path (SDYLOG_NATIVE=0, provenance, a stratum C hands back), its
-seed and step programs' strata run as any others.
+extension, once plans are kept for every stratum of the seed and step
+programs (a run of the program planned them), the whole stepped stratum
+runs in C (db.c's run_stepped, inside the call that runs the strata
+around it). StepEvaluation below is the Python path: SDYLOG_NATIVE=0,
+provenance, a stratum C hands back (an overflow), and a program's first
+runs (until those plans are kept: its seed and step programs' strata are
+run, and planned, as any others).
 """
 from __future__ import annotations
 

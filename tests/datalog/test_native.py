@@ -19,23 +19,30 @@ pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.
 
 class Counting:
     """Engines made while it is in place hold their relations in C (or not:
-    SDYLOG_NATIVE=0); it counts the rank-ordered strata C evaluated, or
-    tried to (handed back), from native_db.run_strata's answers."""
+    SDYLOG_NATIVE=0); it counts the rank-ordered strata C evaluated
+    (`done`) and those it handed back (`handed_back`: Python evaluated
+    them again), from native_db.run_strata's answers."""
 
     def __init__(self, mp, use_native: bool):
-        self.runs = 0
+        self.done = self.handed_back = 0
         mp.setenv("SDYLOG_NATIVE", "1" if use_native else "0")
         real = memory_engine.run_strata
 
         def counting(db, indexes, program, strata, *rest):
             rounds, aborted = real(db, indexes, program, strata, *rest)
-            self.runs += sum(s.subsumptive for s in strata[:len(rounds) + aborted])
+            self.done += sum(s.subsumptive for s in strata[:len(rounds)])
+            self.handed_back += aborted and strata[len(rounds)].subsumptive
             return rounds, aborted
         mp.setattr(memory_engine, "run_strata", counting)
 
+    @property
+    def runs(self) -> tuple[int, int]:
+        return self.done, self.handed_back
+
 
 def evaluate(text, facts, *, use_native, provenance=False):
-    """Every relation after a run (or the error's text), and how many times C ran."""
+    """Every relation after a run (or the error's text), and the
+    rank-ordered strata C evaluated and handed back (Counting.runs)."""
     with pytest.MonkeyPatch.context() as mp:
         counting = Counting(mp, use_native)
         with make_engine(parse_program(text, "gen.dl"), "memory", provenance=provenance) as e:
@@ -105,7 +112,7 @@ def assert_c_agrees_with_python(text, facts):
     c, runs = evaluate(text, facts, use_native=True)
     assert c == py
     if not isinstance(py, str):   # (an error stops at its stratum)
-        assert runs == sum(s.subsumptive for s in needed_strata(parse_program(text), None))
+        assert sum(runs) == sum(s.subsumptive for s in needed_strata(parse_program(text), None))
 
 
 # ---- ranks of two columns (phase, r), compared in that order ----
@@ -149,7 +156,7 @@ def test_the_rank_lowering_error_names_the_rule():
     facts = {"edge": [(0, 1, 1)], "seed": [(0, 0, 9)]}
     py, _ = evaluate(text, facts, use_native=False)
     c, runs = evaluate(text, facts, use_native=True)
-    assert runs == 1
+    assert runs == (0, 1)   # (C hands it back: Python reports the rule)
     assert c == py
     assert c.startswith("gen.dl:10:") and "derived a tuple of rank 4 from tuples of rank 9" in c
 
@@ -189,7 +196,7 @@ SYMBOLS = VORONOI
 def test_symbols_are_interned():
     facts = {"edge": [(0, 1), (1, 2), (3, 2)], "seed": [(0, "a", 0), (3, "b", 0)]}
     got, runs = evaluate(SYMBOLS, facts, use_native=True)
-    assert runs == 1
+    assert runs == (1, 0)
     assert got["reach"] == [(0, "a", 0), (1, "a", 1), (2, "b", 1), (3, "b", 0)]
     assert got == evaluate(SYMBOLS, facts, use_native=False)[0]
 
@@ -208,7 +215,7 @@ def test_what_c_cannot_compute_is_evaluated_in_python(rule, fact):
     facts = {"edge": [(0, 1, 0), (1, 2, 0)], "seed": [fact]}
     py, _ = evaluate(text, facts, use_native=False)
     c, runs = evaluate(text, facts, use_native=True)
-    assert runs == 1   # tried, handed back
+    assert runs == (0, 1)   # tried, handed back
     assert c == py
     if "4611686018427387904" in rule:
         assert (1, 0, 3 * 4611686018427387904) in py["lab"]
@@ -220,7 +227,7 @@ def test_a_rule_that_does_not_lower_keeps_the_python_path():
     text = HEAD + "lab(y, l, r ^ 2) :- lab(x, l, r), edge(x, y, _).\nlab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.\n"
     facts = {"edge": [(0, 1, 1)], "seed": [(0, 0, 3)]}
     got, runs = evaluate(text, facts, use_native=True)
-    assert runs == 0
+    assert runs == (0, 0)
     assert got["lab"] == [(0, 0, 3), (1, 0, 9)]
 
 
@@ -232,7 +239,7 @@ def test_sdylog_native_0_and_provenance_keep_the_python_path(monkeypatch):
     monkeypatch.delenv("SDYLOG_NATIVE")
     assert native_module() is _native
     got, runs = evaluate(text, facts, use_native=True, provenance=True)
-    assert runs == 0
+    assert runs == (0, 0)
     assert got["lab"] == [(0, 0, 3), (1, 0, 4)]
 
 
@@ -266,7 +273,7 @@ def test_propagation_gives_the_same_relations_and_output(model, monkeypatch):
             out = print_module(module, verified=True)
         # propagation's engine, then the export's non-full reshard step's
         results[use_native] = (out, [{r: engine.read(r) for r in engine.relations} for engine in engines])
-        assert counting.runs == (1 if use_native else 0)
+        assert counting.runs == ((1, 0) if use_native else (0, 0))
     assert results[True] == results[False]
 
 
@@ -287,7 +294,7 @@ def test_ranks_of_more_columns_than_c_holds_keep_the_python_path():
     assert _native.MAXRANK == 4
     facts = {"edge": [(0, 1, 5), (1, 2, 1), (0, 2, 9), (2, 3, 2)], "source": [(0,)]}
     with_c, runs = evaluate(FIVE_COLUMN_RANK, facts, use_native=True)
-    assert runs == 0
+    assert runs == (0, 0)
     assert with_c == evaluate(FIVE_COLUMN_RANK, facts, use_native=False)[0]
     assert with_c["dist"] == [(0, 0, 0, 0, 0, 0), (1, 0, 0, 0, 0, 5), (2, 0, 0, 0, 0, 6), (3, 0, 0, 0, 0, 8)]
     # (a plan with such a rank: C says how many columns it was given)

@@ -45,7 +45,7 @@ def test_many_pending_ranks_give_the_python_relations(seed, spacing):
     edges = {(rng.randrange(nodes), rng.randrange(nodes), rng.randrange(4) * spacing) for _ in range(1200)}
     facts = {"seed": sorted(seeds), "edge": sorted(edges)}
     c, runs = evaluate(PROGRAM, facts, use_native=True)
-    assert runs == 1
+    assert runs == (1, 0)   # (evaluated in C, not handed back: test_native.Counting)
     py, _ = evaluate(PROGRAM, facts, use_native=False)
     assert c == py
     assert len(c["lab"]) > 300 and len(c["hit"]) > 200 and c["late"]

@@ -1044,7 +1044,7 @@ static int add_rows(Database *db, int tno, Table *src, i64 from) {
 
 /* A pending seed of a stepped stratum: its step, its relation, its row in
    that relation's seed buffer */
-typedef struct { i64 step; int32_t rel, at; } Seed;
+typedef struct { i64 step, at; int32_t rel; } Seed;
 
 static int seed_order(const void *a, const void *b) {
     const Seed *x = a, *y = b;
@@ -1107,7 +1107,7 @@ static int run_stepped(Database *db, PyObject *stratum, i64 *steps) {
     i64 k = 0;
     for (int ri = 0; ri < n; ri++)
         for (i64 r = 0; r < seeds[ri].n; r++)
-            order[k++] = (Seed){row(&seeds[ri], r)[rel[ri].col], ri, (int32_t)r};
+            order[k++] = (Seed){row(&seeds[ri], r)[rel[ri].col], r, ri};
     qsort(order, (size_t)npending, sizeof(Seed), seed_order);
     i64 next = 0, step = npending ? order[0].step : 0;
     int more = npending > 0;
@@ -1128,7 +1128,7 @@ static int run_stepped(Database *db, PyObject *stratum, i64 *steps) {
         if (rc < 0) { PyErr_NoMemory(); break; }
         if ((rc = run_strata(db, step_l)) != 0) break;
         int any = 0;
-        for (int ri = 0; ri < n; ri++) {
+        for (int ri = 0; ri < n && rc == 0; ri++) {
             Table *now = &db->tab[rel[ri].now]->t;
             last[ri] = done[ri].n;
             for (i64 r = 0; r < now->n; r++)

@@ -1,6 +1,7 @@
 /* Tables, indexes and hashing: what the C evaluators (ranked.c: rank-ordered
- * strata; db.c: the database of a memory-engine run and its plain and
- * recursive strata) share. Included by both (static functions).
+ * strata; db.c: the database of a memory-engine run, its plain, recursive
+ * and stepped strata, and the run of a whole batch of strata, rank-ordered
+ * ones handed to ranked.c) share. Included by both (static functions).
  *
  *   Table   rows of `arity` int64 in one growing array; a tuple is its row
  *           number (rows are never moved or freed while a run lasts, so a
