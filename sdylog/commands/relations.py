@@ -112,7 +112,8 @@ def save_database(path: str, parts: list[DatabasePart], handed: Iterable) -> Non
     starts the file with the pipeline), then, for each part, its rows as
     soon as `handed` gives its engine, then the names of its ids as soon as
     `handed` gives its IdNames (`run --db` hands over propagation's engine
-    before its ids are named, the rest once the reshard rules ran)."""
+    before its ids are named, its names once they are made, the reshard
+    rules' engine and names once those rules ran)."""
     from sdylog.datalog.duckdb_file import Writer
 
     handed = iter(handed)

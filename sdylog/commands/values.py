@@ -101,7 +101,8 @@ def _where_text(location: str, filename: str) -> str:
     return where_text(location, filename)
 
 
-# the key of an unknown location (a text, not None: an attribute cannot be compared with None)
+# the key of an unknown location (a text, not None: an attribute cannot be compared with None);
+# _loc_key returns this very object, so match_values tests a key for it by identity
 UNKNOWN_LOC = "loc(unknown)"
 
 
@@ -442,7 +443,9 @@ class IdNames:
         values otherwise (extracted afresh). The reshard step's facts
         follow propagation's unless a step made ops: one naming serves both
         (the reshard rules' ids, named afresh, cost a 1.1 s `sdylog run
-        --db` of transformer_L48 ~0.05 s)."""
+        --db` of transformer_L48 ~0.05 s). The names are propagation's,
+        the import's merged names included (a fresh naming of the reshard
+        facts has no tensor_of to merge by): both parts of a file agree."""
         ops, values = self._named
         if not (_same_but_erased(facts.ops, ops) and _same_but_erased(facts.values, values)):
             return None

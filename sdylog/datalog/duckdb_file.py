@@ -324,7 +324,7 @@ def _duckdb():
     re-exports, without the package's own Python (importing that costs
     ~0.07 s of CPU holding the GIL, on the thread `run --db` writes from,
     beside the pipeline; `_duckdb` 0.01 s); the package where there is no
-    such module (duckdb 1)."""
+    such module."""
     try:
         import _duckdb as duckdb
     except ImportError:

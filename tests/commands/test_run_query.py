@@ -417,8 +417,9 @@ def test_database_names_the_reshard_ids_left_after_the_export_erased_ops(tmp_pat
 def test_one_naming_serves_the_reshard_ids_when_their_facts_followed_propagations(tmp_path, monkeypatch):
     """The export erased a copy of %c; the reshard step's facts followed
     propagation's across it (the same ids, with a gap): propagation's names
-    serve them, without the erased ids, as a naming of their own would
-    name them. Facts extracted afresh number ids otherwise: not served."""
+    serve them, without the erased ids, as a naming of their own names them
+    here (this input has no value the import merged, whose names would
+    differ). Facts extracted afresh number ids otherwise: not served."""
     from sdylog.commands import values
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.facts.extract import extract_facts

@@ -92,7 +92,8 @@ def test_a_cached_file_lacking_tables_or_views_is_not_used(tmp_path, engine, cac
 @pytest.mark.parametrize("extension", [True, False])
 def test_the_file_is_written_with_or_without_duckdbs_extension_module(tmp_path, engine, monkeypatch, extension):
     # duckdb 2 ships its engine as `_duckdb`, which the writer imports alone (the package's Python
-    # costs ~0.07 s); duckdb 1 has none: the package serves
+    # costs ~0.07 s); where that import fails, the package serves (here: the package this module
+    # imported already; a release without `_duckdb` is not installed to test it)
     if extension:
         pytest.importorskip("_duckdb")
     else:

@@ -522,6 +522,7 @@ def _same_facts(fast, plain) -> None:
         assert fast.rows(relation) == plain.rows(relation), relation
     assert fast.value_ops == plain.value_ops and fast.sharded_ops == plain.sharded_ops
     assert fast.shardings == plain.shardings and fast.rules == plain.rules and fast.op_names == plain.op_names
+    assert fast.tail_order == plain.tail_order   # (post_order and read_shardings follow it)
 
 
 @pytest.mark.parametrize("text", [SHARDED_OPS, WHILE, CASE_AND_CALLS], ids=["sharded", "while", "case_calls"])
