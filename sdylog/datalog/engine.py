@@ -16,6 +16,14 @@ def needed_strata(program: Program, relations: list[str] | None):
     return program.run_cache[key]
 
 
+def derived_relations(program: Program) -> list[str]:
+    """The relations of every stratum of the program, in order (kept per program)."""
+    got = program.run_cache.get("derived")
+    if got is None:
+        got = program.run_cache["derived"] = [r for s in program.strata for r in s.relations]
+    return got
+
+
 def _needed_strata(program: Program, relations: list[str]):
     reads = program.reads
     want: set[str] = set()
@@ -36,13 +44,15 @@ class DropPlan:
     last toucher is the run's i-th stratum). `kept` is what was asked for.
     The hash sets that deduplicate rows going in can go sooner: those of
     `unwritten` relations before the run, and `sets[i]` once the i-th
-    stratum is done (before it, for a rank-ordered one)."""
+    stratum is done (before it, for a rank-ordered one: `unset_first`
+    holds those and the unwritten ones)."""
     kept: tuple[str, ...]
     before: list[str]
     after: list[list[str]]
     unwritten: list[str]
     sets: list[list[str]]
     derived: list[str]      # the relations of the run's strata, in order
+    unset_first: list[str]
 
 
 def drop_plan(program: Program, kept, relations) -> DropPlan:
@@ -75,4 +85,7 @@ def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
     written = {r for s in strata for r in s.relations}
     unwritten = [r for r in relations if r not in keep and r not in written and r in last]
     sets = [[r for r in s.relations if r not in keep] for s in strata]
-    return DropPlan(tuple(kept), before, after, unwritten, sets, [r for s in strata for r in s.relations])
+    # (a rank-ordered stratum stores its result whole: no set needed)
+    unset_first = unwritten + [r for s, of in zip(strata, sets) if s.subsumptive for r in of]
+    return DropPlan(tuple(kept), before, after, unwritten, sets, [r for s in strata for r in s.relations],
+                    unset_first)

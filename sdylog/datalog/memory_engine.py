@@ -1,8 +1,8 @@
 """The in-memory engine, sdylog's one evaluator: relations held in C
 (native_db.py) or as Python sets, strata evaluated in C or by clauses
-compiled to Python (sdylog/datalog/pyeval.py). API: load / replace / run /
-read / scan / read_columns / save (a DuckDB file, the `--db` layout:
-duckdb_file.py) / explain (explain.py).
+compiled to Python (sdylog/datalog/pyeval.py). API: load / load_all /
+replace / run / read / scan / read_columns / save (a DuckDB file, the
+`--db` layout: duckdb_file.py) / explain (explain.py).
 
 Evaluation: a non-recursive stratum runs each clause once; a recursive
 stratum runs semi-naively (each iteration joins only the tuples new in the
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from itertools import chain
 
 from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.engine import drop_plan, needed_strata
+from sdylog.datalog.engine import derived_relations, drop_plan, needed_strata
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
@@ -179,13 +179,31 @@ class MemoryEngine(NamedReads):
 
     def load(self, relation: str, data) -> None:
         """Add facts: lists of tuples, or anything data.to_arrow takes (columns, arrays, tables)."""
-        decl = self.decl(relation)
-        self._restore((relation,))
-        if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
-            # (C checked every row: the usual case skips _rows_of's checks)
-            self._c_changed((relation,))
-            self._loaded.setdefault(relation, []).extend(data)
-            return
+        self.load_all({relation: data})
+
+    def load_all(self, facts: dict) -> None:
+        """Add the facts of several relations at once (relation -> what load
+        takes): what changed is noted once, not per relation (a run loads
+        about a hundred)."""
+        for relation in facts:
+            self.decl(relation)
+        self._restore(list(facts))
+        checked = {}   # (relations whose rows Python checks and converts)
+        inserted = []
+        for relation, data in facts.items():
+            # (C checks every row as it goes in: the usual case skips _rows_of's checks)
+            if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
+                inserted.append(relation)
+                self._loaded.setdefault(relation, []).extend(data)
+            else:
+                checked[relation] = data
+        if inserted:
+            self._c_changed(inserted)
+        for relation, data in checked.items():
+            self._load_checked(self._decls[relation], data)
+
+    def _load_checked(self, decl: RelationDecl, data) -> None:
+        relation = decl.name
         rows = self._rows_of(decl, data)
         self._loaded.setdefault(relation, []).extend(rows)
         if self._in_c(relation):
@@ -219,9 +237,7 @@ class MemoryEngine(NamedReads):
             for r in held.keys() & facts.keys():
                 del held[r]
         self._reset(facts)
-        for r, rows in facts.items():
-            if rows:
-                self.load(r, rows)
+        self.load_all({r: rows for r, rows in facts.items() if rows})
 
     def _reset(self, relations) -> None:
         """The relations back to their loaded facts."""
@@ -326,14 +342,20 @@ class MemoryEngine(NamedReads):
                     raise
                 raise located from None
 
-    def _drop(self, relations, kept: tuple) -> None:
-        """Free relations a run was not asked for (see run)."""
+    def _drop(self, relations, kept: tuple, emptied: bool = False) -> None:
+        """Free relations a run was not asked for (see run); `emptied`: C
+        emptied their tables already (as run_strata's `frees` said), unless
+        the engine left C since (_leave_c: they are Python's now)."""
         if not relations:
             return
         self._dropped.update(dict.fromkeys(relations, kept))
         if self._prov:
             for r in relations:
                 self._prov.pop(r, None)
+        if emptied and self._db is not None:
+            self._written.difference_update(relations)
+            self._forget_c(relations)
+            relations = self._in_python.intersection(relations)
         self._empty(relations)
 
     def _drop_sets(self, relations) -> None:
@@ -371,30 +393,30 @@ class MemoryEngine(NamedReads):
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
             self._drop(plan.before, plan.kept)
-            # (and those of the rank-ordered strata: their results are stored without them)
-            self._drop_sets(plan.unwritten + [r for s, sets in zip(strata, plan.sets) if s.subsumptive for r in sets])
-        derived = [r for s in strata for r in s.relations] if plan is None else plan.derived
+            self._drop_sets(plan.unset_first)
+        derived = derived_relations(program) if plan is None else plan.derived   # (strata: the program's)
         self._reset(derived)
         self._facts_provenance(derived)
         # (C frees what no later stratum reads as it goes: the same as _drop below, done sooner)
         freed = frees(self._db, plan) if plan is not None and self._db is not None else None
         i = 0
         while i < len(strata):
-            ran = len(self._run_next(program, strata[i:], None if freed is None else freed[i:]))
+            in_c, ran = self._run_next(program, strata[i:], None if freed is None else freed[i:])
             if plan is not None:
-                done = slice(i, i + ran)
-                self._drop(list(chain.from_iterable(plan.after[done])), plan.kept)
-                self._drop_sets(list(chain.from_iterable(plan.sets[done])))
+                # (C freed what `freed` says after each stratum it evaluated)
+                self._drop(list(chain.from_iterable(plan.after[i:i + in_c])), plan.kept, emptied=True)
+                self._drop(list(chain.from_iterable(plan.after[i + in_c:i + ran])), plan.kept)
+                self._drop_sets(list(chain.from_iterable(plan.sets[i + in_c:i + ran])))
             i += ran
 
-    def _run_next(self, program: Program, strata, freed=None) -> list:
+    def _run_next(self, program: Program, strata, freed=None) -> tuple[int, int]:
         """Evaluate the first of `strata`, and those after it that C
         evaluates in the same call (native_db.run_strata, freeing `freed`):
-        those evaluated."""
+        how many C evaluated, and how many were evaluated."""
         rounds, aborted = run_strata(self._db, self._cindexes, program, strata, self._c_changed, freed) if (
             self._db is not None) else ([], False)
         if rounds and not aborted:
-            return strata[:len(rounds)]
+            return len(rounds), len(rounds)
         s = strata[len(rounds)]
         if self._db is not None and not s.subsumptive and not s.stepped:
             self._reset(s.relations)   # (a run handed back, or none: from the start, in Python)
@@ -405,7 +427,7 @@ class MemoryEngine(NamedReads):
             StepEvaluation(self, program, s.step_plan).run()
         else:
             self._semi_naive(program, s)
-        return strata[:len(rounds) + 1]
+        return len(rounds), len(rounds) + 1
 
     def _bind(self, ns: Namespace) -> None:
         """Put the indexes compiled code reads into its namespace (but those
@@ -496,6 +518,13 @@ class MemoryEngine(NamedReads):
         """The tuples of a relation, in no particular order (no sorting: fast)."""
         self._kept(relation)
         return self._data[relation]
+
+    def scan_columns(self, relation: str, at: tuple) -> list:
+        # (a C table whose rows no set was made of: read as tuples of those columns, no set made)
+        if self._in_c(relation) and relation not in self._data:
+            self._kept(relation)
+            return self._db.select(relation, at)
+        return super().scan_columns(relation, at)
 
     def size(self, relation: str) -> int:
         self._kept(relation)

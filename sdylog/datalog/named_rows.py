@@ -28,9 +28,22 @@ def row_type(decl: RelationDecl) -> type:
 _row_type = lru_cache(maxsize=None)(namedtuple)
 
 
+_positions: dict = {}   # (id(decl), columns) -> (decl, their positions): every run reads the same
+
+
 def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
     """The positions of the named columns (.decl or field names) in DECL; an
     error naming the relation and its columns for a name it does not declare."""
+    key = (id(decl), tuple(columns))
+    got = _positions.get(key)
+    if got is None or got[0] is not decl:
+        if len(_positions) >= 4096:   # (decls of programs made and dropped: tests)
+            _positions.clear()
+        got = _positions[key] = (decl, _find_positions(decl, key[1]))
+    return got[1]
+
+
+def _find_positions(decl: RelationDecl, columns: tuple) -> tuple[int, ...]:
     fields = [field_name(c.name) for c in decl.columns]
     try:
         return tuple(fields.index(field_name(c)) for c in columns)
@@ -38,6 +51,14 @@ def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
         bad = [c for c in columns if field_name(c) not in fields]
         raise error(None, f"relation '{decl.name}' has no column '{bad[0]}' "
                           f"(its columns: {', '.join(c.name for c in decl.columns) or 'none'})") from None
+
+
+def _project(rows, at: tuple) -> list:
+    """The rows as tuples of their values at positions AT."""
+    if len(at) == 1:
+        (i,) = at
+        return [(r[i],) for r in rows]
+    return list(map(itemgetter(*at), rows))
 
 
 class NamedReads:
@@ -53,13 +74,17 @@ class NamedReads:
         if not columns and decl.arity:
             raise error(None, f"select from '{relation}': name the columns to read")
         at = positions(decl, columns)
-        rows = self.read(relation) if ordered else self.scan(relation)
         if at == tuple(range(decl.arity)):
-            return rows
-        if len(at) == 1:
-            (i,) = at
-            return [(r[i],) for r in rows]
-        return list(map(itemgetter(*at), rows))
+            return self.read(relation) if ordered else self.scan(relation)
+        if not ordered:
+            return self.scan_columns(relation, at)
+        return _project(self.read(relation), at)
+
+    def scan_columns(self, relation: str, at: tuple) -> list:
+        """The rows of RELATION as tuples of its columns at positions AT, in
+        no particular order (an engine may read them without making the
+        whole rows)."""
+        return _project(self.scan(relation), at)
 
     def named(self, relation: str, ordered: bool = False) -> list:
         """The rows of RELATION as its row_type (fields named as declared)."""

@@ -60,6 +60,16 @@ class TableLayout:
         self.batches: dict = {}
         # id(engine.DropPlan) -> (it, its tables per stratum: native_db.frees)
         self.frees: dict = {}
+        self._empty = (None, 0)                     # (a Database of these tables kept empty, its symbols: database())
+
+    def database(self, native):
+        """A new Database of these tables, empty, knowing the symbols
+        interned so far: a copy of one kept empty (made again when symbols
+        were interned since), not made from the shapes per run."""
+        empty, known = self._empty
+        if empty is None or known != len(self.symbols):
+            empty, known = self._empty = native.Database(self.shapes, self.symbols), len(self.symbols)
+        return empty.empty_copy()
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -77,12 +87,13 @@ class NativeDB:
     those of its TableLayout, made at once, and any declared later."""
 
     def __init__(self, native, layout: TableLayout):
-        self.db = native.Database(layout.shapes, layout.symbols)
+        self.db = layout.database(native)
         self.maxrank = native.MAXRANK                # rank columns a rank-ordered stratum run in C may have
         self.layout = layout
         self.known = len(layout.symbols)            # symbols interned as the layout numbers them
-        self.table: dict[str, int] = dict(layout.numbers)   # relation -> table number
-        self.arity: dict[str, int] = dict(layout.arity)
+        # relation -> table number, and its arity: the layout's, until a table is added (declare)
+        self.table: dict[str, int] = layout.numbers
+        self.arity: dict[str, int] = layout.arity
         self.intern = self.db.intern      # str -> symbol id
         self.bound: dict = {}             # as the layout's, for the strata of programs it does not cover
         self.batch = 1 << 30              # strata run_strata offers C at most (see there)
@@ -92,6 +103,8 @@ class NativeDB:
             return
         shape = table_shape(decl)
         if shape is not None:
+            if self.table is self.layout.numbers:
+                self.table, self.arity = dict(self.table), dict(self.arity)
             self.table[decl.name] = self.db.add_table(*shape)
             self.arity[decl.name] = decl.arity
 
@@ -124,6 +137,10 @@ class NativeDB:
 
     def rows(self, relation: str) -> set:
         return self.db.rows(self.table[relation])
+
+    def select(self, relation: str, at: tuple) -> list:
+        """The rows as tuples of the columns at positions AT (no set made)."""
+        return self.db.select(self.table[relation], at)
 
     def row_matrix(self, relation: str):
         """The rows as an (n, arity) int64 numpy array, symbol columns as

@@ -33,9 +33,8 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
     program = mpmd_program()
     engine = make_engine(program, "memory", provenance=provenance)
     inputs = set(program.relations)
-    for name, data in [*facts.relations.items(), *rows.items(), *options.facts().items()]:
-        if name in inputs and data:
-            engine.load(name, data)
+    engine.load_all({name: data for name, data in [*facts.relations.items(), *rows.items(), *options.facts().items()]
+                     if name in inputs and data})
     engine.run()
     return engine, facts
 

@@ -94,9 +94,8 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
     wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     inputs = set(program.relations)
-    for name, rows in list(facts.relations.items()) + list(run_facts(options).items()):
-        if name in inputs and rows:
-            engine.load(name, rows)
+    engine.load_all({name: rows for name, rows in [*facts.relations.items(), *run_facts(options).items()]
+                     if name in inputs and rows})
     t2 = time.process_time()
     timings["load"] = t2 - t1
     engine.run(relations=wanted)

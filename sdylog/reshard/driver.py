@@ -82,9 +82,8 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
         engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
                              provenance=bool(getattr(ctx, "provenance", False)))
         inputs = set(program.relations)
-        for name, rows in list(facts.relations.items()) + list(more_facts(facts).items()):
-            if name in inputs and rows:
-                engine.load(name, rows)
+        engine.load_all({name: rows for name, rows in [*facts.relations.items(), *more_facts(facts).items()]
+                         if name in inputs and rows})
         t2 = time.process_time()
         timings["load"] = t2 - t1
         engine.run(relations=wanted)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
 from sdylog.datalog.plan import PlanCache
-from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native
+from sdylog.datalog.native_plan import _SYMBOL_ORDER, OP_BIND, OP_CMP, OP_EMIT, OP_SCAN, _native
 from sdylog.ir.diagnostics import SdylogError
 
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
@@ -315,6 +315,23 @@ def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
     other = _native.Database([(3, (False, False, False)), (2, (False, False))])
     with pytest.raises(ValueError, match="another database"):
         other.run([[plan]])
+
+
+def test_an_empty_copy_has_the_tables_and_symbols_and_none_of_the_rows():
+    # (a run's database is an empty copy of one its layout keeps: TableLayout.database)
+    made = _native.Database([(2, (True, False)), (1, (True,))], ["b", "a\udc80", "c"])
+    assert made.insert(0, [("x", 1)])
+    copy = made.empty_copy()
+    assert copy.symbols() == ["b", "a\udc80", "c", "x"] and [copy.size(t) for t in (0, 1)] == [0, 0]
+    assert copy.intern("c") == 2 and copy.intern("y") == 4 and made.symbols()[-1] == "x"
+    assert copy.insert(1, [("a\udc80",), ("c",)]) and copy.rows(1) == {("a\udc80",), ("c",)}
+    assert not copy.insert(1, [(1,)]) and made.rows(0) == {("x", 1)} and made.size(1) == 0
+    # (symbols compare by their strings, the surrogate's kept as it is)
+    less = (2, 2, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_SCAN, 0, 1, OP_BIND, 1, 1, 0, OP_CMP, _SYMBOL_ORDER["<"], 0, 1,
+                   OP_EMIT, 0, 2, 0, 1], [])
+    pairs = copy.add_table(2, (True, True))
+    assert copy.run([[copy.plan([pairs], [(1, (), False)], [less], [[]], [])]])[0] == "ok"
+    assert copy.rows(pairs) == {("a\udc80", "c")}
 
 
 @st.composite

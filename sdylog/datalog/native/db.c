@@ -270,34 +270,48 @@ static PyObject *cached_int(IntSlot *cache, i64 v) {
 }
 
 /* the rows of t (in its set's order; a table whose set was dropped, in row
-   order) as a Python set of tuples; the columns marked in `sym` (or none,
-   NULL) hold symbol ids: their strings, from `names` */
-static PyObject *table_to_set(Table *t, IntSlot *cache, const char *sym, PyObject *names) {
-    PyObject *set = PySet_New(NULL);
-    if (!set) return NULL;
+   order) as Python tuples of the columns cols[0..ncols-1], added to `out`
+   (a set, or a list: add is PySet_Add or PyList_Append): 0, -1 with a
+   Python error. The columns marked in `sym` hold symbol ids: their strings,
+   from `names` */
+static int table_tuples(Table *t, const int *cols, int ncols, IntSlot *cache, const char *sym, PyObject *names,
+                        PyObject *out, int (*add)(PyObject *, PyObject *)) {
     int by_set = t->set_cap > 0;
     for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
         int32_t id = by_set ? t->set[s].id : (int32_t)s;
         if (id < 0) continue;
         const i64 *r = row(t, id);
-        PyObject *tup = PyTuple_New(t->arity);
-        if (!tup) { Py_DECREF(set); return NULL; }
-        for (int i = 0; i < t->arity; i++) {
+        PyObject *tup = PyTuple_New(ncols);
+        if (!tup) return -1;
+        for (int i = 0; i < ncols; i++) {
+            int c = cols[i];
             PyObject *v;
-            if (sym && sym[i]) {
-                v = PyList_GET_ITEM(names, r[i]);   /* (ids come from `names`: in range) */
+            if (sym[c]) {
+                v = PyList_GET_ITEM(names, r[c]);   /* (ids come from `names`: in range) */
                 Py_INCREF(v);
             } else {
-                v = cached_int(cache, r[i]);
+                v = cached_int(cache, r[c]);
             }
-            if (!v) { Py_DECREF(tup); Py_DECREF(set); return NULL; }
+            if (!v) { Py_DECREF(tup); return -1; }
             PyTuple_SET_ITEM(tup, i, v);
         }
-        int err = PySet_Add(set, tup);
+        int err = add(out, tup);
         Py_DECREF(tup);
-        if (err < 0) { Py_DECREF(set); return NULL; }
+        if (err < 0) return -1;
     }
-    return set;
+    return 0;
+}
+
+/* table_tuples of table tno into out, with an int cache of its own */
+static PyObject *rows_into(Database *db, int tno, const int *cols, int ncols, PyObject *out,
+                           int (*add)(PyObject *, PyObject *)) {
+    DbTable *d = db->tab[tno];
+    IntSlot *cache = calloc(INT_CACHE, sizeof(IntSlot));
+    if (!out || !cache) { free(cache); Py_XDECREF(out); return out ? PyErr_NoMemory() : NULL; }
+    if (table_tuples(&d->t, cols, ncols, cache, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
+    for (int i = 0; i < INT_CACHE; i++) Py_XDECREF(cache[i].o);
+    free(cache);
+    return out;
 }
 
 /* ------------------------------------------------------------ tables */
@@ -558,13 +572,28 @@ static PyObject *db_size(Database *db, PyObject *arg) {
 static PyObject *db_rows(Database *db, PyObject *arg) {
     int tno = table_number(db, arg);
     if (tno < 0) return NULL;
-    DbTable *d = db->tab[tno];
-    IntSlot *cache = calloc(INT_CACHE, sizeof(IntSlot));
-    if (!cache) return PyErr_NoMemory();
-    PyObject *set = table_to_set(&d->t, cache, d->sym, db->names);
-    for (int i = 0; i < INT_CACHE; i++) Py_XDECREF(cache[i].o);
-    free(cache);
-    return set;
+    int cols[MAXKEY * 2];
+    for (int i = 0; i < db->tab[tno]->t.arity; i++) cols[i] = i;
+    return rows_into(db, tno, cols, db->tab[tno]->t.arity, PySet_New(NULL), PySet_Add);
+}
+
+/* select(table, columns): the rows as a list of tuples of those columns, no set made */
+static PyObject *db_select(Database *db, PyObject *args) {
+    PyObject *tno_o, *cols_o;
+    int cols[MAXKEY * 2];
+    if (!PyArg_ParseTuple(args, "OO!", &tno_o, &PyTuple_Type, &cols_o)) return NULL;
+    int tno = table_number(db, tno_o);
+    if (tno < 0) return NULL;
+    int ncols = (int)PyTuple_GET_SIZE(cols_o), arity = db->tab[tno]->t.arity;
+    if (ncols > MAXKEY * 2) { PyErr_SetString(PyExc_ValueError, "columns"); return NULL; }
+    for (int i = 0; i < ncols; i++) {
+        cols[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(cols_o, i));
+        if (cols[i] < 0 || cols[i] >= arity) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such column");
+            return NULL;
+        }
+    }
+    return rows_into(db, tno, cols, ncols, PyList_New(0), PyList_Append);
 }
 
 /* the rows of a table as one buffer of int64s, row after row, in the order
@@ -1244,6 +1273,38 @@ static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     return (PyObject *)db;
 }
 
+/* a new database with db's tables (their shapes, no rows) and its symbols
+   (the same ids): a run's database, made from one kept empty for the
+   purpose (native_db.TableLayout) without reading every table's shape
+   from Python again */
+static PyObject *db_empty_copy(Database *db, PyObject *Py_UNUSED(arg)) {
+    Database *c = (Database *)Py_TYPE(db)->tp_alloc(Py_TYPE(db), 0);
+    if (!c) return NULL;
+    Py_ssize_t nsym = PyList_GET_SIZE(db->names);
+    c->names = PyList_GetSlice(db->names, 0, nsym);
+    c->ids = PyDict_Copy(db->ids);
+    c->encoded = db->encoded ? PyList_GetSlice(db->encoded, 0, PyList_GET_SIZE(db->encoded)) : NULL;
+    if (!c->names || !c->ids || (db->encoded && !c->encoded)) { Py_DECREF(c); return NULL; }
+    int n = db->ntab;
+    if (n && (!(c->made = calloc((size_t)n, sizeof(DbTable))) || !(c->tab = malloc(sizeof(DbTable *) * (size_t)n)))) {
+        Py_DECREF(c);
+        return PyErr_NoMemory();
+    }
+    c->ntab = c->nmade = c->cap = n;
+    for (int i = 0; i < n; i++) {
+        c->made[i].t.arity = db->tab[i]->t.arity;
+        memcpy(c->made[i].sym, db->tab[i]->sym, sizeof c->made[i].sym);
+        c->tab[i] = &c->made[i];
+    }
+    /* (the UTF-8 the symbols point at is their strings', which c->names holds too) */
+    if (nsym) {
+        if (!(c->symbols = malloc(sizeof(Symbol) * (size_t)db->symbols_cap))) { Py_DECREF(c); return PyErr_NoMemory(); }
+        memcpy(c->symbols, db->symbols, sizeof(Symbol) * (size_t)nsym);
+        c->symbols_cap = db->symbols_cap;
+    }
+    return (PyObject *)c;
+}
+
 static void db_dealloc(Database *db) {
     for (int i = 0; i < db->ntab; i++) {
         db_changed(db, i);
@@ -1273,6 +1334,9 @@ static PyMethodDef db_methods[] = {
      "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
+    {"select", (PyCFunction)db_select, METH_VARARGS,
+     "select(table, columns: tuple of column numbers) -> a list of tuples of those columns, one per row\n"
+     "(in rows()' order; symbols as str)"},
     {"rows_array", (PyCFunction)db_rows_array, METH_O,
      "rows_array(table) -> bytes: its rows as int64s, row after row (symbols as ids)"},
     {"symbols", (PyCFunction)db_symbols, METH_NOARGS, "symbols() -> list: symbol id -> its string"},
@@ -1283,6 +1347,8 @@ static PyMethodDef db_methods[] = {
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
+    {"empty_copy", (PyCFunction)db_empty_copy, METH_NOARGS,
+     "empty_copy() -> a new database of the same tables, empty, knowing the same symbols (same ids)"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
     {"plan", (PyCFunction)db_plan, METH_VARARGS, db_plan_doc},
