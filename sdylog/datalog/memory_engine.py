@@ -256,7 +256,7 @@ class MemoryEngine(NamedReads):
                 self._written -= written
                 self._db.clear(written)
                 self._forget_c(written)
-        python = self._in_python.intersection(relations)
+        python = self._in_python.intersection(relations) if self._in_python else ()
         if python:
             for r in python:
                 self._data[r] = set()
@@ -287,9 +287,10 @@ class MemoryEngine(NamedReads):
 
     def _forget_c(self, relations) -> None:
         """C tables changed: their sets (if made) and what was built on them go."""
-        for r in self._data.keys() & relations:
-            if r not in self._in_python:   # (a set made from the table)
-                del self._data[r]
+        if len(self._data) > len(self._in_python):   # (sets made from tables, beside those held in Python)
+            for r in self._data.keys() & relations:
+                if r not in self._in_python:
+                    del self._data[r]
         self._cindexes.forget_all(relations)
         self._static.forget_all(relations)
 
@@ -355,7 +356,7 @@ class MemoryEngine(NamedReads):
         if emptied and self._db is not None:
             self._written.difference_update(relations)
             self._forget_c(relations)
-            relations = self._in_python.intersection(relations)
+            relations = self._in_python.intersection(relations) if self._in_python else ()
         self._empty(relations)
 
     def _drop_sets(self, relations) -> None:

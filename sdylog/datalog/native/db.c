@@ -250,12 +250,28 @@ static int to_i64(PyObject *o, i64 *out) {
 }
 
 /* Python ints for int64 values, remembered in a direct-mapped cache: values
-   repeat across tuples (ids, ranks), and one object each costs less to make */
+   repeat across tuples (ids, ranks), and one object each costs less to make.
+   Its size follows the values read (up to 4096 slots): a small table's read
+   does not clear and release a large one. */
 typedef struct { i64 v; PyObject *o; } IntSlot;
-#define INT_CACHE 4096
+typedef struct { IntSlot *slot; int bits; } IntCache;
+#define INT_CACHE_BITS 12
 
-static PyObject *cached_int(IntSlot *cache, i64 v) {
-    IntSlot *s = &cache[((u64)v * 0x9e3779b97f4a7c15ULL) >> 52];
+/* a cache for about n values: 0, -1 out of memory */
+static int int_cache_init(IntCache *c, i64 n) {
+    c->bits = 4;
+    while (c->bits < INT_CACHE_BITS && ((i64)1 << c->bits) < n) c->bits++;
+    c->slot = calloc((size_t)1 << c->bits, sizeof(IntSlot));
+    return c->slot ? 0 : -1;
+}
+
+static void int_cache_free(IntCache *c) {
+    for (i64 i = 0; c->slot && i < ((i64)1 << c->bits); i++) Py_XDECREF(c->slot[i].o);
+    free(c->slot);
+}
+
+static PyObject *cached_int(IntCache *cache, i64 v) {
+    IntSlot *s = &cache->slot[((u64)v * 0x9e3779b97f4a7c15ULL) >> (64 - cache->bits)];
     if (s->o && s->v == v) {
         Py_INCREF(s->o);
         return s->o;
@@ -274,7 +290,7 @@ static PyObject *cached_int(IntSlot *cache, i64 v) {
    (a set, or a list: add is PySet_Add or PyList_Append): 0, -1 with a
    Python error. The columns marked in `sym` hold symbol ids: their strings,
    from `names` */
-static int table_tuples(Table *t, const int *cols, int ncols, IntSlot *cache, const char *sym, PyObject *names,
+static int table_tuples(Table *t, const int *cols, int ncols, IntCache *cache, const char *sym, PyObject *names,
                         PyObject *out, int (*add)(PyObject *, PyObject *)) {
     int by_set = t->set_cap > 0;
     for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
@@ -306,11 +322,11 @@ static int table_tuples(Table *t, const int *cols, int ncols, IntSlot *cache, co
 static PyObject *rows_into(Database *db, int tno, const int *cols, int ncols, PyObject *out,
                            int (*add)(PyObject *, PyObject *)) {
     DbTable *d = db->tab[tno];
-    IntSlot *cache = calloc(INT_CACHE, sizeof(IntSlot));
-    if (!out || !cache) { free(cache); Py_XDECREF(out); return out ? PyErr_NoMemory() : NULL; }
-    if (table_tuples(&d->t, cols, ncols, cache, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
-    for (int i = 0; i < INT_CACHE; i++) Py_XDECREF(cache[i].o);
-    free(cache);
+    IntCache cache;
+    if (!out) return NULL;
+    if (int_cache_init(&cache, d->t.n * ncols) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
+    if (table_tuples(&d->t, cols, ncols, &cache, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
+    int_cache_free(&cache);
     return out;
 }
 
@@ -739,17 +755,15 @@ static int flush(Run *run) {
 }
 
 /* the rounds (see the header comment): 0, or -1 stop (run->in.status) */
-static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i64 *iterations) {
+static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i64 *lo, i64 *hi, i64 *iterations) {
     Interp *in = &run->in;
     static const i64 no_delta[1];
-    i64 *lo = calloc((size_t)in->nout + 1, sizeof(i64)), *hi = calloc((size_t)in->nout + 1, sizeof(i64));
-    if (!lo || !hi) { free(lo); free(hi); in->status = ST_NOMEM; return -1; }
     for (int ri = 0; ri < in->nout; ri++) hi[ri] = in->out[ri]->n;   /* (the rows before the base programs') */
     in->emit = direct_emit;
     for (int k = 0; k < nbase; k++)
-        if (run_programs(in, &base[k], 1, no_delta, 0) < 0) { free(lo); free(hi); return -1; }
+        if (run_programs(in, &base[k], 1, no_delta, 0) < 0) return -1;
     for (int ri = 0; ri < in->nout; ri++)
-        if (table_absorb(in->out[ri], hi[ri]) < 0) { free(lo); free(hi); in->status = ST_NOMEM; return -1; }
+        if (table_absorb(in->out[ri], hi[ri]) < 0) { in->status = ST_NOMEM; return -1; }
     in->emit = buffer_emit;
     int rc = 0;
     for (;;) {
@@ -769,8 +783,6 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
         if (rc == 0 && flush(run) < 0) { in->status = ST_NOMEM; rc = -1; }
         if (rc) break;
     }
-    free(lo);
-    free(hi);
     return rc;
 }
 
@@ -953,27 +965,81 @@ static int plan_checks_hold(Plan *p, Database *db) {
     return 1;
 }
 
+/* n bytes from the database's run arena, zeroed: the arrays of one
+   stratum's run, which end with it (strata run one after another). NULL
+   out of memory. */
+static void *run_arena(Database *db, size_t n) {
+    if (db->arena_cap < n) {
+        free(db->arena);
+        db->arena_cap = 0;
+        if (!(db->arena = malloc(n))) return NULL;
+        db->arena_cap = n;
+    }
+    memset(db->arena, 0, n);
+    return db->arena;
+}
+
+/* the next n bytes of an arena block at *at (kept 16-byte aligned) */
+static void *carve(char **at, size_t n) {
+    void *p = *at;
+    *at += (n + 15) & ~(size_t)15;
+    return p;
+}
+
+/* n programs copied to `into`, with registers of their own from *regs (the
+   words are the plan's: runs may share a plan, each with its registers) */
+static void copy_programs(const Prog *progs, int n, Prog *into, i64 **regs) {
+    for (int k = 0; k < n; k++) {
+        into[k] = progs[k];
+        into[k].regs = *regs;
+        memcpy(*regs, progs[k].regs, sizeof(i64) * (size_t)progs[k].nregs);
+        *regs += progs[k].nregs;
+    }
+}
+
 /* one stratum by plan p: 0 done, 1 aborted (an integer overflow, a division
    by zero or a bad shift), -1 a Python error */
 static int run_plan(Database *db, Plan *p, i64 *iterations) {
     Run run;
     memset(&run, 0, sizeof run);
     Interp *in = &run.in;
-    int nout = p->nout, nix = p->nix;
-    Index **owned = calloc((size_t)nix + 1, sizeof(Index *));   /* the live indexes, built for this run */
-    Prog *base = run_copies(p->base, p->nbase), **delta = calloc((size_t)nout + 1, sizeof(Prog *));
+    int nout = p->nout, nix = p->nix, nprogs = p->nbase;
+    i64 nregs = 0;
+    for (int k = 0; k < p->nbase; k++) nregs += p->base[k].nregs;
+    for (int ri = 0; ri < nout; ri++) {
+        nprogs += p->ndelta[ri];
+        for (int k = 0; k < p->ndelta[ri]; k++) nregs += p->delta[ri][k].nregs;
+    }
+    /* the run's arrays, in one block: (live) indexes, tables, emit buffers,
+       program copies and their registers, each relation's round bounds */
+    size_t ptrs = sizeof(void *) * ((size_t)nix + 1), outs = sizeof(void *) * ((size_t)nout + 1);
+    size_t bounds = sizeof(i64) * ((size_t)nout + 1);
+    char *at = run_arena(db, 2 * (ptrs + 16) + 2 * (outs + 16) + sizeof(Table) * ((size_t)nout + 1) + 16
+                             + sizeof(Prog) * ((size_t)nprogs + 1) + 16 + sizeof(i64) * (size_t)(nregs + 1) + 16
+                             + 2 * (bounds + 16));
+    if (!at) { PyErr_NoMemory(); return -1; }
+    Index **owned = carve(&at, ptrs);   /* the live indexes, built for this run */
+    in->ix = carve(&at, ptrs);
+    in->out = carve(&at, outs);
+    Prog **delta = carve(&at, outs);
+    run.buf = carve(&at, sizeof(Table) * ((size_t)nout + 1));
+    Prog *progs = carve(&at, sizeof(Prog) * ((size_t)nprogs + 1));
+    i64 *regs = carve(&at, sizeof(i64) * (size_t)(nregs + 1));
+    i64 *lo = carve(&at, bounds), *hi = carve(&at, bounds);
+    Prog *base = progs;
+    copy_programs(p->base, p->nbase, base, &regs);
+    progs += p->nbase;
+    for (int ri = 0; ri < nout; ri++) {
+        delta[ri] = progs;
+        copy_programs(p->delta[ri], p->ndelta[ri], delta[ri], &regs);
+        progs += p->ndelta[ri];
+    }
     int result = -1;
     in->nout = nout;
     in->nix = nix;
-    in->out = calloc((size_t)nout + 1, sizeof(Table *));
-    in->ix = calloc((size_t)nix + 1, sizeof(Index *));
     in->emit = buffer_emit;
     in->symbols = db->symbols;
     in->nsymbols = PyList_GET_SIZE(db->names);
-    run.buf = calloc((size_t)nout + 1, sizeof(Table));
-    if (!owned || !base || !delta || !in->out || !in->ix || !run.buf) { PyErr_NoMemory(); goto out; }
-    for (int ri = 0; ri < nout; ri++)
-        if (!(delta[ri] = run_copies(p->delta[ri], p->ndelta[ri]))) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nout; ri++) {
         db_changed(db, p->out[ri]);
         in->out[ri] = &db->tab[p->out[ri]]->t;
@@ -999,14 +1065,14 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = rounds(&run, base, p->nbase, delta, p->ndelta, iterations);
+    rc = rounds(&run, base, p->nbase, delta, p->ndelta, lo, hi, iterations);
     Py_END_ALLOW_THREADS
     if (rc < 0 && in->status == ST_NOMEM)
         PyErr_NoMemory();
     else
         result = rc < 0;
 out:
-    for (int ri = 0; ri < nout && in->out; ri++) {
+    for (int ri = 0; ri < nout; ri++) {
         if (!in->out[ri]) continue;
         Table *t = in->out[ri];   /* the live indexes go: later strata read packed ones */
         free(t->idx);
@@ -1014,17 +1080,10 @@ out:
         t->nidx = 0;
         db_changed(db, p->out[ri]);
     }
-    for (int i = 0; owned && i < nix; i++) {
+    for (int i = 0; i < nix; i++) {
         if (owned[i]) { index_free(owned[i]); free(owned[i]); }
     }
-    free_copies(base, p->nbase);
-    for (int ri = 0; delta && ri < nout; ri++) free_copies(delta[ri], p->ndelta[ri]);
-    for (int ri = 0; run.buf && ri < nout; ri++) table_free(&run.buf[ri]);
-    free(run.buf);
-    free(delta);
-    free(owned);
-    free(in->out);
-    free(in->ix);
+    for (int ri = 0; ri < nout; ri++) table_free(&run.buf[ri]);
     return result;
 }
 
@@ -1314,6 +1373,7 @@ static void db_dealloc(Database *db) {
     free(db->made);
     free(db->tab);
     free(db->scratch.b);
+    free(db->arena);
     Py_XDECREF(db->names);
     Py_XDECREF(db->ids);
     Py_XDECREF(db->encoded);

@@ -28,6 +28,8 @@ typedef struct {
     Py_ssize_t symbols_cap;
     PyObject *encoded;   /* the UTF-8 bytes of symbols Python holds none for (a lone surrogate), or NULL */
     Scratch scratch;     /* where db_index counts an index's keys */
+    char *arena;         /* a stratum's run's arrays (db.c, run_arena) */
+    size_t arena_cap;
 } Database;
 
 extern PyTypeObject DatabaseType;

@@ -87,7 +87,7 @@ typedef struct Interp {
 } Interp;
 
 /* n programs with registers of their own (the words are the plan's), NULL when out of memory */
-static Prog *run_copies(const Prog *progs, int n) {
+static inline Prog *run_copies(const Prog *progs, int n) {   /* (inline: db.c uses none) */
     Prog *c = calloc((size_t)n + 1, sizeof(Prog));
     for (int k = 0; c && k < n; k++) {
         c[k] = progs[k];
@@ -101,7 +101,7 @@ static Prog *run_copies(const Prog *progs, int n) {
     return c;
 }
 
-static void free_copies(Prog *c, int n) {
+static inline void free_copies(Prog *c, int n) {
     for (int k = 0; c && k < n; k++) free(c[k].regs);
     free(c);
 }
