@@ -62,6 +62,17 @@ def test_an_undeclared_column_is_an_error_naming_the_columns(engine):
         engine.select("hop")
 
 
+def test_positions_are_remembered_per_declaration():
+    # (positions() keeps what _find_positions gives, per declaration object:
+    # another declaration of the same relation, other columns, gets its own)
+    from sdylog.datalog.named_rows import _find_positions, positions
+    first = PROGRAM.relations["hop"]
+    other = parse_program(".decl hop(label: symbol, src: number)", "other.dl").relations["hop"]
+    for decl in (first, other, first):
+        assert positions(decl, ("src", "label")) == _find_positions(decl, ("src", "label"))
+    assert positions(first, ["src", "label"]) == (0, 2) and positions(other, ["src", "label"]) == (1, 0)
+
+
 def test_read_columns_by_name(engine):
     cols = engine.read_columns("hop", "label", "src")
     assert list(cols) == ["label", "src"]
