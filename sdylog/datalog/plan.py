@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
-                                NumberLit, StringLit, Var, Wildcard)
+                                NumberLit, StringLit, Var, Wildcard, variables)
 from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.semantics import injected, literal_exprs
 
@@ -494,9 +494,7 @@ class _BodyPlanner:
 
 
 def _names(e) -> set:
-    if isinstance(e, Var):
-        return {e.name}
-    return set().union(*map(_names, e.args)) if isinstance(e, Functor) else set()
+    return {v.name for v in variables(e)}
 
 
 def _binding(c, known: set):
@@ -565,25 +563,39 @@ class StratumPlan:
 
 
 def plan_stratum(program, stratum, ctx: Context) -> StratumPlan:
-    """Every clause of `stratum` planned; a clause with an atom of an empty
-    relation below the stratum has no solution and no plan."""
-    here = list(stratum.relations)
-    rid = {r: i for i, r in enumerate(here)}
-    live = replace(ctx, live=frozenset(here))
-    base, deltas = [], [[] for _ in here]
+    """Every clause of `stratum` planned (but those clause_groups leaves out)."""
+    rid = {r: i for i, r in enumerate(stratum.relations)}
+    live = replace(ctx, live=frozenset(rid))
+    base, deltas = clause_groups(program, stratum, ctx.size)
+    return StratumPlan(tuple(plan_of(ctx, program, ci, rid) for ci in base),
+                       tuple(tuple(plan_of(live, program, ci, rid, p) for ci, p in g) for g in deltas))
+
+
+def clause_groups(program, stratum, size) -> tuple[list, list]:
+    """The clauses of `stratum` that read none of its relations, and per
+    relation of it, (clause, position) of each atom of it in a clause: the
+    plans reading it as their delta. A clause with an atom of an empty
+    relation below the stratum has no solution: it is left out."""
+    rid = {r: i for i, r in enumerate(stratum.relations)}
+    base, deltas = [], [[] for _ in rid]
     for ci in stratum.clauses:
-        c = program.clauses[ci]
-        if dead(c.body, ctx.size, rid):
+        body = program.clauses[ci].body
+        if dead(body, size, rid):
             continue
-        kinds = program.clause_kinds[ci]
-        head = rid[c.head.relation]
-        positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
+        positions = [i for i, lit in enumerate(body) if isinstance(lit, Atom) and lit.relation in rid]
         if not positions:
-            base.append(plan_clause(ctx, c.body, c.head.args, head, ci, kinds))
+            base.append(ci)
         for p in positions:
-            deltas[rid[c.body[p].relation]].append(plan_clause(
-                live, c.body, c.head.args, head, ci, kinds, delta=p, arity=len(c.body[p].args)))
-    return StratumPlan(tuple(base), tuple(tuple(d) for d in deltas))
+            deltas[rid[body[p].relation]].append((ci, p))
+    return base, deltas
+
+
+def plan_of(ctx: Context, program, ci: int, rid: dict, delta: int | None = None) -> ClausePlan:
+    """plan_clause of the program's clause `ci`, emitting into the relation
+    numbered rid[its head]; `delta`: the position of its delta atom."""
+    c = program.clauses[ci]
+    arity = 0 if delta is None else len(c.body[delta].args)
+    return plan_clause(ctx, c.body, c.head.args, rid[c.head.relation], ci, program.clause_kinds[ci], delta, arity)
 
 
 def dead(body, size, here) -> bool:

@@ -147,9 +147,8 @@ class _Source:
     """Python source of plans (plan.py): registers are r0, r1, ..., tuple
     slots t0, t1, ...; a failed test `continue`s the innermost loop."""
 
-    def __init__(self, ns: Namespace, plan: P.ClausePlan, rule_of=None):
-        self.ns, self.plan = ns, plan
-        self.rule_of = rule_of or (lambda clause: clause)
+    def __init__(self, ns: Namespace, plan: P.ClausePlan, rule_of):
+        self.ns, self.plan, self.rule_of = ns, plan, rule_of
         self.defs: list[str] = []          # functions of aggregates
         self.delta_lookups: list[str] = []  # lookups keyed by the delta tuple's columns alone
 
@@ -289,7 +288,7 @@ class _Accumulate:
 def _rules_name(plans, rule_of) -> str:
     """`<rule N>` / `<rules N M>`: the engine's ids of the rules the code runs
     (runtime_errors.py finds the rule of an error by it)."""
-    ids = [str((rule_of or (lambda c: c))(p.steps[-1].clause)) for p in plans if isinstance(p.steps[-1], P.Emit)]
+    ids = [str(rule_of(p.steps[-1].clause)) for p in plans if isinstance(p.steps[-1], P.Emit)]
     return f"<rule {ids[0]}>" if len(ids) == 1 else f"<rules {' '.join(ids)}>"
 
 
@@ -303,14 +302,7 @@ def _define(ns: Namespace, src: str, name: str):
     return local["f"]
 
 
-def _unpack(arity: int, depth: int) -> str:
-    """The line unpacking a delta tuple `_d` into registers r0, r1, ..."""
-    if arity == 0:
-        return ""
-    return "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n"
-
-
-def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[str], list[str]]:
+def _blocks(ns: Namespace, plans, depth: int, share: bool, rule_of) -> tuple[list[str], list[str]]:
     """The lines of plans run one after the other on the same delta tuple,
     after the index lookups keyed by the delta tuple alone that several of
     them make, computed once (`share`; the indexes must not change while
@@ -318,7 +310,7 @@ def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[s
     from collections import Counter
     blocks, defs, lookups = [], [], []
     for plan in plans:
-        src = _Source(ns, plan, **kw)
+        src = _Source(ns, plan, rule_of)
         try:
             blocks += src.lines(plan.steps, depth)
         except P.Unsupported as e:
@@ -333,28 +325,34 @@ def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[s
     return pre + blocks, defs
 
 
+def _function(ns: Namespace, plans, head: str, depth: int, rule_of=None, share: bool = False, tail: str = "",
+              name: str | None = None):
+    """f: `head`, the delta tuple `_d` unpacked into registers r0, r1, ...
+    (a plan with one), the lines of `plans` at `depth` (_blocks), `tail`;
+    rule_of(clause index): the rule id its Emit passes (default: the index)."""
+    rule_of = rule_of or (lambda clause: clause)
+    lines, defs = _blocks(ns, plans, depth, share, rule_of)
+    arity = plans[0].arity
+    unpack = "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n" if arity else ""
+    src = head + unpack + "\n".join(lines) + "\n" + tail
+    return _define(ns, "\n\n".join(defs + [src]), name or _rules_name(plans, rule_of))
+
+
 def clause_function(ns: Namespace, plan: P.ClausePlan, rule_of=None):
     """f(E) running a plan with no delta: E(relation, tuple, rule) per solution."""
-    lines, defs = _blocks(ns, [plan], 1, False, rule_of=rule_of)
-    return _define(ns, "\n\n".join(defs + ["def f(E):\n" + "\n".join(lines) + "\n"]), _rules_name([plan], rule_of))
+    return _function(ns, [plan], "def f(E):\n", 1, rule_of)
 
 
 def delta_function(ns: Namespace, plans, rule_of=None, share: bool = True):
     """One function f(delta, E) running plans that read the same delta
     relation: each delta tuple goes through every plan in turn (one call and
     one pass over the delta, whatever the number of clauses)."""
-    lines, defs = _blocks(ns, plans, 2, share, rule_of=rule_of)
-    unpack = _unpack(plans[0].arity, 2)
-    return _define(ns, "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + unpack + "\n".join(lines) + "\n"]),
-                   _rules_name(plans, rule_of))
+    return _function(ns, plans, "def f(delta, E):\n    for _d in delta:\n", 2, rule_of, share)
 
 
 def domination_function(ns: Namespace, plans):
     """One function f(tuple) -> bool: does some plan reach Holds for it."""
-    lines, defs = _blocks(ns, plans, 1, True)
-    unpack = _unpack(plans[0].arity, 1)
-    return _define(ns, "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(lines) + "\n    return False\n"]),
-                   "<subsumption>")
+    return _function(ns, plans, "def f(_d):\n", 1, share=True, tail="    return False\n", name="<subsumption>")
 
 
 def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, kinds: dict | None = None):

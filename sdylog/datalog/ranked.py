@@ -45,11 +45,10 @@ import heapq
 from dataclasses import dataclass
 from operator import itemgetter
 
-from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
 from sdylog.datalog.pickled import Pickled
-from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
+from sdylog.datalog.plan import Context, clause_groups, dead, plan_clause, plan_of, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
 RANK_TYPE = "Rank"
@@ -125,32 +124,20 @@ class RankedStratum:
 
         def empty_below(rel):   # (what the planner reads as sizes: 0 for an empty relation below, else unknown)
             return 0 if rel not in here and size(rel) == 0 else None
-        base_clauses = []   # (the clauses that read no relation of the stratum: seeds)
-        groups: list[list] = [[] for _ in self.rels]   # relation -> (clause, delta position)
-        for ci in self.stratum.clauses:
-            c = prog.clauses[ci]
-            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in here]
-            if not positions:
-                base_clauses.append(ci)
-            elif not dead(c.body, size, here):
-                for p in positions:
-                    groups[rid[c.body[p].relation]].append((ci, p))
+        base_clauses, groups = clause_groups(prog, self.stratum, size)   # (base: the seeds)
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation in here:
                 body = s.as_clause().body
                 if not dead(body, size, here):
                     tests[rid[s.relation]].append((body, prog.subsumption_kinds[si]))
-        arity = [len(prog.relations[r].columns) for r in self.rels]
 
         def make(live_key):
             ctx = Context(empty_below, here, static.index_key, live_key, static.fanout)
-            deltas = tuple(tuple(plan_clause(ctx, c.body, c.head.args, rid[c.head.relation], ci,
-                                             prog.clause_kinds[ci], delta=p, arity=arity[ri])
-                                 for ci, p in g for c in [prog.clauses[ci]]) for ri, g in enumerate(groups))
+            deltas = tuple(tuple(plan_of(ctx, prog, ci, rid, p) for ci, p in g) for g in groups)
             dctx = Context(lambda rel: None, here, static.index_key, live_key)
-            doms = tuple(tuple(plan_clause(dctx, body, None, 0, -1, kinds, delta=0, arity=arity[ri], distinct=1)
-                               for body, kinds in t) for ri, t in enumerate(tests))
+            doms = tuple(tuple(plan_clause(dctx, body, None, 0, -1, kinds, delta=0, arity=len(body[0].args), distinct=1)
+                               for body, kinds in t) for t in tests)
             return deltas, doms
         # Planned twice: first to learn the columns each relation of the stratum
         # is looked up by, then with lookups served by fewer indexes (see _coarse_keys).
@@ -165,8 +152,7 @@ class RankedStratum:
         if coarse:
             deltas, doms = make(lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
         bctx = Context(empty_below, index_key=static.index_key)
-        base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
-                     for ci in base_clauses for c in [prog.clauses[ci]])
+        base = tuple(plan_of(bctx, prog, ci, rid) for ci in base_clauses)
         return RankedPlans(Pickled.of(PythonPlans(deltas, doms, base)), lower_plans(deltas, doms, base, here))
 
 
