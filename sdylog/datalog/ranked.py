@@ -78,9 +78,8 @@ def _is_rank_type(name: str, types) -> bool:
 
 
 def show_rank(rank) -> str:
-    if isinstance(rank, tuple):
-        return str(rank[0]) if len(rank) == 1 else "(" + ", ".join(map(str, rank)) + ")"
-    return str(rank)
+    """A rank as rank_of gives it: one value, or a tuple of several."""
+    return "(" + ", ".join(map(str, rank)) + ")" if isinstance(rank, tuple) else str(rank)
 
 
 class RankedStratum:
@@ -172,15 +171,6 @@ class RankedEvaluation(RankedStratum):
         self.store = [set() for _ in self.rels]
         self.provenance = engine.provenance
         self.prov: list[dict] = [{} for _ in self.rels]
-        self.waves = 0
-
-    def _functions(self, deltas, doms) -> None:
-        """The plans as Python functions in self.ns: per relation, one
-        running every clause that reads it on a delta, and one test `is this
-        tuple dominated` (or None)."""
-        rule_of = self._rule_id
-        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in deltas]
-        self.dominated = [domination_function(self.ns, t) if t else None for t in doms]
 
     def _rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
@@ -194,7 +184,9 @@ class RankedEvaluation(RankedStratum):
     # ---- evaluation ----
     def run(self) -> None:
         plans = self.plans(self.engine._static).python.value
-        self._functions(plans.deltas, plans.doms)
+        # per relation: a function running every clause that reads it on a delta, the test `is this tuple dominated`
+        delta_fns = [delta_function(self.ns, g, self._rule_id) if g else None for g in plans.deltas]
+        dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -222,12 +214,8 @@ class RankedEvaluation(RankedStratum):
         self._seed(plans.base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
-        dominated = self.dominated
-        delta_fns = self.delta_fns
-        provenance = self.provenance
-        prov = self.prov
+        provenance, prov = self.provenance, self.prov
         height = self.engine._next_height()
-        waves = 0
         heappop = heapq.heappop
         while True:
             if same:
@@ -237,7 +225,6 @@ class RankedEvaluation(RankedStratum):
                 wave = pending.pop(cur)
             else:
                 break
-            waves += 1
             height += 1
             new: dict[int, list] = {}
             rules: dict = {}
@@ -267,7 +254,6 @@ class RankedEvaluation(RankedStratum):
                 fn = delta_fns[ri]
                 if tups and fn is not None:
                     fn(tups, emit)
-        self.waves = waves
         self.engine._height = height
         for ri, name in enumerate(self.rels):
             self.engine._store(name, self.store[ri], self.prov[ri] if provenance else None)
@@ -277,7 +263,6 @@ class RankedEvaluation(RankedStratum):
         self.ns.globals.clear()
         for env in code_envs:
             env.clear()
-        self.delta_fns = self.dominated = None
         self.engine = None   # compilers kept in cycles must not keep the engine alive
 
     def _seed(self, base, emit) -> None:
@@ -328,7 +313,7 @@ class StaticIndexes:
     """Indexes over relations that do not change while they are read (the
     strata below the one being evaluated), built on first use, and the
     choice of the columns a lookup uses. `rows(relation)` gives a
-    relation's tuples; forget(relation) drops what was built on it."""
+    relation's tuples; forget_all(relations) drops what was built on them."""
 
     # an index on part of a lookup's columns serves it (the rest tested on
     # each tuple it gives) when it gives at most this many tuples per key
@@ -337,41 +322,32 @@ class StaticIndexes:
 
     def __init__(self, rows):
         self.rows = rows
-        self._built: dict[tuple, object] = {}     # (relation, key, negated) -> index
-        self._keys: dict[str, list] = {}          # relation -> its entries in _built
+        self._built: dict[str, dict] = {}         # relation -> {(key, negated): index}
         self._fanout: dict[str, dict] = {}        # relation -> {key: tuples per key} (keyed, not negated)
         self._share: dict[str, dict] = {}         # relation -> {column: distinct values per tuple}
 
     def index(self, rel: str, key: tuple, negated: bool = False):
-        k = (rel, key, negated)
-        idx = self._built.get(k)
+        built = self._built.setdefault(rel, {})
+        idx = built.get((key, negated))
         if idx is None:
             rows = self.rows(rel)
-            idx = self._built[k] = build_index(rows, key, negated)
-            self._keys.setdefault(rel, []).append(k)
+            idx = built[(key, negated)] = build_index(rows, key, negated)
             if key and not negated:
                 self._fanout.setdefault(rel, {})[key] = len(rows) / max(len(idx), 1)
         return idx
 
-    def forget(self, rel: str) -> None:
-        self._fanout.pop(rel, None)
-        self._share.pop(rel, None)
-        for k in self._keys.pop(rel, ()):
-            self._built.pop(k, None)
-
     def forget_all(self, relations) -> None:
-        """forget() each of `relations` that something was built on (most
-        have nothing; in a warm run of C, usually none has: its plans are
-        kept, the statistics of planning not asked for)."""
-        if self._keys or self._fanout or self._share:
-            for rel in (self._fanout.keys() | self._share.keys() | self._keys.keys()).intersection(relations):
-                self.forget(rel)
+        """What was built on each of `relations` dropped (most have nothing;
+        in a warm run of C, usually none has: its plans are kept, the
+        statistics of planning not asked for)."""
+        for held in (self._built, self._fanout, self._share):
+            if held:
+                for rel in held.keys() & relations:
+                    del held[rel]
 
     def clear(self) -> None:
-        self._built.clear()
-        self._keys.clear()
-        self._fanout.clear()
-        self._share.clear()
+        for held in (self._built, self._fanout, self._share):
+            held.clear()
 
     def size(self, rel: str) -> int:
         return len(self.rows(rel))
