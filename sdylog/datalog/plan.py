@@ -237,10 +237,14 @@ class _BodyPlanner:
         self.bound[name] = reg
         return reg
 
-    def temp(self) -> str:
-        name = f" t{len(self.regs.kinds)}"   # (no variable has a space in its name)
-        self.bound[name] = self.regs.new()
-        return name
+    def column(self, t: int | None, col: int) -> int:
+        """The register holding column `col` of tuple slot t (None: of the
+        delta tuple, in registers 0..arity-1)."""
+        if t is None:
+            return col
+        reg = self.regs.new()
+        self.steps.append(Bind(reg, t, col))
+        return reg
 
     # ---- values ----
     def can_compute(self, e) -> bool:
@@ -295,7 +299,7 @@ class _BodyPlanner:
     def atom(self, atom: Atom, delta: bool, index: int = -1) -> None:
         """Loop over the atom's tuples (the delta atom: its tuple is in
         registers 0..arity-1, no loop), binding or testing its arguments."""
-        key = []
+        key, t = [], None   # (t: the atom's tuple slot; None for the delta atom)
         if not delta:
             key = [i for i, a in enumerate(atom.args)
                    if not isinstance(a, Wildcard) and not (isinstance(a, Var) and a.name not in self.bound)
@@ -312,27 +316,16 @@ class _BodyPlanner:
             if i in key or isinstance(a, Wildcard):
                 continue
             if isinstance(a, Var) and a.name not in self.bound:
-                if delta:
-                    self.bind_var(a.name, i)
-                else:
-                    self.steps.append(Bind(self.bind_var(a.name), t, i))
-                continue
-            if not self.can_compute(a) and self.solve(a, i, None if delta else t):
-                continue
-            if not self.can_compute(a):
+                self.bind_var(a.name, self.column(t, i))
+            elif self.can_compute(a):
+                value = self.value(a)
+                self.steps.append(Test("=", Reg(i), value) if t is None else Check(t, i, value))
+            elif not self.solve(a, t, i):
                 # an expression of variables bound later: checked once they are
-                if delta:
-                    name = f" t{i}"
-                    self.bound[name] = i
-                else:
-                    name = self.temp()
-                    self.steps.append(Bind(self.bound[name], t, i))
+                reg = self.column(t, i)
+                name = f" t{reg}"   # (no variable has a space in its name)
+                self.bound[name] = reg
                 self.deferred.append(Comparison("=", Var(name, a.loc), a, a.loc))
-                continue
-            if delta:
-                self.steps.append(Test("=", Reg(i), self.value(a)))
-            else:
-                self.steps.append(Check(t, i, self.value(a)))
         if index == self.distinct and not delta:
             # the dominating atom is looped over after the delta; skip the delta tuple itself
             self.steps.append(Distinct(t))
@@ -354,7 +347,7 @@ class _BodyPlanner:
             return key
         return list(ctx.index_key(atom.relation, tuple(key)))
 
-    def solve(self, e, col: int, t: int | None) -> bool:
+    def solve(self, e, t: int | None, col: int) -> bool:
         """Bind the one unbound variable of an integer argument `x + c`,
         `c + x` or `x - c` (c computable) from the column's value: the
         variable is known at once (an index key for what follows) instead
@@ -364,14 +357,10 @@ class _BodyPlanner:
         x, c = e.args
         if e.op == "+" and not (isinstance(x, Var) and x.name not in self.bound):
             x, c = c, x
-        if not (isinstance(x, Var) and x.name not in self.bound and self.can_compute(c)):
+        if not (isinstance(x, Var) and x.name not in self.bound and self.can_compute(c)
+                and self.integer(x) and self.integer(c)):
             return False
-        if not (self.integer(x) and self.integer(c)):
-            return False
-        source = col
-        if t is not None:
-            source = self.regs.new()
-            self.steps.append(Bind(source, t, col))
+        source = self.column(t, col)
         self.regs.kinds[source] = self.regs.var_kinds[x.name]   # (an integer, as x)
         reg = self.bind_var(x.name)
         self.steps.append(Assign(reg, Call("-" if e.op == "+" else "+", (Reg(source), self.value(c)))))

@@ -65,16 +65,13 @@ def rank_columns(decl, types) -> tuple[int, ...]:
 
 
 def _is_rank_type(name: str, types) -> bool:
-    seen = set()
-    while name not in seen:
-        if name == RANK_TYPE:
-            return True
-        seen.add(name)
+    """Rank, or a subset type of it at any depth (the types are checked: no cycle)."""
+    while name != RANK_TYPE:
         t = types.get(name)
-        if t is None or not t.subset or len(t.bases) != 1:
+        if t is None or not t.subset:
             return False
         name = t.bases[0]
-    return False
+    return True
 
 
 def show_rank(rank) -> str:
