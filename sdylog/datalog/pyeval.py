@@ -66,11 +66,14 @@ def _to_number(s):
 HELPERS = {"_div": _div, "_mod": _mod, "_substr": _substr, "_match": _match, "_to_number": _to_number,
            "_to_string": cell, "math": math}
 
-_BINARY = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, {})", "%": "_mod({}, {})",
+# The Python of each functor of fixed arity, its arguments in order.
+_FORMAT = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, {})", "%": "_mod({}, {})",
            "^": "({} ** {})", "band": "({} & {})", "bor": "({} | {})", "bxor": "({} ^ {})",
            "bshl": "({} << {})", "bshr": "({} >> {})", "bshru": "(({} % (1 << 64)) >> {})",
            "land": "int(bool({}) and bool({}))", "lor": "int(bool({}) or bool({}))",
-           "lxor": "int(bool({}) != bool({}))"}
+           "lxor": "int(bool({}) != bool({}))", "neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})",
+           "strlen": "len({})", "to_string": "_to_string({})", "to_number": "_to_number({})",
+           "to_float": "float({})", "to_unsigned": "int({})", "substr": "_substr({}, {}, {})"}
 _COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -131,9 +134,6 @@ def store_functions(store: set, live: list) -> tuple:
 
 
 # ---------------------------------------------------------------- plans -> Python source
-_SIMPLE = {"neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})", "strlen": "len({})",
-           "to_string": "_to_string({})", "to_number": "_to_number({})", "to_float": "float({})",
-           "to_unsigned": "int({})"}
 _AGGREGATE = {   # op -> (initial, step, result)
     "count": ("acc = 0", "acc += 1", "return acc"),
     "sum": ("acc = 0", "acc += {t}", "return acc"),
@@ -170,16 +170,12 @@ class _Source:
             # two registers or constants: a test, not a call (as Python's min/max, the first on ties)
             a, b = args
             return f"({a} if {a} {'>=' if op == 'max' else '<='} {b} else {b})"
-        if op in _BINARY:
-            return _BINARY[op].format(*args)
-        if op in _SIMPLE:
-            return _SIMPLE[op].format(args[0])
+        if op in _FORMAT:
+            return _FORMAT[op].format(*args)
         if op in ("min", "max"):
             return f"{op}({', '.join(args)})"
         if op == "cat":
             return "(" + " + ".join(args) + ")"
-        if op == "substr":
-            return f"_substr({args[0]}, {args[1]}, {args[2]})"
         raise P.Unsupported(f"functor {op}")
 
     def test(self, t: P.Test) -> str:
