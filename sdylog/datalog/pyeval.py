@@ -150,7 +150,6 @@ class _Source:
     def __init__(self, ns: Namespace, plan: P.ClausePlan, rule_of):
         self.ns, self.plan, self.rule_of = ns, plan, rule_of
         self.defs: list[str] = []          # functions of aggregates
-        self.delta_lookups: list[str] = []  # lookups keyed by the delta tuple's columns alone
 
     def value(self, v) -> str:
         if isinstance(v, P.Reg):
@@ -201,14 +200,8 @@ class _Source:
         vals = [self.value(v) for v in values]
         return vals[0] if len(vals) == 1 else "(" + ", ".join(vals) + ",)"
 
-    def _of_delta(self, v) -> bool:
-        if isinstance(v, P.Reg):
-            return v.n < self.plan.arity
-        return isinstance(v, P.Const) or all(self._of_delta(a) for a in v.args)
-
-    def lines(self, steps, depth: int, top: bool = True) -> list[str]:
-        """The lines of `steps`, the first at `depth` (each loop one deeper);
-        `top`: the clause's own steps (not an aggregate's)."""
+    def lines(self, steps, depth: int) -> list[str]:
+        """The lines of `steps`, the first at `depth` (each loop one deeper)."""
         out = [("    " * depth) + "for _once in (None,):"]   # (so that a failed test can `continue`)
         depth += 1
         for s in steps:
@@ -221,10 +214,7 @@ class _Source:
                 depth += 1
             elif isinstance(s, P.Lookup):
                 name = self.ns.index(s.relation, s.key)
-                lookup = f"{name}.get({self._key(s.values)}, ())"
-                if top and all(self._of_delta(v) for v in s.values) and self.plan.arity:
-                    self.delta_lookups.append(lookup)
-                out.append(f"{pad}for t{s.t} in {lookup}:")
+                out.append(f"{pad}for t{s.t} in {name}.get({self._key(s.values)}, ()):")
                 depth += 1
             elif isinstance(s, P.Bind):
                 out.append(f"{pad}r{s.reg} = t{s.t}[{s.col}]")
@@ -268,7 +258,7 @@ class _Source:
             raise P.Unsupported(f"aggregate {agg.op}")
         fn = self.ns.fresh_function()
         init, step, fin = _AGGREGATE[agg.op]
-        body = self.lines(agg.steps + (_Accumulate(step, agg.target),), 1, top=False)
+        body = self.lines(agg.steps + (_Accumulate(step, agg.target),), 1)
         params = ", ".join(f"r{n}" for n in agg.inputs)
         self.defs.append("\n".join([f"def {fn}({params}):", f"    {init}"] + body + [f"    {fin}"]))
         return f"{fn}({params})"
@@ -298,13 +288,10 @@ def _define(ns: Namespace, src: str, name: str):
     return local["f"]
 
 
-def _blocks(ns: Namespace, plans, depth: int, share: bool, rule_of) -> tuple[list[str], list[str]]:
-    """The lines of plans run one after the other on the same delta tuple,
-    after the index lookups keyed by the delta tuple alone that several of
-    them make, computed once (`share`; the indexes must not change while
-    the function runs); the aggregate functions."""
-    from collections import Counter
-    blocks, defs, lookups = [], [], []
+def _blocks(ns: Namespace, plans, depth: int, rule_of) -> tuple[list[str], list[str]]:
+    """The lines of plans run one after the other (on the same delta tuple);
+    the aggregate functions."""
+    blocks, defs = [], []
     for plan in plans:
         src = _Source(ns, plan, rule_of)
         try:
@@ -312,22 +299,15 @@ def _blocks(ns: Namespace, plans, depth: int, share: bool, rule_of) -> tuple[lis
         except P.Unsupported as e:
             raise error(plan.loc, f"cannot compile this rule: {e}") from None
         defs += src.defs
-        lookups += src.delta_lookups
-    pre = []
-    if share:
-        for n, (lookup, _) in enumerate(sorted((k, v) for k, v in Counter(lookups).items() if v > 1)):
-            pre.append("    " * depth + f"_l{n} = {lookup}")
-            blocks = [b.replace(f" in {lookup}:", f" in _l{n}:") for b in blocks]
-    return pre + blocks, defs
+    return blocks, defs
 
 
-def _function(ns: Namespace, plans, head: str, depth: int, rule_of=None, share: bool = False, tail: str = "",
-              name: str | None = None):
+def _function(ns: Namespace, plans, head: str, depth: int, rule_of=None, tail: str = "", name: str | None = None):
     """f: `head`, the delta tuple `_d` unpacked into registers r0, r1, ...
     (a plan with one), the lines of `plans` at `depth` (_blocks), `tail`;
     rule_of(clause index): the rule id its Emit passes (default: the index)."""
     rule_of = rule_of or (lambda clause: clause)
-    lines, defs = _blocks(ns, plans, depth, share, rule_of)
+    lines, defs = _blocks(ns, plans, depth, rule_of)
     arity = plans[0].arity
     unpack = "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n" if arity else ""
     src = head + unpack + "\n".join(lines) + "\n" + tail
@@ -339,16 +319,16 @@ def clause_function(ns: Namespace, plan: P.ClausePlan, rule_of=None):
     return _function(ns, [plan], "def f(E):\n", 1, rule_of)
 
 
-def delta_function(ns: Namespace, plans, rule_of=None, share: bool = True):
+def delta_function(ns: Namespace, plans, rule_of=None):
     """One function f(delta, E) running plans that read the same delta
     relation: each delta tuple goes through every plan in turn (one call and
     one pass over the delta, whatever the number of clauses)."""
-    return _function(ns, plans, "def f(delta, E):\n    for _d in delta:\n", 2, rule_of, share)
+    return _function(ns, plans, "def f(delta, E):\n    for _d in delta:\n", 2, rule_of)
 
 
 def domination_function(ns: Namespace, plans):
     """One function f(tuple) -> bool: does some plan reach Holds for it."""
-    return _function(ns, plans, "def f(_d):\n", 1, share=True, tail="    return False\n", name="<subsumption>")
+    return _function(ns, plans, "def f(_d):\n", 1, tail="    return False\n", name="<subsumption>")
 
 
 def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, kinds: dict | None = None):
@@ -357,4 +337,4 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, ki
     sizes: explain.py runs it for one tuple at a time.)"""
     plan = P.plan_clause(P.Context(size=lambda rel: None), body, head_exprs, head_rel, rule, kinds, delta=0,
                          arity=len(body[0].args))
-    return delta_function(ns, [plan], share=False)
+    return delta_function(ns, [plan])
