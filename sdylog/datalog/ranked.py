@@ -233,16 +233,11 @@ class RankedEvaluation(RankedStratum):
             # domination after the whole wave is in: tuples of one rank that
             # dominate each other (a tie) all go
             for ri, tups in new.items():
-                dom = dominated[ri]
-                if dom is None:
-                    continue
-                out = [t for t in tups if dom(t)]
+                out = set(filter(dominated[ri], tups)) if dominated[ri] is not None else ()
                 if out:
-                    rm = removers[ri]
                     for t in out:
-                        rm(t)
-                    drop = set(out)
-                    new[ri] = [t for t in tups if t not in drop]
+                        removers[ri](t)
+                    new[ri] = [t for t in tups if t not in out]
             for ri, tups in new.items():
                 if provenance:
                     p = prov[ri]

@@ -93,12 +93,8 @@ def plan_steps(relations: dict, clauses: list, stratum, make_program) -> StepPla
     make_program(relations, clauses, name) checks and stratifies a set of
     clauses over the given declarations."""
     here = set(stratum.relations)
-    step_col = {}
-    for r in stratum.relations:
-        col = step_column(relations[r])
-        if col is None:   # (stratify marks a stratum stepped only when all have one)
-            raise error(relations[r].loc, f"internal: '{r}' has no {STEP_TYPE} column")
-        step_col[r] = col
+    # (stratify marks a stratum stepped only when every relation has a Step column)
+    step_col = {r: step_column(relations[r]) for r in stratum.relations}
     seed_clauses, seed_origin, step_clauses, origin = [], {}, [], {}
     for ci in stratum.clauses:
         c = clauses[ci]
