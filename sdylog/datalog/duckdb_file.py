@@ -382,8 +382,7 @@ def relation_matrix(engine, decl, symbols: list[str]):
     `symbols`, their ids are mapped into it), else from its tuples; (None,
     symbols, the tuples) for a relation with a float column or a number
     beyond 64 bits."""
-    held = getattr(engine, "row_matrix", None)
-    found = held(decl.name) if held is not None else None
+    found = engine.row_matrix(decl.name)
     if found is not None:
         rows, c_symbols = found
         if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
