@@ -253,13 +253,13 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
         # (a C plan stands for the plan kept it was loaded from, its sizes read:
         # a plan loaded again, e.g. after TableLayout.bound forgot it, is the same)
         loaded_from = {}
-        real_arguments = native_db._arguments
+        real_plan = native_db._Bound.plan
 
-        def arguments(ndb, program, stratum, kept, *rest):
-            c_plan = real_arguments(ndb, program, stratum, kept, *rest)
-            loaded_from[id(c_plan)] = (c_plan, kept[0])
+        def plan(bound, db):
+            c_plan = real_plan(bound, db)
+            loaded_from[id(c_plan)] = (c_plan, bound.seen)
             return c_plan
-        monkeypatch.setattr(native_db, "_arguments", arguments)
+        monkeypatch.setattr(native_db._Bound, "plan", plan)
 
         class Recording:
             def __init__(self, db):
