@@ -14,7 +14,8 @@ back.
 """
 from __future__ import annotations
 
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, plan_words
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import RankedStratum, StaticIndexes
 from sdylog.datalog.stepped import NOW, PREV, SEED, aux
@@ -39,7 +40,7 @@ class TableLayout:
     every later database (`bound`; `programs`: the programs whose
     strata are bound here, the others per database). Saved with the
     program (cache.py): its symbols and the plans it bound (as db.plan's
-    arguments), so that another process loads them in C without binding
+    words), so that another process loads them in C without binding
     them again; what runs made of it (batches, frees) is not saved."""
 
     def __init__(self, decls: dict, programs: tuple = ()):
@@ -408,22 +409,22 @@ def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch
 
 class _Bound:
     """A plan kept (`seen`: the sizes it was planned for) bound to a
-    database's tables and symbols: db.plan's arguments, and `need`, the
+    database's tables and symbols: db.plan's words, and `need`, the
     symbols a database must know to run it; loaded in C when first offered
-    (saved with the layout as its arguments: TableLayout)."""
+    (saved with the layout as its words: TableLayout)."""
 
-    __slots__ = ("seen", "args", "need", "loaded")
+    __slots__ = ("seen", "words", "need", "loaded")
 
-    def __init__(self, seen: dict, args: tuple, need: int):
-        self.seen, self.args, self.need, self.loaded = seen, args, need, None
+    def __init__(self, seen: dict, words: bytes, need: int):
+        self.seen, self.words, self.need, self.loaded = seen, words, need, None
 
     def __reduce__(self):
-        return _Bound, (self.seen, self.args, self.need)
+        return _Bound, (self.seen, self.words, self.need)
 
     def plan(self, db):
         """The C plan (any database of the layout's table shapes runs it)."""
         if self.loaded is None:
-            self.loaded = db.plan(*self.args)
+            self.loaded = db.plan(self.words)
         return self.loaded
 
 
@@ -450,13 +451,13 @@ def _layout_bound(ndb: NativeDB, program, stratum, kept, plans) -> _Bound:
     def intern(symbol: str) -> int:
         ids.append(ndb.layout.intern(symbol))
         return ids[-1]
-    args = _arguments(ndb, program, stratum, kept, plans, intern)
+    words = _arguments(ndb, program, stratum, kept, plans, intern)
     ndb.layout.added += 1
-    return _Bound(kept[0], args, 1 + max(ids, default=-1))
+    return _Bound(kept[0], words, 1 + max(ids, default=-1))
 
 
-def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> tuple:
-    """db.plan's arguments for a stratum's plan `kept` (its out tables,
+def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
+    """db.plan's words (native_plan.plan_words) for a stratum's plan `kept` (its out tables,
     indexes, programs and size checks, and a rank-ordered stratum's ranks
     and domination tests; see db.c), its symbols interned by `intern`."""
     seen, lowered = kept
@@ -466,17 +467,18 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> tuple:
     def bound(programs):
         return [p.bind(intern) for p in programs]
     if not stratum.subsumptive:
-        base, deltas, specs = lowered
-        return (out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
-                bound(base), [bound(g) for g in deltas], checks)
+        programs, specs = lowered
+        base, deltas = programs.value
+        return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                          bound(base), [bound(g) for g in deltas], checks)
     deltas, doms, base, specs = lowered
     ranked = _ranked(ndb, program, stratum)
-    return (out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
-            bound(base), [bound(g) for g in deltas], checks, list(ranked.rank_cols), [bound(g) for g in doms])
+    return plan_words(out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
+                      bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:
-    """The stratum's C programs (base clauses, delta groups, index specs);
+    """The stratum's C programs (base clauses, delta groups) and index specs;
     None when one reads a relation not held in C or does not lower."""
     plans = plan_stratum(program, stratum, ctx)
     slots = IndexSlots()
@@ -489,4 +491,6 @@ def _lower(program, stratum, ctx: Context) -> tuple | None:
     specs = slots.specs()
     if any(ctx.size(rel) is None for rel, _ in specs):
         return None
-    return base, deltas, specs
+    # (the programs pickled on their own: a process that loads the plans its layout
+    # bound, TableLayout, reads them only to bind them for another database)
+    return Pickled.of((base, deltas)), specs

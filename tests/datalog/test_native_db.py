@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
 from sdylog.datalog.plan import PlanCache
-from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native
+from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native, plan_words
 from sdylog.ir.diagnostics import SdylogError
 
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
@@ -308,13 +308,26 @@ def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
     # layout; one whose tables have other shapes refuses it)
     made = _native.Database([(2, (False, False)), (2, (False, False))])
     copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
-    plan = made.plan([1], [(0, (), False)], [copy], [[]], [])
+    plan = made.plan(plan_words([1], [(0, (), False)], [copy], [[]], []))
     for db in (made, _native.Database([(2, (False, False)), (2, (False, False))])):
         assert db.insert(0, [(1, 2), (3, 4)])
         assert db.run([[plan]]) == ("ok", 1, [0]) and db.rows(1) == {(1, 2), (3, 4)}
     other = _native.Database([(3, (False, False, False)), (2, (False, False))])
     with pytest.raises(ValueError, match="another database"):
         other.run([[plan]])
+
+
+def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
+    # (db.plan checks every word it reads: a cache file written by other code,
+    # or damaged past its checksum, raises, never reads beyond its words)
+    db = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+    words = plan_words([1], [(0, (), False)], [copy], [[]], [])
+    db.plan(words)
+    for bad in (words[:-8], words + words[:8], words[:7], plan_words([2], [(0, (), False)], [copy], [[]], []),
+                plan_words([1], [(0, (5,), False)], [copy], [[]], []), b""):
+        with pytest.raises(ValueError):
+            db.plan(bad)
 
 
 @st.composite
