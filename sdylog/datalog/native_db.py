@@ -411,15 +411,16 @@ class _Bound:
     """A plan kept (`seen`: the sizes it was planned for) bound to a
     database's tables and symbols: db.plan's words, and `need`, the
     symbols a database must know to run it; loaded in C when first offered
-    (saved with the layout as its words: TableLayout)."""
+    (saved with the layout as its words: TableLayout; unpickled as a
+    Pickled is, no __init__ run)."""
 
-    __slots__ = ("seen", "words", "need", "loaded")
+    loaded = None
 
     def __init__(self, seen: dict, words: bytes, need: int):
-        self.seen, self.words, self.need, self.loaded = seen, words, need, None
+        self.seen, self.words, self.need = seen, words, need
 
-    def __reduce__(self):
-        return _Bound, (self.seen, self.words, self.need)
+    def __getstate__(self):
+        return {"seen": self.seen, "words": self.words, "need": self.need}
 
     def plan(self, db):
         """The C plan (any database of the layout's table shapes runs it)."""
