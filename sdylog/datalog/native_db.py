@@ -47,12 +47,13 @@ class TableLayout:
         self.numbers: dict[str, int] = {}           # relation -> table number
         self.arity: dict[str, int] = {}
         self.shapes: list[tuple] = []               # per table: table_shape
+        alike: dict = {}   # (tables of one shape share it: pickled once, with the program)
         for name, decl in decls.items():
             shape = table_shape(decl)
             if shape is not None:
                 self.numbers[name] = len(self.shapes)
                 self.arity[name] = decl.arity
-                self.shapes.append(shape)
+                self.shapes.append(alike.setdefault(shape, shape))
         self.in_python = [name for name in decls if name not in self.numbers]   # (a float column)
         self.programs = programs
         self.symbols: list[str] = []                # symbol id -> its string
@@ -411,16 +412,15 @@ class _Bound:
     """A plan kept (`seen`: the sizes it was planned for) bound to a
     database's tables and symbols: db.plan's words, and `need`, the
     symbols a database must know to run it; loaded in C when first offered
-    (saved with the layout as its words: TableLayout; unpickled as a
-    Pickled is, no __init__ run)."""
+    (saved with the layout as its words: TableLayout)."""
 
-    loaded = None
+    __slots__ = ("seen", "words", "need", "loaded")
 
     def __init__(self, seen: dict, words: bytes, need: int):
-        self.seen, self.words, self.need = seen, words, need
+        self.seen, self.words, self.need, self.loaded = seen, words, need, None
 
-    def __getstate__(self):
-        return {"seen": self.seen, "words": self.words, "need": self.need}
+    def __reduce__(self):
+        return _Bound, (self.seen, self.words, self.need)
 
     def plan(self, db):
         """The C plan (any database of the layout's table shapes runs it)."""
@@ -468,8 +468,7 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
     def bound(programs):
         return [p.bind(intern) for p in programs]
     if not stratum.subsumptive:
-        programs, specs = lowered
-        base, deltas = programs.value
+        base, deltas, specs = lowered.value
         return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
                           bound(base), [bound(g) for g in deltas], checks)
     deltas, doms, base, specs = lowered
@@ -478,8 +477,8 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
                       bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])
 
 
-def _lower(program, stratum, ctx: Context) -> tuple | None:
-    """The stratum's C programs (base clauses, delta groups) and index specs;
+def _lower(program, stratum, ctx: Context) -> Pickled | None:
+    """The stratum's C programs (base clauses, delta groups, index specs);
     None when one reads a relation not held in C or does not lower."""
     plans = plan_stratum(program, stratum, ctx)
     slots = IndexSlots()
@@ -492,6 +491,6 @@ def _lower(program, stratum, ctx: Context) -> tuple | None:
     specs = slots.specs()
     if any(ctx.size(rel) is None for rel, _ in specs):
         return None
-    # (the programs pickled on their own: a process that loads the plans its layout
-    # bound, TableLayout, reads them only to bind them for another database)
-    return Pickled.of((base, deltas)), specs
+    # (pickled on their own: a process that loads the plans its layout bound,
+    # TableLayout, reads them only to bind them for another database)
+    return Pickled.of((base, deltas, specs))

@@ -19,12 +19,9 @@ _UNREAD = object()
 
 class Pickled:
     """A value kept as its pickle until `.value` is first read (one made of
-    a value, of(), is pickled when what holds it is). (No __init__ runs
-    when one is unpickled, nor __slots__: its state, {"data": ...}, goes
-    into its __dict__ in C, `_value` left to the class's default. A
-    program saved holds hundreds.)"""
+    a value, of(), is pickled when what holds it is)."""
 
-    _value = _UNREAD
+    __slots__ = ("data", "_value")
 
     def __init__(self, data: bytes | None, value=_UNREAD):
         self.data, self._value = data, value
@@ -43,10 +40,10 @@ class Pickled:
             self._value = pickle.loads(self.data)
         return self._value
 
-    def __getstate__(self):
+    def __reduce__(self):
         if self.data is None:
             self.data = pickle.dumps(self._value)
-        return {"data": self.data}
+        return Pickled, (self.data,)
 
 
 class PickledItems(Sequence):
