@@ -14,7 +14,7 @@ back.
 """
 from __future__ import annotations
 
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower, plan_words
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, _native, lower, plan_words
 from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import RankedStratum, StaticIndexes
@@ -39,9 +39,11 @@ class TableLayout:
     stratum's plan loaded in C (table numbers, symbol ids) once serves
     every later database (`bound`; `programs`: the programs whose
     strata are bound here, the others per database). Saved with the
-    program (cache.py): its symbols and the plans it bound (as db.plan's
-    words), so that another process loads them in C without binding
-    them again; what runs made of it (batches, frees) is not saved."""
+    program (cache.py): its symbols and the plans it bound (_native.Plan,
+    pickled as its words), so that another process loads them in C
+    without binding them again (each when first run: one per stratum, of
+    the few kept for other sizes); what runs made of it (batches, frees)
+    is not saved."""
 
     def __init__(self, decls: dict, programs: tuple = ()):
         self.numbers: dict[str, int] = {}           # relation -> table number
@@ -392,7 +394,7 @@ def _stepped(ndb: NativeDB, stratum, covered: bool, batch: _Batch) -> tuple | No
 
 
 def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch: _Batch):
-    """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
+    """The C plan (a _native.Plan) of db.run for a stratum's plan `kept` (the sizes it was
     planned for, its C programs: PlanCache.kept), bound to the database.
     Bound once per layout for the strata of the programs it covers (usable
     by a database that knows the symbols they name: TableLayout; batch.need
@@ -401,32 +403,26 @@ def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch
         got = _bound(ndb.layout.bound, stratum, kept, plans, lambda: _layout_bound(ndb, program, stratum, kept, plans))
         if got.need <= ndb.known:
             batch.need = max(batch.need, got.need)
-            return got.plan(ndb.db)
+            return got.plan
         batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
     got = _bound(ndb.bound, stratum, kept, plans,
-                 lambda: _Bound(kept[0], _arguments(ndb, program, stratum, kept, plans, ndb.intern), 0))
-    return got.plan(ndb.db)
+                 lambda: _Bound(kept[0], _native.Plan(_arguments(ndb, program, stratum, kept, plans, ndb.intern)), 0))
+    return got.plan
 
 
 class _Bound:
     """A plan kept (`seen`: the sizes it was planned for) bound to a
-    database's tables and symbols: db.plan's words, and `need`, the
-    symbols a database must know to run it; loaded in C when first offered
-    (saved with the layout as its words: TableLayout)."""
+    database's tables and symbols: its C plan (a _native.Plan of its words,
+    loaded when first run), and `need`, the symbols a database must know
+    to run it."""
 
-    __slots__ = ("seen", "words", "need", "loaded")
+    __slots__ = ("seen", "plan", "need")
 
-    def __init__(self, seen: dict, words: bytes, need: int):
-        self.seen, self.words, self.need, self.loaded = seen, words, need, None
+    def __init__(self, seen: dict, plan, need: int):
+        self.seen, self.plan, self.need = seen, plan, need
 
     def __reduce__(self):
-        return _Bound, (self.seen, self.words, self.need)
-
-    def plan(self, db):
-        """The C plan (any database of the layout's table shapes runs it)."""
-        if self.loaded is None:
-            self.loaded = db.plan(self.words)
-        return self.loaded
+        return _Bound, (self.seen, self.plan, self.need)
 
 
 def _bound(bound: dict, stratum, kept, plans, make) -> _Bound:
@@ -454,11 +450,11 @@ def _layout_bound(ndb: NativeDB, program, stratum, kept, plans) -> _Bound:
         return ids[-1]
     words = _arguments(ndb, program, stratum, kept, plans, intern)
     ndb.layout.added += 1
-    return _Bound(kept[0], words, 1 + max(ids, default=-1))
+    return _Bound(kept[0], _native.Plan(words), 1 + max(ids, default=-1))
 
 
 def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
-    """db.plan's words (native_plan.plan_words) for a stratum's plan `kept` (its out tables,
+    """The C plan's words (native_plan.plan_words) for a stratum's plan `kept` (its out tables,
     indexes, programs and size checks, and a rank-ordered stratum's ranks
     and domination tests; see db.c), its symbols interned by `intern`."""
     seen, lowered = kept

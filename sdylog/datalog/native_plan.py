@@ -244,12 +244,12 @@ def lower(plan: P.ClausePlan, slots: IndexSlots, live=frozenset()) -> Lowered:
 
 
 def plan_words(out: list, indexes: list, base: list, deltas: list, checks: list, ranks=(), doms=()) -> bytes:
-    """db.plan's words (int64; see its doc): out, the stratum's tables;
+    """A _native.Plan's words (int64; see its doc): out, the stratum's tables;
     indexes, (table, key columns, live); base and, per relation of out,
     deltas: bound programs (Lowered.bind); checks, (table, lo, hi); a
     rank-ordered stratum's ranks (per relation, its rank columns, as many
     for each) and doms (per relation, its domination tests). One buffer: a
-    plan saved with its layout (native_db.TableLayout) loads in one call."""
+    plan saved with its layout (native_db.TableLayout) loads in one step."""
     nrank = len(ranks[0]) if ranks else 0
     if any(len(cols) != nrank for cols in ranks):
         raise ValueError(f"rank columns {list(ranks)}: as many for every relation")

@@ -299,4 +299,4 @@ def test_ranks_of_more_columns_than_c_holds_keep_the_python_path():
     assert with_c["dist"] == [(0, 0, 0, 0, 0, 0), (1, 0, 0, 0, 0, 5), (2, 0, 0, 0, 0, 6), (3, 0, 0, 0, 0, 8)]
     # (C refuses a plan with such a rank)
     with pytest.raises(ValueError, match="rank columns out of range"):
-        _native.Database([(6, (False,) * 6)]).plan(plan_words([0], [], [], [[]], [], [(1, 2, 3, 4, 5)], [[]]))
+        _native.Database([(6, (False,) * 6)]).run([[_native.Plan(plan_words([0], [], [], [[]], [], [(1, 2, 3, 4, 5)], [[]]))]])

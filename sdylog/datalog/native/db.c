@@ -7,8 +7,9 @@
  * (packed, see table.h) and reused by later strata until the table changes.
  *
  * A stratum's plan (its programs and indexes, the table sizes it was made
- * for: checks) is loaded once by plan() and run by run() as often as asked,
- * by any database of the same table shapes. run([[plan, ...], ...])
+ * for: checks) is a Plan of its words, loaded when a database first runs
+ * it and run by run() as often as asked, by any database of the same
+ * table shapes. run([[plan, ...], ...])
  * evaluates strata semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
@@ -751,8 +752,6 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
 }
 
 /* ------------------------------------------------------------ a stratum's plan, loaded once */
-#define PLAN_CAPSULE "sdylog.datalog._native.Plan"
-
 static void plan_free(Plan *p) {
     if (!p) return;
     progs_free(p->base, p->nbase);
@@ -770,10 +769,6 @@ static void plan_free(Plan *p) {
     free(p->ix);
     free(p->checks);
     free(p);
-}
-
-static void plan_capsule_free(PyObject *capsule) {
-    plan_free(PyCapsule_GetPointer(capsule, PLAN_CAPSULE));
 }
 
 /* a rank-ordered stratum's parts of its plan: per relation, its rank
@@ -802,7 +797,7 @@ static int plan_load_ranks(Plan *p, Interp *in, Words *r) {
     return 0;
 }
 
-/* the plan's parts from its words (see db_plan_doc) against db's tables
+/* the plan's parts from its words (see Plan's doc) against db's tables
    (the programs checked against stand-ins of the indexes and tables they
    read): 0, or -1 with a Python error (the caller frees p either way) */
 static int plan_load(Plan *p, Database *db, Words *r) {
@@ -862,33 +857,64 @@ out:
     return rc;
 }
 
-PyDoc_STRVAR(db_plan_doc,
-"plan(words) -> a plan of a stratum, loaded (an opaque object that run takes; any database whose tables have\n"
-"the shapes of this one's runs it). words: a buffer of int64 (native_plan.plan_words makes it):\n"
-"nout, nix, nchecks, nrank (0: not a rank-ordered stratum), then\n"
-"nout tables: the relations of the stratum (EMIT's relation numbers);\n"
-"nix indexes: table, live (of a relation of the stratum), nkey, nkey key columns;\n"
-"nchecks checks: table, lo, hi: the plan runs only if each table holds lo..hi rows;\n"
-"the base programs, then per relation of out its delta programs (run on its new tuples), each a count\n"
-"then programs: nregs, ntup, n, n words, k, k (register, constant) pairs;\n"
-"a rank-ordered stratum (see ranked.py; base then gives its seeds): per relation of out, its nrank rank\n"
-"columns and its domination tests (programs).");
+/* _native.Plan(words): a plan of a stratum as its words, loaded (plan_load) when a database
+   first runs it; pickled as its words */
+typedef struct { PyObject_HEAD PyObject *words; Plan *p; } PlanObject;
 
-static PyObject *db_plan(Database *db, PyObject *arg) {
-    Py_buffer buf;
-    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return NULL;
-    Words r = {buf.buf, buf.len / (Py_ssize_t)sizeof(i64), 0};
-    Plan *p = buf.len % sizeof(i64) ? NULL : calloc(1, sizeof(Plan));
-    if (!p) {
-        PyBuffer_Release(&buf);
-        return buf.len % sizeof(i64) ? PyErr_Format(PyExc_ValueError, "a plan is int64 words") : PyErr_NoMemory();
-    }
-    int rc = plan_load(p, db, &r);
-    PyBuffer_Release(&buf);
-    if (rc < 0) { plan_free(p); return NULL; }
-    PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_capsule_free);
-    if (!capsule) plan_free(p);
-    return capsule;
+static PyObject *planobj_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *words;
+    if (!PyArg_ParseTuple(args, "O!", &PyBytes_Type, &words)) return NULL;
+    if (PyBytes_GET_SIZE(words) % sizeof(i64)) return PyErr_Format(PyExc_ValueError, "a plan is int64 words");
+    PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
+    if (self) { Py_INCREF(words); self->words = words; }
+    return (PyObject *)self;
+}
+
+static void planobj_dealloc(PlanObject *self) {
+    plan_free(self->p);
+    Py_XDECREF(self->words);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *planobj_reduce(PlanObject *self, PyObject *Py_UNUSED(arg)) {
+    return Py_BuildValue("O(O)", Py_TYPE(self), self->words);
+}
+
+static PyMethodDef planobj_methods[] = {
+    {"__reduce__", (PyCFunction)planobj_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject PlanType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sdylog.datalog._native.Plan",
+    .tp_basicsize = sizeof(PlanObject),
+    .tp_dealloc = (destructor)planobj_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Plan(words): a plan of a stratum (run takes it; any database whose tables have the shapes of\n"
+              "the first one to run it runs it), loaded when first run. words: int64s (bytes;\n"
+              "native_plan.plan_words makes them): nout, nix, nchecks, nrank (0: not a rank-ordered stratum),\n"
+              "then nout tables: the relations of the stratum (EMIT's relation numbers);\n"
+              "nix indexes: table, live (of a relation of the stratum), nkey, nkey key columns;\n"
+              "nchecks checks: table, lo, hi: the plan runs only if each table holds lo..hi rows;\n"
+              "the base programs, then per relation of out its delta programs (run on its new tuples), each a\n"
+              "count then programs: nregs, ntup, n, n words, k, k (register, constant) pairs;\n"
+              "a rank-ordered stratum (see ranked.py; base then gives its seeds): per relation of out, its nrank\n"
+              "rank columns and its domination tests (programs).",
+    .tp_methods = planobj_methods,
+    .tp_new = planobj_new,
+};
+
+/* the Plan's plan, loaded against db's tables the first time: NULL with a Python error */
+static Plan *plan_of(PyObject *o, Database *db) {
+    if (!PyObject_TypeCheck(o, &PlanType)) { PyErr_SetString(PyExc_TypeError, "a stratum's plans: Plans"); return NULL; }
+    PlanObject *po = (PlanObject *)o;
+    if (po->p) return po->p;
+    Words r = {(const i64 *)PyBytes_AS_STRING(po->words), PyBytes_GET_SIZE(po->words) / (Py_ssize_t)sizeof(i64), 0};
+    Plan *p = calloc(1, sizeof(Plan));
+    if (!p) return (Plan *)PyErr_NoMemory();
+    if (plan_load(p, db, &r) < 0) { plan_free(p); return NULL; }
+    return po->p = p;
 }
 
 /* the plan's tables are in db with the shapes it was made for: 0, or -1 with a Python error */
@@ -991,7 +1017,7 @@ out:
 
 PyDoc_STRVAR(db_run_doc,
 "run(strata[, frees]): evaluate strata in order (see db.c), each a list of the plans it may run\n"
-"(plan()'s), the first whose checks hold running, or a stepped stratum: (relations, seeds, step)\n"
+"(Plans), the first whose checks hold running, or a stepped stratum: (relations, seeds, step)\n"
 "(see run_stepped); frees[k]: (tables to empty, tables whose hash sets to drop) once stratum k ran.\n"
 "Returns (status, k, [rounds, waves or steps of each stratum run]): 'ok' (k: all of them), 'stale'\n"
 "(no plan of stratum k passed its checks) or 'abort' (stratum k is to be evaluated again in Python:\n"
@@ -1003,7 +1029,7 @@ static int run_stratum(Database *db, PyObject *stratum, i64 *iterations);
    0 done, 1 aborted, 2 none held (stale), -1 a Python error */
 static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
     for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
-        Plan *p = PyCapsule_GetPointer(PyList_GET_ITEM(plans, a), PLAN_CAPSULE);
+        Plan *p = plan_of(PyList_GET_ITEM(plans, a), db);
         if (!p || plan_fits_tables(p, db) < 0) return -1;
         if (plan_checks_hold(p, db)) return p->nrank ? ranked_run(db, p, iterations) : run_plan(db, p, iterations);
     }
@@ -1275,7 +1301,6 @@ static PyMethodDef db_methods[] = {
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
-    {"plan", (PyCFunction)db_plan, METH_O, db_plan_doc},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
     {NULL, NULL, 0, NULL},
 };
