@@ -8,8 +8,9 @@ checked on reading) is ignored and written again, and a folder that cannot
 be made or written is not used. A program is saved under a key of its rule
 files' contents and of the engine's code (engine_stamp), the contents
 read only when the files' stats changed (_stats); what a run seldom
-reads (the clauses, the C programs of plans bound already) it unpickles
-when read (pickled.py), so that a start costs what the run reads."""
+reads (the clauses, plans for other sizes, the C programs of plans bound
+already) it unpickles when read (pickled.py), so that a start costs what
+the run reads."""
 from __future__ import annotations
 
 import atexit

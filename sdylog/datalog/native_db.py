@@ -464,7 +464,8 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
     def bound(programs):
         return [p.bind(intern) for p in programs]
     if not stratum.subsumptive:
-        base, deltas, specs = lowered.value
+        (programs,) = lowered
+        base, deltas, specs = programs.value
         return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
                           bound(base), [bound(g) for g in deltas], checks)
     deltas, doms, base, specs = lowered
@@ -473,7 +474,7 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
                       bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])
 
 
-def _lower(program, stratum, ctx: Context) -> Pickled | None:
+def _lower(program, stratum, ctx: Context) -> tuple | None:
     """The stratum's C programs (base clauses, delta groups, index specs);
     None when one reads a relation not held in C or does not lower."""
     plans = plan_stratum(program, stratum, ctx)
@@ -488,5 +489,6 @@ def _lower(program, stratum, ctx: Context) -> Pickled | None:
     if any(ctx.size(rel) is None for rel, _ in specs):
         return None
     # (pickled on their own: a process that loads the plans its layout bound,
-    # TableLayout, reads them only to bind them for another database)
-    return Pickled.of((base, deltas, specs))
+    # TableLayout, reads them only to bind them for another database; in a
+    # tuple, as a Pickled plan is one plan.PlanCache saved for other sizes)
+    return (Pickled.of((base, deltas, specs)),)

@@ -1,8 +1,9 @@
 """Values kept pickled until first read, inside something pickled whole.
 
 A program saved on disk (cache.py) holds much that one run does not read:
-the clauses' syntax trees (read by planning, explain, error messages) and
-the C programs of plans its layout bound already (native_db._lower). Each is pickled on
+the clauses' syntax trees (read by planning, explain, error messages), the
+plans kept for other sizes of data (plan.PlanCache) and the C programs of
+plans its layout bound already (native_db._lower). Each is pickled on
 its own, as bytes inside the program's pickle, and unpickled when first
 read: loading the program costs what a run reads, not what it holds.
 """

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard)
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.semantics import injected, literal_exprs
 
 
@@ -616,13 +617,16 @@ class PlanCache:
     def __init__(self):
         self._kept: dict = {}   # key (a stratum's relations, ...) -> [(sizes read, plan)], latest first
         self.added = 0          # plans made since the program was loaded (cache.py saves them)
-        self.changes = 0        # times what kept() gives changed (a plan made)
+        self.changes = 0        # times what kept() gives changed (a plan made, or one read from its pickle)
 
     def __getstate__(self):
         # (plans of the Python path are not saved: it runs few strata but with
-        # provenance or SDYLOG_NATIVE=0. A C plan unpickles cheaply, its programs
-        # pickled apart: native_db._lower)
-        return {"_kept": {k: v for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
+        # provenance or SDYLOG_NATIVE=0. The plan used last for a key is saved
+        # as it is; the others each pickled on their own, unpickled when a run
+        # picks one: a process uses few of them, and each pickle of its own
+        # costs more to read than a part of a larger one.)
+        return {"_kept": {k: [(seen, made if i == 0 else Pickled.of(made)) for i, (seen, made) in enumerate(v)]
+                          for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
 
     def get(self, key, size, make):
         """The plan make(sizes) gives for `key`, or one kept that fits the
@@ -631,6 +635,9 @@ class PlanCache:
         kept = self._kept.setdefault(key, [])
         for k, (seen, made) in enumerate(kept):
             if all(now == was or self._alike(now, was) for rel, was in seen.items() for now in [size(rel)]):
+                if isinstance(made, Pickled):
+                    made = made.value
+                    self.changes += 1
                 kept.pop(k)
                 kept.insert(0, (seen, made))
                 return made
@@ -643,8 +650,13 @@ class PlanCache:
         return made
 
     def kept(self, key) -> list:
-        """(sizes read, plan) of the plans kept for `key`, the latest first."""
-        return list(self._kept.get(key, ()))
+        """(sizes read, plan) of the plans kept for `key` that this process
+        has read, the latest first. Those still pickled (saved with the
+        program, not picked since: __getstate__) are left out: unpickling
+        every plan of every stratum to offer it would cost a cold start more
+        than the few strata whose sizes need one, which `get` finds and
+        unpickles when its stratum comes first (native_db._batch)."""
+        return [k for k in self._kept.get(key, ()) if not isinstance(k[1], Pickled)]
 
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for
