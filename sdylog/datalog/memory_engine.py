@@ -57,16 +57,7 @@ class Schema:
     their C tables."""
     decls: dict
     programs: tuple
-    tables: TableLayout
-
-    def __reduce__(self):
-        # (not saved with the program, cache.py: made again in each process,
-        # whose runs give its symbols their ids)
-        return _unsaved, ()
-
-
-def _unsaved():
-    return None
+    tables: TableLayout   # (saved with the program, cache.py: its plans bound for C too)
 
 
 def schema_of(program: Program) -> Schema:
@@ -458,7 +449,7 @@ class MemoryEngine(NamedReads):
         def rule_of(ci):
             return self._rule_id(program, ci)
         base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
-        delta_fns = [[delta_function(ns, [p], rule_of, share=False) for p in g]
+        delta_fns = [[delta_function(ns, [p], rule_of) for p in g]
                      for g in plans.deltas]
         live = ns.live_indexes(rid)   # (this stratum's relations: kept up to date as tuples arrive)
         self._bind(ns)

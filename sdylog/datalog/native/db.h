@@ -32,7 +32,7 @@ typedef struct {
     size_t arena_cap;
 } Database;
 
-extern PyTypeObject DatabaseType;
+extern PyTypeObject DatabaseType, PlanType;
 
 /* A stratum's plan (Database.plan) in C form: its programs loaded and
    checked once, then run by any database whose tables have the shapes of
