@@ -277,11 +277,8 @@ class Writer:
     def _remove_file(self) -> None:
         """The file and its log (made by ATTACH, or copied), if this Writer
         made them: nothing of them is kept."""
-        if not self.made:
-            return
-        for made in (self.path, self.path + ".wal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(made)
+        if self.made:
+            _remove_with_log(self.path)
         self.made = False
 
     def _view(self, relation: str, wide: bool) -> str:
@@ -337,6 +334,13 @@ def _check_new(path: str) -> None:
         raise FileExistsError(f"{path}: the DuckDB file is written new")
 
 
+def _remove_with_log(path: str) -> None:
+    """A DuckDB file and its write-ahead log, where they exist."""
+    for made in (path, path + ".wal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(made)
+
+
 def _cached_schema(con, schema: str, options: str) -> str | None:
     """The path of a DuckDB file in the cache folder holding the tables and
     views `schema` makes (attached as `out`), made with `con` when missing;
@@ -351,10 +355,8 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
     key = hashlib.sha256(f"{duckdb.__version__}\n{BLOCK_SIZE}\n{options}\n{schema}".encode()).hexdigest()[:32]
     path = os.path.join(folder, f"duckdb-schema-{key}.duckdb")
     if os.path.exists(path):
-        try:
+        with contextlib.suppress(OSError):
             os.utime(path)   # (its age says when it was last used: drop_least_recent)
-        except OSError:
-            pass
         return path
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
@@ -365,13 +367,9 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
         os.replace(tmp, path)
     except (OSError, duckdb.Error):
         for undo in ("ROLLBACK", "DETACH DATABASE IF EXISTS out"):   # (whatever was left open)
-            try:
+            with contextlib.suppress(duckdb.Error):
                 con.execute(undo)
-            except duckdb.Error:
-                pass
-        for made in (tmp, tmp + ".wal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(made)
+        _remove_with_log(tmp)
         return None
     drop_least_recent(folder, "duckdb-schema-", ".duckdb", _MAX_SCHEMAS)
     return path
@@ -384,8 +382,7 @@ def relation_matrix(engine, decl, symbols: list[str]):
     `symbols`, their ids are mapped into it), else from its tuples; (None,
     symbols, the tuples) for a relation with a float column or a number
     beyond 64 bits."""
-    held = getattr(engine, "row_matrix", None)
-    found = held(decl.name) if held is not None else None
+    found = engine.row_matrix(decl.name)
     if found is not None:
         rows, c_symbols = found
         if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:

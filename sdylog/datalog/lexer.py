@@ -24,6 +24,12 @@ def error(loc: Loc | None, message: str) -> SdylogError:
     return SdylogError(message, str(loc) if loc else None)
 
 
+def shown_path(path: str) -> str:
+    """A file's path as locations show it: relative to the current folder, unless outside it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 @dataclass(frozen=True)
 class Token:
     kind: str   # 'ident', 'number', 'unsigned', 'float', 'string', 'directive', 'op', 'eof'
@@ -278,8 +284,7 @@ class Preprocessor:
         found = [p for p in (os.path.join(d, name) for d in (here, *self.include_dirs)) if os.path.isfile(p)]
         if not found:
             raise error(loc, f"cannot find included file '{name}'")
-        rel = os.path.relpath(found[0])
-        out.extend(self.tokens_of_file(found[0], rel if not rel.startswith("..") else found[0], loc))
+        out.extend(self.tokens_of_file(found[0], shown_path(found[0]), loc))
 
     def _directive(self, name, rest, loc, conds, out, here, is_active):
         if name in ("ifdef", "ifndef"):

@@ -435,7 +435,7 @@ class MemoryEngine(NamedReads):
         def rule_of(ci):
             return self._rule_id(program, ci)
         base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
-        delta_fns = [[delta_function(ns, [p], rule_of, share=False) for p in g]
+        delta_fns = [[delta_function(ns, [p], rule_of) for p in g]
                      for g in plans.deltas]
         live = ns.live_indexes(rid)   # (this stratum's relations: kept up to date as tuples arrive)
         self._bind(ns)

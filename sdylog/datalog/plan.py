@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
-                                NumberLit, StringLit, Var, Wildcard)
+                                NumberLit, StringLit, Var, Wildcard, variables)
 from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.semantics import injected, literal_exprs
 
@@ -237,10 +237,14 @@ class _BodyPlanner:
         self.bound[name] = reg
         return reg
 
-    def temp(self) -> str:
-        name = f" t{len(self.regs.kinds)}"   # (no variable has a space in its name)
-        self.bound[name] = self.regs.new()
-        return name
+    def column(self, t: int | None, col: int) -> int:
+        """The register holding column `col` of tuple slot t (None: of the
+        delta tuple, in registers 0..arity-1)."""
+        if t is None:
+            return col
+        reg = self.regs.new()
+        self.steps.append(Bind(reg, t, col))
+        return reg
 
     # ---- values ----
     def can_compute(self, e) -> bool:
@@ -295,7 +299,7 @@ class _BodyPlanner:
     def atom(self, atom: Atom, delta: bool, index: int = -1) -> None:
         """Loop over the atom's tuples (the delta atom: its tuple is in
         registers 0..arity-1, no loop), binding or testing its arguments."""
-        key = []
+        key, t = [], None   # (t: the atom's tuple slot; None for the delta atom)
         if not delta:
             key = [i for i, a in enumerate(atom.args)
                    if not isinstance(a, Wildcard) and not (isinstance(a, Var) and a.name not in self.bound)
@@ -312,27 +316,16 @@ class _BodyPlanner:
             if i in key or isinstance(a, Wildcard):
                 continue
             if isinstance(a, Var) and a.name not in self.bound:
-                if delta:
-                    self.bind_var(a.name, i)
-                else:
-                    self.steps.append(Bind(self.bind_var(a.name), t, i))
-                continue
-            if not self.can_compute(a) and self.solve(a, i, None if delta else t):
-                continue
-            if not self.can_compute(a):
+                self.bind_var(a.name, self.column(t, i))
+            elif self.can_compute(a):
+                value = self.value(a)
+                self.steps.append(Test("=", Reg(i), value) if t is None else Check(t, i, value))
+            elif not self.solve(a, t, i):
                 # an expression of variables bound later: checked once they are
-                if delta:
-                    name = f" t{i}"
-                    self.bound[name] = i
-                else:
-                    name = self.temp()
-                    self.steps.append(Bind(self.bound[name], t, i))
+                reg = self.column(t, i)
+                name = f" t{reg}"   # (no variable has a space in its name)
+                self.bound[name] = reg
                 self.deferred.append(Comparison("=", Var(name, a.loc), a, a.loc))
-                continue
-            if delta:
-                self.steps.append(Test("=", Reg(i), self.value(a)))
-            else:
-                self.steps.append(Check(t, i, self.value(a)))
         if index == self.distinct and not delta:
             # the dominating atom is looped over after the delta; skip the delta tuple itself
             self.steps.append(Distinct(t))
@@ -354,7 +347,7 @@ class _BodyPlanner:
             return key
         return list(ctx.index_key(atom.relation, tuple(key)))
 
-    def solve(self, e, col: int, t: int | None) -> bool:
+    def solve(self, e, t: int | None, col: int) -> bool:
         """Bind the one unbound variable of an integer argument `x + c`,
         `c + x` or `x - c` (c computable) from the column's value: the
         variable is known at once (an index key for what follows) instead
@@ -364,14 +357,10 @@ class _BodyPlanner:
         x, c = e.args
         if e.op == "+" and not (isinstance(x, Var) and x.name not in self.bound):
             x, c = c, x
-        if not (isinstance(x, Var) and x.name not in self.bound and self.can_compute(c)):
+        if not (isinstance(x, Var) and x.name not in self.bound and self.can_compute(c)
+                and self.integer(x) and self.integer(c)):
             return False
-        if not (self.integer(x) and self.integer(c)):
-            return False
-        source = col
-        if t is not None:
-            source = self.regs.new()
-            self.steps.append(Bind(source, t, col))
+        source = self.column(t, col)
         self.regs.kinds[source] = self.regs.var_kinds[x.name]   # (an integer, as x)
         reg = self.bind_var(x.name)
         self.steps.append(Assign(reg, Call("-" if e.op == "+" else "+", (Reg(source), self.value(c)))))
@@ -494,9 +483,7 @@ class _BodyPlanner:
 
 
 def _names(e) -> set:
-    if isinstance(e, Var):
-        return {e.name}
-    return set().union(*map(_names, e.args)) if isinstance(e, Functor) else set()
+    return {v.name for v in variables(e)}
 
 
 def _binding(c, known: set):
@@ -565,25 +552,39 @@ class StratumPlan:
 
 
 def plan_stratum(program, stratum, ctx: Context) -> StratumPlan:
-    """Every clause of `stratum` planned; a clause with an atom of an empty
-    relation below the stratum has no solution and no plan."""
-    here = list(stratum.relations)
-    rid = {r: i for i, r in enumerate(here)}
-    live = replace(ctx, live=frozenset(here))
-    base, deltas = [], [[] for _ in here]
+    """Every clause of `stratum` planned (but those clause_groups leaves out)."""
+    rid = {r: i for i, r in enumerate(stratum.relations)}
+    live = replace(ctx, live=frozenset(rid))
+    base, deltas = clause_groups(program, stratum, ctx.size)
+    return StratumPlan(tuple(plan_of(ctx, program, ci, rid) for ci in base),
+                       tuple(tuple(plan_of(live, program, ci, rid, p) for ci, p in g) for g in deltas))
+
+
+def clause_groups(program, stratum, size) -> tuple[list, list]:
+    """The clauses of `stratum` that read none of its relations, and per
+    relation of it, (clause, position) of each atom of it in a clause: the
+    plans reading it as their delta. A clause with an atom of an empty
+    relation below the stratum has no solution: it is left out."""
+    rid = {r: i for i, r in enumerate(stratum.relations)}
+    base, deltas = [], [[] for _ in rid]
     for ci in stratum.clauses:
-        c = program.clauses[ci]
-        if dead(c.body, ctx.size, rid):
+        body = program.clauses[ci].body
+        if dead(body, size, rid):
             continue
-        kinds = program.clause_kinds[ci]
-        head = rid[c.head.relation]
-        positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in rid]
+        positions = [i for i, lit in enumerate(body) if isinstance(lit, Atom) and lit.relation in rid]
         if not positions:
-            base.append(plan_clause(ctx, c.body, c.head.args, head, ci, kinds))
+            base.append(ci)
         for p in positions:
-            deltas[rid[c.body[p].relation]].append(plan_clause(
-                live, c.body, c.head.args, head, ci, kinds, delta=p, arity=len(c.body[p].args)))
-    return StratumPlan(tuple(base), tuple(tuple(d) for d in deltas))
+            deltas[rid[body[p].relation]].append((ci, p))
+    return base, deltas
+
+
+def plan_of(ctx: Context, program, ci: int, rid: dict, delta: int | None = None) -> ClausePlan:
+    """plan_clause of the program's clause `ci`, emitting into the relation
+    numbered rid[its head]; `delta`: the position of its delta atom."""
+    c = program.clauses[ci]
+    arity = 0 if delta is None else len(c.body[delta].args)
+    return plan_clause(ctx, c.body, c.head.args, rid[c.head.relation], ci, program.clause_kinds[ci], delta, arity)
 
 
 def dead(body, size, here) -> bool:

@@ -1,12 +1,11 @@
 """A checked, stratified program: what both engines run."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl, Subsumption, TypeDecl
-from sdylog.datalog.lexer import Loc, Preprocessor, error
+from sdylog.datalog.lexer import Loc, Preprocessor, error, shown_path
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
 from sdylog.datalog.pickled import PickledItems
 from sdylog.datalog.semantics import check_clause, check_subsumption, split_binding_disjunctions
@@ -81,17 +80,15 @@ class Program:
 def load_program(path: str, include_dirs: list[str] | None = None) -> Program:
     """Read, check and stratify a program file (with its includes)."""
     pp = Preprocessor(include_dirs)
-    display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
-    tokens = pp.tokens_of_file(path, display)
-    return _build(tokens, pp, display)
+    display = shown_path(path)
+    return _build(pp.tokens_of_file(path, display), pp, display)
 
 
 def parse_program(text: str, filename: str = "<string>", include_dirs: list[str] | None = None) -> Program:
     """Check and stratify a program given as text (includes resolve from the
     current directory and include_dirs)."""
     pp = Preprocessor(include_dirs)
-    tokens = pp.tokens_of_text(text, filename)
-    return _build(tokens, pp, filename)
+    return _build(pp.tokens_of_text(text, filename), pp, filename)
 
 
 def _build(tokens, pp: Preprocessor, name: str) -> Program:

@@ -39,9 +39,7 @@ def _div(a, b):
 def _mod(a, b):
     if isinstance(a, float) or isinstance(b, float):
         return math.fmod(a, b)
-    if b == 0:
-        raise error(None, "division by zero")
-    return a - b * _div(a, b)
+    return a - b * _div(a, b)   # (_div reports a division by zero)
 
 
 def _substr(s, i, n):
@@ -66,11 +64,14 @@ def _to_number(s):
 HELPERS = {"_div": _div, "_mod": _mod, "_substr": _substr, "_match": _match, "_to_number": _to_number,
            "_to_string": cell, "math": math}
 
-_BINARY = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, {})", "%": "_mod({}, {})",
+# The Python of each functor of fixed arity, its arguments in order.
+_FORMAT = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, {})", "%": "_mod({}, {})",
            "^": "({} ** {})", "band": "({} & {})", "bor": "({} | {})", "bxor": "({} ^ {})",
            "bshl": "({} << {})", "bshr": "({} >> {})", "bshru": "(({} % (1 << 64)) >> {})",
            "land": "int(bool({}) and bool({}))", "lor": "int(bool({}) or bool({}))",
-           "lxor": "int(bool({}) != bool({}))"}
+           "lxor": "int(bool({}) != bool({}))", "neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})",
+           "strlen": "len({})", "to_string": "_to_string({})", "to_number": "_to_number({})",
+           "to_float": "float({})", "to_unsigned": "int({})", "substr": "_substr({}, {}, {})"}
 _COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -131,9 +132,6 @@ def store_functions(store: set, live: list) -> tuple:
 
 
 # ---------------------------------------------------------------- plans -> Python source
-_SIMPLE = {"neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})", "strlen": "len({})",
-           "to_string": "_to_string({})", "to_number": "_to_number({})", "to_float": "float({})",
-           "to_unsigned": "int({})"}
 _AGGREGATE = {   # op -> (initial, step, result)
     "count": ("acc = 0", "acc += 1", "return acc"),
     "sum": ("acc = 0", "acc += {t}", "return acc"),
@@ -147,11 +145,9 @@ class _Source:
     """Python source of plans (plan.py): registers are r0, r1, ..., tuple
     slots t0, t1, ...; a failed test `continue`s the innermost loop."""
 
-    def __init__(self, ns: Namespace, plan: P.ClausePlan, rule_of=None):
-        self.ns, self.plan = ns, plan
-        self.rule_of = rule_of or (lambda clause: clause)
+    def __init__(self, ns: Namespace, plan: P.ClausePlan, rule_of):
+        self.ns, self.plan, self.rule_of = ns, plan, rule_of
         self.defs: list[str] = []          # functions of aggregates
-        self.delta_lookups: list[str] = []  # lookups keyed by the delta tuple's columns alone
 
     def value(self, v) -> str:
         if isinstance(v, P.Reg):
@@ -171,16 +167,12 @@ class _Source:
             # two registers or constants: a test, not a call (as Python's min/max, the first on ties)
             a, b = args
             return f"({a} if {a} {'>=' if op == 'max' else '<='} {b} else {b})"
-        if op in _BINARY:
-            return _BINARY[op].format(*args)
-        if op in _SIMPLE:
-            return _SIMPLE[op].format(args[0])
+        if op in _FORMAT:
+            return _FORMAT[op].format(*args)
         if op in ("min", "max"):
             return f"{op}({', '.join(args)})"
         if op == "cat":
             return "(" + " + ".join(args) + ")"
-        if op == "substr":
-            return f"_substr({args[0]}, {args[1]}, {args[2]})"
         raise P.Unsupported(f"functor {op}")
 
     def test(self, t: P.Test) -> str:
@@ -206,14 +198,8 @@ class _Source:
         vals = [self.value(v) for v in values]
         return vals[0] if len(vals) == 1 else "(" + ", ".join(vals) + ",)"
 
-    def _of_delta(self, v) -> bool:
-        if isinstance(v, P.Reg):
-            return v.n < self.plan.arity
-        return isinstance(v, P.Const) or all(self._of_delta(a) for a in v.args)
-
-    def lines(self, steps, depth: int, top: bool = True) -> list[str]:
-        """The lines of `steps`, the first at `depth` (each loop one deeper);
-        `top`: the clause's own steps (not an aggregate's)."""
+    def lines(self, steps, depth: int) -> list[str]:
+        """The lines of `steps`, the first at `depth` (each loop one deeper)."""
         out = [("    " * depth) + "for _once in (None,):"]   # (so that a failed test can `continue`)
         depth += 1
         for s in steps:
@@ -226,10 +212,7 @@ class _Source:
                 depth += 1
             elif isinstance(s, P.Lookup):
                 name = self.ns.index(s.relation, s.key)
-                lookup = f"{name}.get({self._key(s.values)}, ())"
-                if top and all(self._of_delta(v) for v in s.values) and self.plan.arity:
-                    self.delta_lookups.append(lookup)
-                out.append(f"{pad}for t{s.t} in {lookup}:")
+                out.append(f"{pad}for t{s.t} in {name}.get({self._key(s.values)}, ()):")
                 depth += 1
             elif isinstance(s, P.Bind):
                 out.append(f"{pad}r{s.reg} = t{s.t}[{s.col}]")
@@ -273,7 +256,7 @@ class _Source:
             raise P.Unsupported(f"aggregate {agg.op}")
         fn = self.ns.fresh_function()
         init, step, fin = _AGGREGATE[agg.op]
-        body = self.lines(agg.steps + (_Accumulate(step, agg.target),), 1, top=False)
+        body = self.lines(agg.steps + (_Accumulate(step, agg.target),), 1)
         params = ", ".join(f"r{n}" for n in agg.inputs)
         self.defs.append("\n".join([f"def {fn}({params}):", f"    {init}"] + body + [f"    {fin}"]))
         return f"{fn}({params})"
@@ -289,7 +272,7 @@ class _Accumulate:
 def _rules_name(plans, rule_of) -> str:
     """`<rule N>` / `<rules N M>`: the engine's ids of the rules the code runs
     (runtime_errors.py finds the rule of an error by it)."""
-    ids = [str((rule_of or (lambda c: c))(p.steps[-1].clause)) for p in plans if isinstance(p.steps[-1], P.Emit)]
+    ids = [str(rule_of(p.steps[-1].clause)) for p in plans if isinstance(p.steps[-1], P.Emit)]
     return f"<rule {ids[0]}>" if len(ids) == 1 else f"<rules {' '.join(ids)}>"
 
 
@@ -303,58 +286,47 @@ def _define(ns: Namespace, src: str, name: str):
     return local["f"]
 
 
-def _unpack(arity: int, depth: int) -> str:
-    """The line unpacking a delta tuple `_d` into registers r0, r1, ..."""
-    if arity == 0:
-        return ""
-    return "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n"
-
-
-def _blocks(ns: Namespace, plans, depth: int, share: bool, **kw) -> tuple[list[str], list[str]]:
-    """The lines of plans run one after the other on the same delta tuple,
-    after the index lookups keyed by the delta tuple alone that several of
-    them make, computed once (`share`; the indexes must not change while
-    the function runs); the aggregate functions."""
-    from collections import Counter
-    blocks, defs, lookups = [], [], []
+def _blocks(ns: Namespace, plans, depth: int, rule_of) -> tuple[list[str], list[str]]:
+    """The lines of plans run one after the other (on the same delta tuple);
+    the aggregate functions."""
+    blocks, defs = [], []
     for plan in plans:
-        src = _Source(ns, plan, **kw)
+        src = _Source(ns, plan, rule_of)
         try:
             blocks += src.lines(plan.steps, depth)
         except P.Unsupported as e:
             raise error(plan.loc, f"cannot compile this rule: {e}") from None
         defs += src.defs
-        lookups += src.delta_lookups
-    pre = []
-    if share:
-        for n, (lookup, _) in enumerate(sorted((k, v) for k, v in Counter(lookups).items() if v > 1)):
-            pre.append("    " * depth + f"_l{n} = {lookup}")
-            blocks = [b.replace(f" in {lookup}:", f" in _l{n}:") for b in blocks]
-    return pre + blocks, defs
+    return blocks, defs
+
+
+def _function(ns: Namespace, plans, head: str, depth: int, rule_of=None, tail: str = "", name: str | None = None):
+    """f: `head`, the delta tuple `_d` unpacked into registers r0, r1, ...
+    (a plan with one), the lines of `plans` at `depth` (_blocks), `tail`;
+    rule_of(clause index): the rule id its Emit passes (default: the index)."""
+    rule_of = rule_of or (lambda clause: clause)
+    lines, defs = _blocks(ns, plans, depth, rule_of)
+    arity = plans[0].arity
+    unpack = "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n" if arity else ""
+    src = head + unpack + "\n".join(lines) + "\n" + tail
+    return _define(ns, "\n\n".join(defs + [src]), name or _rules_name(plans, rule_of))
 
 
 def clause_function(ns: Namespace, plan: P.ClausePlan, rule_of=None):
     """f(E) running a plan with no delta: E(relation, tuple, rule) per solution."""
-    lines, defs = _blocks(ns, [plan], 1, False, rule_of=rule_of)
-    return _define(ns, "\n\n".join(defs + ["def f(E):\n" + "\n".join(lines) + "\n"]), _rules_name([plan], rule_of))
+    return _function(ns, [plan], "def f(E):\n", 1, rule_of)
 
 
-def delta_function(ns: Namespace, plans, rule_of=None, share: bool = True):
+def delta_function(ns: Namespace, plans, rule_of=None):
     """One function f(delta, E) running plans that read the same delta
     relation: each delta tuple goes through every plan in turn (one call and
     one pass over the delta, whatever the number of clauses)."""
-    lines, defs = _blocks(ns, plans, 2, share, rule_of=rule_of)
-    unpack = _unpack(plans[0].arity, 2)
-    return _define(ns, "\n\n".join(defs + ["def f(delta, E):\n    for _d in delta:\n" + unpack + "\n".join(lines) + "\n"]),
-                   _rules_name(plans, rule_of))
+    return _function(ns, plans, "def f(delta, E):\n    for _d in delta:\n", 2, rule_of)
 
 
 def domination_function(ns: Namespace, plans):
     """One function f(tuple) -> bool: does some plan reach Holds for it."""
-    lines, defs = _blocks(ns, plans, 1, True)
-    unpack = _unpack(plans[0].arity, 1)
-    return _define(ns, "\n\n".join(defs + ["def f(_d):\n" + unpack + "\n".join(lines) + "\n    return False\n"]),
-                   "<subsumption>")
+    return _function(ns, plans, "def f(_d):\n", 1, tail="    return False\n", name="<subsumption>")
 
 
 def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, kinds: dict | None = None):
@@ -363,4 +335,4 @@ def compile_clause(ns: Namespace, body, head_exprs, head_rel: int, rule: int, ki
     sizes: explain.py runs it for one tuple at a time.)"""
     plan = P.plan_clause(P.Context(size=lambda rel: None), body, head_exprs, head_rel, rule, kinds, delta=0,
                          arity=len(body[0].args))
-    return delta_function(ns, [plan], share=False)
+    return delta_function(ns, [plan])

@@ -45,11 +45,10 @@ import heapq
 from dataclasses import dataclass
 from operator import itemgetter
 
-from sdylog.datalog.ast import Atom
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
 from sdylog.datalog.pickled import Pickled
-from sdylog.datalog.plan import Context, dead, plan_clause, plans_of
+from sdylog.datalog.plan import Context, clause_groups, dead, plan_clause, plan_of, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
 RANK_TYPE = "Rank"
@@ -66,22 +65,18 @@ def rank_columns(decl, types) -> tuple[int, ...]:
 
 
 def _is_rank_type(name: str, types) -> bool:
-    seen = set()
-    while name not in seen:
-        if name == RANK_TYPE:
-            return True
-        seen.add(name)
+    """Rank, or a subset type of it at any depth (the types are checked: no cycle)."""
+    while name != RANK_TYPE:
         t = types.get(name)
-        if t is None or not t.subset or len(t.bases) != 1:
+        if t is None or not t.subset:
             return False
         name = t.bases[0]
-    return False
+    return True
 
 
 def show_rank(rank) -> str:
-    if isinstance(rank, tuple):
-        return str(rank[0]) if len(rank) == 1 else "(" + ", ".join(map(str, rank)) + ")"
-    return str(rank)
+    """A rank as rank_of gives it: one value, or a tuple of several."""
+    return "(" + ", ".join(map(str, rank)) + ")" if isinstance(rank, tuple) else str(rank)
 
 
 class RankedStratum:
@@ -125,32 +120,20 @@ class RankedStratum:
 
         def empty_below(rel):   # (what the planner reads as sizes: 0 for an empty relation below, else unknown)
             return 0 if rel not in here and size(rel) == 0 else None
-        base_clauses = []   # (the clauses that read no relation of the stratum: seeds)
-        groups: list[list] = [[] for _ in self.rels]   # relation -> (clause, delta position)
-        for ci in self.stratum.clauses:
-            c = prog.clauses[ci]
-            positions = [i for i, lit in enumerate(c.body) if isinstance(lit, Atom) and lit.relation in here]
-            if not positions:
-                base_clauses.append(ci)
-            elif not dead(c.body, size, here):
-                for p in positions:
-                    groups[rid[c.body[p].relation]].append((ci, p))
+        base_clauses, groups = clause_groups(prog, self.stratum, size)   # (base: the seeds)
         tests: list[list] = [[] for _ in self.rels]
         for si, s in enumerate(prog.subsumptions):
             if s.relation in here:
                 body = s.as_clause().body
                 if not dead(body, size, here):
                     tests[rid[s.relation]].append((body, prog.subsumption_kinds[si]))
-        arity = [len(prog.relations[r].columns) for r in self.rels]
 
         def make(live_key):
             ctx = Context(empty_below, here, static.index_key, live_key, static.fanout)
-            deltas = tuple(tuple(plan_clause(ctx, c.body, c.head.args, rid[c.head.relation], ci,
-                                             prog.clause_kinds[ci], delta=p, arity=arity[ri])
-                                 for ci, p in g for c in [prog.clauses[ci]]) for ri, g in enumerate(groups))
+            deltas = tuple(tuple(plan_of(ctx, prog, ci, rid, p) for ci, p in g) for g in groups)
             dctx = Context(lambda rel: None, here, static.index_key, live_key)
-            doms = tuple(tuple(plan_clause(dctx, body, None, 0, -1, kinds, delta=0, arity=arity[ri], distinct=1)
-                               for body, kinds in t) for ri, t in enumerate(tests))
+            doms = tuple(tuple(plan_clause(dctx, body, None, 0, -1, kinds, delta=0, arity=len(body[0].args), distinct=1)
+                               for body, kinds in t) for t in tests)
             return deltas, doms
         # Planned twice: first to learn the columns each relation of the stratum
         # is looked up by, then with lookups served by fewer indexes (see _coarse_keys).
@@ -165,8 +148,7 @@ class RankedStratum:
         if coarse:
             deltas, doms = make(lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
         bctx = Context(empty_below, index_key=static.index_key)
-        base = tuple(plan_clause(bctx, c.body, c.head.args, rid[c.head.relation], ci, prog.clause_kinds[ci])
-                     for ci in base_clauses for c in [prog.clauses[ci]])
+        base = tuple(plan_of(bctx, prog, ci, rid) for ci in base_clauses)
         return RankedPlans(Pickled.of(PythonPlans(deltas, doms, base)), lower_plans(deltas, doms, base, here))
 
 
@@ -186,15 +168,6 @@ class RankedEvaluation(RankedStratum):
         self.store = [set() for _ in self.rels]
         self.provenance = engine.provenance
         self.prov: list[dict] = [{} for _ in self.rels]
-        self.waves = 0
-
-    def _functions(self, deltas, doms) -> None:
-        """The plans as Python functions in self.ns: per relation, one
-        running every clause that reads it on a delta, and one test `is this
-        tuple dominated` (or None)."""
-        rule_of = self._rule_id
-        self.delta_fns = [delta_function(self.ns, g, rule_of) if g else None for g in deltas]
-        self.dominated = [domination_function(self.ns, t) if t else None for t in doms]
 
     def _rule_id(self, ci: int) -> int:
         return self.engine._rule_id(self.program, ci)
@@ -208,7 +181,9 @@ class RankedEvaluation(RankedStratum):
     # ---- evaluation ----
     def run(self) -> None:
         plans = self.plans(self.engine._static).python.value
-        self._functions(plans.deltas, plans.doms)
+        # per relation: a function running every clause that reads it on a delta, the test `is this tuple dominated`
+        delta_fns = [delta_function(self.ns, g, self._rule_id) if g else None for g in plans.deltas]
+        dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
         live = self.ns.live_indexes(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
@@ -236,12 +211,8 @@ class RankedEvaluation(RankedStratum):
         self._seed(plans.base, emit)
         inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
                                                for ri in range(len(self.rels))))
-        dominated = self.dominated
-        delta_fns = self.delta_fns
-        provenance = self.provenance
-        prov = self.prov
+        provenance, prov = self.provenance, self.prov
         height = self.engine._next_height()
-        waves = 0
         heappop = heapq.heappop
         while True:
             if same:
@@ -251,7 +222,6 @@ class RankedEvaluation(RankedStratum):
                 wave = pending.pop(cur)
             else:
                 break
-            waves += 1
             height += 1
             new: dict[int, list] = {}
             rules: dict = {}
@@ -263,16 +233,11 @@ class RankedEvaluation(RankedStratum):
             # domination after the whole wave is in: tuples of one rank that
             # dominate each other (a tie) all go
             for ri, tups in new.items():
-                dom = dominated[ri]
-                if dom is None:
-                    continue
-                out = [t for t in tups if dom(t)]
+                out = set(filter(dominated[ri], tups)) if dominated[ri] is not None else ()
                 if out:
-                    rm = removers[ri]
                     for t in out:
-                        rm(t)
-                    drop = set(out)
-                    new[ri] = [t for t in tups if t not in drop]
+                        removers[ri](t)
+                    new[ri] = [t for t in tups if t not in out]
             for ri, tups in new.items():
                 if provenance:
                     p = prov[ri]
@@ -281,7 +246,6 @@ class RankedEvaluation(RankedStratum):
                 fn = delta_fns[ri]
                 if tups and fn is not None:
                     fn(tups, emit)
-        self.waves = waves
         self.engine._height = height
         for ri, name in enumerate(self.rels):
             self.engine._store(name, self.store[ri], self.prov[ri] if provenance else None)
@@ -291,7 +255,6 @@ class RankedEvaluation(RankedStratum):
         self.ns.globals.clear()
         for env in code_envs:
             env.clear()
-        self.delta_fns = self.dominated = None
         self.engine = None   # compilers kept in cycles must not keep the engine alive
 
     def _seed(self, base, emit) -> None:
@@ -342,7 +305,7 @@ class StaticIndexes:
     """Indexes over relations that do not change while they are read (the
     strata below the one being evaluated), built on first use, and the
     choice of the columns a lookup uses. `rows(relation)` gives a
-    relation's tuples; forget(relation) drops what was built on it."""
+    relation's tuples; forget_all(relations) drops what was built on them."""
 
     # an index on part of a lookup's columns serves it (the rest tested on
     # each tuple it gives) when it gives at most this many tuples per key
@@ -351,41 +314,32 @@ class StaticIndexes:
 
     def __init__(self, rows):
         self.rows = rows
-        self._built: dict[tuple, object] = {}     # (relation, key, negated) -> index
-        self._keys: dict[str, list] = {}          # relation -> its entries in _built
+        self._built: dict[str, dict] = {}         # relation -> {(key, negated): index}
         self._fanout: dict[str, dict] = {}        # relation -> {key: tuples per key} (keyed, not negated)
         self._share: dict[str, dict] = {}         # relation -> {column: distinct values per tuple}
 
     def index(self, rel: str, key: tuple, negated: bool = False):
-        k = (rel, key, negated)
-        idx = self._built.get(k)
+        built = self._built.setdefault(rel, {})
+        idx = built.get((key, negated))
         if idx is None:
             rows = self.rows(rel)
-            idx = self._built[k] = build_index(rows, key, negated)
-            self._keys.setdefault(rel, []).append(k)
+            idx = built[(key, negated)] = build_index(rows, key, negated)
             if key and not negated:
                 self._fanout.setdefault(rel, {})[key] = len(rows) / max(len(idx), 1)
         return idx
 
-    def forget(self, rel: str) -> None:
-        self._fanout.pop(rel, None)
-        self._share.pop(rel, None)
-        for k in self._keys.pop(rel, ()):
-            self._built.pop(k, None)
-
     def forget_all(self, relations) -> None:
-        """forget() each of `relations` that something was built on (most
-        have nothing; in a warm run of C, usually none has: its plans are
-        kept, the statistics of planning not asked for)."""
-        if self._keys or self._fanout or self._share:
-            for rel in (self._fanout.keys() | self._share.keys() | self._keys.keys()).intersection(relations):
-                self.forget(rel)
+        """What was built on each of `relations` dropped (most have nothing;
+        in a warm run of C, usually none has: its plans are kept, the
+        statistics of planning not asked for)."""
+        for held in (self._built, self._fanout, self._share):
+            if held:
+                for rel in held.keys() & relations:
+                    del held[rel]
 
     def clear(self) -> None:
-        self._built.clear()
-        self._keys.clear()
-        self._fanout.clear()
-        self._share.clear()
+        for held in (self._built, self._fanout, self._share):
+            held.clear()
 
     def size(self, rel: str) -> int:
         return len(self.rows(rel))

@@ -30,13 +30,7 @@ def atoms_of(literals):
 
 def aggregates_in(exprs) -> list[Aggregate]:
     """Aggregates directly in expressions (not those nested in aggregate bodies)."""
-    out = []
-    for e in exprs:
-        if isinstance(e, Aggregate):
-            out.append(e)
-        elif isinstance(e, Functor):
-            out.extend(aggregates_in(e.args))
-    return out
+    return [x for x in nodes(exprs, into_aggregates=False) if isinstance(x, Aggregate)]
 
 
 def literal_exprs(lit) -> tuple:

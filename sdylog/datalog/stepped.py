@@ -93,12 +93,8 @@ def plan_steps(relations: dict, clauses: list, stratum, make_program) -> StepPla
     make_program(relations, clauses, name) checks and stratifies a set of
     clauses over the given declarations."""
     here = set(stratum.relations)
-    step_col = {}
-    for r in stratum.relations:
-        col = step_column(relations[r])
-        if col is None:   # (stratify marks a stratum stepped only when all have one)
-            raise error(relations[r].loc, f"internal: '{r}' has no {STEP_TYPE} column")
-        step_col[r] = col
+    # (stratify marks a stratum stepped only when every relation has a Step column)
+    step_col = {r: step_column(relations[r]) for r in stratum.relations}
     seed_clauses, seed_origin, step_clauses, origin = [], {}, [], {}
     for ci in stratum.clauses:
         c = clauses[ci]
@@ -107,8 +103,7 @@ def plan_steps(relations: dict, clauses: list, stratum, make_program) -> StepPla
             seed_origin[len(seed_clauses)] = ci
             seed_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, SEED))))
             continue
-        var, next_step = _step_variable(c, atoms, step_col)
-        part = PREV if next_step else NOW
+        part = PREV if _next_step(c, atoms, step_col) else NOW
         body = tuple(_rename_literal(lit, here, part) for lit in c.body)
         origin[len(step_clauses)] = ci
         step_clauses.append(replace(c, head=replace(c.head, relation=aux(c.head.relation, NOW)), body=body))
@@ -135,8 +130,8 @@ def _named(relations: dict, clauses: list[Clause], aux_decls: dict) -> dict:
     return {**{r: d for r, d in relations.items() if r in named}, **aux_decls}
 
 
-def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, bool]:
-    """The clause's step variable and whether it is a next-step clause; a
+def _next_step(c: Clause, atoms: list[Atom], step_col: dict) -> bool:
+    """Whether the clause is a next-step clause (else a same-step one); a
     located error when it does not have the form the module docstring says."""
     what = f"in the stepped rule for '{c.head.relation}'"
     names = set()
@@ -155,10 +150,10 @@ def _step_variable(c: Clause, atoms: list[Atom], step_col: dict) -> tuple[str, b
                     f"read positively")
     head = c.head.args[step_col[c.head.relation]]
     if isinstance(head, Var) and head.name == var:
-        return var, False
+        return False
     if (isinstance(head, Functor) and head.op == "+" and len(head.args) == 2 and head.args[0] == Var(var, None)
             and isinstance(head.args[1], NumberLit) and head.args[1].value == 1):
-        return var, True
+        return True
     raise error(c.head.loc, f"{what}, the head's {STEP_TYPE} must be {var} (the same step) or {var} + 1 "
                 f"(the next step)")
 
