@@ -6,9 +6,11 @@ cache just means working without it: a file that is missing, unreadable,
 from another version or corrupt (each carries a checksum of its contents,
 checked on reading) is ignored and written again, and a folder that cannot
 be made or written is not used. A program is saved under a key of its rule
-files' contents and of the engine's code (engine_stamp); what a run seldom
-reads (the clauses, plans for other sizes) it unpickles when read
-(pickled.py), so that a start costs what the run reads."""
+files' contents and of the engine's code (engine_stamp), the contents
+read only when the files' stats changed (_stats); what a run seldom
+reads (the clauses, plans for other sizes, the C programs of plans bound
+already) it unpickles when read (pickled.py), so that a start costs what
+the run reads."""
 from __future__ import annotations
 
 import atexit
@@ -17,12 +19,13 @@ import marshal
 import os
 import pickle
 import sys
+import time
 import zlib
 from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
 # own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
-_VERSION = f"7-{sys.version_info[0]}.{sys.version_info[1]}"
+_VERSION = f"8-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
@@ -85,13 +88,22 @@ def rule_program(path: str):
 
 
 def load_program_cached(path: str, load):
-    """load(path), remembered on disk by the contents of the rule files it read."""
+    """load(path), remembered on disk by the contents of the rule files it
+    read. The index of `path` names those files, their key (_files_key),
+    and their stats when the key was made (_stats): while the stats are
+    the same, the key is (no rule file read); when one differs, the key is
+    made again from the contents (an edit gives another key)."""
     d = cache_dir()
     index = _index_file(d, path) if d else None
     if index:
         try:
-            files = _read(index)
-            cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
+            files, stats, key = _read(index)
+            now = _stats(files)
+            if now is None or now != stats:
+                key = _files_key(files)
+                if now is not None:   # (stats to trust next time)
+                    _write(index, (files, now, key))
+            cached = os.path.join(d, f"program-{key}.pickle")
             program = _read(cached)
             os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
             _with_plans(program, cached)
@@ -102,14 +114,38 @@ def load_program_cached(path: str, load):
     if index:
         try:
             files = sorted(os.path.abspath(f) for f in program.files)
-            _write(index, files)
-            cached = os.path.join(d, f"program-{_files_key(files)}.pickle")
+            stats = _stats(files)   # (before the contents: a file edited meanwhile gets another stat)
+            key = _files_key(files)
+            _write(index, (files, stats, key))
+            cached = os.path.join(d, f"program-{key}.pickle")
             _write(cached, program)
             _with_plans(program, cached)
             _drop_old_programs(d)
         except Exception:
             pass
     return program
+
+
+# A file's stat tells an edit only when the edit comes later than the clock's
+# granularity (a file system may keep seconds): a file changed this recently
+# is read whatever its stat says (as git treats "racily clean" files).
+_SETTLED_NS = 2_000_000_000
+
+
+def _stats(files) -> tuple | None:
+    """The engine's stamp and each file's device, inode, size, modification
+    and change times; None when a file changed less than _SETTLED_NS ago.
+    (Any write or replacement of a file sets its change time, which no
+    program can set back: an edit gives other stats, whatever the size or
+    modification time left.)"""
+    settled = time.time_ns() - _SETTLED_NS
+    stats = [engine_stamp()]
+    for name in files:
+        st = os.stat(name)
+        if max(st.st_mtime_ns, st.st_ctime_ns) > settled:
+            return None
+        stats.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(stats)
 
 
 _SAVED_WITH_PLANS: list = []   # (program, its file) cached on disk by this process
@@ -127,11 +163,17 @@ def _save_plans() -> None:
     """(Run at exit: whatever happens, no error.)"""
     for program, path in _SAVED_WITH_PLANS:
         try:
-            plans = program.run_cache.get("plans")
-            if plans is not None and plans.added:
+            if _gained_plans(program):
                 _write(path, program)
         except Exception:
             pass
+
+
+def _gained_plans(program) -> bool:
+    """Whether its runs made plans (plan.PlanCache) or bound plans for C
+    (native_db.TableLayout, in its memory_engine.Schema) since it was loaded."""
+    plans, schema = program.run_cache.get("plans"), program.run_cache.get("schema")
+    return bool(plans is not None and plans.added or schema is not None and schema.tables.added)
 
 
 def _index_file(d: str, path: str) -> str:

@@ -57,16 +57,7 @@ class Schema:
     their C tables."""
     decls: dict
     programs: tuple
-    tables: TableLayout
-
-    def __reduce__(self):
-        # (not saved with the program, cache.py: made again in each process,
-        # whose runs give its symbols their ids)
-        return _unsaved, ()
-
-
-def _unsaved():
-    return None
+    tables: TableLayout   # (saved with the program, cache.py: its plans bound for C too)
 
 
 def schema_of(program: Program) -> Schema:

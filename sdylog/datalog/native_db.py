@@ -14,7 +14,8 @@ back.
 """
 from __future__ import annotations
 
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.native_plan import CannotLower, IndexSlots, _native, lower, plan_words
+from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import RankedStratum, StaticIndexes
 from sdylog.datalog.stepped import NOW, PREV, SEED, aux
@@ -37,29 +38,46 @@ class TableLayout:
     layout interns the symbols known then first, with those ids: a
     stratum's plan loaded in C (table numbers, symbol ids) once serves
     every later database (`bound`; `programs`: the programs whose
-    strata are bound here, the others per database)."""
+    strata are bound here, the others per database). Saved with the
+    program (cache.py): its symbols and the plans it bound (_native.Plan,
+    pickled as its words), so that another process loads them in C
+    without binding them again (each when first run: one per stratum, of
+    the few kept for other sizes); what runs made of it (batches, frees)
+    is not saved."""
 
     def __init__(self, decls: dict, programs: tuple = ()):
         self.numbers: dict[str, int] = {}           # relation -> table number
         self.arity: dict[str, int] = {}
         self.shapes: list[tuple] = []               # per table: table_shape
+        alike: dict = {}   # (tables of one shape share it: pickled once, with the program)
         for name, decl in decls.items():
             shape = table_shape(decl)
             if shape is not None:
                 self.numbers[name] = len(self.shapes)
                 self.arity[name] = decl.arity
-                self.shapes.append(shape)
+                self.shapes.append(alike.setdefault(shape, shape))
         self.in_python = [name for name in decls if name not in self.numbers]   # (a float column)
         self.programs = programs
         self.symbols: list[str] = []                # symbol id -> its string
         self.symbol_ids: dict[str, int] = {}
-        # stratum's relations -> {id(sizes planned for): (those sizes, C plan, symbols a database needs)}
-        self.bound: dict = {}
+        self.bound: dict = {}   # stratum's relations -> {id(sizes planned for): _Bound}
+        self.added = 0          # plans bound since made or loaded (cache.py saves the program again)
         # id(first stratum) -> {(strata offered at most, id(the plan picked for it)): native_db._Batch},
         # each stratum's entry bounded as `bound`'s (native_db._batch)
         self.batches: dict = {}
         # id(engine.DropPlan) -> (it, its tables per stratum: native_db.frees)
         self.frees: dict = {}
+
+    def __getstate__(self):
+        state = {**self.__dict__, "batches": {}, "frees": {}, "added": 0}
+        state["bound"] = {rels: list(known.values()) for rels, known in self.bound.items()}
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        # (keyed by the sizes' ids in this process: the sizes are those of the
+        # plans kept, pickled with the program, see plan.PlanCache)
+        self.bound = {rels: {id(b.seen): b for b in known} for rels, known in state["bound"].items()}
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -375,40 +393,54 @@ def _stepped(ndb: NativeDB, stratum, covered: bool, batch: _Batch) -> tuple | No
     return relations, *parts
 
 
-def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch: _Batch) -> tuple:
-    """The C plan (db.plan) of db.run for a stratum's plan `kept` (the sizes it was
+def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch: _Batch):
+    """The C plan (a _native.Plan) of db.run for a stratum's plan `kept` (the sizes it was
     planned for, its C programs: PlanCache.kept), bound to the database.
-    Made once per layout for the strata of the programs it covers (usable
+    Bound once per layout for the strata of the programs it covers (usable
     by a database that knows the symbols they name: TableLayout; batch.need
     is raised to their number), else once per database."""
     if covered:
-        args, need = _bound(ndb.layout.bound, stratum, kept, plans,
-                            lambda: _layout_arguments(ndb, program, stratum, kept, plans))
-        if need <= ndb.known:
-            batch.need = max(batch.need, need)
-            return args
+        got = _bound(ndb.layout.bound, stratum, kept, plans, lambda: _layout_bound(ndb, program, stratum, kept, plans))
+        if got.need <= ndb.known:
+            batch.need = max(batch.need, got.need)
+            return got.plan
         batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
-    args, _ = _bound(ndb.bound, stratum, kept, plans,
-                     lambda: (_arguments(ndb, program, stratum, kept, plans, ndb.intern), 0))
-    return args
+    got = _bound(ndb.bound, stratum, kept, plans,
+                 lambda: _Bound(kept[0], _native.Plan(_arguments(ndb, program, stratum, kept, plans, ndb.intern)), 0))
+    return got.plan
 
 
-def _bound(bound: dict, stratum, kept, plans, make) -> tuple:
-    """make()'s (C plan, symbols a database needs for it) for the plan `kept`
-    of `stratum`, kept in `bound` (TableLayout.bound or NativeDB.bound) under
-    the plan's sizes. A stratum's entry holding more than twice the plans a
-    PlanCache keeps is emptied first (it holds those of plans no longer kept)."""
+class _Bound:
+    """A plan kept (`seen`: the sizes it was planned for) bound to a
+    database's tables and symbols: its C plan (a _native.Plan of its words,
+    loaded when first run), and `need`, the symbols a database must know
+    to run it."""
+
+    __slots__ = ("seen", "plan", "need")
+
+    def __init__(self, seen: dict, plan, need: int):
+        self.seen, self.plan, self.need = seen, plan, need
+
+    def __reduce__(self):
+        return _Bound, (self.seen, self.plan, self.need)
+
+
+def _bound(bound: dict, stratum, kept, plans, make) -> _Bound:
+    """make()'s _Bound for the plan `kept` of `stratum`, kept in `bound`
+    (TableLayout.bound or NativeDB.bound) under the plan's sizes. A
+    stratum's entry holding more than twice the plans a PlanCache keeps is
+    emptied first (it holds those of plans no longer kept)."""
     seen = kept[0]
     known = bound.setdefault(stratum.relations, {})
     got = known.get(id(seen))
-    if got is None or got[0] is not seen:
+    if got is None or got.seen is not seen:
         if len(known) >= 2 * plans.KEPT:
             known.clear()
-        got = known[id(seen)] = (seen, *make())
-    return got[1:]
+        got = known[id(seen)] = make()
+    return got
 
 
-def _layout_arguments(ndb: NativeDB, program, stratum, kept, plans) -> tuple:
+def _layout_bound(ndb: NativeDB, program, stratum, kept, plans) -> _Bound:
     """_arguments with symbols interned by the layout, and the number of
     symbols a database must know to run them."""
     ids = []   # (those of the symbols bound: most plans name none)
@@ -416,14 +448,15 @@ def _layout_arguments(ndb: NativeDB, program, stratum, kept, plans) -> tuple:
     def intern(symbol: str) -> int:
         ids.append(ndb.layout.intern(symbol))
         return ids[-1]
-    return _arguments(ndb, program, stratum, kept, plans, intern), 1 + max(ids, default=-1)
+    words = _arguments(ndb, program, stratum, kept, plans, intern)
+    ndb.layout.added += 1
+    return _Bound(kept[0], _native.Plan(words), 1 + max(ids, default=-1))
 
 
-def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern):
-    """A stratum's plan `kept` loaded in C for db.run (db.plan: its out
-    tables, indexes, programs and size checks, and a rank-ordered stratum's
-    ranks and domination tests; see db.c), its symbols interned by
-    `intern`."""
+def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
+    """The C plan's words (native_plan.plan_words) for a stratum's plan `kept` (its out tables,
+    indexes, programs and size checks, and a rank-ordered stratum's ranks
+    and domination tests; see db.c), its symbols interned by `intern`."""
     seen, lowered = kept
     out = [ndb.table[r] for r in stratum.relations]
     checks = [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None]
@@ -431,14 +464,14 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern):
     def bound(programs):
         return [p.bind(intern) for p in programs]
     if not stratum.subsumptive:
-        base, deltas, specs = lowered
-        return ndb.db.plan(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
-                           bound(base), [bound(g) for g in deltas], checks)
+        (programs,) = lowered
+        base, deltas, specs = programs.value
+        return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                          bound(base), [bound(g) for g in deltas], checks)
     deltas, doms, base, specs = lowered
     ranked = _ranked(ndb, program, stratum)
-    return ndb.db.plan(out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
-                       bound(base), [bound(g) for g in deltas], checks, list(ranked.rank_cols),
-                       [bound(g) for g in doms])
+    return plan_words(out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
+                      bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])
 
 
 def _lower(program, stratum, ctx: Context) -> tuple | None:
@@ -455,4 +488,7 @@ def _lower(program, stratum, ctx: Context) -> tuple | None:
     specs = slots.specs()
     if any(ctx.size(rel) is None for rel, _ in specs):
         return None
-    return base, deltas, specs
+    # (pickled on their own: a process that loads the plans its layout bound,
+    # TableLayout, reads them only to bind them for another database; in a
+    # tuple, as a Pickled plan is one plan.PlanCache saved for other sizes)
+    return (Pickled.of((base, deltas, specs)),)

@@ -21,6 +21,7 @@ the C code computes, `mean`, a negation of a relation of the stratum.
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass
 
 from sdylog.datalog import plan as P
@@ -240,3 +241,32 @@ def lower(plan: P.ClausePlan, slots: IndexSlots, live=frozenset()) -> Lowered:
     consts = [w for (_, x), r in low.consts.items() for w in (r, 0 if isinstance(x, str) else x)]
     symbols = [(2 * k + 1, x) for k, (_, x) in enumerate(low.consts) if isinstance(x, str)]
     return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code), tuple(consts), tuple(symbols))
+
+
+def plan_words(out: list, indexes: list, base: list, deltas: list, checks: list, ranks=(), doms=()) -> bytes:
+    """A _native.Plan's words (int64; see its doc): out, the stratum's tables;
+    indexes, (table, key columns, live); base and, per relation of out,
+    deltas: bound programs (Lowered.bind); checks, (table, lo, hi); a
+    rank-ordered stratum's ranks (per relation, its rank columns, as many
+    for each) and doms (per relation, its domination tests). One buffer: a
+    plan saved with its layout (native_db.TableLayout) loads in one step."""
+    nrank = len(ranks[0]) if ranks else 0
+    if any(len(cols) != nrank for cols in ranks):
+        raise ValueError(f"rank columns {list(ranks)}: as many for every relation")
+    words = [len(out), len(indexes), len(checks), nrank, *out]
+    for table, key, live in indexes:
+        words += [table, int(live), len(key), *key]
+    for check in checks:
+        words += check
+    for programs in (base, *deltas):
+        _program_words(words, programs)
+    for cols, tests in zip(ranks, doms):
+        words += cols
+        _program_words(words, tests)
+    return array("q", words).tobytes()
+
+
+def _program_words(words: list, programs: list) -> None:
+    words.append(len(programs))
+    for nregs, ntuples, code, consts in programs:
+        words += [nregs, ntuples, len(code), *code, len(consts) // 2, *consts]

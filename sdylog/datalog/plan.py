@@ -483,7 +483,7 @@ class _BodyPlanner:
 
 
 def _names(e) -> set:
-    return {v.name for v in variables(e)}
+    return {v.name for v in variables(e, into_aggregates=False)}
 
 
 def _binding(c, known: set):

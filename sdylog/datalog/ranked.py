@@ -332,6 +332,7 @@ class StaticIndexes:
         """What was built on each of `relations` dropped (most have nothing;
         in a warm run of C, usually none has: its plans are kept, the
         statistics of planning not asked for)."""
+        relations = set(relations)   # (read once per map below)
         for held in (self._built, self._fanout, self._share):
             if held:
                 for rel in held.keys() & relations:

@@ -18,6 +18,12 @@ def make_context(allow_unregistered: bool = False) -> ir.Context:
     stablehlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
     ctx.allow_unregistered_dialects = allow_unregistered
+    # MLIR's verifier (after parsing, and `sdylog opt` after each pass) checks a
+    # module's functions on the context's thread pool when it has several:
+    # sdylog's modules have few, each verified in microseconds, and waking the
+    # pool's threads costs more than that (a tenth of a small model's run, and
+    # milliseconds on a busy machine). One thread does the same work.
+    ctx.enable_multithreading(False)
     return ctx
 
 

@@ -187,9 +187,11 @@ class RuleCache:
         key = rule_key(op)
         if key is None:
             return self._build(op)
-        if key not in self._rules:
-            self._rules[key] = self._build(op)
-        return self._rules[key]
+        # (one lookup: a key hashes and compares its types and attributes through the bindings)
+        rule = self._rules.get(key, self)
+        if rule is self:
+            rule = self._rules[key] = self._build(op)
+        return rule
 
     def count(self) -> int:
         """How many rules are kept (by key)."""

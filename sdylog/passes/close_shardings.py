@@ -12,7 +12,10 @@ from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def closed_like(sharding):
+    """The sharding closed, without replicated axes (`sharding` itself when it is)."""
     t = TensorSharding.from_attr(sharding)
+    if not t.replicated and all(d.is_closed for d in t.dims):
+        return sharding
     return replace(t, dims=tuple(replace(d, is_closed=True) for d in t.dims), replicated=()).to_attr()
 
 

@@ -24,6 +24,8 @@ from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
 def evenly_sharded(sharding, shape, meshes: Meshes):
+    """The sharding made even for a value of this shape (`sharding` itself
+    when it is: most are)."""
     mesh = meshes.of(sharding)
     sizes = mesh.axis_sizes
     t = TensorSharding.from_attr(sharding)
@@ -46,6 +48,8 @@ def evenly_sharded(sharding, shape, meshes: Meshes):
                 axes.append(AxisRef(a.name, SubAxis(a.sub.pre_size if a.sub else 1, g)))
                 break
         dims.append(DimSharding(tuple(axes), d.is_closed))
+    if dims == list(t.dims):
+        return sharding
     return TensorSharding(t.mesh, tuple(dims), t.replicated, t.unreduced).to_attr()
 
 

@@ -3,6 +3,7 @@ used last, and never fail a run: corrupt, missing or unwritable, a cache is
 worked without."""
 import marshal
 import os
+import time
 
 from as_user import as_user
 from sdylog.datalog import cache
@@ -337,3 +338,72 @@ def test_saved_plans_other_than_the_last_used_are_read_when_picked():
     assert again.get("k", lambda rel: 10_000, lambda size: None) == ("big", 10_000)
     assert again.kept("k")[0] == ({"r": 10_000}, ("big", 10_000)) and again.added == 0
     assert again.changes == 1   # (what kept() gives changed: native_db._batch makes its batches again)
+
+
+def test_rule_files_are_read_again_only_when_their_stats_change(tmp_path, monkeypatch):
+    """(cache._stats: while the stats of the rule files are those the index
+    holds, a load reads none of them; an edit that keeps the size and puts
+    the modification time back still gives other stats, its change time,
+    and the program parsed again.)"""
+    rules, load, loads = _counted_loads(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache, "_SETTLED_NS", 0)   # (the files written just now: their stats told)
+    hashed = []
+    real_key = cache._files_key
+    monkeypatch.setattr(cache, "_files_key", lambda files: hashed.append(1) or real_key(files))
+    first = cache.load_program_cached(str(rules), load)
+    assert len(loads) == len(hashed) == 1
+    assert cache.load_program_cached(str(rules), load).relations == first.relations
+    assert len(loads) == len(hashed) == 1             # (found by the stats alone)
+    st = rules.stat()
+    time.sleep(0.01)
+    rules.write_text(rules.read_text().replace("r(x) :- e(x).", "e(x) :- r(x)."))
+    os.utime(rules, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert rules.stat().st_size == st.st_size and rules.stat().st_mtime_ns == st.st_mtime_ns
+    again = cache.load_program_cached(str(rules), load)
+    assert len(loads) == len(hashed) - 1 == 2 and again.clauses[0].head.relation == "e"
+
+
+def test_rule_files_changed_lately_are_read_whatever_their_stats(tmp_path, monkeypatch):
+    """(A file changed within _SETTLED_NS may change again with the same
+    stats, on a file system of coarse times: its contents make the key.)"""
+    rules, load, loads = _counted_loads(tmp_path, monkeypatch)
+    monkeypatch.setattr(cache, "_SETTLED_NS", 3600 * 10**9)
+    hashed = []
+    real_key = cache._files_key
+    monkeypatch.setattr(cache, "_files_key", lambda files: hashed.append(1) or real_key(files))
+    for _ in range(3):
+        cache.load_program_cached(str(rules), load)
+    assert len(loads) == 1 and len(hashed) == 3
+
+
+def test_a_saved_program_loads_its_bound_plans_without_binding_them(tmp_path, monkeypatch):
+    """(native_db.TableLayout, saved with the program: a later process loads
+    the plans an earlier one bound (_native.Plan, pickled as its words) with the table
+    numbers and symbol ids of the layout's saved symbols, binding none;
+    facts naming other symbols first give the same rows.)"""
+    import pytest
+
+    from sdylog.datalog import load_program, make_engine, native_db
+    from sdylog.datalog.native_plan import native_module
+    if native_module() is None:
+        pytest.skip("the C extension sdylog.datalog._native is not built")
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text('.decl e(x: symbol, y: symbol)\n.decl r(x: symbol, y: symbol)\n.decl hub(x: symbol)\n'
+                     'r(x, y) :- e(x, y).\nr(x, z) :- r(x, y), e(y, z).\nhub(x) :- r(x, "c").\n.output hub\n')
+    bound = []
+    real = native_db._arguments
+    monkeypatch.setattr(native_db, "_arguments", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
+
+    def run(program, names):
+        engine = make_engine(program)
+        engine.load("e", list(zip(names, names[1:])))
+        engine.run(relations=["hub"])
+        return sorted(engine.read("hub"))
+
+    first = cache.load_program_cached(str(rules), load_program)
+    assert run(first, "abcd") == [("a",), ("b",)] and bound
+    cache._save_plans()
+    bound.clear()
+    loaded = cache.load_program_cached(str(rules), lambda p: None)
+    assert run(loaded, "zyxabcd") == [(n,) for n in "abxyz"] and bound == []

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
 from sdylog.datalog.plan import PlanCache
-from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native
+from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native, plan_words
 from sdylog.ir.diagnostics import SdylogError
 
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
@@ -250,16 +250,16 @@ def test_a_batch_offered_again_is_the_one_made_afresh(monkeypatch):
         if plain:
             monkeypatch.setattr(native_db, "_batch", plain_batch)
         real_run = native_db.run_strata
-        # (a C plan stands for the plan kept it was loaded from, its sizes read:
-        # a plan loaded again, e.g. after TableLayout.bound forgot it, is the same)
+        # (a C plan stands for the plan kept it was bound from, its sizes read:
+        # a plan bound again, e.g. after TableLayout.bound forgot it, is the same)
         loaded_from = {}
-        real_arguments = native_db._arguments
+        real_bound = native_db._bound
 
-        def arguments(ndb, program, stratum, kept, *rest):
-            c_plan = real_arguments(ndb, program, stratum, kept, *rest)
-            loaded_from[id(c_plan)] = (c_plan, kept[0])
-            return c_plan
-        monkeypatch.setattr(native_db, "_arguments", arguments)
+        def bound(*args):
+            got = real_bound(*args)
+            loaded_from[id(got.plan)] = (got.plan, got.seen)
+            return got
+        monkeypatch.setattr(native_db, "_bound", bound)
 
         class Recording:
             def __init__(self, db):
@@ -304,17 +304,40 @@ def renumbered(offers):
 
 
 def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
-    # (a plan is loaded once, db.plan, and run by every database of its program's
-    # layout; one whose tables have other shapes refuses it)
+    # (a plan is loaded once, by the first database to run it, and run by every
+    # database of its program's layout; one whose tables have other shapes refuses it)
     made = _native.Database([(2, (False, False)), (2, (False, False))])
     copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
-    plan = made.plan([1], [(0, (), False)], [copy], [[]], [])
+    plan = _native.Plan(plan_words([1], [(0, (), False)], [copy], [[]], []))
     for db in (made, _native.Database([(2, (False, False)), (2, (False, False))])):
         assert db.insert(0, [(1, 2), (3, 4)])
         assert db.run([[plan]]) == ("ok", 1, [0]) and db.rows(1) == {(1, 2), (3, 4)}
     other = _native.Database([(3, (False, False, False)), (2, (False, False))])
     with pytest.raises(ValueError, match="another database"):
         other.run([[plan]])
+
+
+def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
+    # (a plan's load checks every word it reads: a cache file written by other code,
+    # or damaged past its checksum, raises, never reads beyond its words)
+    db = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+    words = plan_words([1], [(0, (), False)], [copy], [[]], [])
+    assert db.run([[_native.Plan(words)]])[0] == "ok"
+    for bad in (words[:-8], words + words[:8], words[:7], plan_words([2], [(0, (), False)], [copy], [[]], []),
+                plan_words([1], [(0, (5,), False)], [copy], [[]], []), b""):
+        with pytest.raises(ValueError):
+            db.run([[_native.Plan(bad)]])
+
+
+def test_a_plan_pickles_as_its_words():
+    import pickle
+    db = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+    plan = _native.Plan(plan_words([1], [(0, (), False)], [copy], [[]], []))
+    assert db.insert(0, [(1, 2)]) and db.run([[plan]])[0] == "ok"
+    again = pickle.loads(pickle.dumps(plan))
+    assert db.run([[again]])[0] == "ok" and db.rows(1) == {(1, 2)}
 
 
 @st.composite

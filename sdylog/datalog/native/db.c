@@ -7,8 +7,9 @@
  * (packed, see table.h) and reused by later strata until the table changes.
  *
  * A stratum's plan (its programs and indexes, the table sizes it was made
- * for: checks) is loaded once by plan() and run by run() as often as asked,
- * by any database of the same table shapes. run([[plan, ...], ...])
+ * for: checks) is a Plan of its words, loaded when a database first runs
+ * it and run by run() as often as asked, by any database of the same
+ * table shapes. run([[plan, ...], ...])
  * evaluates strata semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
@@ -38,61 +39,66 @@ static void progs_free(Prog *ps, int n) {
     free(ps);
 }
 
-/* a list of Python ints into a new array of n (+ extra) int64, NULL on error */
-static i64 *int_array(PyObject *list, Py_ssize_t *n, Py_ssize_t extra) {
-    PyObject *seq = PySequence_Fast(list, "a list of integers");
-    if (!seq) return NULL;
-    *n = PySequence_Fast_GET_SIZE(seq);
-    i64 *a = malloc(sizeof(i64) * (size_t)(*n + extra + 1));
-    if (!a) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
-    for (Py_ssize_t i = 0; i < *n; i++) {
-        a[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (a[i] == -1 && PyErr_Occurred()) { Py_DECREF(seq); free(a); return NULL; }
-    }
-    Py_DECREF(seq);
-    return a;
+/* a plan's words (native_plan.plan_words), read in order, each read checked against their end */
+typedef struct { const i64 *w; Py_ssize_t n, at; } Words;
+
+/* the next word, in lo..hi: 0, or -1 with a Python error naming `what` */
+static int next_word(Words *r, i64 lo, i64 hi, const char *what, i64 *out) {
+    if (r->at >= r->n) { PyErr_Format(PyExc_ValueError, "a plan cut short (%s)", what); return -1; }
+    *out = r->w[r->at++];
+    if (*out < lo || *out > hi) { PyErr_Format(PyExc_ValueError, "a plan's %s out of range", what); return -1; }
+    return 0;
 }
 
-static int load_prog(PyObject *spec, Prog *p) {
-    /* (nregs, ntup, [words], [register, value, register, value, ...]) */
-    PyObject *words, *consts;
-    if (!PyArg_ParseTuple(spec, "iiOO", &p->nregs, &p->ntup, &words, &consts)) return -1;
-    if (p->nregs < 1 || p->nregs > MAX_REGS || p->ntup < 0 || p->ntup > MAX_TUPLES) {
-        PyErr_SetString(PyExc_ValueError, "program needs too many registers");
+/* the next word as an int in lo..hi */
+static int next_int(Words *r, int lo, int hi, const char *what, int *out) {
+    i64 v;
+    if (next_word(r, lo, hi, what, &v) < 0) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int load_prog(Words *r, Prog *p) {
+    /* nregs, ntup, n, n words, k, k (register, value) pairs */
+    i64 len, nconsts;
+    if (next_int(r, 1, MAX_REGS, "registers", &p->nregs) < 0 || next_int(r, 0, MAX_TUPLES, "tuples", &p->ntup) < 0
+        || next_word(r, 0, r->n - r->at - 1, "program length", &len) < 0)
         return -1;
-    }
-    p->code = int_array(words, &p->len, 1);
-    if (!p->code) return -1;
-    p->code[p->len] = OP_END;
+    p->len = len;
+    p->code = malloc(sizeof(i64) * (size_t)(len + 1));
     p->regs = calloc((size_t)p->nregs, sizeof(i64));
-    if (!p->regs) { PyErr_NoMemory(); return -1; }
-    Py_ssize_t nc;
-    i64 *c = int_array(consts, &nc, 0);
-    if (!c) return -1;
-    for (Py_ssize_t i = 0; i + 1 < nc; i += 2) {
-        if (c[i] < 0 || c[i] >= p->nregs) { free(c); PyErr_SetString(PyExc_ValueError, "constant register"); return -1; }
-        p->regs[c[i]] = c[i + 1];
+    if (!p->code || !p->regs) { PyErr_NoMemory(); return -1; }
+    memcpy(p->code, r->w + r->at, sizeof(i64) * (size_t)len);
+    r->at += len;
+    p->code[len] = OP_END;
+    if (next_word(r, 0, p->nregs, "constants", &nconsts) < 0) return -1;
+    for (i64 i = 0; i < nconsts; i++) {
+        i64 reg;
+        if (next_word(r, 0, p->nregs - 1, "constant register", &reg) < 0
+            || next_word(r, INT64_MIN, INT64_MAX, "constant", &p->regs[reg]) < 0)
+            return -1;
     }
-    free(c);
     return 0;
 }
 
 static int check_prog(Interp *ev, Prog *p, int arity);
 
-/* A list of programs into a new array *out, each checked against the
-   interpreter `in` (`arity`: the columns of the tuple a program starts from,
-   0 for none): 0, or -1 with a Python error. *n is the array's length from
-   the start, so that the caller frees every program (progs_free) either way. */
-static int load_checked(PyObject *list, Interp *in, int arity, Prog **out, int *n) {
-    if (!PyList_Check(list)) { PyErr_SetString(PyExc_TypeError, "a list of programs"); return -1; }
-    int len = (int)PyList_GET_SIZE(list);
+/* A count, then that many programs, into a new array *out, each checked
+   against the interpreter `in` (`arity`: the columns of the tuple a program
+   starts from, 0 for none): 0, or -1 with a Python error. *n is the array's
+   length from the start, so that the caller frees every program (progs_free)
+   either way. */
+static int load_checked(Words *r, Interp *in, int arity, Prog **out, int *n) {
+    int len;
+    if (next_int(r, 0, (int)(r->n - r->at), "programs", &len) < 0) return -1;
     *out = calloc((size_t)len + 1, sizeof(Prog));
     if (!*out) { PyErr_NoMemory(); return -1; }
     *n = len;
     for (int k = 0; k < len; k++)
-        if (load_prog(PyList_GET_ITEM(list, k), &(*out)[k]) < 0 || check_prog(in, &(*out)[k], arity) < 0) return -1;
+        if (load_prog(r, &(*out)[k]) < 0 || check_prog(in, &(*out)[k], arity) < 0) return -1;
     return 0;
 }
+
 
 /* the operands of a program in range (the interpreter does not check them),
    and the words BRANCH and JOIN go on at the start of an instruction */
@@ -746,8 +752,6 @@ static int rounds(Run *run, Prog *base, int nbase, Prog **delta, int *ndelta, i6
 }
 
 /* ------------------------------------------------------------ a stratum's plan, loaded once */
-#define PLAN_CAPSULE "sdylog.datalog._native.Plan"
-
 static void plan_free(Plan *p) {
     if (!p) return;
     progs_free(p->base, p->nbase);
@@ -767,41 +771,20 @@ static void plan_free(Plan *p) {
     free(p);
 }
 
-static void plan_capsule_free(PyObject *capsule) {
-    plan_free(PyCapsule_GetPointer(capsule, PLAN_CAPSULE));
-}
-
 /* a rank-ordered stratum's parts of its plan: per relation, its rank
    columns (as many for every relation, 1 to MAXRANK) and its domination
    tests (programs checked against `in`); every live index is of a relation
    of the stratum. 0, or -1 with a Python error. */
-static int plan_load_ranks(Plan *p, Interp *in, PyObject *ranks_l, PyObject *doms_l) {
+static int plan_load_ranks(Plan *p, Interp *in, Words *r) {
     int nout = p->nout;
-    if (!PyList_Check(ranks_l) || !doms_l || !PyList_Check(doms_l) || PyList_GET_SIZE(ranks_l) != nout
-        || PyList_GET_SIZE(doms_l) != nout) {
-        PyErr_SetString(PyExc_ValueError, "ranks and domination tests: a list of one per relation");
-        return -1;
-    }
     p->rank_col = calloc((size_t)nout + 1, sizeof *p->rank_col);
     p->dom = calloc((size_t)nout + 1, sizeof(Prog *));
     p->ndom = calloc((size_t)nout + 1, sizeof(int));
     if (!p->rank_col || !p->dom || !p->ndom) { PyErr_NoMemory(); return -1; }
     for (int ri = 0; ri < nout; ri++) {
-        PyObject *cols = PyList_GET_ITEM(ranks_l, ri);
-        int n = PyTuple_Check(cols) ? (int)PyTuple_GET_SIZE(cols) : -1;
-        if (ri == 0) p->nrank = n;
-        if (n < 1 || n > MAXRANK || n != p->nrank) {
-            PyErr_Format(PyExc_ValueError, "relation %d has %d rank columns: 1 to MAXRANK (%d), as many for "
-                         "every relation (%d)", ri, n, MAXRANK, p->nrank);
-            return -1;
-        }
-        for (int k = 0; k < n; k++) {
-            long c = PyLong_AsLong(PyTuple_GET_ITEM(cols, k));
-            if (c == -1 && PyErr_Occurred()) return -1;
-            if (c < 0 || c >= p->arity[ri]) { PyErr_SetString(PyExc_ValueError, "rank column"); return -1; }
-            p->rank_col[ri][k] = (int)c;
-        }
-        if (load_checked(PyList_GET_ITEM(doms_l, ri), in, p->arity[ri], &p->dom[ri], &p->ndom[ri]) < 0) return -1;
+        for (int k = 0; k < p->nrank; k++)
+            if (next_int(r, 0, p->arity[ri] - 1, "rank column", &p->rank_col[ri][k]) < 0) return -1;
+        if (load_checked(r, in, p->arity[ri], &p->dom[ri], &p->ndom[ri]) < 0) return -1;
     }
     for (int i = 0; i < p->nix; i++) {
         int of_stratum = 0;
@@ -814,13 +797,15 @@ static int plan_load_ranks(Plan *p, Interp *in, PyObject *ranks_l, PyObject *dom
     return 0;
 }
 
-/* the plan's parts from Python against db's tables (the programs checked
-   against stand-ins of the indexes and tables they read): 0, or -1 with a
-   Python error (the caller frees p either way) */
-static int plan_load(Plan *p, Database *db, PyObject *out_l, PyObject *ix_l, PyObject *base_l, PyObject *delta_l,
-                     PyObject *checks_l, PyObject *ranks_l, PyObject *doms_l) {
-    int nout = p->nout = (int)PyList_GET_SIZE(out_l), nix = p->nix = (int)PyList_GET_SIZE(ix_l);
-    int nchecks = p->nchecks = (int)PyList_GET_SIZE(checks_l);
+/* the plan's parts from its words (see Plan's doc) against db's tables
+   (the programs checked against stand-ins of the indexes and tables they
+   read): 0, or -1 with a Python error (the caller frees p either way) */
+static int plan_load(Plan *p, Database *db, Words *r) {
+    int ntab = db->ntab - 1, words = (int)(r->n < INT32_MAX ? r->n : INT32_MAX);
+    if (next_int(r, 1, words, "relations", &p->nout) < 0 || next_int(r, 0, words, "indexes", &p->nix) < 0
+        || next_int(r, 0, words, "checks", &p->nchecks) < 0 || next_int(r, 0, MAXRANK, "rank columns", &p->nrank) < 0)
+        return -1;
+    int nout = p->nout, nix = p->nix, nchecks = p->nchecks;
     p->out = calloc((size_t)nout + 1, sizeof(int));
     p->arity = calloc((size_t)nout + 1, sizeof(int));
     p->ix = calloc((size_t)nix + 1, sizeof(IndexSpec));
@@ -839,36 +824,31 @@ static int plan_load(Plan *p, Database *db, PyObject *out_l, PyObject *ix_l, PyO
         PyErr_NoMemory();
         goto out;
     }
-    if (PyList_GET_SIZE(delta_l) != nout) { PyErr_SetString(PyExc_ValueError, "one delta list per relation"); goto out; }
     for (int ri = 0; ri < nout; ri++) {
-        if ((p->out[ri] = table_number(db, PyList_GET_ITEM(out_l, ri))) < 0) goto out;
+        if (next_int(r, 0, ntab, "table", &p->out[ri]) < 0) goto out;
         in.out[ri] = &db->tab[p->out[ri]]->t;
         p->arity[ri] = in.out[ri]->arity;
     }
     for (int i = 0; i < nix; i++) {
-        PyObject *tno_o, *key_o;
         IndexSpec *x = &p->ix[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(ix_l, i), "OOp", &tno_o, &key_o, &x->live)) goto out;
-        if ((x->tno = table_number(db, tno_o)) < 0) goto out;
+        if (next_int(r, 0, ntab, "table", &x->tno) < 0) goto out;
         x->arity = db->tab[x->tno]->t.arity;
-        if ((x->nkey = key_columns(key_o, x->arity, x->key)) < 0) goto out;
+        if (next_int(r, 0, 1, "live", &x->live) < 0 || next_int(r, 0, MAXKEY, "key", &x->nkey) < 0) goto out;
+        for (int k = 0; k < x->nkey; k++)
+            if (next_int(r, 0, x->arity - 1, "index column", &x->key[k]) < 0) goto out;
         stand_in[i].nkey = x->nkey;
         in.ix[i] = &stand_in[i];
     }
-    for (int i = 0; i < nchecks; i++) {
-        PyObject *tno_o;
-        long long lo, hi;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(checks_l, i), "OLL", &tno_o, &lo, &hi)) goto out;
-        int tno = table_number(db, tno_o);
-        if (tno < 0) goto out;
-        p->checks[3 * i] = tno;
-        p->checks[3 * i + 1] = lo;
-        p->checks[3 * i + 2] = hi;
-    }
-    if (load_checked(base_l, &in, 0, &p->base, &p->nbase) < 0) goto out;
+    for (int i = 0; i < nchecks; i++)
+        if (next_word(r, 0, ntab, "table", &p->checks[3 * i]) < 0
+            || next_word(r, INT64_MIN, INT64_MAX, "check", &p->checks[3 * i + 1]) < 0
+            || next_word(r, INT64_MIN, INT64_MAX, "check", &p->checks[3 * i + 2]) < 0)
+            goto out;
+    if (load_checked(r, &in, 0, &p->base, &p->nbase) < 0) goto out;
     for (int ri = 0; ri < nout; ri++)
-        if (load_checked(PyList_GET_ITEM(delta_l, ri), &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
-    if (ranks_l && plan_load_ranks(p, &in, ranks_l, doms_l) < 0) goto out;
+        if (load_checked(r, &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
+    if (p->nrank && plan_load_ranks(p, &in, r) < 0) goto out;
+    if (r->at != r->n) { PyErr_SetString(PyExc_ValueError, "words after the plan"); goto out; }
     rc = 0;
 out:
     free(in.out);
@@ -877,28 +857,64 @@ out:
     return rc;
 }
 
-PyDoc_STRVAR(db_plan_doc,
-"plan(out, indexes, base, deltas, checks[, ranks, doms]) -> a plan of a stratum, loaded (an opaque object that run\n"
-"takes; any database whose tables have the shapes of this one's runs it):\n"
-"out: [table] the relations of the stratum (EMIT's relation numbers);\n"
-"indexes: [(table, key columns, live?)] (live: of a relation of the stratum);\n"
-"base: [program]; deltas: per relation of out, [program] run on its new tuples;\n"
-"a program: (nregs, ntup, words, [register, constant, ...]);\n"
-"checks: [(table, lo, hi)]: the plan runs only if each table holds lo..hi rows;\n"
-"ranks, doms (a rank-ordered stratum, see ranked.py): per relation of out, its rank columns (a tuple)\n"
-"and its domination tests ([program]); base then gives its seeds.");
+/* _native.Plan(words): a plan of a stratum as its words, loaded (plan_load) when a database
+   first runs it; pickled as its words */
+typedef struct { PyObject_HEAD PyObject *words; Plan *p; } PlanObject;
 
-static PyObject *db_plan(Database *db, PyObject *args) {
-    PyObject *out_l, *ix_l, *base_l, *delta_l, *checks_l, *ranks_l = NULL, *doms_l = NULL;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!|OO", &PyList_Type, &out_l, &PyList_Type, &ix_l, &PyList_Type, &base_l,
-                          &PyList_Type, &delta_l, &PyList_Type, &checks_l, &ranks_l, &doms_l))
-        return NULL;
+static PyObject *planobj_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    PyObject *words;
+    if (!PyArg_ParseTuple(args, "O!", &PyBytes_Type, &words)) return NULL;
+    if (PyBytes_GET_SIZE(words) % sizeof(i64)) return PyErr_Format(PyExc_ValueError, "a plan is int64 words");
+    PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
+    if (self) { Py_INCREF(words); self->words = words; }
+    return (PyObject *)self;
+}
+
+static void planobj_dealloc(PlanObject *self) {
+    plan_free(self->p);
+    Py_XDECREF(self->words);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *planobj_reduce(PlanObject *self, PyObject *Py_UNUSED(arg)) {
+    return Py_BuildValue("O(O)", Py_TYPE(self), self->words);
+}
+
+static PyMethodDef planobj_methods[] = {
+    {"__reduce__", (PyCFunction)planobj_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject PlanType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sdylog.datalog._native.Plan",
+    .tp_basicsize = sizeof(PlanObject),
+    .tp_dealloc = (destructor)planobj_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Plan(words): a plan of a stratum (run takes it; any database whose tables have the shapes of\n"
+              "the first one to run it runs it), loaded when first run. words: int64s (bytes;\n"
+              "native_plan.plan_words makes them): nout, nix, nchecks, nrank (0: not a rank-ordered stratum),\n"
+              "then nout tables: the relations of the stratum (EMIT's relation numbers);\n"
+              "nix indexes: table, live (of a relation of the stratum), nkey, nkey key columns;\n"
+              "nchecks checks: table, lo, hi: the plan runs only if each table holds lo..hi rows;\n"
+              "the base programs, then per relation of out its delta programs (run on its new tuples), each a\n"
+              "count then programs: nregs, ntup, n, n words, k, k (register, constant) pairs;\n"
+              "a rank-ordered stratum (see ranked.py; base then gives its seeds): per relation of out, its nrank\n"
+              "rank columns and its domination tests (programs).",
+    .tp_methods = planobj_methods,
+    .tp_new = planobj_new,
+};
+
+/* the Plan's plan, loaded against db's tables the first time: NULL with a Python error */
+static Plan *plan_of(PyObject *o, Database *db) {
+    if (!PyObject_TypeCheck(o, &PlanType)) { PyErr_SetString(PyExc_TypeError, "a stratum's plans: Plans"); return NULL; }
+    PlanObject *po = (PlanObject *)o;
+    if (po->p) return po->p;
+    Words r = {(const i64 *)PyBytes_AS_STRING(po->words), PyBytes_GET_SIZE(po->words) / (Py_ssize_t)sizeof(i64), 0};
     Plan *p = calloc(1, sizeof(Plan));
-    if (!p) return PyErr_NoMemory();
-    if (plan_load(p, db, out_l, ix_l, base_l, delta_l, checks_l, ranks_l, doms_l) < 0) { plan_free(p); return NULL; }
-    PyObject *capsule = PyCapsule_New(p, PLAN_CAPSULE, plan_capsule_free);
-    if (!capsule) plan_free(p);
-    return capsule;
+    if (!p) return (Plan *)PyErr_NoMemory();
+    if (plan_load(p, db, &r) < 0) { plan_free(p); return NULL; }
+    return po->p = p;
 }
 
 /* the plan's tables are in db with the shapes it was made for: 0, or -1 with a Python error */
@@ -1001,7 +1017,7 @@ out:
 
 PyDoc_STRVAR(db_run_doc,
 "run(strata[, frees]): evaluate strata in order (see db.c), each a list of the plans it may run\n"
-"(plan()'s), the first whose checks hold running, or a stepped stratum: (relations, seeds, step)\n"
+"(Plans), the first whose checks hold running, or a stepped stratum: (relations, seeds, step)\n"
 "(see run_stepped); frees[k]: (tables to empty, tables whose hash sets to drop) once stratum k ran.\n"
 "Returns (status, k, [rounds, waves or steps of each stratum run]): 'ok' (k: all of them), 'stale'\n"
 "(no plan of stratum k passed its checks) or 'abort' (stratum k is to be evaluated again in Python:\n"
@@ -1013,7 +1029,7 @@ static int run_stratum(Database *db, PyObject *stratum, i64 *iterations);
    0 done, 1 aborted, 2 none held (stale), -1 a Python error */
 static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
     for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
-        Plan *p = PyCapsule_GetPointer(PyList_GET_ITEM(plans, a), PLAN_CAPSULE);
+        Plan *p = plan_of(PyList_GET_ITEM(plans, a), db);
         if (!p || plan_fits_tables(p, db) < 0) return -1;
         if (plan_checks_hold(p, db)) return p->nrank ? ranked_run(db, p, iterations) : run_plan(db, p, iterations);
     }
@@ -1285,7 +1301,6 @@ static PyMethodDef db_methods[] = {
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
-    {"plan", (PyCFunction)db_plan, METH_VARARGS, db_plan_doc},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
     {NULL, NULL, 0, NULL},
 };

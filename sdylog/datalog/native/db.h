@@ -30,7 +30,7 @@ typedef struct {
     Scratch scratch;     /* where db_index counts an index's keys */
 } Database;
 
-extern PyTypeObject DatabaseType;
+extern PyTypeObject DatabaseType, PlanType;
 
 /* A stratum's plan (Database.plan) in C form: its programs loaded and
    checked once, then run by any database whose tables have the shapes of
