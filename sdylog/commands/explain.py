@@ -5,7 +5,8 @@ then user-priority propagation with op priorities, the aggressive strategy,
 and provenance recorded), then reads the derivation of each unit of the
 value's final sharding back to the user annotation it came from: every hop
 is an op visit (rules/propagation/core.dl: unit_at <- write <- prop <-
-op_unit <- unit_at of another tensor of the op). Internal ids (tensors, units,
+op_unit <- unit_at of another tensor of the op), back to a unit a tensor
+started with (init_unit). Internal ids (tensors, units,
 ops, ranks) are turned back into the input's value names, axis names, source
 locations and phases. `--tree` prints the raw Datalog derivation instead.
 
@@ -34,8 +35,19 @@ from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
 CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
-STARTED = -999999      # unit_at's `by` for a unit a tensor starts with (core-declarations.dl: STARTED)
+# What a tensor holds: the units it started with, then those visits wrote (core.dl: HOLDS).
+HELD_RELATIONS = ("init_unit", "unit_at")
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
+
+
+def held_rows(rel: Lookup, t: int) -> list:
+    """The units tensor t holds: named rows of HELD_RELATIONS."""
+    return [row for relation in HELD_RELATIONS for row in rel.where(relation, t=t)]
+
+
+def relation_of(row) -> str:
+    """The relation of a named row (its class is named after it: named_rows.row_type)."""
+    return type(row).__name__
 
 
 # ---------------------------------------------------------------- running the pipeline
@@ -253,7 +265,7 @@ class Hop:
     factor: int
     j: int                   # the written tensor's index in the visit
     src_j: int | None        # the proposing tensor's index (None: static manual axes)
-    src: tuple | None        # the proposing tensor's unit_at tuple
+    src: tuple | None        # the proposing tensor's unit (a named init_unit or unit_at row)
     rules: list              # (relation, file:line) that made the step
 
 
@@ -294,19 +306,20 @@ class ChainWalker:
                 return self.values(p)
         return None
 
-    def chain(self, unit_at: tuple, limit: int = 100000) -> list:
-        """Hops from this unit back to its origin (the last item)."""
+    def chain(self, held, limit: int = 100000) -> list:
+        """Hops from this unit (a named row of HELD_RELATIONS) back to its
+        origin (the last item)."""
         steps = []
-        cur = self.row("unit_at", unit_at)
+        cur = held
         seen = set()
         while len(steps) < limit:
             if cur in seen:
                 break
             seen.add(cur)
-            node = self.derive("unit_at", cur)
-            if cur.by == STARTED:
-                steps.append(self.origin(node))
+            if relation_of(cur) == "init_unit":
+                steps.append(self.origin(cur))
                 return steps
+            node = self.derive("unit_at", cur)
             hop, on = self.hop(self.premise(node, "write"), cur.ph)
             hop.rules.insert(0, ("unit_at", node.rule))
             steps.append(hop)
@@ -324,18 +337,17 @@ class ChainWalker:
         wn = self.derive("write", write)
         pn = self.derive("prop", self.premise(wn, "prop"))
         on = self.derive("op_unit", self.premise(pn, "op_unit"))
-        src = self.premise(on, "unit_at")
+        src = self.premise(on, "unit_at") or self.premise(on, "init_unit")
         vt = self.premise(on, "visit_reads") or self.premise(on, "visit_tensor")
         src_j = vt.j if vt is not None and src is not None else None
         rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
         return Hop(write.t, write.d, write.u, ph, write.o, write.f, write.j, src_j, src, rules), on
 
-    def origin(self, node) -> Origin:
-        at = self.values(node)
-        t, d, u, ph = at.t, at.d, at.u, at.ph
-        rules = [("unit_at", node.rule)]
-        inode = self.derive("init_unit", self.premise(node, "init_unit"))
-        rules.append(("init_unit", inode.rule))
+    def origin(self, init) -> Origin:
+        """The annotation a unit a tensor started with (a named init_unit row) comes from."""
+        t, d, u, ph = init.t, init.d, init.u, init.ph
+        inode = self.derive("init_unit", init)
+        rules = [("init_unit", inode.rule)]
         mre = self.premise(inode, "manual_result_edge")
         if mre is not None:
             text = f"user annotation: out_shardings of {self.namer.op(mre.mc)}"
@@ -456,7 +468,7 @@ def explain_target(ex: Explained, namer: Namer, target: Target) -> str:
         else:
             lines.append(f"{head} gets {sharding}")
         units = defaultdict(list)
-        for row in namer.rel.where("unit_at", t=t):
+        for row in held_rows(namer.rel, t):
             units[row.d].append(row)
         for d in range(ndims):
             rows = sorted(units.get(d, ()), key=lambda r: r.dp)
@@ -493,7 +505,7 @@ def _explain_dim(namer: Namer, walker: ChainWalker, t: int, d: int, rows: list) 
     """Each axis of dimension d, with the chain of each of its units (one
     chain when all units of an axis came the same way)."""
     lines = []
-    groups = []   # [(axis text, [unit_at rows])]
+    groups = []   # [(axis text, [held rows])]
     for row in rows:
         m, a, pre, z = namer.units[row.u]
         if groups and groups[-1][0][0] == a and groups[-1][0][1] * groups[-1][0][2] == pre:
@@ -641,7 +653,7 @@ def _why_not(namer: Namer, t: int, d: int, max_nodes: int = 400, max_reasons: in
                 f = tf.f
                 others = [(vt.j, vt.t, tf2.d) for tf2 in rel.where("rule_tf", rule=visit.rule, f=f)
                           for vt in rel.where("visit_tensor", o=o, j=tf2.j) if vt.t != x or tf2.d != dx]
-                if any(rel.exists("unit_at", t=y, d=dy) for _j, y, dy in others):
+                if any(rel.exists(held, t=y, d=dy) for _j, y, dy in others for held in HELD_RELATIONS):
                     if (o, f) not in done_ops:
                         done_ops.add((o, f))
                         reasons.append((hops, _factor_diagnosis(namer, o, f, x, dx, vx.j)))
@@ -693,7 +705,7 @@ def _factor_diagnosis(namer: Namer, o: int, f: int, t: int, d: int, j: int) -> s
         reasons.append(f"{namer.unit(u)} is replicated, unreduced or held back for a later priority on this tensor")
     if rel.exists("mesh_clash", t=t, u=u):
         reasons.append("the tensor is on another mesh")
-    used = [r for r in rel.where("unit_at", t=t) if r.u == u]
+    used = [r for r in held_rows(rel, t) if r.u == u]
     if used:
         reasons.append(f"{namer.unit(u)} is already used by dim {used[0].d} of this tensor")
     if rel.exists("write", o=o, t=t, d=d):
@@ -710,11 +722,11 @@ def tree_text(ex: Explained, namer: Namer, target: Target, depth: int) -> str:
     out = []
     for t in _target_tensors(ex, namer.rel, target):
         out.append(f"// {target.label}: tensor {t} = {namer.tensor(t)} ({namer.tensor_where(t)})")
-        rows = namer.rel.where("unit_at", t=t)
+        rows = held_rows(namer.rel, t)
         if not rows:
-            out.append("// no unit_at tuple: nothing reached this tensor")
+            out.append("// no unit_at or init_unit tuple: nothing reached this tensor")
         for row in rows:
-            tree = explain(ex.engine, "unit_at", row, max_depth=depth, follow=CHAIN_RELATIONS)
+            tree = explain(ex.engine, relation_of(row), row, max_depth=depth, follow=CHAIN_RELATIONS)
             out.append(tree.format().rstrip("\n"))
         tensors = sorted(_tensors_in(rows, ex, namer) | {t})
         out.append("// units: " + ", ".join(f"{u} = {namer.unit(u)}" for u in sorted(namer.units)))
@@ -725,7 +737,7 @@ def tree_text(ex: Explained, namer: Namer, target: Target, depth: int) -> str:
 
 
 def _tensors_in(rows, ex, namer) -> set:
-    """Tensors along the chains of these unit_at tuples (for the legend)."""
+    """Tensors along the chains of these units (held_rows) (for the legend)."""
     walker = ChainWalker(ex, namer)
     out = set()
     for row in rows:

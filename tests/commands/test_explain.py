@@ -5,10 +5,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from sdylog import RULES_DIR
-from sdylog.commands.explain import (STARTED, ChainWalker, Hop, Namer, Origin, explain, explain_text, name_ranges,
+from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, held_rows, name_ranges,
                                      parse_spec, resolve, run_with_provenance)
-from sdylog.datalog.lexer import Preprocessor
 from sdylog.ir.diagnostics import SdylogError
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
@@ -104,7 +102,7 @@ def chain_of(path, value, dim):
     (target,) = resolve(parse_spec(value), ex.values, ex.funcs, ex.result_counts)
     vid = ex.copies[id(target.value)][0]
     (t,) = [t for v, t in ex.engine.scan("tensor_of") if v == vid]
-    rows = sorted(r for r in ex.engine.scan("unit_at") if r[0] == t and r[1] == dim)
+    rows = sorted((r for r in held_rows(namer.rel, t) if r.d == dim), key=lambda r: (r.dp, r.u))
     return namer, ChainWalker(ex, namer).chain(rows[0])
 
 
@@ -248,10 +246,15 @@ def test_bad_values_name_what_is_there(tmp_path):
     assert p.stderr.strip() == "error: no value %9 in @main; values are %arg0, %0..%2"
 
 
-def test_started_is_the_rules_writer_of_a_unit_a_tensor_starts_with():
-    pp = Preprocessor()
-    pp.tokens_of_file(str(RULES_DIR / "propagation" / "core-declarations.dl"))
-    assert "".join(t.text for t in pp.macros["STARTED"]) == str(STARTED)
+def test_the_units_a_tensor_starts_with_are_apart_from_written_ones(tmp_path):
+    """%arg0 starts with "a" (init_unit, no writer); %0 holds it as the negate wrote it (unit_at)."""
+    ex = run_with_provenance(write(tmp_path, CHAIN))
+    namer = Namer(ex)
+    started = [(r[0], r[1], r[2]) for r in ex.engine.scan("init_unit")]
+    written = [(r[0], r[1], r[2]) for r in ex.engine.scan("unit_at")]
+    assert started == [(0, 0, 0)] and (0, 0, 0) not in written and (1, 0, 0) in written
+    assert [type(r).__name__ for r in held_rows(namer.rel, 0)] == ["init_unit"]
+    assert [type(r).__name__ for r in held_rows(namer.rel, 1)] == ["unit_at"]
 
 
 def test_name_ranges():

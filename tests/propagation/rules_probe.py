@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdylog.commands.explain import STARTED
 from sdylog.ir import parse_module
 from sdylog.propagation.driver import PropagationOptions, propagate
 
@@ -89,13 +88,14 @@ class Derived:
         return dims
 
     def unit_ranks(self, name: str) -> list[UnitRank]:
-        """The unit_at rows of tensor `name`: each unit and when it came."""
+        """The units tensor `name` holds (core.dl: HOLDS, the init_unit and
+        unit_at rows): each unit and when it came."""
         t = self.tensor(name)
-        out = []
+        out = [UnitRank(d, p, self.unit_name(u), ph, 0, 0, 0, "init")
+               for t2, d, p, u, _, _, ph in self.rows("init_unit") if t2 == t]
         for t2, d, p, u, _, _, ph, pos, c, seen, by, _ in self.rows("unit_at"):
             if t2 == t:
-                out.append(UnitRank(d, p, self.unit_name(u), ph, pos, c, seen,
-                                    "init" if by == STARTED else self.op_name(by)))
+                out.append(UnitRank(d, p, self.unit_name(u), ph, pos, c, seen, self.op_name(by)))
         return sorted(out, key=lambda x: (x.dim, x.pos))
 
     def proposals(self, op: str, relation: str = "prop") -> set[tuple[int, int, str]]:

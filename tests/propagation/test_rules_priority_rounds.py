@@ -83,3 +83,23 @@ def test_a_write_refused_for_a_later_round_is_made_in_that_round():
     assert (arg.unit, arg.phase, arg.by) == ("a", 5, "stablehlo.add")   # round 1's first phase
     assert {(f, to) for t, f, to in d.rows("restriction_lifts") if t == d.tensor("%arg1")} == \
         {(phase, 5) for phase in range(5)}
+
+
+# %arg0's "a":(1)2 waits for round 1; in round 0 the add offers %arg0
+# "a":(3)2, which clashes with it (units.dl: unit_clash): the tensor refuses
+# it, as Shardy keeps the annotation's axes (core.dl: start_excludes).
+CLASH_BEFORE_ITS_ROUND = """
+sdy.mesh @mesh = <["a"=6]>
+func.func @main(%arg0: tensor<12x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a":(1)2}p1, {?}]>},
+                %arg1: tensor<12x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {"a":(3)2}p0]>}) -> tensor<12x12xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<12x12xf32>
+  return %0 : tensor<12x12xf32>
+}
+"""
+
+
+def test_a_unit_clashing_with_one_held_for_a_later_round_stays_out():
+    d = Derived(CLASH_BEFORE_ITS_ROUND, USER_PRIORITY)
+    assert [(u.unit, u.by) for u in d.unit_ranks("%arg0")] == [("a:(1)2", "init")]
+    assert d.sharding("%arg0") == [["a:(1)2"], []]
+    assert d.sharding("%0") == d.sharding("result0") == [[], ["a:(3)2"]]

@@ -80,8 +80,7 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}
 def test_a_unit_offered_at_the_rank_a_slot_takes_its_own_stays_out():
     d = Derived(SLOT_AT_ITS_ROUND, USER_PRIORITY)
     slot = d.tensor("result0")
-    ((held, rank),) = [(d.unit_name(u), (ph, pos, c)) for t, _, _, u, _, _, ph, pos, c, *_ in d.rows("unit_at")
-                       if t == slot]
+    ((held, rank),) = [(u.unit, (u.phase, u.position, u.cascade)) for u in d.unit_ranks("result0")]
     offered = [(d.unit_name(u), (ph, pos, c)) for _, _, t, _, _, u, _, ph, pos, c, *_ in d.rows("write") if t == slot]
     assert (held, rank[0]) == ("a", 5)   # from round 1's first phase
     assert offered == [("c", rank)]
