@@ -2,6 +2,10 @@
 (sdylog/datalog/native_db.py, native/db.c) against the all-Python path
 (SDYLOG_NATIVE=0): the same relations, the same errors, and the strata that
 keep the Python path."""
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +15,7 @@ from sdylog.datalog.plan import PlanCache
 from sdylog.datalog.native_plan import _SYMBOL_ORDER, OP_BIND, OP_CMP, OP_EMIT, OP_SCAN, _native, plan_words
 from sdylog.ir.diagnostics import SdylogError
 
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
 
 
@@ -345,6 +350,49 @@ def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
                 plan_words([1], [(0, (5,), False)], [copy], [[]], []), b""):
         with pytest.raises(ValueError):
             db.run([[_native.Plan(bad)]])
+
+
+BEYOND_A_ROW = """
+import sys
+from sdylog.datalog.native_plan import OP_BIND, OP_CHECK, OP_DISTINCT, OP_EMIT, OP_SCAN, _native, plan_words
+db = _native.Database([(2, (False, False)), (2, (False, False))])
+assert db.insert(0, [(1, 2)])
+refused = 0
+for body in ([OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 2],     # (column 2 of a row of 2)
+             [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_CHECK, 0, 5, 0],    # (column 5 of a row of 2)
+             [OP_BIND, 0, 1, 0, OP_BIND, 1, 0, 1],                    # (slot 1 holds no row)
+             [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 1, 1]):    # (slot 1 holds no row)
+    program = (2, 2, body + [OP_EMIT, 0, 2, 0, 1], [])
+    try:
+        db.run([[_native.Plan(plan_words([1], [(0, (), False)], [program], [[]], []))]])
+    except ValueError as e:
+        refused += "malformed program" in str(e)
+# (DISTINCT compares a slot's row with the tested tuple: a slot of no row is refused)
+try:
+    db.run([[_native.Plan(plan_words([1], [(0, (), False)], [(2, 2, [OP_DISTINCT, 1], [])], [[]], []))]])
+except ValueError:
+    refused += 1
+print(refused)
+"""
+
+
+def test_a_plan_reading_beyond_a_row_is_refused_not_run():
+    # (a BIND or CHECK column is checked against the arity of the table its slot's
+    # SCAN / LOOKUP reads: a saved plan's words come from disk. In a child
+    # process: a regression would crash the interpreter, not fail this test only)
+    done = subprocess.run([sys.executable, "-c", BEYOND_A_ROW], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["5"]
+
+
+def test_a_symbol_id_out_of_range_is_an_error_when_read():
+    # (a malformed plan can EMIT any int into a symbol column: reading it raises)
+    db = _native.Database([(1, (False,)), (1, (True,))], ["a"])
+    assert db.insert(0, [(1,)])
+    emit = (2, 1, [OP_SCAN, 0, 0, OP_EMIT, 0, 1, 1], [1, 7])   # (register 1 = 7, no symbol 7)
+    assert db.run([[_native.Plan(plan_words([1], [(0, (), False)], [emit], [[]], []))]])[0] == "ok"
+    with pytest.raises(ValueError, match="symbol id 7"):
+        db.rows(1)
 
 
 def test_a_plan_pickles_as_its_words():

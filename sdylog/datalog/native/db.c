@@ -101,10 +101,16 @@ static int load_checked(Words *r, Interp *in, int arity, Prog **out, int *n) {
 
 
 /* the operands of a program in range (the interpreter does not check them),
-   and the words BRANCH and JOIN go on at the start of an instruction */
+   and the words BRANCH and JOIN go on at the start of an instruction. A
+   column of a tuple slot (BIND, CHECK) is below the arity of every table a
+   SCAN or LOOKUP before it put in that slot: a plan's words come from disk
+   too (saved plans), and the interpreter reads t[c] unchecked. (ev's indexes
+   may be stand-ins: their nkey and t, whose arity, are what is read.) */
 static int check_prog(Interp *ev, Prog *p, int arity) {
     const i64 *c = p->code;
     Py_ssize_t pc = 0, ntargets = 0;
+    int columns[MAX_TUPLES];   /* tuple slot -> the fewest columns of a table put in it, -1 none yet */
+    for (int i = 0; i < MAX_TUPLES; i++) columns[i] = -1;
     char *start = calloc((size_t)p->len + 1, 1);                     /* word -> starts an instruction */
     Py_ssize_t *target = malloc(sizeof(Py_ssize_t) * (size_t)(p->len + 1));   /* words jumped to */
     if (!start || !target) { free(start); free(target); PyErr_NoMemory(); return -1; }
@@ -112,6 +118,8 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
 #define TUP(x) ((x) >= 0 && (x) < p->ntup)
 #define IDX(x) ((x) >= 0 && (x) < ev->nix)
 #define FITS(k) (pc + (k) <= p->len)
+#define FILL(slot, index) do { int a_ = ev->ix[index]->t->arity; \
+        if (columns[slot] < 0 || a_ < columns[slot]) columns[slot] = a_; } while (0)
     if (p->nregs < arity) goto bad;
     while (pc < p->len) {
         i64 op = c[pc];
@@ -120,6 +128,7 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
         switch (op) {
         case OP_SCAN:
             if (!FITS(3) || !IDX(c[pc + 1]) || ev->ix[c[pc + 1]]->nkey || !TUP(c[pc + 2])) goto bad;
+            FILL(c[pc + 2], c[pc + 1]);
             pc += 3;
             break;
         case OP_LOOKUP: case OP_NOTIN: {
@@ -127,14 +136,18 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             if (!FITS(at) || !IDX(c[pc + 1])) goto bad;
             n = c[pc + at - 1];
             if (n < 1 || n > MAXKEY || n != ev->ix[c[pc + 1]]->nkey || !FITS(at + n)) goto bad;
-            if (op == OP_LOOKUP && !TUP(c[pc + 2])) goto bad;
+            if (op == OP_LOOKUP) {
+                if (!TUP(c[pc + 2])) goto bad;
+                FILL(c[pc + 2], c[pc + 1]);
+            }
             for (Py_ssize_t i = 0; i < n; i++) if (!REG(c[pc + at + i])) goto bad;
             pc += at + n;
             break;
         }
         case OP_BIND: case OP_CHECK: {
             int r = op == OP_BIND ? 1 : 3, t = op == OP_BIND ? 2 : 1, col = op == OP_BIND ? 3 : 2;
-            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= MAXKEY * 2) goto bad;
+            if (!FITS(4) || !REG(c[pc + r]) || !TUP(c[pc + t]) || c[pc + col] < 0 || c[pc + col] >= columns[c[pc + t]])
+                goto bad;
             pc += 4;
             break;
         }
@@ -179,7 +192,10 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
             break;
         case OP_MOVE: if (!FITS(3) || !REG(c[pc + 1]) || !REG(c[pc + 2])) goto bad; pc += 3; break;
         case OP_EMPTY: if (!FITS(2) || !IDX(c[pc + 1])) goto bad; pc += 2; break;
-        case OP_DISTINCT: if (!FITS(2) || !TUP(c[pc + 1])) goto bad; pc += 2; break;
+        case OP_DISTINCT:   /* (compares the slot's tuple with the tested one, of `arity` columns) */
+            if (!FITS(2) || !TUP(c[pc + 1]) || columns[c[pc + 1]] < arity) goto bad;
+            pc += 2;
+            break;
         case OP_FAIL: case OP_TRUE: pc += 1; break;
         case OP_AGG:   /* (its body's words are checked as the next instructions) */
             if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
@@ -216,6 +232,7 @@ bad:
 #undef TUP
 #undef IDX
 #undef FITS
+#undef FILL
 }
 
 /* key columns (a tuple of ints) into key[]: their number, -1 with a Python error */
@@ -309,7 +326,13 @@ static int table_tuples(Table *t, const int *cols, int ncols, IntCache *cache, c
             int c = cols[i];
             PyObject *v;
             if (sym[c]) {
-                v = PyList_GET_ITEM(names, r[c]);   /* (ids come from `names`: in range) */
+                /* (a malformed plan, its words read from disk, can put any int in a symbol column) */
+                if (r[c] < 0 || r[c] >= PyList_GET_SIZE(names)) {
+                    Py_DECREF(tup);
+                    PyErr_Format(PyExc_ValueError, "symbol id %lld out of range", (long long)r[c]);
+                    return -1;
+                }
+                v = PyList_GET_ITEM(names, r[c]);
                 Py_INCREF(v);
             } else {
                 v = cached_int(cache, r[c]);
@@ -878,6 +901,7 @@ static int plan_load(Plan *p, Database *db, Words *r) {
         for (int k = 0; k < x->nkey; k++)
             if (next_int(r, 0, x->arity - 1, "index column", &x->key[k]) < 0) goto out;
         stand_in[i].nkey = x->nkey;
+        stand_in[i].t = &db->tab[x->tno]->t;   /* (check_prog reads its arity) */
         in.ix[i] = &stand_in[i];
     }
     for (int i = 0; i < nchecks; i++)
