@@ -68,6 +68,7 @@ class TableLayout:
         # id(engine.DropPlan) -> (it, its tables per stratum: native_db.frees)
         self.frees: dict = {}
         self._empty = (None, 0)                     # (a Database of these tables kept empty, its symbols: database())
+        self.saved = False      # whether `bound` holds plans read from disk (native_db._forget_saved_plans)
 
     def database(self, native):
         """A new Database of these tables, empty, knowing the symbols
@@ -88,6 +89,7 @@ class TableLayout:
         # (keyed by the sizes' ids in this process: the sizes are those of the
         # plans kept, pickled with the program, see plan.PlanCache)
         self.bound = {rels: {id(b.seen): b for b in known} for rels, known in state["bound"].items()}
+        self.saved = bool(self.bound)
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -220,7 +222,17 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, 
     batch = _batch(ndb, indexes, program, strata)
     if batch is None:
         return [], False
-    status, done, rounds = ndb.db.run(batch.offered) if frees is None else ndb.db.run(batch.offered, frees)
+    try:
+        status, done, rounds = ndb.db.run(batch.offered) if frees is None else ndb.db.run(batch.offered, frees)
+    except ValueError:
+        # (a plan of the layout read from disk that C refuses to load: a cache file
+        # damaged past its checksum. As cache.py does with a corrupt file: forget the
+        # layout's plans, bind them again, and save the program again at exit. The
+        # strata of the batch before the refused plan ran already: run again on tables
+        # holding their rows, they add none)
+        if not _forget_saved_plans(ndb):
+            raise
+        return run_strata(ndb, indexes, program, strata, changed, frees)
     # (when no plan kept fits a stratum, those after it are likely not to either, the
     # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)
@@ -231,6 +243,21 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, 
     # (a stratum handed back may be partly written, a stepped one's auxiliary tables emptied)
     changed(batch.relations if done == n else [r for s in batch.strata[:done + 1] for r in _written(s)])
     return rounds, status == "abort" or stepped_stale
+
+
+def _forget_saved_plans(ndb: NativeDB) -> bool:
+    """Drop the plans bound by the layout (and the database) when the
+    layout's came from disk (TableLayout.saved), so that they are bound
+    again and the program saved again; False when they did not."""
+    layout = ndb.layout
+    if not layout.saved:
+        return False
+    layout.saved = False
+    layout.bound.clear()
+    layout.batches.clear()
+    layout.added += 1   # (cache.py writes the program again)
+    ndb.bound.clear()
+    return True
 
 
 def frees(ndb: NativeDB, plan) -> list:

@@ -407,3 +407,47 @@ def test_a_saved_program_loads_its_bound_plans_without_binding_them(tmp_path, mo
     bound.clear()
     loaded = cache.load_program_cached(str(rules), lambda p: None)
     assert run(loaded, "zyxabcd") == [(n,) for n in "abxyz"] and bound == []
+
+
+def test_a_saved_plan_refused_by_c_is_bound_again_and_saved_again(tmp_path, monkeypatch):
+    """(a bound plan whose words C refuses, in a file whose checksum holds:
+    as a corrupt file, the run gives the right rows, binding the layout's
+    plans again, and the program is saved again: the next run refuses none)"""
+    import glob
+
+    import pytest
+
+    from sdylog.datalog import load_program, make_engine, native_db
+    from sdylog.datalog.native_plan import _native
+    if _native is None:
+        pytest.skip("the C extension sdylog.datalog._native is not built")
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    rules.write_text('.decl e(x: symbol, y: symbol)\n.decl r(x: symbol, y: symbol)\n.decl hub(x: symbol)\n'
+                     'r(x, y) :- e(x, y).\nr(x, z) :- r(x, y), e(y, z).\nhub(x) :- r(x, "c").\n.output hub\n')
+    forgotten = []
+    real = native_db._forget_saved_plans
+    monkeypatch.setattr(native_db, "_forget_saved_plans", lambda ndb: forgotten.append(1) or real(ndb))
+
+    def run(program):
+        with make_engine(program) as engine:
+            engine.load("e", list(zip("abcd", "bcd")))
+            engine.run(relations=["hub"])
+            return sorted(engine.read("hub"))
+
+    assert run(cache.load_program_cached(str(rules), load_program)) == [("a",), ("b",)]
+    cache._save_plans()
+    damaged = cache.load_program_cached(str(rules), lambda p: None)
+    (path,) = glob.glob(str(tmp_path / "cache" / "program-*.pickle"))
+    cut = 0
+    for known in damaged.run_cache["schema"].tables.bound.values():
+        for b in known.values():
+            b.plan = _native.Plan(b.plan.__reduce__()[1][0][:-8])   # (its last word cut)
+            cut += 1
+    assert cut
+    cache._write(path, damaged)
+    monkeypatch.setattr(cache, "_SAVED_WITH_PLANS", [])   # (saved again below: by this run only)
+    assert run(cache.load_program_cached(str(rules), lambda p: None)) == [("a",), ("b",)] and forgotten == [1]
+    cache._save_plans()
+    forgotten.clear()
+    assert run(cache.load_program_cached(str(rules), lambda p: None)) == [("a",), ("b",)] and forgotten == []
