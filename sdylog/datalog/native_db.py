@@ -49,13 +49,12 @@ class TableLayout:
         self.numbers: dict[str, int] = {}           # relation -> table number
         self.arity: dict[str, int] = {}
         self.shapes: list[tuple] = []               # per table: table_shape
-        alike: dict = {}   # (tables of one shape share it: pickled once, with the program)
         for name, decl in decls.items():
             shape = table_shape(decl)
             if shape is not None:
                 self.numbers[name] = len(self.shapes)
                 self.arity[name] = decl.arity
-                self.shapes.append(alike.setdefault(shape, shape))
+                self.shapes.append(shape)
         self.in_python = [name for name in decls if name not in self.numbers]   # (a float column)
         self.programs = programs
         self.symbols: list[str] = []                # symbol id -> its string
@@ -450,7 +449,7 @@ def _prepared(ndb: NativeDB, covered: bool, program, stratum, kept, plans, batch
             return got.plan
         batch.need = ndb.known + 1    # (bound by the database: the batch serves it only)
     got = _bound(ndb.bound, stratum, kept, plans,
-                 lambda: _Bound(kept[0], _native.Plan(_arguments(ndb, program, stratum, kept, plans, ndb.intern)), 0))
+                 lambda: _Bound(kept[0], _native.Plan(_plan_words(ndb, program, stratum, kept, plans, ndb.intern)), 0))
     return got.plan
 
 
@@ -485,19 +484,19 @@ def _bound(bound: dict, stratum, kept, plans, make) -> _Bound:
 
 
 def _layout_bound(ndb: NativeDB, program, stratum, kept, plans) -> _Bound:
-    """_arguments with symbols interned by the layout, and the number of
+    """_plan_words with symbols interned by the layout, and the number of
     symbols a database must know to run them."""
     ids = []   # (those of the symbols bound: most plans name none)
 
     def intern(symbol: str) -> int:
         ids.append(ndb.layout.intern(symbol))
         return ids[-1]
-    words = _arguments(ndb, program, stratum, kept, plans, intern)
+    words = _plan_words(ndb, program, stratum, kept, plans, intern)
     ndb.layout.added += 1
     return _Bound(kept[0], _native.Plan(words), 1 + max(ids, default=-1))
 
 
-def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
+def _plan_words(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
     """The C plan's words (native_plan.plan_words) for a stratum's plan `kept` (its out tables,
     indexes, programs and size checks, and a rank-ordered stratum's ranks
     and domination tests; see db.c), its symbols interned by `intern`."""
@@ -508,8 +507,7 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
     def bound(programs):
         return [p.bind(intern) for p in programs]
     if not stratum.subsumptive:
-        (programs,) = lowered
-        base, deltas, specs = programs.value
+        base, deltas, specs = lowered.value
         return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
                           bound(base), [bound(g) for g in deltas], checks)
     deltas, doms, base, specs = lowered
@@ -518,7 +516,7 @@ def _arguments(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
                       bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])
 
 
-def _lower(program, stratum, ctx: Context) -> tuple | None:
+def _lower(program, stratum, ctx: Context) -> Pickled | None:
     """The stratum's C programs (base clauses, delta groups, index specs);
     None when one reads a relation not held in C or does not lower."""
     plans = plan_stratum(program, stratum, ctx)
@@ -533,6 +531,5 @@ def _lower(program, stratum, ctx: Context) -> tuple | None:
     if any(ctx.size(rel) is None for rel, _ in specs):
         return None
     # (pickled on their own: a process that loads the plans its layout bound,
-    # TableLayout, reads them only to bind them for another database; in a
-    # tuple, as a Pickled plan is one plan.PlanCache saved for other sizes)
-    return (Pickled.of((base, deltas, specs)),)
+    # TableLayout, reads them only to bind them for another database)
+    return Pickled.of((base, deltas, specs))

@@ -597,6 +597,20 @@ def dead(body, size, here) -> bool:
 # (A program saved with plans made by other code is not read: cache.engine_stamp.)
 
 
+class _Unread:
+    """A plan PlanCache saved pickled on its own (its __getstate__), not
+    read since. A type of its own: a plan may be a Pickled itself (the C
+    programs of native_db._lower)."""
+
+    __slots__ = ("pickled",)
+
+    def __init__(self, pickled: Pickled):
+        self.pickled = pickled
+
+    def __reduce__(self):
+        return _Unread, (self.pickled,)
+
+
 class PlanCache:
     """The plans made for a program, kept for its life (in
     program.run_cache; a program cached on disk is saved again with its
@@ -626,7 +640,7 @@ class PlanCache:
         # as it is; the others each pickled on their own, unpickled when a run
         # picks one: a process uses few of them, and each pickle of its own
         # costs more to read than a part of a larger one.)
-        return {"_kept": {k: [(seen, made if i == 0 else Pickled.of(made)) for i, (seen, made) in enumerate(v)]
+        return {"_kept": {k: [(seen, made if i == 0 else _Unread(Pickled(None, made))) for i, (seen, made) in enumerate(v)]
                           for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
 
     def get(self, key, size, make):
@@ -636,8 +650,8 @@ class PlanCache:
         kept = self._kept.setdefault(key, [])
         for k, (seen, made) in enumerate(kept):
             if all(now == was or self._alike(now, was) for rel, was in seen.items() for now in [size(rel)]):
-                if isinstance(made, Pickled):
-                    made = made.value
+                if isinstance(made, _Unread):
+                    made = made.pickled.value
                     self.changes += 1
                 kept.pop(k)
                 kept.insert(0, (seen, made))
@@ -657,7 +671,7 @@ class PlanCache:
         every plan of every stratum to offer it would cost a cold start more
         than the few strata whose sizes need one, which `get` finds and
         unpickles when its stratum comes first (native_db._batch)."""
-        return [k for k in self._kept.get(key, ()) if not isinstance(k[1], Pickled)]
+        return [k for k in self._kept.get(key, ()) if not isinstance(k[1], _Unread)]
 
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for

@@ -231,8 +231,8 @@ def test_a_later_engine_of_a_program_binds_no_stratum_again(monkeypatch):
     whose symbols would take other ids, and gives the Python path's relations."""
     program = parse_program(PROGRAM, "layout.dl")
     bound = []
-    real = native_db._arguments
-    monkeypatch.setattr(native_db, "_arguments", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
+    real = native_db._plan_words
+    monkeypatch.setattr(native_db, "_plan_words", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
 
     def run(facts, native=True):
         bound.clear()

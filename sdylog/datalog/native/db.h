@@ -34,10 +34,10 @@ typedef struct {
 
 extern PyTypeObject DatabaseType, PlanType;
 
-/* A stratum's plan (Database.plan) in C form: its programs loaded and
-   checked once, then run by any database whose tables have the shapes of
-   the one it was made for (the databases of one TableLayout, native_db.py).
-   Held by Python in a capsule. A plan of a rank-ordered stratum (nrank > 0)
+/* A stratum's plan loaded in C (plan_of, db.c: from the words of a
+   _native.Plan, when first run): its programs checked once, then run by
+   any database whose tables have the shapes of the one it was loaded for
+   (the databases of one TableLayout, native_db.py). A plan of a rank-ordered stratum (nrank > 0)
    has its relations' rank columns and domination tests too (ranked.c runs
    it); another is run semi-naively (db.c). */
 typedef struct { int tno, arity, nkey, key[MAXKEY], live; } IndexSpec;
