@@ -478,12 +478,9 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    /* (PyModule_AddType readies the type and takes its reference only when it is added) */
     if (PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyModule_AddIntConstant(m, "MAXRANK", MAXRANK) < 0
-        || PyType_Ready(&DatabaseType) < 0 || PyType_Ready(&PlanType) < 0) { Py_DECREF(m); return NULL; }
-    Py_INCREF(&DatabaseType);
-    Py_INCREF(&PlanType);
-    if (PyModule_AddObject(m, "Database", (PyObject *)&DatabaseType) < 0
-        || PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0) {
+        || PyModule_AddType(m, &DatabaseType) < 0 || PyModule_AddType(m, &PlanType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
