@@ -181,15 +181,17 @@ class MemoryEngine(NamedReads):
         self._restore(list(facts))
         checked = {}   # (relations whose rows Python checks and converts)
         inserted = []
-        for relation, data in facts.items():
-            # (C checks every row as it goes in: the usual case skips _rows_of's checks)
-            if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
-                inserted.append(relation)
-                self._loaded.setdefault(relation, []).extend(data)
-            else:
-                checked[relation] = data
-        if inserted:
-            self._c_changed(inserted)
+        try:
+            for relation, data in facts.items():
+                # (C checks every row as it goes in: the usual case skips _rows_of's checks)
+                if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
+                    inserted.append(relation)
+                    self._loaded.setdefault(relation, []).extend(data)
+                else:
+                    checked[relation] = data
+        finally:   # (a later relation's rows may raise: those already in C are noted all the same)
+            if inserted:
+                self._c_changed(inserted)
         for relation, data in checked.items():
             self._load_checked(self._decls[relation], data)
 
