@@ -75,6 +75,18 @@ def schema_of(program: Program) -> Schema:
     return cache["schema"]
 
 
+def merged_facts(relations, *sources: dict) -> dict:
+    """The facts of several sources (relation -> list of rows) as one dict
+    for load_all: only the non-empty ones of `relations`, the rows of a
+    relation that several sources give one after the other."""
+    merged: dict = {}
+    for source in sources:
+        for name, rows in source.items():
+            if name in relations and rows:
+                merged[name] = [*merged[name], *rows] if name in merged else rows
+    return merged
+
+
 class MemoryEngine(NamedReads):
     name = "memory"
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from sdylog.datalog import make_engine, parse_program
+from sdylog.datalog.memory_engine import merged_facts
 from sdylog.datalog.native_plan import _native
 
 from conftest import held_in
@@ -227,3 +228,11 @@ def test_rows_loaded_in_c_before_a_load_all_raises_are_read():
         with pytest.raises(RuntimeError, match="no hash"):   # (interning b's symbol hashes it)
             e.load_all({"a": [("y",)], "b": [(_UnhashableName("z"),)]})
         assert e.read("a") == [("x",), ("y",)]
+
+
+def test_merged_facts_keep_the_rows_of_every_source():
+    relations = {"a": None, "b": None}
+    first, second = {"a": [(1,)], "b": [], "other": [(9,)]}, {"a": [(2,)], "b": [(3,)]}
+    assert merged_facts(relations, first, second) == {"a": [(1,), (2,)], "b": [(3,)]}
+    assert first == {"a": [(1,)], "b": [], "other": [(9,)]}   # (sources unchanged)
+    assert merged_facts(relations, first) == {"a": [(1,)]}
