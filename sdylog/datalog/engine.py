@@ -16,11 +16,16 @@ def needed_strata(program: Program, relations: list[str] | None):
     return program.run_cache[key]
 
 
+def written_by(strata) -> list[str]:
+    """The relations the strata derive, stratum by stratum."""
+    return [r for s in strata for r in s.relations]
+
+
 def derived_relations(program: Program) -> list[str]:
     """The relations of every stratum of the program, in order (kept per program)."""
     got = program.run_cache.get("derived")
     if got is None:
-        got = program.run_cache["derived"] = [r for s in program.strata for r in s.relations]
+        got = program.run_cache["derived"] = written_by(program.strata)
     return got
 
 
@@ -42,14 +47,13 @@ class DropPlan:
     others can go as soon as no later stratum of the run reads or writes
     them: `before` (no stratum of the run touches them) and `after[i]` (the
     last toucher is the run's i-th stratum). `kept` is what was asked for.
-    The hash sets that deduplicate rows going in can go sooner: those of
-    `unwritten` relations before the run, and `sets[i]` once the i-th
-    stratum is done (before it, for a rank-ordered one: `unset_first`
-    holds those and the unwritten ones)."""
+    The hash sets that deduplicate rows going in can go sooner: `sets[i]`
+    once the i-th stratum is done, and `unset_first` before the run (of
+    those not asked for: the relations the run reads and does not write,
+    and those rank-ordered strata write, which store their result whole)."""
     kept: tuple[str, ...]
     before: list[str]
     after: list[list[str]]
-    unwritten: list[str]
     sets: list[list[str]]
     derived: list[str]      # the relations of the run's strata, in order
     unset_first: list[str]
@@ -82,10 +86,10 @@ def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
             after[last[r]].append(r)
         else:
             before.append(r)
-    written = {r for s in strata for r in s.relations}
+    derived = written_by(strata)
+    written = set(derived)
     unwritten = [r for r in relations if r not in keep and r not in written and r in last]
     sets = [[r for r in s.relations if r not in keep] for s in strata]
     # (a rank-ordered stratum stores its result whole: no set needed)
     unset_first = unwritten + [r for s, of in zip(strata, sets) if s.subsumptive for r in of]
-    return DropPlan(tuple(kept), before, after, unwritten, sets, [r for s in strata for r in s.relations],
-                    unset_first)
+    return DropPlan(tuple(kept), before, after, sets, derived, unset_first)

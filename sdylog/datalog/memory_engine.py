@@ -75,6 +75,18 @@ def schema_of(program: Program) -> Schema:
     return cache["schema"]
 
 
+def merged_facts(relations, *sources: dict) -> dict:
+    """The facts of several sources (relation -> list of rows) as one dict
+    for load_all: only the non-empty ones of `relations`, the rows of a
+    relation that several sources give one after the other."""
+    merged: dict = {}
+    for source in sources:
+        for name, rows in source.items():
+            if name in relations and rows:
+                merged[name] = [*merged[name], *rows] if name in merged else rows
+    return merged
+
+
 class MemoryEngine(NamedReads):
     name = "memory"
 
@@ -181,15 +193,17 @@ class MemoryEngine(NamedReads):
         self._restore(list(facts))
         checked = {}   # (relations whose rows Python checks and converts)
         inserted = []
-        for relation, data in facts.items():
-            # (C checks every row as it goes in: the usual case skips _rows_of's checks)
-            if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
-                inserted.append(relation)
-                self._loaded.setdefault(relation, []).extend(data)
-            else:
-                checked[relation] = data
-        if inserted:
-            self._c_changed(inserted)
+        try:
+            for relation, data in facts.items():
+                # (C checks every row as it goes in: the usual case skips _rows_of's checks)
+                if self._in_c(relation) and isinstance(data, list) and self._db.insert(relation, data):
+                    inserted.append(relation)
+                    self._loaded.setdefault(relation, []).extend(data)
+                else:
+                    checked[relation] = data
+        finally:   # (a later relation's rows may raise: those already in C are noted all the same)
+            if inserted:
+                self._c_changed(inserted)
         for relation, data in checked.items():
             self._load_checked(self._decls[relation], data)
 

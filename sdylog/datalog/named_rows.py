@@ -28,7 +28,9 @@ def row_type(decl: RelationDecl) -> type:
 _row_type = lru_cache(maxsize=None)(namedtuple)
 
 
-_positions: dict = {}   # (id(decl), columns) -> (decl, their positions): every run reads the same
+# (id(decl), columns) -> (decl, their positions): every run reads the same;
+# the decl is stored to pin its id (no other decl gets it while the entry lives)
+_positions: dict = {}
 
 
 def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
@@ -36,7 +38,7 @@ def positions(decl: RelationDecl, columns) -> tuple[int, ...]:
     error naming the relation and its columns for a name it does not declare."""
     key = (id(decl), tuple(columns))
     got = _positions.get(key)
-    if got is None or got[0] is not decl:
+    if got is None:
         if len(_positions) >= 4096:   # (decls of programs made and dropped: tests)
             _positions.clear()
         got = _positions[key] = (decl, _find_positions(decl, key[1]))

@@ -71,8 +71,9 @@ class TableLayout:
 
     def database(self, native):
         """A new Database of these tables, empty, knowing the symbols
-        interned so far: a copy of one kept empty (made again when symbols
-        were interned since), not made from the shapes per run."""
+        interned so far: a copy of one kept empty, not made from the shapes
+        per run. `native` (the C module) is used only when the kept one is
+        made: the first time, and when symbols were interned since."""
         empty, known = self._empty
         if empty is None or known != len(self.symbols):
             empty, known = self._empty = native.Database(self.shapes, self.symbols), len(self.symbols)
@@ -110,7 +111,7 @@ class NativeDB:
         self.maxrank = native.MAXRANK                # rank columns a rank-ordered stratum run in C may have
         self.layout = layout
         self.known = len(layout.symbols)            # symbols interned as the layout numbers them
-        # relation -> table number, and its arity: the layout's, until a table is added (declare)
+        # relation -> table number, and its arity: the layout's own dicts, shared (only declare writes, copying first)
         self.table: dict[str, int] = layout.numbers
         self.arity: dict[str, int] = layout.arity
         self.intern = self.db.intern      # str -> symbol id

@@ -24,6 +24,7 @@ def mpmd_program():
 def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False):
     """(engine, facts): the rules evaluated on the prepared module."""
     from sdylog.datalog import make_engine
+    from sdylog.datalog.memory_engine import merged_facts
     from sdylog.facts.extract import extract_facts
     from sdylog.mpmd.facts import mpmd_facts
 
@@ -32,9 +33,7 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
         rows = mpmd_facts(facts, module, entry, filename, options.devices, tuple(d for _, d in options.assign))
     program = mpmd_program()
     engine = make_engine(program, "memory", provenance=provenance)
-    inputs = set(program.relations)
-    engine.load_all({name: data for name, data in [*facts.relations.items(), *rows.items(), *options.facts().items()]
-                     if name in inputs and data})
+    engine.load_all(merged_facts(program.relations, facts.relations, rows, options.facts()))
     engine.run()
     return engine, facts
 

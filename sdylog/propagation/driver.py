@@ -14,6 +14,7 @@ from sdylog.datalog import make_engine
 from sdylog.datalog.cache import rule_program
 from sdylog.datalog.engines import propagation_engine
 from sdylog.datalog.gc_pause import gc_paused
+from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.types import unpropagatable_type_error
@@ -93,9 +94,7 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     engine_name = propagation_engine(getattr(ctx, "engine", None))
     engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
     wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
-    inputs = set(program.relations)
-    engine.load_all({name: rows for name, rows in [*facts.relations.items(), *run_facts(options).items()]
-                     if name in inputs and rows})
+    engine.load_all(merged_facts(program.relations, facts.relations, run_facts(options)))
     t2 = time.process_time()
     timings["load"] = t2 - t1
     engine.run(relations=wanted)

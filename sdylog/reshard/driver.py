@@ -15,6 +15,7 @@ from sdylog.datalog import make_engine
 from sdylog.datalog.cache import rule_program
 from sdylog.datalog.engines import propagation_engine
 from sdylog.datalog.gc_pause import gc_paused
+from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.extract import divisors, post_order
 from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import error_at
@@ -81,9 +82,7 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
         timings["facts"] = t1 - t0
         engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
                              provenance=bool(getattr(ctx, "provenance", False)))
-        inputs = set(program.relations)
-        engine.load_all({name: rows for name, rows in [*facts.relations.items(), *more_facts(facts).items()]
-                         if name in inputs and rows})
+        engine.load_all(merged_facts(program.relations, facts.relations, more_facts(facts)))
         t2 = time.process_time()
         timings["load"] = t2 - t1
         engine.run(relations=wanted)

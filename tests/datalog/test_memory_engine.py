@@ -6,9 +6,13 @@ clauses over empty relations, and rank-ordered strata whose clauses share one
 compiled function per relation."""
 import random
 
+import pytest
+
 from hypothesis import given, settings, strategies as st
 
 from sdylog.datalog import make_engine, parse_program
+from sdylog.datalog.memory_engine import merged_facts
+from sdylog.datalog.native_plan import _native
 
 from conftest import held_in
 
@@ -208,3 +212,27 @@ def test_an_engine_is_freed_by_its_last_reference():
         small(e)
         e.load("link", [(1, 2, 2 ** 70)])
     assert _engine_freed_without_collector(beyond_64_bits)
+
+
+class _UnhashableName(str):
+    def __hash__(self):
+        raise RuntimeError("no hash")
+
+
+@pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
+def test_rows_loaded_in_c_before_a_load_all_raises_are_read():
+    program = parse_program(".decl a(x: symbol)\n.decl b(x: symbol)\n", "load_all.dl")
+    with held_in("c"), make_engine(program, "memory") as e:
+        e.load("a", [("x",)])
+        assert e.read("a") == [("x",)]   # (a set made from a's C rows, to be forgotten)
+        with pytest.raises(RuntimeError, match="no hash"):   # (interning b's symbol hashes it)
+            e.load_all({"a": [("y",)], "b": [(_UnhashableName("z"),)]})
+        assert e.read("a") == [("x",), ("y",)]
+
+
+def test_merged_facts_keep_the_rows_of_every_source():
+    relations = {"a": None, "b": None}
+    first, second = {"a": [(1,)], "b": [], "other": [(9,)]}, {"a": [(2,)], "b": [(3,)]}
+    assert merged_facts(relations, first, second) == {"a": [(1,), (2,)], "b": [(3,)]}
+    assert first == {"a": [(1,)], "b": [], "other": [(9,)]}   # (sources unchanged)
+    assert merged_facts(relations, first) == {"a": [(1,)]}

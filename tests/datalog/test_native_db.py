@@ -339,6 +339,17 @@ def test_an_empty_copy_has_the_tables_and_symbols_and_none_of_the_rows():
     assert copy.rows(pairs) == {("a\udc80", "c")}
 
 
+def test_select_refuses_columns_out_of_range():
+    db = _native.Database([(2, (True, False))])
+    assert db.insert(0, [("x", 1)]) and db.select(0, (1, 0, 1)) == [(1, "x", 1)]
+    # (a column is range-checked before it is cut to a C int: 2**32 is not column 0)
+    for col in (2**32, 2**32 + 1, -1, 2, 2**64):
+        with pytest.raises((ValueError, OverflowError)):
+            db.select(0, (0, col))
+    with pytest.raises(ValueError, match="at most 64 columns"):
+        db.select(0, (0,) * 65)
+
+
 def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
     # (a plan's load checks every word it reads: a cache file written by other code,
     # or damaged past its checksum, raises, never reads beyond its words)

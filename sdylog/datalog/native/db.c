@@ -630,13 +630,17 @@ static PyObject *db_select(Database *db, PyObject *args) {
     int tno = table_number(db, tno_o);
     if (tno < 0) return NULL;
     int ncols = (int)PyTuple_GET_SIZE(cols_o), arity = db->tab[tno]->t.arity;
-    if (ncols > MAXKEY * 2) { PyErr_SetString(PyExc_ValueError, "columns"); return NULL; }
+    if (ncols > MAXKEY * 2) {
+        PyErr_Format(PyExc_ValueError, "select takes at most %d columns", MAXKEY * 2);
+        return NULL;
+    }
     for (int i = 0; i < ncols; i++) {
-        cols[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(cols_o, i));
-        if (cols[i] < 0 || cols[i] >= arity) {
+        long c = PyLong_AsLong(PyTuple_GET_ITEM(cols_o, i));
+        if (c < 0 || c >= arity) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such column");
             return NULL;
         }
+        cols[i] = (int)c;
     }
     return rows_into(db, tno, cols, ncols, PyList_New(0), PyList_Append);
 }

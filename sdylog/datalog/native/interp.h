@@ -86,26 +86,6 @@ typedef struct Interp {
     const i64 *tested; int tested_arity;   /* the tuple a domination test is about */
 } Interp;
 
-/* n programs with registers of their own (the words are the plan's), NULL when out of memory */
-static inline Prog *run_copies(const Prog *progs, int n) {   /* (inline: db.c uses none) */
-    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
-    for (int k = 0; c && k < n; k++) {
-        c[k] = progs[k];
-        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
-            for (int j = 0; j < k; j++) free(c[j].regs);
-            free(c);
-            return NULL;
-        }
-        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
-    }
-    return c;
-}
-
-static inline void free_copies(Prog *c, int n) {
-    for (int k = 0; c && k < n; k++) free(c[k].regs);
-    free(c);
-}
-
 /* ------------------------------------------------------------ the interpreter */
 #define ABORT() do { ev->status = ST_ABORT; return -1; } while (0)
 

@@ -233,6 +233,28 @@ static int seed(Eval *ev, int ri, const i64 *vals) {
     return buf_add(&s->v, ri, vals, ev->live[ri].arity);
 }
 
+/* n programs with registers of their own (the words are the plan's), NULL
+   when out of memory: a rank-ordered run's (db.c's run_plan copies its
+   programs into the Database's arena instead) */
+static Prog *run_copies(const Prog *progs, int n) {
+    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
+    for (int k = 0; c && k < n; k++) {
+        c[k] = progs[k];
+        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
+            for (int j = 0; j < k; j++) free(c[j].regs);
+            free(c);
+            return NULL;
+        }
+        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
+    }
+    return c;
+}
+
+static void free_copies(Prog *c, int n) {
+    for (int k = 0; c && k < n; k++) free(c[k].regs);
+    free(c);
+}
+
 static void eval_free(Eval *ev) {
     for (int i = 0; i < ev->in.nix; i++) index_free(&ev->ix[i]);
     free(ev->ix);
