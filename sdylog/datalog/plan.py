@@ -607,6 +607,11 @@ class _Unread:
     def __init__(self, pickled: Pickled):
         self.pickled = pickled
 
+    @classmethod
+    def of(cls, made) -> _Unread:
+        """A plan as an unread one (one unread since loaded: as it is)."""
+        return made if isinstance(made, cls) else cls(Pickled(None, made))
+
     def __reduce__(self):
         return _Unread, (self.pickled,)
 
@@ -640,7 +645,7 @@ class PlanCache:
         # as it is; the others each pickled on their own, unpickled when a run
         # picks one: a process uses few of them, and each pickle of its own
         # costs more to read than a part of a larger one.)
-        return {"_kept": {k: [(seen, made if i == 0 else _Unread(Pickled(None, made))) for i, (seen, made) in enumerate(v)]
+        return {"_kept": {k: [(seen, made if i == 0 else _Unread.of(made)) for i, (seen, made) in enumerate(v)]
                           for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
 
     def get(self, key, size, make):

@@ -345,6 +345,9 @@ def test_saved_plans_other_than_the_last_used_are_read_when_picked():
     again = pickle.loads(pickle.dumps(plans))
     assert [made.value for _, made in again.kept("p")] == ["small"]
     assert again.get("p", lambda rel: 10_000, lambda size: None).value == "big"
+    # (saved again before it is read, an unread plan stays one)
+    twice = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(plans))))
+    assert twice.get("p", lambda rel: 10_000, lambda size: None).value == "big"
 
 
 def test_rule_files_are_read_again_only_when_their_stats_change(tmp_path, monkeypatch):
