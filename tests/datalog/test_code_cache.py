@@ -386,14 +386,11 @@ def test_rule_files_changed_lately_are_read_whatever_their_stats(tmp_path, monke
     assert len(loads) == 1 and len(hashed) == 3
 
 
-def test_a_saved_program_loads_its_bound_plans_without_binding_them(tmp_path, monkeypatch):
-    """(native_db.TableLayout, saved with the program: a later process loads
-    the plans an earlier one bound (_native.Plan, pickled as its words) with the table
-    numbers and symbol ids of the layout's saved symbols, binding none;
-    facts naming other symbols first give the same rows.)"""
+def _hub_rules(tmp_path, monkeypatch):
+    """A rule file of symbols (a recursive stratum, a constant), with the
+    cache in tmp_path; skips without the C extension."""
     import pytest
 
-    from sdylog.datalog import load_program, make_engine, native_db
     from sdylog.datalog.native_plan import native_module
     if native_module() is None:
         pytest.skip("the C extension sdylog.datalog._native is not built")
@@ -401,6 +398,16 @@ def test_a_saved_program_loads_its_bound_plans_without_binding_them(tmp_path, mo
     rules = tmp_path / "p.dl"
     rules.write_text('.decl e(x: symbol, y: symbol)\n.decl r(x: symbol, y: symbol)\n.decl hub(x: symbol)\n'
                      'r(x, y) :- e(x, y).\nr(x, z) :- r(x, y), e(y, z).\nhub(x) :- r(x, "c").\n.output hub\n')
+    return rules
+
+
+def test_a_saved_program_loads_its_bound_plans_without_binding_them(tmp_path, monkeypatch):
+    """(native_db.TableLayout, saved with the program: a later process loads
+    the plans an earlier one bound (_native.Plan, pickled as its words) with the table
+    numbers and symbol ids of the layout's saved symbols, binding none;
+    facts naming other symbols first give the same rows.)"""
+    from sdylog.datalog import load_program, make_engine, native_db
+    rules = _hub_rules(tmp_path, monkeypatch)
     bound = []
     real = native_db._plan_words
     monkeypatch.setattr(native_db, "_plan_words", lambda ndb, s, *rest: bound.append(s.relations) or real(ndb, s, *rest))
@@ -425,16 +432,9 @@ def test_a_saved_plan_refused_by_c_is_bound_again_and_saved_again(tmp_path, monk
     plans again, and the program is saved again: the next run refuses none)"""
     import glob
 
-    import pytest
-
     from sdylog.datalog import load_program, make_engine, native_db
     from sdylog.datalog.native_plan import _native
-    if _native is None:
-        pytest.skip("the C extension sdylog.datalog._native is not built")
-    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
-    rules = tmp_path / "p.dl"
-    rules.write_text('.decl e(x: symbol, y: symbol)\n.decl r(x: symbol, y: symbol)\n.decl hub(x: symbol)\n'
-                     'r(x, y) :- e(x, y).\nr(x, z) :- r(x, y), e(y, z).\nhub(x) :- r(x, "c").\n.output hub\n')
+    rules = _hub_rules(tmp_path, monkeypatch)
     forgotten = []
     real = native_db._forget_saved_plans
     monkeypatch.setattr(native_db, "_forget_saved_plans", lambda ndb: forgotten.append(1) or real(ndb))
