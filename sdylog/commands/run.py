@@ -71,10 +71,9 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
                               on_named=db_file.add if db_file else None)
         # (the reshards needed were decided in run_pipeline: a module Shardy's reshard pass rejects
         # is an error there, and nothing is written)
-        if db_file:
-            if not partition:
-                db_file.add(result.needed.inventory.engine)
-                db_file.add(result.reshard_names)
+        if db_file and not partition:
+            db_file.add(result.needed.inventory.engine)
+            db_file.add(result.reshard_names)
         written = [(module_out, result.text())]
         if report_out:
             progress.step("report")

@@ -318,12 +318,6 @@ def _value_keys(facts) -> dict[int, list[tuple]]:
 _IMPORTED_KIND = {"func.call": "sdy.named_computation", "stablehlo.constant": "sdy.constant"}
 
 
-def kind_of(op) -> str:
-    """The op's name, as the import passes leave that kind of op."""
-    name = op_name(op)
-    return _IMPORTED_KIND.get(name, name)
-
-
 # ---------------------------------------------------------------- what propagation gave them
 def functions_of(module) -> tuple[list[str], dict[str, int]]:
     """The module's function names, in order, and each one's result count."""

@@ -276,10 +276,7 @@ class _Extractor:
         """The value's id; a value seen for the first time gets the next id
         (its value and value_dim rows are written at the end, add_value_rows)."""
         vid = self.facts.value_ids.get(value)
-        return self.new_value_id(value, func) if vid is None else vid
-
-    def new_value_id(self, value, func: str) -> int:
-        return self.new_value_ids([value], func)[0]
+        return self.new_value_ids([value], func)[0] if vid is None else vid
 
     def new_value_ids(self, values: list, func: str) -> list[int]:
         """The next ids, for `values` (of `func`, none met before)."""
@@ -466,11 +463,8 @@ class _Extractor:
                 read = func
                 self.add_func_shardings(f.ops[func_ops[func]], func, args[func])
             op = f.ops[o]
-            attrs = op.attributes
-            self.add_list_shardings(op, attrs, o, results[o])   # (add_op_sharding_rows' rows)
-            kind = self._kinds.get(name) or self.kind_of(op, name)
-            if kind.shardings is not None:
-                kind.shardings(self, _OpRead(o, op, name, func, kind, (), results[o], ()), attrs)
+            kind = self.kind_of(op, name)
+            self.add_op_sharding_rows(_OpRead(o, op, name, func, kind, (), results[o], ()), op.attributes)
         for r in {r for _, r in f.rows("op_rule")}:   # (the rules of the ops there are)
             self._split_sizes |= _rule_rows(f.rules[r])[1]
         self.add_units()

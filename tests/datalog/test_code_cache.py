@@ -350,6 +350,14 @@ def test_saved_plans_other_than_the_last_used_are_read_when_picked():
     assert twice.get("p", lambda rel: 10_000, lambda size: None).value == "big"
 
 
+def _counted_hashes(monkeypatch) -> list:
+    """cache._files_key counting its calls (a rule file's contents hashed)."""
+    hashed = []
+    real_key = cache._files_key
+    monkeypatch.setattr(cache, "_files_key", lambda files: hashed.append(1) or real_key(files))
+    return hashed
+
+
 def test_rule_files_are_read_again_only_when_their_stats_change(tmp_path, monkeypatch):
     """(cache._stats: while the stats of the rule files are those the index
     holds, a load reads none of them; an edit that keeps the size and puts
@@ -357,9 +365,7 @@ def test_rule_files_are_read_again_only_when_their_stats_change(tmp_path, monkey
     and the program parsed again.)"""
     rules, load, loads = _counted_loads(tmp_path, monkeypatch)
     monkeypatch.setattr(cache, "_SETTLED_NS", 0)   # (the files written just now: their stats told)
-    hashed = []
-    real_key = cache._files_key
-    monkeypatch.setattr(cache, "_files_key", lambda files: hashed.append(1) or real_key(files))
+    hashed = _counted_hashes(monkeypatch)
     first = cache.load_program_cached(str(rules), load)
     assert len(loads) == len(hashed) == 1
     assert cache.load_program_cached(str(rules), load).relations == first.relations
@@ -378,9 +384,7 @@ def test_rule_files_changed_lately_are_read_whatever_their_stats(tmp_path, monke
     stats, on a file system of coarse times: its contents make the key.)"""
     rules, load, loads = _counted_loads(tmp_path, monkeypatch)
     monkeypatch.setattr(cache, "_SETTLED_NS", 3600 * 10**9)
-    hashed = []
-    real_key = cache._files_key
-    monkeypatch.setattr(cache, "_files_key", lambda files: hashed.append(1) or real_key(files))
+    hashed = _counted_hashes(monkeypatch)
     for _ in range(3):
         cache.load_program_cached(str(rules), load)
     assert len(loads) == 1 and len(hashed) == 3
