@@ -253,12 +253,15 @@ class MemoryEngine(NamedReads):
             else:
                 self._data[r].update(self._loaded[r])
 
-    def _empty(self, relations) -> None:
-        """The relations emptied (the C tables holding rows in one call)."""
+    def _empty(self, relations, cleared: bool = False) -> None:
+        """The relations emptied (the C tables holding rows in one call;
+        `cleared`: C emptied them already, only what Python built on them goes)."""
         if self._db is not None:
             written = self._written.intersection(relations)
-            if written:
-                self._written -= written
+            self._written -= written
+            if cleared:
+                self._forget_c(relations)
+            elif written:
                 self._db.clear(written)
                 self._forget_c(written)
         python = self._in_python.intersection(relations) if self._in_python else ()
@@ -358,11 +361,7 @@ class MemoryEngine(NamedReads):
         if self._prov:
             for r in relations:
                 self._prov.pop(r, None)
-        if emptied and self._db is not None:
-            self._written.difference_update(relations)
-            self._forget_c(relations)
-            relations = self._in_python.intersection(relations) if self._in_python else ()
-        self._empty(relations)
+        self._empty(relations, cleared=emptied)
 
     def _drop_sets(self, relations) -> None:
         """The C hash sets of relations (drop_plan's: not asked for) no

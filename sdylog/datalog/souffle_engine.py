@@ -15,6 +15,7 @@ import tempfile
 
 from sdylog.datalog import cache
 from sdylog.datalog.ast import NumberLit, nodes
+from sdylog.datalog.engine import written_by
 from sdylog.datalog.engines import souffle_path
 from sdylog.datalog.facts_file import read_facts_file
 from sdylog.datalog.lexer import error
@@ -114,7 +115,7 @@ class SouffleEngine(MemoryEngine):
             raise error(None, f"the souffle engine cannot evaluate the stepped stratum of "
                         f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
                         f"memory engine")
-        derived = [r for s in strata for r in s.relations]
+        derived = written_by(strata)
         reads = {q for r in derived for q in program.reads[r]}
         feed = [r for r in program.relations
                 if (r in reads and r not in derived) or (r in derived and self._loaded.get(r))]
