@@ -25,7 +25,7 @@ from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
 # own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
-_VERSION = f"8-{sys.version_info[0]}.{sys.version_info[1]}"
+_VERSION = f"9-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.

@@ -19,13 +19,16 @@ _UNREAD = object()
 
 
 class Pickled:
-    """A value kept as its pickle until `.value` is first read (one made of
-    a value, of(), is pickled when what holds it is)."""
+    """A value kept as its pickle, compressed, until `.value` is first read
+    (one made of a value, of(), is pickled when what holds it is). Saved
+    compressed: most are read seldom (a rank-ordered stratum's Python plans,
+    hundreds of kilobytes, only without the C evaluator), and every start
+    reads and checks the whole file that holds them."""
 
     __slots__ = ("data", "_value")
 
     def __init__(self, data: bytes | None, value=_UNREAD):
-        self.data, self._value = data, value
+        self.data, self._value = data, value   # (data: the pickle, compressed)
 
     @classmethod
     def of(cls, value) -> Pickled:
@@ -38,12 +41,12 @@ class Pickled:
     @property
     def value(self):
         if self._value is _UNREAD:
-            self._value = pickle.loads(self.data)
+            self._value = pickle.loads(zlib.decompress(self.data))
         return self._value
 
     def __reduce__(self):
         if self.data is None:
-            self.data = pickle.dumps(self._value)
+            self.data = zlib.compress(pickle.dumps(self._value), 1)
         return Pickled, (self.data,)
 
 

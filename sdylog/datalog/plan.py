@@ -644,8 +644,11 @@ class PlanCache:
         # provenance or SDYLOG_NATIVE=0. The plan used last for a key is saved
         # as it is; the others each pickled on their own, unpickled when a run
         # picks one: a process uses few of them, and each pickle of its own
-        # costs more to read than a part of a larger one.)
-        return {"_kept": {k: [(seen, made if i == 0 else _Unread.of(made)) for i, (seen, made) in enumerate(v)]
+        # costs more to read than a part of a larger one. A plan that is a
+        # Pickled already, as native_db._lower's, is saved as it is: offered
+        # to C without being read, see kept().)
+        return {"_kept": {k: [(seen, made if i == 0 or made is None or isinstance(made, Pickled)
+                               else _Unread.of(made)) for i, (seen, made) in enumerate(v)]
                           for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
 
     def get(self, key, size, make):
@@ -671,11 +674,11 @@ class PlanCache:
 
     def kept(self, key) -> list:
         """(sizes read, plan) of the plans kept for `key` that this process
-        has read, the latest first. Those still pickled (saved with the
-        program, not picked since: __getstate__) are left out: unpickling
-        every plan of every stratum to offer it would cost a cold start more
-        than the few strata whose sizes need one, which `get` finds and
-        unpickles when its stratum comes first (native_db._batch)."""
+        has read, the latest first (a Pickled plan, as native_db._lower's,
+        counts as read: offering it reads nothing). Those still pickled
+        (saved with the program, not picked since: __getstate__) are left
+        out: `get` finds and unpickles one when its stratum comes first
+        (native_db._batch)."""
         return [k for k in self._kept.get(key, ()) if not isinstance(k[1], _Unread)]
 
     def bounds(self, was: int) -> tuple[int, int]:

@@ -320,6 +320,20 @@ def test_a_program_saved_by_other_engine_code_is_parsed_again(tmp_path, monkeypa
     assert len(loads) == 2
 
 
+def test_a_pickled_value_is_saved_compressed_and_read_once():
+    """(pickled.Pickled: what a start seldom reads, a rank-ordered stratum's
+    Python plans, costs a start its compressed size only.)"""
+    import pickle
+
+    from sdylog.datalog.pickled import Pickled
+    value = [("plan", i % 7) for i in range(2000)]
+    saved = pickle.dumps(Pickled.of(value))
+    assert len(saved) < len(pickle.dumps(value)) / 4
+    again = pickle.loads(saved)
+    assert not again.read and again.value == value and again.read
+    assert pickle.loads(pickle.dumps(again)).value == value   # (saved again: the same data)
+
+
 def test_saved_plans_other_than_the_last_used_are_read_when_picked():
     """(plan.PlanCache.__getstate__: of the plans kept for a key, the one used
     last loads with the program; each other one when a run picks it.)"""
@@ -338,13 +352,16 @@ def test_saved_plans_other_than_the_last_used_are_read_when_picked():
     assert again.get("k", lambda rel: 10_000, lambda size: None) == ("big", 10_000)
     assert again.kept("k")[0] == ({"r": 10_000}, ("big", 10_000)) and again.added == 0
     assert again.changes == 1   # (what kept() gives changed: native_db._batch makes its batches again)
-    # (a plan that is a Pickled itself, as native_db._lower's, is a plan read, saved first or not)
+    # (a plan that is a Pickled itself, as native_db._lower's, is saved as it is and
+    # offered unread: C runs the one whose sizes fit, with no stale stratum on a cold start)
     plans = PlanCache()
     assert plans.get("p", lambda rel: 10_000, lambda size: size("r") and Pickled.of("big")).value == "big"
     assert plans.get("p", lambda rel: 1, lambda size: size("r") and Pickled.of("small")).value == "small"
     again = pickle.loads(pickle.dumps(plans))
-    assert [made.value for _, made in again.kept("p")] == ["small"]
-    assert again.get("p", lambda rel: 10_000, lambda size: None).value == "big"
+    offered = again.kept("p")
+    assert [seen for seen, _ in offered] == [{"r": 1}, {"r": 10_000}] and not any(m.read for _, m in offered)
+    assert [made.value for _, made in offered] == ["small", "big"]
+    assert again.get("p", lambda rel: 10_000, lambda size: None).value == "big" and again.changes == 0
     # (saved again before it is read, an unread plan stays one)
     twice = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(plans))))
     assert twice.get("p", lambda rel: 10_000, lambda size: None).value == "big"
