@@ -293,7 +293,7 @@ class _Batch:
         self.relations: list = []   # the strata's relations, in order
         self.scanned: list = []     # the strata looked at: those offered, and the one that ended the batch
         self.need = 0               # symbols a database must know to run it (TableLayout.bound)
-        self.changes = 0            # the PlanCache's `changes` when it was made
+        self.changes = 0            # the PlanCaches' plans made (_changes) when it was made
 
 
 def _batch(ndb: NativeDB, indexes: NativeIndexes, program, strata) -> _Batch | None:
@@ -353,12 +353,12 @@ def _pick(ndb: NativeDB, indexes: NativeIndexes, program, stratum):
 
 def _changes(program) -> int:
     """How often the plans kept for the program's strata (and its stepped
-    strata's programs') changed (PlanCache.changes)."""
+    strata's programs') changed: plans made (PlanCache.added)."""
     programs = program.run_cache.get("step programs")
     if programs is None:
         programs = program.run_cache["step programs"] = [
             p for s in program.strata if s.stepped for p in (s.step_plan.seeds, s.step_plan.step) if p is not None]
-    return plans_of(program).changes + sum(plans_of(p).changes for p in programs)
+    return plans_of(program).added + sum(plans_of(p).added for p in programs)
 
 
 def _in_c(ndb: NativeDB, program, stratum) -> bool:
@@ -511,7 +511,7 @@ def _plan_words(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
         base, deltas, specs = lowered.value
         return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
                           bound(base), [bound(g) for g in deltas], checks)
-    deltas, doms, base, specs = lowered
+    deltas, doms, base, specs = lowered.value
     ranked = _ranked(ndb, program, stratum)
     return plan_words(out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
                       bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])

@@ -36,7 +36,6 @@ from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
                                 NumberLit, StringLit, Var, Wildcard, variables)
-from sdylog.datalog.pickled import Pickled
 from sdylog.datalog.semantics import injected, literal_exprs
 
 
@@ -597,25 +596,6 @@ def dead(body, size, here) -> bool:
 # (A program saved with plans made by other code is not read: cache.engine_stamp.)
 
 
-class _Unread:
-    """A plan PlanCache saved pickled on its own (its __getstate__), not
-    read since. A type of its own: a plan may be a Pickled itself (the C
-    programs of native_db._lower)."""
-
-    __slots__ = ("pickled",)
-
-    def __init__(self, pickled: Pickled):
-        self.pickled = pickled
-
-    @classmethod
-    def of(cls, made) -> _Unread:
-        """A plan as an unread one (one unread since loaded: as it is)."""
-        return made if isinstance(made, cls) else cls(Pickled(None, made))
-
-    def __reduce__(self):
-        return _Unread, (self.pickled,)
-
-
 class PlanCache:
     """The plans made for a program, kept for its life (in
     program.run_cache; a program cached on disk is saved again with its
@@ -636,20 +616,16 @@ class PlanCache:
 
     def __init__(self):
         self._kept: dict = {}   # key (a stratum's relations, ...) -> [(sizes read, plan)], latest first
-        self.added = 0          # plans made since the program was loaded (cache.py saves them)
-        self.changes = 0        # times what kept() gives changed (a plan made, or one read from its pickle)
+        # plans made since the program was loaded or made (cache.py saves them; native_db._batch
+        # makes its batches again)
+        self.added = 0
 
     def __getstate__(self):
         # (plans of the Python path are not saved: it runs few strata but with
-        # provenance or SDYLOG_NATIVE=0. The plan used last for a key is saved
-        # as it is; the others each pickled on their own, unpickled when a run
-        # picks one: a process uses few of them, and each pickle of its own
-        # costs more to read than a part of a larger one. A plan that is a
-        # Pickled already, as native_db._lower's, is saved as it is: offered
-        # to C without being read, see kept().)
-        return {"_kept": {k: [(seen, made if i == 0 or made is None or isinstance(made, Pickled)
-                               else _Unread.of(made)) for i, (seen, made) in enumerate(v)]
-                          for k, v in self._kept.items() if k[0] != "py"}, "added": 0, "changes": 0}
+        # provenance or SDYLOG_NATIVE=0. The others are saved as they are: their
+        # parts a run seldom reads, the C programs once bound and a rank-ordered
+        # stratum's Python plans, are Pickled, read when first used.)
+        return {"_kept": {k: v for k, v in self._kept.items() if k[0] != "py"}, "added": 0}
 
     def get(self, key, size, make):
         """The plan make(sizes) gives for `key`, or one kept that fits the
@@ -658,9 +634,6 @@ class PlanCache:
         kept = self._kept.setdefault(key, [])
         for k, (seen, made) in enumerate(kept):
             if all(now == was or self._alike(now, was) for rel, was in seen.items() for now in [size(rel)]):
-                if isinstance(made, _Unread):
-                    made = made.pickled.value
-                    self.changes += 1
                 kept.pop(k)
                 kept.insert(0, (seen, made))
                 return made
@@ -669,17 +642,11 @@ class PlanCache:
         kept.insert(0, (log.seen, made))
         del kept[self.KEPT:]
         self.added += 1
-        self.changes += 1
         return made
 
     def kept(self, key) -> list:
-        """(sizes read, plan) of the plans kept for `key` that this process
-        has read, the latest first (a Pickled plan, as native_db._lower's,
-        counts as read: offering it reads nothing). Those still pickled
-        (saved with the program, not picked since: __getstate__) are left
-        out: `get` finds and unpickles one when its stratum comes first
-        (native_db._batch)."""
-        return [k for k in self._kept.get(key, ()) if not isinstance(k[1], _Unread)]
+        """(sizes read, plan) of the plans kept for `key`, the latest first."""
+        return self._kept.get(key, [])
 
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for

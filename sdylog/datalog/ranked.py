@@ -284,19 +284,20 @@ class PythonPlans:
 @dataclass(frozen=True)
 class RankedPlans:
     """`python`: the PythonPlans, pickled (pickled.py) until the Python evaluator
-    runs them; `lowered`: their C programs (lower_plans), all a run in C reads."""
+    runs them; `lowered`: their C programs (lower_plans), pickled until bound
+    (native_db: a plan saved bound with its layout is not bound again)."""
     python: Pickled
-    lowered: tuple | None
+    lowered: Pickled | None
 
 
-def lower_plans(deltas, doms, base, here) -> tuple | None:
+def lower_plans(deltas, doms, base, here) -> Pickled | None:
     """(delta programs, domination programs, base programs, index specs) of
     the C evaluator; None when a plan does not lower."""
     slots = IndexSlots()
     try:
-        return ([[lower(p, slots, here) for p in g] for g in deltas],
-                [[lower(p, slots, here) for p in t] for t in doms],
-                [lower(p, slots) for p in base], slots.specs())
+        return Pickled.of(([[lower(p, slots, here) for p in g] for g in deltas],
+                           [[lower(p, slots, here) for p in t] for t in doms],
+                           [lower(p, slots) for p in base], slots.specs()))
     except CannotLower:
         return None
 
