@@ -217,8 +217,6 @@ class Writer:
                 continue
             k, r = self.relations[name]
             rows, self.symbols, wide = relation_matrix(engine, r.decl, self.symbols)
-            if wide is None and rows.size and not (_INT32.min <= rows.min() and rows.max() <= _INT32.max):
-                wide = list(engine.scan(name))   # (a number beyond 32 bits: a table of its own)
             self.counts[name] = len(wide if wide is not None else rows)
             if wide is not None:
                 _create_wide(self.con, k, r.decl, wide)
@@ -376,15 +374,17 @@ def _cached_schema(con, schema: str, options: str) -> str | None:
 
 
 def relation_matrix(engine, decl, symbols: list[str]):
-    """(the relation's rows as an int64 array with symbol ids into `symbols`,
-    the symbol list, None), from the engine's C tables when it has them
-    (their symbol list then serves all, or, when it does not extend
-    `symbols`, their ids are mapped into it), else from its tuples; (None,
-    symbols, the tuples) for a relation with a float column or a number
-    beyond 64 bits."""
+    """(the relation's rows as an int64 array of 32-bit values, symbol ids
+    into `symbols`, the symbol list, None), from the engine's C tables when
+    it has them (their symbol list then serves all, or, when it does not
+    extend `symbols`, their ids are mapped into it), else from its tuples;
+    (None, symbols, the tuples) for a relation with a float column or a
+    number beyond 32 bits (a table of its own: _create_wide)."""
     found = engine.row_matrix(decl.name)
     if found is not None:
         rows, c_symbols = found
+        if rows.size and not (_INT32.min <= rows.min() and rows.max() <= _INT32.max):
+            return None, symbols, list(engine.scan(decl.name))
         if len(c_symbols) >= len(symbols) and c_symbols[:len(symbols)] == symbols:
             return rows, c_symbols, None
         # another engine's (the reshard rules' after propagation's): its symbol ids mapped into ours
@@ -395,7 +395,7 @@ def relation_matrix(engine, decl, symbols: list[str]):
                 rows[:, j] = ours[rows[:, j]]
         return rows, symbols, None
     rows = list(engine.scan(decl.name))
-    if "float" in decl.kinds or any(type(v) is int and not -2 ** 63 <= v < 2 ** 63 for r in rows for v in r):
+    if "float" in decl.kinds or any(type(v) is int and not _INT32.min <= v <= _INT32.max for r in rows for v in r):
         return None, symbols, rows
     out = np.zeros((len(rows), decl.arity), np.int64)
     if not decl.arity:

@@ -248,11 +248,10 @@ def plan_words(out: list, indexes: list, base: list, deltas: list, checks: list,
     indexes, (table, key columns, live); base and, per relation of out,
     deltas: bound programs (Lowered.bind); checks, (table, lo, hi); a
     rank-ordered stratum's ranks (per relation, its rank columns, as many
-    for each) and doms (per relation, its domination tests). One buffer: a
-    plan saved with its layout (native_db.TableLayout) loads in one step."""
+    for each: ranked.RankedStratum checks it) and doms (per relation, its
+    domination tests). One buffer: a plan saved with its layout
+    (native_db.TableLayout) loads in one step."""
     nrank = len(ranks[0]) if ranks else 0
-    if any(len(cols) != nrank for cols in ranks):
-        raise ValueError(f"rank columns {list(ranks)}: as many for every relation")
     words = [len(out), len(indexes), len(checks), nrank, *out]
     for table, key, live in indexes:
         words += [table, int(live), len(key), *key]

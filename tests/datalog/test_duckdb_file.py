@@ -101,3 +101,24 @@ def test_the_file_is_written_with_or_without_duckdbs_extension_module(tmp_path, 
     assert duckdb_file._duckdb().__name__ == ("_duckdb" if extension else "duckdb")
     duckdb_file.save(str(tmp_path / "a.duckdb"), engine)
     assert holds_path(tmp_path / "a.duckdb", engine)
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_numbers_beyond_32_bits_get_a_wide_table_their_rows_read_once(tmp_path, monkeypatch, native):
+    """(relation_matrix: a relation with a number beyond 32 bits, held in C
+    or in Python, is written as its tuples, read once, into `_wide<k>`.)"""
+    from sdylog.datalog import parse_program
+    monkeypatch.setenv("SDYLOG_NATIVE", native)
+    p = parse_program(".decl n(x: number, s: symbol)\n.decl m(x: number)\n"
+                      "m(x * 2) :- n(x, _).\n", "p.dl")
+    with make_engine(p, "memory") as e:
+        e.load("n", [(3, "a"), (2 ** 40, "b")])
+        e.run()
+        scans = []
+        real = e.scan
+        monkeypatch.setattr(e, "scan", lambda rel: scans.append(rel) or real(rel))
+        e.save(str(tmp_path / "out.duckdb"))
+    assert sorted(scans) == ["m", "n"]   # (each once, in C too: its matrix's range told)
+    con = duckdb.connect(str(tmp_path / "out.duckdb"), read_only=True)
+    assert con.execute("SELECT x, s FROM n ORDER BY ALL").fetchall() == [(3, "a"), (2 ** 40, "b")]
+    assert con.execute("SELECT x FROM m ORDER BY ALL").fetchall() == [(6,), (2 ** 41,)]
