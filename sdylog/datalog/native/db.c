@@ -1030,8 +1030,7 @@ static void *carve(char **at, size_t n) {
     return p;
 }
 
-/* n programs copied to `into`, with registers of their own from *regs (the
-   words are the plan's: runs may share a plan, each with its registers) */
+/* n programs copied to `into`, with registers of their own from *regs */
 static void copy_programs(const Prog *progs, int n, Prog *into, i64 **regs) {
     for (int k = 0; k < n; k++) {
         into[k] = progs[k];
@@ -1041,43 +1040,58 @@ static void copy_programs(const Prog *progs, int n, Prog *into, i64 **regs) {
     }
 }
 
+char *plan_copies(Database *db, Plan *p, size_t extra, PlanCopies *c) {
+    int nout = p->nout, nprogs = p->nbase;
+    i64 nregs = 0;
+    for (int k = 0; k < p->nbase; k++) nregs += p->base[k].nregs;
+    for (int ri = 0; ri < nout; ri++) {
+        int ndom = p->dom ? p->ndom[ri] : 0;
+        nprogs += p->ndelta[ri] + ndom;
+        for (int k = 0; k < p->ndelta[ri]; k++) nregs += p->delta[ri][k].nregs;
+        for (int k = 0; k < ndom; k++) nregs += p->dom[ri][k].nregs;
+    }
+    size_t lists = sizeof(Prog *) * ((size_t)nout + 1);
+    char *at = run_arena(db, 2 * (lists + 16) + sizeof(Prog) * ((size_t)nprogs + 1) + 16
+                             + sizeof(i64) * (size_t)(nregs + 1) + 16 + extra + 16);
+    if (!at) return NULL;
+    c->delta = carve(&at, lists);
+    c->dom = carve(&at, lists);
+    Prog *progs = c->base = carve(&at, sizeof(Prog) * ((size_t)nprogs + 1));
+    i64 *regs = carve(&at, sizeof(i64) * (size_t)(nregs + 1));
+    copy_programs(p->base, p->nbase, progs, &regs);
+    progs += p->nbase;
+    for (int ri = 0; ri < nout; ri++) {
+        c->delta[ri] = progs;
+        copy_programs(p->delta[ri], p->ndelta[ri], progs, &regs);
+        progs += p->ndelta[ri];
+        if (!p->dom) continue;
+        c->dom[ri] = progs;
+        copy_programs(p->dom[ri], p->ndom[ri], progs, &regs);
+        progs += p->ndom[ri];
+    }
+    return at;
+}
+
 /* one stratum by plan p: 0 done, 1 aborted (an integer overflow, a division
    by zero or a bad shift), -1 a Python error */
 static int run_plan(Database *db, Plan *p, i64 *iterations) {
     Run run;
     memset(&run, 0, sizeof run);
     Interp *in = &run.in;
-    int nout = p->nout, nix = p->nix, nprogs = p->nbase;
-    i64 nregs = 0;
-    for (int k = 0; k < p->nbase; k++) nregs += p->base[k].nregs;
-    for (int ri = 0; ri < nout; ri++) {
-        nprogs += p->ndelta[ri];
-        for (int k = 0; k < p->ndelta[ri]; k++) nregs += p->delta[ri][k].nregs;
-    }
-    /* the run's arrays, in one block: (live) indexes, tables, emit buffers,
-       program copies and their registers, each relation's round bounds */
+    int nout = p->nout, nix = p->nix;
+    /* the run's arrays, after its programs' copies: (live) indexes, tables,
+       emit buffers, each relation's round bounds */
     size_t ptrs = sizeof(void *) * ((size_t)nix + 1), outs = sizeof(void *) * ((size_t)nout + 1);
     size_t bounds = sizeof(i64) * ((size_t)nout + 1);
-    char *at = run_arena(db, 2 * (ptrs + 16) + 2 * (outs + 16) + sizeof(Table) * ((size_t)nout + 1) + 16
-                             + sizeof(Prog) * ((size_t)nprogs + 1) + 16 + sizeof(i64) * (size_t)(nregs + 1) + 16
-                             + 2 * (bounds + 16));
+    PlanCopies copies;
+    char *at = plan_copies(db, p, 2 * (ptrs + 16) + outs + 16 + sizeof(Table) * ((size_t)nout + 1) + 16
+                                  + 2 * (bounds + 16), &copies);
     if (!at) { PyErr_NoMemory(); return -1; }
     Index **owned = carve(&at, ptrs);   /* the live indexes, built for this run */
     in->ix = carve(&at, ptrs);
     in->out = carve(&at, outs);
-    Prog **delta = carve(&at, outs);
     run.buf = carve(&at, sizeof(Table) * ((size_t)nout + 1));
-    Prog *progs = carve(&at, sizeof(Prog) * ((size_t)nprogs + 1));
-    i64 *regs = carve(&at, sizeof(i64) * (size_t)(nregs + 1));
     i64 *lo = carve(&at, bounds), *hi = carve(&at, bounds);
-    Prog *base = progs;
-    copy_programs(p->base, p->nbase, base, &regs);
-    progs += p->nbase;
-    for (int ri = 0; ri < nout; ri++) {
-        delta[ri] = progs;
-        copy_programs(p->delta[ri], p->ndelta[ri], delta[ri], &regs);
-        progs += p->ndelta[ri];
-    }
     int result = -1;
     in->nout = nout;
     in->nix = nix;
@@ -1109,7 +1123,7 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = rounds(&run, base, p->nbase, delta, p->ndelta, lo, hi, iterations);
+    rc = rounds(&run, copies.base, p->nbase, copies.delta, p->ndelta, lo, hi, iterations);
     Py_END_ALLOW_THREADS
     if (rc < 0 && in->status == ST_NOMEM)
         PyErr_NoMemory();

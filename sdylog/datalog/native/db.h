@@ -57,6 +57,17 @@ typedef struct {
     int *ndom;
 } Plan;
 
+/* copies of plan p's programs with registers of their own (the words are
+   the plan's: runs may share a plan, each with its registers): base, and
+   per relation its delta programs and (a rank-ordered plan) its domination
+   tests. In the database's run arena: they end with the stratum's run (strata
+   run one after another). */
+typedef struct { Prog *base, **delta, **dom; } PlanCopies;
+
+/* fills c and gives `extra` bytes more (zeroed, 16-byte aligned) for the
+   run's other arrays, in the same block; NULL out of memory */
+char *plan_copies(Database *db, Plan *p, size_t extra, PlanCopies *c);
+
 /* a rank-ordered stratum by plan p (ranked.c): 0 done (the tables hold the
    result), 1 aborted (an integer overflow, a division by zero, a bad shift,
    a rank lowered: the tables unchanged), -1 a Python error */

@@ -233,28 +233,6 @@ static int seed(Eval *ev, int ri, const i64 *vals) {
     return buf_add(&s->v, ri, vals, ev->live[ri].arity);
 }
 
-/* n programs with registers of their own (the words are the plan's), NULL
-   when out of memory: a rank-ordered run's (db.c's run_plan copies its
-   programs into the Database's arena instead) */
-static Prog *run_copies(const Prog *progs, int n) {
-    Prog *c = calloc((size_t)n + 1, sizeof(Prog));
-    for (int k = 0; c && k < n; k++) {
-        c[k] = progs[k];
-        if (!(c[k].regs = malloc(sizeof(i64) * (size_t)c[k].nregs))) {
-            for (int j = 0; j < k; j++) free(c[j].regs);
-            free(c);
-            return NULL;
-        }
-        memcpy(c[k].regs, progs[k].regs, sizeof(i64) * (size_t)c[k].nregs);
-    }
-    return c;
-}
-
-static void free_copies(Prog *c, int n) {
-    for (int k = 0; c && k < n; k++) free(c[k].regs);
-    free(c);
-}
-
 static void eval_free(Eval *ev) {
     for (int i = 0; i < ev->in.nix; i++) index_free(&ev->ix[i]);
     free(ev->ix);
@@ -262,12 +240,8 @@ static void eval_free(Eval *ev) {
     free(ev->in.out);
     for (int i = 0; i < ev->nlive; i++) {
         table_free(&ev->live[i]);
-        if (ev->delta) free_copies(ev->delta[i], ev->ndelta[i]);
-        if (ev->dom) free_copies(ev->dom[i], ev->ndom[i]);
     }
     free(ev->live);
-    free(ev->delta);
-    free(ev->dom);
     for (i64 i = 0; i < ev->rs_cap; i++) free(ev->rs[i].v.w);
     free(ev->rs);
     for (i64 i = 0; i < ev->npool; i++) free(ev->pool[i].w);
@@ -411,7 +385,10 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
     Eval ev;
     memset(&ev, 0, sizeof ev);
     int result = -1, nlive = ev.nlive = p->nout, nix = ev.in.nix = p->nix;
-    Prog *base = run_copies(p->base, p->nbase);
+    PlanCopies copies;   /* (in the database's run arena: nothing to free) */
+    if (!plan_copies(db, p, 0, &copies)) { PyErr_NoMemory(); return -1; }
+    ev.delta = copies.delta;
+    ev.dom = copies.dom;
     ev.nrank = p->nrank;
     ev.rank_col = (const int (*)[MAXRANK])p->rank_col;
     ev.ndelta = p->ndelta;
@@ -424,17 +401,11 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
     ev.ix = calloc((size_t)nix + 1, sizeof(Index));
     ev.in.ix = calloc((size_t)nix + 1, sizeof(Index *));
     ev.in.out = calloc((size_t)nlive + 1, sizeof(Table *));
-    ev.delta = calloc((size_t)nlive + 1, sizeof(Prog *));
-    ev.dom = calloc((size_t)nlive + 1, sizeof(Prog *));
-    if (!base || !ev.live || !ev.ix || !ev.in.ix || !ev.in.out || !ev.delta || !ev.dom) { PyErr_NoMemory(); goto out; }
+    if (!ev.live || !ev.ix || !ev.in.ix || !ev.in.out) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nlive; ri++) {
         ev.live[ri].arity = p->arity[ri];
         ev.live[ri].live = 1;
         ev.in.out[ri] = &ev.live[ri];
-        if (!(ev.delta[ri] = run_copies(p->delta[ri], p->ndelta[ri])) || !(ev.dom[ri] = run_copies(p->dom[ri], p->ndom[ri]))) {
-            PyErr_NoMemory();
-            goto out;
-        }
     }
     for (int i = 0; i < nix; i++) {
         IndexSpec *x = &p->ix[i];
@@ -452,7 +423,7 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = evaluate(&ev, db, p->out, base, p->nbase, waves);
+    rc = evaluate(&ev, db, p->out, copies.base, p->nbase, waves);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         if (ev.in.status == ST_NOMEM) PyErr_NoMemory();
@@ -473,7 +444,6 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
     }
     result = 0;
 out:
-    free_copies(base, p->nbase);
     eval_free(&ev);
     return result;
 }
