@@ -224,15 +224,19 @@ def run_strata(ndb: NativeDB, indexes: NativeIndexes, program, strata, changed, 
         return [], False
     try:
         status, done, rounds = ndb.db.run(batch.offered) if frees is None else ndb.db.run(batch.offered, frees)
-    except ValueError:
+    except _native.PlanRefused as refused:
         # (a plan of the layout read from disk that C refuses to load: a cache file
         # damaged past its checksum. As cache.py does with a corrupt file: forget the
         # layout's plans, bind them again, and save the program again at exit. The
-        # strata of the batch before the refused plan ran already: run again on tables
-        # holding their rows, they add none)
+        # strata before the refused one ran, freeing what they free, so they cannot run
+        # again (a negation of a relation freed would derive more); it did not start (a
+        # stepped one's auxiliary tables emptied): the next call goes on from it)
         if not _forget_saved_plans(ndb):
             raise
-        return run_strata(ndb, indexes, program, strata, changed, frees)
+        if not refused.rounds:
+            return run_strata(ndb, indexes, program, strata, changed, frees)
+        changed([r for s in batch.strata[:refused.done + 1] for r in _written(s)])
+        return refused.rounds, False
     # (when no plan kept fits a stratum, those after it are likely not to either, the
     # data being of other sizes than when they were kept: offer one stratum at a
     # time, then twice as many after each call that ran them all)

@@ -5,6 +5,8 @@ import marshal
 import os
 import time
 
+import pytest
+
 from as_user import as_user
 from sdylog.datalog import cache
 
@@ -471,3 +473,67 @@ def test_a_saved_plan_refused_by_c_is_bound_again_and_saved_again(tmp_path, monk
     cache._save_plans()
     forgotten.clear()
     assert run(cache.load_program_cached(str(rules), lambda p: None)) == [("a",), ("b",)] and forgotten == []
+
+
+STEPPED_AFTER_A_NEGATION = """
+.type Step <: number
+.decl i(x: number)
+.decl c(k: number, n: number)
+.decl a(x: number)
+.decl start(k: number, n: number)
+.decl alive(k: Step, n: number)
+.decl dead(k: Step, n: number)
+a(x) :- i(x).
+start(k, n) :- c(k, n), !a(n).
+alive(k, n) :- start(k, n), c(k, n).
+dead(k, n) :- alive(k, n), n > 2.
+alive(k + 1, n + 1) :- alive(k, n), !dead(k, n).
+.output alive
+"""
+
+
+@pytest.mark.parametrize("refused", ["plain", "stepped"])
+def test_a_run_goes_on_from_a_refused_saved_plan_not_from_the_start(tmp_path, monkeypatch, refused):
+    """(native_db.run_strata: when C refuses the saved plan of a later
+    stratum of a call, the strata before it ran already and freed what no
+    later one reads: run again, the negation of the freed `a` would hold
+    for every row of `c`. The run goes on from the refused stratum: a plain
+    one, or a stepped one whose step program's plans are refused.)"""
+    import glob
+
+    from sdylog.datalog import load_program, make_engine
+    from sdylog.datalog.native_plan import _native, native_module
+    if native_module() is None:
+        pytest.skip("the C extension sdylog.datalog._native is not built")
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    rules = tmp_path / "p.dl"
+    if refused == "stepped":
+        rules.write_text(STEPPED_AFTER_A_NEGATION)
+        facts, wanted, rows = {"i": [(1,)], "c": [(0, 1), (0, 5)]}, "alive", [(0, 5)]
+        kept = {("a",), ("start",)}
+    else:
+        rules.write_text(".decl i(x: number)\n.decl c(x: number)\n.decl a(x: number)\n.decl b(x: number)\n"
+                         ".decl d(x: number)\na(x) :- i(x).\nb(x) :- c(x), !a(x).\nd(x) :- b(x), c(x).\n")
+        facts, wanted, rows = {"i": [(1,)], "c": [(1,), (2,)]}, "d", [(2,)]
+        kept = {("a",), ("b",)}
+
+    def run(program):
+        with make_engine(program) as engine:
+            for relation, facts_of in facts.items():
+                engine.load(relation, facts_of)
+            engine.run(relations=[wanted])
+            return sorted(engine.read(wanted))
+
+    assert run(cache.load_program_cached(str(rules), load_program)) == rows
+    cache._save_plans()
+    damaged = cache.load_program_cached(str(rules), lambda p: None)
+    (path,) = glob.glob(str(tmp_path / "cache" / "program-*.pickle"))
+    cut = 0
+    for relations, known in damaged.run_cache["schema"].tables.bound.items():
+        for b in known.values() if relations not in kept else ():
+            b.plan = _native.Plan(b.plan.__reduce__()[1][0][:-8])   # (its last word cut)
+            cut += 1
+    assert cut
+    cache._write(path, damaged)
+    monkeypatch.setattr(cache, "_SAVED_WITH_PLANS", [])
+    assert run(cache.load_program_cached(str(rules), lambda p: None)) == rows

@@ -974,7 +974,10 @@ PyTypeObject PlanType = {
     .tp_new = planobj_new,
 };
 
-/* the Plan's plan, loaded against db's tables the first time: NULL with a Python error */
+PyObject *PlanRefused;
+
+/* the Plan's plan, loaded against db's tables the first time: NULL with a
+   Python error (PlanRefused: its words do not load) */
 static Plan *plan_of(PyObject *o, Database *db) {
     if (!PyObject_TypeCheck(o, &PlanType)) { PyErr_SetString(PyExc_TypeError, "a stratum's plans: Plans"); return NULL; }
     PlanObject *po = (PlanObject *)o;
@@ -982,7 +985,21 @@ static Plan *plan_of(PyObject *o, Database *db) {
     Words r = {(const i64 *)PyBytes_AS_STRING(po->words), PyBytes_GET_SIZE(po->words) / (Py_ssize_t)sizeof(i64), 0};
     Plan *p = calloc(1, sizeof(Plan));
     if (!p) return (Plan *)PyErr_NoMemory();
-    if (plan_load(p, db, &r) < 0) { plan_free(p); return NULL; }
+    if (plan_load(p, db, &r) < 0) {
+        plan_free(p);
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) {   /* (raised again as a PlanRefused, its message kept) */
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyObject *message = PyObject_Str(value);
+            if (message) PyErr_SetObject(PlanRefused, message);
+            Py_XDECREF(message);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        return NULL;
+    }
     return po->p = p;
 }
 
@@ -1341,6 +1358,19 @@ static PyObject *db_run(Database *db, PyObject *args) {
     }
     return Py_BuildValue("(snN)", status, k, rounds);
 error:
+    if (PyErr_ExceptionMatches(PlanRefused)) {   /* (strata 0 .. k-1 ran, k did not start: the caller goes on from k) */
+        PyObject *type, *value, *tb, *done = PyLong_FromSsize_t(k);
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (!done || PyObject_SetAttrString(value, "done", done) < 0 || PyObject_SetAttrString(value, "rounds", rounds) < 0) {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            PyErr_Restore(type, value, tb);
+        }
+        Py_XDECREF(done);
+    }
     Py_DECREF(rounds);
     return NULL;
 }

@@ -34,6 +34,11 @@ typedef struct {
 
 extern PyTypeObject DatabaseType, PlanType;
 
+/* _native.PlanRefused, a ValueError: a Plan's words that do not load (db.c,
+   plan_of); run sets `done` (the strata that ran: the refused one did not
+   start) and `rounds` on it. Made by the module (ranked.c). */
+extern PyObject *PlanRefused;
+
 /* A stratum's plan loaded in C (plan_of, db.c: from the words of a
    _native.Plan, when first run): its programs checked once, then run by
    any database whose tables have the shapes of the one it was loaded for

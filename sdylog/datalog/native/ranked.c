@@ -471,8 +471,11 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     /* (PyModule_AddType readies the type and takes its reference only when it is added) */
-    if (PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyModule_AddIntConstant(m, "MAXRANK", MAXRANK) < 0
-        || PyModule_AddType(m, &DatabaseType) < 0 || PyModule_AddType(m, &PlanType) < 0) {
+    if (!PlanRefused)
+        PlanRefused = PyErr_NewException("sdylog.datalog._native.PlanRefused", PyExc_ValueError, NULL);
+    if (!PlanRefused || PyModule_AddIntConstant(m, "MAXKEY", MAXKEY) < 0 || PyModule_AddIntConstant(m, "MAXRANK", MAXRANK) < 0
+        || PyModule_AddType(m, &DatabaseType) < 0 || PyModule_AddType(m, &PlanType) < 0
+        || PyModule_AddObjectRef(m, "PlanRefused", PlanRefused) < 0) {
         Py_DECREF(m);
         return NULL;
     }
