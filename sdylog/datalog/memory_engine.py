@@ -264,7 +264,7 @@ class MemoryEngine(NamedReads):
             elif written:
                 self._db.clear(written)
                 self._forget_c(written)
-        python = self._in_python.intersection(relations) if self._in_python else ()
+        python = self._in_python.intersection(relations)
         if python:
             for r in python:
                 self._data[r] = set()
@@ -295,10 +295,9 @@ class MemoryEngine(NamedReads):
 
     def _forget_c(self, relations) -> None:
         """C tables changed: their sets (if made) and what was built on them go."""
-        if len(self._data) > len(self._in_python):   # (sets made from tables, beside those held in Python)
-            for r in self._data.keys() & relations:
-                if r not in self._in_python:
-                    del self._data[r]
+        for r in self._data.keys() & relations:   # (sets made from tables)
+            if r not in self._in_python:
+                del self._data[r]
         self._cindexes.forget_all(relations)
         self._static.forget_all(relations)
 
