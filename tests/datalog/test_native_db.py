@@ -577,3 +577,18 @@ def test_facts_are_checked_and_converted_as_in_python(monkeypatch):
     assert got == loaded(False)
     assert got["edge"] == [("7", "c", 1), ("a", "b", 1), ("c", "a", 2), ("z", "a", 2 ** 70)]
     assert ("z", 2 ** 70, 2 ** 70, 2 ** 70 + 1) in got["weight"]
+
+
+def test_a_plan_whose_checks_fail_is_not_loaded_further():
+    # (a run offers every plan kept for a stratum: the head of each, its tables and
+    # checks, loads first, its programs only when it runs; one cut short after its
+    # head is passed over when its checks fail, refused when they hold)
+    db = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+    assert db.insert(0, [(1, 2), (3, 4)])
+    for_many = plan_words([1], [(0, (), False)], [copy], [[]], [(0, 100, 200)])[:-8]   # (programs cut short)
+    for_two = plan_words([1], [(0, (), False)], [copy], [[]], [(0, 1, 10)])
+    assert db.run([[_native.Plan(for_many), _native.Plan(for_two)]]) == ("ok", 1, [0])
+    assert db.rows(1) == {(1, 2), (3, 4)}
+    with pytest.raises(_native.PlanRefused, match="cut short"):
+        db.run([[_native.Plan(for_two[:-8])]])

@@ -865,10 +865,11 @@ static int plan_load_ranks(Plan *p, Interp *in, Words *r) {
     return 0;
 }
 
-/* the plan's parts from its words (see Plan's doc) against db's tables
-   (the programs checked against stand-ins of the indexes and tables they
-   read): 0, or -1 with a Python error (the caller frees p either way) */
-static int plan_load(Plan *p, Database *db, Words *r) {
+/* the plan's head from its words (see Plan's doc) against db's tables: its
+   relations, indexes and checks, all its checks need (a plan whose checks
+   fail is not loaded further). 0, or -1 with a Python error (the caller
+   frees p either way) */
+static int plan_load_head(Plan *p, Database *db, Words *r) {
     int ntab = db->ntab - 1, words = (int)(r->n < INT32_MAX ? r->n : INT32_MAX);
     if (next_int(r, 1, words, "relations", &p->nout) < 0 || next_int(r, 0, words, "indexes", &p->nix) < 0
         || next_int(r, 0, words, "checks", &p->nchecks) < 0 || next_int(r, 0, MAXRANK, "rank columns", &p->nrank) < 0)
@@ -880,6 +881,33 @@ static int plan_load(Plan *p, Database *db, Words *r) {
     p->delta = calloc((size_t)nout + 1, sizeof(Prog *));
     p->ndelta = calloc((size_t)nout + 1, sizeof(int));
     p->checks = calloc(3 * (size_t)nchecks + 1, sizeof(i64));
+    if (!p->out || !p->arity || !p->ix || !p->delta || !p->ndelta || !p->checks) { PyErr_NoMemory(); return -1; }
+    for (int ri = 0; ri < nout; ri++) {
+        if (next_int(r, 0, ntab, "table", &p->out[ri]) < 0) return -1;
+        p->arity[ri] = db->tab[p->out[ri]]->t.arity;
+    }
+    for (int i = 0; i < nix; i++) {
+        IndexSpec *x = &p->ix[i];
+        if (next_int(r, 0, ntab, "table", &x->tno) < 0) return -1;
+        x->arity = db->tab[x->tno]->t.arity;
+        if (next_int(r, 0, 1, "live", &x->live) < 0 || next_int(r, 0, MAXKEY, "key", &x->nkey) < 0) return -1;
+        for (int k = 0; k < x->nkey; k++)
+            if (next_int(r, 0, x->arity - 1, "index column", &x->key[k]) < 0) return -1;
+    }
+    for (int i = 0; i < nchecks; i++)
+        if (next_word(r, 0, ntab, "table", &p->checks[3 * i]) < 0
+            || next_word(r, INT64_MIN, INT64_MAX, "check", &p->checks[3 * i + 1]) < 0
+            || next_word(r, INT64_MIN, INT64_MAX, "check", &p->checks[3 * i + 2]) < 0)
+            return -1;
+    p->programs_at = r->at;
+    return 0;
+}
+
+/* the programs of a plan whose head is loaded, from its words at
+   programs_at, checked against stand-ins of the indexes and tables they
+   read: 0, or -1 with a Python error (the caller frees p either way) */
+static int plan_load_programs(Plan *p, Database *db, Words *r) {
+    int nout = p->nout, nix = p->nix;
     Interp in;
     memset(&in, 0, sizeof in);
     in.nout = nout;
@@ -888,36 +916,20 @@ static int plan_load(Plan *p, Database *db, Words *r) {
     in.ix = calloc((size_t)nix + 1, sizeof(Index *));
     Index *stand_in = calloc((size_t)nix + 1, sizeof(Index));
     int rc = -1;
-    if (!p->out || !p->arity || !p->ix || !p->delta || !p->ndelta || !p->checks || !in.out || !in.ix || !stand_in) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    for (int ri = 0; ri < nout; ri++) {
-        if (next_int(r, 0, ntab, "table", &p->out[ri]) < 0) goto out;
-        in.out[ri] = &db->tab[p->out[ri]]->t;
-        p->arity[ri] = in.out[ri]->arity;
-    }
+    if (!in.out || !in.ix || !stand_in) { PyErr_NoMemory(); goto out; }
+    for (int ri = 0; ri < nout; ri++) in.out[ri] = &db->tab[p->out[ri]]->t;
     for (int i = 0; i < nix; i++) {
-        IndexSpec *x = &p->ix[i];
-        if (next_int(r, 0, ntab, "table", &x->tno) < 0) goto out;
-        x->arity = db->tab[x->tno]->t.arity;
-        if (next_int(r, 0, 1, "live", &x->live) < 0 || next_int(r, 0, MAXKEY, "key", &x->nkey) < 0) goto out;
-        for (int k = 0; k < x->nkey; k++)
-            if (next_int(r, 0, x->arity - 1, "index column", &x->key[k]) < 0) goto out;
-        stand_in[i].nkey = x->nkey;
-        stand_in[i].t = &db->tab[x->tno]->t;   /* (check_prog reads its arity) */
+        stand_in[i].nkey = p->ix[i].nkey;
+        stand_in[i].t = &db->tab[p->ix[i].tno]->t;   /* (check_prog reads its arity) */
         in.ix[i] = &stand_in[i];
     }
-    for (int i = 0; i < nchecks; i++)
-        if (next_word(r, 0, ntab, "table", &p->checks[3 * i]) < 0
-            || next_word(r, INT64_MIN, INT64_MAX, "check", &p->checks[3 * i + 1]) < 0
-            || next_word(r, INT64_MIN, INT64_MAX, "check", &p->checks[3 * i + 2]) < 0)
-            goto out;
+    r->at = p->programs_at;
     if (load_checked(r, &in, 0, &p->base, &p->nbase) < 0) goto out;
     for (int ri = 0; ri < nout; ri++)
         if (load_checked(r, &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
     if (p->nrank && plan_load_ranks(p, &in, r) < 0) goto out;
     if (r->at != r->n) { PyErr_SetString(PyExc_ValueError, "words after the plan"); goto out; }
+    p->loaded = 1;
     rc = 0;
 out:
     free(in.out);
@@ -926,8 +938,8 @@ out:
     return rc;
 }
 
-/* _native.Plan(words): a plan of a stratum as its words, loaded (plan_load) when a database
-   first runs it; pickled as its words */
+/* _native.Plan(words): a plan of a stratum as its words, loaded when a database
+   first offered it reads it (plan_of, plan_ready); pickled as its words */
 typedef struct { PyObject_HEAD PyObject *words; Plan *p; } PlanObject;
 
 static PyObject *planobj_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -961,8 +973,8 @@ PyTypeObject PlanType = {
     .tp_dealloc = (destructor)planobj_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Plan(words): a plan of a stratum (run takes it; any database whose tables have the shapes of\n"
-              "the first one to run it runs it), loaded when first run. words: int64s (bytes;\n"
-              "native_plan.plan_words makes them): nout, nix, nchecks, nrank (0: not a rank-ordered stratum),\n"
+              "the first one to run it runs it), loaded when first offered (its programs when first run).\n"
+              "words: int64s (bytes; native_plan.plan_words makes them): nout, nix, nchecks, nrank (0: not a rank-ordered stratum),\n"
               "then nout tables: the relations of the stratum (EMIT's relation numbers);\n"
               "nix indexes: table, live (of a relation of the stratum), nkey, nkey key columns;\n"
               "nchecks checks: table, lo, hi: the plan runs only if each table holds lo..hi rows;\n"
@@ -976,31 +988,56 @@ PyTypeObject PlanType = {
 
 PyObject *PlanRefused;
 
-/* the Plan's plan, loaded against db's tables the first time: NULL with a
-   Python error (PlanRefused: its words do not load) */
+/* the ValueError being raised (a plan's words that do not load) raised
+   again as a PlanRefused, its message kept */
+static void refused(void) {
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return;   /* (out of memory: as it is) */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *message = PyObject_Str(value);
+    if (message) PyErr_SetObject(PlanRefused, message);
+    Py_XDECREF(message);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+static Words plan_words(PlanObject *po) {
+    return (Words){(const i64 *)PyBytes_AS_STRING(po->words), PyBytes_GET_SIZE(po->words) / (Py_ssize_t)sizeof(i64), 0};
+}
+
+/* the Plan's plan, its head loaded against db's tables the first time (its
+   programs: plan_ready): NULL with a Python error (PlanRefused: its words
+   do not load) */
 static Plan *plan_of(PyObject *o, Database *db) {
     if (!PyObject_TypeCheck(o, &PlanType)) { PyErr_SetString(PyExc_TypeError, "a stratum's plans: Plans"); return NULL; }
     PlanObject *po = (PlanObject *)o;
     if (po->p) return po->p;
-    Words r = {(const i64 *)PyBytes_AS_STRING(po->words), PyBytes_GET_SIZE(po->words) / (Py_ssize_t)sizeof(i64), 0};
+    Words r = plan_words(po);
     Plan *p = calloc(1, sizeof(Plan));
     if (!p) return (Plan *)PyErr_NoMemory();
-    if (plan_load(p, db, &r) < 0) {
+    if (plan_load_head(p, db, &r) < 0) {
         plan_free(p);
-        if (PyErr_ExceptionMatches(PyExc_ValueError)) {   /* (raised again as a PlanRefused, its message kept) */
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_NormalizeException(&type, &value, &tb);
-            PyObject *message = PyObject_Str(value);
-            if (message) PyErr_SetObject(PlanRefused, message);
-            Py_XDECREF(message);
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(tb);
-        }
+        refused();
         return NULL;
     }
     return po->p = p;
+}
+
+/* the plan of plan_of(o, db), its programs loaded the first time: NULL with
+   a Python error (the plan is then dropped: loaded again, it is refused again) */
+static Plan *plan_ready(PyObject *o, Database *db) {
+    PlanObject *po = (PlanObject *)o;
+    if (po->p->loaded) return po->p;
+    Words r = plan_words(po);
+    if (plan_load_programs(po->p, db, &r) < 0) {
+        plan_free(po->p);
+        po->p = NULL;
+        refused();
+        return NULL;
+    }
+    return po->p;
 }
 
 /* the plan's tables are in db with the shapes it was made for: 0, or -1 with a Python error */
@@ -1176,9 +1213,12 @@ static int run_stratum(Database *db, PyObject *stratum, i64 *iterations);
    0 done, 1 aborted, 2 none held (stale), -1 a Python error */
 static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
     for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
-        Plan *p = plan_of(PyList_GET_ITEM(plans, a), db);
+        PyObject *o = PyList_GET_ITEM(plans, a);
+        Plan *p = plan_of(o, db);
         if (!p || plan_fits_tables(p, db) < 0) return -1;
-        if (plan_checks_hold(p, db)) return p->nrank ? ranked_run(db, p, iterations) : run_plan(db, p, iterations);
+        if (!plan_checks_hold(p, db)) continue;
+        if (!(p = plan_ready(o, db))) return -1;
+        return p->nrank ? ranked_run(db, p, iterations) : run_plan(db, p, iterations);
     }
     return 2;
 }

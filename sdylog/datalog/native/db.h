@@ -39,8 +39,9 @@ extern PyTypeObject DatabaseType, PlanType;
    start) and `rounds` on it. Made by the module (ranked.c). */
 extern PyObject *PlanRefused;
 
-/* A stratum's plan loaded in C (plan_of, db.c: from the words of a
-   _native.Plan, when first run): its programs checked once, then run by
+/* A stratum's plan loaded in C (db.c: from the words of a _native.Plan,
+   its head when first offered, plan_of, its programs when first run,
+   plan_ready): its programs checked once, then run by
    any database whose tables have the shapes of the one it was loaded for
    (the databases of one TableLayout, native_db.py). A plan of a rank-ordered stratum (nrank > 0)
    has its relations' rank columns and domination tests too (ranked.c runs
@@ -60,6 +61,8 @@ typedef struct {
     int (*rank_col)[MAXRANK];
     Prog **dom;
     int *ndom;
+    Py_ssize_t programs_at; /* where its programs start in its words */
+    int loaded;             /* whether they are loaded (plan_ready) */
 } Plan;
 
 /* copies of plan p's programs with registers of their own (the words are
