@@ -398,6 +398,13 @@ def test_rule_files_changed_lately_are_read_whatever_their_stats(tmp_path, monke
     assert len(loads) == 1 and len(hashed) == 3
 
 
+def _cut_short(plan):
+    """A _native.Plan of the words of `plan` (as it is saved) but the last."""
+    from sdylog.datalog.native_plan import _native
+    words, width = plan.__reduce__()[1]
+    return _native.Plan(words[:-width], width)
+
+
 def _hub_rules(tmp_path, monkeypatch):
     """A rule file of symbols (a recursive stratum, a constant), with the
     cache in tmp_path; skips without the C extension."""
@@ -464,7 +471,7 @@ def test_a_saved_plan_refused_by_c_is_bound_again_and_saved_again(tmp_path, monk
     cut = 0
     for known in damaged.run_cache["schema"].tables.bound.values():
         for b in known.values():
-            b.plan = _native.Plan(b.plan.__reduce__()[1][0][:-8])   # (its last word cut)
+            b.plan = _cut_short(b.plan)
             cut += 1
     assert cut
     cache._write(path, damaged)
@@ -531,7 +538,7 @@ def test_a_run_goes_on_from_a_refused_saved_plan_not_from_the_start(tmp_path, mo
     cut = 0
     for relations, known in damaged.run_cache["schema"].tables.bound.items():
         for b in known.values() if relations not in kept else ():
-            b.plan = _native.Plan(b.plan.__reduce__()[1][0][:-8])   # (its last word cut)
+            b.plan = _cut_short(b.plan)
             cut += 1
     assert cut
     cache._write(path, damaged)

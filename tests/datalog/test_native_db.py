@@ -592,3 +592,21 @@ def test_a_plan_whose_checks_fail_is_not_loaded_further():
     assert db.rows(1) == {(1, 2), (3, 4)}
     with pytest.raises(_native.PlanRefused, match="cut short"):
         db.run([[_native.Plan(for_two[:-8])]])
+
+
+def test_a_plan_is_pickled_as_int32_words_when_all_fit():
+    # (a saved program's file holds its layout's plans: half the bytes when every
+    # word fits 32 bits; a constant beyond keeps them int64)
+    import pickle
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+    big = (3, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_CMP, 0, 0, 2, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1],
+           [2, 2 ** 40])
+    for program, width, rows in ((copy, 4, {(1, 2), (2 ** 40, 3)}), (big, 8, {(2 ** 40, 3)})):
+        words = plan_words([1], [(0, (), False)], [program], [[]], [])
+        saved, saved_width = _native.Plan(words).__reduce__()[1]
+        assert saved_width == width and len(saved) == len(words) * width // 8
+        again = pickle.loads(pickle.dumps(_native.Plan(words)))
+        assert again.__reduce__()[1] == (saved, width)
+        db = _native.Database([(2, (False, False)), (2, (False, False))])
+        assert db.insert(0, [(1, 2), (2 ** 40, 3)])
+        assert db.run([[again]])[0] == "ok" and db.rows(1) == rows

@@ -39,13 +39,25 @@ static void progs_free(Prog *ps, int n) {
     free(ps);
 }
 
-/* a plan's words (native_plan.plan_words), read in order, each read checked against their end */
-typedef struct { const i64 *w; Py_ssize_t n, at; } Words;
+/* a plan's words (native_plan.plan_words), read in order, each read checked
+   against their end: int64s, or int32s (`width` 4: a plan saved when all fit) */
+typedef struct { const char *w; int width; Py_ssize_t n, at; } Words;
+
+static i64 word_at(const Words *r, Py_ssize_t i) {
+    if (r->width == 4) {
+        int32_t v;
+        memcpy(&v, r->w + 4 * i, 4);
+        return v;
+    }
+    i64 v;
+    memcpy(&v, r->w + 8 * i, 8);
+    return v;
+}
 
 /* the next word, in lo..hi: 0, or -1 with a Python error naming `what` */
 static int next_word(Words *r, i64 lo, i64 hi, const char *what, i64 *out) {
     if (r->at >= r->n) { PyErr_Format(PyExc_ValueError, "a plan cut short (%s)", what); return -1; }
-    *out = r->w[r->at++];
+    *out = word_at(r, r->at++);
     if (*out < lo || *out > hi) { PyErr_Format(PyExc_ValueError, "a plan's %s out of range", what); return -1; }
     return 0;
 }
@@ -68,8 +80,7 @@ static int load_prog(Words *r, Prog *p) {
     p->code = malloc(sizeof(i64) * (size_t)(len + 1));
     p->regs = calloc((size_t)p->nregs, sizeof(i64));
     if (!p->code || !p->regs) { PyErr_NoMemory(); return -1; }
-    memcpy(p->code, r->w + r->at, sizeof(i64) * (size_t)len);
-    r->at += len;
+    for (i64 i = 0; i < len; i++) p->code[i] = word_at(r, r->at++);
     p->code[len] = OP_END;
     if (next_word(r, 0, p->nregs, "constants", &nconsts) < 0) return -1;
     for (i64 i = 0; i < nconsts; i++) {
@@ -940,14 +951,20 @@ out:
 
 /* _native.Plan(words): a plan of a stratum as its words, loaded when a database
    first offered it reads it (plan_of, plan_ready); pickled as its words */
-typedef struct { PyObject_HEAD PyObject *words; Plan *p; } PlanObject;
+typedef struct { PyObject_HEAD PyObject *words; int width; Plan *p; } PlanObject;
+
+static Words plan_words(PlanObject *po) {
+    return (Words){PyBytes_AS_STRING(po->words), po->width, PyBytes_GET_SIZE(po->words) / po->width, 0};
+}
 
 static PyObject *planobj_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     PyObject *words;
-    if (!PyArg_ParseTuple(args, "O!", &PyBytes_Type, &words)) return NULL;
-    if (PyBytes_GET_SIZE(words) % sizeof(i64)) return PyErr_Format(PyExc_ValueError, "a plan is int64 words");
+    int width = 8;
+    if (!PyArg_ParseTuple(args, "O!|i", &PyBytes_Type, &words, &width)) return NULL;
+    if ((width != 8 && width != 4) || PyBytes_GET_SIZE(words) % width)
+        return PyErr_Format(PyExc_ValueError, "a plan is int64 (or int32) words");
     PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
-    if (self) { Py_INCREF(words); self->words = words; }
+    if (self) { Py_INCREF(words); self->words = words; self->width = width; }
     return (PyObject *)self;
 }
 
@@ -957,8 +974,20 @@ static void planobj_dealloc(PlanObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* pickled as its words, int32s when all fit: half the bytes of the file that
+   saves it (every start reads and checks it whole) */
 static PyObject *planobj_reduce(PlanObject *self, PyObject *Py_UNUSED(arg)) {
-    return Py_BuildValue("O(O)", Py_TYPE(self), self->words);
+    Words r = plan_words(self);
+    int fit = r.width == 8;
+    for (Py_ssize_t i = 0; fit && i < r.n; i++) fit = word_at(&r, i) == (int32_t)word_at(&r, i);
+    if (!fit) return Py_BuildValue("O(Oi)", Py_TYPE(self), self->words, r.width);
+    PyObject *narrow = PyBytes_FromStringAndSize(NULL, 4 * r.n);
+    if (!narrow) return NULL;
+    for (Py_ssize_t i = 0; i < r.n; i++) {
+        int32_t v = (int32_t)word_at(&r, i);
+        memcpy(PyBytes_AS_STRING(narrow) + 4 * i, &v, 4);
+    }
+    return Py_BuildValue("O(Ni)", Py_TYPE(self), narrow, 4);
 }
 
 static PyMethodDef planobj_methods[] = {
@@ -972,9 +1001,10 @@ PyTypeObject PlanType = {
     .tp_basicsize = sizeof(PlanObject),
     .tp_dealloc = (destructor)planobj_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Plan(words): a plan of a stratum (run takes it; any database whose tables have the shapes of\n"
+    .tp_doc = "Plan(words[, width]): a plan of a stratum (run takes it; any database whose tables have the shapes of\n"
               "the first one to run it runs it), loaded when first offered (its programs when first run).\n"
-              "words: int64s (bytes; native_plan.plan_words makes them): nout, nix, nchecks, nrank (0: not a rank-ordered stratum),\n"
+              "words: int64s (bytes; native_plan.plan_words makes them), int32s with width 4: nout, nix,\n"
+              "nchecks, nrank (0: not a rank-ordered stratum),\n"
               "then nout tables: the relations of the stratum (EMIT's relation numbers);\n"
               "nix indexes: table, live (of a relation of the stratum), nkey, nkey key columns;\n"
               "nchecks checks: table, lo, hi: the plan runs only if each table holds lo..hi rows;\n"
@@ -1001,10 +1031,6 @@ static void refused(void) {
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(tb);
-}
-
-static Words plan_words(PlanObject *po) {
-    return (Words){(const i64 *)PyBytes_AS_STRING(po->words), PyBytes_GET_SIZE(po->words) / (Py_ssize_t)sizeof(i64), 0};
 }
 
 /* the Plan's plan, its head loaded against db's tables the first time (its
