@@ -56,9 +56,9 @@ static i64 word_at(const Words *r, Py_ssize_t i) {
 
 /* the next word, in lo..hi: 0, or -1 with a Python error naming `what` */
 static int next_word(Words *r, i64 lo, i64 hi, const char *what, i64 *out) {
-    if (r->at >= r->n) { PyErr_Format(PyExc_ValueError, "a plan cut short (%s)", what); return -1; }
+    if (r->at >= r->n) { PyErr_Format(PlanRefused, "a plan cut short (%s)", what); return -1; }
     *out = word_at(r, r->at++);
-    if (*out < lo || *out > hi) { PyErr_Format(PyExc_ValueError, "a plan's %s out of range", what); return -1; }
+    if (*out < lo || *out > hi) { PyErr_Format(PlanRefused, "a plan's %s out of range", what); return -1; }
     return 0;
 }
 
@@ -237,7 +237,7 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
 bad:
     free(start);
     free(target);
-    PyErr_Format(PyExc_ValueError, "malformed program at word %zd", pc);
+    PyErr_Format(PlanRefused, "malformed program at word %zd", pc);
     return -1;
 #undef REG
 #undef TUP
@@ -869,7 +869,7 @@ static int plan_load_ranks(Plan *p, Interp *in, Words *r) {
         int of_stratum = 0;
         for (int ri = 0; ri < nout; ri++) of_stratum |= p->out[ri] == p->ix[i].tno;
         if (p->ix[i].live != of_stratum) {
-            PyErr_SetString(PyExc_ValueError, "a live index is one of a relation of the stratum");
+            PyErr_SetString(PlanRefused, "a live index is one of a relation of the stratum");
             return -1;
         }
     }
@@ -939,7 +939,7 @@ static int plan_load_programs(Plan *p, Database *db, Words *r) {
     for (int ri = 0; ri < nout; ri++)
         if (load_checked(r, &in, p->arity[ri], &p->delta[ri], &p->ndelta[ri]) < 0) goto out;
     if (p->nrank && plan_load_ranks(p, &in, r) < 0) goto out;
-    if (r->at != r->n) { PyErr_SetString(PyExc_ValueError, "words after the plan"); goto out; }
+    if (r->at != r->n) { PyErr_SetString(PlanRefused, "words after the plan"); goto out; }
     p->loaded = 1;
     rc = 0;
 out:
@@ -1018,21 +1018,6 @@ PyTypeObject PlanType = {
 
 PyObject *PlanRefused;
 
-/* the ValueError being raised (a plan's words that do not load) raised
-   again as a PlanRefused, its message kept */
-static void refused(void) {
-    if (!PyErr_ExceptionMatches(PyExc_ValueError)) return;   /* (out of memory: as it is) */
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    PyObject *message = PyObject_Str(value);
-    if (message) PyErr_SetObject(PlanRefused, message);
-    Py_XDECREF(message);
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
-}
-
 /* the Plan's plan, its head loaded against db's tables the first time (its
    programs: plan_ready): NULL with a Python error (PlanRefused: its words
    do not load) */
@@ -1043,11 +1028,7 @@ static Plan *plan_of(PyObject *o, Database *db) {
     Words r = plan_words(po);
     Plan *p = calloc(1, sizeof(Plan));
     if (!p) return (Plan *)PyErr_NoMemory();
-    if (plan_load_head(p, db, &r) < 0) {
-        plan_free(p);
-        refused();
-        return NULL;
-    }
+    if (plan_load_head(p, db, &r) < 0) { plan_free(p); return NULL; }
     return po->p = p;
 }
 
@@ -1060,7 +1041,6 @@ static Plan *plan_ready(PyObject *o, Database *db) {
     if (plan_load_programs(po->p, db, &r) < 0) {
         plan_free(po->p);
         po->p = NULL;
-        refused();
         return NULL;
     }
     return po->p;

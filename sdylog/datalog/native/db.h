@@ -34,9 +34,10 @@ typedef struct {
 
 extern PyTypeObject DatabaseType, PlanType;
 
-/* _native.PlanRefused, a ValueError: a Plan's words that do not load (db.c,
-   plan_of); run sets `done` (the strata that ran: the refused one did not
-   start) and `rounds` on it. Made by the module (ranked.c). */
+/* _native.PlanRefused, a ValueError: a Plan's words that do not load (db.c:
+   every check of its words raises it); run sets `done` (the strata that
+   ran: the refused one did not start) and `rounds` on it. Made by the
+   module (ranked.c). */
 extern PyObject *PlanRefused;
 
 /* A stratum's plan loaded in C (db.c: from the words of a _native.Plan,
