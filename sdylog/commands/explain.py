@@ -551,7 +551,7 @@ def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) ->
             seen = set()
             for row in rel.where("op_unit", o=o, f=f):
                 p, u = row.p, row.u
-                if p < 0 or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
+                if row.w == "blocking" or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
                     continue
                 seen.add((p, u))
                 tensors = [x.t for x in rel.where("visit_tensor", o=o) if x.so == row.so and x.t != t]
