@@ -184,8 +184,9 @@ class Namer:
     # ---- ops
     def op(self, o: int) -> str:
         """`stablehlo.add (f.mlir:3:8)`, a data-flow edge, or main's result link."""
-        if o < 0:
-            return f"the return of @{self._main()} (result {-1 - o})"
+        link = self.rel.first("link_op", o=o)
+        if link is not None:
+            return f"the return of @{link.f} (result {link.index})"
         op = self.ex.facts.ops[o]
         loc = loc_text(op, self.ex.filename)
         if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
@@ -200,7 +201,7 @@ class Namer:
     def factor(self, o: int, f: int) -> str:
         """`factor j (reduction)` of an op's rule; `dim 1` for identity visits."""
         visit = self.rel.first("visit", o=o)
-        if visit is None or visit.rule < 0:
+        if visit is None or self.rel.exists("identity_op", o=o):
             return f"dim {f}"
         name = _FACTOR_LETTERS[f] if f < len(_FACTOR_LETTERS) else f"f{f}"
         kind = self.rel.first("rule_factor", rule=visit.rule, factor=f)
@@ -213,9 +214,9 @@ class Namer:
         visit = self.rel.first("visit", o=o)
         if vt is None or visit is None:
             return f"tensor {j}"
-        if o < 0:
+        if self.rel.exists("link_op", o=o):
             return "the func result slot" if vt.g == 1 else "the returned value"
-        if visit.rule < 0:   # an identity visit: data-flow edge or barrier
+        if self.rel.exists("identity_op", o=o):   # a data-flow edge or barrier
             name = self.ex.facts.ops[o].name
             if name == "sdy.propagation_barrier":
                 return "the barrier's result" if vt.g == 1 else "the barrier's operand"
