@@ -359,7 +359,8 @@ class ChainWalker:
         text = self.annotation(tnode, t)
         sd = self.namer.rel.first("sharding_dim", sharding=ti.s, dim=d)
         if sd is not None:
-            text += f" (priority p{sd.priority})" if sd.priority >= 0 else " (no priority)"
+            sp = self.namer.rel.first("sharding_dim_priority", sharding=ti.s, dim=d)
+            text += f" (priority p{sp.priority})" if sp is not None else " (no priority)"
             if sd.is_closed:
                 text += ", closed dimension"
         return Origin(t, d, u, ph, text, rules)
