@@ -163,7 +163,8 @@ def test_data_flow_edge_sources_and_shared_tensors():
 
 
 def test_units_are_prime_sub_axes(facts):
-    units = {(a, i, pre, size) for _, m, a, i, pre, size in facts.rows("axis_unit")}
+    index = dict(facts.rows("chain_unit"))
+    units = {(a, index[u], pre, size) for u, m, a, pre, size in facts.rows("axis_unit")}
     assert units == {("x", 0, 1, 2), ("x", 1, 2, 2), ("y", 0, 1, 2)}
     assert len({u for u, *_ in facts.rows("axis_unit")}) == 3
 
