@@ -332,6 +332,8 @@ class StaticIndexes:
         """What was built on each of `relations` dropped (most have nothing;
         in a warm run of C, usually none has: its plans are kept, the
         statistics of planning not asked for)."""
+        if not (self._built or self._fanout or self._share):
+            return   # (nothing built: a run's hundreds of relations are not even made a set)
         relations = set(relations)   # (read once per map below)
         for held in (self._built, self._fanout, self._share):
             if held:

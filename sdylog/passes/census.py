@@ -34,6 +34,10 @@ census has followed every change already.
 tests/passes/test_census.py runs the pipelines with a check after every
 step that what the census kept agrees with a fresh walk.
 
+The scope also counts the steps that changed the module (`changes`): a
+pipeline skips a group of steps that already ran on the module as it is
+(pipelines.run_steps).
+
 The census is shared inside `shared_census(ctx)`: a pipeline's steps (see
 `pipelines.run_steps`), and the phases of -sdy-propagation-pipeline, whose
 propagation changes attributes only. Elsewhere every call walks afresh. The
@@ -245,9 +249,17 @@ def follow_step(ctx, result) -> None:
     shared = getattr(ctx, "census", None)
     if result == PRESERVED or result == FOLLOWED or shared is None:
         return
+    shared["changes"] = changes(ctx) + 1
     follow_facts(shared, result)
     current = shared.get("census")
     if isinstance(result, Invalidated) and result.touched is not None and current is not None:
         current.follow(result)
     else:
         shared.pop("census", None)
+
+
+def changes(ctx) -> int:
+    """How many steps changed the module in ctx's scope so far (a FOLLOWED
+    pipeline counts its own steps; 0 outside a scope)."""
+    shared = getattr(ctx, "census", None)
+    return 0 if shared is None else shared.get("changes", 0)

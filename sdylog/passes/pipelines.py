@@ -68,22 +68,35 @@ sdylog does not have yet is left out with a warning (registered_steps).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
 from sdylog.ir.symbols import symbol_dce
 from sdylog.passes import PASSES, lookup
-from sdylog.passes.census import FOLLOWED, PRESERVED, census, follow_step, shared_census
+from sdylog.passes.census import FOLLOWED, PRESERVED, census, changes, follow_step, shared_census
 
 SYMBOL_DCE = "symbol-dce"
+
+# The export's clean-up group (export_pipeline_steps): data-flow edges sunk,
+# constraints made reshards, input and output shardings made divisible and
+# cut at sub-axes, shardings closed. None of these undoes what another did,
+# so run again on what they left (`-sdy-export-pipeline` after
+# `-sdy-propagation-pipeline`, whose export runs them too) they find nothing
+# to do. (The constant merger that comes before is not in it: closing makes
+# shardings equal, and so constants mergeable, that were not.)
+EXPORT_CLEANUP = "export-cleanup"
 
 
 @dataclass(frozen=True)
 class Step:
     """One pass of a pipeline: a PASSES flag (or symbol-dce / canonicalize) and
-    the options Shardy runs it with (the rest take their defaults)."""
+    the options Shardy runs it with (the rest take their defaults).
+    `group`: the name of the run of consecutive steps it belongs to, if
+    any, which changes nothing when run again on the module it left
+    (run_steps skips it then; tests/passes/test_pipelines.py checks it)."""
     name: str
     options: dict = field(default_factory=dict)
+    group: str = field(default="", compare=False)
 
 
 def import_pipeline_steps(dedup_functions_fully: bool = False) -> list[Step]:
@@ -117,15 +130,16 @@ def export_pipeline_steps(options: ExportOptions | None = None) -> list[Step]:
     o = options or ExportOptions(inline_meshes=False)
     verify = options is not None
     dumps = _ModuleDumps(o.dump_directory)
-    steps = [Step("sdy-constant-or-scalar-merger"),
-             Step("sdy-sink-data-flow-edges", {"sink-debug-sharding-origins": o.dump_sharding_origins,
-                                               "sink-debug-propagation-edge-sharding": o.dump_propagation_edges})]
+    cleanup = [Step("sdy-sink-data-flow-edges", {"sink-debug-sharding-origins": o.dump_sharding_origins,
+                                                 "sink-debug-propagation-edge-sharding": o.dump_propagation_edges})]
     if not o.avoid_export_for_partitioning:
-        steps += [Step("sdy-remove-sharding-groups"), Step("sdy-sharding-constraint-to-reshard")]
+        cleanup += [Step("sdy-remove-sharding-groups"), Step("sdy-sharding-constraint-to-reshard")]
     if o.update_non_divisible_input_output_shardings:
-        steps += [Step("sdy-update-non-divisible-input-output-shardings"),
-                  Step("sdy-remove-sub-axes-in-input-output-shardings")]
-    steps += [Step("sdy-close-shardings"), *dumps.save("after_propagation")]
+        cleanup += [Step("sdy-update-non-divisible-input-output-shardings"),
+                    Step("sdy-remove-sub-axes-in-input-output-shardings")]
+    cleanup.append(Step("sdy-close-shardings"))
+    steps = [Step("sdy-constant-or-scalar-merger"), *(replace(s, group=EXPORT_CLEANUP) for s in cleanup),
+             *dumps.save("after_propagation")]
     if not o.avoid_export_for_partitioning:
         steps += _shardy_partitioner_steps(o, dumps, verify)
     if o.dump_propagation_edges or o.dump_sharding_origins:
@@ -183,10 +197,30 @@ def run_steps(module, ctx, steps: list[Step]) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
     module for as long as their results allow (sdylog/passes/census.py), the
-    caller's if it opened one."""
+    caller's if it opened one. A group of steps (Step.group) that ran
+    before in the scope and left the module as it is now is not run again:
+    it would find nothing to do."""
     with shared_census(ctx):
-        for step in steps:
-            follow_step(ctx, _run_step(module, ctx, step))
+        last_runs = ctx.census.setdefault("groups", {})   # group -> (module, its steps, changes after them)
+        for steps_together in _runs(steps):
+            group = steps_together[0].group
+            if group and last_runs.get(group) == (module, steps_together, changes(ctx)):
+                continue
+            for step in steps_together:
+                follow_step(ctx, _run_step(module, ctx, step))
+            if group:
+                last_runs[group] = (module, steps_together, changes(ctx))
+
+
+def _runs(steps: list[Step]) -> list[list[Step]]:
+    """The steps in order, the consecutive steps of a group together, every other step alone."""
+    runs: list[list[Step]] = []
+    for step in steps:
+        if step.group and runs and runs[-1][-1].group == step.group:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+    return runs
 
 
 def _run_step(module, ctx, step: Step):

@@ -4,8 +4,8 @@ in a way only a blessed op may make; the first one in Shardy's walk order
 is an error at that op. The module is not changed."""
 from __future__ import annotations
 
-
 from sdylog import RULES_DIR
+from sdylog.facts.shared import module_facts
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.driver import evaluate, first_error
 
@@ -28,28 +28,11 @@ def run(module, options: dict, ctx):
 
 def _may_violate(module, ctx) -> bool:
     """Whether the rules may find a violation: all but one need a sharding
-    with unreduced axes, which prints `unreduced={...}`; that one needs an
-    sdy.all_reduce or sdy.reduce_scatter. A module without either (most
-    modules: jax exports have no unreduced axes) needs no facts and no
-    evaluation. Shardings are in an op's `sdy.sharding`, or in other
-    attributes of sdy ops and functions (all of whose attributes are read);
-    one look per distinct attribute."""
-    looks = census(module, ctx)
-    if looks.has(*_REDUCING_COLLECTIVES):
+    with unreduced axes (a sharding_unreduced row of the module's facts,
+    which the rules read and the reshard step after this pass reads too);
+    that one needs an sdy.all_reduce or sdy.reduce_scatter. Most modules
+    have neither (jax exports have no unreduced axes): no evaluation."""
+    if census(module, ctx).has(*_REDUCING_COLLECTIVES):
         return True
-    seen: dict = {}
-
-    def unreduced(attr) -> bool:
-        found = seen.get(attr)
-        if found is None:
-            found = seen[attr] = "unreduced" in str(attr)
-        return found
-
-    for op, name in zip(*looks.all_ops_and_names()):
-        attrs = op.attributes
-        if name.startswith("sdy.") or name == "func.func":
-            if any(unreduced(attrs[i].attr) for i in range(len(attrs))):
-                return True
-        elif "sdy.sharding" in attrs and unreduced(attrs["sdy.sharding"]):
-            return True
-    return False
+    with module.context:
+        return bool(module_facts(module, ctx).rows("sharding_unreduced"))

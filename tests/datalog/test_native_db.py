@@ -544,6 +544,17 @@ def test_facts_loaded_into_a_recursive_relation_start_it(monkeypatch):
     assert got["p"] == [(1, 2), (1, 3), (2, 3)]
 
 
+def test_a_stratum_fed_by_nothing_derives_nothing_but_its_loaded_rows_still_grow(monkeypatch):
+    # (C does not set up a stratum whose every clause starts on a table with no
+    # row, unless the stratum's own tables hold rows its recursive clauses read)
+    text = ".decl none(x: number, y: number)\n.decl e(x: number, y: number)\n" \
+           ".decl p(x: number, y: number)\np(x, y) :- none(x, y).\np(x, z) :- p(x, y), e(y, z).\n" \
+           ".decl q(x: number)\nq(x) :- none(x, _).\n.decl r(x: number)\nr(x) :- e(x, _), !q(x).\n"
+    got, in_c = same(text, {"e": [(2, 3)], "p": [(1, 2)]}, monkeypatch)
+    assert all(in_c.values())
+    assert got["p"] == [(1, 2), (1, 3)] and got["q"] == [] and got["r"] == [(2,)]
+
+
 def test_the_engine_api_reads_relations_held_in_c(monkeypatch):
     monkeypatch.setenv("SDYLOG_NATIVE", "1")
     with make_engine(parse_program(PROGRAM, "gen.dl"), "memory") as e:

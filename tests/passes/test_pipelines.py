@@ -4,6 +4,8 @@ propagation itself (and the partitioner step) is Shardy's."""
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -367,3 +369,93 @@ def test_the_splitter_says_which_ops_it_touched(monkeypatch):
         out = print_module(module)
     assert same_text(out, shardy(SPLIT_IN_PLACE, "sdy-constant-or-scalar-splitter"))
     assert out.count("sdy.constant") == 5 and "3.0" not in out
+
+
+# --- a group of steps is not run again on the module it left ----------------------------
+# Every step of the export's clean-up group has something to do here: a
+# data-flow edge, a sharding group, a constraint, a non-divisible argument
+# and result, a sub-axis in an open dimension, open dimensions, replicated axes.
+CLEANUP = '''sdy.mesh @m = <["p"=4, "q"=2]>
+func.func @main(%a: tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p", ?}, {"q", ?}]>},
+                %b: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p":(1)2, "q", ?}, {}]>})
+    -> (tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}, {?}], replicated={"q"}>}, tensor<8x8xf32>) {
+  sdy.sharding_group %a group_id=0 : tensor<6x8xf32>
+  %0 = stablehlo.optimization_barrier %a : tensor<6x8xf32>
+  %1 = sdy.data_flow_edge %0 sharding=<@m, [{"q", ?}, {?}]> : tensor<6x8xf32>
+  %2 = sdy.sharding_constraint %1 <@m, [{}, {"q"}]> : tensor<6x8xf32>
+  %3 = stablehlo.negate %b {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"p", ?}, {?}]>]>} : tensor<8x8xf32>
+  return %2, %3 : tensor<6x8xf32>, tensor<8x8xf32>
+}'''
+
+
+def _cleanup_steps(avoid_export: bool) -> list:
+    from sdylog.passes.pipelines import EXPORT_CLEANUP, ExportOptions, export_pipeline_steps
+    steps = export_pipeline_steps(ExportOptions(avoid_export_for_partitioning=avoid_export))
+    return [s for s in steps if s.group == EXPORT_CLEANUP]
+
+
+def _after_propagation(path):
+    """A corpus model as the propagation pipeline leaves it just after its
+    export's clean-up group."""
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.census import shared_census
+    from sdylog.passes.pipelines import EXPORT_CLEANUP, post_propagation_steps, run_steps
+    from sdylog.passes.propagation_pipeline import import_phase, propagation_phase
+    module = parse_module(path.read_text(), str(path))
+    ctx = PassContext(filename=str(path))
+    post = post_propagation_steps()
+    last = max(i for i, s in enumerate(post) if s.group == EXPORT_CLEANUP)
+    with module.context, shared_census(ctx):
+        import_phase(module, ctx)
+        propagation_phase(module, ctx)
+        run_steps(module, ctx, post[:last + 1])
+    return module
+
+
+def _cleanup_inputs():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
+    from small_models import small_models  # (tests/commands' corpus)
+    return [("CLEANUP", avoid) for avoid in (False, True)] + [(p, False) for p in small_models()]
+
+
+@pytest.mark.parametrize("source, avoid_export", _cleanup_inputs(),
+                         ids=lambda x: getattr(x, "stem", str(x)))
+def test_the_export_cleanup_run_again_on_what_it_left_finds_nothing_to_do(source, avoid_export):
+    """What run_steps relies on to skip the group (the plain reference: run
+    it again, step by step)."""
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.census import PRESERVED
+    from sdylog.passes.pipelines import _run_step
+    steps = _cleanup_steps(avoid_export)
+    if source == "CLEANUP":
+        module = _run(CLEANUP, steps)
+        assert str(module) != str(parse_module(CLEANUP, "f.mlir"))
+    else:
+        module = _after_propagation(source)
+    left = str(module)
+    with module.context:
+        results = [_run_step(module, PassContext(filename="f.mlir"), step) for step in steps]
+    assert results == [PRESERVED] * len(steps) and str(module) == left
+
+
+def test_a_group_runs_again_only_after_a_change(monkeypatch):
+    """The export pipeline after the propagation pipeline skips the clean-up
+    group, which the propagation's export ran on the module as it is; after
+    a change it runs it; the output is the same as when every step runs."""
+    from sdylog.passes import driver, pipelines
+    ran = []
+    run_step = pipelines._run_step
+    monkeypatch.setattr(pipelines, "_run_step", lambda m, ctx, step: ran.append(step.name) or run_step(m, ctx, step))
+    close = "sdy-close-shardings"
+
+    def opt(flags):
+        ran.clear()
+        return driver.optimize_text(BARRIER, "f.mlir", driver.parse_flags(flags))
+    both = opt(["-sdy-propagation-pipeline", "-sdy-export-pipeline"])
+    assert ran.count(close) == 1
+    after_change = opt(["-sdy-propagation-pipeline", "-sdy-add-data-flow-edges", "-sdy-export-pipeline"])
+    assert ran.count(close) == 2 and "sdy.data_flow_edge" not in after_change
+    monkeypatch.setattr(pipelines, "_runs", lambda steps: [[s] for s in steps])   # (no groups)
+    assert opt(["-sdy-propagation-pipeline", "-sdy-export-pipeline"]) == both and ran.count(close) == 2

@@ -1141,13 +1141,36 @@ PyDoc_STRVAR(db_run_doc,
 
 static int run_stratum(Database *db, PyObject *stratum, i64 *iterations);
 
+/* whether program g, the first thing it does being a loop over the rows of
+   a table that has none (a relation no fact or earlier stratum fed), can
+   emit nothing */
+static int starts_on_empty_table(const Database *db, const Plan *p, const Prog *g) {
+    if (g->len < 2 || (g->code[0] != OP_SCAN && g->code[0] != OP_LOOKUP)) return 0;
+    i64 ix = g->code[1];
+    return ix >= 0 && ix < p->nix && db->tab[p->ix[ix].tno]->t.n == 0;
+}
+
+/* whether a run of plan p derives nothing: every base program starts on an
+   empty table, and no table of the stratum holds rows its delta programs
+   would read (a small module's runs have hundreds of strata, most of them
+   fed by nothing: they are not set up to find so) */
+static int derives_nothing(const Database *db, const Plan *p) {
+    for (int k = 0; k < p->nbase; k++)
+        if (!starts_on_empty_table(db, p, &p->base[k])) return 0;
+    for (int ri = 0; ri < p->nout; ri++)
+        if (db->tab[p->out[ri]]->t.n) return 0;
+    return 1;
+}
+
 /* the first plan of `plans` (a list, see db_run_doc) whose checks hold, run:
    0 done, 1 aborted, 2 none held (stale), -1 a Python error */
 static int run_first_fitting(Database *db, PyObject *plans, i64 *iterations) {
     for (Py_ssize_t a = 0; a < PyList_GET_SIZE(plans); a++) {
         Plan *p = plan_of(PyList_GET_ITEM(plans, a), db);
         if (!p || plan_fits_tables(p, db) < 0) return -1;
-        if (plan_checks_hold(p, db)) return p->nrank ? ranked_run(db, p, iterations) : run_plan(db, p, iterations);
+        if (!plan_checks_hold(p, db)) continue;
+        if (p->nrank) return ranked_run(db, p, iterations);
+        return derives_nothing(db, p) ? 0 : run_plan(db, p, iterations);
     }
     return 2;
 }
