@@ -184,8 +184,9 @@ class Namer:
     # ---- ops
     def op(self, o: int) -> str:
         """`stablehlo.add (f.mlir:3:8)`, a data-flow edge, or main's result link."""
-        if o < 0:
-            return f"the return of @{self._main()} (result {-1 - o})"
+        link = self.rel.first("link_op", o=o)
+        if link is not None:
+            return f"the return of @{link.f} (result {link.index})"
         op = self.ex.facts.ops[o]
         loc = loc_text(op, self.ex.filename)
         if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
@@ -200,7 +201,7 @@ class Namer:
     def factor(self, o: int, f: int) -> str:
         """`factor j (reduction)` of an op's rule; `dim 1` for identity visits."""
         visit = self.rel.first("visit", o=o)
-        if visit is None or visit.rule < 0:
+        if visit is None or self.rel.exists("identity_op", o=o):
             return f"dim {f}"
         name = _FACTOR_LETTERS[f] if f < len(_FACTOR_LETTERS) else f"f{f}"
         kind = self.rel.first("rule_factor", rule=visit.rule, factor=f)
@@ -213,9 +214,9 @@ class Namer:
         visit = self.rel.first("visit", o=o)
         if vt is None or visit is None:
             return f"tensor {j}"
-        if o < 0:
+        if self.rel.exists("link_op", o=o):
             return "the func result slot" if vt.g == 1 else "the returned value"
-        if visit.rule < 0:   # an identity visit: data-flow edge or barrier
+        if self.rel.exists("identity_op", o=o):   # a data-flow edge or barrier
             name = self.ex.facts.ops[o].name
             if name == "sdy.propagation_barrier":
                 return "the barrier's result" if vt.g == 1 else "the barrier's operand"
@@ -358,7 +359,8 @@ class ChainWalker:
         text = self.annotation(tnode, t)
         sd = self.namer.rel.first("sharding_dim", sharding=ti.s, dim=d)
         if sd is not None:
-            text += f" (priority p{sd.priority})" if sd.priority >= 0 else " (no priority)"
+            sp = self.namer.rel.first("sharding_dim_priority", sharding=ti.s, dim=d)
+            text += f" (priority p{sp.priority})" if sp is not None else " (no priority)"
             if sd.is_closed:
                 text += ", closed dimension"
         return Origin(t, d, u, ph, text, rules)
@@ -551,7 +553,7 @@ def _conflicts_near(namer: Namer, t: int, d: int, held: dict, limit: int = 3) ->
             seen = set()
             for row in rel.where("op_unit", o=o, f=f):
                 p, u = row.p, row.u
-                if p < 0 or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
+                if row.w == "blocking" or held.get(p) in (None, u) or u in held.values() or (p, u) in seen:
                     continue
                 seen.add((p, u))
                 tensors = [x.t for x in rel.where("visit_tensor", o=o) if x.so == row.so and x.t != t]

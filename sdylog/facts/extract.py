@@ -32,8 +32,9 @@ from sdylog.oprules.registry import ATTR_KEY, NO_KEY, NO_RULE, key_of, known_op,
 # whose units the shardings' sub-axes cut): the rows a step that changes
 # shardings in place changes (read again by read_shardings).
 SHARDING_RELATIONS = frozenset({
-    "mesh", "mesh_axis", "mesh_device", "maximal_mesh", "mesh_canonical", "axis_unit",
-    "sharding", "sharding_dim", "sharding_dim_axis", "sharding_replicated", "sharding_unreduced",
+    "mesh", "mesh_axis", "mesh_device", "maximal_mesh", "mesh_canonical", "axis_unit", "chain_unit",
+    "sharding", "sharding_dim", "sharding_dim_priority", "sharding_dim_axis", "sharding_replicated",
+    "sharding_unreduced",
     "value_sharding", "func_result_sharding", "manual_in_sharding", "manual_out_sharding"})
 
 
@@ -225,7 +226,9 @@ def add_sharding_rows(facts, sid: int, mesh: str, sharding: TensorSharding) -> N
         return a.name, lo, hi // lo
 
     for d, dim in enumerate(sharding.dims):
-        facts.add("sharding_dim", sid, d, int(dim.is_closed), -1 if dim.priority is None else dim.priority)
+        facts.add("sharding_dim", sid, d, int(dim.is_closed))
+        if dim.priority is not None:
+            facts.add("sharding_dim_priority", sid, d, dim.priority)
         for pos, a in enumerate(dim.axes):
             facts.add("sharding_dim_axis", sid, d, pos, *ref(a))
     for a in sharding.replicated:
@@ -494,10 +497,11 @@ class _Extractor:
                 bounds = {b for pre, size in subs.get(a.name, ()) for b in (pre, pre * size)}
                 units = axis_units(a.size, bounds, self._split_sizes, others)
                 for i, (pre, size) in enumerate(units):
-                    f.add("axis_unit", unit, name, a.name, i, pre, size)
+                    f.add("axis_unit", unit, name, a.name, pre, size)
+                    f.add("chain_unit", unit, i)
                     unit += 1
                 for pre, size in sorted(untiled_sub_axes(units, subs.get(a.name, set()))):
-                    f.add("axis_unit", unit, name, a.name, -1, pre, size)
+                    f.add("axis_unit", unit, name, a.name, pre, size)
                     unit += 1
 
     def add_func(self, fn) -> None:

@@ -59,8 +59,9 @@ class _Attrs:
         # final_dim row; replicated and unreduced axes are rare too): the few
         # tensors that have any, with their rows as tuples
         dims, replicated, unreduced = defaultdict(list), defaultdict(list), defaultdict(list)
-        for t, d, closed, prio in engine.select("final_dim", "t", "d", "closed", "priority"):
-            dims[t].append((d, closed, prio))
+        priority = {(t, d): p for t, d, p in engine.select("final_dim_priority", "t", "d", "priority")}
+        for t, d, closed in engine.select("final_dim", "t", "d", "closed"):
+            dims[t].append((d, closed, priority.get((t, d))))
         for t, a, pre, size in engine.select("final_replicated", "t", "axis", "pre_size", "size"):
             replicated[t].append((a, pre, size))
         for t, a, pre, size in engine.select("final_unreduced", "t", "axis", "pre_size", "size"):
@@ -129,17 +130,17 @@ class _Attrs:
         axes_of = defaultdict(list)   # dimension -> its axes, in position order
         for d, _, *axis in axes:
             axes_of[d].append(tuple(axis))
-        flags = {d: (closed, prio) for d, closed, prio in dims}   # the others are open, no priority
+        flags = {d: (closed, prio) for d, closed, prio in dims}   # the others are open, no priority (None)
         if self.facts.meshes[mesh].is_maximal:
             rank = 0   # (a maximal sharding has no dimensions, whatever the tensor's rank)
         dim_attrs = []
         for d in range(rank):
-            closed, prio = flags.get(d, (0, -1))
+            closed, prio = flags.get(d, (0, None))
             dk = (mesh, tuple(axes_of.get(d, ())), closed, prio)
             da = self._dims.get(dk)
             if da is None:
                 da = self._dims[dk] = sdy.DimensionShardingAttr.get(
-                    [self.axis(mesh, *x) for x in dk[1]], bool(closed), None if prio < 0 else prio)
+                    [self.axis(mesh, *x) for x in dk[1]], bool(closed), prio)
             dim_attrs.append(da)
         position = {name: i for i, name in enumerate(self.facts.meshes[mesh].axis_sizes)}
 
@@ -170,7 +171,7 @@ _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 
 # The derived relations write_back reads (rules/propagation/result.dl): all a
 # propagation run must derive when nothing else will read the engine.
-WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_axis", "final_replicated",
+WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_priority", "final_dim_axis", "final_replicated",
                         "final_unreduced", "final_value", "final_func_result", "dead_op"]
 
 

@@ -26,7 +26,8 @@ def test_facts_then_datalog_derives_what_run_derives(model, tmp_path, monkeypatc
     derived = {p.stem: p.read_text() for p in tmp_path.glob("*.csv")}
 
     engine = run_pipeline(str(model)).result.engine
-    assert sorted(derived) == ["final_dim", "final_dim_axis", "final_func_result", "final_mesh", "final_value"]
+    assert sorted(derived) == ["final_dim", "final_dim_axis", "final_dim_priority", "final_func_result", "final_mesh",
+                              "final_value"]
     for relation, text in derived.items():
         assert text == relation_text(engine, relation), relation
     assert derived["final_dim_axis"]                    # (something was sharded)

@@ -294,12 +294,12 @@ def test_the_checker_sees_positional_reads(tmp_path):
         "    for row in engine.named('final_mesh'):\n"
         "        print(row[1], row.mesh, row.meshes)\n"
         "    vt = look.first('final_dim', t=1)\n"
-        "    return vt.closed, vt.priority, vt.prio, engine.select('final_dim', 't', 'dim')\n")
+        "    return vt.closed, vt.d, vt.prio, engine.select('final_dim', 't', 'dim')\n")
     problems, _ = check_consumers(RULES_DIR, pkg)
     assert [p.split(": ", 1)[1] for p in problems] == [
         "reads 'final_mesh' by position (read): name its columns (select, named)",
         "indexes a row of final_mesh by position: read it by name",
         "'final_mesh' has no column 'meshes' (its columns: t, mesh)",
-        "'final_dim' has no column 'prio' (its columns: t, d, closed, priority)",
-        "'final_dim' has no column 'dim' (its columns: t, d, closed, priority)",
+        "'final_dim' has no column 'prio' (its columns: t, d, closed)",
+        "'final_dim' has no column 'dim' (its columns: t, d, closed)",
     ], problems

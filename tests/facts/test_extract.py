@@ -60,7 +60,8 @@ def test_user_shardings_are_intervals(facts):
     # func arg 0: dim 0 is "x":(1)2 open with priority 1; dim 1 closed, empty
     a = facts.value_ids[facts.ops[0].regions[0].blocks[0].arguments[0]]
     (sid,) = [s for v, s in facts.rows("value_sharding") if v == a]
-    assert {r[1:] for r in facts.rows("sharding_dim") if r[0] == sid} == {(0, 0, 1), (1, 1, -1)}
+    assert {r[1:] for r in facts.rows("sharding_dim") if r[0] == sid} == {(0, 0), (1, 1)}
+    assert {r[1:] for r in facts.rows("sharding_dim_priority") if r[0] == sid} == {(0, 1)}
     assert {r[1:] for r in facts.rows("sharding_dim_axis") if r[0] == sid} == {(0, 0, "x", 1, 2)}
     (res_sid,) = [s for f, i, s in facts.rows("func_result_sharding") if (f, i) == ("main", 0)]
     assert (res_sid, 1, 0, "y", 1, 2) in by_name(facts, "sharding_dim_axis")
@@ -162,7 +163,8 @@ def test_data_flow_edge_sources_and_shared_tensors():
 
 
 def test_units_are_prime_sub_axes(facts):
-    units = {(a, i, pre, size) for _, m, a, i, pre, size in facts.rows("axis_unit")}
+    index = dict(facts.rows("chain_unit"))
+    units = {(a, index[u], pre, size) for u, m, a, pre, size in facts.rows("axis_unit")}
     assert units == {("x", 0, 1, 2), ("x", 1, 2, 2), ("y", 0, 1, 2)}
     assert len({u for u, *_ in facts.rows("axis_unit")}) == 3
 

@@ -42,7 +42,7 @@ class Derived:
             self._value_ids = {v.get_name(): i for i, v in enumerate(self.facts.values)}
         axis_sizes = {(m, a): z for m, a, _, z in self.rows("mesh_axis")}
         self._units = {u: a if pre == 1 and z == axis_sizes[m, a] else f"{a}:({pre}){z}"
-                       for u, m, a, _, pre, z in self.rows("axis_unit")}
+                       for u, m, a, pre, z in self.rows("axis_unit")}
         ((self.cascade_step, self.user_step),) = self.rows("cascade_span")
 
     def rows(self, relation: str) -> list[tuple]:

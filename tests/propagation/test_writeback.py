@@ -129,7 +129,8 @@ def test_a_tensors_axes_read_in_any_order_name_one_sharding():
                      "final_dim_axis": [(0, 0, 1, "y", 1, 2), (1, 1, 0, "z", 1, 2), (0, 0, 0, "x", 1, 2),
                                         (1, 0, 0, "x", 1, 2), (0, 1, 0, "z", 1, 2), (1, 0, 1, "y", 1, 2),
                                         (2, 0, 0, "x", 1, 2)],
-                     "final_dim": [(2, 1, 1, 3)], "final_replicated": [], "final_unreduced": []}
+                     "final_dim": [(2, 1, 1)], "final_dim_priority": [(2, 1, 3)],
+                     "final_replicated": [], "final_unreduced": []}
     with module.context:
         attrs = _Attrs(Rows(), extract_facts(module))
         ids = attrs.ids_of([(0, t) for t in range(3)], [2])   # (value 0, of rank 2, for each tensor)
@@ -147,7 +148,7 @@ def test_replicated_and_unreduced_axes_are_written_in_mesh_order():
     module = parse_module('sdy.mesh @mesh = <["a"=2, "b"=4, "c"=2]>')
 
     class Rows(_Rows):
-        relations = {"final_mesh": [(0, "mesh")], "final_dim_axis": [], "final_dim": [],
+        relations = {"final_mesh": [(0, "mesh")], "final_dim_axis": [], "final_dim": [], "final_dim_priority": [],
                      "final_replicated": [(0, "b", 2, 2), (0, "a", 1, 2)],
                      "final_unreduced": [(0, "c", 1, 2), (0, "b", 1, 2)]}
     with module.context:
