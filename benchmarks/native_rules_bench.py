@@ -10,8 +10,8 @@ are captured once (propagation_rules_bench.capture_facts), then the memory
 engine loads them and evaluates the strata the write-back reads RUNS times
 per mode; the minimum CPU time is printed for loading the facts, for all the
 rules, and for the rank-ordered stratum alone (plan + waves); with --strata,
-the K strata that cost most with the extension (min CPU s per stratum; an
-index is built by the first stratum that reads it).
+the K strata that cost most with the extension (min CPU s per stratum, each
+offered to C alone; an index is built by the first stratum that reads it).
 """
 from __future__ import annotations
 
@@ -30,52 +30,51 @@ DEFAULT_MODELS = [str(CORPUS / f"transformer_L{n}.mlir") for n in (8, 48)]
 
 def time_rules(program, facts: dict, native: bool, strata: dict) -> tuple[float, float, float]:
     """CPU seconds of one run: loading the facts, all rules, and the rank-ordered
-    strata; strata: stratum relations -> [CPU seconds] (C or Python), appended to."""
-    from sdylog.datalog import memory_engine, ranked
+    strata; strata: stratum relations -> [CPU seconds] (C or Python), appended to.
+    With the extension each stratum is offered to C alone (NativeDB.batch = 1:
+    one db.run call per stratum, as timed here; a whole run is one call
+    otherwise, a few percent cheaper)."""
+    from sdylog.datalog import memory_engine
     from sdylog.datalog.gc_pause import gc_paused
     from sdylog.datalog.memory_engine import MemoryEngine
     os.environ["SDYLOG_NATIVE"] = "1" if native else "0"
-    spent = [0.0]
-    real = ranked.RankedEvaluation.run
-    real_stratum, real_plain, real_recursive = (memory_engine.run_stratum, MemoryEngine._plain,
-                                                MemoryEngine._recursive)
+    ranked = [0.0]
 
-    def per_stratum(fn, stratum_of):
-        def run(*args):
-            t = time.process_time()
-            try:
-                return fn(*args)
-            finally:
-                strata.setdefault(stratum_of(args).relations, []).append(time.process_time() - t)
-        return run
+    def record(stratum, seconds):
+        strata.setdefault(stratum.relations, []).append(seconds)
+        if stratum.subsumptive:
+            ranked[0] += seconds
 
-    def timed(self):
+    def in_c(ndb, indexes, prog, todo, changed, frees=None):
+        ndb.batch = 1
         t = time.process_time()
-        try:
-            return per_stratum(real, lambda args: args[0].stratum)(self)
-        finally:
-            spent[0] += time.process_time() - t
-    ranked.RankedEvaluation.run = timed
-    memory_engine.run_stratum = per_stratum(real_stratum, lambda args: args[3])
-    MemoryEngine._plain = per_stratum(real_plain, lambda args: args[2])
-    MemoryEngine._recursive = per_stratum(real_recursive, lambda args: args[2])
+        rounds, aborted = real_c(ndb, indexes, prog, todo, changed, frees)
+        if rounds:
+            record(todo[0], time.process_time() - t)
+        return rounds, aborted
+
+    def in_python(self, prog, todo, freed=None):
+        t = time.process_time()
+        in_c_count, ran = real_next(self, prog, todo, freed)
+        if ran > in_c_count:   # (the stratum after those C ran went to Python)
+            record(todo[in_c_count], time.process_time() - t)
+        return in_c_count, ran
+    real_c, real_next = memory_engine.run_strata, MemoryEngine._run_next
+    memory_engine.run_strata = in_c
+    MemoryEngine._run_next = in_python
     try:
         with gc_paused():
             t = time.process_time()
             e = MemoryEngine(program)
-            for name, rows in facts.items():
-                if name in program.relations and rows:
-                    e.load(name, rows)
+            e.load_all({name: rows for name, rows in facts.items() if name in program.relations and rows})
             load = time.process_time() - t
             t = time.process_time()
             e.run(relations=NEEDED)
             total = time.process_time() - t
         e.close()
     finally:
-        ranked.RankedEvaluation.run = real
-        memory_engine.run_stratum = real_stratum
-        MemoryEngine._plain, MemoryEngine._recursive = real_plain, real_recursive
-    return load, total, spent[0]
+        memory_engine.run_strata, MemoryEngine._run_next = real_c, real_next
+    return load, total, ranked[0]
 
 
 def main() -> None:

@@ -455,16 +455,26 @@ p(x, z) :- p(x, y), e(y, z), z < 40.
 
 
 def test_an_index_has_buckets_for_its_keys_not_its_rows():
-    # 4096 rows of 8 keys on column 0: 16 buckets of 12 bytes, and the row
-    # numbers in key order; column 1 is a key per row: 2 buckets per row, no numbers
+    # 4096 rows of 8 keys 0, 3000, ... on column 0: 16 hashed buckets of 12
+    # bytes, and the row numbers in key order; column 1 is a key per row
+    # (ids 0..4095): a direct index, a bucket per id, no numbers
     db = _native.Database()
     t = db.add_table(2, (False, False))
-    assert db.insert(t, [(i % 8, i) for i in range(4096)])
+    assert db.insert(t, [(i % 8 * 3000, i) for i in range(4096)])
     rows, hash_set, _ = db.memory(t)
     assert rows == 4096 * 16 and db.index_keys(t, (0,)) == 8
     assert db.memory(t) == (rows, hash_set, 16 * 12 + 4096 * 4)
     assert db.index_keys(t, (1,)) == 4096
-    assert db.memory(t) == (rows, hash_set, 16 * 12 + 4096 * 4 + 8192 * 12)
+    assert db.memory(t) == (rows, hash_set, 16 * 12 + 4096 * 4 + 4096 * 12)
+
+
+def test_a_direct_index_has_a_bucket_per_value_of_its_range():
+    # a column of few more values than rows (ids 5, 7, 9, ...): bucket k - 5
+    db = _native.Database()
+    t = db.add_table(2, (False, False))
+    assert db.insert(t, [(5 + 2 * (i % 100), i) for i in range(300)])
+    assert db.index_keys(t, (0,)) == 100
+    assert db.memory(t)[2] == 199 * 12 + 300 * 4
 
 
 @pytest.mark.parametrize("rule", [

@@ -15,9 +15,13 @@
  *           every row (a scan). A negation reads an index as a key set. A
  *           packed index (of a table that does not change while it is read)
  *           holds the row numbers of its keys of several rows in bucket
- *           order (no list per bucket). An index remembers its
- *           last lookup (index_lookup): most lookups repeat the one before
- *           (the programs of one delta tuple look up the same tuples).
+ *           order (no list per bucket); one on a column of few more
+ *           values than rows (ids) is direct: key k's bucket is k - lo (no
+ *           hash, no probe, and the keys of nearby ids, which a sweep in
+ *           program order looks up one after another, share cache lines).
+ *           An index remembers its last lookup (index_lookup): most lookups
+ *           repeat the one before (the programs of one delta tuple look up
+ *           the same tuples).
  */
 #ifndef SDYLOG_NATIVE_TABLE_H
 #define SDYLOG_NATIVE_TABLE_H
@@ -109,6 +113,9 @@ typedef struct Index {
                             (a key of one row: rep is its row number); NULL when every
                             key has one row */
     i64 npacked;
+    int direct;          /* packed, one key column: key k's bucket is b[k - lo] (cap: the
+                            keys' range), h 1 when it holds rows */
+    i64 lo;
     int memo;            /* memo_key / memo_b hold the last lookup (0: none, or the index changed) */
     Bucket *memo_b;
     i64 memo_key[MAXKEY];
@@ -170,6 +177,15 @@ static Bucket *index_find(Index *ix, const i64 *key, uint32_t h) {
     }
 }
 
+/* the bucket of key[0..nkey-1], NULL when absent */
+static inline Bucket *index_bucket(Index *ix, const i64 *key) {
+    if (ix->direct) {
+        u64 s = (u64)key[0] - (u64)ix->lo;
+        return s < (u64)ix->cap && ix->b[s].h ? &ix->b[s] : NULL;
+    }
+    return index_find(ix, key, (uint32_t)hash_vals(key, ix->nkey));
+}
+
 /* An instruction's lookup: the bucket of the key in registers regs[0..n-1]
    (n: the index's key length), NULL when absent. */
 static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int n) {
@@ -180,7 +196,7 @@ static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int
         same &= key[i] == ix->memo_key[i];
     }
     if (same) return ix->memo_b;
-    Bucket *b = index_find(ix, key, (uint32_t)hash_vals(key, n));
+    Bucket *b = index_bucket(ix, key);
     memcpy(ix->memo_key, key, sizeof(i64) * (size_t)n);
     ix->memo_b = b;
     ix->memo = 1;
@@ -279,16 +295,11 @@ static void index_free(Index *ix) {
    written once, not once per index) */
 typedef struct { Bucket *b; i64 cap; } Scratch;
 
-/* the packed index of a table that does not change while it is read: the
-   rows counted per key, then the numbers of those of keys of several rows
-   placed in key order (Index.packed), insertion order kept within a key (no
-   list per bucket to allocate). Row numbers, not copies of the rows: 4 bytes
-   a row, not 8 per column (the rows a lookup reads are rarely far apart in
-   the table: a stratum derives a key's tuples together). The keys are
-   counted in `sc` (as many buckets as for a key per row), then moved into
-   buckets of their own, as many as the keys need: a key of many rows takes
-   one (keys that need them all keep those). -1 out of memory. */
-static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
+/* The keys of a packed index placed in hashed buckets: counted in `sc` (as
+   many buckets as for a key per row), then moved into buckets of their own,
+   as many as the keys need (keys that need them all keep those); slot[r]:
+   the bucket of row r's key. -1 out of memory. */
+static int index_place_hashed(Index *ix, Scratch *sc, int32_t *slot) {
     Table *t = ix->t;
     i64 cap = 16;
     while (cap < 2 * t->n) cap *= 2;
@@ -300,8 +311,6 @@ static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.
     }
     Bucket *sb = sc->b;
     memset(sb, 0, sizeof(Bucket) * (size_t)cap);
-    int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
-    if (!slot) return -1;
     i64 used = 0;
     for (i64 r = 0; r < t->n; r++) {
         const i64 *rw = row(t, r);
@@ -325,25 +334,83 @@ static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.
         ix->cap = cap;
         sc->b = NULL;
         sc->cap = 0;
-    } else {
-        if (!(ix->b = calloc((size_t)fcap, sizeof(Bucket)))) { free(slot); return -1; }
-        ix->cap = fcap;
-        for (i64 s = 0; s < cap; s++) {   /* (each scratch bucket's rep becomes its new place) */
-            if (!sb[s].h) continue;
-            i64 f = (i64)(sb[s].h & (u64)(fcap - 1));
-            while (ix->b[f].h) f = (f + 1) & (fcap - 1);   /* (the keys are distinct) */
-            ix->b[f] = sb[s];
-            sb[s].rep = (int32_t)f;
-        }
-        if (used < t->n)
-            for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
-    }
-    if (used == t->n) {
-        free(slot);
         return 0;
     }
+    if (!(ix->b = calloc((size_t)fcap, sizeof(Bucket)))) return -1;
+    ix->cap = fcap;
+    for (i64 s = 0; s < cap; s++) {   /* (each scratch bucket's rep becomes its new place) */
+        if (!sb[s].h) continue;
+        i64 f = (i64)(sb[s].h & (u64)(fcap - 1));
+        while (ix->b[f].h) f = (f + 1) & (fcap - 1);   /* (the keys are distinct) */
+        ix->b[f] = sb[s];
+        sb[s].rep = (int32_t)f;
+    }
+    if (used < t->n)
+        for (i64 r = 0; r < t->n; r++) slot[r] = sb[slot[r]].rep;
+    return 0;
+}
+
+/* The range of the values of column c of t's rows (t->n > 0) when it is
+   at most twice the rows (a column of ids): 0 and *lo its least value,
+   else -1 (a direct index's buckets are as many as the range) */
+static int dense_range(Table *t, int c, i64 *lo, i64 *range) {
+    i64 min = row(t, 0)[c], max = min;
+    for (i64 r = 1; r < t->n; r++) {
+        i64 v = row(t, r)[c];
+        if (v < min) min = v;
+        if (v > max) max = v;
+    }
+    u64 span = (u64)max - (u64)min;
+    if (span >= 2 * (u64)t->n) return -1;
+    *lo = min;
+    *range = (i64)span + 1;
+    return 0;
+}
+
+/* The keys of a direct index (Index.direct) placed: key k in bucket
+   k - lo; slot[r]: the bucket of row r's key. -1 out of memory. */
+static int index_place_direct(Index *ix, i64 lo, i64 range, int32_t *slot) {
+    Table *t = ix->t;
+    if (!(ix->b = calloc((size_t)range, sizeof(Bucket)))) return -1;
+    ix->cap = range;
+    ix->lo = lo;
+    ix->direct = 1;
+    ix->used = 0;
+    for (i64 r = 0; r < t->n; r++) {
+        i64 s = row(t, r)[ix->key[0]] - lo;
+        Bucket *b = &ix->b[s];
+        if (!b->h) {
+            b->h = 1;
+            b->rep = (int32_t)r;
+            ix->used++;
+        }
+        b->n++;
+        slot[r] = (int32_t)s;
+    }
+    return 0;
+}
+
+/* the packed index of a table that does not change while it is read: the
+   rows counted per key, then the numbers of those of keys of several rows
+   placed in key order (Index.packed), insertion order kept within a key (no
+   list per bucket to allocate). Row numbers, not copies of the rows: 4 bytes
+   a row, not 8 per column (the rows a lookup reads are rarely far apart in
+   the table: a stratum derives a key's tuples together). A key of one
+   column of few more values than rows gets a direct index, another hashed
+   buckets (index_place_hashed). -1 out of memory. */
+static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
+    Table *t = ix->t;
+    int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
+    if (!slot) return -1;
+    i64 lo, range;
+    int rc = ix->nkey == 1 && t->n && dense_range(t, ix->key[0], &lo, &range) == 0
+        ? index_place_direct(ix, lo, range, slot) : index_place_hashed(ix, sc, slot);
+    if (rc < 0 || ix->used == t->n) {
+        free(slot);
+        return rc;
+    }
     i64 at = 0;   /* each key's first place in rep; while placing, its next place */
-    for (i64 s = 0; s < fcap; s++) {
+    for (i64 s = 0; s < ix->cap; s++) {
         Bucket *b = &ix->b[s];
         if (b->n < 2) continue;
         b->rep = (int32_t)at;
@@ -355,7 +422,7 @@ static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.
         Bucket *b = &ix->b[slot[r]];
         if (b->n > 1) ix->packed[b->rep++] = (int32_t)r;
     }
-    for (i64 s = 0; s < fcap; s++) {
+    for (i64 s = 0; s < ix->cap; s++) {
         Bucket *b = &ix->b[s];
         if (b->n > 1) b->rep -= b->n;
     }
