@@ -2,7 +2,8 @@
 that derive them, and when the others can be freed."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 
 from sdylog.datalog.program import Program
 
@@ -50,13 +51,41 @@ class DropPlan:
     The hash sets that deduplicate rows going in can go sooner: `sets[i]`
     once the i-th stratum is done, and `unset_first` before the run (of
     those not asked for: the relations the run reads and does not write,
-    and those rank-ordered strata write, which store their result whole)."""
+    and those rank-ordered strata write, which store their result whole).
+    The engine reads them a group of strata at a time, as frozensets made
+    once per plan (freed_before, freed_after, sets_after), which every run
+    of the program asking for the same relations shares: a run's bookkeeping
+    is a few set operations, not an entry per relation."""
     kept: tuple[str, ...]
     before: list[str]
     after: list[list[str]]
     sets: list[list[str]]
-    derived: list[str]      # the relations of the run's strata, in order
-    unset_first: list[str]
+    derived: frozenset[str]   # the relations of the run's strata
+    unset_first: frozenset[str]
+    # ("after" or "sets", start, stop) -> those of the strata start..stop-1 as a set (made when first asked)
+    _groups: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def freed_before(self) -> frozenset:
+        """The relations freed before the run (no stratum of it touches them)."""
+        return self._union("before", [self.before], 0, 1)
+
+    def freed_after(self, start: int, stop: int) -> frozenset:
+        """The relations freed after the run's strata start..stop-1 ran."""
+        return self._union("after", self.after, start, stop)
+
+    def sets_after(self, start: int, stop: int) -> frozenset:
+        """The relations whose hash sets go after the strata start..stop-1 ran."""
+        return self._union("sets", self.sets, start, stop)
+
+    def _union(self, name: str, per_stratum: list, start: int, stop: int) -> frozenset:
+        key = (name, start, stop)
+        got = self._groups.get(key)
+        if got is None:
+            if len(self._groups) >= 64:   # (runs cut into other groups: Python strata, modules of other sizes)
+                self._groups.clear()
+            got = self._groups[key] = frozenset(chain.from_iterable(per_stratum[start:stop]))
+        return got
 
 
 def drop_plan(program: Program, kept, relations) -> DropPlan:
@@ -86,10 +115,9 @@ def _drop_plan(program: Program, strata, kept, relations) -> DropPlan:
             after[last[r]].append(r)
         else:
             before.append(r)
-    derived = written_by(strata)
-    written = set(derived)
-    unwritten = [r for r in relations if r not in keep and r not in written and r in last]
+    derived = frozenset(written_by(strata))
+    unwritten = [r for r in relations if r not in keep and r not in derived and r in last]
     sets = [[r for r in s.relations if r not in keep] for s in strata]
     # (a rank-ordered stratum stores its result whole: no set needed)
-    unset_first = unwritten + [r for s, of in zip(strata, sets) if s.subsumptive for r in of]
+    unset_first = frozenset(unwritten + [r for s, of in zip(strata, sets) if s.subsumptive for r in of])
     return DropPlan(tuple(kept), before, after, sets, derived, unset_first)

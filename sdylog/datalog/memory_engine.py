@@ -29,7 +29,6 @@ deduplicates rows going in) once no stratum writes it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 
 from sdylog.datalog.ast import RelationDecl
 from sdylog.datalog.engine import derived_relations, drop_plan, needed_strata
@@ -110,8 +109,10 @@ class MemoryEngine(NamedReads):
         self._written: set[str] = set()     # C tables rows went into since they were last emptied
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
-        # relations a run asked for some others only freed (see run): -> what it asked for
-        self._dropped: dict[str, tuple] = {}
+        # relations the last run, asked for some others only, freed (see run), and what it asked
+        # for (a frozenset, replaced whole: often a DropPlan's own, as the run freed them)
+        self._dropped: frozenset[str] = frozenset()
+        self._asked: tuple[str, ...] = ()
         # indexes, dropped when a relation changes. They read the relations
         # through the mapping itself, not through self: a reference back to
         # the engine would make a cycle that keeps the engine, and every
@@ -238,7 +239,8 @@ class MemoryEngine(NamedReads):
     def _replace(self, facts: dict) -> None:
         """The facts of each relation of `facts` (relation -> a list of
         tuples) replaced by its rows, at once."""
-        for held in (self._dropped, self._loaded, self._prov):
+        self._dropped = self._dropped.difference(facts)
+        for held in (self._loaded, self._prov):
             for r in held.keys() & facts.keys():
                 del held[r]
         self._reset(facts)
@@ -339,7 +341,7 @@ class MemoryEngine(NamedReads):
         for r in relations or ():
             program.relation(r)   # (every relation asked for must be one of its own)
         strata = needed_strata(program, relations)
-        self._restore(list(self._dropped))
+        self._restore(self._dropped)
         plan = None if relations is None else drop_plan(program, relations, self._decls)
         with gc_paused():
             try:
@@ -350,31 +352,35 @@ class MemoryEngine(NamedReads):
                     raise
                 raise located from None
 
-    def _drop(self, relations, kept: tuple, emptied: bool = False) -> None:
+    def _drop(self, relations: frozenset, kept: tuple, emptied: bool = False) -> None:
         """Free relations a run was not asked for (see run); `emptied`: C
         emptied their tables already (as run_strata's `frees` said), unless
         the engine left C since (_leave_c: they are Python's now)."""
         if not relations:
             return
-        self._dropped.update(dict.fromkeys(relations, kept))
+        self._dropped = self._dropped | relations if self._dropped else relations
+        self._asked = kept
         if self._prov:
             for r in relations:
                 self._prov.pop(r, None)
         self._empty(relations, cleared=emptied)
 
-    def _drop_sets(self, relations) -> None:
+    def _drop_sets(self, relations: frozenset) -> None:
         """The C hash sets of relations (drop_plan's: not asked for) no
         stratum of the run writes any more (or a rank-ordered one, which
         stores its result whole): they deduplicate rows as they go in, and
         none will (the relations are dropped before the next run)."""
         if self._db is not None and relations:
-            self._db.drop_sets([r for r in relations if r not in self._dropped])
+            self._db.drop_sets(relations - self._dropped if self._dropped else relations)
 
     def _restore(self, relations) -> None:
         """Relations a run freed back to their loaded facts."""
-        freed = [r for r in relations if self._dropped.pop(r, None) is not None]
+        if not self._dropped:
+            return
+        freed = self._dropped.intersection(relations)
         if not freed:
             return
+        self._dropped -= freed
         self._reset(freed)
         self._facts_provenance(freed)
 
@@ -388,16 +394,15 @@ class MemoryEngine(NamedReads):
     def _kept(self, relation: str) -> RelationDecl:
         """The relation's declaration; an error when the last run freed it."""
         decl = self.decl(relation)
-        kept = self._dropped.get(relation)
-        if kept is not None:
+        if relation in self._dropped:
             raise error(None, f"relation '{relation}' was not kept: the run asked only for "
-                        f"{', '.join(kept) or 'nothing'}")
+                        f"{', '.join(self._asked) or 'nothing'}")
         return decl
 
     def _run_strata(self, program: Program, strata, plan=None) -> None:
         if plan is not None:
-            self._drop(plan.before, plan.kept)
-            self._drop_sets(plan.unset_first)
+            self._drop_sets(plan.unset_first)   # (first: none is dropped yet, none to leave out)
+            self._drop(plan.freed_before, plan.kept)
         derived = derived_relations(program) if plan is None else plan.derived   # (strata: the program's)
         self._reset(derived)
         self._facts_provenance(derived)
@@ -408,9 +413,9 @@ class MemoryEngine(NamedReads):
             in_c, ran = self._run_next(program, strata[i:], None if freed is None else freed[i:])
             if plan is not None:
                 # (C freed what `freed` says after each stratum it evaluated)
-                self._drop(list(chain.from_iterable(plan.after[i:i + in_c])), plan.kept, emptied=True)
-                self._drop(list(chain.from_iterable(plan.after[i + in_c:i + ran])), plan.kept)
-                self._drop_sets(list(chain.from_iterable(plan.sets[i + in_c:i + ran])))
+                self._drop(plan.freed_after(i, i + in_c), plan.kept, emptied=True)
+                self._drop(plan.freed_after(i + in_c, i + ran), plan.kept)
+                self._drop_sets(plan.sets_after(i + in_c, i + ran))
             i += ran
 
     def _run_next(self, program: Program, strata, freed=None) -> tuple[int, int]:

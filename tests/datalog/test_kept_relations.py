@@ -103,6 +103,22 @@ def test_the_next_load_or_run_brings_freed_relations_back(mode, monkeypatch):
         assert e.read("node") == []
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_load_or_clear_brings_back_its_relations_only(mode, monkeypatch):
+    with engine_for(mode, monkeypatch) as e:
+        e.run(relations=["tagged"])
+        e.load("blocked", [])
+        e.clear("path")   # (a freed derived relation: back, empty)
+        assert e.read("blocked") == FACTS["blocked"]
+        assert e.read("path") == []
+        for r in ("edge", "node", "open_edge"):
+            with pytest.raises(SdylogError, match=f"relation '{r}' was not kept: the run asked only for tagged$"):
+                e.read(r)
+        e.run(relations=["lonely", "out_degree"])   # (the message names the last run's)
+        with pytest.raises(SdylogError, match="'tagged' was not kept: the run asked only for lonely, out_degree$"):
+            e.read("tagged")
+
+
 @pytest.mark.skipif(_native is None, reason="the C extension sdylog.datalog._native is not built")
 def test_freed_relations_hold_no_memory_in_c(monkeypatch):
     with engine_for("c", monkeypatch) as e:
