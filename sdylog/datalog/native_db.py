@@ -304,9 +304,9 @@ def _batch(ndb: NativeDB, indexes: NativeIndexes, program, strata) -> _Batch | N
     """What run_strata offers C (None: not even the first stratum runs
     there). For a program the layout covers, the batch made for the same
     strata and the same plan picked for the first is offered again while
-    the plans kept for them are those it offers (the PlanCaches' `changes`;
-    its C plans are the layout's, serving every database that knows their
-    symbols): a small module's runs have hundreds of strata of few relations
+    the plans kept for them are those it offers (no plan made since,
+    _changes; its C plans are the layout's, serving every database that
+    knows their symbols): a small module's runs have hundreds of strata of few relations
     each, and making the batch again cost more than running it. (Runs on
     modules of other sizes pick other plans for a first stratum in turn: a
     batch for each. The later strata's plans are offered in the order they

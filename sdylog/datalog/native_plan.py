@@ -249,8 +249,9 @@ def plan_words(out: list, indexes: list, base: list, deltas: list, checks: list,
     deltas: bound programs (Lowered.bind); checks, (table, lo, hi); a
     rank-ordered stratum's ranks (per relation, its rank columns, as many
     for each: ranked.RankedStratum checks it) and doms (per relation, its
-    domination tests). One buffer: a plan saved with its layout
-    (native_db.TableLayout) loads in one step."""
+    domination tests). One buffer, read in two steps (db.c plan_of,
+    plan_ready): its head (out, indexes, checks) when a database is first
+    offered the plan, its programs when it first runs."""
     nrank = len(ranks[0]) if ranks else 0
     words = [len(out), len(indexes), len(checks), nrank, *out]
     for table, key, live in indexes:

@@ -205,6 +205,24 @@ def test_data_of_two_sizes_in_turn_makes_each_batch_once(monkeypatch):
     assert made == []
 
 
+def test_cold_start_with_plans_for_two_sizes_runs_each_in_one_call(monkeypatch):
+    """A program saved with plans kept for data of two sizes (as reshard's
+    two decisions per export pipeline) offers C every saved plan of a
+    stratum, unread: a new process's first run on either size, and the
+    next on the other, is one call each, with the Python path's relations."""
+    import pickle
+    program = parse_program(PROGRAM, "cold.dl")
+    run = counting_runs(program, monkeypatch)
+    for facts in (FEW, MANY, FEW, MANY):
+        run(facts)
+    for order in ((FEW, MANY), (MANY, FEW)):
+        cold = pickle.loads(pickle.dumps(program))
+        run = counting_runs(cold, monkeypatch)
+        for facts in order:
+            got, calls = run(facts)
+            assert calls == [7] and got == relations_after_run(program, facts, False, monkeypatch)
+
+
 def test_batches_made_for_many_sizes_stay_few(monkeypatch):
     """A long process runs a program on modules of many sizes, each picking
     plans of its own: the batches kept for a first stratum stay at most
@@ -631,3 +649,28 @@ def test_a_plan_is_pickled_as_int32_words_when_all_fit():
         db = _native.Database([(2, (False, False)), (2, (False, False))])
         assert db.insert(0, [(1, 2), (2 ** 40, 3)])
         assert db.run([[again]])[0] == "ok" and db.rows(1) == rows
+
+
+def test_a_saved_program_compares_against_its_negative_int32_constants(monkeypatch):
+    """(int32 words load sign-extended: a program saved with plans of width 4
+    holding -1 and -2**31, run cold with the plans it saved, derives the
+    rows of its first run and of the Python path; -2**40 keeps its plan's
+    words int64)"""
+    import pickle
+    program = parse_program(".decl e(x: number, y: number)\n.decl neg(x: number)\n.decl low(x: number)\n"
+                            ".decl far(x: number)\nneg(x) :- e(x, y), y = -1.\nlow(x) :- e(x, y), y = -2147483648.\n"
+                            "far(x) :- e(x, y), y = -1099511627776.\n", "negative.dl")
+    # (each constant's unsigned twin, 2**32 - 1 and 2**31, and 2**40, are rows too)
+    facts = {"e": [(3000000001, -1), (-5, -1), (7, -2 ** 31), (9, -2 ** 40), (2 ** 32 - 1, 2 ** 32 - 1),
+                   (8, 2 ** 31), (10, 2 ** 40), (11, 0)]}
+    first = relations_after_run(program, facts, True, monkeypatch)
+    assert first == relations_after_run(program, facts, False, monkeypatch)
+    assert (first["neg"], first["low"], first["far"]) == ([(-5,), (3000000001,)], [(7,)], [(9,)])
+    cold = pickle.loads(pickle.dumps(program))
+    saved = cold.run_cache["schema"].tables.bound
+    widths = {rels: [b.plan.__reduce__()[1][1] for b in known.values()] for rels, known in saved.items()}
+    assert widths == {("neg",): [4], ("low",): [4], ("far",): [8]}
+    bound = []
+    real = native_db._plan_words
+    monkeypatch.setattr(native_db, "_plan_words", lambda *args: bound.append(1) or real(*args))
+    assert relations_after_run(cold, facts, True, monkeypatch) == first and bound == []   # (the saved plans ran)

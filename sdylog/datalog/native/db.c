@@ -7,9 +7,10 @@
  * (packed, see table.h) and reused by later strata until the table changes.
  *
  * A stratum's plan (its programs and indexes, the table sizes it was made
- * for: checks) is a Plan of its words, loaded when a database first runs
- * it and run by run() as often as asked, by any database of the same
- * table shapes. run([[plan, ...], ...])
+ * for: checks) is a Plan of its words: its head (tables, indexes, checks)
+ * loads when a database first offers it, its programs when it first runs;
+ * run() runs it as often as asked, for any database of the same table
+ * shapes. run([[plan, ...], ...])
  * evaluates strata semi-naively: the
  * base programs (clauses reading no relation of the stratum) run once, then
  * each delta program runs on every tuple new in the last round, until no
@@ -1427,9 +1428,12 @@ static PyObject *db_run(Database *db, PyObject *args) {
     return Py_BuildValue("(snN)", status, k, rounds);
 error:
     if (PyErr_ExceptionMatches(PlanRefused)) {   /* (strata 0 .. k-1 ran, k did not start: the caller goes on from k) */
-        PyObject *type, *value, *tb, *done = PyLong_FromSsize_t(k);
+        PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         PyErr_NormalizeException(&type, &value, &tb);
+        /* (made with no error pending: if it fails, its MemoryError is raised, as a
+           failed setattr's error is, not a PlanRefused the caller cannot go on from) */
+        PyObject *done = PyLong_FromSsize_t(k);
         if (!done || PyObject_SetAttrString(value, "done", done) < 0 || PyObject_SetAttrString(value, "rounds", rounds) < 0) {
             Py_XDECREF(type);
             Py_XDECREF(value);
