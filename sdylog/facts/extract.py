@@ -17,7 +17,7 @@ from jaxlib.mlir import ir
 from sdylog.facts.op_kinds import OpKind, flow_values, op_kind
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.op_properties import is_elementwise
-from sdylog.ir.shardings import (DATA_FLOW_OPS, SHARDING, SHARDING_RULE, data_flow_op_of_edge, edge_sources,
+from sdylog.ir.shardings import (SHARDING, SHARDING_RULE, data_flow_op_of_edge, edge_sources, is_edge_owner,
                                  shardable_value)
 from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
 from sdylog.ir.walk import func_ops, listed, op_list, op_names, symbol_name
@@ -798,13 +798,15 @@ class _Extractor:
                 self.facts.add("value_tensor", self.value_id(value, func), self.value_id(target, func))
 
     def add_edge_sources(self, op, op_id: int, func: str) -> None:
-        """Sources of a `sdy.data_flow_edge`: what flows into the edge's owner."""
+        """Sources of a `sdy.data_flow_edge`: what flows into the edge's owner.
+        An edge on a value that owns none (see is_edge_owner) stands for no
+        data-flow op: its one source is its input, which it passes on unchanged."""
         f = self.facts
         owner = op.operands[0]
+        if not is_edge_owner(owner):
+            f.add("edge_source", op_id, 0, self.value_id(owner, func))
+            return
         flow_op = data_flow_op_of_edge(op)
-        if flow_op.name not in DATA_FLOW_OPS:
-            raise error_at(op, f"sdy.data_flow_edge on a value of '{flow_op.name}', which is not a data-flow op",
-                           self.filename)
         for i, v in enumerate(edge_sources(flow_op, owner)):
             f.add("edge_source", op_id, i, self.value_id(v, func))
         if flow_op.name == "sdy.manual_computation":

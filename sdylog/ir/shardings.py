@@ -528,6 +528,18 @@ def data_flow_op_of_edge(edge) -> ir.Operation:
     return owning_op(as_operation(edge).operands[0])
 
 
+def is_edge_owner(value) -> bool:
+    """Whether `value` owns a data-flow edge (getDataFlowEdgeOwner returns it
+    for itself): a result of a data-flow op, or a block argument of a named /
+    manual computation's body. A while body's block argument or a function
+    argument owns none; Shardy's passes still accept an sdy.data_flow_edge
+    on one (its lit tests have some) but never ask for its sources."""
+    op = owning_op(value)
+    if op.name not in DATA_FLOW_OPS:
+        return False
+    return not isinstance(value.owner, ir.Block) or op.name in _REGION_OPS
+
+
 def data_flow_edge_of_owner(owner) -> ir.Operation | None:
     """The `sdy.data_flow_edge` on `owner`: its single user, if that is one."""
     if owner is None:

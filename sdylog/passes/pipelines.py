@@ -96,6 +96,8 @@ class Step:
     (run_steps skips it then; tests/passes/test_pipelines.py checks it)."""
     name: str
     options: dict = field(default_factory=dict)
+    # (not compared: a step is its pass and options wherever steps are
+    # compared; run_steps compares a group's steps under the group's name)
     group: str = field(default="", compare=False)
 
 

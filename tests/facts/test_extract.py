@@ -162,6 +162,34 @@ def test_data_flow_edge_sources_and_shared_tensors():
     assert slot >= len(f.values)
 
 
+# Edges on values that own none (Shardy's lit tests of sink-data-flow-edges
+# and of the mesh passes have them): a while body's block argument, a function argument.
+EDGES_ON_NON_OWNERS = """
+sdy.mesh @mesh = <["x"=2]>
+func.func @f(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {
+  %r:2 = stablehlo.while(%x = %a, %i = %n) : tensor<4xf32>, tensor<i32>
+   cond { %c = stablehlo.compare LT, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %c : tensor<i1> }
+   do { %e = sdy.data_flow_edge %x sharding=<@mesh, [{"x"}]> : tensor<4xf32>
+        %y = stablehlo.add %e, %e : tensor<4xf32>
+        stablehlo.return %y, %i : tensor<4xf32>, tensor<i32> }
+  return %r#0 : tensor<4xf32>
+}
+func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %e = sdy.data_flow_edge %a sharding=<@mesh, [{"x"}]> : tensor<4xf32>
+  return %e : tensor<4xf32>
+}"""
+
+
+def test_an_edge_on_a_value_that_owns_none_has_its_input_as_source():
+    f = extract_facts(parse_module(EDGES_ON_NON_OWNERS))
+    edges = [(o, op) for o, op in enumerate(f.ops) if op.name == "sdy.data_flow_edge"]
+    assert len(edges) == 2
+    sources = f.rows("edge_source")
+    for o, op in edges:
+        assert [(i, v) for e, i, v in sources if e == o] == [(0, f.value_ids[op.operands[0]])]
+
+
 def test_units_are_prime_sub_axes(facts):
     index = dict(facts.rows("chain_unit"))
     units = {(a, index[u], pre, size) for u, m, a, pre, size in facts.rows("axis_unit")}

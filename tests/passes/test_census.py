@@ -52,12 +52,40 @@ def assert_facts_current(ctx, kept) -> None:
     assert followed == expected
 
 
+def text_kept_if_preserved(run):
+    """`run` (a pass or pipeline step: the module first), checking that when
+    it returns PRESERVED the module prints as it did before."""
+    def checked(module, *args):
+        before = str(module)
+        result = run(module, *args)
+        if result is PRESERVED:
+            assert str(module) == before, f"{args[-1]}: PRESERVED, but the module changed"
+        return result
+    return checked
+
+
+class _PassCheckingPreserved:
+    """A PassInfo whose pass is checked by text_kept_if_preserved."""
+    def __init__(self, info):
+        self.info = info
+
+    def __getattr__(self, name):
+        return getattr(self.info, name)
+
+    def load(self):
+        return text_kept_if_preserved(self.info.load())
+
+
 @pytest.fixture
 def checked_steps(monkeypatch):
     """After every step that reports to a shared census: the census and the
-    kept facts agree with the module. Returns the results seen."""
+    kept facts agree with the module; a step that returned PRESERVED left
+    the module's text as it was. Returns the results seen."""
     from sdylog.passes import driver, pipelines
     seen = []
+    monkeypatch.setattr(pipelines, "_run_step", text_kept_if_preserved(pipelines._run_step))
+    lookup = driver.lookup
+    monkeypatch.setattr(driver, "lookup", lambda name: _PassCheckingPreserved(lookup(name)))
     follow = census_module.follow_step
 
     def checked(ctx, result):

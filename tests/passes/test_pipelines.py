@@ -457,5 +457,35 @@ def test_a_group_runs_again_only_after_a_change(monkeypatch):
     assert ran.count(close) == 1
     after_change = opt(["-sdy-propagation-pipeline", "-sdy-add-data-flow-edges", "-sdy-export-pipeline"])
     assert ran.count(close) == 2 and "sdy.data_flow_edge" not in after_change
-    monkeypatch.setattr(pipelines, "_runs", lambda steps: [[s] for s in steps])   # (no groups)
+    _without_groups(monkeypatch)
     assert opt(["-sdy-propagation-pipeline", "-sdy-export-pipeline"]) == both and ran.count(close) == 2
+
+
+def _without_groups(monkeypatch):
+    """Every step runs alone and in no group, so none is skipped."""
+    from dataclasses import replace
+
+    from sdylog.passes import pipelines
+    monkeypatch.setattr(pipelines, "_runs", lambda steps: [[replace(s, group="")] for s in steps])
+
+
+def test_a_group_with_other_options_runs_again(monkeypatch):
+    """The clean-up group of an export that avoids export for partitioning
+    leaves sharding constraints as they are; a later export with default
+    options has other steps in that group, so runs it: its constraints
+    become reshards."""
+    from sdylog.passes import driver, pipelines
+    ran = []
+    run_step = pipelines._run_step
+    monkeypatch.setattr(pipelines, "_run_step", lambda m, ctx, step: ran.append(step.name) or run_step(m, ctx, step))
+    to_reshard = "sdy-sharding-constraint-to-reshard"
+
+    def opt():
+        ran.clear()
+        return driver.optimize_text(CLEANUP, "f.mlir", driver.parse_flags(
+            ["-sdy-export-pipeline=avoid-export-for-partitioning=true", "-sdy-export-pipeline"]))
+    out = opt()
+    assert ran.count(to_reshard) == 1 and ran.count("sdy-close-shardings") == 2
+    assert "sdy.sharding_constraint" not in out and "sdy.reshard" in out
+    _without_groups(monkeypatch)
+    assert opt() == out and ran.count("sdy-close-shardings") == 2

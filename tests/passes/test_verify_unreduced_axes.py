@@ -56,6 +56,39 @@ func.func @main({UNREDUCED_ARG}) -> tensor<8x8xf32> {{
         "-:7:8: error: 'func.call' op has unreduced axes mismatch for 'y' at call argument 0."]
 
 
+# sdy.data_flow_edge ops on values that own no edge, as in Shardy's lit tests
+# of sink-data-flow-edges, sharding-group import and the mesh passes: a while
+# body's block argument, a function argument.
+EDGE_ON_WHILE_BODY_ARG = MESH + """func.func @main(%arg0: tensor<8x8xf32>, %arg1: tensor<i32>) -> tensor<8x8xf32> {
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_1 = %arg1) : tensor<8x8xf32>, tensor<i32>
+    cond {
+    %1 = stablehlo.compare  LT, %iterArg_1, %iterArg_1 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %1 = sdy.data_flow_edge %iterArg sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>
+    %2 = stablehlo.add %1, %1 : tensor<8x8xf32>
+    stablehlo.return %2, %iterArg_1 : tensor<8x8xf32>, tensor<i32>
+  }
+  return %0#0 : tensor<8x8xf32>
+}"""
+EDGE_ON_FUNC_ARG = MESH + """func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.data_flow_edge %arg0 sharding=<@mesh, [{"x"}, {}]> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}"""
+
+
+# (the last keeps the argument's unreduced axes: the rules run, and find nothing)
+UNREDUCED_EDGE_ON_FUNC_ARG = MESH + f"""func.func @main({UNREDUCED_ARG}) -> tensor<8x8xf32> {{
+  %0 = sdy.data_flow_edge %arg0 sharding=<@mesh, [{{"x"}}, {{}}], unreduced={{"y"}}> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}}"""
+
+
+@pytest.mark.parametrize("text", [EDGE_ON_WHILE_BODY_ARG, EDGE_ON_FUNC_ARG, UNREDUCED_EDGE_ON_FUNC_ARG])
+def test_edges_on_values_that_own_none_are_no_error(text):
+    assert ours(text, "sdy-verify-unreduced-axes") == ours(text)
+
+
 @pytest.mark.parametrize("text", lit_modules("verify_unreduced_axes.mlir", "insert_explicit_reshards",
                                              "reshard_to_collectives.mlir"))
 def test_the_look_for_unreduced_axes_agrees_with_the_rules(text, monkeypatch):
