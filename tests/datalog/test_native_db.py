@@ -495,6 +495,16 @@ def test_a_direct_index_has_a_bucket_per_value_of_its_range():
     assert db.memory(t)[2] == 199 * 12 + 300 * 4
 
 
+def test_keys_few_against_their_range_get_hashed_buckets():
+    # 100,000 rows holding only 0 and 199,999: a range of twice the rows, but
+    # two keys: 16 hashed buckets, not 200,000 direct ones (2.4 MB)
+    db = _native.Database()
+    t = db.add_table(2, (False, False))
+    assert db.insert(t, [(i % 2 * 199_999, i) for i in range(100_000)])
+    assert db.index_keys(t, (0,)) == 2
+    assert db.memory(t)[2] == 16 * 12 + 100_000 * 4
+
+
 @pytest.mark.parametrize("rule", [
     'name(x, cat(x, "!")) :- item(x, _).',        # a string functor
     "name(x, x) :- item(x, _), match(\"b.*\", x).",  # a regular expression

@@ -1216,19 +1216,22 @@ PyDoc_STRVAR(db_run_doc,
 
 static int run_stratum(Database *db, PyObject *stratum, i64 *iterations);
 
-/* whether program g, the first thing it does being a loop over the rows of
-   a table that has none (a relation no fact or earlier stratum fed), can
-   emit nothing */
+/* whether base program g emits nothing: its first instruction loops over a
+   table with no rows (a relation no fact or earlier stratum fed), so the
+   rest of g never runs */
 static int starts_on_empty_table(const Database *db, const Plan *p, const Prog *g) {
     if (g->len < 2 || (g->code[0] != OP_SCAN && g->code[0] != OP_LOOKUP)) return 0;
     i64 ix = g->code[1];
     return ix >= 0 && ix < p->nix && db->tab[p->ix[ix].tno]->t.n == 0;
 }
 
-/* whether a run of plan p derives nothing: every base program starts on an
-   empty table, and no table of the stratum holds rows its delta programs
-   would read (a small module's runs have hundreds of strata, most of them
-   fed by nothing: they are not set up to find so) */
+/* whether a run of plan p derives nothing: its base programs all emit
+   nothing (starts_on_empty_table) and the stratum's own tables are empty.
+   The delta programs start from rows of the stratum's own tables: with
+   those empty and the first round adding none, no later round has any to
+   read, and the run would stop at once with nothing derived. (A small module's
+   runs have hundreds of strata, most of them fed by nothing: this skips
+   setting them up.) */
 static int derives_nothing(const Database *db, const Plan *p) {
     for (int k = 0; k < p->nbase; k++)
         if (!starts_on_empty_table(db, p, &p->base[k])) return 0;

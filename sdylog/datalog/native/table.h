@@ -16,9 +16,10 @@
  *           packed index (of a table that does not change while it is read)
  *           holds the row numbers of its keys of several rows in bucket
  *           order (no list per bucket); one on a column of few more
- *           values than rows (ids) is direct: key k's bucket is k - lo (no
- *           hash, no probe, and the keys of nearby ids, which a sweep in
- *           program order looks up one after another, share cache lines).
+ *           values than rows (ids), most of them keys, is direct: key k's
+ *           bucket is k - lo (no hash, no probe, and the keys of nearby
+ *           ids, which a sweep in program order looks up one after another,
+ *           share cache lines).
  *           An index remembers its last lookup (index_lookup): most lookups
  *           repeat the one before (the programs of one delta tuple look up
  *           the same tuples).
@@ -368,7 +369,11 @@ static int dense_range(Table *t, int c, i64 *lo, i64 *range) {
 }
 
 /* The keys of a direct index (Index.direct) placed: key k in bucket
-   k - lo; slot[r]: the bucket of row r's key. -1 out of memory. */
+   k - lo; slot[r]: the bucket of row r's key. 1 (nothing placed) when the
+   keys are few against the range: a bucket per value of the range would
+   mostly stay empty (rows holding only 0 and 199,999: 200,000 buckets, 2.4
+   MB, for two keys), hashed buckets are as many as the keys need. -1 out
+   of memory. */
 static int index_place_direct(Index *ix, i64 lo, i64 range, int32_t *slot) {
     Table *t = ix->t;
     if (!(ix->b = calloc((size_t)range, sizeof(Bucket)))) return -1;
@@ -387,6 +392,13 @@ static int index_place_direct(Index *ix, i64 lo, i64 range, int32_t *slot) {
         b->n++;
         slot[r] = (int32_t)s;
     }
+    if (ix->used * 4 < range) {
+        free(ix->b);
+        ix->b = NULL;
+        ix->cap = ix->used = ix->lo = 0;
+        ix->direct = 0;
+        return 1;
+    }
     return 0;
 }
 
@@ -396,15 +408,16 @@ static int index_place_direct(Index *ix, i64 lo, i64 range, int32_t *slot) {
    list per bucket to allocate). Row numbers, not copies of the rows: 4 bytes
    a row, not 8 per column (the rows a lookup reads are rarely far apart in
    the table: a stratum derives a key's tuples together). A key of one
-   column of few more values than rows gets a direct index, another hashed
-   buckets (index_place_hashed). -1 out of memory. */
+   column of few more values than rows, most of them keys, gets a direct
+   index, another hashed buckets (index_place_hashed). -1 out of memory. */
 static inline int index_build_packed(Index *ix, Scratch *sc) {   /* (inline: db.c builds them) */
     Table *t = ix->t;
     int32_t *slot = malloc(sizeof(int32_t) * (size_t)(t->n + 1));
     if (!slot) return -1;
     i64 lo, range;
     int rc = ix->nkey == 1 && t->n && dense_range(t, ix->key[0], &lo, &range) == 0
-        ? index_place_direct(ix, lo, range, slot) : index_place_hashed(ix, sc, slot);
+        ? index_place_direct(ix, lo, range, slot) : 1;
+    if (rc == 1) rc = index_place_hashed(ix, sc, slot);
     if (rc < 0 || ix->used == t->n) {
         free(slot);
         return rc;
