@@ -76,7 +76,7 @@ def untiled_sub_axes(units: list[tuple[int, int]], sub_axes: set[tuple[int, int]
     axis's `units`: when the input's sub-axes do not form a chain (on an
     axis of size 6, "a":(1)2 and "a":(3)2, which Shardy says cannot
     coexist), no chain of units makes all of them. Each such sub-axis is a
-    unit of its own (index -1), and the rules keep it apart from the units
+    unit of its own (an axis_unit row with no chain_unit row), and the rules keep it apart from the units
     it cannot coexist with (units.dl, unit_clash)."""
     starts = {pre for pre, _ in units}
     ends = {pre * size for pre, size in units}
@@ -474,9 +474,11 @@ class _Extractor:
         return f
 
     def add_units(self) -> None:
-        """axis_unit and mesh_canonical: equal meshes share the first one's units;
-        each axis is split into the coarsest units every sub-axis propagation can
-        make is a union of (see axis_units)."""
+        """axis_unit, chain_unit and mesh_canonical: equal meshes share the first
+        one's units; each axis is split into the coarsest units every sub-axis
+        propagation can make is a union of (see axis_units), and those units are
+        its chain, major to minor (chain_unit); a sub-axis outside the chain gets
+        a unit of its own, with no chain_unit row (untiled_sub_axes)."""
         f = self.facts
         canonical: dict[Mesh, str] = {}
         unit = 0

@@ -105,4 +105,4 @@ class Derived:
         if relation == "prop":
             return {(f, p, self.unit_name(u)) for o2, f, p, u, *_ in self.rows("prop") if o2 == o}
         return {(f, p, self.unit_name(u)) for o2, f, p, u, _, _, _, _, _, w, _ in self.rows("op_unit")
-                if o2 == o and w == "proposed" and p >= 0}
+                if o2 == o and w == "proposed"}

@@ -50,3 +50,26 @@ def test_a_tensor_takes_the_mesh_of_its_first_sharding(options):
     assert d.sharding("%0") == [["x"], []]
     assert d.proposals("stablehlo.add") == set()
     assert d.sharding("%1") == [[], []]
+
+
+EMPTY_ON_ONE_MESH = """
+sdy.mesh @mesh = <["x"=2]>
+sdy.mesh @mesh_1 = <["y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh_1, [{"y"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.add %arg0, %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("options", [BASIC, AGGRESSIVE], ids=["basic", "aggressive"])
+def test_a_unit_of_another_mesh_than_an_empty_sharding_is_not_proposed(options):
+    # %arg0's sharding is empty but names @mesh; %0 gets "y" of @mesh_1 by
+    # propagation (the negate): no unit of %arg0 cuts it at the add, so only
+    # mesh_excluded keeps the add from proposing it
+    d = Derived(EMPTY_ON_ONE_MESH, options)
+    assert d.sharding("%0") == [["y"], []]
+    assert d.proposals("stablehlo.add", "op_unit") == set()
+    assert d.sharding("%1") == [[], []]
