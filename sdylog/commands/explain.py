@@ -191,7 +191,13 @@ class Namer:
         loc = loc_text(op, self.ex.filename)
         if op.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
             owner = data_flow_op_of_edge(op)
-            return f"the data-flow edge of {op_name(owner)} ({loc_text(owner, self.ex.filename)})"
+            where = f"({loc_text(owner, self.ex.filename)})"
+            arg = op.operands[0]
+            if op_name(owner) == "func.func" and isinstance(arg.owner, ir.Block):
+                # an edge on a function argument (Shardy's lit tests have some): it passes its input on
+                index = ir.BlockArgument(arg).arg_number
+                return f"the data-flow edge on argument {index} of @{symbol_name(owner)} {where}"
+            return f"the data-flow edge of {op_name(owner)} {where}"
         return f"{op.name} ({loc})"
 
     def _main(self) -> str:

@@ -486,3 +486,21 @@ def test_a_note_on_the_input_is_said_once(tmp_path):
     assert p.returncode == 0, p.stderr
     notes = [line for line in p.stderr.splitlines() if ": note: " in line]
     assert len(notes) == 1 and "mhlo.sharding" in notes[0], p.stderr
+
+
+# A data-flow edge on a function argument (Shardy's lit tests have some): it
+# passes %arg0's "a" on to the negate.
+EDGE_ON_AN_ARGUMENT = MESH + """
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = sdy.data_flow_edge %arg0 : tensor<8x8xf32>
+  %1 = stablehlo.negate %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+
+
+def test_an_edge_on_a_function_argument_is_named_as_one(tmp_path):
+    path = write(tmp_path, EDGE_ON_AN_ARGUMENT)
+    namer, chain = chain_of(path, "%1", 0)
+    assert [namer.op(h.op) for h in chain[:-1]] == [f"stablehlo.negate ({path}:5:8)",
+                                                    f"the data-flow edge on argument 0 of @main ({path}:3:1)"]
