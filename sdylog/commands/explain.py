@@ -29,7 +29,7 @@ from sdylog.commands.values import (InputValue, NamedValues, Target, display_nam
                                     resolve_name)
 from sdylog.ir.rewrite import owning_op
 from sdylog.mpmd.command import mpmd_options
-from sdylog.ir.shardings import data_flow_op_of_edge
+from sdylog.ir.shardings import data_flow_op_of_edge, is_edge_owner
 from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
@@ -111,6 +111,17 @@ def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engi
 
 
 # ---------------------------------------------------------------- reading the relations
+
+def edge_input(arg, owner) -> str:
+    """`argument 0 of @main`, `block argument 1 of stablehlo.while`, `result 0
+    of stablehlo.add`: the value an edge that owns none reads."""
+    if isinstance(arg.owner, ir.Block):
+        index = ir.BlockArgument(arg).arg_number
+        if op_name(owner) == "func.func":
+            return f"argument {index} of @{symbol_name(owner)}"
+        return f"block argument {index} of {op_name(owner)}"
+    return f"result {ir.OpResult(arg).result_number} of {op_name(owner)}"
+
 class Namer:
     """Ids of the rules' relations back to names a compiler engineer reads."""
 
@@ -193,10 +204,9 @@ class Namer:
             owner = data_flow_op_of_edge(op)
             where = f"({loc_text(owner, self.ex.filename)})"
             arg = op.operands[0]
-            if op_name(owner) == "func.func" and isinstance(arg.owner, ir.Block):
-                # an edge on a function argument (Shardy's lit tests have some): it passes its input on
-                index = ir.BlockArgument(arg).arg_number
-                return f"the data-flow edge on argument {index} of @{symbol_name(owner)} {where}"
+            if op.name == "sdy.data_flow_edge" and not is_edge_owner(arg):
+                # an edge on a value that owns none (Shardy's lit tests have some): it passes its input on
+                return f"the data-flow edge on {edge_input(arg, owner)} {where}"
             return f"the data-flow edge of {op_name(owner)} {where}"
         return f"{op.name} ({loc})"
 
@@ -405,8 +415,10 @@ class ChainWalker:
         loc = loc_text(owner, self.ex.filename)
         if owner.name == "sdy.sharding_constraint":
             return f"sharding constraint {name} at {loc}"
-        if owner.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge"):
-            # the import moved the owner's sharding onto its edge
+        if owner.name == "sdy.func_data_flow_edge" or (owner.name == "sdy.data_flow_edge"
+                                                       and is_edge_owner(owner.operands[0])):
+            # the import moved the owner's sharding onto its edge (an edge on a value that
+            # owns none holds its own sharding: the plain line below)
             is_arg = isinstance(owner.operands[0].owner, ir.Block)
             op = data_flow_op_of_edge(owner)
             kind = "sdy.sharding"

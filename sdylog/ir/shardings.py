@@ -531,9 +531,10 @@ def data_flow_op_of_edge(edge) -> ir.Operation:
 def is_edge_owner(value) -> bool:
     """Whether `value` owns a data-flow edge (getDataFlowEdgeOwner returns it
     for itself): a result of a data-flow op, or a block argument of a named /
-    manual computation's body. A while body's block argument or a function
-    argument owns none; Shardy's passes still accept an sdy.data_flow_edge
-    on one (its lit tests have some) but never ask for its sources."""
+    manual computation's body. A while body's block argument, a function
+    argument or a result of an op that is not a data-flow op owns none;
+    Shardy's passes still accept an sdy.data_flow_edge on one (its lit tests
+    have some) but never ask for its sources."""
     op = owning_op(value)
     if op.name not in DATA_FLOW_OPS:
         return False

@@ -504,3 +504,28 @@ def test_an_edge_on_a_function_argument_is_named_as_one(tmp_path):
     namer, chain = chain_of(path, "%1", 0)
     assert [namer.op(h.op) for h in chain[:-1]] == [f"stablehlo.negate ({path}:5:8)",
                                                     f"the data-flow edge on argument 0 of @main ({path}:3:1)"]
+
+
+# An edge on a while body's block argument owns none either: it holds its own
+# sharding, and passes it on to the add.
+EDGE_ON_A_WHILE_BODY_ARGUMENT = MESH + """
+func.func @main(%arg0: tensor<8x8xf32>, %arg1: tensor<i32>) -> tensor<8x8xf32> {
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_1 = %arg1) : tensor<8x8xf32>, tensor<i32>
+    cond {
+    %1 = stablehlo.compare  LT, %iterArg_1, %iterArg_1 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %1 = sdy.data_flow_edge %iterArg sharding=<@mesh, [{"a"}, {}]> : tensor<8x8xf32>
+    %2 = stablehlo.add %1, %1 : tensor<8x8xf32>
+    stablehlo.return %2, %iterArg_1 : tensor<8x8xf32>, tensor<i32>
+  }
+  return %0#0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_an_edge_on_a_while_body_argument_holds_its_own_sharding(tmp_path):
+    path = write(tmp_path, EDGE_ON_A_WHILE_BODY_ARGUMENT)
+    text = explain_text(run_with_provenance(str(path)), "%2")
+    assert f"user annotation: sdy.sharding of sdy.data_flow_edge %1 at {path}:9:10" in text, text
+    assert "sdy.sharding of stablehlo.while" not in text, text
