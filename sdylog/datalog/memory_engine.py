@@ -109,8 +109,7 @@ class MemoryEngine(NamedReads):
         self._written: set[str] = set()     # C tables rows went into since they were last emptied
         self._loaded: dict[str, list] = {}     # facts loaded into a relation (kept for re-runs)
         self._prov: dict[str, dict] = {}       # relation -> tuple -> (rule id, height)
-        # relations the last run, asked for some others only, freed (see run), and what it asked
-        # for (a frozenset, replaced whole: often a DropPlan's own, as the run freed them)
+        # relations the last run, asked for some others only, freed (see run), and what it asked for
         self._dropped: frozenset[str] = frozenset()
         self._asked: tuple[str, ...] = ()
         # indexes, dropped when a relation changes. They read the relations
@@ -358,7 +357,7 @@ class MemoryEngine(NamedReads):
         the engine left C since (_leave_c: they are Python's now)."""
         if not relations:
             return
-        self._dropped = self._dropped | relations if self._dropped else relations
+        self._dropped = self._dropped | relations
         self._asked = kept
         if self._prov:
             for r in relations:
@@ -371,7 +370,7 @@ class MemoryEngine(NamedReads):
         stores its result whole): they deduplicate rows as they go in, and
         none will (the relations are dropped before the next run)."""
         if self._db is not None and relations:
-            self._db.drop_sets(relations - self._dropped if self._dropped else relations)
+            self._db.drop_sets(relations - self._dropped)
 
     def _restore(self, relations) -> None:
         """Relations a run freed back to their loaded facts."""
