@@ -2,8 +2,12 @@
 reshard_costs.dl, why.dl): every op the full version inserts with its bytes
 per device, and the reasons behind it. sdylog run / query / explain read
 these (sdylog/reshard/inventory.py)."""
+import pytest
+
+from sdylog.commands.pipeline import run_pipeline
 from sdylog.ir import parse_module
 from sdylog.passes import PassContext
+from sdylog.passes.pipelines import PartitionerOptions
 from sdylog.reshard.inventory import needed_inventory
 
 # The contracting dimension is sharded on "y" in one operand and on "x" in
@@ -106,3 +110,144 @@ def test_a_function_result_on_a_mesh_of_another_device_order_pays_the_permute():
     inv = inventory(onto_a('<["x"=2], device_ids=[1, 0]>', "x", '[{}, {"x"}]'))
     assert [(i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device) for i in inv.items] == [
         ("b", '[{"x"}, {}]', '[{}, {"x"}]', "a", 48)]
+
+
+def test_a_fully_replicated_function_result_on_a_mesh_of_other_axes_is_gathered_on_the_values_mesh():
+    # Shardy's reshard-to-collectives makes a fully replicated target the
+    # value's sharding fully closed, on the value's mesh, before it compares
+    # meshes: an all_gather over "y" of @b (the 2x4 f32 block, 32 B)
+    for mesh_a in ('<["x"=2]>', "<[]>"):
+        inv = inventory(onto_a('<["y"=2]>', "y", "[{}, {}]").replace('<["x"=2]>', mesh_a, 1))
+        assert [(i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device) for i in inv.items] == [
+            ("b", '[{"y"}, {}]', "[{}, {}]", None, 32)], mesh_a
+        assert inv.engine.read("needed_cross_mesh") == []
+
+
+def test_a_fully_replicated_function_result_on_a_mesh_of_another_device_order_needs_no_permute():
+    inv = inventory(onto_a('<["x"=2], device_ids=[1, 0]>', "x", "[{}, {}]"))
+    assert [(i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device) for i in inv.items] == [
+        ("b", '[{"x"}, {}]', "[{}, {}]", None, 32)]
+    assert inv.engine.read("needed_target_mesh") == []
+
+
+# An add on @b (its operand 0's mesh, the most sharded) whose operand 1 is on
+# @a, of another device order, with sharding OPERAND_1; the result (and the
+# function's) RESULT.
+ADD_ACROSS = """sdy.mesh @a = <["x"=2]>
+sdy.mesh @b = <["x"=2], device_ids=[1, 0]>
+func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}, {}]>},
+                %arg1: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@a, OPERAND_1>})
+    -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<RESULT>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@b, [{"x"}, {}]>]>} : tensor<4x4xf32>
+  %1 = stablehlo.add %0, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<RESULT>]>} : tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+"""
+
+
+def add_across(operand_1: str, result: str) -> str:
+    return ADD_ACROSS.replace("OPERAND_1", operand_1).replace("RESULT", result)
+
+
+def test_a_replicated_operand_on_a_mesh_of_another_device_order_pays_the_permute():
+    # Shardy slices it on @a (0 B), then permutes the 2x4 f32 block onto @b's order (32 B)
+    inv = inventory(add_across("[{}, {}]", '@a, [{}, {}]'))
+    assert [(i.place, i.index, i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device)
+            for i in inv.items] == [
+        ("operand", 1, "a", "[{}, {}]", '[{"x"}, {}]', "b", 32),
+        ("result", 0, "b", '[{"x"}, {}]', "[{}, {}]", None, 32)]
+
+
+def test_a_result_sharded_on_a_mesh_of_another_device_order_pays_the_permute():
+    # worked on @b, the result goes back to @a's order: a collective_permute of the 2x4 block
+    inv = inventory(add_across('[{"x"}, {}]', '@a, [{"x"}, {}]').replace("@a, [{", "@b, [{", 1))
+    assert [(i.place, i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device)
+            for i in inv.items] == [("result", "b", '[{"x"}, {}]', '[{"x"}, {}]', "a", 32)]
+
+
+# ---------------------------------------------------------------- against the partitioned program
+# A value on @b (sharding SOURCE) taken to a target on @a (TARGET) at a use:
+# a function result, an optimization_barrier's or a while's data-flow edge,
+# a call operand (written by the export step itself).
+VALUE_ON_B = """sdy.mesh @a = MESH_A
+sdy.mesh @b = MESH_B
+func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@b, SOURCE>}) -> RESULT {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@b, SOURCE>]>} : tensor<4x4xf32>
+"""
+USES = {
+    "return": """  return %0 : tensor<4x4xf32>
+}
+""",
+    "barrier": """  %1 = "stablehlo.optimization_barrier"(%0) {sdy.sharding = #sdy.sharding_per_value<[<@a, TARGET>]>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+""",
+    "while": """  %c = stablehlo.constant dense<0> : tensor<i32>
+  %1:2 = stablehlo.while(%iterArg = %0, %i = %c) : tensor<4x4xf32>, tensor<i32> attributes {sdy.sharding = #sdy.sharding_per_value<[<@a, TARGET>, <@a, []>]>}
+    cond {
+    %c3 = stablehlo.constant dense<3> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %c1 = stablehlo.constant dense<1> : tensor<i32>
+    %n = stablehlo.add %i, %c1 : tensor<i32>
+    %a = stablehlo.abs %iterArg : tensor<4x4xf32>
+    stablehlo.return %a, %n : tensor<4x4xf32>, tensor<i32>
+  }
+  return %1#0 : tensor<4x4xf32>
+}
+""",
+    "call": """  %1 = func.call @f(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+func.func private @f(%x: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@a, TARGET>}) -> tensor<4x4xf32> {
+  %0 = stablehlo.abs %x : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+""",
+}
+OTHER_AXES, OTHER_ORDER = '<["y"=2]>', '<["x"=2], device_ids=[1, 0]>'
+
+
+def value_on_b(use: str, mesh_a: str, mesh_b: str, source: str, target: str) -> str:
+    result = ("(tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@a, TARGET>})" if use == "return"
+              else "tensor<4x4xf32>")
+    return ((VALUE_ON_B + USES[use]).replace("RESULT", result).replace("MESH_A", mesh_a)
+            .replace("MESH_B", mesh_b).replace("SOURCE", source).replace("TARGET", target))
+
+
+CROSS_MESH = {
+    **{f"{use} {name}": value_on_b(use, '<["x"=2]>', mesh, source, target)
+       for use in USES
+       for name, mesh, source, target in [
+           ("other axes, replicated", OTHER_AXES, '[{"y"}, {}]', "[{}, {}]"),
+           ("other order, replicated", OTHER_ORDER, '[{"x"}, {}]', "[{}, {}]"),
+           ("other order, sharded", OTHER_ORDER, '[{"x"}, {}]', '[{}, {"x"}]')]},
+    "return empty mesh": value_on_b("return", "<[]>", OTHER_AXES, '[{"y"}, {}]', "[{}, {}]"),
+    "barrier other order, from replicated": value_on_b("barrier", '<["x"=2]>', OTHER_ORDER, "[{}, {}]",
+                                                       '[{"x"}, {}]'),
+    "operand other order, replicated": add_across("[{}, {}]", "@a, [{}, {}]"),
+    "operand other order, sharded": add_across('[{"x"}, {}]', "@b, [{}, {}]"),
+    # (operand 1 sharded on the contracting dimension: its working sharding is fully replicated)
+    "operand other order, to replicated": """sdy.mesh @a = <["x"=2]>
+sdy.mesh @b = <["x"=2], device_ids=[1, 0]>
+func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}, {}]>},
+                %arg1: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@a, [{"x"}, {}]>}) -> tensor<4x4xf32> {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@b, [{"x"}, {}]>]>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+""",
+    "result other order": add_across('[{"x"}, {}]', '@a, [{"x"}, {}]').replace("@a, [{", "@b, [{", 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CROSS_MESH))
+def test_the_bytes_across_meshes_are_those_of_the_partitioned_program(case):
+    # what `sdylog run` reports (reshards and collectives, costed) against
+    # what `sdylog run --partition` makes
+    text = CROSS_MESH[case]
+    needed = run_pipeline("m.mlir", text=text, reshards=True).needed
+    assert needed.uncosted() == 0
+    partitioned = run_pipeline("m.mlir", text=text, partition=PartitionerOptions()).collectives
+    assert partitioned, "every case moves data"
+    assert sum(i.bytes_per_device for i in needed.items) == sum(c["bytes_per_device"] for c in partitioned)
