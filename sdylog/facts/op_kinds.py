@@ -24,7 +24,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.op_properties import custom_call_has_side_effect, is_elementwise, may_be_effect_free
-from sdylog.ir.shardings import COLLECTIVE_OPS, DATA_FLOW_OPS, get_sharding, shardable_value
+from sdylog.ir.shardings import COLLECTIVE_OPS, DATA_FLOW_OPS, edge_owner_sharding, shardable_value
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules.registry import ATTR_KEY, NO_RULE, TYPE_KEY, key_kind
 
@@ -101,11 +101,13 @@ def _manual_shardings(x, read, attrs) -> None:
 
 def _edgeless_shardings(x, read, attrs) -> None:
     """A data-flow op's block arguments and results that have no edge: their
-    sharding is the op's in/out sharding."""
+    sharding is the op's in/out sharding (its get_sharding: the lists read
+    once for all of them)."""
+    lists: dict = {}
     for value in flow_values(read.op):
         if shardable_value(value) == value and (isinstance(value.owner, ir.Block) or value.owner.name in (
                 "sdy.named_computation", "sdy.manual_computation")):
-            s = get_sharding(value)
+            s = edge_owner_sharding(read.op, value, lists)
             if s is not None:
                 x.facts.add("value_sharding", x.value_id(value, read.func), x.add_sharding(TensorSharding.from_attr(s)))
 
