@@ -496,18 +496,11 @@ def keeps_owner_shardings_divisible(op) -> bool:
     return as_operation(op).name == "sdy.manual_computation"
 
 
-def edge_owner_sharding(op, owner, read: dict | None = None):
-    """The sharding of `owner`, a result or body argument of the data-flow op
-    `op`. `read`: where the op's lists of owner shardings are kept for its
-    other owners (a dict per op: a manual computation's cost a rewrite of
-    each of its shardings)."""
-    block_arg = isinstance(owner.owner, ir.Block)
-    lst = None if read is None else read.get(block_arg)
-    if lst is None:
-        lst = block_arg_owner_shardings(op) if block_arg else result_owner_shardings(op)
-        if read is not None:
-            read[block_arg] = lst
-    i = ir.BlockArgument(owner).arg_number if block_arg else result_number(owner)
+def _edge_owner_sharding(op, owner):
+    if isinstance(owner.owner, ir.Block):
+        lst, i = block_arg_owner_shardings(op), ir.BlockArgument(owner).arg_number
+    else:
+        lst, i = result_owner_shardings(op), result_number(owner)
     return lst[i] if lst else None
 
 
@@ -609,7 +602,7 @@ def get_sharding(value):
     if name in OWN_SHARDING_ATTR:
         return _optional_attr(op, OWN_SHARDING_ATTR[name])
     if is_data_flow_op(op):
-        return edge_owner_sharding(op, value)
+        return _edge_owner_sharding(op, value)
     lst = op_shardings(op)
     return lst[result_number(value)] if lst else None
 
