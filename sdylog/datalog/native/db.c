@@ -284,48 +284,12 @@ static int to_i64(PyObject *o, i64 *out) {
     return 0;
 }
 
-/* Python ints for int64 values, remembered in a direct-mapped cache: values
-   repeat across tuples (ids, ranks), and one object each costs less to make.
-   Its size follows the values read (up to 4096 slots): a small table's read
-   does not clear and release a large one. */
-typedef struct { i64 v; PyObject *o; } IntSlot;
-typedef struct { IntSlot *slot; int bits; } IntCache;
-#define INT_CACHE_BITS 12
-
-/* a cache for about n values: 0, -1 out of memory */
-static int int_cache_init(IntCache *c, i64 n) {
-    c->bits = 4;
-    while (c->bits < INT_CACHE_BITS && ((i64)1 << c->bits) < n) c->bits++;
-    c->slot = calloc((size_t)1 << c->bits, sizeof(IntSlot));
-    return c->slot ? 0 : -1;
-}
-
-static void int_cache_free(IntCache *c) {
-    for (i64 i = 0; c->slot && i < ((i64)1 << c->bits); i++) Py_XDECREF(c->slot[i].o);
-    free(c->slot);
-}
-
-static PyObject *cached_int(IntCache *cache, i64 v) {
-    IntSlot *s = &cache->slot[((u64)v * 0x9e3779b97f4a7c15ULL) >> (64 - cache->bits)];
-    if (s->o && s->v == v) {
-        Py_INCREF(s->o);
-        return s->o;
-    }
-    PyObject *o = PyLong_FromLongLong(v);
-    if (!o) return NULL;
-    Py_XDECREF(s->o);
-    Py_INCREF(o);
-    s->v = v;
-    s->o = o;
-    return o;
-}
-
 /* the rows of t (in its set's order; a table whose set was dropped, in row
    order) as Python tuples of the columns cols[0..ncols-1], added to `out`
    (a set, or a list: add is PySet_Add or PyList_Append): 0, -1 with a
    Python error. The columns marked in `sym` hold symbol ids: their strings,
    from `names` */
-static int table_tuples(Table *t, const int *cols, int ncols, IntCache *cache, const char *sym, PyObject *names,
+static int table_tuples(Table *t, const int *cols, int ncols, const char *sym, PyObject *names,
                         PyObject *out, int (*add)(PyObject *, PyObject *)) {
     int by_set = t->set_cap > 0;
     for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
@@ -347,7 +311,7 @@ static int table_tuples(Table *t, const int *cols, int ncols, IntCache *cache, c
                 v = PyList_GET_ITEM(names, r[c]);
                 Py_INCREF(v);
             } else {
-                v = cached_int(cache, r[c]);
+                v = PyLong_FromLongLong(r[c]);
             }
             if (!v) { Py_DECREF(tup); return -1; }
             PyTuple_SET_ITEM(tup, i, v);
@@ -359,15 +323,11 @@ static int table_tuples(Table *t, const int *cols, int ncols, IntCache *cache, c
     return 0;
 }
 
-/* table_tuples of table tno into out, with an int cache of its own */
+/* table_tuples of table tno into out */
 static PyObject *rows_into(Database *db, int tno, const int *cols, int ncols, PyObject *out,
                            int (*add)(PyObject *, PyObject *)) {
     DbTable *d = db->tab[tno];
-    IntCache cache;
-    if (!out) return NULL;
-    if (int_cache_init(&cache, d->t.n * ncols) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
-    if (table_tuples(&d->t, cols, ncols, &cache, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
-    int_cache_free(&cache);
+    if (out && table_tuples(&d->t, cols, ncols, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
     return out;
 }
 
