@@ -266,14 +266,6 @@ static int key_columns(PyObject *tup, int arity, int *key) {
 
 /* ------------------------------------------------------------ Python values */
 static int to_i64(PyObject *o, i64 *out) {
-#if PY_VERSION_HEX < 0x030C0000
-    /* (an int of at most one digit, most facts' values: read in place) */
-    Py_ssize_t size = Py_SIZE(o);
-    if (size >= -1 && size <= 1) {
-        *out = (i64)size * (i64)((PyLongObject *)o)->ob_digit[0];
-        return 0;
-    }
-#endif
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow || (v == -1 && PyErr_Occurred())) {
