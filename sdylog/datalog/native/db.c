@@ -1447,38 +1447,6 @@ static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     return (PyObject *)db;
 }
 
-/* a new database with db's tables (their shapes, no rows) and its symbols
-   (the same ids): a run's database, made from one kept empty for the
-   purpose (native_db.TableLayout) without reading every table's shape
-   from Python again */
-static PyObject *db_empty_copy(Database *db, PyObject *Py_UNUSED(arg)) {
-    Database *c = (Database *)Py_TYPE(db)->tp_alloc(Py_TYPE(db), 0);
-    if (!c) return NULL;
-    Py_ssize_t nsym = PyList_GET_SIZE(db->names);
-    c->names = PyList_GetSlice(db->names, 0, nsym);
-    c->ids = PyDict_Copy(db->ids);
-    c->encoded = db->encoded ? PyList_GetSlice(db->encoded, 0, PyList_GET_SIZE(db->encoded)) : NULL;
-    if (!c->names || !c->ids || (db->encoded && !c->encoded)) { Py_DECREF(c); return NULL; }
-    int n = db->ntab;
-    if (n && (!(c->made = calloc((size_t)n, sizeof(DbTable))) || !(c->tab = malloc(sizeof(DbTable *) * (size_t)n)))) {
-        Py_DECREF(c);
-        return PyErr_NoMemory();
-    }
-    c->ntab = c->nmade = c->cap = n;
-    for (int i = 0; i < n; i++) {
-        c->made[i].t.arity = db->tab[i]->t.arity;
-        memcpy(c->made[i].sym, db->tab[i]->sym, sizeof c->made[i].sym);
-        c->tab[i] = &c->made[i];
-    }
-    /* (the UTF-8 the symbols point at is their strings', which c->names holds too) */
-    if (nsym) {
-        if (!(c->symbols = malloc(sizeof(Symbol) * (size_t)db->symbols_cap))) { Py_DECREF(c); return PyErr_NoMemory(); }
-        memcpy(c->symbols, db->symbols, sizeof(Symbol) * (size_t)nsym);
-        c->symbols_cap = db->symbols_cap;
-    }
-    return (PyObject *)c;
-}
-
 static void db_dealloc(Database *db) {
     for (int i = 0; i < db->ntab; i++) {
         db_changed(db, i);
@@ -1522,8 +1490,6 @@ static PyMethodDef db_methods[] = {
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
-    {"empty_copy", (PyCFunction)db_empty_copy, METH_NOARGS,
-     "empty_copy() -> a new database of the same tables, empty, knowing the same symbols (same ids)"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},
