@@ -151,10 +151,6 @@ class NativeDB:
     def rows(self, relation: str) -> set:
         return self.db.rows(self.table[relation])
 
-    def select(self, relation: str, at: tuple) -> list:
-        """The rows as tuples of the columns at positions AT (no set made)."""
-        return self.db.select(self.table[relation], at)
-
     def row_matrix(self, relation: str):
         """The rows as an (n, arity) int64 numpy array, symbol columns as
         ids into symbols() (no Python tuple per row)."""

@@ -355,17 +355,6 @@ def test_a_database_made_with_symbols_gives_them_their_ids_in_order():
     assert copy.rows(pairs) == {("a\udc80", "c")}
 
 
-def test_select_refuses_columns_out_of_range():
-    db = _native.Database([(2, (True, False))])
-    assert db.insert(0, [("x", 1)]) and db.select(0, (1, 0, 1)) == [(1, "x", 1)]
-    # (a column is range-checked before it is cut to a C int: 2**32 is not column 0)
-    for col in (2**32, 2**32 + 1, -1, 2, 2**64):
-        with pytest.raises((ValueError, OverflowError)):
-            db.select(0, (0, col))
-    with pytest.raises(ValueError, match="at most 64 columns"):
-        db.select(0, (0,) * 65)
-
-
 def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
     # (a plan's load checks every word it reads: a cache file written by other code,
     # or damaged past its checksum, raises, never reads beyond its words)

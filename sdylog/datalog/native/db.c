@@ -276,51 +276,41 @@ static int to_i64(PyObject *o, i64 *out) {
     return 0;
 }
 
-/* the rows of t (in its set's order; a table whose set was dropped, in row
-   order) as Python tuples of the columns cols[0..ncols-1], added to `out`
-   (a set, or a list: add is PySet_Add or PyList_Append): 0, -1 with a
-   Python error. The columns marked in `sym` hold symbol ids: their strings,
-   from `names` */
-static int table_tuples(Table *t, const int *cols, int ncols, const char *sym, PyObject *names,
-                        PyObject *out, int (*add)(PyObject *, PyObject *)) {
+/* the rows of table tno (in its set's order; a table whose set was dropped,
+   in row order) as Python tuples added to the set `out`: 0, -1 with a Python
+   error. A symbol column's ids are given as their strings */
+static int table_tuples(Database *db, int tno, PyObject *out) {
+    Table *t = &db->tab[tno]->t;
+    const char *sym = db->tab[tno]->sym;
     int by_set = t->set_cap > 0;
     for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
         int32_t id = by_set ? t->set[s].id : (int32_t)s;
         if (id < 0) continue;
         const i64 *r = row(t, id);
-        PyObject *tup = PyTuple_New(ncols);
+        PyObject *tup = PyTuple_New(t->arity);
         if (!tup) return -1;
-        for (int i = 0; i < ncols; i++) {
-            int c = cols[i];
+        for (int c = 0; c < t->arity; c++) {
             PyObject *v;
             if (sym[c]) {
                 /* (a malformed plan, its words read from disk, can put any int in a symbol column) */
-                if (r[c] < 0 || r[c] >= PyList_GET_SIZE(names)) {
+                if (r[c] < 0 || r[c] >= PyList_GET_SIZE(db->names)) {
                     Py_DECREF(tup);
                     PyErr_Format(PyExc_ValueError, "symbol id %lld out of range", (long long)r[c]);
                     return -1;
                 }
-                v = PyList_GET_ITEM(names, r[c]);
+                v = PyList_GET_ITEM(db->names, r[c]);
                 Py_INCREF(v);
             } else {
                 v = PyLong_FromLongLong(r[c]);
             }
             if (!v) { Py_DECREF(tup); return -1; }
-            PyTuple_SET_ITEM(tup, i, v);
+            PyTuple_SET_ITEM(tup, c, v);
         }
-        int err = add(out, tup);
+        int err = PySet_Add(out, tup);
         Py_DECREF(tup);
         if (err < 0) return -1;
     }
     return 0;
-}
-
-/* table_tuples of table tno into out */
-static PyObject *rows_into(Database *db, int tno, const int *cols, int ncols, PyObject *out,
-                           int (*add)(PyObject *, PyObject *)) {
-    DbTable *d = db->tab[tno];
-    if (out && table_tuples(&d->t, cols, ncols, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
-    return out;
 }
 
 /* ------------------------------------------------------------ tables */
@@ -581,32 +571,9 @@ static PyObject *db_size(Database *db, PyObject *arg) {
 static PyObject *db_rows(Database *db, PyObject *arg) {
     int tno = table_number(db, arg);
     if (tno < 0) return NULL;
-    int cols[MAXKEY * 2];
-    for (int i = 0; i < db->tab[tno]->t.arity; i++) cols[i] = i;
-    return rows_into(db, tno, cols, db->tab[tno]->t.arity, PySet_New(NULL), PySet_Add);
-}
-
-/* select(table, columns): the rows as a list of tuples of those columns, no set made */
-static PyObject *db_select(Database *db, PyObject *args) {
-    PyObject *tno_o, *cols_o;
-    int cols[MAXKEY * 2];
-    if (!PyArg_ParseTuple(args, "OO!", &tno_o, &PyTuple_Type, &cols_o)) return NULL;
-    int tno = table_number(db, tno_o);
-    if (tno < 0) return NULL;
-    int ncols = (int)PyTuple_GET_SIZE(cols_o), arity = db->tab[tno]->t.arity;
-    if (ncols > MAXKEY * 2) {
-        PyErr_Format(PyExc_ValueError, "select takes at most %d columns", MAXKEY * 2);
-        return NULL;
-    }
-    for (int i = 0; i < ncols; i++) {
-        long c = PyLong_AsLong(PyTuple_GET_ITEM(cols_o, i));
-        if (c < 0 || c >= arity) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such column");
-            return NULL;
-        }
-        cols[i] = (int)c;
-    }
-    return rows_into(db, tno, cols, ncols, PyList_New(0), PyList_Append);
+    PyObject *out = PySet_New(NULL);
+    if (out && table_tuples(db, tno, out) < 0) Py_CLEAR(out);
+    return out;
 }
 
 /* the rows of a table as one buffer of int64s, row after row, in the order
@@ -1477,9 +1444,6 @@ static PyMethodDef db_methods[] = {
      "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
-    {"select", (PyCFunction)db_select, METH_VARARGS,
-     "select(table, columns: tuple of column numbers) -> a list of tuples of those columns, one per row\n"
-     "(in rows()' order; symbols as str)"},
     {"rows_array", (PyCFunction)db_rows_array, METH_O,
      "rows_array(table) -> bytes: its rows as int64s, row after row (symbols as ids)"},
     {"symbols", (PyCFunction)db_symbols, METH_NOARGS, "symbols() -> list: symbol id -> its string"},
