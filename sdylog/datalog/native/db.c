@@ -165,13 +165,11 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
         }
         case OP_ARITH:
             if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
-            if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
             pc += 5;
             break;
         case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
         case OP_CMP:
             if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_SGE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
-            if (c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
             pc += 4;
             break;
         case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
