@@ -167,7 +167,7 @@ class _Device:
         func_args = {i: v for f, i, v in facts.rows("func_arg") if f == plan.entry}
         for pos, i in enumerate(args):
             self.define(func_args[i], self.entry_block.arguments[pos], self.loc(-1))
-        self.fire(-1)
+        self.fire(self.src.func_id)   # (a function argument's transfers: keyed by the function's op)
         self.region(self.src.children[(self.src.func_id, 0)])
         out = [self.read(self.src.returns[i], plan.result_memory.get(i)) for i in results]
         create_op("func.return", operands=out, loc=fn_src.location, ip=self.ip())
