@@ -17,7 +17,8 @@ from collections import defaultdict
 from sdylog import RULES_DIR
 from sdylog.reshard.inventory import NeededRows, by_first
 
-INVENTORY = ("needed", "needed_mesh", "needed_target_mesh", "needed_from_axis", "needed_to_axis", "needed_axis")
+INVENTORY = ("needed", "needed_mesh", "needed_target_mesh", "needed_from_axis", "needed_to_axis", "needed_axis",
+             "needed_dim_axis")
 # what sdylog run, --report and query read after the costs are in
 REPORTED = INVENTORY + ("needed_bytes", "needed_count", "needed_kind_bytes", "needed_total_bytes")
 
@@ -68,7 +69,8 @@ def cost_needed(needed: NeededRows, engine, facts, engine_name: str | None = Non
         facts_in.setdefault("collective_tensor", []).append((c, element[v]))
         facts_in.setdefault("collective_dim", []).extend((c, d, k) for d, k in dims.get(v, ()))
         facts_in.setdefault("collective_operand_axis", []).extend((c, *r) for r in needed.from_axes.get(x, ()))
-        facts_in.setdefault("collective_axis", []).extend((c, *r) for r in needed.axes.get(x, ()))
+        facts_in.setdefault("collective_group_axis", []).extend((c, *r) for r in needed.axes.get(x, ()))
+        facts_in.setdefault("collective_axis", []).extend((c, *r) for r in needed.dim_axes.get(x, ()))
     costs = evaluate(facts_in, engine_name)
     out = dict(costs.select("reshard_bytes", "r", "bytes"))
     by_collective = dict(costs.select("collective_bytes", "c", "bytes"))

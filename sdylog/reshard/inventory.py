@@ -50,7 +50,8 @@ class NeededRows:
     target_mesh: dict   # x -> the mesh of another device order it goes to
     from_axes: dict     # x -> the axis rows of what it reads
     to_axes: dict       # x -> the axis rows of a reshard's target
-    axes: dict          # x -> the axis rows of a collective
+    axes: dict          # x -> the (p, axis, pre, size) rows of a collective over a list of axes
+    dim_axes: dict      # x -> the axis rows of a collective per dimension (sharded_to_unreduced)
 
     @staticmethod
     def read(engine) -> "NeededRows":
@@ -60,7 +61,8 @@ class NeededRows:
             dict(engine.select("needed_target_mesh", "x", "m")),
             by_first(engine.select("needed_from_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)),
             by_first(engine.select("needed_to_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)),
-            by_first(engine.select("needed_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)))
+            by_first(engine.select("needed_axis", "x", "p", "axis", "pre", "size", ordered=True)),
+            by_first(engine.select("needed_dim_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)))
 
 
 def by_first(rows) -> dict:
@@ -107,9 +109,9 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
         to_s = _dims_text(needed.to_axes.get(x, ()), ranks.get(v, 0), sizes) if kind == "reshard" else None
         coll = needed.axes.get(x, ())
         if kind == "sharded_to_unreduced":
-            coll_text = _dims_text(coll, ranks.get(v, 0), sizes)
+            coll_text = _dims_text(needed.dim_axes.get(x, ()), ranks.get(v, 0), sizes)
         elif coll:
-            coll_text = axes_text([(a, pre, z) for _d, _p, a, pre, z in sorted(coll)], sizes)
+            coll_text = axes_text([(a, pre, z) for _p, a, pre, z in sorted(coll)], sizes)
         else:
             coll_text = None
         out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
