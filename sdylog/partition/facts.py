@@ -111,7 +111,7 @@ def explicit_facts(module: ir.Module, only: list | None = None) -> ExplicitFacts
     if only is not None:
         for op in only:
             fn = _func_of(op)
-            _add_op(f, op, fn, ir.StringAttr(fn.attributes["sym_name"]).value)
+            _add_op(f, op, ir.StringAttr(fn.attributes["sym_name"]).value)
         return f
     for top in module.body.operations:
         fn = top.operation
@@ -130,18 +130,18 @@ def explicit_facts(module: ir.Module, only: list | None = None) -> ExplicitFacts
                 f.add("func_result_sharding", name, i, f.sharding_id(s))
         for op in walk_ops(fn):
             if op != fn:
-                _add_op(f, op, fn, name)
+                _add_op(f, op, name)
     return f
 
 
-def _add_op(f: ExplicitFacts, op, fn, func: str) -> None:
+def _add_op(f: ExplicitFacts, op, func: str) -> None:
     op_id = len(f.ops)
     f.ops.append(op)
     f.op_ids[op] = op_id
-    parent = op.parent.operation
-    parent_id = -1 if parent == fn else f.op_ids.get(parent, -1)
-    region = _region_index(op) if parent_id >= 0 else 0
-    f.add("op", op_id, op.name, func, parent_id, region, op_id)
+    f.add("op", op_id, op.name, func, op_id)
+    parent_id = f.op_ids.get(op.parent.operation)   # (None for the function: no row)
+    if parent_id is not None:
+        f.add("op_in", op_id, parent_id, _region_index(op))
     for i, v in enumerate(op.operands):
         f.add("op_operand", op_id, i, f.value_id(v, func))
     for i, r in enumerate(op.results):
