@@ -59,13 +59,15 @@ class ExplicitFacts:
             if name.startswith("@inline.") and m == mesh:
                 return name
         name = f"@inline.{sum(n.startswith('@inline.') for n in self.meshes)}"
-        self.add_mesh(name, mesh, -1)
+        self.add_mesh(name, mesh)
         return name
 
-    def add_mesh(self, name: str, mesh: Mesh, position: int) -> None:
+    def add_mesh(self, name: str, mesh: Mesh, position: int | None = None) -> None:
+        """Mesh `name`, the `position`-th mesh symbol of the module (None: an inlined mesh)."""
         self.meshes[name] = mesh
         add_mesh_rows(self, name, mesh)
-        self.add("mesh_position", name, position)
+        if position is not None:
+            self.add("mesh_position", name, position)
 
     def sharding_id(self, sharding: TensorSharding) -> int:
         sid = self._shardings.get(sharding)
