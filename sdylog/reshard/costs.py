@@ -17,8 +17,8 @@ from collections import defaultdict
 from sdylog import RULES_DIR
 from sdylog.reshard.inventory import NeededRows, by_first
 
-INVENTORY = ("needed_step", "needed", "needed_mesh", "needed_target_mesh", "needed_from_axis", "needed_to_axis",
-             "needed_axis", "needed_dim_axis")
+INVENTORY = ("needed_step", "needed", "needed_mesh", "needed_target_mesh", "needed_cross_mesh", "needed_from_axis",
+             "needed_to_axis", "needed_axis", "needed_dim_axis")
 # what sdylog run, --report and query read after the costs are in
 REPORTED = INVENTORY + ("needed_bytes", "needed_count", "needed_kind_bytes", "needed_total_bytes")
 
@@ -42,8 +42,8 @@ def cost_needed(needed: NeededRows, engine, facts, engine_name: str | None = Non
     number = {x: n for n, (x, *_) in enumerate(needed.needed)}   # (the collectives program's reshard ids)
     for x, kind, _place, v in needed.needed:
         m = needed.mesh.get(x)
-        if m is None or not facts.meshes[m].axes:
-            continue   # (a single-device mesh: between meshes, not costed)
+        if m is None or not facts.meshes[m].axes or x in needed.cross_mesh:
+            continue   # (a single-device mesh, or onto a mesh of other axes: between meshes, not costed)
         if v not in element:
             element[v] = element_bytes(facts.values[v])
         if kind == "reshard":

@@ -34,7 +34,7 @@ class Inserted:
     bytes_per_device: int | None   # None: not costed (between meshes)
     op_id: int = -1
     value: int = -1
-    to_mesh: str | None = None     # a reshard onto a mesh of another device order: that mesh
+    to_mesh: str | None = None     # a reshard onto another mesh (another device order, or other axes): that mesh
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in ("op_id", "value")}
@@ -50,6 +50,7 @@ class NeededRows:
     needed: list
     mesh: dict          # x -> its mesh
     target_mesh: dict   # x -> the mesh of another device order it goes to
+    cross_mesh: dict    # x -> the mesh of other axes it goes to (not costed)
     from_axes: dict     # x -> the axis rows of what it reads
     to_axes: dict       # x -> the axis rows of a reshard's target
     axes: dict          # x -> the (p, axis, pre, size) rows of a collective over a list of axes
@@ -65,6 +66,7 @@ class NeededRows:
             needed,
             by_key(engine.select("needed_mesh", "o", "step", "i", "m"), one=True),
             by_key(engine.select("needed_target_mesh", "o", "step", "i", "m"), one=True),
+            by_key(engine.select("needed_cross_mesh", "o", "step", "i", "m"), one=True),
             by_key(engine.select("needed_from_axis", "o", "step", "i", "d", "p", "axis", "pre", "size", ordered=True)),
             by_key(engine.select("needed_to_axis", "o", "step", "i", "d", "p", "axis", "pre", "size", ordered=True)),
             by_key(engine.select("needed_axis", "o", "step", "i", "p", "axis", "pre", "size", ordered=True)),
@@ -122,9 +124,11 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
         o, _step, i = x
         op = facts.ops[o]
         m = needed.mesh.get(x)
+        to_mesh = needed.target_mesh.get(x, needed.cross_mesh.get(x))
         sizes = facts.meshes[m].axis_sizes if m in facts.meshes else {}
+        to_sizes = facts.meshes[to_mesh].axis_sizes if to_mesh in facts.meshes else sizes
         from_s = _dims_text(needed.from_axes.get(x, ()), ranks.get(v, 0), sizes)
-        to_s = _dims_text(needed.to_axes.get(x, ()), ranks.get(v, 0), sizes) if kind == "reshard" else None
+        to_s = _dims_text(needed.to_axes.get(x, ()), ranks.get(v, 0), to_sizes) if kind == "reshard" else None
         coll = needed.axes.get(x, ())
         if kind == "sharded_to_unreduced":
             coll_text = _dims_text(needed.dim_axes.get(x, ()), ranks.get(v, 0), sizes)
@@ -133,7 +137,7 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
         else:
             coll_text = None
         out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
-                            coll_text, costs.get(x), o, v, needed.target_mesh.get(x)))
+                            coll_text, costs.get(x), o, v, to_mesh))
     return out
 
 

@@ -71,3 +71,38 @@ func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@one, []>}) -> t
     inv = inventory(single)
     assert "function argument 0 cannot have a single-device (maximal) sharding attribute" in inv.error
     assert inv.items == []
+
+
+# A value sharded on MESH_B's axis AXIS_B whose function result is on @a
+# (as propagation leaves it: the meshes do not meet).
+ONTO_A = """sdy.mesh @a = <["x"=2]>
+sdy.mesh @b = MESH_B
+func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@b, [{"AXIS_B"}, {}]>})
+    -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@a, RESULT>}) {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@b, [{"AXIS_B"}, {}]>]>} : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+"""
+
+
+def onto_a(mesh_b: str, axis_b: str, result: str) -> str:
+    return ONTO_A.replace("MESH_B", mesh_b).replace("AXIS_B", axis_b).replace("RESULT", result)
+
+
+def test_a_function_result_on_a_mesh_of_other_axes_is_not_costed():
+    # no collectives move a value from "y" of @b to "x" of @a: the reshard
+    # stays a sdy.reshard (as in Shardy), listed with its target mesh
+    inv = inventory(onto_a('<["y"=2]>', "y", '[{"x"}, {}]'))
+    assert inv.error is None
+    assert [(i.op, i.place, i.kind, i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device)
+            for i in inv.items] == [
+        ("func.return", "use", "reshard", "b", '[{"y"}, {}]', '[{"x"}, {}]', "a", None)]
+    assert inv.engine.read("needed_total_bytes") == [(0,)]
+
+
+def test_a_function_result_on_a_mesh_of_another_device_order_pays_the_permute():
+    # as the partitioned program does: a collective_permute onto @a's order
+    # (the 2x4 f32 block, 32 B), then the all_to_all to dimension 1 (16 B)
+    inv = inventory(onto_a('<["x"=2], device_ids=[1, 0]>', "x", '[{}, {"x"}]'))
+    assert [(i.mesh, i.from_sharding, i.to_sharding, i.to_mesh, i.bytes_per_device) for i in inv.items] == [
+        ("b", '[{"x"}, {}]', '[{}, {"x"}]', "a", 48)]

@@ -1,15 +1,11 @@
 """Every relation declared in rules/ says what it means: the comment right
 above its .decl, as `sdylog query --list` and the `relations` table of a
-`--db` file read it (sdylog/datalog/docs.py). Relations declared before
-this test existed without one are listed in undocumented_relations.txt:
-the list may only shrink (a relation given its comment leaves it)."""
+`--db` file read it (sdylog/datalog/docs.py)."""
 from pathlib import Path
 
 from sdylog import RULES_DIR
 from sdylog.datalog import load_program
 from sdylog.datalog.docs import relation_docs
-
-KNOWN = Path(__file__).with_name("undocumented_relations.txt")
 
 
 def _programs() -> list[Path]:
@@ -34,8 +30,6 @@ def _undocumented() -> tuple[set[str], set[Path]]:
 
 def test_every_declared_relation_has_a_doc():
     missing, read = _undocumented()
-    known = {line for line in KNOWN.read_text().splitlines() if line and not line.startswith("#")}
-    assert sorted(missing - known) == [], "a new relation needs a comment right above its .decl"
-    assert sorted(known - missing) == [], f"documented now: remove these lines from {KNOWN.name}"
+    assert sorted(missing) == [], "a relation needs a comment right above its .decl"
     # every rule file is part of a program read above, so none escapes the check
     assert sorted(p for p in RULES_DIR.rglob("*.dl") if p.resolve() not in read) == []
