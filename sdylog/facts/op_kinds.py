@@ -24,7 +24,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.op_properties import custom_call_has_side_effect, is_elementwise, may_be_effect_free
-from sdylog.ir.shardings import COLLECTIVE_OPS, DATA_FLOW_OPS, get_sharding, shardable_value
+from sdylog.ir.shardings import (COLLECTIVE_OPS, DATA_FLOW_OPS, block_arg_owner_shardings, block_arg_owners,
+                                 data_flow_edge_of_owner, result_owner_shardings, result_owners)
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules.registry import ATTR_KEY, NO_RULE, TYPE_KEY, key_kind
 
@@ -60,7 +61,19 @@ class OpKind:
 
 
 def op_kind(op, name: str) -> OpKind:
-    """The OpKind of ops named `name` (`op` one of them)."""
+    """The OpKind of ops named `name` (`op` one of them): made once per name
+    for the process (it reads the name and the op's class, which the name
+    gives), as every extraction and re-read asks it again."""
+    kind = _KINDS.get(name)
+    if kind is None:
+        kind = _KINDS[name] = _op_kind(op, name)
+    return kind
+
+
+_KINDS: dict[str, OpKind] = {}
+
+
+def _op_kind(op, name: str) -> OpKind:
     # (_ODS_REGIONS is (count, fixed) on the generated op classes; an unregistered op has none)
     regions = getattr(type(op.opview), "_ODS_REGIONS", None) != (0, True)
     # (a bitcast-convert is element-wise when it keeps the shape: is_elementwise reads its types)
@@ -100,19 +113,21 @@ def _manual_shardings(x, read, attrs) -> None:
 
 
 def _edgeless_shardings(x, read, attrs) -> None:
-    """A data-flow op's block arguments and results that have no edge: their
-    sharding is the op's in/out sharding."""
-    for value in flow_values(read.op):
-        if shardable_value(value) == value and (isinstance(value.owner, ir.Block) or value.owner.name in (
-                "sdy.named_computation", "sdy.manual_computation")):
-            s = get_sharding(value)
-            if s is not None:
+    """A named or manual computation's results, then its body's arguments,
+    that have no data-flow edge: their sharding is the op's out / in
+    sharding (the in sharding as seen inside it), read once for the op."""
+    op = read.op
+    for owners, shardings in ((result_owners(op), result_owner_shardings(op)),
+                              (block_arg_owners(op), block_arg_owner_shardings(op))):
+        for value, s in zip(owners, shardings):
+            if data_flow_edge_of_owner(value) is None:   # (an edge holds the sharding: the edge op's row)
                 x.facts.add("value_sharding", x.value_id(value, read.func), x.add_sharding(TensorSharding.from_attr(s)))
 
 
 SHARDING_READERS = {
     **dict.fromkeys(OWN_SHARDING_ATTR, _own_sharding),
-    **dict.fromkeys(TENSOR_OPS, _edgeless_shardings),
+    # (the other ops of TENSOR_OPS have none: their values' shardings are their edges')
+    "sdy.named_computation": _edgeless_shardings,
     "sdy.manual_computation": _manual_shardings,
 }
 
