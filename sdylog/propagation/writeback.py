@@ -177,10 +177,10 @@ def erase_dead_ops(engine, facts) -> int:
     dead = {o for (o,) in engine.select("dead_op", "o")}
     if not dead:
         return 0
-    parent = {op: p for op, _, _, p, _, _ in facts.rows("op")}
+    parent = {op: p for op, p, _ in facts.rows("op_in")}
     erased = 0
     for o in sorted(dead, reverse=True):   # (ids are pre-order: a user comes after its producers)
-        if parent.get(o, -1) not in dead:
+        if parent.get(o) not in dead:
             facts.ops[o].erase()
             erased += 1
     return erased
