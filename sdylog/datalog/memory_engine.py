@@ -527,13 +527,6 @@ class MemoryEngine(NamedReads):
         self._kept(relation)
         return self._data[relation]
 
-    def scan_columns(self, relation: str, at: tuple) -> list:
-        # (a C table whose rows no set was made of: read as tuples of those columns, no set made)
-        if self._in_c(relation) and relation not in self._data:
-            self._kept(relation)
-            return self._db.select(relation, at)
-        return super().scan_columns(relation, at)
-
     def size(self, relation: str) -> int:
         self._kept(relation)
         return self._size(relation)

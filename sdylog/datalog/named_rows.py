@@ -78,15 +78,7 @@ class NamedReads:
         at = positions(decl, columns)
         if at == tuple(range(decl.arity)):
             return self.read(relation) if ordered else self.scan(relation)
-        if not ordered:
-            return self.scan_columns(relation, at)
-        return _project(self.read(relation), at)
-
-    def scan_columns(self, relation: str, at: tuple) -> list:
-        """The rows of RELATION as tuples of its columns at positions AT, in
-        no particular order (an engine may read them without making the
-        whole rows)."""
-        return _project(self.scan(relation), at)
+        return _project(self.read(relation) if ordered else self.scan(relation), at)
 
     def named(self, relation: str, ordered: bool = False) -> list:
         """The rows of RELATION as its row_type (fields named as declared)."""

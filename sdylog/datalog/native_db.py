@@ -42,8 +42,8 @@ class TableLayout:
     program (cache.py): its symbols and the plans it bound (_native.Plan,
     pickled as its words), so that another process loads them in C
     without binding them again (each when first run: one per stratum, of
-    the few kept for other sizes); what runs made of it (batches, frees,
-    the empty Database copied per run) is not saved."""
+    the few kept for other sizes); what runs made of it (batches, frees)
+    is not saved."""
 
     def __init__(self, decls: dict, programs: tuple = ()):
         self.numbers: dict[str, int] = {}           # relation -> table number
@@ -66,21 +66,14 @@ class TableLayout:
         self.batches: dict = {}
         # id(engine.DropPlan) -> (it, its tables per stratum: native_db.frees)
         self.frees: dict = {}
-        self._empty = (None, 0)                     # (a Database of these tables kept empty, its symbols: database())
         self.saved = False      # whether `bound` holds plans read from disk (native_db._forget_saved_plans)
 
     def database(self, native):
-        """A new Database of these tables, empty, knowing the symbols
-        interned so far: a copy of one kept empty, not made from the shapes
-        per run. `native` (the C module) is used only when the kept one is
-        made: the first time, and when symbols were interned since."""
-        empty, known = self._empty
-        if empty is None or known != len(self.symbols):
-            empty, known = self._empty = native.Database(self.shapes, self.symbols), len(self.symbols)
-        return empty.empty_copy()
+        """A new Database of these tables, empty, knowing the symbols interned so far."""
+        return native.Database(self.shapes, self.symbols)
 
     def __getstate__(self):
-        state = {**self.__dict__, "batches": {}, "frees": {}, "added": 0, "_empty": (None, 0)}
+        state = {**self.__dict__, "batches": {}, "frees": {}, "added": 0}
         state["bound"] = {rels: list(known.values()) for rels, known in self.bound.items()}
         return state
 
@@ -157,10 +150,6 @@ class NativeDB:
 
     def rows(self, relation: str) -> set:
         return self.db.rows(self.table[relation])
-
-    def select(self, relation: str, at: tuple) -> list:
-        """The rows as tuples of the columns at positions AT (no set made)."""
-        return self.db.select(self.table[relation], at)
 
     def row_matrix(self, relation: str):
         """The rows as an (n, arity) int64 numpy array, symbol columns as

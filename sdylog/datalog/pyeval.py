@@ -156,17 +156,6 @@ class _Source:
             return repr(v.value)
         args = [self.value(a) for a in v.args]
         op = v.op
-        if op in ("/", "%") and all(P.is_integer(a, self.plan.kinds) for a in v.args):
-            # Soufflé truncates toward zero: Python's floor division agrees for
-            # non-negative operands, the common case, without a call
-            (a, b), (py, slow) = args, (("//", "_div") if op == "/" else ("%", "_mod"))
-            if isinstance(v.args[1], P.Const) and v.args[1].value > 0:
-                return f"({a} {py} {b} if {a} >= 0 else {slow}({a}, {b}))"
-            return f"({a} {py} {b} if {a} >= 0 and {b} > 0 else {slow}({a}, {b}))"
-        if op in ("min", "max") and len(args) == 2 and not any(isinstance(a, P.Call) for a in v.args):
-            # two registers or constants: a test, not a call (as Python's min/max, the first on ties)
-            a, b = args
-            return f"({a} if {a} {'>=' if op == 'max' else '<='} {b} else {b})"
         if op in _FORMAT:
             return _FORMAT[op].format(*args)
         if op in ("min", "max"):

@@ -512,7 +512,7 @@ class _Extractor:
         self._func_runs.append((len(f.values), name))
         vis = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
         f.add("func", name, int(vis is None or ir.StringAttr(vis).value == "public"))
-        op_id = self.add_op_row(fn.operation, "func.func", name, -1, -1)
+        op_id = self.add_op_row(fn.operation, "func.func", name)
         if len(fn.regions[0].blocks):
             self.add_func_body(fn, name, op_id)
         f.tail_order.append(op_id)
@@ -563,11 +563,14 @@ class _Extractor:
             self._dict_shardings[attrs] = sharding
         return sharding
 
-    def add_op_row(self, op, name: str, func: str, parent: int, region: int) -> int:
+    def add_op_row(self, op, name: str, func: str, parent: _OpRead | None = None) -> int:
+        """The op's row, and where it is (its parent's open region) unless it is a function."""
         f = self.facts
         op_id = len(f.ops)
         f.ops.append(op)
-        f.relations["op"].append((op_id, name, func, parent, region, op_id))
+        f.relations["op"].append((op_id, name, func, op_id))
+        if parent is not None:
+            f.relations["op_in"].append((op_id, parent.op_id, parent.region))
         return op_id
 
     def add_body(self, fn, func: str, root: _OpRead) -> None:
@@ -639,7 +642,8 @@ class _Extractor:
         # add_op_head's rows
         op_id = len(f.ops)
         f.ops.append(op)
-        relations["op"].append((op_id, name, func, parent.op_id, parent.region, op_id))
+        relations["op"].append((op_id, name, func, op_id))
+        relations["op_in"].append((op_id, parent.op_id, parent.region))
         if kind.effects:
             relations["op_trait"].append((op_id, "effects"))
         relations["op_operand"] += [(op_id, i, v) for i, v in enumerate(operands)]
@@ -686,7 +690,7 @@ class _Extractor:
         """The op's row, its operands and results, and its effects trait."""
         relations = self.facts.relations
         kind = self.kind_of(op, name)
-        op_id = self.add_op_row(op, name, func, parent.op_id, parent.region)
+        op_id = self.add_op_row(op, name, func, parent)
         if kind.effects:
             relations["op_trait"].append((op_id, "effects"))
         operands = self.ids_of(op.operands, func)

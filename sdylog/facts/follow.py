@@ -25,9 +25,9 @@ from sdylog.facts.schema import schema
 # `value`, `rule_factor`, ...); value columns after it (and in rows of a
 # function, e.g. `func_return`) refer to a value, renamed when it was replaced.
 _OP, _VALUES, _RULE = "Op", ("Value", "Tensor"), "Rule"
-# Op columns after the first that need no look: an op's parent (`op` row),
+# Op columns after the first that need no look: an op's parent (`op_in` row),
 # whose erasure erases the op too (without_erased adds the nested ops).
-_NESTING = {("op", 3)}
+_NESTING = {("op_in", 1)}
 
 
 @lru_cache(maxsize=None)
@@ -57,7 +57,7 @@ def without_erased(facts: FactSet, erased: dict[int, dict[int, int]]) -> FactSet
             new = renamed[new]
         renamed[old] = new
     dead_ops = set(erased)
-    for o, _, _, parent, _, _ in facts.rows("op"):   # (pre-order: a parent before what it holds)
+    for o, parent, _ in facts.rows("op_in"):   # (pre-order: a parent before what it holds)
         if parent in dead_ops:
             dead_ops.add(o)
     dead_values = {v for o, _, v in facts.rows("op_result") if o in dead_ops}

@@ -97,11 +97,14 @@ def _trivially_dead(op) -> bool:
 
 
 def apply_greedily(root, patterns: dict[str, list[Pattern]], top_down: bool = True,
-                   max_iterations: int = 10, meshes=None, ops_and_names=None) -> bool:
+                   max_iterations: int = 10, meshes=None, ops_and_names=None, settled: bool = False) -> bool:
     """Rewrite the ops nested in `root` with `patterns` (op name -> patterns,
     tried in order) until none applies; returns whether anything changed.
     `meshes` goes to the patterns (Rewriter.meshes); `ops_and_names`: `root`
     and its nested ops in pre-order with their names, if known (a census').
+    `settled`: the caller knows `root` has no trivially dead op and its
+    constants in place (a run that changed nothing left it so, and nothing
+    changed since): the first iteration does not look for them.
 
     Each iteration first erases the dead ops and handles the constants, then
     offers the ops that have patterns, in the driver's order. (MLIR's driver
@@ -117,9 +120,12 @@ def apply_greedily(root, patterns: dict[str, list[Pattern]], top_down: bool = Tr
             ops_and_names = (ops, op_names(ops))
         ops, names = ops_and_names
         ops_and_names = None
-        progress = erase_trivially_dead_ops(root, ops, names) > 0
-        if CONSTANT_LIKE_OPS.intersection(names):
-            progress |= hoist_and_dedup_constants(root)
+        progress = False
+        if not settled:
+            progress = erase_trivially_dead_ops(root, ops, names) > 0
+            if CONSTANT_LIKE_OPS.intersection(names):
+                progress |= hoist_and_dedup_constants(root)
+        settled = False
         if progress:     # (erased ops must not be touched)
             ops = op_list(root)
             names = op_names(ops)

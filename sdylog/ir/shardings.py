@@ -887,6 +887,8 @@ def is_equivalent(sharding, other) -> bool:
 
     if sharding is None:
         return other is None or all(not axes for axes in dim_axes(other))
+    if other is not None and sharding == other:   # (attributes are uniqued: the same one, not read)
+        return True
     if all(not axes for axes in dim_axes(sharding)):
         return other is None or all(not axes for axes in dim_axes(other))
     if other is None:

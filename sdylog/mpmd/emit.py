@@ -33,7 +33,8 @@ class _Source:
         facts = plan.facts
         self.facts = facts
         self.children = defaultdict(list)      # (op id, region) -> op ids, in program order
-        for op, _k, _f, parent, region, _o in sorted(facts.rows("op"), key=lambda r: r[5]):
+        order = {op: o for op, _k, _f, o in facts.rows("op")}
+        for op, parent, region in sorted(facts.rows("op_in"), key=lambda r: order[r[0]]):
             self.children[(parent, region)].append(op)
         self.block_args = defaultdict(dict)    # (op id, region) -> {index: value id}
         for op, region, i, v in facts.rows("block_arg"):
@@ -52,12 +53,12 @@ class _Source:
                             and ir.StringAttr(op.attributes["sym_name"]).value == plan.entry)
         # the regions (structural op, device) that hold a send or recv of the device: they thread its token
         self.talks = set()
-        parent = {op: p for op, _k, _f, p, _r, _o in facts.rows("op")}
+        parent = {op: p for op, p, _r in facts.rows("op_in")}
         for ch in plan.channels:
             op = ch.after if ch.kind != "predicate" else ch.value   # (a lazy recv is in the same region)
             if ch.kind == "predicate":
                 self.talks.update({(op, ch.src), (op, ch.dst)})
-            while op in parent and op >= 0:
+            while op in parent:
                 op = parent[op]
                 if op in plan.regions:
                     self.talks.update({(op, ch.src), (op, ch.dst)})
@@ -167,7 +168,7 @@ class _Device:
         func_args = {i: v for f, i, v in facts.rows("func_arg") if f == plan.entry}
         for pos, i in enumerate(args):
             self.define(func_args[i], self.entry_block.arguments[pos], self.loc(-1))
-        self.fire(-1)
+        self.fire(self.src.func_id)   # (a function argument's transfers: keyed by the function's op)
         self.region(self.src.children[(self.src.func_id, 0)])
         out = [self.read(self.src.returns[i], plan.result_memory.get(i)) for i in results]
         create_op("func.return", operands=out, loc=fn_src.location, ip=self.ip())

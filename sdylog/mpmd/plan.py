@@ -17,7 +17,7 @@ class Channel:
     wire_type: str        # what travels ("bf16" for a cast f32)
     shape: tuple[int, ...]
     bytes: int            # of one message
-    after: int            # the op after which it fires (-1: the function's start; a predicate: its loop)
+    after: int            # the op after which it fires (the entry function's op: its start; a predicate: its loop)
     hop: int = 0          # its place in a chain of forwards
     riders: tuple[int, ...] = ()   # tokens whose recv token this data transfer's recv stands for
     recv_at: tuple[str, int] | None = None   # ("before" | "after", op): where its recv fires, if not at `after`
@@ -56,7 +56,8 @@ class Plan:
     rep: dict                               # value id -> the value it stands for (where not itself)
     regions: dict                           # op id -> Region
     channels: list                          # [Channel], by id
-    events: dict                            # ("after" | "before", op id (-1: start)) -> [(Channel, "send" | "recv")]
+    events: dict                            # ("after" | "before", op id) -> [(Channel, "send" | "recv")]
+    #                                         (after the entry function's op: at its start)
     moves: dict                             # (value id, device) -> [memory kinds it is moved to]
     reads_kind: dict                        # (op id, value id) -> memory kind the op reads it in
     arg_fed: list                           # argument index -> devices fed

@@ -168,8 +168,8 @@ def module_collective_facts(module) -> tuple[dict[str, list[tuple]], list]:
                 rows["collective_all_to_all"].append((c, p.src_dim, p.tgt_dim))
                 rows["collective_axis"] += [(c, p.src_dim, i, *axis_row(a, sizes)) for i, a in enumerate(p.axes)]
         elif op.name in ("sdy.all_reduce", "sdy.replicated_to_unreduced"):
-            rows["collective_axis"] += [(c, -1, i, *axis_row(a, sizes))
-                                        for i, a in enumerate(axis_ref_list(op.attributes[attr]))]
+            rows["collective_group_axis"] += [(c, i, *axis_row(a, sizes))
+                                              for i, a in enumerate(axis_ref_list(op.attributes[attr]))]
         elif attr is not None:
             rows["collective_axis"] += _dim_rows(c, tuple(map(tuple, axis_ref_lists(op.attributes[attr]))), sizes)
     return dict(rows), ops

@@ -36,12 +36,15 @@ def block_rows(collectives: list[BlockCollective], first: int = 0) -> dict[str, 
     """The collectives as rows of rules/collectives.dl, numbered from `first`:
     each a block of S bytes over one axis of its group's size."""
     rows: dict[str, list] = {"collective": [], "collective_tensor": [], "collective_dim": [],
-                             "collective_axis": [], "collective_all_to_all": []}
+                             "collective_axis": [], "collective_group_axis": [], "collective_all_to_all": []}
     for c, col in enumerate(collectives, first):
         rows["collective"].append((c, col.kind))
         rows["collective_tensor"].append((c, 1))
         rows["collective_dim"].append((c, 0, col.block_bytes))
-        rows["collective_axis"].append((c, -1 if col.kind == "all_reduce" else 0, 0, "group", 1, col.group_size))
+        if col.kind == "all_reduce":
+            rows["collective_group_axis"].append((c, 0, "group", 1, col.group_size))
+        else:
+            rows["collective_axis"].append((c, 0, 0, "group", 1, col.group_size))
         if col.kind == "all_to_all":
             rows["collective_all_to_all"].append((c, 0, 0))
     return rows

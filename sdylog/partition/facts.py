@@ -59,13 +59,15 @@ class ExplicitFacts:
             if name.startswith("@inline.") and m == mesh:
                 return name
         name = f"@inline.{sum(n.startswith('@inline.') for n in self.meshes)}"
-        self.add_mesh(name, mesh, -1)
+        self.add_mesh(name, mesh)
         return name
 
-    def add_mesh(self, name: str, mesh: Mesh, position: int) -> None:
+    def add_mesh(self, name: str, mesh: Mesh, position: int | None = None) -> None:
+        """Mesh `name`, the `position`-th mesh symbol of the module (None: an inlined mesh)."""
         self.meshes[name] = mesh
         add_mesh_rows(self, name, mesh)
-        self.add("mesh_position", name, position)
+        if position is not None:
+            self.add("mesh_position", name, position)
 
     def sharding_id(self, sharding: TensorSharding) -> int:
         sid = self._shardings.get(sharding)
@@ -111,7 +113,7 @@ def explicit_facts(module: ir.Module, only: list | None = None) -> ExplicitFacts
     if only is not None:
         for op in only:
             fn = _func_of(op)
-            _add_op(f, op, fn, ir.StringAttr(fn.attributes["sym_name"]).value)
+            _add_op(f, op, ir.StringAttr(fn.attributes["sym_name"]).value)
         return f
     for top in module.body.operations:
         fn = top.operation
@@ -130,18 +132,18 @@ def explicit_facts(module: ir.Module, only: list | None = None) -> ExplicitFacts
                 f.add("func_result_sharding", name, i, f.sharding_id(s))
         for op in walk_ops(fn):
             if op != fn:
-                _add_op(f, op, fn, name)
+                _add_op(f, op, name)
     return f
 
 
-def _add_op(f: ExplicitFacts, op, fn, func: str) -> None:
+def _add_op(f: ExplicitFacts, op, func: str) -> None:
     op_id = len(f.ops)
     f.ops.append(op)
     f.op_ids[op] = op_id
-    parent = op.parent.operation
-    parent_id = -1 if parent == fn else f.op_ids.get(parent, -1)
-    region = _region_index(op) if parent_id >= 0 else 0
-    f.add("op", op_id, op.name, func, parent_id, region, op_id)
+    f.add("op", op_id, op.name, func, op_id)
+    parent_id = f.op_ids.get(op.parent.operation)   # (None for the function: no row)
+    if parent_id is not None:
+        f.add("op_in", op_id, parent_id, _region_index(op))
     for i, v in enumerate(op.operands):
         f.add("op_operand", op_id, i, f.value_id(v, func))
     for i, r in enumerate(op.results):

@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import create_op, ip_after_value
 from sdylog.ir.shardings import DATA_FLOW_OPS, block_arg_owners, get_sharding, result_owners
 from sdylog.ir.types import is_static_shaped
-from sdylog.passes.census import PRESERVED, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 
 
 def add_data_flow_edges(owners) -> None:
@@ -36,3 +36,4 @@ def run(module: ir.Module, options: dict, ctx):
         for op in ops:
             add_data_flow_edges(block_arg_owners(op))
             add_data_flow_edges(result_owners(op))
+    return Invalidated(frozenset({"sdy.data_flow_edge"}))   # (the edges made; uses rewired)

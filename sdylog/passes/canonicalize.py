@@ -24,7 +24,12 @@ from sdylog.ir.canonicalization import PATTERNS
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.greedy import apply_greedily
 from sdylog.ir.shardings import Meshes
-from sdylog.passes.census import PRESERVED, census
+from sdylog.passes.census import PRESERVED, census, changes
+
+# The census scope's key for the module a canonicalize run left as it found
+# it, and how many steps had changed it then (census.changes): a run on it
+# finds no dead op and every constant in place.
+_SETTLED = "canonicalized"
 
 def selected_patterns(enable, disable) -> dict[str, list]:
     """op name -> the pattern functions to try on it, in MLIR's order."""
@@ -51,8 +56,14 @@ def run(module: ir.Module, options: dict, ctx):
                          "patterns (no folders, no other patterns)\n")
     patterns = selected_patterns(enable, disable)
     ops_and_names = census(module, ctx).all_ops_and_names()
+    scope = ctx.census
+    settled = scope is not None and scope.get(_SETTLED) == (module, changes(ctx))
     with module.context:
         changed = apply_greedily(module.operation, patterns, top_down=options["top-down"],
                                  max_iterations=options["max-iterations"], meshes=Meshes(module),
-                                 ops_and_names=ops_and_names)
-    return None if changed else PRESERVED
+                                 ops_and_names=ops_and_names, settled=settled)
+    if changed:
+        return None
+    if scope is not None and options["max-iterations"] > 0:   # (it looked)
+        scope[_SETTLED] = (module, changes(ctx))
+    return PRESERVED

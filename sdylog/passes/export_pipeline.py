@@ -14,11 +14,11 @@ warning (pipelines.registered_steps).
 from __future__ import annotations
 
 from sdylog.passes.census import FOLLOWED, shared_census
-from sdylog.passes.pipelines import ExportOptions, export_pipeline_steps, registered_steps, run_steps
+from sdylog.passes.pipelines import ExportOptions, built, export_pipeline_steps, registered_steps, run_steps
 
 
 def run(module, options: dict, ctx):
-    steps = export_pipeline_steps(ExportOptions.from_flags(options))
+    steps = built(export_pipeline_steps, ExportOptions.from_flags(options))
     with shared_census(ctx):
         run_steps(module, ctx, registered_steps(steps, ctx))
     return FOLLOWED

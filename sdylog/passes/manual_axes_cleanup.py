@@ -19,7 +19,7 @@ from sdylog.ir.types import is_shaped
 from sdylog.model.axis import AXIS_ORDER, AxisRef, sort_and_merge
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
-from sdylog.passes.census import PRESERVED, census
+from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, census
 
 _NO_OPERANDS_ERROR = ("'sdy.manual_computation' op has manual_axes when there are no in/out "
                       "shardings and the body is not empty. This isn't allowed at this stage, "
@@ -97,6 +97,7 @@ def run(module: ir.Module, options: dict, ctx):
     ops = census(module, ctx).ops("sdy.manual_computation")
     if not ops:
         return PRESERVED
+    changed = False
     with module.context:
         meshes = Meshes(module)
         for op in ops:
@@ -115,12 +116,17 @@ def run(module: ir.Module, options: dict, ctx):
             order = {a.name: i for i, a in enumerate(mesh.axes)}
             sorted_axes = sorted(axes, key=lambda n: order[n])
             if sorted_axes != axes:
+                changed = True
                 op.attributes["manual_axes"] = sdy.ManualAxesAttr.get(
                     [ir.StringAttr.get(n) for n in sorted_axes])
             manual = [AxisRef(n) for n in sorted_axes]
             new_ins = _add_unused_manual_axes(ins, [v.type for v in op.operands], manual, ref, mesh)
             if new_ins is not None:
+                changed = True
                 op.attributes["in_shardings"] = per_value_attr(new_ins)
             new_outs = _add_unused_manual_axes(outs, [v.type for v in op.results], manual, ref, mesh)
             if new_outs is not None:
+                changed = True
                 op.attributes["out_shardings"] = per_value_attr(new_outs)
+    # (manual axes and in/out shardings: no op made, erased or moved)
+    return ATTRIBUTES_ONLY if changed else PRESERVED

@@ -68,7 +68,9 @@ sdylog does not have yet is left out with a warning (registered_steps).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
 from sdylog.ir.symbols import symbol_dce
@@ -187,6 +189,13 @@ def post_propagation_steps(dedup_functions_fully: bool = False) -> list[Step]:
     return steps + export_pipeline_steps()
 
 
+@lru_cache(maxsize=64)
+def built(steps_of, *options) -> tuple[Step, ...]:
+    """steps_of(*options), built once per process: the pipelines run the same
+    steps on every module (building them costs 1-2% of a small model's run)."""
+    return tuple(steps_of(*options))
+
+
 def load_passes(steps: list[Step]) -> None:
     """Import the passes of `steps`: a pipeline's module does for its default
     steps as it loads, so that its first run imports nothing."""
@@ -195,7 +204,7 @@ def load_passes(steps: list[Step]) -> None:
             lookup(step.name).load()
 
 
-def run_steps(module, ctx, steps: list[Step]) -> None:
+def run_steps(module, ctx, steps: Sequence[Step]) -> None:
     """Run `steps` in order, without verifying in between (the caller verifies
     the result: see the module docstring). The steps share one census of the
     module for as long as their results allow (sdylog/passes/census.py), the
@@ -214,7 +223,7 @@ def run_steps(module, ctx, steps: list[Step]) -> None:
                 last_runs[group] = (module, steps_together, changes(ctx))
 
 
-def _runs(steps: list[Step]) -> list[list[Step]]:
+def _runs(steps: Sequence[Step]) -> list[list[Step]]:
     """The steps in order, the consecutive steps of a group together, every other step alone."""
     runs: list[list[Step]] = []
     for step in steps:
@@ -249,18 +258,18 @@ def _dedup(options: dict | None) -> bool:
 def run_import_pipeline(module, ctx, options: dict | None = None) -> None:
     """Everything `-sdy-propagation-pipeline` runs before propagation.
     options: {"dedup-functions-fully": bool}."""
-    run_steps(module, ctx, pre_propagation_steps(_dedup(options)))
+    run_steps(module, ctx, built(pre_propagation_steps, _dedup(options)))
 
 
 def run_export_propagation_steps(module, ctx, options: dict | None = None) -> None:
     """Everything `-sdy-propagation-pipeline` runs after propagation.
     options: {"dedup-functions-fully": bool}."""
-    run_steps(module, ctx, post_propagation_steps(_dedup(options)))
+    run_steps(module, ctx, built(post_propagation_steps, _dedup(options)))
 
 
 def run(module, options: dict, ctx):
     """-sdy-import-pipeline."""
-    run_steps(module, ctx, import_pipeline_steps(_dedup(options)))
+    run_steps(module, ctx, built(import_pipeline_steps, _dedup(options)))
     return FOLLOWED
 
 

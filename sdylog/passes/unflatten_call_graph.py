@@ -24,10 +24,21 @@ def _freeze(shardings):
 
 
 class _Keys:
+    """Each function's key, read once (a function is asked for at each of
+    its calls, and again when choosing)."""
+
     def __init__(self, meshes: Meshes):
         self.meshes = meshes
+        self._read: dict = {}   # (symbol name, ignore_shardings) -> key
 
     def of(self, func, ignore_shardings: bool = False):
+        at = (symbol_name_of(func), ignore_shardings)
+        key = self._read.get(at)
+        if key is None:
+            key = self._read[at] = self._key(func, ignore_shardings)
+        return key
+
+    def _key(self, func, ignore_shardings: bool):
         manual = func.attributes[FUNC_MANUAL_AXES] if FUNC_MANUAL_AXES in func.attributes else None
         if ignore_shardings:
             return (original_func_name(func), manual, None, None)

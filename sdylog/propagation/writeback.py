@@ -20,6 +20,8 @@ from jaxlib.mlir.dialects import sdy
 from sdylog.ir.shardings import (DATA_FLOW_OPS, OWN_SHARDING_ATTR, SHARDING, get_sharding, set_func_shardings,
                                  set_sharding)
 from sdylog.ir.types import rank_of
+from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.sharding import DimSharding, TensorSharding
 
 # Ops whose result shardings live somewhere else than the op's `sdy.sharding`
 # list (set_sharding knows where).
@@ -71,8 +73,6 @@ class _Attrs:
         self._ids: dict = {}          # sharding content -> id
         self.attrs: list = []         # id -> TensorShardingAttr
         self.meshes_of_id: list = []  # id -> mesh name
-        self._refs: dict = {}
-        self._dims: dict = {}
         self._meshes: dict = {}
         self._per_value: dict = {}
 
@@ -85,15 +85,6 @@ class _Attrs:
                 m = ir.FlatSymbolRefAttr.get(name)
             self._meshes[name] = m
         return m
-
-    def axis(self, mesh: str, a: str, pre: int, size: int):
-        key = (mesh, a, pre, size)
-        ref = self._refs.get(key)
-        if ref is None:
-            full = self.facts.meshes[mesh].axis_sizes.get(a, pre * size)
-            info = None if (pre == 1 and size == full) else sdy.SubAxisInfoAttr.get(pre, size)
-            ref = self._refs[key] = sdy.AxisRefAttr.get(a, info)
-        return ref
 
     def ids_of(self, tensors, ranks: list) -> list[int]:
         """The id of the derived sharding of each (value, tensor) of `tensors`
@@ -127,27 +118,30 @@ class _Attrs:
         return sid
 
     def _build(self, mesh: str, rank: int, dims: tuple, axes: tuple, replicated: tuple, unreduced: tuple):
+        """The attribute of a sharding, from its rows: the model's
+        (TensorSharding.to_attr keeps it, so that a run builds only the
+        shardings no earlier run of the process wrote)."""
+        model = self.facts.meshes[mesh]
+        sizes = model.axis_sizes
+
+        def axis(a: str, pre: int, size: int) -> AxisRef:
+            return AxisRef(a) if pre == 1 and size == sizes.get(a, size) else AxisRef(a, SubAxis(pre, size))
         axes_of = defaultdict(list)   # dimension -> its axes, in position order
-        for d, _, *axis in axes:
-            axes_of[d].append(tuple(axis))
+        for d, _, *ref in axes:
+            axes_of[d].append(axis(*ref))
         flags = {d: (closed, prio) for d, closed, prio in dims}   # the others are open, no priority (None)
-        if self.facts.meshes[mesh].is_maximal:
+        if model.is_maximal:
             rank = 0   # (a maximal sharding has no dimensions, whatever the tensor's rank)
-        dim_attrs = []
+        dim_list = []
         for d in range(rank):
             closed, prio = flags.get(d, (0, None))
-            dk = (mesh, tuple(axes_of.get(d, ())), closed, prio)
-            da = self._dims.get(dk)
-            if da is None:
-                da = self._dims[dk] = sdy.DimensionShardingAttr.get(
-                    [self.axis(mesh, *x) for x in dk[1]], bool(closed), prio)
-            dim_attrs.append(da)
-        position = {name: i for i, name in enumerate(self.facts.meshes[mesh].axis_sizes)}
+            dim_list.append(DimSharding(tuple(axes_of.get(d, ())), bool(closed), prio))
+        position = {name: i for i, name in enumerate(sizes)}
 
         def in_mesh_order(rows):   # (as the verifier wants them; the rows come in any order)
-            return [self.axis(mesh, *x) for x in sorted(rows, key=lambda x: (position[x[0]], x[1]))]
-        return sdy.TensorShardingAttr.get(self.mesh_attr(mesh), dim_attrs, in_mesh_order(replicated),
-                                          in_mesh_order(unreduced))
+            return tuple(axis(*x) for x in sorted(rows, key=lambda x: (position[x[0]], x[1])))
+        return TensorSharding(model if mesh.startswith("@inline.") else mesh, tuple(dim_list),
+                              in_mesh_order(replicated), in_mesh_order(unreduced)).to_attr()
 
     def open_id(self, mesh: str, rank: int) -> int:
         """A fully open sharding of the given rank on the mesh."""
@@ -183,10 +177,10 @@ def erase_dead_ops(engine, facts) -> int:
     dead = {o for (o,) in engine.select("dead_op", "o")}
     if not dead:
         return 0
-    parent = {op: p for op, _, _, p, _, _ in facts.rows("op")}
+    parent = {op: p for op, p, _ in facts.rows("op_in")}
     erased = 0
     for o in sorted(dead, reverse=True):   # (ids are pre-order: a user comes after its producers)
-        if parent.get(o, -1) not in dead:
+        if parent.get(o) not in dead:
             facts.ops[o].erase()
             erased += 1
     return erased

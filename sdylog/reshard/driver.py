@@ -99,7 +99,7 @@ def first_error(decisions: ReshardDecisions, rows, ctx) -> None:
     if not rows:
         return
     facts, filename = decisions.facts, getattr(ctx, "filename", "-")
-    func_of = {o: f for o, _, f, _, _, _ in facts.rows("op")}
+    func_of = {o: f for o, _, f, _ in facts.rows("op")}
     firsts: dict = {}   # function -> its first op with an error (filled in walk order)
     for o in post_order(facts, {r[0] for r in rows}):
         firsts.setdefault(func_of[o], o)

@@ -43,26 +43,34 @@ class Inserted:
 @dataclass(frozen=True)
 class NeededRows:
     """The inventory rules' rows (rules/reshard/inventory.dl), read once for
-    the costs and the report. `needed` rows are (x, kind, o, place, i, v);
-    the axis rows of x are (d, p, axis, pre, size); all sorted."""
+    the costs and the report. An inserted op is keyed by x = (o, step, i);
+    `needed` rows are (x, kind, place, v), in the pass's order (op o, its
+    step's order, i); the axis rows of x are (d, p, axis, pre, size); all
+    sorted."""
     needed: list
     mesh: dict          # x -> its mesh
     target_mesh: dict   # x -> the mesh of another device order it goes to
     cross_mesh: dict    # x -> the mesh of other axes it goes to (not costed)
     from_axes: dict     # x -> the axis rows of what it reads
     to_axes: dict       # x -> the axis rows of a reshard's target
-    axes: dict          # x -> the axis rows of a collective
+    axes: dict          # x -> the (p, axis, pre, size) rows of a collective over a list of axes
+    dim_axes: dict      # x -> the axis rows of a collective per dimension (sharded_to_unreduced)
 
     @staticmethod
     def read(engine) -> "NeededRows":
+        order = dict(engine.select("needed_step", "step", "order"))
+        needed = [((o, step, i), kind, place, v)
+                  for o, step, i, kind, place, v in engine.select("needed", "o", "step", "i", "kind", "place", "v")]
+        needed.sort(key=lambda r: (r[0][0], order[r[0][1]], r[0][2]))
         return NeededRows(
-            engine.select("needed", "x", "kind", "o", "place", "i", "v", ordered=True),
-            dict(engine.select("needed_mesh", "x", "m")),
-            dict(engine.select("needed_target_mesh", "x", "m")),
-            dict(engine.select("needed_cross_mesh", "x", "m")),
-            by_first(engine.select("needed_from_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)),
-            by_first(engine.select("needed_to_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)),
-            by_first(engine.select("needed_axis", "x", "d", "p", "axis", "pre", "size", ordered=True)))
+            needed,
+            by_key(engine.select("needed_mesh", "o", "step", "i", "m"), one=True),
+            by_key(engine.select("needed_target_mesh", "o", "step", "i", "m"), one=True),
+            by_key(engine.select("needed_cross_mesh", "o", "step", "i", "m"), one=True),
+            by_key(engine.select("needed_from_axis", "o", "step", "i", "d", "p", "axis", "pre", "size", ordered=True)),
+            by_key(engine.select("needed_to_axis", "o", "step", "i", "d", "p", "axis", "pre", "size", ordered=True)),
+            by_key(engine.select("needed_axis", "o", "step", "i", "p", "axis", "pre", "size", ordered=True)),
+            by_key(engine.select("needed_dim_axis", "o", "step", "i", "d", "p", "axis", "pre", "size", ordered=True)))
 
 
 def by_first(rows) -> dict:
@@ -70,6 +78,17 @@ def by_first(rows) -> dict:
     out: dict = defaultdict(list)
     for first, *rest in rows:
         out[first].append(tuple(rest))
+    return out
+
+
+def by_key(rows, one: bool = False) -> dict:
+    """The rows by their key (o, step, i), the first three columns: key ->
+    [the rest of each row] (`one`: key -> the one other column)."""
+    if one:
+        return {(o, step, i): value for o, step, i, value in rows}
+    out: dict = defaultdict(list)
+    for o, step, i, *rest in rows:
+        out[(o, step, i)].append(tuple(rest))
     return out
 
 
@@ -101,7 +120,8 @@ def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
 def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Inserted]:
     ranks = {v: rank for v, _f, rank, _t in facts.rows("value")}
     out = []
-    for x, kind, o, place, i, v in sorted(needed.needed, key=lambda r: (r[2], r[0])):
+    for x, kind, place, v in needed.needed:
+        o, _step, i = x
         op = facts.ops[o]
         m = needed.mesh.get(x)
         to_mesh = needed.target_mesh.get(x, needed.cross_mesh.get(x))
@@ -111,9 +131,9 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
         to_s = _dims_text(needed.to_axes.get(x, ()), ranks.get(v, 0), to_sizes) if kind == "reshard" else None
         coll = needed.axes.get(x, ())
         if kind == "sharded_to_unreduced":
-            coll_text = _dims_text(coll, ranks.get(v, 0), sizes)
+            coll_text = _dims_text(needed.dim_axes.get(x, ()), ranks.get(v, 0), sizes)
         elif coll:
-            coll_text = axes_text([(a, pre, z) for _d, _p, a, pre, z in sorted(coll)], sizes)
+            coll_text = axes_text([(a, pre, z) for _p, a, pre, z in sorted(coll)], sizes)
         else:
             coll_text = None
         out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,

@@ -34,9 +34,10 @@ from sdylog.model.sharding import DimSharding, TensorSharding
 
 # The relations the writer reads (a run deriving only what the writer needs asks for these).
 WRITER_RELATIONS = [
-    "reshard_operand", "reshard_result", "working_dim_axis", "working_dim_closed", "working_keeps",
+    "reshard_operand", "reshard_result", "reshard_result_replicated", "working_dim_axis", "working_dim_closed",
+    "working_keeps",
     "all_reduce_axis", "op_mesh", "operand_all_reduce_axis", "operand_unreduced_after",
-    "site", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
+    "site", "site_target", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
     "site_unreduced_after", "site_mid_reshard", "site_mid_keeps", "site_r2u", "site_r2u_unreduced", "site_s2u",
     "site_reshard", "reshard_to_unreduced", "func_return_op",
     "single_device_worked", "single_device_mesh", "global_mesh", "single_device_operand",
@@ -74,11 +75,11 @@ class _Decisions:
         select = self.select = engine.select
         # what to visit: ops with reshards, all-reduces or single-device work; sites with ops to write
         self.operand_reshards = _grouped(select("reshard_operand", "o", "i"), 1)             # (o,) -> [(i,)]
-        self.result_reshards = _grouped(select("reshard_result", "o", "i", "j", "s"), 1)      # (o,) -> [(i, j, s)]
+        self.result_reshards = _grouped(select("reshard_result", "o", "i", "j"), 1)           # (o,) -> [(i, j)]
         self.all_reduce = _grouped(select("all_reduce_axis", "o", *_AXIS), 1)                # (o,) -> [axis]
         self.operand_all_reduce = _grouped(select("operand_all_reduce_axis", "o", "i", *_AXIS), 2)   # (o, i) -> [axis]
         self.single_device_worked = {o for (o,) in select("single_device_worked", "o")}
-        self.sites = {(u, i): (v, t) for u, i, v, t in select("site", "u", "i", "v", "t")}
+        self.sites = {(u, i): v for u, i, v in select("site", "u", "i", "v")}
         self.return_ops = {f: u for f, u in select("func_return_op", "f", "u")}
         self.site_all_reduce = _grouped(select("site_all_reduce", "u", "i", *_AXIS), 2)
         self.mid = {(u, i) for u, i in select("site_mid_reshard", "u", "i")}
@@ -100,6 +101,8 @@ class _Decisions:
         self.keeps = {(o, j): s for o, j, s in select("working_keeps", "o", "j", "s")}
         self.op_mesh = dict(select("op_mesh", "o", "m"))
         self.operand_unreduced = _grouped(select("operand_unreduced_after", "o", "i", *_AXIS), 2)
+        self.result_replicated = {(o, i): c for o, i, c in select("reshard_result_replicated", "o", "i", "closed")}
+        self.targets = {(u, i): t for u, i, t in select("site_target", "u", "i", "t")}
         self.erases = {(u, i): mc for u, i, mc in select("site_erases_manual", "u", "i", "mc")}
         self.place = {(u, i): p for u, i, p in select("site_place", "u", "i", "place")}
         self.synthetic = {(u, k): (m, c) for u, k, m, c in select("site_synthetic", "u", "k", "m", "closed")}
@@ -110,7 +113,7 @@ class _Decisions:
         self.single_device = dict(select("single_device_mesh", "o", "m"))
         self.global_mesh = next((m for (m,) in select("global_mesh", "m")), None)
         self.single_device_operands = _grouped(select("single_device_operand", "o", "i", "through"), 1)
-        self.single_device_results = _grouped(select("single_device_result_reshard", "o", "i", "then", "s"), 1)
+        self.single_device_results = _grouped(select("single_device_result_reshard", "o", "i", "then"), 1)
         self.single_device_tokens = _grouped(select("single_device_token", "o", "i"), 1)
 
     def site_writes(self, key) -> bool:
@@ -169,11 +172,11 @@ class _Shardings:
 
     def target(self, key, value) -> TensorSharding | None:
         """The site's target sharding (manual axes erased where the site says), None for none."""
-        _, t = self.d.sites[key]
-        if t == -3:
+        if key in self.d.synthetic:
             m, closed = self.d.synthetic[key]
             return TensorSharding.replicated_on(self.mesh(m), rank_of(value), bool(closed))
-        if t == -1:
+        t = self.d.targets.get(key)
+        if t is None:
             return None
         target = self.facts.shardings[t]
         mc = self.d.erases.get(key)
@@ -258,10 +261,11 @@ def _write_working_shardings(op, o: int, d: _Decisions, shardings: _Shardings, c
         counts.reshards += 1
     after = ip_after_op(op)
     current = {}   # result index -> its sharding once resharded
-    for i, j, s in d.result_reshards.get((o,), ()):
+    for i, j in d.result_reshards.get((o,), ()):
         result = op.results[i]
         rank = rank_of(result)
-        restore = get_sharding(result) if s >= 0 else shardings.replicated(d.op_mesh[o], rank, closed=s == -1)
+        closed = d.result_replicated.get((o, i))
+        restore = get_sharding(result) if closed is None else shardings.replicated(d.op_mesh[o], rank, bool(closed))
         current[i] = shardings.working(o, j, rank)
         set_sharding(result, current[i])
         reshard_result_back(op, result, restore, after)
@@ -291,7 +295,7 @@ def _write_single_device(op, o: int, d: _Decisions, shardings: _Shardings, count
             value = _reshard(value, shardings.replicated(d.global_mesh, rank_of(value)), op.location, before, counts).result
         op.operands[i] = _reshard(value, single, op.location, before, counts).result
     last = op
-    for i, then, _s in d.single_device_results.get((o,), ()):
+    for i, then in d.single_device_results.get((o,), ()):
         result = op.results[i]
         target = get_sharding(result)
         first = _reshard(result, shardings.replicated(d.global_mesh, rank_of(result)), op.location, ip_after_op(last),
@@ -302,7 +306,7 @@ def _write_single_device(op, o: int, d: _Decisions, shardings: _Shardings, count
             second = _reshard(first.result, target, op.location, ip_after_op(last), counts)
             first.result.replace_all_uses_except(second.result, second)
             last = second
-    for i, _then, _s in d.single_device_results.get((o,), ()):
+    for i, _then in d.single_device_results.get((o,), ()):
         set_sharding(op.results[i], single)
     for (i,) in d.single_device_tokens.get((o,), ()):
         set_sharding(op.results[i], shardings.replicated(d.global_mesh, 0))

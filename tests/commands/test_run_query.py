@@ -302,9 +302,10 @@ def test_query_reads_the_reshard_rules(tmp_path):
                                      f"1,stablehlo.dot,{dot}:6:8,1,0,x,1,4", f"1,stablehlo.dot,{dot}:6:8,2,0,y,1,2"]
     p = sdylog("query", str(dot), "needed", "--format", "csv")
     assert p.stdout.splitlines() == [
-        "x,kind,o,o_kind,o_loc,place,i,v,v_name", f"65536,reshard,1,stablehlo.dot,{dot}:6:8,operand,0,0,%arg0",
-        f"65537,reshard,1,stablehlo.dot,{dot}:6:8,operand,1,1,%arg1",
-        f"73728,all_reduce,1,stablehlo.dot,{dot}:6:8,result,0,2,%0"], p.stdout
+        "o,o_kind,o_loc,step,i,kind,place,v,v_name",
+        f"1,stablehlo.dot,{dot}:6:8,operand_reshard,0,reshard,operand,0,%arg0",
+        f"1,stablehlo.dot,{dot}:6:8,operand_reshard,1,reshard,operand,1,%arg1",
+        f"1,stablehlo.dot,{dot}:6:8,result_all_reduce,0,all_reduce,result,2,%0"], p.stdout
     p = sdylog("query", str(dot), "needed_kind_bytes", "--format", "csv")
     assert sorted(p.stdout.splitlines()) == ["all_reduce,128", "kind,bytes", "reshard,48"]
     p = sdylog("query", "--list")

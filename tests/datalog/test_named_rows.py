@@ -28,22 +28,6 @@ def test_select_names_columns_in_the_order_asked(engine):
     assert sorted(engine.select("hop", "dst")) == [(1,), (2,), (3,)]
 
 
-def test_columns_read_from_c_are_those_of_the_plain_projection():
-    # (MemoryEngine.scan_columns reads a C table's columns without a set of its
-    # rows; NamedReads.scan_columns projects the rows scan gives: the same rows)
-    from sdylog.datalog.named_rows import NamedReads
-    with make_engine(PROGRAM, "memory") as e:
-        e.load("edge", EDGES + [(i, i % 3 + 1, "abc"[i % 3]) for i in range(4, 40)])
-        e.run()
-        if e._db is None:
-            pytest.skip("the C extension sdylog.datalog._native is not built")
-        for at in [(2,), (1, 0), (2, 2, 0), (0, 1, 2)]:
-            assert "hop" not in e._data   # (no set made: C reads the table)
-            from_c = e.scan_columns("hop", at)
-            assert sorted(from_c) == sorted(NamedReads.scan_columns(e, "hop", at)) and len(from_c) == e.size("hop")
-            e._forget_c(["hop"])
-
-
 def test_ordered_sorts_whole_rows_as_read_does(engine):
     assert engine.select("hop", "label", ordered=True) == [(r[2],) for r in engine.read("hop")]
 

@@ -20,7 +20,7 @@ def compacted(facts) -> dict:
             continue
         types = [c.type_name for c in schema().relations[name].columns]
         if name == "op":
-            types[5] = "Op"   # (an op's order is its id)
+            types[3] = "Op"   # (an op's order is its id)
         maps = [ids.get(t) for t in types]
         out[name] = [tuple(v if m is None else m[v] for v, m in zip(row, maps)) for row in rows]
     out["shardings"] = facts.shardings

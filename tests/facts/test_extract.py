@@ -270,7 +270,7 @@ func.func @main(%a: tensor<4x8xf32>) -> tensor<4xf32> {
     assert names == ["func.func", "stablehlo.constant", "stablehlo.reduce", "stablehlo.add", "stablehlo.return",
                      "stablehlo.negate", "func.return"]
     reduce_id, add_id, ret_id, neg_id = 2, 3, 4, 5
-    assert [(op, parent, region) for op, _, _, parent, region, _ in f.rows("op")][3:5] == [(3, 2, 0), (4, 2, 0)]
+    assert [row for row in f.rows("op_in") if row[0] in (3, 4)] == [(3, 2, 0), (4, 2, 0)]
     assert [row[0] for row in f.rows("op_rule")] == [add_id, reduce_id, neg_id]
     result = {op: v for op, _, v in f.rows("op_result")}
     x, y = [row[3] for row in f.rows("block_arg") if row[0] == reduce_id]
@@ -365,7 +365,8 @@ func.func @f(%a: tensor<4xf32>, %p: tensor<i32>) -> tensor<4xf32> {
     assert [len(f.ops[op].results) for op, name, *_ in f.rows("op") if name == "stablehlo.custom_call"] == \
         [1, 1, 2, 0, 1]
     (case,) = [row[0] for row in f.rows("op") if row[1] == "stablehlo.case"]
-    nested = [(row[1], row[4]) for row in f.rows("op") if row[3] == case]
+    kinds = {row[0]: row[1] for row in f.rows("op")}
+    nested = [(kinds[o], region) for o, parent, region in f.rows("op_in") if parent == case]
     assert nested == [("stablehlo.return", 0), ("stablehlo.negate", 1), ("stablehlo.return", 1)]
     negate = [row[0] for row in f.rows("op") if row[1] == "stablehlo.negate"]
     result = {op: v for op, _, v in rows}

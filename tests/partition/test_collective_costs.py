@@ -70,7 +70,8 @@ def test_collectives_on_their_own():
     # 2 * (12 - 1) / 12 * S; a reduce_scatter over x; a collective_permute
     rows = {
         "collective": [(0, "all_reduce"), (1, "reduce_scatter"), (2, "collective_permute")],
-        "collective_axis": [(0, -1, 0, "x", 1, 4), (0, -1, 1, "y", 1, 3), (1, 0, 0, "x", 1, 4)],
+        "collective_group_axis": [(0, 0, "x", 1, 4), (0, 1, "y", 1, 3)],
+        "collective_axis": [(1, 0, 0, "x", 1, 4)],
         "collective_tensor": [(0, 1), (1, 1), (2, 1)],
         "collective_dim": [(c, d, n) for c in range(3) for d, n in enumerate((4, 6))],
         "collective_operand_axis": [(0, 1, 0, "y", 1, 3), (1, 1, 0, "y", 1, 3), (2, 0, 0, "x", 1, 4)],

@@ -128,3 +128,43 @@ def test_command_line_forms():
     assert options["enable-patterns"] == ("sdy-reshard", "sdy-collective") and options["top-down"] is False
     ((_, options),) = parse_flags(["--canonicalize"]).passes
     assert options["enable-patterns"] == () and options["top-down"] is True
+
+
+# A dead op, constants to hoist and dedup, reshards: each run has something to do.
+DEAD_AND_CONSTANTS = module(
+    '%0 = stablehlo.negate %arg0 : tensor<8x8xf32>\n'
+    '%1 = sdy.reshard %arg0 <@m, [{"y"}, {}]> : tensor<8x8xf32>\n'
+    '%2 = stablehlo.constant dense<1.0> : tensor<8x8xf32>\n'
+    '%3 = stablehlo.constant dense<1.0> : tensor<8x8xf32>\n'
+    '%4 = stablehlo.add %2, %3 : tensor<8x8xf32>\n'
+    '%5 = stablehlo.add %1, %4 {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"x"}, {"y"}]>]>} : tensor<8x8xf32>\n'
+    '%6 = sdy.all_gather [{}, {}] %5 out_sharding=<@m, [{"x"}, {"y"}]> : tensor<8x8xf32>\n'
+    'return %6 : tensor<8x8xf32>')
+
+
+@pytest.mark.parametrize("name", [*sorted(COLLECTIVE_CASES), "DEAD_AND_CONSTANTS"])
+def test_a_run_after_one_that_changed_nothing_skips_the_sweeps(name, monkeypatch):
+    """Canonicalize steps in one scope: one on the module a run that changed
+    nothing left (no step since) does not look for dead ops and constants
+    again (`settled`); the result is that of each run on its own (the
+    plain reference)."""
+    from passes_oracle import ours_steps
+
+    from sdylog.ir import greedy
+    from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
+    from sdylog.passes import canonicalize as canonicalize_pass
+    from sdylog.passes.pipelines import canonicalize_step
+    text = COLLECTIVE_CASES.get(name) or DEAD_AND_CONSTANTS
+    settled = []
+    monkeypatch.setattr(canonicalize_pass, "apply_greedily",
+                        lambda *a, **k: settled.append(k["settled"]) or greedy.apply_greedily(*a, **k))
+    labels = [RESHARD_LABEL, RESHARD_LABEL, COLLECTIVE_LABEL, COLLECTIVE_LABEL]
+    texts = [ours(text)]   # (as parsed, then after each run on its own)
+    for label in labels:
+        texts.append(canonicalize(texts[-1], label, **{"top-down": False}))
+    settled.clear()
+    out = ours_steps(text, [canonicalize_step(label) for label in labels])
+    assert same_text(out, texts[-1])
+    # settled: the run before changed nothing (the first run has none before it)
+    assert settled == [False] + [same_text(a, b) for a, b in zip(texts, texts[1:-1])]
+    assert any(settled)

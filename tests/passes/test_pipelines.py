@@ -489,3 +489,15 @@ def test_a_group_with_other_options_runs_again(monkeypatch):
     assert "sdy.sharding_constraint" not in out and "sdy.reshard" in out
     _without_groups(monkeypatch)
     assert opt() == out and ran.count("sdy-close-shardings") == 2
+
+
+def test_steps_built_once_are_those_built_anew():
+    """The pipelines' steps are built once per process (pipelines.built)."""
+    from sdylog.passes.pipelines import (ExportOptions, built, export_pipeline_steps, import_pipeline_steps,
+                                         post_propagation_steps, pre_propagation_steps)
+    for steps_of in (import_pipeline_steps, pre_propagation_steps, post_propagation_steps):
+        for dedup in (False, True):
+            assert built(steps_of, dedup) == tuple(steps_of(dedup))
+            assert built(steps_of, dedup) is built(steps_of, dedup)
+    options = ExportOptions(enable_insert_explicit_collectives=True)
+    assert built(export_pipeline_steps, options) == tuple(export_pipeline_steps(options))

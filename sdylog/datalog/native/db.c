@@ -165,13 +165,11 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
         }
         case OP_ARITH:
             if (!FITS(5) || !REG(c[pc + 2]) || !REG(c[pc + 3]) || !REG(c[pc + 4])) goto bad;
-            if (c[pc + 1] >= A_ADD && c[pc + 1] <= A_MAX) p->code[pc] = OP_ADD + (c[pc + 1] - A_ADD);
             pc += 5;
             break;
         case OP_UNARY: if (!FITS(4) || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad; pc += 4; break;
         case OP_CMP:
             if (!FITS(4) || c[pc + 1] < C_EQ || c[pc + 1] > C_SGE || !REG(c[pc + 2]) || !REG(c[pc + 3])) goto bad;
-            if (c[pc + 1] <= C_GE) p->code[pc] = OP_EQ + (c[pc + 1] - C_EQ);
             pc += 4;
             break;
         case OP_ANY: {   /* (options of m >= 1 comparisons filling its n words exactly) */
@@ -266,14 +264,6 @@ static int key_columns(PyObject *tup, int arity, int *key) {
 
 /* ------------------------------------------------------------ Python values */
 static int to_i64(PyObject *o, i64 *out) {
-#if PY_VERSION_HEX < 0x030C0000
-    /* (an int of at most one digit, most facts' values: read in place) */
-    Py_ssize_t size = Py_SIZE(o);
-    if (size >= -1 && size <= 1) {
-        *out = (i64)size * (i64)((PyLongObject *)o)->ob_digit[0];
-        return 0;
-    }
-#endif
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow || (v == -1 && PyErr_Occurred())) {
@@ -284,91 +274,41 @@ static int to_i64(PyObject *o, i64 *out) {
     return 0;
 }
 
-/* Python ints for int64 values, remembered in a direct-mapped cache: values
-   repeat across tuples (ids, ranks), and one object each costs less to make.
-   Its size follows the values read (up to 4096 slots): a small table's read
-   does not clear and release a large one. */
-typedef struct { i64 v; PyObject *o; } IntSlot;
-typedef struct { IntSlot *slot; int bits; } IntCache;
-#define INT_CACHE_BITS 12
-
-/* a cache for about n values: 0, -1 out of memory */
-static int int_cache_init(IntCache *c, i64 n) {
-    c->bits = 4;
-    while (c->bits < INT_CACHE_BITS && ((i64)1 << c->bits) < n) c->bits++;
-    c->slot = calloc((size_t)1 << c->bits, sizeof(IntSlot));
-    return c->slot ? 0 : -1;
-}
-
-static void int_cache_free(IntCache *c) {
-    for (i64 i = 0; c->slot && i < ((i64)1 << c->bits); i++) Py_XDECREF(c->slot[i].o);
-    free(c->slot);
-}
-
-static PyObject *cached_int(IntCache *cache, i64 v) {
-    IntSlot *s = &cache->slot[((u64)v * 0x9e3779b97f4a7c15ULL) >> (64 - cache->bits)];
-    if (s->o && s->v == v) {
-        Py_INCREF(s->o);
-        return s->o;
-    }
-    PyObject *o = PyLong_FromLongLong(v);
-    if (!o) return NULL;
-    Py_XDECREF(s->o);
-    Py_INCREF(o);
-    s->v = v;
-    s->o = o;
-    return o;
-}
-
-/* the rows of t (in its set's order; a table whose set was dropped, in row
-   order) as Python tuples of the columns cols[0..ncols-1], added to `out`
-   (a set, or a list: add is PySet_Add or PyList_Append): 0, -1 with a
-   Python error. The columns marked in `sym` hold symbol ids: their strings,
-   from `names` */
-static int table_tuples(Table *t, const int *cols, int ncols, IntCache *cache, const char *sym, PyObject *names,
-                        PyObject *out, int (*add)(PyObject *, PyObject *)) {
+/* the rows of table tno (in its set's order; a table whose set was dropped,
+   in row order) as Python tuples added to the set `out`: 0, -1 with a Python
+   error. A symbol column's ids are given as their strings */
+static int table_tuples(Database *db, int tno, PyObject *out) {
+    Table *t = &db->tab[tno]->t;
+    const char *sym = db->tab[tno]->sym;
     int by_set = t->set_cap > 0;
     for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
         int32_t id = by_set ? t->set[s].id : (int32_t)s;
         if (id < 0) continue;
         const i64 *r = row(t, id);
-        PyObject *tup = PyTuple_New(ncols);
+        PyObject *tup = PyTuple_New(t->arity);
         if (!tup) return -1;
-        for (int i = 0; i < ncols; i++) {
-            int c = cols[i];
+        for (int c = 0; c < t->arity; c++) {
             PyObject *v;
             if (sym[c]) {
                 /* (a malformed plan, its words read from disk, can put any int in a symbol column) */
-                if (r[c] < 0 || r[c] >= PyList_GET_SIZE(names)) {
+                if (r[c] < 0 || r[c] >= PyList_GET_SIZE(db->names)) {
                     Py_DECREF(tup);
                     PyErr_Format(PyExc_ValueError, "symbol id %lld out of range", (long long)r[c]);
                     return -1;
                 }
-                v = PyList_GET_ITEM(names, r[c]);
+                v = PyList_GET_ITEM(db->names, r[c]);
                 Py_INCREF(v);
             } else {
-                v = cached_int(cache, r[c]);
+                v = PyLong_FromLongLong(r[c]);
             }
             if (!v) { Py_DECREF(tup); return -1; }
-            PyTuple_SET_ITEM(tup, i, v);
+            PyTuple_SET_ITEM(tup, c, v);
         }
-        int err = add(out, tup);
+        int err = PySet_Add(out, tup);
         Py_DECREF(tup);
         if (err < 0) return -1;
     }
     return 0;
-}
-
-/* table_tuples of table tno into out, with an int cache of its own */
-static PyObject *rows_into(Database *db, int tno, const int *cols, int ncols, PyObject *out,
-                           int (*add)(PyObject *, PyObject *)) {
-    DbTable *d = db->tab[tno];
-    IntCache cache;
-    if (!out) return NULL;
-    if (int_cache_init(&cache, d->t.n * ncols) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
-    if (table_tuples(&d->t, cols, ncols, &cache, d->sym, db->names, out, add) < 0) Py_CLEAR(out);
-    int_cache_free(&cache);
-    return out;
 }
 
 /* ------------------------------------------------------------ tables */
@@ -629,32 +569,9 @@ static PyObject *db_size(Database *db, PyObject *arg) {
 static PyObject *db_rows(Database *db, PyObject *arg) {
     int tno = table_number(db, arg);
     if (tno < 0) return NULL;
-    int cols[MAXKEY * 2];
-    for (int i = 0; i < db->tab[tno]->t.arity; i++) cols[i] = i;
-    return rows_into(db, tno, cols, db->tab[tno]->t.arity, PySet_New(NULL), PySet_Add);
-}
-
-/* select(table, columns): the rows as a list of tuples of those columns, no set made */
-static PyObject *db_select(Database *db, PyObject *args) {
-    PyObject *tno_o, *cols_o;
-    int cols[MAXKEY * 2];
-    if (!PyArg_ParseTuple(args, "OO!", &tno_o, &PyTuple_Type, &cols_o)) return NULL;
-    int tno = table_number(db, tno_o);
-    if (tno < 0) return NULL;
-    int ncols = (int)PyTuple_GET_SIZE(cols_o), arity = db->tab[tno]->t.arity;
-    if (ncols > MAXKEY * 2) {
-        PyErr_Format(PyExc_ValueError, "select takes at most %d columns", MAXKEY * 2);
-        return NULL;
-    }
-    for (int i = 0; i < ncols; i++) {
-        long c = PyLong_AsLong(PyTuple_GET_ITEM(cols_o, i));
-        if (c < 0 || c >= arity) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such column");
-            return NULL;
-        }
-        cols[i] = (int)c;
-    }
-    return rows_into(db, tno, cols, ncols, PyList_New(0), PyList_Append);
+    PyObject *out = PySet_New(NULL);
+    if (out && table_tuples(db, tno, out) < 0) Py_CLEAR(out);
+    return out;
 }
 
 /* the rows of a table as one buffer of int64s, row after row, in the order
@@ -1495,38 +1412,6 @@ static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     return (PyObject *)db;
 }
 
-/* a new database with db's tables (their shapes, no rows) and its symbols
-   (the same ids): a run's database, made from one kept empty for the
-   purpose (native_db.TableLayout) without reading every table's shape
-   from Python again */
-static PyObject *db_empty_copy(Database *db, PyObject *Py_UNUSED(arg)) {
-    Database *c = (Database *)Py_TYPE(db)->tp_alloc(Py_TYPE(db), 0);
-    if (!c) return NULL;
-    Py_ssize_t nsym = PyList_GET_SIZE(db->names);
-    c->names = PyList_GetSlice(db->names, 0, nsym);
-    c->ids = PyDict_Copy(db->ids);
-    c->encoded = db->encoded ? PyList_GetSlice(db->encoded, 0, PyList_GET_SIZE(db->encoded)) : NULL;
-    if (!c->names || !c->ids || (db->encoded && !c->encoded)) { Py_DECREF(c); return NULL; }
-    int n = db->ntab;
-    if (n && (!(c->made = calloc((size_t)n, sizeof(DbTable))) || !(c->tab = malloc(sizeof(DbTable *) * (size_t)n)))) {
-        Py_DECREF(c);
-        return PyErr_NoMemory();
-    }
-    c->ntab = c->nmade = c->cap = n;
-    for (int i = 0; i < n; i++) {
-        c->made[i].t.arity = db->tab[i]->t.arity;
-        memcpy(c->made[i].sym, db->tab[i]->sym, sizeof c->made[i].sym);
-        c->tab[i] = &c->made[i];
-    }
-    /* (the UTF-8 the symbols point at is their strings', which c->names holds too) */
-    if (nsym) {
-        if (!(c->symbols = malloc(sizeof(Symbol) * (size_t)db->symbols_cap))) { Py_DECREF(c); return PyErr_NoMemory(); }
-        memcpy(c->symbols, db->symbols, sizeof(Symbol) * (size_t)nsym);
-        c->symbols_cap = db->symbols_cap;
-    }
-    return (PyObject *)c;
-}
-
 static void db_dealloc(Database *db) {
     for (int i = 0; i < db->ntab; i++) {
         db_changed(db, i);
@@ -1557,9 +1442,6 @@ static PyMethodDef db_methods[] = {
      "is stored without one)"},
     {"size", (PyCFunction)db_size, METH_O, "size(table) -> tuple count"},
     {"rows", (PyCFunction)db_rows, METH_O, "rows(table) -> a set of tuples (symbols as str)"},
-    {"select", (PyCFunction)db_select, METH_VARARGS,
-     "select(table, columns: tuple of column numbers) -> a list of tuples of those columns, one per row\n"
-     "(in rows()' order; symbols as str)"},
     {"rows_array", (PyCFunction)db_rows_array, METH_O,
      "rows_array(table) -> bytes: its rows as int64s, row after row (symbols as ids)"},
     {"symbols", (PyCFunction)db_symbols, METH_NOARGS, "symbols() -> list: symbol id -> its string"},
@@ -1570,8 +1452,6 @@ static PyMethodDef db_methods[] = {
     {"distinct", (PyCFunction)db_distinct, METH_VARARGS,
      "distinct(table, column, sample) -> distinct values among the first `sample` rows"},
     {"intern", (PyCFunction)db_intern, METH_O, "intern(str) -> its symbol id"},
-    {"empty_copy", (PyCFunction)db_empty_copy, METH_NOARGS,
-     "empty_copy() -> a new database of the same tables, empty, knowing the same symbols (same ids)"},
     {"memory", (PyCFunction)db_memory, METH_O,
      "memory(table) -> bytes written in its (rows, hash set, indexes)"},
     {"run", (PyCFunction)db_run, METH_VARARGS, db_run_doc},

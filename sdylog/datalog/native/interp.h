@@ -47,9 +47,7 @@
 /* (saved with their rule program: cache.engine_stamp drops those saved by another build) */
 enum { OP_END = 0, OP_SCAN, OP_LOOKUP, OP_BIND, OP_CHECK, OP_ARITH, OP_UNARY, OP_CMP,
        OP_NOTIN, OP_EMPTY, OP_DISTINCT, OP_FAIL, OP_EMIT, OP_TRUE, OP_AGG, OP_ACC, OP_ANY,
-       OP_BRANCH, OP_JOIN, OP_MOVE,
-       /* internal: an ARITH or CMP of the common operators, rewritten by check_prog (one jump, no switch) */
-       OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+       OP_BRANCH, OP_JOIN, OP_MOVE };
 enum { A_ADD = 0, A_SUB, A_MUL, A_DIV, A_MOD, A_MIN, A_MAX, A_BAND, A_BOR, A_BXOR, A_BSHL, A_BSHR };
 enum { U_NEG = 0, U_BNOT };
 enum { C_EQ = 0, C_NE, C_LT, C_LE, C_GT, C_GE, C_SLT, C_SLE, C_SGT, C_SGE };
@@ -89,9 +87,7 @@ typedef struct Interp {
 /* ------------------------------------------------------------ the interpreter */
 #define ABORT() do { ev->status = ST_ABORT; return -1; } while (0)
 
-/* (always inlined: the opcodes of one operation call it with a constant op,
-   which folds the switch away) */
-static inline __attribute__((always_inline)) int arith(Interp *ev, int op, i64 a, i64 b, i64 *out) {
+static inline int arith(Interp *ev, int op, i64 a, i64 b, i64 *out) {
     i64 r;
     switch (op) {
     case A_ADD: if (__builtin_add_overflow(a, b, &r)) ABORT(); break;
@@ -128,7 +124,7 @@ static int symbol_order(const Interp *ev, i64 a, i64 b) {
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
-static inline __attribute__((always_inline)) int compare(const Interp *ev, int op, i64 a, i64 b) {
+static inline int compare(const Interp *ev, int op, i64 a, i64 b) {
     switch (op) {
     case C_EQ: return a == b;
     case C_NE: return a != b;
@@ -152,8 +148,6 @@ static int run(Interp *ev, const i64 *code, i64 pc, i64 *R, const i64 **T) {
         &&op_end, &&op_scan, &&op_lookup, &&op_bind, &&op_check, &&op_arith, &&op_unary,
         &&op_cmp, &&op_notin, &&op_empty, &&op_distinct, &&op_fail, &&op_emit, &&op_true,
         &&op_agg, &&op_acc, &&op_any, &&op_branch, &&op_join, &&op_move,
-        &&op_add, &&op_sub, &&op_mul, &&op_div, &&op_mod, &&op_min, &&op_max,
-        &&op_eq, &&op_ne, &&op_lt, &&op_le, &&op_gt, &&op_ge,
     };
 #define NEXT(k) do { pc += (k); goto *op[code[pc]]; } while (0)
     goto *op[code[pc]];
@@ -218,28 +212,6 @@ op_check:
 op_arith:
     if (arith(ev, (int)code[pc + 1], R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1;
     NEXT(5);
-    /* OP_ARITH and OP_CMP of one operation each (check_prog's rewrite): arith
-       and compare with the operation a constant */
-#define ARITH(op) do { \
-        if (arith(ev, op, R[code[pc + 3]], R[code[pc + 4]], &R[code[pc + 2]]) < 0) return -1; \
-        NEXT(5); \
-    } while (0)
-op_add: ARITH(A_ADD);
-op_sub: ARITH(A_SUB);
-op_mul: ARITH(A_MUL);
-op_div: ARITH(A_DIV);
-op_mod: ARITH(A_MOD);
-op_min: ARITH(A_MIN);
-op_max: ARITH(A_MAX);
-#undef ARITH
-#define TEST(op) do { if (!compare(ev, op, R[code[pc + 2]], R[code[pc + 3]])) return 0; NEXT(4); } while (0)
-op_eq: TEST(C_EQ);
-op_ne: TEST(C_NE);
-op_lt: TEST(C_LT);
-op_le: TEST(C_LE);
-op_gt: TEST(C_GT);
-op_ge: TEST(C_GE);
-#undef TEST
 op_unary: {
         i64 a = R[code[pc + 3]];
         if (code[pc + 1] == U_NEG) {
