@@ -413,9 +413,10 @@ class ChainWalker:
             op = owner.owner
             return f"user annotation: in_shardings of {op_name(op)} on {name} at {loc_text(op, self.ex.filename)}"
         loc = loc_text(owner, self.ex.filename)
-        if owner.name == "sdy.sharding_constraint":
+        owner_name = op_name(owner)   # (not owner.name: an OpView's may be its name attribute)
+        if owner_name == "sdy.sharding_constraint":
             return f"sharding constraint {name} at {loc}"
-        if owner.name == "sdy.func_data_flow_edge" or (owner.name == "sdy.data_flow_edge"
+        if owner_name == "sdy.func_data_flow_edge" or (owner_name == "sdy.data_flow_edge"
                                                        and is_edge_owner(owner.operands[0])):
             # the import moved the owner's sharding onto its edge (an edge on a value that
             # owns none holds its own sharding: the plain line below)
@@ -425,7 +426,7 @@ class ChainWalker:
             if op_name(op) in ("sdy.manual_computation", "sdy.named_computation"):
                 kind = "in_shardings" if is_arg else "out_shardings"
             return f"user annotation: {kind} of {op_name(op)} on {n.tensor(vid)} at {loc_text(op, self.ex.filename)}"
-        return f"user annotation: sdy.sharding of {owner.name} {name} at {loc}"
+        return f"user annotation: sdy.sharding of {owner_name} {name} at {loc}"
 
     def imported(self, vid: int) -> str:
         """A sharding the import passes put on a value the input left bare:

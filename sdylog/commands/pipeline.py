@@ -375,10 +375,13 @@ def _edge_owner(edge) -> str:
     `stablehlo.while block argument 1`, ..."""
     from jaxlib.mlir import ir
 
+    from sdylog.ir.rewrite import owning_op
+
     owner = edge.operands[0]
+    name = owning_op(owner).name   # (the Operation's: an OpView's `name` may be its name attribute)
     if isinstance(owner.owner, ir.Block):
-        return f"{owner.owner.owner.name} block argument {ir.BlockArgument(owner).arg_number}"
-    return f"{owner.owner.name} result {ir.OpResult(owner).result_number}"
+        return f"{name} block argument {ir.BlockArgument(owner).arg_number}"
+    return f"{name} result {ir.OpResult(owner).result_number}"
 
 
 def _op_where(facts, o: int, t_b: int, filename: str):

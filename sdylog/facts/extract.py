@@ -267,7 +267,10 @@ class _Extractor:
         # types repeat across values: type -> its id -> (shape, element type name)
         self._type_ids: dict = {}
         self._types: list = []
-        self._kinds: dict = {}           # op name -> its OpKind
+        # op name -> its OpKind, for the names this extraction meets: they are
+        # its op_names, and add_body's loop looks kinds up here without a call
+        # (op_kinds.op_kind keeps every name's OpKind for the process)
+        self._kinds: dict = {}
         self._dict_shardings: dict = {}  # DictAttr -> sharding_in's answer
         # Shardings repeat (after propagation, most ops carry one of a few):
         # equal ones share one id and one set of rows.

@@ -9,8 +9,8 @@ functions of two tables, each called with the extractor and the op read
 
 * SHARDING_READERS: the shardings an op holds other than its `sdy.sharding`
   list (an attribute of its own, a manual computation's in and out
-  shardings, a data-flow op's edgeless values'), which re-reading
-  shardings (extract.read_shardings) reads again;
+  shardings, a named or manual computation's edgeless values'), which
+  re-reading shardings (extract.read_shardings) reads again;
 * KIND_FACTS: the rows of its kind (a constraint, a group, a call, ...).
 
 OpKind holds what is decided once per name.
@@ -63,7 +63,9 @@ class OpKind:
 def op_kind(op, name: str) -> OpKind:
     """The OpKind of ops named `name` (`op` one of them): made once per name
     for the process (it reads the name and the op's class, which the name
-    gives), as every extraction and re-read asks it again."""
+    gives), as every extraction and re-read asks it again. (An extractor
+    also keeps the OpKinds of the names it meets, extract._Extractor._kinds:
+    that is its record of the names met, op_names, not a second cache.)"""
     kind = _KINDS.get(name)
     if kind is None:
         kind = _KINDS[name] = _op_kind(op, name)
@@ -126,7 +128,9 @@ def _edgeless_shardings(x, read, attrs) -> None:
 
 SHARDING_READERS = {
     **dict.fromkeys(OWN_SHARDING_ATTR, _own_sharding),
-    # (the other ops of TENSOR_OPS have none: their values' shardings are their edges')
+    # (the other ops of TENSOR_OPS, while, case, barrier, async, hold their
+    # edgeless results' shardings in their `sdy.sharding` list, read for every
+    # op: extract.add_list_shardings; their block arguments have none of their own)
     "sdy.named_computation": _edgeless_shardings,
     "sdy.manual_computation": _manual_shardings,
 }

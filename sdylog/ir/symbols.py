@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
@@ -96,12 +97,21 @@ def _refs_in_attr(attr) -> Iterator[str]:
     elif isinstance(attr, ir.DictAttr):
         for named in attr:
             yield from _refs_in_attr(named.attr)
+    elif type(attr) is ir.Attribute:   # (a dialect's attribute: the bindings give builtin ones their class)
+        # MLIR finds references inside every attribute (its sub-elements walk,
+        # which the bindings do not offer): sdy's shardings name their mesh, so
+        # a private sdy.mesh that only shardings use is live.
+        if sdy.TensorShardingAttr.isinstance(attr):
+            yield from _refs_in_attr(sdy.TensorShardingAttr(attr).mesh_or_ref)
+        elif sdy.TensorShardingPerValueAttr.isinstance(attr):
+            for sharding in sdy.TensorShardingPerValueAttr(attr).shardings:
+                yield from _refs_in_attr(sharding)
 
 
 def symbol_refs(op) -> Iterator[str]:
     """Root names of the symbols referenced by `op` and the ops nested in it
     (through builtin attributes: func.call callees, custom_call
-    called_computations, composite decompositions)."""
+    called_computations, composite decompositions; and sdy shardings' meshes)."""
     for inner in walk_ops(op):
         for _name, attr in inner.attributes.items():
             yield from _refs_in_attr(attr)

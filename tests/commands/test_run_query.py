@@ -203,6 +203,20 @@ def test_manual_axes_are_no_conflict(tmp_path):
                    ("stablehlo.negate", 1, "prefix", 'operand 0 dim 1 {"y"}', "result 0 dim 1 {}")]
 
 
+
+def test_edge_conflicts_name_the_owner_op_not_its_symbol(tmp_path):
+    # (a named computation's OpView has `name`, its name attribute: "nc")
+    named = (MANUAL.replace('sdy.manual_computation(%a)', 'sdy.named_computation<"nc">(%a)')
+             .replace(' manual_axes={"x"}', '').replace("tensor<4x16xf32>", "tensor<8x16xf32>"))
+    closed = '{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} '
+    # (the argument's dimension 1 closed unsharded: a conflict on the body argument's edge too)
+    named = named.replace('%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}',
+                          '%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}')
+    run = _pipeline(tmp_path, named.replace("NEGATE_SHARDING", closed))
+    got = sorted({c.op_name for c in run.conflicts if c.op_name.startswith("sdy.data_flow_edge")})
+    assert got == ["sdy.data_flow_edge (sdy.named_computation block argument 0)",
+                   "sdy.data_flow_edge (sdy.named_computation result 0)"]
+
 def test_query_conflict_table(tmp_path):
     p = tmp_path / "c.mlir"
     p.write_text(CLOSED)

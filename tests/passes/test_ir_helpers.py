@@ -70,6 +70,25 @@ func.func private @dead(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor
 '''
 
 
+def private_mesh(name: str) -> str:
+    return f'"sdy.mesh"() <{{sym_name = "{name}", mesh = #sdy.mesh<["x"=2]>}}> {{sym_visibility = "private"}} : () -> ()'
+
+
+# Private meshes that only shardings name: a function argument's, an op's
+# sdy.sharding list, a constraint's sharding, a named computation's
+# out_shardings; @unused is named by none.
+MESHES_NAMED_BY_SHARDINGS = "\n".join(private_mesh(n) for n in ("arg", "op", "constraint", "nc", "unused")) + '''
+func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@arg, [{"x"}]>}) -> tensor<4xf32> {
+  %0 = stablehlo.negate %a {sdy.sharding = #sdy.sharding_per_value<[<@op, [{"x"}]>]>} : tensor<4xf32>
+  %1 = sdy.sharding_constraint %0 <@constraint, [{"x"}]> : tensor<4xf32>
+  %2 = sdy.named_computation<"n">(%1) out_shardings=[<@nc, [{"x"}]>] (%x: tensor<4xf32>) {
+    sdy.return %x : tensor<4xf32>
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+'''
+
+
 def nested_chain(n: int, dead: bool = False) -> str:
     """@main calls @f0, each @fi calls @f(i+1), each call nested in a named
     computation; with `dead`, a private @g calls @f0 too and nothing calls @g."""
@@ -87,7 +106,8 @@ def nested_chain(n: int, dead: bool = False) -> str:
 
 @pytest.mark.parametrize("text", [FUNCS, REFERENCED_NOT_CALLED, FUNCS.replace("func.func private @unused",
                                                                             "func.func @unused"),
-                                  nested_chain(5), nested_chain(5, dead=True)])
+                                  nested_chain(5), nested_chain(5, dead=True),
+                                  MESHES_NAMED_BY_SHARDINGS])
 def test_symbol_dce_given_the_calls_agrees_with_the_plain_walk(text):
     """With the calls known (a census'), symbol-dce skips looking for
     references when the calls keep everything live: same result as without."""
@@ -113,6 +133,15 @@ def test_symbol_dce_keeps_what_only_a_non_call_references():
     with module.context:
         assert symbol_dce(module) == 2
         assert names(module.body.operations) == ["main", "b", "kept"]
+
+
+def test_symbol_dce_keeps_a_private_mesh_a_sharding_names():
+    """As MLIR's symbol-dce (it finds references inside sdy's attributes):
+    Shardy's `-symbol-dce` keeps all but @unused here."""
+    module = parse_module(MESHES_NAMED_BY_SHARDINGS)
+    with module.context:
+        assert symbol_dce(module) == 1
+        assert names(module.body.operations) == ["arg", "op", "constraint", "nc", "main"]
 
 
 def test_call_graph_orders():
