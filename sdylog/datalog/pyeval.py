@@ -13,11 +13,7 @@ tuples, a set of keys for negations, or the relation's tuples for a scan.
 A key of one column is the bare value; of several, a tuple.
 
 Soufflé's semantics kept: integer `/` and `%` truncate toward zero; `min` /
-`max` / `mean` over nothing have no result; `sum` over nothing is 0. Where
-Soufflé's 64-bit `number` would wrap, an evaluation stops with "integer
-overflow" instead (a silently wrapped size or offset is a wrong answer; the
-C evaluator hands such a stratum back here, so both report it): + - * neg
-^ and sum of values known to be `number`s are checked, and `/`.
+`max` / `mean` over nothing have no result; `sum` over nothing is 0.
 """
 from __future__ import annotations
 
@@ -31,20 +27,11 @@ from sdylog.datalog.table import cell
 
 
 # ---------------------------------------------------------------- runtime helpers
-NUMBER_MIN, NUMBER_MAX = -(1 << 63), (1 << 63) - 1   # Soufflé's `number`: 64-bit
-
-
-def _overflow():
-    raise error(None, "integer overflow")
-
-
 def _div(a, b):
     if isinstance(a, float) or isinstance(b, float):
         return a / b
     if b == 0:
         raise error(None, "division by zero")
-    if b == -1 and a == NUMBER_MIN:
-        _overflow()
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 
@@ -74,7 +61,7 @@ def _to_number(s):
     return int(s)
 
 
-HELPERS = {"_overflow": _overflow, "_div": _div, "_mod": _mod, "_substr": _substr, "_match": _match, "_to_number": _to_number,
+HELPERS = {"_div": _div, "_mod": _mod, "_substr": _substr, "_match": _match, "_to_number": _to_number,
            "_to_string": cell, "math": math}
 
 # The Python of each functor of fixed arity, its arguments in order.
@@ -85,8 +72,6 @@ _FORMAT = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})", "/": "_div({}, 
            "lxor": "int(bool({}) != bool({}))", "neg": "(-{})", "bnot": "(~{})", "lnot": "int(not {})",
            "strlen": "len({})", "to_string": "_to_string({})", "to_number": "_to_number({})",
            "to_float": "float({})", "to_unsigned": "int({})", "substr": "_substr({}, {}, {})"}
-# The functors whose result can leave a `number`'s range (`/`: _div checks).
-_OVERFLOWS = frozenset({"+", "-", "*", "^", "neg"})
 _COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -150,7 +135,6 @@ def store_functions(store: set, live: list) -> tuple:
 _AGGREGATE = {   # op -> (initial, step, result)
     "count": ("acc = 0", "acc += 1", "return acc"),
     "sum": ("acc = 0", "acc += {t}", "return acc"),
-    "sum of numbers": ("acc = 0", "acc += {t}", f"return acc if {NUMBER_MIN} <= acc <= {NUMBER_MAX} else _overflow()"),
     "mean": ("acc = 0; n = 0", "acc += {t}; n += 1", "return acc / n if n else None"),
     "min": ("acc = None", "if acc is None or {t} < acc: acc = {t}", "return acc"),
     "max": ("acc = None", "if acc is None or {t} > acc: acc = {t}", "return acc"),
@@ -172,8 +156,6 @@ class _Source:
             return repr(v.value)
         args = [self.value(a) for a in v.args]
         op = v.op
-        if op in _OVERFLOWS and self.is_number(v):     # (inline: a call per + costs)
-            return f"(_n if {NUMBER_MIN} <= (_n := {_FORMAT[op].format(*args)}) <= {NUMBER_MAX} else _overflow())"
         if op in _FORMAT:
             return _FORMAT[op].format(*args)
         if op in ("min", "max"):
@@ -181,15 +163,6 @@ class _Source:
         if op == "cat":
             return "(" + " + ".join(args) + ")"
         raise P.Unsupported(f"functor {op}")
-
-    def is_number(self, v) -> bool:
-        """`v` is known to be a `number` (a signed 64-bit integer), not an
-        `unsigned`, a float or of a kind the planner did not record."""
-        if isinstance(v, P.Const):
-            return type(v.value) is int and NUMBER_MIN <= v.value <= NUMBER_MAX
-        if isinstance(v, P.Reg):
-            return self.plan.kinds[v.n] == "number"
-        return v.op in _OVERFLOWS | {"/", "%", "min", "max"} and all(self.is_number(a) for a in v.args)
 
     def test(self, t: P.Test) -> str:
         """A Test as a Python condition."""
@@ -271,8 +244,7 @@ class _Source:
         if agg.op not in _AGGREGATE:
             raise P.Unsupported(f"aggregate {agg.op}")
         fn = self.ns.fresh_function()
-        numbers = agg.op == "sum" and self.is_number(agg.target)
-        init, step, fin = _AGGREGATE["sum of numbers" if numbers else agg.op]
+        init, step, fin = _AGGREGATE[agg.op]
         body = self.lines(agg.steps + (_Accumulate(step, agg.target),), 1)
         params = ", ".join(f"r{n}" for n in agg.inputs)
         self.defs.append("\n".join([f"def {fn}({params}):", f"    {init}"] + body + [f"    {fin}"]))

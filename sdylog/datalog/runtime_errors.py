@@ -35,8 +35,7 @@ def error_from_code(e: BaseException, rules: list) -> SdylogError | None:
     if ids is None:
         return None
     if isinstance(e, SdylogError):
-        message = e.message
-        ops = {"/", "%"} if "division" in message else _ARITHMETIC | {"/"} if "overflow" in message else set()
+        message, ops = e.message, ({"/", "%"} if "division" in e.message else set())
     else:
         message, ops = _PYTHON.get(type(e), (f"{type(e).__name__}: {e}", set()))
     clauses = [rules[i] for i in ids if 0 <= i < len(rules)]

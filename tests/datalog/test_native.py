@@ -205,7 +205,7 @@ def test_symbols_are_interned():
 
 
 @pytest.mark.parametrize("rule, fact", [
-    # overflows 64 bits: an error in both
+    # overflows 64 bits: Python's integers give the exact result
     ("lab(y, l, r * 4611686018427387904) :- lab(x, l, r), edge(x, y, _).", (0, 0, 3)),
     # Python's error message for a division by zero
     ("lab(y, l, r + r / w) :- lab(x, l, r), edge(x, y, w).", (0, 0, 3)),
@@ -218,7 +218,7 @@ def test_what_c_cannot_compute_is_evaluated_in_python(rule, fact):
     assert runs == (0, 1)   # tried, handed back
     assert c == py
     if "4611686018427387904" in rule:
-        assert "integer overflow" in py
+        assert (1, 0, 3 * 4611686018427387904) in py["lab"]
     else:
         assert "division by zero" in py
 

@@ -540,7 +540,7 @@ dist(x, d1) <= dist(x, d2) :- d2 < d1.
 
 
 @pytest.mark.parametrize("rule", [
-    "big(x * 4611686018427387904) :- v(x).",        # beyond 64 bits: an overflow
+    "big(x * 4611686018427387904) :- v(x).",        # beyond 64 bits: Python's integers
     "big(x / (x - 3)) :- v(x).",                     # Python's division error
     "big(s) :- v(_), s = sum x * 4611686018427387904 : { v(x) }.",
 ])
@@ -558,7 +558,7 @@ pair(x, y) :- v(y), after(x), big(z), x = z + 1, y < 2.
 """
     got, in_c = same(text, {"v": [(1,), (3,)]}, monkeypatch)
     assert in_c.get(("big",)) is False
-    assert ("division by zero" if "/" in rule else "integer overflow") in got
+    assert isinstance(got, str) and "division by zero" in got or max(got["big"])[0] > 2 ** 63
 
 
 def test_facts_loaded_into_a_recursive_relation_start_it(monkeypatch):
@@ -607,11 +607,12 @@ def test_facts_are_checked_and_converted_as_in_python(monkeypatch):
             assert (e._db is not None) == use_native
             e.load("edge", [("z", "a", 2 ** 70)])   # no C form: every relation back in Python sets
             assert e._db is None
-            edge = e.read("edge")
-            with pytest.raises(SdylogError, match=r"^gen.dl:17:1: error: integer overflow in a rule of 'weight'$"):
-                e.run()   # (its sum: beyond a number's 64 bits)
-            return edge
-    assert loaded(True) == loaded(False) == [("7", "c", 1), ("a", "b", 1), ("c", "a", 2), ("z", "a", 2 ** 70)]
+            e.run()
+            return {r: e.read(r) for r in e.relations}
+    got = loaded(True)
+    assert got == loaded(False)
+    assert got["edge"] == [("7", "c", 1), ("a", "b", 1), ("c", "a", 2), ("z", "a", 2 ** 70)]
+    assert ("z", 2 ** 70, 2 ** 70, 2 ** 70 + 1) in got["weight"]
 
 
 def test_a_plan_whose_checks_fail_is_not_loaded_further():

@@ -53,7 +53,7 @@ def test_an_operator_that_c_cannot_compute_hands_the_stratum_to_python(rule, pyt
     facts = {"v": [(big, big), (-big, big), (5, 0)] if python_reason == "overflow" else [(5, 0), (1, 1)]}
     got, in_c = same(text, facts, monkeypatch)
     assert not all(in_c.values())   # (its stratum ran in Python: the same result or error)
-    assert ("division by zero" if python_reason == "division" else "integer overflow") in got
+    assert isinstance(got, dict) or "division by zero" in got
 
 
 LOOKUPS = """
@@ -170,3 +170,15 @@ def test_min_and_max_of_a_nan_agree_and_stay_in_python(monkeypatch):
     shown = [sorted(repr(t) for t in got["r"]) for got in (py, c)]
     assert shown[0] == shown[1] == sorted(["(nan, nan, nan, nan)", "(nan, 1.5, nan, nan)",
                                            "(1.5, nan, 1.5, 1.5)", "(1.5, 1.5, 1.5, 1.5)"])
+
+
+def test_results_beyond_64_bits_are_exact_in_c_and_python_alike(monkeypatch):
+    # (C's __builtin_*_overflow hands the stratum to Python, whose integers
+    # do not overflow: the exact value, where Soufflé's 64-bit number wraps;
+    # the pipeline relies on it, e.g. a tensor of 2^64 elements, see
+    # tests/commands/test_relations.py)
+    text = ".decl n(x: number)\n.decl d(a: number, b: number, r: number)\n" \
+           "d(a, b, a + b) :- n(a), n(b), b = 1.\nd(a, b, a / b) :- n(a), n(b), b = -1.\n"
+    got, in_c = same(text, {"n": [(2 ** 63 - 1,), (1,), (-2 ** 63,), (-1,)]}, monkeypatch)
+    assert not all(in_c.values())
+    assert (2 ** 63 - 1, 1, 2 ** 63) in got["d"] and (-2 ** 63, -1, 2 ** 63) in got["d"]

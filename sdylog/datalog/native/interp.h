@@ -37,8 +37,8 @@
  * Registers 0..arity-1 hold the delta tuple (or the tuple tested); each
  * program has its own registers, its constants set once when it is loaded. An
  * integer overflow, a division by zero or a bad shift aborts the run: the
- * caller evaluates the stratum in Python instead, which reports the error
- * at its rule (pyeval: "integer overflow", "division by zero").
+ * caller evaluates the stratum in Python instead (Python's integers do not
+ * overflow, and it raises the division error with its message).
  */
 #ifndef SDYLOG_NATIVE_INTERP_H
 #define SDYLOG_NATIVE_INTERP_H
