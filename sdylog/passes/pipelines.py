@@ -68,9 +68,10 @@ sdylog does not have yet is left out with a warning (registered_steps).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from types import MappingProxyType
 
 from sdylog.ir.canonicalization import COLLECTIVE_LABEL, RESHARD_LABEL
 from sdylog.ir.symbols import symbol_dce
@@ -97,10 +98,15 @@ class Step:
     any, which changes nothing when run again on the module it left
     (run_steps skips it then; tests/passes/test_pipelines.py checks it)."""
     name: str
-    options: dict = field(default_factory=dict)
+    options: Mapping = field(default_factory=dict)
     # (not compared: a step is its pass and options wherever steps are
     # compared; run_steps compares a group's steps under the group's name)
     group: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        # a read-only view of a copy: built steps are shared by every run of
+        # the process (built()), so nothing may change one in place
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 
 
 def import_pipeline_steps(dedup_functions_fully: bool = False) -> list[Step]:

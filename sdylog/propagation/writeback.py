@@ -73,18 +73,11 @@ class _Attrs:
         self._ids: dict = {}          # sharding content -> id
         self.attrs: list = []         # id -> TensorShardingAttr
         self.meshes_of_id: list = []  # id -> mesh name
-        self._meshes: dict = {}
         self._per_value: dict = {}
 
-    def mesh_attr(self, name: str):
-        m = self._meshes.get(name)
-        if m is None:
-            if name.startswith("@inline."):
-                m = self.facts.meshes[name].to_attr()
-            else:
-                m = ir.FlatSymbolRefAttr.get(name)
-            self._meshes[name] = m
-        return m
+    def _mesh(self, name: str):
+        """A TensorSharding's mesh: the symbol's name, or an inlined mesh's model."""
+        return self.facts.meshes[name] if name.startswith("@inline.") else name
 
     def ids_of(self, tensors, ranks: list) -> list[int]:
         """The id of the derived sharding of each (value, tensor) of `tensors`
@@ -140,7 +133,7 @@ class _Attrs:
 
         def in_mesh_order(rows):   # (as the verifier wants them; the rows come in any order)
             return tuple(axis(*x) for x in sorted(rows, key=lambda x: (position[x[0]], x[1])))
-        return TensorSharding(model if mesh.startswith("@inline.") else mesh, tuple(dim_list),
+        return TensorSharding(self._mesh(mesh), tuple(dim_list),
                               in_mesh_order(replicated), in_mesh_order(unreduced)).to_attr()
 
     def open_id(self, mesh: str, rank: int) -> int:
@@ -148,8 +141,8 @@ class _Attrs:
         content = ("open", mesh, rank)
         sid = self._ids.get(content)
         if sid is None:
-            dim = sdy.DimensionShardingAttr.get([], False)
-            sid = self._new_id(content, mesh, sdy.TensorShardingAttr.get(self.mesh_attr(mesh), [dim] * rank, [], []))
+            sharding = TensorSharding.replicated_on(self._mesh(mesh), rank, closed=False)
+            sid = self._new_id(content, mesh, sharding.to_attr())
         return sid
 
     def per_value(self, ids: tuple):

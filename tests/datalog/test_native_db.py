@@ -342,17 +342,17 @@ def test_a_loaded_plan_runs_on_tables_of_its_shapes_only():
 
 def test_a_database_made_with_symbols_gives_them_their_ids_in_order():
     # (a run's database is made from its layout's tables and symbols: TableLayout.database)
-    copy = _native.Database([(2, (True, False)), (1, (True,))], ["b", "a\udc80", "c"])
-    assert copy.symbols() == ["b", "a\udc80", "c"] and [copy.size(t) for t in (0, 1)] == [0, 0]
-    assert copy.intern("c") == 2 and copy.intern("y") == 3
-    assert copy.insert(1, [("a\udc80",), ("c",)]) and copy.rows(1) == {("a\udc80",), ("c",)}
-    assert not copy.insert(1, [(1,)])
+    db = _native.Database([(2, (True, False)), (1, (True,))], ["b", "a\udc80", "c"])
+    assert db.symbols() == ["b", "a\udc80", "c"] and [db.size(t) for t in (0, 1)] == [0, 0]
+    assert db.intern("c") == 2 and db.intern("y") == 3
+    assert db.insert(1, [("a\udc80",), ("c",)]) and db.rows(1) == {("a\udc80",), ("c",)}
+    assert not db.insert(1, [(1,)])
     # (symbols compare by their strings, the surrogate's kept as it is)
     less = (2, 2, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_SCAN, 0, 1, OP_BIND, 1, 1, 0, OP_CMP, _SYMBOL_ORDER["<"], 0, 1,
                    OP_EMIT, 0, 2, 0, 1], [])
-    pairs = copy.add_table(2, (True, True))
-    assert copy.run([[_native.Plan(plan_words([pairs], [(1, (), False)], [less], [[]], []))]])[0] == "ok"
-    assert copy.rows(pairs) == {("a\udc80", "c")}
+    pairs = db.add_table(2, (True, True))
+    assert db.run([[_native.Plan(plan_words([pairs], [(1, (), False)], [less], [[]], []))]])[0] == "ok"
+    assert db.rows(pairs) == {("a\udc80", "c")}
 
 
 def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():

@@ -153,3 +153,32 @@ def test_symbol_order_is_the_strings_order(names):
         got, in_c = same(SYMBOL_ORDER, {"name": rows}, mp)
     assert all(in_c.values())
     assert ("", 0) in got["rank"]
+
+
+def test_min_and_max_of_a_nan_agree_and_stay_in_python(monkeypatch):
+    # C holds only 64-bit integers (native_plan: a float does not lower), so a
+    # float stratum is Python's whichever the engine; a NaN (from facts) goes
+    # through min/max as C++'s std::min/max: the first argument unless the
+    # second is less (greater), so min(NaN, 1.5) is NaN and min(1.5, NaN) 1.5
+    from test_native_db import evaluate
+    text = ".decl v(x: float)\n.decl r(a: float, b: float, lo: float, hi: float)\n" \
+           "r(a, b, min(a, b), max(a, b)) :- v(a), v(b).\n"
+    facts = {"v": [(float("nan"),), (1.5,)]}
+    runs = [evaluate(text, facts, use_native=native, monkeypatch=monkeypatch) for native in (False, True)]
+    (py, _), (c, in_c) = runs
+    assert in_c == {("r",): False}
+    shown = [sorted(repr(t) for t in got["r"]) for got in (py, c)]
+    assert shown[0] == shown[1] == sorted(["(nan, nan, nan, nan)", "(nan, 1.5, nan, nan)",
+                                           "(1.5, nan, 1.5, 1.5)", "(1.5, 1.5, 1.5, 1.5)"])
+
+
+def test_results_beyond_64_bits_are_exact_in_c_and_python_alike(monkeypatch):
+    # (C's __builtin_*_overflow hands the stratum to Python, whose integers
+    # do not overflow: the exact value, where Soufflé's 64-bit number wraps;
+    # the pipeline relies on it, e.g. a tensor of 2^64 elements, see
+    # tests/commands/test_relations.py)
+    text = ".decl n(x: number)\n.decl d(a: number, b: number, r: number)\n" \
+           "d(a, b, a + b) :- n(a), n(b), b = 1.\nd(a, b, a / b) :- n(a), n(b), b = -1.\n"
+    got, in_c = same(text, {"n": [(2 ** 63 - 1,), (1,), (-2 ** 63,), (-1,)]}, monkeypatch)
+    assert not all(in_c.values())
+    assert (2 ** 63 - 1, 1, 2 ** 63) in got["d"] and (-2 ** 63, -1, 2 ** 63) in got["d"]

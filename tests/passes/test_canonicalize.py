@@ -168,3 +168,54 @@ def test_a_run_after_one_that_changed_nothing_skips_the_sweeps(name, monkeypatch
     # settled: the run before changed nothing (the first run has none before it)
     assert settled == [False] + [same_text(a, b) for a, b in zip(texts, texts[1:-1])]
     assert any(settled)
+
+
+SETTLED_THEN_CHANGED = module(
+    '%0 = stablehlo.constant dense<1.0> : tensor<8x8xf32>\n'
+    '%1 = stablehlo.constant dense<2.0> : tensor<8x8xf32>\n'
+    '%2 = stablehlo.add %arg0, %0 : tensor<8x8xf32>\n'
+    '%3 = stablehlo.add %2, %1 : tensor<8x8xf32>\n'
+    '%4 = stablehlo.custom_call @keep(%arg0) {has_side_effect = true} : (tensor<8x8xf32>) -> tensor<8x8xf32>\n'
+    'return %3 : tensor<8x8xf32>')
+
+
+def _attributes_only_change(module, options, ctx, result):
+    """A step that makes a dead op and a duplicate constant by attributes
+    alone: the custom call loses its side effect, the second constant's
+    value becomes the first's."""
+    ops = list(module.body.operations[1].regions[0].blocks[0].operations)
+    del ops[4].attributes["has_side_effect"]
+    ops[1].attributes["value"] = ops[0].attributes["value"]
+    return result
+
+
+@pytest.mark.parametrize("result", ["attributes only", "data-flow edges", "anything", "preserved (a lie)"])
+def test_a_step_that_changed_the_module_between_runs_brings_the_sweeps_back(result, monkeypatch):
+    """canonicalize, a step reporting a change, canonicalize: the second run
+    looks for dead ops and constants again (the first changed nothing), so
+    the dead op and the duplicate constant that only the step made go. (A
+    step that claims PRESERVED is believed: the sweep is skipped.)"""
+    from types import SimpleNamespace
+
+    from passes_oracle import ours_steps
+
+    from sdylog.ir import greedy
+    from sdylog.ir.canonicalization import RESHARD_LABEL
+    from sdylog.passes import PASSES
+    from sdylog.passes import canonicalize as canonicalize_pass
+    from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED, Invalidated
+    from sdylog.passes.pipelines import Step, canonicalize_step
+    reported = {"attributes only": ATTRIBUTES_ONLY, "data-flow edges": Invalidated(frozenset({"sdy.data_flow_edge"})),
+                "anything": None, "preserved (a lie)": PRESERVED}[result]
+    change = lambda module, options, ctx: _attributes_only_change(module, options, ctx, reported)   # noqa: E731
+    monkeypatch.setitem(PASSES, "test-change-attributes", SimpleNamespace(options={}, load=lambda: change))
+    settled = []
+    monkeypatch.setattr(canonicalize_pass, "apply_greedily",
+                        lambda *a, **k: settled.append(k["settled"]) or greedy.apply_greedily(*a, **k))
+    step = canonicalize_step(RESHARD_LABEL)
+    assert same_text(ours_steps(SETTLED_THEN_CHANGED, [step]), ours(SETTLED_THEN_CHANGED))   # (changes nothing)
+    settled.clear()
+    out = ours_steps(SETTLED_THEN_CHANGED, [step, Step("test-change-attributes"), step])
+    swept = result != "preserved (a lie)"
+    assert settled == [False, not swept]
+    assert ("custom_call" not in out and out.count("stablehlo.constant") == 1) == swept

@@ -263,6 +263,20 @@ def test_manual_axes_cleanup_rejects_manual_axes_without_operands():
     assert e.value.location.endswith(":3:3")
 
 
+def test_manual_axes_cleanup_reports_attributes_only_or_preserved():
+    # (PRESERVED also lets `sdylog opt` skip verifying: only when nothing changed)
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext, lookup
+    from sdylog.passes.census import ATTRIBUTES_ONLY, PRESERVED
+    info = lookup("sdy-manual-axes-cleanup")
+    module = parse_module(MANUAL)
+    with module.context:
+        assert info.load()(module, dict(info.options), PassContext()) == ATTRIBUTES_ONLY
+        cleaned = str(module)
+        assert info.load()(module, dict(info.options), PassContext()) == PRESERVED
+        assert str(module) == cleaned
+
+
 # --- data-flow edges -----------------------------------------------------------------------------
 EDGES = MESH + '''
 func.func @main(%a: tensor<8xf32>, %t: !stablehlo.token) -> (tensor<8xf32>, !stablehlo.token) {
@@ -525,3 +539,4 @@ def test_constant_or_scalar_splitter_leaves_sole_uses():
     # %d has two uses: exponential and abs each take a copy of it
     assert out.count("dense<1.000000e+00>") == 2
     assert same_text(out, shardy(SPLIT_SOLE_USES, "sdy-constant-or-scalar-splitter"))
+

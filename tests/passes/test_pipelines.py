@@ -11,8 +11,8 @@ import pytest
 
 from passes_oracle import ours, ours_steps, same_text, shardy
 from sdylog.ir.canonicalization import COLLECTIVE_LABEL
-from sdylog.passes.pipelines import (SYMBOL_DCE, canonicalize_step, post_propagation_steps,
-                                     pre_propagation_steps)
+from sdylog.passes.pipelines import (SYMBOL_DCE, ExportOptions, Step, built, canonicalize_step,
+                                     export_pipeline_steps, post_propagation_steps, pre_propagation_steps)
 
 
 def _shardy_pipeline_pass_names(dedup: bool) -> list[str]:
@@ -501,3 +501,16 @@ def test_steps_built_once_are_those_built_anew():
             assert built(steps_of, dedup) is built(steps_of, dedup)
     options = ExportOptions(enable_insert_explicit_collectives=True)
     assert built(export_pipeline_steps, options) == tuple(export_pipeline_steps(options))
+
+
+def test_a_step_s_options_cannot_change_in_place():
+    # (built steps are shared by every run of the process: pipelines.built)
+    given = {"enable-full-version": True}
+    step = Step("sdy-insert-explicit-reshards", given)
+    given["enable-full-version"] = False
+    assert step.options == {"enable-full-version": True}
+    with pytest.raises(TypeError):
+        step.options["enable-full-version"] = False
+    shared = built(export_pipeline_steps, ExportOptions())
+    with pytest.raises(TypeError):
+        shared[-1].options["x"] = 1
