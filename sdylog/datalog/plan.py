@@ -390,13 +390,15 @@ class _BodyPlanner:
             return all(self.can_compute(e) for e in literal_exprs(lit))
         return False
 
-    def branch(self, lit: AnyOf) -> bool:
+    def branch(self, lit: AnyOf, todo) -> bool:
         """A disjunction that binds variables, once every option can bind
         them from what is bound (semantics.split_binding_disjunctions keeps
-        only such): a Branch step."""
+        only such) and no atom of `todo` had better bind them: a Branch step."""
         names = {v for e in literal_exprs(lit) for v in _names(e)} - set(self.bound)
+        if not names:
+            return False
         orders = [_ordered(option, set(self.bound), names) for option in lit.options]
-        if not names or None in orders:
+        if None in orders or self.bound_later(names, lit, todo):
             return False
         regs = {n: self.regs.new(n) for n in sorted(names)}
         outer, options = (self.bound, self.steps), []
@@ -416,15 +418,12 @@ class _BodyPlanner:
         self.steps.append(Branch(tuple(options)))
         return True
 
-    def bound_later(self, lit: AnyOf, todo) -> bool:
-        """Whether a disjunction that could bind variables had better wait
-        for an atom that binds them all and reads them nowhere else (`(x =
+    def bound_later(self, names: set, lit: AnyOf, todo) -> bool:
+        """Whether a disjunction that could bind `names` had better wait for
+        an atom that binds them all and reads them nowhere else (`(x =
         NO_UNIT ; x = vv), rel(a, b, x)` with a or b bound): one lookup of
         rel and a test (an Either once x is bound) instead of a lookup per
         option."""
-        names = {v for e in literal_exprs(lit) for v in _names(e)} - set(self.bound)
-        if not names:
-            return False
         binders = [a for _, a in todo if isinstance(a, Atom) and names <= {x.name for x in a.args if isinstance(x, Var)}
                    and any(not isinstance(x, Wildcard) and self.can_compute(x) for x in a.args)]
         if len(binders) != 1:
@@ -478,7 +477,7 @@ class _BodyPlanner:
                         self.steps.append(Fail())
                 elif isinstance(lit, Comparison) and self.assignment(lit):
                     pass
-                elif isinstance(lit, AnyOf) and not self.bound_later(lit, todo) and self.branch(lit):
+                elif isinstance(lit, AnyOf) and self.branch(lit, todo):
                     pass
                 elif self.ready(lit):
                     if isinstance(lit, Negation):
