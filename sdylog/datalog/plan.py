@@ -28,7 +28,8 @@ The planner (greedy, as before): the delta atom first; then every filter
 as soon as its variables are bound; then the atom with the most bound
 arguments, looked up through an index on them (fewer columns when an index
 that serves other lookups is selective enough, `index_key`); live
-relations (those of the stratum, which grow) last.
+relations (those of the stratum, which grow) last, but for a membership
+probe of one (every argument bound), which goes first.
 """
 from __future__ import annotations
 
@@ -389,13 +390,15 @@ class _BodyPlanner:
             return all(self.can_compute(e) for e in literal_exprs(lit))
         return False
 
-    def branch(self, lit: AnyOf) -> bool:
+    def branch(self, lit: AnyOf, todo) -> bool:
         """A disjunction that binds variables, once every option can bind
         them from what is bound (semantics.split_binding_disjunctions keeps
-        only such): a Branch step."""
+        only such) and no atom of `todo` had better bind them: a Branch step."""
         names = {v for e in literal_exprs(lit) for v in _names(e)} - set(self.bound)
+        if not names:
+            return False
         orders = [_ordered(option, set(self.bound), names) for option in lit.options]
-        if not names or None in orders:
+        if None in orders or self.bound_later(names, lit, todo):
             return False
         regs = {n: self.regs.new(n) for n in sorted(names)}
         outer, options = (self.bound, self.steps), []
@@ -415,6 +418,19 @@ class _BodyPlanner:
         self.steps.append(Branch(tuple(options)))
         return True
 
+    def bound_later(self, names: set, lit: AnyOf, todo) -> bool:
+        """Whether a disjunction that could bind `names` had better wait for
+        an atom that binds them all and reads them nowhere else (`(x =
+        NO_UNIT ; x = vv), rel(a, b, x)` with a or b bound): one lookup of
+        rel and a test (an Either once x is bound) instead of a lookup per
+        option."""
+        binders = [a for _, a in todo if isinstance(a, Atom) and names <= {x.name for x in a.args if isinstance(x, Var)}
+                   and any(not isinstance(x, Wildcard) and self.can_compute(x) for x in a.args)]
+        if len(binders) != 1:
+            return False
+        others = [other for _, other in todo if other is not lit and other is not binders[0]]
+        return not any(names & _names(e) for other in others for e in literal_exprs(other))
+
     def test(self, c: Comparison) -> Test:
         return Test(c.op, self.value(c.left), self.value(c.right), c.negated)
 
@@ -433,6 +449,11 @@ class _BodyPlanner:
         ctx = self.ctx
         key = tuple(i for i, x in enumerate(a.args) if not isinstance(x, Wildcard) and self.can_compute(x))
         live = a.relation in ctx.live
+        if live and len(key) == sum(not isinstance(x, Wildcard) for x in a.args):
+            # a membership probe of a relation of the stratum first: it binds
+            # nothing, and the tuple it asks for is often not derived yet (a
+            # rank-ordered stratum: the delta's own consequence, of a later rank)
+            return (True, True, float("inf"), 0)
         if ctx.fanout is not None and key and not live:
             # the fewest tuples per lookup first (known from the index itself: the one it will use)
             if ctx.index_key is not None and len(key) > 1:
@@ -456,7 +477,7 @@ class _BodyPlanner:
                         self.steps.append(Fail())
                 elif isinstance(lit, Comparison) and self.assignment(lit):
                     pass
-                elif isinstance(lit, AnyOf) and self.branch(lit):
+                elif isinstance(lit, AnyOf) and self.branch(lit, todo):
                     pass
                 elif self.ready(lit):
                     if isinstance(lit, Negation):
