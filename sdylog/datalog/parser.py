@@ -417,8 +417,12 @@ class Parser:
             self.take()
             bodies = self.disjunction()
             self.expect("}")
-            if len(bodies) != 1:
-                self.fail("disjunctions in aggregate bodies are not supported", t)
+            # Soufflé's parser refuses any disjunction in an aggregate body,
+            # also one of comparisons only (which sdylog keeps as one AnyOf
+            # test elsewhere): the rules must stay Soufflé programs.
+            if len(bodies) != 1 or any(isinstance(lit, AnyOf) for lit in bodies[0]):
+                self.fail(f"disjunctions in aggregate bodies are not supported (Soufflé refuses them): "
+                          f"split '{t.text}' into one aggregate per case", t)
             body = bodies[0]
         else:
             body = [self.atom()]

@@ -132,3 +132,12 @@ def test_c_python_and_the_split_program_agree(options, bindings, rows, symbols):
         want = run(split, facts, False, mp)
         assert run(kept, facts, False, mp) == want
         assert run(kept, facts, True, mp) == want
+
+
+@pytest.mark.parametrize("body", ["a(x, y, z), (y < x ; y = x, z < 0)", "a(x, y, _) ; a(y, x, _)"])
+def test_a_disjunction_in_an_aggregate_body_is_an_error_as_in_souffle(body, tmp_path):
+    # Soufflé's parser: "disjunctions in aggregation clauses are currently not supported".
+    path = tmp_path / "agg.dl"
+    path.write_text(HEAD + f"out(x, n) :- a(x, _, _),\n    n = count : {{ {body} }}.\n")
+    with pytest.raises(SdylogError, match=r"agg\.dl:\d+:9: error: disjunctions in aggregate bodies"):
+        parse_program(path.read_text(), str(path))
