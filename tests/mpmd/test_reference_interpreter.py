@@ -18,7 +18,7 @@ from tests.mpmd.helpers import partition, run_reference, simulate
 # concurrent sends and recvs on different channels update under different
 # locks), so S17 is left out.
 CASES = {
-    "S01": (s.S01, {}), "S02": (s.S02, {}), "S03": (s.S03, {}), "S04": (s.S04, {}),
+    "S01": (s.S01, {}), "S02": (s.S02, {}), "S03": (s.S03, {}), "S03 argument": (s.S03_ARG, {}), "S04": (s.S04, {}),
     "S04 chain": (s.S04, {"fanout": "chain"}), "S09 nearest": (s.S09, {"bf16_transfers": "nearest"}),
     "S09 truncate": (s.S09, {"bf16_transfers": "truncate"}), "S10": (s.S10, {}), "S11": (s.S11, {}),
     "S12": (s.S12, {}), "S13": (s.S13, {}), "S14 seed 0": (s.S14, {}), "S15": (s.S15, {}), "S16": (s.S16, {}),

@@ -86,6 +86,44 @@ def test_s03_one_transfer_for_three_cross_edges():
     check_runs(S03)
 
 
+# An argument of the entry function moving between devices: its transfer is
+# keyed by the function's own op (rules/mpmd/order.dl xfer_event), which comes
+# before every op of the body, so it fires at the start on both devices, before
+# the transfer of a value computed in the body. (The same per-device programs
+# as at 5c10583, where the key was -1.)
+S03_ARG = module(f"""
+  func.func @main(%x: {T} {{{arg_on(0)}}}, %y: {T} {{{arg_on(1)}}}) -> ({T}, {T}) {{
+    %a = stablehlo.multiply %y, %y {{{on(1)}}} : {T}
+    %c = stablehlo.negate %x {{{on(0)}}} : {T}
+    %b = stablehlo.add %a, %x {{{on(1)}}} : {T}
+    %d = stablehlo.add %b, %c {{{on(1)}}} : {T}
+    return %d, %c : {T}, {T}
+  }}""")
+
+
+def test_s03_a_function_argument_moves_at_the_start():
+    part = partition(S03_ARG)
+    plan = part.plan
+    func_op = next(o for o, kind, f, _ in plan.facts.rows("op") if kind == "func.func" and f == plan.entry)
+    x, c = (ch for ch in plan.channels)
+    assert (x.id, x.src, x.dst, x.after) == (1, 0, 1, func_op)
+    assert (c.id, c.src, c.dst) == (2, 0, 1) and c.after != func_op
+    assert plan.events[("after", func_op)] == [(x, "send"), (x, "recv")]
+    f = functions(part.text())
+    # device 0 sends its argument before its first op, then %c after the negate
+    body0 = [line.strip() for line in f[0].splitlines()[1:]]
+    assert body0[1].startswith('%1 = "stablehlo.send"(%arg0, %0)') and "handle = 1," in body0[1]
+    assert body0[2] == "%2 = stablehlo.negate %arg0 : tensor<1024xf32>"
+    assert body0[3].startswith('%3 = "stablehlo.send"(%2, %1)') and "handle = 2," in body0[3]
+    # device 1 receives it before its first op and uses it in the add
+    body1 = [line.strip() for line in f[1].splitlines()[1:]]
+    assert body1[1].startswith('%1:2 = "stablehlo.recv"(%0)') and "handle = 1," in body1[1]
+    assert body1[2] == "%2 = stablehlo.multiply %arg0, %arg0 : tensor<1024xf32>"
+    assert body1[3].startswith('%3:2 = "stablehlo.recv"(%1#1)') and "handle = 2," in body1[3]
+    assert body1[4] == "%4 = stablehlo.add %2, %1#0 : tensor<1024xf32>"
+    check_runs(S03_ARG)
+
+
 # ---------------------------------------------------------------- S04: fan-out
 S04 = module(f"""
   func.func @main(%x: {T} {{{arg_on(0)}}}) -> ({T}, {T}, {T}) {{

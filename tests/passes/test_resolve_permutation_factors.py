@@ -229,3 +229,95 @@ def _resolved(text: str, flag: str, every_op: bool) -> str:
                                                    "reduce_window_select_and_scatter", "reshape")))])
 def test_the_ops_the_rules_see_are_enough(text, flag):
     assert _resolved(text, flag, every_op=False) == _resolved(text, flag, every_op=True)
+
+
+# 3 rows over "a"=4 (blocks of 1) padded high by 1: shards 0-2 read their own
+# row; shard 3 starts at row 3, past the 3 rows of data, so it reads nothing
+# and is all padding (halo_all_padding). No shard reads another's data, yet
+# halo_comm_dim counts the dimension as not local, so the halo path builds the
+# pad in a manual computation where device 3's window is cut from the pad value.
+# (Simulation cannot tell this from a local pad: pad-for-divisibility masks the
+# padding row either way; the printed IR pins the rule.)
+ALL_PADDING_SHARD = 'sdy.mesh @mesh = <["a"=4]>\n' + '''
+func.func @main(%a: tensor<3x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<4x8xf32> {
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %0 = stablehlo.pad %a, %c, low = [0, 0], high = [1, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<3x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %1 = sdy.all_gather [{"a"}, {}] %0 out_sharding=<@mesh, [{}, {}]> : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}'''
+
+
+def test_halo_exchange_of_a_pad_with_an_all_padding_shard():
+    out = optimize_text(ALL_PADDING_SHARD, "t.mlir", parse_flags([HALO]))
+    assert "sdy.reshard" not in out
+    assert 'out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"}' in out
+    # nothing to fetch from a neighbour: the buffer is the own row between
+    # one row of padding on each side (tile padding, as every halo buffer)
+    assert "collective_permute" not in out
+    assert "stablehlo.concatenate %arg1, dim = 0" in out
+    assert "low = [1, 0], high = [1, 0], interior = [0, 0]" in out
+    assert "-> tensor<3x8xf32>" in out
+
+
+def test_without_halo_exchange_a_pad_with_an_all_padding_shard_stays():
+    # Shardy's block check (free_pad_dim): every result block's rows come from
+    # the same operand block or from the padding, so the pad keeps its sharding
+    out = resolve(ALL_PADDING_SHARD)
+    assert "sdy.reshard" not in out and "manual_computation" not in out
+    assert 'stablehlo.pad %arg0, %cst, low = [0, 0], high = [1, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>}' in out
+
+
+# 12 rows over "a"=8 (blocks of 2, the operand padded to 16) split into 2 x 6
+# on "a":(1)2 x "a":(2)4: shard t = 4i + j (blocks of 1 x 2) starts at row
+# s = 6i + 2j: 0, 2, 4, 6, 6, 8, 10, 12. Shard 7 starts at row 12, past the
+# 12 rows of data (reshape_halo_past_data); its window is padding that the
+# final slice to 2 x 6 drops.
+RESHAPE_PAST_DATA = 'sdy.mesh @mesh = <["a"=8]>\n' + '''
+func.func @main(%a: tensor<12x2xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<2x6x2xi32> {
+  %1 = stablehlo.reshape %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a":(1)2}, {"a":(2)4}, {}]>]>} : (tensor<12x2xi32>) -> tensor<2x6x2xi32>
+  %2 = sdy.reshard %1 <@mesh, [{}, {}, {}]> : tensor<2x6x2xi32>
+  return %2 : tensor<2x6x2xi32>
+}'''
+
+
+def test_halo_exchange_of_a_split_reshape_with_a_shard_past_the_data():
+    out = optimize_text(RESHAPE_PAST_DATA, "t.mlir", parse_flags([HALO]))
+    assert 'out_shardings=[<@mesh, [{"a":(1)2}, {"a":(2)4}, {}]>] manual_axes={"a"}' in out
+    # shards 4-6 start one block left of their own (first = s / 2 = 3, 4, 5):
+    # one hop left, none right, so each device receives its left neighbour's block
+    assert "source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 6], [6, 7]]>" in out
+    assert "stablehlo.concatenate %4, %arg1, dim = 0" in out
+    assert "low = [2, 0], high = [2, 0], interior = [0, 0]" in out   # tile padding: 8 rows
+    # reshape_halo_offset, buffer = 2 rows padding, left block, own block, 2 rows padding:
+    # shards 0-3 (first = t) start at their own block, 2 + 2 = 4; shards 4-6
+    # (first = t - 1, s = 2 * first) at the left block, 2; shard 7, past the
+    # data, at its own block (tile + left * tile = 4): one entry per shard
+    assert "stablehlo.constant dense<[4, 4, 4, 4, 2, 2, 2, 4]> : tensor<8xi64>" in out
+    assert "stablehlo.slice %1 [0:2, 0:6, 0:2]" in out
+
+
+def test_without_halo_exchange_a_split_reshape_past_the_data_is_replicated_around():
+    out = resolve(RESHAPE_PAST_DATA)
+    assert "manual_computation" not in out
+    assert 'sdy.reshard %arg0 <@mesh, [{}, {}]> : tensor<12x2xi32>' in out
+    assert 'sdy.reshard %1 <@mesh, [{"a":(1)2}, {"a":(2)4}, {}]> : tensor<2x6x2xi32>' in out
+
+
+def _fed_by_a_slice(text, rows, padded_rows, cols, dtype):
+    """`text` with its argument %a of `rows` rows cut from a divisible one
+    (function IO must divide: pad-for-divisibility rejects it otherwise)."""
+    arg = f"tensor<{padded_rows}x{cols}x{dtype}>"
+    sliced = f"tensor<{rows}x{cols}x{dtype}>"
+    text = text.replace(f"%a: {sliced}", f"%a: {arg}")
+    body = text.index("{\n", text.index("func.func")) + 2
+    cut = (f"  %s = stablehlo.slice %a [0:{rows}, 0:{cols}] {{sdy.sharding = #sdy.sharding_per_value<"
+           f'[<@mesh, [{{"a"}}, {{}}]>]>}} : ({arg}) -> {sliced}\n')
+    return text[:body] + cut + text[body:].replace("%a", "%s")
+
+
+@pytest.mark.parametrize("text", [_fed_by_a_slice(ALL_PADDING_SHARD, 3, 4, 8, "f32"),
+                                  _fed_by_a_slice(RESHAPE_PAST_DATA, 12, 16, 2, "i32")])
+def test_halo_exchange_past_the_data_computes_the_global_result(text):
+    report = simulate_text(text, "past.mlir", seed=5,
+                           pipeline=[HALO, "--sdy-reshard-to-collectives", "--sdy-pad-for-divisibility"])
+    assert report.ok, report.text()
