@@ -15,7 +15,7 @@ back.
 from __future__ import annotations
 
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, _native, lower, plan_words
-from sdylog.datalog.pickled import Pickled
+from sdylog.datalog.pickled import Pickled, same_programs
 from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import RankedStratum, StaticIndexes
 from sdylog.datalog.stepped import NOW, PREV, SEED, aux
@@ -341,7 +341,8 @@ def _pick(ndb: NativeDB, indexes: NativeIndexes, program, stratum):
         picked = None if ranked is None else ranked.plans(indexes)
         return None if picked is None or picked.lowered is None else picked
     return plans_of(program).get(("c", stratum.relations), lambda rel: ndb.size(rel) if ndb.holds(rel) else None,
-                                 lambda size: _lower(program, stratum, Context(size, index_key=indexes.index_key)))
+                                 lambda size: _lower(program, stratum, Context(size, index_key=indexes.index_key)),
+                                 same_programs)
 
 
 def _changes(program) -> int:
@@ -464,15 +465,16 @@ class _Bound:
 
 def _bound(bound: dict, stratum, kept, plans, make) -> _Bound:
     """make()'s _Bound for the plan `kept` of `stratum`, kept in `bound`
-    (TableLayout.bound or NativeDB.bound) under the plan's sizes. A
-    stratum's entry holding more than twice the plans a PlanCache keeps is
-    emptied first (it holds those of plans no longer kept)."""
+    (TableLayout.bound or NativeDB.bound) under the plan's sizes. Binding
+    one drops those of plans no longer kept (the layout's are saved with
+    the program: every start would read them)."""
     seen = kept[0]
     known = bound.setdefault(stratum.relations, {})
     got = known.get(id(seen))
     if got is None or got.seen is not seen:
-        if len(known) >= 2 * plans.KEPT:
-            known.clear()
+        live = [s for key in (("c", stratum.relations), ("ranked", stratum.relations)) for s, _ in plans.kept(key)]
+        for gone in [i for i, b in known.items() if not any(b.seen is s for s in live)]:
+            del known[gone]
         got = known[id(seen)] = make()
     return got
 
@@ -496,7 +498,7 @@ def _plan_words(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
     and domination tests; see db.c), its symbols interned by `intern`."""
     seen, lowered = kept
     out = [ndb.table[r] for r in stratum.relations]
-    checks = [(ndb.table[rel], *plans.bounds(was)) for rel, was in seen.items() if was is not None]
+    checks = [(ndb.table[rel], *bounds) for rel, bounds in seen.items() if bounds is not None]
 
     def bound(programs):
         return [p.bind(intern) for p in programs]

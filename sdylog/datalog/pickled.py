@@ -96,3 +96,9 @@ class PickledItems(Sequence):
         if self._compressed is None:
             self._compressed = zlib.compress(self._data, 1)
         return PickledItems, (None, self.ends, self._compressed)
+
+
+def same_programs(lowered: Pickled | None) -> bytes | None:
+    """What makes two plans of a stratum the same (plan.PlanCache.get): their
+    C programs (native_db._lower's), pickled; None for a plan that does not lower."""
+    return None if lowered is None else pickle.dumps(lowered.value)

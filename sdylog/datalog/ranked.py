@@ -47,7 +47,7 @@ from operator import itemgetter
 
 from sdylog.datalog.lexer import error
 from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
-from sdylog.datalog.pickled import Pickled
+from sdylog.datalog.pickled import Pickled, same_programs
 from sdylog.datalog.plan import Context, clause_groups, dead, plan_clause, plan_of, plans_of
 from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
 
@@ -112,7 +112,7 @@ class RankedStratum:
         """The stratum's plans, made with what `static` (the indexes of the
         relations below) says of sizes and keys; kept per program."""
         return plans_of(self.program).get(("ranked", self.stratum.relations), static.size,
-                                          lambda sizes: self._plan(static, sizes))
+                                          lambda sizes: self._plan(static, sizes), lambda made: same_programs(made.lowered))
 
     def _plan(self, static, size) -> RankedPlans:
         prog = self.program

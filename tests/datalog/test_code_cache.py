@@ -349,7 +349,7 @@ def test_saved_plans_are_offered_unread():
     assert plans.get("p", lambda rel: 1, lambda size: size("r") and Pickled.of("small")).value == "small"
     again = pickle.loads(pickle.dumps(plans))
     offered = again.kept("p")
-    assert [seen for seen, _ in offered] == [{"r": 1}, {"r": 10_000}] and not any(m.read for _, m in offered)
+    assert [seen for seen, _ in offered] == [{"r": (1, 512)}, {"r": (1250, 80_000)}] and not any(m.read for _, m in offered)
     assert again.get("p", lambda rel: 10_000, lambda size: None).value == "big" and again.added == 0
     assert [made.value for _, made in again.kept("p")] == ["big", "small"]
     # (saved again before it is read, an unread plan stays one)
@@ -544,3 +544,21 @@ def test_a_run_goes_on_from_a_refused_saved_plan_not_from_the_start(tmp_path, mo
     cache._write(path, damaged)
     monkeypatch.setattr(cache, "_SAVED_WITH_PLANS", [])
     assert run(cache.load_program_cached(str(rules), lambda p: None)) == rows
+
+
+def test_a_plan_made_again_the_same_widens_the_one_kept():
+    """(plan.PlanCache.get with `same`: a plan made for other sizes that is
+    the same as one kept is not kept twice; the one kept serves both sizes
+    and those between; one made for another emptiness is kept apart.)"""
+    from sdylog.datalog.plan import PlanCache
+    plans = PlanCache()
+
+    def same(made):
+        return made
+    assert plans.get("p", lambda rel: 10, lambda size: size("r") and "scan", same) == "scan"
+    assert plans.get("p", lambda rel: 100_000, lambda size: size("r") and "scan", same) == "scan"
+    assert plans.kept("p") == [({"r": (1, 800_000)}, "scan")] and plans.added == 2
+    assert plans.get("p", lambda rel: 5_000, lambda size: None, same) == "scan" and plans.added == 2
+    # (one made for an empty relation is kept apart: emptiness drops clauses)
+    assert plans.get("p", lambda rel: 0, lambda size: size("r") or "scan", same) == "scan"
+    assert [seen for seen, _ in plans.kept("p")] == [{"r": (0, 0)}, {"r": (1, 800_000)}]
