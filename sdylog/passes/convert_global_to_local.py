@@ -96,9 +96,34 @@ class GlobalToLocal:
             if "channel_handle" in attrs:
                 top = max(top, shlo.ChannelHandle(attrs["channel_handle"]).handle)
         self.next_channel = top + 1
+        self.check_one_mesh_per_op(ops)
         for op in list(self.module.body.operations):
             if op.operation.name == "func.func":
                 self.convert_func(op.operation)
+
+    def check_one_mesh_per_op(self, ops: list) -> None:
+        """Refuse a StableHLO op with sharded tensors on meshes of different
+        axes. insert-explicit-reshards leaves such an op as it is (Shardy's
+        getCommonMeshName finds no common mesh), so nothing brings its
+        operands and results to one tiling and it has no per-device program:
+        Shardy's own convert-global-to-local fails a check there or makes a
+        program that does not verify, or one that computes something else.
+        Replicated tensors on another mesh do no harm (every device holds
+        them whole). With one mesh, device orders aside, no op can straddle
+        two, and nothing is read."""
+        if len({m.axes for m in self.meshes.values() if m.axes}) < 2:
+            return
+        for op in ops:
+            if not op.name.startswith("stablehlo."):
+                continue
+            shardings = [s for s in map(self.sharding, [*op.operands, *op.results]) if s is not None]
+            meshes = {s.mesh: self.mesh(s, op) for s in shardings}
+            if (len({m.axes for m in meshes.values() if m.axes}) > 1
+                    and any(not irs.is_replicated(s) for s in shardings)):
+                names = ", ".join(f"@{name}" if isinstance(name, str) else str(name) for name in meshes)
+                raise self.error(op, f"'{op.name}' op has sharded tensors on meshes with different axes "
+                                     f"({names}): insert-explicit-reshards leaves such an op as it is, so it "
+                                     "has no per-device program (reshard its operands onto one mesh first)")
 
     def error(self, op, message: str) -> SdylogError:
         return error_at(op, message, self.filename)

@@ -168,3 +168,44 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     # (g - 1) * S, S = 4x4 f32 = 64 bytes, g = 2
     assert "collectives: 1, bytes per device (ring model): 64" in r.output
     assert 'all_gather [{"x"}, {}]: 64 bytes' in r.output
+
+
+def _cross_mesh_dot(mesh_b: str, lhs: str, rhs: str) -> str:
+    return f"""sdy.mesh @mesh_a = <["x"=4]>
+sdy.mesh @mesh_b = <{mesh_b}>
+func.func @main(%a: tensor<8x16xf32> {{sdy.sharding = #sdy.sharding<@mesh_a, {lhs}>}},
+                %b: tensor<16x4xf32> {{sdy.sharding = #sdy.sharding<@mesh_b, {rhs}>}}) -> tensor<8x4xf32> {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}}"""
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+@pytest.mark.parametrize("lhs, rhs", [
+    ('[{}, {"x"}]', '[{"x", "y"}, {}]'),   # (was a per-device program computing something else)
+    ('[{"x"}, {}]', '[{}, {"y"}]'),        # (was a per-device program that does not verify)
+])
+def test_run_partition_refuses_a_dot_on_two_meshes(tmp_path, lhs, rhs):
+    """Operands sharded on meshes of different axes: insert-explicit-reshards
+    leaves the dot as it is (as Shardy does) and it has no per-device
+    program; a located error, no output file."""
+    path = tmp_path / "m.mlir"
+    path.write_text(_cross_mesh_dot('["x"=2, "y"=2]', lhs, rhs))
+    out = tmp_path / "local.mlir"
+    r = CliRunner().invoke(main, ["run", str(path), "--partition", "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert f"{path}:5:8: error: 'stablehlo.dot_general' op has sharded tensors on meshes with different axes " \
+           "(@mesh_a, @mesh_b)" in r.output
+    assert not out.exists()
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+def test_simulate_dot_on_meshes_of_other_device_order(tmp_path):
+    """Meshes with the same axes in another device order are one mesh to
+    insert-explicit-reshards: the operand is resharded and the program matches."""
+    import json
+    text = _cross_mesh_dot('["x"=4], device_ids=[3, 2, 1, 0]', '[{"x"}, {}]', '[{}, {"x"}]')
+    r = invoke(["simulate", "--json"], tmp_path, text)
+    assert r.exit_code == 0, r.output
+    report, _ = json.JSONDecoder().raw_decode(r.output[r.output.index("{"):])
+    assert report["match"] and report["partitioned"] and report["collectives"]
