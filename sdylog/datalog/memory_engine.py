@@ -248,7 +248,10 @@ class MemoryEngine(NamedReads):
     def _reset(self, relations) -> None:
         """The relations back to their loaded facts."""
         self._empty(relations)
-        for r in self._loaded.keys() & relations:
+        # (the relations loaded are a few dozen, those reset often hundreds: the
+        # loaded ones are looked up in the others, not the other way round)
+        relations = relations if isinstance(relations, (set, frozenset)) else set(relations)
+        for r in [r for r in self._loaded if r in relations]:
             if self._in_c(r):
                 self._insert_c(r, self._loaded[r])
             else:
@@ -296,9 +299,10 @@ class MemoryEngine(NamedReads):
 
     def _forget_c(self, relations) -> None:
         """C tables changed: their sets (if made) and what was built on them go."""
-        for r in self._data.keys() & relations:   # (sets made from tables)
-            if r not in self._in_python:
-                del self._data[r]
+        # (sets made from tables: a few, against the hundreds of relations a run changes)
+        relations = relations if isinstance(relations, (set, frozenset)) else set(relations)
+        for r in [r for r in self._data if r in relations and r not in self._in_python]:
+            del self._data[r]
         self._cindexes.forget_all(relations)
         self._static.forget_all(relations)
 
@@ -357,7 +361,8 @@ class MemoryEngine(NamedReads):
         the engine left C since (_leave_c: they are Python's now)."""
         if not relations:
             return
-        self._dropped = self._dropped | relations
+        # (a fresh engine's first drop: the plan's own frozenset, not a copy)
+        self._dropped = self._dropped | relations if self._dropped else relations
         self._asked = kept
         if self._prov:
             for r in relations:

@@ -283,7 +283,9 @@ class _Batch:
     def __init__(self):
         self.strata: list = []
         self.offered: list = []
-        self.relations: list = []   # the strata's relations, in order
+        # the relations the strata write (a set: the engine's bookkeeping takes
+        # them as one, set to set, without reading each name's hash again)
+        self.relations: frozenset = frozenset()
         self.scanned: list = []     # the strata looked at: those offered, and the one that ended the batch
         self.need = 0               # symbols a database must know to run it (TableLayout.bound)
         self.changes = 0            # the PlanCaches' plans made (_changes) when it was made
@@ -377,7 +379,7 @@ def _batch_made(ndb: NativeDB, program, strata, covered: bool) -> _Batch | None:
         batch.offered.append(offered)
     if not batch.strata:
         return None
-    batch.relations = [r for s in batch.strata for r in _written(s)]
+    batch.relations = frozenset(r for s in batch.strata for r in _written(s))
     return batch
 
 

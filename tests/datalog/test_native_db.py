@@ -355,6 +355,26 @@ def test_a_database_made_with_symbols_gives_them_their_ids_in_order():
     assert db.rows(pairs) == {("a\udc80", "c")}
 
 
+def test_table_shapes_and_frees_of_another_form_are_errors():
+    # (the constructor and run read them from their tuples, without PyArg_ParseTuple)
+    for shape, error in (((2,), TypeError), ([2, (False, False)], TypeError), (("2", (False, False)), TypeError),
+                         ((65, (False,) * 65), ValueError), ((-1, ()), ValueError), ((2, (False,)), ValueError),
+                         ((1 << 40, ()), ValueError)):
+        with pytest.raises(error):
+            _native.Database([shape])
+    db = _native.Database([(2, (False, False)), (2, (False, False))])
+    copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+    plan = _native.Plan(plan_words([1], [(0, (), False)], [copy], [[]], []))
+    assert db.insert(0, [(1, 2)])
+    with pytest.raises(TypeError, match="frees"):
+        db.run([[plan]], [[[0], []]])
+    # (a table freed after the stratum that read it: emptied, whether it held rows or not)
+    assert db.run([[plan]], [([0], [1])]) == ("ok", 1, [0])
+    assert db.size(0) == 0 and db.rows(1) == {(1, 2)}
+    db.clear([0, 1])
+    assert db.insert(1, [(5, 6)]) and db.rows(1) == {(5, 6)}
+
+
 def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
     # (a plan's load checks every word it reads: a cache file written by other code,
     # or damaged past its checksum, raises, never reads beyond its words)

@@ -469,6 +469,19 @@ static int new_table(Database *db, int arity, PyObject *sym) {
     return db->ntab++;
 }
 
+/* new_table of a shape (arity, symbol columns), as the constructor takes
+   each (read from the tuple itself: a run's database has hundreds, and
+   PyArg_ParseTuple per table cost most of making one) */
+static int new_table_of(Database *db, PyObject *shape) {
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a table is (arity, a tuple of arity bools: symbol columns)");
+        return -1;
+    }
+    long arity = PyLong_AsLong(PyTuple_GET_ITEM(shape, 0));
+    if (arity == -1 && PyErr_Occurred()) return -1;
+    return new_table(db, arity < 0 || arity > MAXKEY * 2 ? -1 : (int)arity, PyTuple_GET_ITEM(shape, 1));
+}
+
 static PyObject *db_add_table(Database *db, PyObject *args) {
     int arity;
     PyObject *sym;
@@ -539,9 +552,12 @@ static PyObject *each_table(Database *db, PyObject *tables, void (*f)(Database *
 }
 
 static void clear_table(Database *db, int tno) {
+    DbTable *d = db->tab[tno];
+    d->no_set = 0;
+    /* (most tables a run frees never held a row: nothing to free) */
+    if (!d->t.data && !d->t.set && !d->t.idx && !d->cache) return;
     db_changed(db, tno);
-    db_table_reset(db->tab[tno]);
-    db->tab[tno]->no_set = 0;
+    db_table_reset(d);
 }
 
 static void drop_set(Database *db, int tno) {
@@ -1334,8 +1350,12 @@ static PyObject *db_run(Database *db, PyObject *args) {
         /* (what no later stratum reads goes now, not at the end of the call: a run's
            peak memory stays that of the relations live at once) */
         if (frees && k < PyList_GET_SIZE(frees)) {
-            PyObject *emptied, *unset;
-            if (!PyArg_ParseTuple(PyList_GET_ITEM(frees, k), "OO", &emptied, &unset)) goto error;
+            PyObject *free_k = PyList_GET_ITEM(frees, k);
+            if (!PyTuple_Check(free_k) || PyTuple_GET_SIZE(free_k) != 2) {
+                PyErr_SetString(PyExc_TypeError, "frees[k]: (tables to empty, tables whose hash sets to drop)");
+                goto error;
+            }
+            PyObject *emptied = PyTuple_GET_ITEM(free_k, 0), *unset = PyTuple_GET_ITEM(free_k, 1);
             PyObject *ok = each_table(db, emptied, clear_table);
             Py_XDECREF(ok);
             if (!ok || !(ok = each_table(db, unset, drop_set))) goto error;
@@ -1387,9 +1407,7 @@ static PyObject *db_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     }
     db->nmade = db->cap = (int)n;
     for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
-        int arity;
-        PyObject *sym;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iO", &arity, &sym) || new_table(db, arity, sym) < 0) {
+        if (new_table_of(db, PySequence_Fast_GET_ITEM(seq, i)) < 0) {
             Py_DECREF(seq);
             Py_DECREF(db);
             return NULL;
