@@ -286,3 +286,15 @@ def test_rules_built_for_one_module_serve_the_next_of_its_context(monkeypatch):
         kept = shared.module_facts(again, PassContext(filename="f.mlir"), strict_rules=True)
     assert plain.rules and not builds
     assert kept.rules == plain.rules and kept.relations == plain.relations
+
+
+@pytest.mark.parametrize("case", ["SPLIT", "SPLIT_FAR_USES", "SPLIT_SOLE_USES", "SPLIT_NO_OPERANDS"])
+def test_the_splitter_and_merger_relist_the_census_as_a_walk_would(checked_steps, case):
+    """The splitter's copies (before their originals, nested regions and
+    sharding groups among them) and erasures, and the merger's erasures,
+    handed to the census instead of a walk, are what a fresh walk finds."""
+    import test_import_passes
+    from sdylog.passes.driver import optimize_text, parse_flags
+    flags = "-sdy-constant-or-scalar-splitter -sdy-constant-or-scalar-merger"
+    optimize_text(getattr(test_import_passes, case), "f.mlir", parse_flags(flags.split()))
+    assert any(isinstance(r, Invalidated) and r.relisted for r in checked_steps)
