@@ -208,6 +208,9 @@ def edited(ops: list, names: list, placed_before: dict[int, list], erased: set[i
     """A pre-order list of ops and their names, list for list, with the ops
     `placed_before[id(op)]` (without regions) inserted before `op` and the
     ops whose ids are in `erased` (without regions) left out."""
+    if not placed_before:   # (erasing many: one pass, no slices)
+        kept = [id(op) not in erased for op in ops]
+        return list(compress(ops, kept)), list(compress(names, kept))
     marks = erased | placed_before.keys()
     new_ops, new_names, start = [], [], 0
     for i in [i for i, op in enumerate(ops) if id(op) in marks]:

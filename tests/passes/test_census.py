@@ -298,3 +298,17 @@ def test_the_splitter_and_merger_relist_the_census_as_a_walk_would(checked_steps
     flags = "-sdy-constant-or-scalar-splitter -sdy-constant-or-scalar-merger"
     optimize_text(getattr(test_import_passes, case), "f.mlir", parse_flags(flags.split()))
     assert any(isinstance(r, Invalidated) and r.relisted for r in checked_steps)
+
+
+def test_edited_places_and_leaves_out_ops_by_id():
+    from sdylog.passes.census import edited
+
+    class Op:   # (edited reads the names of the ops it places)
+        def __init__(self, name):
+            self.name = name
+    a, b, c, d, new1, new2 = (Op(n) for n in ("a", "b", "c", "d", "n1", "n2"))
+    ops, names = [a, b, c, d], ["a", "b", "c", "d"]
+    assert edited(ops, names, {}, {id(b), id(d)}) == ([a, c], ["a", "c"])
+    placed = {id(b): [new1, new2], id(d): [new1]}
+    assert edited(ops, names, placed, {id(b)}) == ([a, new1, new2, c, new1, d], ["a", "n1", "n2", "c", "n1", "d"])
+    assert edited(ops, names, {}, set()) == (ops, names)
