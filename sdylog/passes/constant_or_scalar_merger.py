@@ -21,19 +21,17 @@ _CONSTANTS = CONSTANT_LIKE_OPS | {"sdy.constant"}
 
 
 class _Regions:
-    """The region holding an op, numbered in the order first seen, looked up
-    once per block (blocks hash; the bindings' Region objects do not, and an
-    op's hash reads its attributes: keys hold the number)."""
+    """The region holding an op, as (parent op, region index), looked up once
+    per block (blocks hash; the bindings' Region objects do not)."""
 
     def __init__(self):
         self.of_block: dict = {}
-        self.numbers: dict = {}   # (parent op, region index) -> number
 
-    def key(self, op) -> int:
+    def key(self, op):
         block = op.block
         key = self.of_block.get(block)
         if key is None:
-            key = self.of_block[block] = self.numbers.setdefault(_region_key(op, block), len(self.numbers))
+            key = self.of_block[block] = _region_key(op, block)
         return key
 
 
