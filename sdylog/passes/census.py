@@ -13,7 +13,8 @@ returns what it did to the module, one of:
   created, erased or moved (every one of them, nested ops too), empty when
   it changed attributes only (ATTRIBUTES_ONLY). The census keeps the lists
   of other names and walks again when asked about a touched name or for
-  all ops;
+  all ops; unless it gave the census the new lists (`relisted`: see
+  Invalidated), which it takes instead;
 * SHARDINGS_ONLY (Invalidated(frozenset(), shardings_only=True)): it
   changed in place only shardings (`sdy.sharding` and the like), meshes
   and sharding rules (`sdy.sharding_rule`), no other attribute (no
@@ -47,7 +48,8 @@ the steps that say SHARDINGS_ONLY (erasing only ops they are told of).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import compress
 
 from jaxlib.mlir import ir
 
@@ -65,9 +67,16 @@ class Invalidated:
     """A pass changed the module: it created, erased or moved ops of the
     names `touched` only (empty: attributes only; None: any op), and with
     `shardings_only` changed no attribute but shardings, meshes and
-    sharding rules (see the module docstring)."""
+    sharding rules (see the module docstring).
+
+    `relisted` (with `touched`): (top, ops, names) for every top-level op
+    whose nested ops changed, with the pre-order list of that op and the ops
+    in it as they are now (as Census.within_and_names gives them) -- the
+    census' lists with the pass's edits, which a pass that kept them can
+    give at less cost than a walk."""
     touched: frozenset | None = None
     shardings_only: bool = False
+    relisted: tuple = field(default=(), compare=False)
 
 
 ATTRIBUTES_ONLY = Invalidated(frozenset())
@@ -148,6 +157,19 @@ class Census:
         i = self._top_index(top)
         return list(self.tops[i]), list(self.names[i])
 
+    def relisted_without(self, erased: set[int]) -> tuple:
+        """Invalidated.relisted for a pass that erased these ops of the
+        census' lists (by id: the objects the census handed out), without
+        regions, and changed no other op."""
+        if self.tops is None:
+            return ()
+        out = []
+        for ops, names in zip(self.tops, self.names):
+            new_ops, new_names = edited(ops, names, {}, erased)
+            if len(new_ops) < len(ops):
+                out.append((ops[0], new_ops, new_names))
+        return tuple(out)
+
     def _top_index(self, top) -> int:
         """The position of a top-level op's list in `tops` (walked again if out of date)."""
         if self.tops is None:
@@ -167,17 +189,46 @@ class Census:
         """Keep up with a pass's Invalidated (touched names known)."""
         if not change.touched:
             return
+        if change.relisted and self.tops is not None:
+            for top, ops, names in change.relisted:
+                i = self._top_index(top)
+                self.tops[i], self.names[i] = ops, names
+            # the touched names' lists again (the others hold the same ops)
+            for name in change.touched:
+                self.by_name.pop(name, None)
+            _group_by_name(self.by_name, self.tops, self.names, change.touched)
+            return
         for name in change.touched:
             self.by_name.pop(name, None)
         self.stale |= change.touched
         self.tops = self.names = None
 
 
-def _group_by_name(by_name: dict[str, list], tops: list, names: list) -> dict[str, list]:
+def edited(ops: list, names: list, placed_before: dict[int, list], erased: set[int]) -> tuple[list, list]:
+    """A pre-order list of ops and their names, list for list, with the ops
+    `placed_before[id(op)]` (without regions) inserted before `op` and the
+    ops whose ids are in `erased` (without regions) left out."""
+    if not placed_before:   # (erasing many: one pass, no slices)
+        kept = [id(op) not in erased for op in ops]
+        return list(compress(ops, kept)), list(compress(names, kept))
+    marks = erased | placed_before.keys()
+    new_ops, new_names, start = [], [], 0
+    for i in [i for i, op in enumerate(ops) if id(op) in marks]:
+        new_ops += ops[start:i]
+        new_names += names[start:i]
+        placed = placed_before.get(id(ops[i]))
+        if placed:
+            new_ops += placed
+            new_names += op_names(placed)
+        start = i + 1 if id(ops[i]) in erased else i
+    return new_ops + ops[start:], new_names + names[start:]
+
+
+def _group_by_name(by_name: dict[str, list], tops: list, names: list, only=None) -> dict[str, list]:
     """Add the ops of `tops` (names: theirs, list for list) to their names'
-    lists in `by_name`, in walk order."""
+    lists in `by_name`, in walk order (`only`: those of these names)."""
     for ops, ns in zip(tops, names):
-        for i in range(len(ns)):
+        for i in range(len(ns)) if only is None else [i for i, n in enumerate(ns) if n in only]:
             lst = by_name.get(ns[i])
             if lst is None:
                 by_name[ns[i]] = [ops[i]]

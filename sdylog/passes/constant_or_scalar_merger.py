@@ -52,10 +52,10 @@ def _attr_key(op):
     return tuple(sorted(op.attributes.items()))
 
 
-def merge_in(ops, ctx=None) -> list:
+def merge_in(ops, ctx=None) -> _Merger:
     """Merge among `ops`, a function and the ops nested in it in pre-order
     (ops of one region come in program order, as in MLIR's post-order walk);
-    returns the names of the erased ops."""
+    returns the merger (what it erased)."""
     constants, broadcasts = [], []
     for op in ops:
         name = op.name
@@ -63,7 +63,9 @@ def merge_in(ops, ctx=None) -> list:
             constants.append(op)
         elif name == "stablehlo.broadcast_in_dim":
             broadcasts.append(op)
-    return _Merger(ctx).merge(constants, broadcasts)
+    merger = _Merger(ctx)
+    merger.merge(constants, broadcasts)
+    return merger
 
 
 class _Merger:
@@ -75,8 +77,9 @@ class _Merger:
         self.firsts: dict = {}   # key -> the first op's result
         self.scalar_types: dict = {}   # type -> rank 0 (each distinct type is read once)
         self.erased: set[str] = set()   # the names of the ops erased
+        self.erased_ids: set[int] = set()   # and the ops, by id
 
-    def merge(self, constants, broadcasts) -> set[str]:
+    def merge(self, constants, broadcasts) -> None:
         """`constants`, `broadcasts`: each in walk order. Constants first: a
         broadcast only reads constants (all earlier in walk order, so merged
         before it either way), never the other way round."""
@@ -91,7 +94,6 @@ class _Merger:
             if scalar:
                 result = op.result
                 self._merge(op, result, (_attr_key(op), self.regions.key(op), result.type, operand))
-        return self.erased
 
     def _merge(self, op, result, key) -> None:
         first = self.firsts.get(key)
@@ -99,6 +101,7 @@ class _Merger:
             self.firsts[key] = result
             return
         self.erased.add(op.name)
+        self.erased_ids.add(id(op))
         erasing(self.ctx, op, first)
         replace_one_result(op, result, first)
 
@@ -114,12 +117,17 @@ def run(module: ir.Module, options: dict, ctx):
         if _top_ops_hold_no_ops(module):
             # the census' lists by name, walk order kept (no scan over all ops)
             names = [n for n in sorted(_CONSTANTS) if found.has(n)]
-            constants = found.ops_of(names)
-            broadcasts = found.ops("stablehlo.broadcast_in_dim")
-            erased = _Merger(ctx).merge(constants, broadcasts)
+            merger = _Merger(ctx)
+            merger.merge(found.ops_of(names), found.ops("stablehlo.broadcast_in_dim"))
+            erased, erased_ids = merger.erased, merger.erased_ids
         else:
-            erased = set()
+            erased, erased_ids = set(), set()
             for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-                erased |= merge_in(found.within(func), ctx)
-    # (it erases the ops it told the facts of, and changes nothing else)
-    return Invalidated(frozenset(erased), shardings_only=True) if erased else PRESERVED
+                merger = merge_in(found.within(func), ctx)
+                erased |= merger.erased
+                erased_ids |= merger.erased_ids
+    if not erased:
+        return PRESERVED
+    # (it erases the ops it told the facts of, and changes nothing else; the
+    # census' ops, which it erased, leave its lists)
+    return Invalidated(frozenset(erased), shardings_only=True, relisted=found.relisted_without(erased_ids))

@@ -25,7 +25,7 @@ from sdylog.ir.symbols import (SymbolTable, callee_name, clone_func_recursively,
                                funcs_in_call_graph_post_order, lookup_func, original_func_name)
 from sdylog.ir.types import is_scalar
 from sdylog.ir.walk import nested_ops_not_entering, op_list, op_names
-from sdylog.passes.census import PRESERVED, Invalidated, census
+from sdylog.passes.census import PRESERVED, Invalidated, census, edited
 
 NAMED_COMPUTATION = "sdy.named_computation"
 # The constant expressions that hold regions (or, for a call, whose clone clones a function).
@@ -68,6 +68,12 @@ class _Splitter:
         # regions (a call's callee is cloned too, a named computation's body).
         self.touched: set[str] = set()
         self.cloned_regions = False
+        # For the census, as long as it can be told (without erased sharding
+        # groups): the new ops placed before each op of the regions split
+        # (by id), and those erased.
+        self.placed_before: dict[int, list] = {}
+        self.erased: set[int] = set()
+        self.relistable = True
 
     # --- classification ----------------------------------------------------------
     def constant_preserving(self, op, name: str, operands: list) -> bool:
@@ -108,6 +114,8 @@ class _Splitter:
             self._clone_into(operand, mapping, producers)
         ip = ir.InsertionPoint(op)
         clone = op.clone(ip=ip)
+        placed = self.placed_before.setdefault(id(op), [])
+        placed.append(as_operation(clone))   # (a clone is an op view)
         for i, operand in enumerate(operands):
             if operand in mapping:
                 clone.operands[i] = mapping[operand]
@@ -128,6 +136,7 @@ class _Splitter:
             for user in users(value):
                 if user.name == "sdy.sharding_group":
                     g = user.clone(ip=ip)
+                    placed.append(as_operation(g))
                     g.operands[0] = mapping[value]
                     self.touched.add("sdy.sharding_group")
 
@@ -164,8 +173,10 @@ class _Splitter:
                     continue
                 for u in us:
                     u.erase()
+                self.relistable = False   # (the groups erased are not the listed ops)
                 self.touched.add("sdy.sharding_group")
             self.touched.add(op.name)
+            self.erased.add(id(op))
             op.erase()
 
     def process(self, op, name: str, func_name: str, nc_name: str | None, found: _Found) -> None:
@@ -296,6 +307,7 @@ def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
     has_calls, has_named_computations = found.has("func.call"), found.has("sdy.named_computation")
     constants = found.ops("stablehlo.constant")
+    relisted = []   # (func, its ops, their names) as they are after the split, for the census
     with module.context, module.operation.location:
         # the census' ops, with the new constants in place of the old: no walk
         converted = {id(old): new for old, new in zip(constants, convert_constants(constants))}
@@ -305,10 +317,11 @@ def run(module: ir.Module, options: dict, ctx):
         for func in funcs_in_call_graph_post_order(module, has_calls):
             if not has_named_computations:   # MLIR's walk, without the function itself
                 ops, names = found.within_and_names(func)
-                ops, names = ops[1:], names[1:]
                 for i in [i for i, name in enumerate(names) if name == "stablehlo.constant"]:
                     ops[i], names[i] = converted[id(ops[i])], "sdy.constant"
-                splitter.split_region(ops, names, func)
+                splitter.split_region(ops[1:], names[1:], func)
+                if not has_calls:
+                    relisted.append((func, *edited(ops, names, splitter.placed_before, splitter.erased)))
                 continue
             # inner named computations before the ones holding them; each body
             # without the named computations nested in it
@@ -321,4 +334,8 @@ def run(module: ir.Module, options: dict, ctx):
         return None
     if constants:
         splitter.touched.update(("stablehlo.constant", "sdy.constant"))
-    return Invalidated(frozenset(splitter.touched)) if splitter.touched else PRESERVED
+    if not splitter.touched:
+        return PRESERVED
+    # (the census takes the new lists when every function's are known: a
+    # function copied for a call is a new top-level op)
+    return Invalidated(frozenset(splitter.touched), relisted=tuple(relisted) if splitter.relistable else ())

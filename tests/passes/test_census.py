@@ -286,3 +286,29 @@ def test_rules_built_for_one_module_serve_the_next_of_its_context(monkeypatch):
         kept = shared.module_facts(again, PassContext(filename="f.mlir"), strict_rules=True)
     assert plain.rules and not builds
     assert kept.rules == plain.rules and kept.relations == plain.relations
+
+
+@pytest.mark.parametrize("case", ["SPLIT", "SPLIT_FAR_USES", "SPLIT_SOLE_USES", "SPLIT_NO_OPERANDS"])
+def test_the_splitter_and_merger_relist_the_census_as_a_walk_would(checked_steps, case):
+    """The splitter's copies (before their originals, nested regions and
+    sharding groups among them) and erasures, and the merger's erasures,
+    handed to the census instead of a walk, are what a fresh walk finds."""
+    import test_import_passes
+    from sdylog.passes.driver import optimize_text, parse_flags
+    flags = "-sdy-constant-or-scalar-splitter -sdy-constant-or-scalar-merger"
+    optimize_text(getattr(test_import_passes, case), "f.mlir", parse_flags(flags.split()))
+    assert any(isinstance(r, Invalidated) and r.relisted for r in checked_steps)
+
+
+def test_edited_places_and_leaves_out_ops_by_id():
+    from sdylog.passes.census import edited
+
+    class Op:   # (edited reads the names of the ops it places)
+        def __init__(self, name):
+            self.name = name
+    a, b, c, d, new1, new2 = (Op(n) for n in ("a", "b", "c", "d", "n1", "n2"))
+    ops, names = [a, b, c, d], ["a", "b", "c", "d"]
+    assert edited(ops, names, {}, {id(b), id(d)}) == ([a, c], ["a", "c"])
+    placed = {id(b): [new1, new2], id(d): [new1]}
+    assert edited(ops, names, placed, {id(b)}) == ([a, new1, new2, c, new1, d], ["a", "n1", "n2", "c", "n1", "d"])
+    assert edited(ops, names, {}, set()) == (ops, names)
