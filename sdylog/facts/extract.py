@@ -19,7 +19,7 @@ from sdylog.ir.diagnostics import error_at
 from sdylog.ir.op_properties import is_elementwise
 from sdylog.ir.shardings import (SHARDING, SHARDING_RULE, data_flow_op_of_edge, edge_sources, is_edge_owner,
                                  shardable_value)
-from sdylog.ir.types import is_tensor, shape_of, unpropagatable_type_error
+from sdylog.ir.types import is_static_shaped, is_tensor, num_elements, shape_of, unpropagatable_type_error
 from sdylog.ir.walk import func_ops, listed, op_list, op_names, symbol_name
 from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -349,8 +349,8 @@ class _Extractor:
         return tid
 
     def add_value_rows(self) -> None:
-        """The value and value_dim rows of every value, in id order, from
-        their types (values are many, types a few)."""
+        """The value, value_dim and value_elems rows of every value, in id
+        order, from their types (values are many, types a few)."""
         rels = self.facts.relations
         ranks = [len(shape) for shape, _ in self._types]
         elements = [element for _, element in self._types]
@@ -364,6 +364,9 @@ class _Extractor:
                                  map(elements.__getitem__, type_ids)))
         dims = [tuple(enumerate(shape)) for shape, _ in self._types]
         rels["value_dim"].extend([(v, d, size) for v, t in zip(value_ids, type_ids) for d, size in dims[t]])
+        # (the types in id order: _type_ids's keys, as type_id adds them)
+        counts = [num_elements(t) if is_tensor(t) and is_static_shaped(t) else None for t in self._type_ids]
+        rels["value_elems"].extend([(v, counts[t]) for v, t in zip(value_ids, type_ids) if counts[t] is not None])
 
     def mesh_name(self, mesh: str | Mesh) -> str:
         if isinstance(mesh, str):

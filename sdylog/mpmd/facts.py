@@ -9,7 +9,7 @@ from jaxlib.mlir.dialects import stablehlo
 from sdylog.facts.extract import FactSet
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.shardings import Meshes, func_type, per_value
-from sdylog.ir.types import element_bytes, num_elements
+from sdylog.ir.types import element_bytes
 from sdylog.ir.walk import symbol_name
 from sdylog.mpmd.hints import DEVICE_ATTR, mhlo_devices, sharding_device
 from sdylog.mpmd.prepare import SCOPE
@@ -142,9 +142,7 @@ class _Reader:
             if _is_token(t):
                 self.add("token_value", vid)
             elif isinstance(t, ir.RankedTensorType):
-                if t.has_static_shape:
-                    self.add("value_elems", vid, num_elements(t))
-                else:
+                if not t.has_static_shape:   # (one of static shape has a value_elems row: sdylog/facts)
                     self.add("dynamic_value", vid)
                 elem_types.setdefault(str(t.element_type), element_bytes(t))
             elif isinstance(t, ir.ShapedType):

@@ -24,6 +24,7 @@ from jaxlib.mlir import ir
 
 from sdylog import RULES_DIR
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.types import num_elements
 from sdylog.facts.extract import add_mesh_rows, add_sharding_rows
 from sdylog.ir.walk import walk_ops
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -91,6 +92,8 @@ class ExplicitFacts:
             self.add("ranked_tensor", vid)
             for d, n in enumerate(shape):
                 self.add("value_dim", vid, d, n)
+            if t.has_static_shape:
+                self.add("value_elems", vid, num_elements(t))
         else:
             self.add("value", vid, func, 0, str(t))
         try:
