@@ -1,7 +1,11 @@
-"""The reshard rules' screens against plain versions of them: the
-non-full version examines only the dots that may get its reshard
-(rules/reshard/dot.dl dot_may_reshard); examining every dot, as the plain
-version does, writes the same on random dots."""
+"""The reshard phase's fast paths against plain versions of them:
+
+- the non-full version examines only the dots that may get its reshard
+  (rules/reshard/dot.dl dot_may_reshard); examining every dot, as the
+  plain version does, writes the same on random dots;
+- a run on the facts of the run before it, in one pipeline, goes on from
+  that run's engine (sdylog/reshard/driver.py); it writes what a fresh
+  evaluation writes."""
 from __future__ import annotations
 
 import random
@@ -12,6 +16,8 @@ import pytest
 from sdylog import RULES_DIR
 from sdylog.datalog import load_program
 from sdylog.ir import parse_module, print_module
+from sdylog.passes import PassContext
+from sdylog.passes.pipelines import Step, run_steps
 from sdylog.reshard.driver import ReshardOptions, evaluate, reshard_program, run_facts
 from sdylog.reshard.writer import write_reshards
 
@@ -88,3 +94,34 @@ def test_dot_screen_writes_what_every_dot_examined_writes(plain_program):
         assert out == _written(plain_program, text), text
         resharded += "sdy.reshard" in out
     assert resharded >= 3   # (the cases reach the reshard the screen lets through)
+
+
+def _pipeline(text: str, steps: list[Step]) -> tuple[str, list]:
+    """The module after `steps` (one scope), and the engine of each reshard run."""
+    module = parse_module(text)
+    ctx = PassContext(derive="write-back")
+    engines = []
+    with module.context:
+        for step in steps:   # (one step at a time, the scope left open between them)
+            ctx.census = ctx.census if ctx.census is not None else {}
+            run_steps(module, ctx, [step])
+            kept = ctx.census.get("reshard_decisions")
+            engines.append(kept and kept.engine)
+        return print_module(module), engines
+
+
+NON_FULL = Step("sdy-insert-explicit-reshards", {"enable-full-version": False})
+FULL = Step("sdy-insert-explicit-reshards", {"enable-full-version": True})
+
+
+def test_a_run_on_the_facts_before_writes_what_a_fresh_one_writes():
+    rng = random.Random(18)
+    went_on = 0
+    for _ in range(30):
+        text = random_dot(rng)
+        first, _ = _pipeline(text, [NON_FULL])
+        both, engines = _pipeline(text, [NON_FULL, FULL])
+        fresh, _ = _pipeline(first, [FULL])
+        assert both == fresh, text
+        went_on += first == print_module(parse_module(text)) and engines[0] is engines[1]
+    assert went_on >= 10   # (the non-full run wrote nothing: the full one went on from its engine)
