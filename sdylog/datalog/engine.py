@@ -17,17 +17,37 @@ def needed_strata(program: Program, relations: list[str] | None):
     return program.run_cache[key]
 
 
+def strata_since(program: Program, relations: list[str] | None, changed) -> list:
+    """Of the strata a run asking for `relations` needs (needed_strata),
+    those to evaluate again after the input relations `changed` did: the
+    strata reading one of them, or what such a stratum derives (kept per
+    program)."""
+    key = ("since", None if relations is None else tuple(relations), tuple(changed))
+    if key not in program.run_cache:
+        reads = program.reads
+        stale = set(changed)
+        again = []
+        for s in needed_strata(program, relations):   # (in order: a stratum after those it reads)
+            if any(stale.intersection(reads.get(r, ())) for r in s.relations):
+                stale.update(s.relations)
+                again.append(s)
+        program.run_cache[key] = again
+    return program.run_cache[key]
+
+
 def written_by(strata) -> list[str]:
     """The relations the strata derive, stratum by stratum."""
     return [r for s in strata for r in s.relations]
 
 
-def derived_relations(program: Program) -> list[str]:
-    """The relations of every stratum of the program, in order (kept per program)."""
-    got = program.run_cache.get("derived")
-    if got is None:
-        got = program.run_cache["derived"] = written_by(program.strata)
-    return got
+def written_set(program: Program, strata) -> frozenset[str]:
+    """written_by(strata) as a set, kept per program for the lists of strata
+    it keeps (needed_strata, strata_since): a run resets them."""
+    key = ("written", id(strata))
+    got = program.run_cache.get(key)
+    if got is None or got[0] is not strata:
+        got = program.run_cache[key] = (strata, frozenset(written_by(strata)))
+    return got[1]
 
 
 def _needed_strata(program: Program, relations: list[str]):

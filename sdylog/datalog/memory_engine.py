@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.engine import derived_relations, drop_plan, needed_strata
+from sdylog.datalog.engine import drop_plan, needed_strata, strata_since, written_set
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
@@ -332,20 +332,24 @@ class MemoryEngine(NamedReads):
         self._static.forget_all(relations)
 
     # ---- evaluation ----
-    def run(self, program: Program | None = None, relations: list[str] | None = None) -> None:
+    def run(self, program: Program | None = None, relations: list[str] | None = None, keep: bool = False,
+            since=None) -> None:
         """Evaluate the program (default: the engine's). With `relations`,
         only the strata they need run, and every other relation is freed as
         soon as no later stratum reads it: afterwards only those asked for
-        can be read (until the next load or run brings the others back)."""
+        can be read (until the next load or run brings the others back);
+        with `keep`, nothing is freed. `since`: the input relations replaced
+        since a run of the program that kept everything: only the strata
+        that depend on them run again (strata_since), nothing freed."""
         program = program or self.program
         if program is None:
             raise error(None, "no program to run")
         self.declare(program)
         for r in relations or ():
             program.relation(r)   # (every relation asked for must be one of its own)
-        strata = needed_strata(program, relations)
+        strata = needed_strata(program, relations) if since is None else strata_since(program, relations, since)
         self._restore(self._dropped)
-        plan = None if relations is None else drop_plan(program, relations, self._decls)
+        plan = None if relations is None or keep or since is not None else drop_plan(program, relations, self._decls)
         with gc_paused():
             try:
                 self._run_strata(program, strata, plan)
@@ -407,7 +411,7 @@ class MemoryEngine(NamedReads):
         if plan is not None:
             self._drop_sets(plan.unset_first)   # (first: none is dropped yet, none to leave out)
             self._drop(plan.freed_before, plan.kept)
-        derived = derived_relations(program) if plan is None else plan.derived   # (strata: the program's)
+        derived = plan.derived if plan is not None else written_set(program, strata)
         self._reset(derived)
         self._facts_provenance(derived)
         # (C frees what no later stratum reads as it goes: the same as _drop below, done sooner)

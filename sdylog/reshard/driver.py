@@ -4,6 +4,13 @@ The rules (rules/reshard.dl) decide every reshard and collective; this
 module chooses what the run does (the pass options become run_option
 facts), adds the facts only these rules read, and returns the engine with
 the derived relations for the writer (sdylog/reshard/writer.py).
+
+In a pipeline the engine stays in its census scope for the next run: the
+export's full insert-explicit-reshards runs on the module the propagation
+pipeline's own (non-full) run left as it was, the same facts; it then
+replaces the run_option facts only, and evaluates again only the strata
+that depend on them (about half, and most of the engine's work on a
+small model; facts and their load are not made again).
 """
 from __future__ import annotations
 
@@ -64,28 +71,49 @@ def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     """Evaluate the reshard rules on `module` (not changed here); an error
     at the first op Shardy rejects (rules/reshard/errors.dl)."""
     wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
-    decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted)
+    scope = getattr(ctx, "census", None)
+    kept = None if scope is None else scope.get("reshard_decisions")
+    decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted,
+                         keep=scope is not None, kept=kept)
+    if scope is not None:
+        scope["reshard_decisions"] = decisions
     first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     return decisions
 
 
-def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool = True) -> ReshardDecisions:
+# The facts of a run that change with the pass options only (run_facts).
+OPTION_RELATIONS = ("run_option",)
+
+
+def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool = True, keep: bool = False,
+             kept: ReshardDecisions | None = None) -> ReshardDecisions:
     """One evaluation of `program` on the facts of `module` and
     more_facts(facts) (relation -> rows); `wanted`: the relations asked
     for (None: all); `strict_rules`: an op the rule registry does not know
-    is an error."""
+    is an error; `keep`: nothing freed, so that a later run may go on from
+    this one. `kept`: the decisions of such an earlier run: when they were
+    made on the same facts, their engine goes on with the OPTION_RELATIONS
+    replaced (see the module docstring)."""
     timings: dict[str, float] = {}
     t0 = time.process_time()
     with gc_paused(promote_survivors=True), module.context:
         facts = module_facts(module, ctx, strict_rules=strict_rules)
         t1 = time.process_time()
         timings["facts"] = t1 - t0
-        engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
-                             provenance=bool(getattr(ctx, "provenance", False)))
-        engine.load_all(merged_facts(program.relations, facts.relations, more_facts(facts)))
+        more = more_facts(facts)
+        if kept and kept.facts is facts and kept.engine.program is program:
+            engine = kept.engine
+            for r in OPTION_RELATIONS:
+                engine.replace(r, more[r])
+            since = OPTION_RELATIONS
+        else:
+            engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
+                                 provenance=bool(getattr(ctx, "provenance", False)))
+            engine.load_all(merged_facts(program.relations, facts.relations, more))
+            since = None
         t2 = time.process_time()
         timings["load"] = t2 - t1
-        engine.run(relations=wanted)
+        engine.run(relations=wanted, keep=keep, since=since)
         timings["rules"] = time.process_time() - t2
     return ReshardDecisions(engine, facts, timings)
 

@@ -1,13 +1,15 @@
 """run(relations=...) on the memory engine: the relations not asked for are
 freed as soon as no later stratum reads them; what was asked for equals a
 full run's, in C and in Python; a freed relation is an error to read, and
-comes back (its loaded facts) with the next load or run."""
+comes back (its loaded facts) with the next load or run. With keep=True
+nothing is freed, and a later run(since=...) evaluates again only what
+depends on the inputs replaced in between."""
 import os
 
 import pytest
 
 from sdylog.datalog import make_engine, memory_engine, parse_program
-from sdylog.datalog.engine import drop_plan, needed_strata
+from sdylog.datalog.engine import drop_plan, needed_strata, strata_since, written_by
 from sdylog.datalog.memory_engine import MemoryEngine
 from sdylog.datalog.native_plan import _native
 from sdylog.ir.diagnostics import SdylogError
@@ -298,3 +300,23 @@ def test_a_rank_ordered_result_not_asked_for_is_stored_without_its_set(mode, mon
     if mode == "c":
         (full_set, n), (subset_set, n2) = lab_set
         assert full_set > 0 and subset_set == 0 and n == n2 > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("wanted", [None, ["tagged", "node"]])
+def test_a_run_since_replaced_inputs_equals_a_fresh_run(mode, wanted, monkeypatch):
+    program = parse_program(PROGRAM, "kept.dl")
+    again = written_by(strata_since(program, wanted, ["blocked"]))
+    assert "open_edge" in again and "tagged" in again and "node" not in again   # (node reads edge only)
+    blocked = [("c",)]
+    with engine_for(mode, monkeypatch) as fresh:
+        fresh.replace("blocked", blocked)
+        fresh.run()
+        expected = {r: fresh.read(r) for r in wanted or fresh.relations}
+    with engine_for(mode, monkeypatch) as e:
+        e.run(relations=wanted, keep=True)
+        for r in e.relations:
+            e.read(r)   # (nothing freed: reading a freed relation is an error)
+        e.replace("blocked", blocked)
+        e.run(relations=wanted, since=["blocked"])
+        assert {r: e.read(r) for r in wanted or e.relations} == expected
