@@ -633,7 +633,8 @@ class _Extractor:
         and add_op_tail write them, and its operands' ids; None, and no rows,
         when it has a user rule, an operand not met or a result met before,
         or another count of results (the plain way then reads it). On
-        transformer_L48 the plain way takes 1.2-1.3x the time of this one."""
+        transformer_L48 the plain way takes 1.4x the time of this one
+        (extract_facts ~100 ms against ~70: 9% of a warm run)."""
         f, relations = self.facts, self.facts.relations
         attrs = op.attributes   # (each read goes through the bindings: once)
         result_list = op.results
