@@ -74,7 +74,7 @@ def without_erased(facts: FactSet, erased: dict[int, dict[int, int]]) -> FactSet
     for o in dead_ops:
         ops[o] = None
     return replace(facts, relations=relations, value_ids=value_ids, ops=ops, values=values,
-                   op_names={name for _, name, *_ in relations["op"]},
+                   op_names={row[1] for row in relations["op"]},
                    sharded_ops=facts.sharded_ops - dead_ops,
                    tail_order=[o for o in facts.tail_order if o not in dead_ops])
 
