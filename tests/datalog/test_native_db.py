@@ -421,6 +421,54 @@ def test_a_plan_reading_beyond_a_row_is_refused_not_run():
     assert done.stdout.split() == ["5"]
 
 
+LISTS_EMPTIED_WHILE_READ = """
+import gc
+from sdylog.datalog.native_plan import OP_BIND, OP_EMIT, OP_SCAN, _native, plan_words
+class Emptying:
+    # (a table number, arity or step column whose __index__ empties the caller's list
+    # that holds the tuple being read)
+    def __init__(self, victim, value): self.victim, self.value = victim, value
+    def __index__(self):
+        self.victim.clear(); gc.collect()
+        return self.value
+copy = (2, 1, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_BIND, 1, 0, 1, OP_EMIT, 0, 2, 0, 1], [])
+plan = _native.Plan(plan_words([1], [(0, (), False)], [copy], [[]], []))
+db = _native.Database([(2, (False, False)), (2, (False, False))])
+db.insert(0, [(1, 2)])
+frees = []
+frees.append(([Emptying(frees, 0)], [1]))
+print(db.run([[plan]], frees))
+tables = []
+tables.append((Emptying(tables, 1), (True,)))
+print(_native.Database(tables).add_table(1, (False,)))
+strata = []
+strata.append(([(Emptying(strata, 0), 1, 2, 3, 0)], [], []))
+print(_native.Database([(1, (False,))] * 4).run(strata))
+"""
+
+
+def test_a_list_emptied_while_its_tuple_is_read_is_no_crash():
+    # (run and the constructor hold what they read from a caller's list across a
+    # conversion that may run Python code. In a child process with -X dev, whose
+    # allocator poisons freed memory: a regression crashes the interpreter)
+    done = subprocess.run([sys.executable, "-X", "dev", "-c", LISTS_EMPTIED_WHILE_READ],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["('ok', 1, [0])", "1", "('ok', 1, [0])"]
+
+
+def test_a_symbol_column_flag_that_cannot_be_a_bool_is_its_error():
+    class NoBool:
+        def __bool__(self):
+            raise RuntimeError("no bool")
+    with pytest.raises(RuntimeError, match="no bool"):
+        _native.Database([(1, (NoBool(),))])
+    db = _native.Database([])
+    with pytest.raises(RuntimeError, match="no bool"):
+        db.add_table(2, (False, NoBool()))
+    assert db.add_table(1, (True,)) == 0   # (the refused table was not made)
+
+
 def test_a_symbol_id_out_of_range_is_an_error_when_read():
     # (a malformed plan can EMIT any int into a symbol column: reading it raises)
     db = _native.Database([(1, (False,)), (1, (True,))], ["a"])

@@ -454,6 +454,9 @@ static int new_table(Database *db, int arity, PyObject *sym) {
         PyErr_SetString(PyExc_ValueError, "a table is (arity, a tuple of arity bools: symbol columns)");
         return -1;
     }
+    char sym_col[MAXKEY * 2];   /* (read before any allocation: a __bool__ that raises leaves no table) */
+    for (int i = 0; i < arity; i++)
+        if ((sym_col[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i))) < 0) return -1;
     if (db->ntab == db->cap) {
         int cap = db->cap ? db->cap * 2 : 64;
         DbTable **n = realloc(db->tab, sizeof(DbTable *) * (size_t)cap);
@@ -463,7 +466,7 @@ static int new_table(Database *db, int arity, PyObject *sym) {
     }
     DbTable *d = db->ntab < db->nmade ? &db->made[db->ntab] : calloc(1, sizeof(DbTable));
     if (!d) { PyErr_NoMemory(); return -1; }
-    for (int i = 0; i < arity; i++) d->sym[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(sym, i));
+    memcpy(d->sym, sym_col, (size_t)arity);
     d->t.arity = arity;
     db->tab[db->ntab] = d;
     return db->ntab++;
@@ -477,9 +480,13 @@ static int new_table_of(Database *db, PyObject *shape) {
         PyErr_SetString(PyExc_TypeError, "a table is (arity, a tuple of arity bools: symbol columns)");
         return -1;
     }
+    /* (held: the shape is borrowed from the caller's list, which an __index__ may empty) */
+    Py_INCREF(shape);
     long arity = PyLong_AsLong(PyTuple_GET_ITEM(shape, 0));
-    if (arity == -1 && PyErr_Occurred()) return -1;
-    return new_table(db, arity < 0 || arity > MAXKEY * 2 ? -1 : (int)arity, PyTuple_GET_ITEM(shape, 1));
+    int tno = arity == -1 && PyErr_Occurred()
+        ? -1 : new_table(db, arity < 0 || arity > MAXKEY * 2 ? -1 : (int)arity, PyTuple_GET_ITEM(shape, 1));
+    Py_DECREF(shape);
+    return tno;
 }
 
 static PyObject *db_add_table(Database *db, PyObject *args) {
@@ -1248,8 +1255,12 @@ static int run_stepped(Database *db, PyObject *stratum, i64 *steps) {
     if (!rel || !seeds || !done || !last) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < n; ri++, parsed++) {
         StepRel *r = &rel[ri];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(rels_l, ri), "iiiii", &r->table, &r->seed, &r->prev, &r->now, &r->col))
-            goto out;
+        if (ri >= PyList_GET_SIZE(rels_l)) { PyErr_SetString(PyExc_RuntimeError, "a stepped relation list changed"); goto out; }
+        PyObject *item = PyList_GET_ITEM(rels_l, ri);
+        Py_INCREF(item);   /* (as run_stratum holds its stratum) */
+        int ok = PyArg_ParseTuple(item, "iiiii", &r->table, &r->seed, &r->prev, &r->now, &r->col);
+        Py_DECREF(item);
+        if (!ok) goto out;
         int tables[4] = {r->table, r->seed, r->prev, r->now};
         for (int k = 0; k < 4; k++) {
             if (tables[k] < 0 || tables[k] >= db->ntab || db->tab[tables[k]]->t.arity != db->tab[r->table]->t.arity) {
@@ -1330,9 +1341,15 @@ out:
 
 /* one stratum of run's list: 0 done, 1 aborted, 2 stale, -1 a Python error */
 static int run_stratum(Database *db, PyObject *stratum, i64 *iterations) {
-    if (PyTuple_Check(stratum)) return run_stepped(db, stratum, iterations);
-    if (!PyList_Check(stratum)) { PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans or a tuple"); return -1; }
-    return run_first_fitting(db, stratum, iterations);
+    if (!PyTuple_Check(stratum) && !PyList_Check(stratum)) {
+        PyErr_SetString(PyExc_TypeError, "a stratum is a list of plans or a tuple");
+        return -1;
+    }
+    /* (held: borrowed from the caller's list, which a step column's __index__ may empty) */
+    Py_INCREF(stratum);
+    int rc = PyTuple_Check(stratum) ? run_stepped(db, stratum, iterations) : run_first_fitting(db, stratum, iterations);
+    Py_DECREF(stratum);
+    return rc;
 }
 
 static PyObject *db_run(Database *db, PyObject *args) {
@@ -1355,10 +1372,13 @@ static PyObject *db_run(Database *db, PyObject *args) {
                 PyErr_SetString(PyExc_TypeError, "frees[k]: (tables to empty, tables whose hash sets to drop)");
                 goto error;
             }
-            PyObject *emptied = PyTuple_GET_ITEM(free_k, 0), *unset = PyTuple_GET_ITEM(free_k, 1);
-            PyObject *ok = each_table(db, emptied, clear_table);
+            /* (held: borrowed from the caller's list, which a table number's __index__ may empty) */
+            Py_INCREF(free_k);
+            PyObject *ok = each_table(db, PyTuple_GET_ITEM(free_k, 0), clear_table);
             Py_XDECREF(ok);
-            if (!ok || !(ok = each_table(db, unset, drop_set))) goto error;
+            if (ok) ok = each_table(db, PyTuple_GET_ITEM(free_k, 1), drop_set);
+            Py_DECREF(free_k);
+            if (!ok) goto error;
             Py_DECREF(ok);
         }
         PyObject *it = PyLong_FromLongLong(iterations);
