@@ -86,6 +86,11 @@ def merged_facts(relations, *sources: dict) -> dict:
     return merged
 
 
+def _looked_up(relations):
+    """`relations` as a set to look names up in (itself when it is one)."""
+    return relations if isinstance(relations, (set, frozenset)) else set(relations)
+
+
 class MemoryEngine(NamedReads):
     name = "memory"
 
@@ -250,7 +255,7 @@ class MemoryEngine(NamedReads):
         self._empty(relations)
         # (the relations loaded are a few dozen, those reset often hundreds: the
         # loaded ones are looked up in the others, not the other way round)
-        relations = relations if isinstance(relations, (set, frozenset)) else set(relations)
+        relations = _looked_up(relations)
         for r in [r for r in self._loaded if r in relations]:
             if self._in_c(r):
                 self._insert_c(r, self._loaded[r])
@@ -300,7 +305,7 @@ class MemoryEngine(NamedReads):
     def _forget_c(self, relations) -> None:
         """C tables changed: their sets (if made) and what was built on them go."""
         # (sets made from tables: a few, against the hundreds of relations a run changes)
-        relations = relations if isinstance(relations, (set, frozenset)) else set(relations)
+        relations = _looked_up(relations)
         for r in [r for r in self._data if r in relations and r not in self._in_python]:
             del self._data[r]
         self._cindexes.forget_all(relations)
