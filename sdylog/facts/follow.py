@@ -28,16 +28,25 @@ _OP, _VALUES, _RULE = "Op", ("Value", "Tensor"), "Rule"
 # Op columns after the first that need no look: an op's parent (`op_in` row),
 # whose erasure erases the op too (without_erased adds the nested ops).
 _NESTING = {("op_in", 1)}
+# Relations whose first column is a value another op uses, not the value's
+# own row: a `sharding_group` row is the sdy.sharding_group op using the
+# value. Renamed when the value is replaced (the group op then uses the
+# replacement: the constant merger erases copies the splitter made, each
+# with its group); gone when the value goes unreplaced (the group op was
+# nested in an erased op).
+_USES = {"sharding_group"}
 
 
 @lru_cache(maxsize=None)
 def _columns(relation: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """The type of the relation's owner column, the first ("" if it names no
-    op, value or rule), its other value columns, and its other op columns
-    (a row naming an erased op there goes too: e.g. `edge_manual`'s manual
-    computation, which a result's edge is not nested in), but _NESTING's."""
+    op, value or rule, or the relation is one of _USES), its other value
+    columns, and its other op columns (a row naming an erased op there goes
+    too: e.g. `edge_manual`'s manual computation, which a result's edge is
+    not nested in), but _NESTING's."""
     types = [c.type_name for c in schema().relations[relation].columns]
-    owner = types[0] if types and (types[0] in (_OP, _RULE) or types[0] in _VALUES) else ""
+    owned = relation not in _USES and types and (types[0] in (_OP, _RULE) or types[0] in _VALUES)
+    owner = types[0] if owned else ""
     values = tuple(i for i, t in enumerate(types) if t in _VALUES and (i > 0 or not owner))
     ops = tuple(i for i, t in enumerate(types) if t == _OP and (i > 0 or not owner))
     return owner, values, tuple(i for i in ops if (relation, i) not in _NESTING)
@@ -92,4 +101,6 @@ def _without(rows: list, relation: str, dead: dict, renamed: dict) -> list:
     for c in others:
         if not renamed.keys().isdisjoint(map(itemgetter(c), rows)):
             rows = [row if row[c] not in renamed else row[:c] + (renamed[row[c]],) + row[c + 1:] for row in rows]
+    if relation in _USES and rows and dead["Value"]:
+        rows = [row for row in rows if row[0] not in dead["Value"]]
     return rows

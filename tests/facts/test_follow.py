@@ -62,7 +62,8 @@ def test_facts_follow_the_constant_merger(monkeypatch):
 def test_erasing_an_op_with_regions_drops_what_it_holds():
     # a reduce (its body's ops and block arguments with it) erased, its
     # result's uses taken by another value: the rows left are those of
-    # the module after the same edit
+    # the module after the same edit (the group of a value inside goes; the
+    # group of its result follows the value replacing it)
     from sdylog.facts.follow import without_erased
     from sdylog.ir import parse_module
     text = """
@@ -71,8 +72,10 @@ func.func @main(%arg0: tensor<8x4xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
   %0 = stablehlo.reduce(%arg0 init: %c) across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
     reducer(%a: tensor<f32>, %b: tensor<f32>) {
       %s = stablehlo.add %a, %b : tensor<f32>
+      sdy.sharding_group %s group_id=3 : tensor<f32>
       stablehlo.return %s : tensor<f32>
     }
+  sdy.sharding_group %0 group_id=4 : tensor<8xf32>
   %1 = stablehlo.negate %0 : tensor<8xf32>
   return %1 : tensor<8xf32>
 }
@@ -88,13 +91,14 @@ func.func @main(%arg0: tensor<8x4xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
         op.result.replace_all_uses_with(facts.values[arg1])
         op.erase()
         fresh = extract_facts(module)
-    assert len(followed.rows("op")) == len(facts.rows("op")) - 3   # (the reduce, its add and its return)
+    assert len(followed.rows("op")) == len(facts.rows("op")) - 4   # (the reduce, its add, group and return)
+    assert followed.rows("sharding_group") == [(arg1, 4)]
     assert compacted(followed) == compacted(fresh)
     # the erased ops and values (the reduce's result, its block arguments,
     # the add's result) have no handles left: a reader that misses the gap
     # fails at once, not on freed IR
     gone = [o for o, op in enumerate(followed.ops) if op is None]
-    assert len(gone) == 3 and reduce in gone
+    assert len(gone) == 4 and reduce in gone
     assert sum(v is None for v in followed.values) == 4
     assert followed.live_value_ids() == sorted(v for v, *_ in followed.rows("value"))
     assert facts.ops[reduce] is not None   # (the facts followed are left as they were)

@@ -300,6 +300,31 @@ def test_the_splitter_and_merger_relist_the_census_as_a_walk_would(checked_steps
     assert any(isinstance(r, Invalidated) and r.relisted for r in checked_steps)
 
 
+# A constant and a value computed from it in sharding groups, each used
+# twice: the splitter copies each use's sub-computation with its groups, the
+# merger erases the constant's copies (their groups then hold the first).
+GROUPED_CONSTANT = '''sdy.mesh @m = <["p"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"p"}]>}) -> tensor<8xf32> {
+  %c = stablehlo.constant dense<3.0> : tensor<8xf32>
+  sdy.sharding_group %c group_id=7 : tensor<8xf32>
+  %n = stablehlo.negate %c : tensor<8xf32>
+  sdy.sharding_group %n group_id=9 : tensor<8xf32>
+  %e = stablehlo.exponential %a : tensor<8xf32>
+  %u = stablehlo.multiply %e, %n : tensor<8xf32>
+  %v = stablehlo.add %u, %n : tensor<8xf32>
+  %w = stablehlo.add %v, %c : tensor<8xf32>
+  %x = stablehlo.add %w, %c : tensor<8xf32>
+  return %x : tensor<8xf32>
+}'''
+
+
+@pytest.mark.parametrize("flags", ["-sdy-propagation-pipeline", PIPELINES[0]])
+def test_kept_facts_follow_sharding_groups_of_merged_copies(checked_steps, flags):
+    from sdylog.passes.driver import optimize_text, parse_flags
+    optimize_text(GROUPED_CONSTANT, "f.mlir", parse_flags(flags.split()))
+    assert any(isinstance(r, Invalidated) and "sdy.sharding_group" in r.touched for r in checked_steps)
+
+
 def test_edited_places_and_leaves_out_ops_by_id():
     from sdylog.passes.census import edited
 
