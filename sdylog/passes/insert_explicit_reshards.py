@@ -6,7 +6,7 @@ sdylog/reshard/writer.py writes. `enable-full-version` is Shardy's option
 from __future__ import annotations
 
 from sdylog.passes.census import PRESERVED
-from sdylog.reshard.driver import ReshardOptions, decide
+from sdylog.reshard.driver import KEPT, ReshardOptions, decide
 from sdylog.reshard.writer import write_reshards
 
 
@@ -17,4 +17,6 @@ def run(module, options: dict, ctx):
     if ctx is not None and hasattr(ctx, "report"):
         ctx.report.setdefault("reshards", []).append({**decisions.timings, "reshards": counts.reshards,
                                                        "all_reduces": counts.all_reduces})
+    if counts.wrote and getattr(ctx, "census", None) is not None:
+        ctx.census.pop(KEPT, None)   # (made on facts the module no longer has: never reused)
     return None if counts.wrote else PRESERVED

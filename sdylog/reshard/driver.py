@@ -9,8 +9,8 @@ In a pipeline the engine stays in its census scope for the next run: the
 export's full insert-explicit-reshards runs on the module the propagation
 pipeline's own (non-full) run left as it was, the same facts; it then
 replaces the run_option facts only, and evaluates again only the strata
-that depend on them (about half, and most of the engine's work on a
-small model; facts and their load are not made again).
+that depend on them (about two thirds, and most of the engine's work
+on a small model; facts and their load are not made again).
 """
 from __future__ import annotations
 
@@ -67,16 +67,20 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
     }
 
 
+# The census scope's key of the decisions kept for the next run.
+KEPT = "reshard_decisions"
+
+
 def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     """Evaluate the reshard rules on `module` (not changed here); an error
     at the first op Shardy rejects (rules/reshard/errors.dl)."""
     wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     scope = getattr(ctx, "census", None)
-    kept = None if scope is None else scope.get("reshard_decisions")
+    kept = None if scope is None else scope.get(KEPT)
     decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted,
                          keep=scope is not None, kept=kept)
     if scope is not None:
-        scope["reshard_decisions"] = decisions
+        scope[KEPT] = decisions
     first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     return decisions
 
