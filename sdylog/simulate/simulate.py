@@ -26,10 +26,11 @@ from sdylog.ir.walk import symbol_name
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.shards import shard_slices
+from sdylog.partition.shards import shard_index, shard_slices
 from sdylog.simulate.dtypes import is_bool, is_complex, is_float, is_integer, is_unsigned, tensor_dtype
 from sdylog.simulate.mesh import CollectiveStats, DeviceRun, run_on_devices
 from sdylog.simulate.program import DeviceRuntime, Program
+from sdylog.simulate.trace import combined
 
 
 @dataclass
@@ -214,10 +215,24 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                 return x
             return x[shard_slices(x.shape, s, irs.resolve_mesh(s, meshes), d)]
 
+        def argument(x, s: TensorSharding | None, d: int):
+            """Device d's part of argument x: its shard, which over unreduced
+            axes is a partial sum (the whole on the first device of each
+            group along them, zeros on the others)."""
+            part = shard(x, s, d)
+            if s is not None and s.unreduced and shard_index(d, irs.resolve_mesh(s, meshes), s.unreduced):
+                return np.zeros_like(part)
+            return part
+
         progress.step(f"running it on {n} devices")
-        runs = [[DeviceRun(entry, [shard(x, s, d) for x, s in zip(inputs, arg_sh)]) for d in range(n)]]
+        runs = [[DeviceRun(entry, [argument(x, s, d) for x, s in zip(inputs, arg_sh)]) for d in range(n)]]
         program = Program(local_module, filename)
         per_device = run_on_devices(program, runs, stats=report.stats)[0]
+        for i, s in enumerate(res_sh):   # results unreduced on axes: their partial sums added up
+            if s is not None and s.unreduced:
+                for d, total in enumerate(combined([r[i] for r in per_device], s.unreduced,
+                                                   irs.resolve_mesh(s, meshes))):
+                    per_device[d][i] = total
 
     for i, want in enumerate(reference):
         want = np.asarray(want)

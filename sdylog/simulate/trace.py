@@ -207,7 +207,7 @@ def _valid(got: np.ndarray, block: np.ndarray) -> np.ndarray | None:
 _REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
 
-def _combined(values: list, axes, mesh: Mesh, kind: str = "sum") -> list:
+def combined(values: list, axes, mesh: Mesh, kind: str = "sum") -> list:
     """Each device's value reduced with those of its group over `axes`."""
     out = list(values)
     for group in device_groups(list(axes), mesh):
@@ -237,7 +237,7 @@ def _compare_result(want, values, sharding, meshes, close):
     want = np.asarray(want)
     mesh = _mesh(sharding, meshes, len(values))
     if sharding is not None and sharding.unreduced and mesh is not None:
-        values = _combined(values, sharding.unreduced, mesh)
+        values = combined(values, sharding.unreduced, mesh)
     bad, err = _matches(values, want, sharding, mesh, close)
     if not bad:
         return None
@@ -253,7 +253,7 @@ def _reason(want, values, sharding, mesh, close) -> str | None:
     for k in range(1, len(free) + 1):
         for axes in itertools.combinations(free, k):
             refs = [AxisRef(a) for a in axes]
-            if not _matches(_combined(values, refs, mesh), want, sharding, mesh, close)[0]:
+            if not _matches(combined(values, refs, mesh), want, sharding, mesh, close)[0]:
                 names = ", ".join(f'"{a}"' for a in axes)
                 return f"each device holds a partial sum over {{{names}}} that is never reduced (an all_reduce is missing)"
     holders = {}

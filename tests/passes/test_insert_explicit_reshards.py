@@ -123,3 +123,17 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 """
     with pytest.raises(SdylogError, match=r"-:4:8: error: op 'mydialect.frobnicate' is unknown"):
         ours(text, "sdy-insert-explicit-reshards", options=FULL)
+
+
+def test_an_all_reduce_of_an_unreduced_operand_gets_no_second_one():
+    """An `sdy.all_reduce` may take an operand unreduced on its own axes:
+    the pass puts no all-reduce before it (Shardy's does, and so sums twice
+    when the pass runs again on its output, as `--partition` does)."""
+    text = MESH + """
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"x"}>}) -> tensor<8xf32> {
+  %0 = sdy.all_reduce {"x"} %arg0 out_sharding=<@mesh, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+    out = ours(text, "sdy-insert-explicit-reshards", options=FULL)
+    assert out.count("sdy.all_reduce") == 1, out

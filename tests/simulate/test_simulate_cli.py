@@ -209,3 +209,19 @@ def test_simulate_dot_on_meshes_of_other_device_order(tmp_path):
     assert r.exit_code == 0, r.output
     report, _ = json.JSONDecoder().raw_decode(r.output[r.output.index("{"):])
     assert report["match"] and report["partitioned"] and report["collectives"]
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+def test_simulate_reduces_an_unreduced_argument_once(tmp_path):
+    """An argument unreduced on "x" holds partial sums (the simulator hands
+    each device its part): `--partition` reduces it with one all-reduce,
+    not one per insert-explicit-reshards run (issue 18)."""
+    text = """sdy.mesh @mesh = <["x"=4]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>},
+                %b: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.add %a, %b : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}"""
+    r = invoke(["simulate"], tmp_path, text)
+    assert r.exit_code == 0, r.output
+    assert "collectives: 1," in r.output and "PASS" in r.output
