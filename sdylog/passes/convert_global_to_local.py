@@ -23,7 +23,9 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.model.mesh import Mesh, meshes_of_module
+from sdylog.model.rule import FactorKind, OpShardingRule
 from sdylog.model.sharding import TensorSharding
+from sdylog.oprules import RuleCache
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr,
                                     replica_groups_attr, shape_of, tensor, zeros)
@@ -53,6 +55,29 @@ def run(module: ir.Module, options: dict, ctx) -> str:
         GlobalToLocal(module, options, ctx.filename).convert(census(module, ctx).all_ops())
     _verify(module, ctx.filename)
     return VERIFIED
+
+
+def dim_needing_a_reshard(rule: OpShardingRule, shardings: list, meshes: list) -> tuple[bool, int, int] | None:
+    """Where a factor of `rule` is sharded in a way no per-device program of
+    the op as it is computes, given its tensors' shardings and meshes
+    (operands, then results; None for none): sharded on some tensor, but not
+    alike on every tensor that has it (the same mesh, the same dimension
+    axes, a dimension of its own), or not a pass-through factor (its
+    all-reduce or replication would be needed). The first sharded dimension
+    of such a factor, as (is_result, tensor index, dimension); None if none."""
+    ways: dict[int, set] = {}
+    first_sharded: dict[int, tuple[bool, int, int]] = {}
+    for (is_result, i, mapping), s, mesh in zip(rule.tensors(), shardings, meshes):
+        for d, factors in enumerate(mapping):
+            axes = s.dims[d].axes if s is not None and d < len(s.dims) else ()
+            for f in factors:
+                ways.setdefault(f, set()).add((mesh, axes, len(factors)) if axes else None)
+                if axes:
+                    first_sharded.setdefault(f, (is_result, i, d))
+    for f, where in first_sharded.items():
+        if len(ways[f]) > 1 or rule.kind(f) is not FactorKind.PASS_THROUGH or next(iter(ways[f]))[2] > 1:
+            return where
+    return None
 
 
 def _verify(module: ir.Module, filename: str) -> None:
@@ -102,28 +127,55 @@ class GlobalToLocal:
                 self.convert_func(op.operation)
 
     def check_one_mesh_per_op(self, ops: list) -> None:
-        """Refuse a StableHLO op with sharded tensors on meshes of different
-        axes. insert-explicit-reshards leaves such an op as it is (Shardy's
-        getCommonMeshName finds no common mesh), so nothing brings its
-        operands and results to one tiling and it has no per-device program:
-        Shardy's own convert-global-to-local fails a check there or makes a
-        program that does not verify, or one that computes something else.
-        Replicated tensors on another mesh do no harm (every device holds
-        them whole). With one mesh, device orders aside, no op can straddle
-        two, and nothing is read."""
-        if len({m.axes for m in self.meshes.values() if m.axes}) < 2:
+        """Refuse an op that insert-explicit-reshards leaves as it is though
+        its per-device program would compute something else. The pass brings
+        an op with a sharding rule to one tiling on the op's mesh, but finds
+        none when its tensors are on meshes of different axes (Shardy's
+        getCommonMeshName) and leaves it: it is then right only if it needed
+        no reshard (`dim_needing_a_reshard`). Ops without a rule (while, case,
+        optimization_barrier: each value on its own) are not such ops; nor
+        are ops whose meshes have the same axes (inline meshes too)."""
+        if len({m.axes for m in self.meshes_in_use(ops) if m.axes}) < 2:
             return
+        rules = RuleCache(filename=self.filename)
         for op in ops:
             if not op.name.startswith("stablehlo."):
                 continue
-            shardings = [s for s in map(self.sharding, [*op.operands, *op.results]) if s is not None]
-            meshes = {s.mesh: self.mesh(s, op) for s in shardings}
-            if (len({m.axes for m in meshes.values() if m.axes}) > 1
-                    and any(not irs.is_replicated(s) for s in shardings)):
-                names = ", ".join(f"@{name}" if isinstance(name, str) else str(name) for name in meshes)
+            shardings = [self.sharding(v) for v in (*op.operands, *op.results)]
+            meshes = [None if s is None else self.mesh(s, op) for s in shardings]
+            if len({m.axes for m in meshes if m is not None and m.axes}) < 2:
+                continue
+            rule = rules.rule(op)
+            if rule is None or rule.is_custom:
+                continue
+            where = dim_needing_a_reshard(rule, shardings, meshes)
+            if where is not None:
+                is_result, i, d = where
+                tensor = f"{'result' if is_result else 'operand'} {i}"
+                names = ", ".join(dict.fromkeys(f"@{s.mesh}" if isinstance(s.mesh, str) else str(s.mesh)
+                                                for s in shardings if s is not None))
                 raise self.error(op, f"'{op.name}' op has sharded tensors on meshes with different axes "
                                      f"({names}): insert-explicit-reshards leaves such an op as it is, so it "
-                                     "has no per-device program (reshard its operands onto one mesh first)")
+                                     f"has no per-device program (dimension {d} of {tensor} needs a reshard; "
+                                     "reshard its operands onto one mesh first)")
+
+    def meshes_in_use(self, ops: list) -> set[Mesh]:
+        """The meshes the module's shardings are on, named or inline: those of
+        the ops' results and of the arguments of functions and computations
+        (every other block argument takes its sharding from an op)."""
+        attrs = set()   # (a few distinct attributes over many ops)
+        for op in ops:
+            name, op_attrs = op.name, op.attributes
+            attrs.add(irs.result_sharding_attr(name, op_attrs))
+            if name == "func.func" and "arg_attrs" in op_attrs:
+                for arg in ir.ArrayAttr(op_attrs["arg_attrs"]):
+                    arg = ir.DictAttr(arg)
+                    if "sdy.sharding" in arg:
+                        attrs.add((arg["sdy.sharding"], True))
+            elif name in ("sdy.named_computation", "sdy.manual_computation") and "in_shardings" in op_attrs:
+                attrs.add((op_attrs["in_shardings"], False))
+        return {self.mesh(s, self.module.operation)
+                for attr, one in attrs for s in self.reader.result_shardings(attr, one)}
 
     def error(self, op, message: str) -> SdylogError:
         return error_at(op, message, self.filename)

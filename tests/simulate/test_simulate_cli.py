@@ -225,3 +225,75 @@ func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {
     r = invoke(["simulate"], tmp_path, text)
     assert r.exit_code == 0, r.output
     assert "collectives: 1," in r.output and "PASS" in r.output
+
+
+_TWO_MESHES = """sdy.mesh @mesh_a = <["x"=4]>
+sdy.mesh @mesh_b = <["x"=2, "y"=2]>
+"""
+_TWO_ARGS = """func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{"x"}, {}]>},
+                %b: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_b, [{"x", "y"}, {}]>}) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+"""
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+@pytest.mark.parametrize("body", [
+    """  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:3 = stablehlo.while(%i = %c, %x = %a, %y = %b) : tensor<i32>, tensor<8x16xf32>, tensor<8x16xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %x2 = stablehlo.add %x, %x : tensor<8x16xf32>
+      %y2 = stablehlo.multiply %y, %y : tensor<8x16xf32>
+      stablehlo.return %j, %x2, %y2 : tensor<i32>, tensor<8x16xf32>, tensor<8x16xf32>
+    }
+  return %0#1, %0#2 : tensor<8x16xf32>, tensor<8x16xf32>
+}""",
+    """  %0:2 = "stablehlo.optimization_barrier"(%a, %b) : (tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>)
+  return %0#0, %0#1 : tensor<8x16xf32>, tensor<8x16xf32>
+}"""], ids=["while", "optimization_barrier"])
+def test_simulate_data_flow_ops_carry_values_on_two_meshes(tmp_path, body):
+    """while and optimization_barrier treat each value on its own (no
+    sharding rule, no common mesh): values on two meshes partition."""
+    r = invoke(["simulate"], tmp_path, _TWO_MESHES + _TWO_ARGS + body)
+    assert r.exit_code == 0, r.output
+    assert "PASS" in r.output
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+def test_simulate_dot_with_a_replicated_operand_on_another_mesh(tmp_path):
+    """The dot is left as it is (its tensors are on meshes of different
+    axes) but needs no reshard: no factor is sharded on both meshes."""
+    text = _TWO_MESHES + """func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{"x"}, {}]>},
+                %b: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh_b, [{}, {}]>})
+    -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{"x"}, {}]>}) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh_a, [{"x"}, {}]>]>} : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}"""
+    r = invoke(["simulate"], tmp_path, text)
+    assert r.exit_code == 0, r.output
+    assert "PASS" in r.output
+
+
+@pytest.mark.skipif("sdy-insert-explicit-reshards" not in PASSES, reason="needs -sdy-insert-explicit-reshards")
+@pytest.mark.parametrize("mesh_b, sharding", [
+    ("", '#sdy.sharding<mesh<["x"=2, "y"=2]>, [{"x", "y"}, {}]>'),    # (was let through: no all-reduce)
+    ('sdy.mesh @mesh_b = <["x"=2, "y"=2]>', '#sdy.sharding<@mesh_b, [{"x", "y"}, {}]>'),
+], ids=["inline", "named"])
+def test_global_to_local_refuses_a_contraction_split_on_two_meshes(tmp_path, mesh_b, sharding):
+    """The contracting dim is split on both sides, on meshes of different
+    axes, named or inline: no per-device program (a located error), not one
+    without the all-reduce."""
+    text = """sdy.mesh @mesh_a = <["x"=4]>
+MESH_B
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{}, {"x"}]>},
+                %b: tensor<16x4xf32> {sdy.sharding = SHARDING}) -> tensor<8x4xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}""".replace("MESH_B", mesh_b).replace("SHARDING", sharding)
+    r = invoke(["opt", "-sdy-insert-explicit-reshards", "-sdy-convert-global-to-local"], tmp_path, text)
+    assert r.exit_code == 1, r.output
+    assert "t.mlir:5:8: error: 'stablehlo.dot_general' op has sharded tensors on meshes with different axes" in r.output
