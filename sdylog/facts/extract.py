@@ -38,12 +38,6 @@ SHARDING_RELATIONS = frozenset({
     "value_sharding", "func_result_sharding", "manual_in_sharding", "manual_out_sharding"})
 
 
-@lru_cache(maxsize=None)
-def _is_result(operands: int, results: int) -> tuple[int, ...]:
-    """rule_tensor's last column for an op's operands then results."""
-    return (0,) * operands + (1,) * results
-
-
 _UNKNOWN = object()   # a rule key not seen yet (None is a known "no rule")
 # The most devices a mesh may have: XLA counts partitions in 32 bits (mhlo.num_partitions
 # is an i32), and the units of an axis come from its prime factors (found by trial division).
@@ -676,7 +670,7 @@ class _Extractor:
             type_of = self._value_type_ids.__getitem__
             rule_id = self.keyed_rule_id(op, key_of(kind.rule, name, map(type_of, operands), (type_of(vid),), attrs))
             if rule_id is not None:
-                self.add_rule_rows(op_id, rule_id, operands, [vid])
+                relations["op_rule"].append((op_id, rule_id))
         return operands
 
     def kind_of(self, op, name: str) -> OpKind:
@@ -839,10 +833,10 @@ class _Extractor:
                 f.add("edge_source", op_id, 0, self.returns[callee][2][index])
 
     def add_rule(self, read: _OpRead, attrs) -> None:
-        """The op's op_rule and rule_tensor rows. Ops with equal `rule_key`s
-        (8.4k ops of a transformer have ~100) share the first one's rule id;
-        ops whose rule depends on their neighbourhood (no key) are looked up
-        one by one."""
+        """The op's op_rule row (the rules derive its rule_tensor rows). Ops
+        with equal `rule_key`s (8.4k ops of a transformer have ~100) share the
+        first one's rule id; ops whose rule depends on their neighbourhood (no
+        key) are looked up one by one."""
         key_kind, operands, results = read.kind.rule, read.operands, read.results
         key = None   # (no key: a user rule, or a rule that looks around the op)
         if SHARDING_RULE in attrs:
@@ -855,7 +849,7 @@ class _Extractor:
             key = key_of(key_kind, read.name, map(type_of, operands), map(type_of, results), attrs)
         rule_id = self.keyed_rule_id(read.op, key)
         if rule_id is not None:
-            self.add_rule_rows(read.op_id, rule_id, operands, results)
+            self.facts.relations["op_rule"].append((read.op_id, rule_id))
 
     def keyed_rule_id(self, op, key: tuple | None) -> int | None:
         """rule_id of the op, shared by the ops of an equal `key` (None: no key)."""
@@ -865,13 +859,6 @@ class _Extractor:
             if key is not None:
                 self._rule_by_key[key] = rule_id
         return rule_id
-
-    def add_rule_rows(self, op_id: int, rule_id: int, operands: list[int], results: list[int]) -> None:
-        relations = self.facts.relations
-        relations["op_rule"].append((op_id, rule_id))
-        tensors = operands + results
-        relations["rule_tensor"].extend(zip(repeat(op_id), range(len(tensors)), tensors,
-                                            _is_result(len(operands), len(results))))
 
     def rule_id(self, op) -> int | None:
         """The id of the op's sharding rule, built; equal rules share one id and one set of facts."""

@@ -199,17 +199,11 @@ def run_rules(name: str, facts: ExplicitFacts, extra: dict | None = None, engine
 
 def add_sharding_rules(facts: ExplicitFacts, wanted) -> None:
     """The op sharding rules (rules/schema.dl's op_rule, rule_factor,
-    rule_dim_factor, rule_tensor, custom_rule) of the ops `wanted(op)` picks;
-    ops with equal rules share a rule id."""
+    rule_dim_factor, custom_rule; the rules derive rule_tensor) of the ops
+    `wanted(op)` picks; ops with equal rules share a rule id."""
     from sdylog.oprules import RuleCache
     rules = RuleCache()   # (equal ops, equal rules: built once)
     rule_ids: dict = {}
-    operands = defaultdict(list)
-    results = defaultdict(list)
-    for o, i, v in facts.rows("op_operand"):
-        operands[o].append((i, v))
-    for o, i, v in facts.rows("op_result"):
-        results[o].append((i, v))
     for op_id, op in enumerate(facts.ops):
         if not wanted(op):
             continue
@@ -228,9 +222,6 @@ def add_sharding_rules(facts: ExplicitFacts, wanted) -> None:
             if rule.is_custom:
                 facts.add("custom_rule", rid)
         facts.add("op_rule", op_id, rid)
-        tensors = [(v, 0) for _, v in sorted(operands[op_id])] + [(v, 1) for _, v in sorted(results[op_id])]
-        for t, (v, is_result) in enumerate(tensors):
-            facts.add("rule_tensor", op_id, t, v, is_result)
 
 
 def add_slice_and_pad_attributes(facts: ExplicitFacts) -> None:
