@@ -449,12 +449,8 @@ class _Extractor:
         for name, mesh in meshes_of_module(self.module).items():
             self.add_mesh(name, mesh)
             f.mesh_symbols.append(name)
-        args = defaultdict(list)
-        for func, _, vid in f.rows("func_arg"):   # (in index order)
-            args[func].append(vid)
-        results = defaultdict(list)
-        for o, _, vid in f.rows("op_result"):
-            results[o].append(vid)
+        args = _by_index(f.rows("func_arg"))     # func -> its argument values, in index order
+        results = _by_index(f.rows("op_result"))  # op -> its result values, in index order
         func_ops = {row[2]: row[0] for row in f.rows("op") if row[1] == "func.func"}
         read = None   # the function whose ops are being read
         op_rows = {row[0]: row for row in f.rows("op")}
@@ -915,6 +911,15 @@ def read_shardings(module: ir.Module, facts: FactSet, filename: str = "-") -> Fa
     changed shardings and meshes in place since (a new FactSet)."""
     with module.context:
         return _Extractor(module, filename, False, False).reread(facts)
+
+
+def _by_index(rows) -> defaultdict:
+    """(owner, index, value) rows as owner -> values in index order (by the
+    index column: the rows' own order is not relied on)."""
+    got = defaultdict(dict)
+    for owner, i, vid in rows:
+        got[owner][i] = vid
+    return defaultdict(list, {owner: [vs[i] for i in sorted(vs)] for owner, vs in got.items()})
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,

@@ -630,3 +630,31 @@ def test_tail_order_is_post_order():
             assert len(walked) == len(facts.tail_order)
             for o, op in zip(facts.tail_order, walked):
                 assert facts.ops[o] == op
+
+
+def test_rereading_shardings_reads_indexes_not_row_order():
+    # read_shardings pairs each function argument and op result with its
+    # sharding by the index column: with those rows in another order (as
+    # facts read back from a file or a database may be), it reads the same
+    from dataclasses import replace
+
+    from sdylog.facts.extract import read_shardings
+    module = parse_module("""
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}]>]>} : tensor<8x8xf32>
+  %1 = stablehlo.negate %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : tensor<8x8xf32>
+  %2 = stablehlo.add %0, %1 : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}
+""")
+    facts = extract_facts(module)
+    relations = dict(facts.relations)
+    for name in ("func_arg", "op_result"):
+        relations[name] = list(reversed(relations[name]))
+    reversed_rows = replace(facts, relations=relations)
+    want = read_shardings(module, facts)
+    got = read_shardings(module, reversed_rows)
+    assert sorted(got.rows("value_sharding")) == sorted(want.rows("value_sharding"))
+    assert got.shardings == want.shardings
