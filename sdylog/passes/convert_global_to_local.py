@@ -164,18 +164,17 @@ class GlobalToLocal:
         the ops' results and of the arguments of functions and computations
         (every other block argument takes its sharding from an op)."""
         attrs = set()   # (a few distinct attributes over many ops)
+        shardings = []
         for op in ops:
             name, op_attrs = op.name, op.attributes
             attrs.add(irs.result_sharding_attr(name, op_attrs))
             if name == "func.func" and "arg_attrs" in op_attrs:
-                for arg in ir.ArrayAttr(op_attrs["arg_attrs"]):
-                    arg = ir.DictAttr(arg)
-                    if "sdy.sharding" in arg:
-                        attrs.add((arg["sdy.sharding"], True))
+                count = len(ir.ArrayAttr(op_attrs["arg_attrs"]))
+                shardings += [self.reader.func_arg_sharding(op, i) for i in range(count)]
             elif name in ("sdy.named_computation", "sdy.manual_computation") and "in_shardings" in op_attrs:
                 attrs.add((op_attrs["in_shardings"], False))
-        return {self.mesh(s, self.module.operation)
-                for attr, one in attrs for s in self.reader.result_shardings(attr, one)}
+        shardings += [s for attr, one in attrs for s in self.reader.result_shardings(attr, one)]
+        return {self.mesh(s, self.module.operation) for s in shardings if s is not None}
 
     def error(self, op, message: str) -> SdylogError:
         return error_at(op, message, self.filename)

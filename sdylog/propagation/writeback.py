@@ -14,7 +14,6 @@ from functools import cached_property
 from itertools import compress
 from operator import itemgetter
 
-from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.shardings import (DATA_FLOW_OPS, OWN_SHARDING_ATTR, SHARDING, get_sharding, set_func_shardings,
