@@ -145,10 +145,6 @@ class _Registers:
         self.kinds.append(self.var_kinds.get(name))
         return len(self.kinds) - 1
 
-    def tuple_slot(self) -> int:
-        self.ntuples += 1
-        return self.ntuples - 1
-
 
 class _BodyPlanner:
     """The steps of one body (a clause's, or an aggregate's)."""
@@ -237,11 +233,9 @@ class _BodyPlanner:
         registers 0..arity-1, no loop), binding or testing its arguments."""
         key, t = [], None   # (t: the atom's tuple slot; None for the delta atom)
         if not delta:
-            key = [i for i, a in enumerate(atom.args)
-                   if not isinstance(a, Wildcard) and not (isinstance(a, Var) and a.name not in self.bound)
-                   and self.can_compute(a)]
-            key = self.index_key(atom, key)
-            t = self.regs.tuple_slot()
+            key = self.index_key(atom, [i for i, a in enumerate(atom.args) if self.can_compute(a)])
+            t = self.regs.ntuples
+            self.regs.ntuples += 1
             if key:
                 self.steps.append(Lookup(t, atom.relation, tuple(key),
                                          tuple(self.value(atom.args[i]) for i in key)))
@@ -383,7 +377,7 @@ class _BodyPlanner:
 
     def score(self, a: Atom):
         ctx = self.ctx
-        key = tuple(i for i, x in enumerate(a.args) if not isinstance(x, Wildcard) and self.can_compute(x))
+        key = tuple(i for i, x in enumerate(a.args) if self.can_compute(x))
         live = a.relation in ctx.live
         if live and len(key) == sum(not isinstance(x, Wildcard) for x in a.args):
             # a membership probe of a relation of the stratum first: it binds
