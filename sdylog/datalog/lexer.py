@@ -30,7 +30,7 @@ def shown_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)   # (not frozen: made for every token read, and never changed)
 class Token:
     kind: str   # 'ident', 'number', 'unsigned', 'float', 'string', 'directive', 'op', 'eof'
     text: str   # the value: identifier, literal digits, unescaped string, operator
