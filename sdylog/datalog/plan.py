@@ -652,4 +652,7 @@ class _SizeLog:
 
 def plans_of(program) -> PlanCache:
     """The program's PlanCache."""
-    return program.run_cache.setdefault("plans", PlanCache())
+    plans = program.run_cache.get("plans")
+    if plans is None:   # (not setdefault: asked hundreds of times a run, made once)
+        plans = program.run_cache["plans"] = PlanCache()
+    return plans
