@@ -105,7 +105,7 @@ def load_program_cached(path: str, load):
                     _write(index, (files, now, key))
             cached = os.path.join(d, f"program-{key}.pickle")
             program = _read(cached)
-            os.utime(cached)   # (its age says when it was last used: see _drop_old_programs)
+            os.utime(cached)   # (its age says when it was last used: drop_least_recent)
             _with_plans(program, cached)
             return program
         except Exception:
@@ -120,7 +120,7 @@ def load_program_cached(path: str, load):
             cached = os.path.join(d, f"program-{key}.pickle")
             _write(cached, program)
             _with_plans(program, cached)
-            _drop_old_programs(d)
+            drop_least_recent(d, "program-", ".pickle", _MAX_PROGRAMS)
         except Exception:
             pass
     return program
@@ -160,20 +160,16 @@ def _with_plans(program, path: str) -> None:
 
 
 def _save_plans() -> None:
-    """(Run at exit: whatever happens, no error.)"""
+    """Each program whose runs made plans (plan.PlanCache) or bound plans for
+    C (native_db.TableLayout, in its memory_engine.Schema) since it was
+    loaded, saved again. (Run at exit: whatever happens, no error.)"""
     for program, path in _SAVED_WITH_PLANS:
         try:
-            if _gained_plans(program):
+            plans, schema = program.run_cache.get("plans"), program.run_cache.get("schema")
+            if plans is not None and plans.added or schema is not None and schema.tables.added:
                 _write(path, program)
         except Exception:
             pass
-
-
-def _gained_plans(program) -> bool:
-    """Whether its runs made plans (plan.PlanCache) or bound plans for C
-    (native_db.TableLayout, in its memory_engine.Schema) since it was loaded."""
-    plans, schema = program.run_cache.get("plans"), program.run_cache.get("schema")
-    return bool(plans is not None and plans.added or schema is not None and schema.tables.added)
 
 
 def _index_file(d: str, path: str) -> str:
@@ -181,11 +177,6 @@ def _index_file(d: str, path: str) -> str:
     per main file: processes loading other programs do not rewrite it)."""
     name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
     return os.path.join(d, f"programs-{_VERSION}-{name}.idx")
-
-
-def _drop_old_programs(d: str) -> None:
-    """Remove all but the _MAX_PROGRAMS most recently used program files."""
-    drop_least_recent(d, "program-", ".pickle", _MAX_PROGRAMS)
 
 
 def drop_least_recent(d: str, prefix: str, suffix: str, keep: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sdylog.ir.diagnostics import SdylogError, decode_utf8
 
@@ -30,7 +30,7 @@ def shown_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)   # (not frozen: made for every token read, and never changed)
 class Token:
     kind: str   # 'ident', 'number', 'unsigned', 'float', 'string', 'directive', 'op', 'eof'
     text: str   # the value: identifier, literal digits, unescaped string, operator
@@ -39,6 +39,10 @@ class Token:
     # macro, the number of the call it came from); the parser checks it meets no
     # other variable of its clause (parser.own_variables_apart)
     call: tuple[str, int] | None = None
+    # a name of a function-like macro: the functions defined where it stands
+    # (as C's preprocessor, which expands a call with the definitions before
+    # it, not those of the end of the file)
+    functions: dict | None = field(default=None, compare=False, repr=False)
 
 
 # Longest first: the lexer takes the first that matches.
@@ -128,7 +132,6 @@ class Preprocessor:
         # NAME(params) -> body; replaced, never changed in place, by #define and
         # #undef, so that a call can keep the functions defined where it stands
         self.functions: dict[str, tuple[list[str], list[Token]]] = {}
-        self._calls_at: dict[int, tuple[Token, dict]] = {}   # id(name token) -> (it, functions there)
         self._ncalls = 0                  # macro calls expanded (numbering them: Token.call)
         self.files: list[str] = []        # every file read, in order
         self._once: set[str] = set()
@@ -155,7 +158,7 @@ class Preprocessor:
         finally:
             self._stack.pop()
         if not self._stack:   # (the outermost file: its includes' calls are expanded with its own)
-            out, self._calls_at = self._calls(out), {}
+            out = self._calls(out)
         return out
 
     def _lex(self, text: str, filename: str, here: str) -> list[Token]:
@@ -166,6 +169,14 @@ class Preprocessor:
 
         def active() -> bool:
             return not conds or conds[-1].active
+
+        def skip_to(end: int) -> None:   # (past text[pos:end], counting its lines)
+            nonlocal pos, line, line_start
+            nls = text.count("\n", pos, end)
+            if nls:
+                line += nls
+                line_start = text.rindex("\n", pos, end) + 1
+            pos = end
 
         while pos < n:
             m = _PP.match(text, pos) if at_line_start else None
@@ -178,10 +189,7 @@ class Preprocessor:
                 loc = Loc(filename, line, m.start("hash") - line_start + 1)
                 self._directive(m["name"], text[m.start("rest"):end].replace("\\\n", " ").strip(), loc, conds, out,
                                 here, active())
-                if end > m.end():
-                    line += text.count("\n", m.end(), end)
-                    line_start = text.rindex("\n", m.end(), end) + 1
-                pos = end
+                skip_to(end)
                 continue
             m = _TOKEN.match(text, pos)
             loc = Loc(filename, line, pos - line_start + 1)
@@ -191,19 +199,14 @@ class Preprocessor:
                 raise error(loc, f"unexpected character '{text[pos]}'")
             kind = m.lastgroup
             if kind == "nl":
-                line += 1
-                line_start = m.end()
                 at_line_start = True
+                skip_to(m.end())
+                continue
             elif kind == "blockcomment":
                 close = text.find("*/", m.end())
                 if close < 0:
                     raise error(loc, "unterminated comment")
-                body = text[pos:close + 2]
-                nls = body.count("\n")
-                if nls:
-                    line += nls
-                    line_start = pos + body.rindex("\n") + 1
-                pos = close + 2
+                skip_to(close + 2)
                 continue
             elif kind in ("ws", "linecomment"):
                 pass
@@ -226,37 +229,28 @@ class Preprocessor:
                         pos = name.end()
                         continue
                 if kind == "ident" and value in self.macros:
-                    for t in self.macros[value]:
-                        self._append(out, Token(t.kind, t.text, loc))
+                    out += [self._token(t.kind, t.text, loc) for t in self.macros[value]]
                 else:
-                    self._append(out, Token(kind, value, loc))
+                    out.append(self._token(kind, value, loc))
             pos = m.end()
         if conds:
             raise error(conds[-1].loc, "unterminated #if")
         return out
 
-    def _append(self, out: list[Token], t: Token) -> None:
-        """t, at the end of out; a function-like macro's name noted with the
-        functions defined here (as C's preprocessor, which expands a call with
-        the definitions before it, not those of the end of the file)."""
-        if t.kind == "ident" and t.text in self.functions:
-            self._calls_at[id(t)] = (t, self.functions)
-        out.append(t)
+    def _token(self, kind: str, text: str, loc: Loc) -> Token:
+        return Token(kind, text, loc, functions=self.functions if kind == "ident" and text in self.functions else None)
 
     def _calls(self, tokens: list[Token], depth: int = 0, functions: dict | None = None) -> list[Token]:
         """The tokens with each call of a function-like macro replaced by its
         body, the arguments put in for its parameters (calls in it expanded too,
         with the functions defined where the call stands). `functions`: those
-        of every call in tokens (a body's); else each name token's own (_append)."""
+        of every call in tokens (a body's); else each name token's own (Token.functions)."""
         if depth > 50:
             raise error(tokens[0].loc if tokens else None, "macros call each other without end")
         out, i = [], 0
         while i < len(tokens):
             t = tokens[i]
-            here = functions
-            if here is None:
-                noted = self._calls_at.get(id(t))
-                here = noted[1] if noted is not None and noted[0] is t else {}
+            here = functions if functions is not None else t.functions or {}
             fn = here.get(t.text) if t.kind == "ident" else None
             if fn is None or i + 1 == len(tokens) or tokens[i + 1].text != "(":
                 out.append(t)

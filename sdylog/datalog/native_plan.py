@@ -103,17 +103,15 @@ class _Lowering:
         self.nregs += 1
         return self.nregs - 1
 
-    def symbolic(self, v) -> bool:
-        """A value that may hold a symbol (its id's order is no string order)."""
+    def symbol(self, v, surely: bool = False) -> bool:
+        """A value that may hold a symbol (its id's order is no string
+        order); `surely`: one known to hold a symbol."""
         if isinstance(v, P.Const):
             return isinstance(v.value, str)
-        return isinstance(v, P.Reg) and self.plan.kinds[v.n] not in P.INTEGER_KINDS
-
-    def symbol(self, v) -> bool:
-        """A value known to hold a symbol."""
-        if isinstance(v, P.Const):
-            return isinstance(v.value, str)
-        return isinstance(v, P.Reg) and self.plan.kinds[v.n] == "symbol"
+        if not isinstance(v, P.Reg):
+            return False
+        kind = self.plan.kinds[v.n]
+        return kind == "symbol" if surely else kind not in P.INTEGER_KINDS
 
     def value(self, v) -> int:
         """A register holding the value."""
@@ -127,7 +125,7 @@ class _Lowering:
             if r is None:
                 r = self.consts[(type(x), x)] = self.new_reg()
             return r
-        if any(self.symbolic(a) for a in v.args):
+        if any(self.symbol(a) for a in v.args):
             raise CannotLower(f"functor {v.op} of symbols")
         args = [self.value(a) for a in v.args]
         if v.op in _UNARY and len(args) == 1:
@@ -211,8 +209,8 @@ class _Lowering:
         if t.op not in _CMP:
             raise CannotLower(f"comparison {t.op}")
         op = _CMP[t.op]
-        if t.op in _SYMBOL_ORDER and (self.symbolic(t.left) or self.symbolic(t.right)):
-            if not (self.symbol(t.left) and self.symbol(t.right)):
+        if t.op in _SYMBOL_ORDER and (self.symbol(t.left) or self.symbol(t.right)):
+            if not (self.symbol(t.left, surely=True) and self.symbol(t.right, surely=True)):
                 raise CannotLower(f"comparison {t.op} of values of unknown kinds")
             op = _SYMBOL_ORDER[t.op]
         return op, self.value(t.left), self.value(t.right)

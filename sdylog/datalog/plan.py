@@ -33,6 +33,7 @@ probe of one (every argument bound), which goes first.
 """
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, replace
 
 from sdylog.datalog.ast import (Aggregate as AggregateExpr, AnyOf, Atom, BoolLit, Comparison, Functor, Negation,
@@ -58,100 +59,35 @@ class Call:
 
 
 # ---------------------------------------------------------------- steps
-@dataclass(frozen=True)
-class Scan:
-    t: int
-    relation: str
-
-
-@dataclass(frozen=True)
-class Lookup:
-    t: int
-    relation: str
-    key: tuple
-    values: tuple
-
-
-@dataclass(frozen=True)
-class Bind:
-    reg: int
-    t: int
-    col: int
-
-
-@dataclass(frozen=True)
-class Check:
-    t: int
-    col: int
-    value: object
-
-
-@dataclass(frozen=True)
-class Assign:
-    reg: int
-    value: object
-
-
-@dataclass(frozen=True)
-class Test:
-    op: str
-    left: object
-    right: object
-    negated: bool = False   # (match, contains: `!match(...)`)
-
-
-@dataclass(frozen=True)
-class Either:
-    """A disjunction of comparisons (ast.AnyOf) as one test: the clause is
-    not split into one clause per option (each its own loops and lookups)."""
-    options: tuple   # of tuples of Test
-
-
-@dataclass(frozen=True)
-class Branch:
-    """A disjunction of comparisons that binds variables, `(p = 0, v = -1 ;
-    p > 0, v = v0)`: the rest of the plan runs once per option whose Tests
-    hold, after its Assigns (each option assigns the same registers). One
-    step, not one clause per option repeating the clause's lookups."""
-    options: tuple   # of tuples of Test, Either and Assign
-
-
-@dataclass(frozen=True)
-class Absent:
-    relation: str
-    key: tuple
-    values: tuple
-
-
-@dataclass(frozen=True)
-class Distinct:
-    t: int
-
-
-@dataclass(frozen=True)
-class Fail:
-    pass
-
-
-@dataclass(frozen=True)
-class Aggregate:
-    reg: int
-    op: str              # count sum min max mean
-    inputs: tuple        # registers bound outside that its steps read
-    steps: tuple
-    target: object       # the value aggregated (None: count)
-
-
-@dataclass(frozen=True)
-class Emit:
-    relation: int        # the head relation's number in the stratum
-    clause: int          # the program's clause index (-1: none), for the rule id
-    values: tuple
-
-
-@dataclass(frozen=True)
-class Holds:
-    pass
+# (named tuples: small, and quick to make and to unpickle; a step is told by
+# its type, never by comparing it with another)
+Scan = namedtuple("Scan", "t relation")
+Lookup = namedtuple("Lookup", "t relation key values")
+Bind = namedtuple("Bind", "reg t col")
+Check = namedtuple("Check", "t col value")
+Assign = namedtuple("Assign", "reg value")
+# negated: `!match(...)`, `!contains(...)`
+Test = namedtuple("Test", "op left right negated", defaults=(False,))
+# A disjunction of comparisons (ast.AnyOf) as one test, options: tuples of
+# Test: the clause is not split into one clause per option (each its own
+# loops and lookups).
+Either = namedtuple("Either", "options")
+# A disjunction of comparisons that binds variables, `(p = 0, v = -1 ; p > 0,
+# v = v0)`, options: tuples of Test, Either and Assign. The rest of the plan
+# runs once per option whose Tests hold, after its Assigns (each option
+# assigns the same registers). One step, not one clause per option repeating
+# the clause's lookups.
+Branch = namedtuple("Branch", "options")
+Absent = namedtuple("Absent", "relation key values")
+Distinct = namedtuple("Distinct", "t")
+Fail = namedtuple("Fail", "")
+# op: count sum min max mean; inputs: the registers bound outside that its
+# steps read; target: the value aggregated (None: count)
+Aggregate = namedtuple("Aggregate", "reg op inputs steps target")
+# relation: the head relation's number in the stratum; clause: the program's
+# clause index (-1: none), for the rule id
+Emit = namedtuple("Emit", "relation clause values")
+Holds = namedtuple("Holds", "")
 
 
 @dataclass(frozen=True)
@@ -202,16 +138,12 @@ class _Registers:
 
     def __init__(self, arity: int, kinds: dict | None):
         self.kinds: list = [None] * arity
-        self.var_kinds = kinds
+        self.var_kinds = kinds or {}
         self.ntuples = 0
 
     def new(self, name: str | None = None) -> int:
-        self.kinds.append(self.var_kinds.get(name) if name and self.var_kinds is not None else None)
+        self.kinds.append(self.var_kinds.get(name))
         return len(self.kinds) - 1
-
-    def tuple_slot(self) -> int:
-        self.ntuples += 1
-        return self.ntuples - 1
 
 
 class _BodyPlanner:
@@ -232,7 +164,7 @@ class _BodyPlanner:
     def bind_var(self, name: str, reg: int | None = None) -> int:
         if reg is None:
             reg = self.regs.new(name)
-        elif self.regs.var_kinds is not None and self.regs.kinds[reg] is None:
+        elif self.regs.kinds[reg] is None:
             self.regs.kinds[reg] = self.regs.var_kinds.get(name)
         self.bound[name] = reg
         return reg
@@ -292,7 +224,7 @@ class _BodyPlanner:
         if isinstance(e, NumberLit):
             return e.kind != "float" and isinstance(e.value, int)
         if isinstance(e, Var):
-            return self.regs.var_kinds is not None and self.regs.var_kinds.get(e.name) in INTEGER_KINDS
+            return self.regs.var_kinds.get(e.name) in INTEGER_KINDS
         return isinstance(e, Functor) and e.op in _INTEGER_OPS and all(self.integer(a) for a in e.args)
 
     # ---- literals ----
@@ -301,11 +233,9 @@ class _BodyPlanner:
         registers 0..arity-1, no loop), binding or testing its arguments."""
         key, t = [], None   # (t: the atom's tuple slot; None for the delta atom)
         if not delta:
-            key = [i for i, a in enumerate(atom.args)
-                   if not isinstance(a, Wildcard) and not (isinstance(a, Var) and a.name not in self.bound)
-                   and self.can_compute(a)]
-            key = self.index_key(atom, key)
-            t = self.regs.tuple_slot()
+            key = self.index_key(atom, [i for i, a in enumerate(atom.args) if self.can_compute(a)])
+            t = self.regs.ntuples
+            self.regs.ntuples += 1
             if key:
                 self.steps.append(Lookup(t, atom.relation, tuple(key),
                                          tuple(self.value(atom.args[i]) for i in key)))
@@ -447,7 +377,7 @@ class _BodyPlanner:
 
     def score(self, a: Atom):
         ctx = self.ctx
-        key = tuple(i for i, x in enumerate(a.args) if not isinstance(x, Wildcard) and self.can_compute(x))
+        key = tuple(i for i, x in enumerate(a.args) if self.can_compute(x))
         live = a.relation in ctx.live
         if live and len(key) == sum(not isinstance(x, Wildcard) for x in a.args):
             # a membership probe of a relation of the stratum first: it binds
@@ -722,8 +652,7 @@ class _SizeLog:
 
 def plans_of(program) -> PlanCache:
     """The program's PlanCache."""
-    cache = program.run_cache
-    plans = cache.get("plans")
-    if plans is None:
-        plans = cache["plans"] = PlanCache()
+    plans = program.run_cache.get("plans")
+    if plans is None:   # (not setdefault: asked hundreds of times a run, made once)
+        plans = program.run_cache["plans"] = PlanCache()
     return plans

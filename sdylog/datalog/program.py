@@ -8,7 +8,7 @@ from sdylog.datalog.ast import KINDS, Clause, Column, IODirective, RelationDecl,
 from sdylog.datalog.lexer import Loc, Preprocessor, error, shown_path
 from sdylog.datalog.parser import ParsedProgram, parse_tokens
 from sdylog.datalog.pickled import PickledItems
-from sdylog.datalog.semantics import check_clause, check_subsumption, split_binding_disjunctions
+from sdylog.datalog.semantics import check_clause, split_binding_disjunctions
 from sdylog.datalog.stepped import plan_steps, step_column
 from sdylog.datalog.stratify import Stratum, stratify
 
@@ -106,7 +106,7 @@ def _build(tokens, pp: Preprocessor, name: str) -> Program:
                 else:
                     clauses.append(Clause(head, tuple(body), rule.loc, i))
     kinds = [check_clause(c, relations) for c in clauses]
-    sub_kinds = [check_subsumption(s, relations) for s in subsumptions]
+    sub_kinds = [check_clause(s.as_clause(), relations, subsumptive=True) for s in subsumptions]
     for s in subsumptions:
         if not any(c.head.relation == s.relation for c in clauses):
             raise error(s.loc, f"subsumptive rule for '{s.relation}', which no rule derives")

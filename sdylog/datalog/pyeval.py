@@ -265,40 +265,30 @@ def _rules_name(plans, rule_of) -> str:
     return f"<rule {ids[0]}>" if len(ids) == 1 else f"<rules {' '.join(ids)}>"
 
 
-def _define(ns: Namespace, src: str, name: str):
+def _function(ns: Namespace, plans, head: str, depth: int, rule_of=None, tail: str = "", name: str | None = None):
+    """f: `head`, the delta tuple `_d` unpacked into registers r0, r1, ...
+    (a plan with one), the lines of `plans` run one after the other at
+    `depth`, `tail`; rule_of(clause index): the rule id its Emit passes
+    (default: the index)."""
+    rule_of = rule_of or (lambda clause: clause)
+    lines, defs = [], []
+    for plan in plans:
+        src = _Source(ns, plan, rule_of)
+        try:
+            lines += src.lines(plan.steps, depth)
+        except P.Unsupported as e:
+            raise error(plan.loc, f"cannot compile this rule: {e}") from None
+        defs += src.defs
+    arity = plans[0].arity
+    unpack = "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n" if arity else ""
     local: dict = {}
     from sdylog.datalog.cache import CODES
-    exec(CODES.compile(src, name), ns.globals, local)
+    exec(CODES.compile("\n\n".join(defs + [head + unpack + "\n".join(lines) + "\n" + tail]),
+                       name or _rules_name(plans, rule_of)), ns.globals, local)
     for key, obj in local.items():   # aggregate functions are called by name
         if key != "f":
             ns.globals[key] = obj
     return local["f"]
-
-
-def _blocks(ns: Namespace, plans, depth: int, rule_of) -> tuple[list[str], list[str]]:
-    """The lines of plans run one after the other (on the same delta tuple);
-    the aggregate functions."""
-    blocks, defs = [], []
-    for plan in plans:
-        src = _Source(ns, plan, rule_of)
-        try:
-            blocks += src.lines(plan.steps, depth)
-        except P.Unsupported as e:
-            raise error(plan.loc, f"cannot compile this rule: {e}") from None
-        defs += src.defs
-    return blocks, defs
-
-
-def _function(ns: Namespace, plans, head: str, depth: int, rule_of=None, tail: str = "", name: str | None = None):
-    """f: `head`, the delta tuple `_d` unpacked into registers r0, r1, ...
-    (a plan with one), the lines of `plans` at `depth` (_blocks), `tail`;
-    rule_of(clause index): the rule id its Emit passes (default: the index)."""
-    rule_of = rule_of or (lambda clause: clause)
-    lines, defs = _blocks(ns, plans, depth, rule_of)
-    arity = plans[0].arity
-    unpack = "    " * depth + "".join(f"r{i}, " for i in range(arity)) + "= _d\n" if arity else ""
-    src = head + unpack + "\n".join(lines) + "\n" + tail
-    return _define(ns, "\n\n".join(defs + [src]), name or _rules_name(plans, rule_of))
 
 
 def clause_function(ns: Namespace, plan: P.ClausePlan, rule_of=None):

@@ -309,26 +309,18 @@ class KindChecker:
         return k
 
 
-def check_clause(clause: Clause, relations: dict[str, RelationDecl]) -> dict[str, str]:
-    """All checks of one clause; returns the kinds of its variables."""
+def check_clause(clause: Clause, relations: dict[str, RelationDecl], subsumptive: bool = False) -> dict[str, str]:
+    """All checks of one clause; returns the kinds of its variables. A
+    subsumptive rule `A <= B :- body.` is checked as its as_clause(), `A :-
+    A, B, body.`: both atoms bind variables like body atoms, wildcards
+    allowed."""
     check_declared([clause.head] + [atom for atom, _ in atoms_of(clause.body)], relations)
-    for x in nodes(clause.head.args, into_aggregates=False):
+    for x in () if subsumptive else nodes(clause.head.args, into_aggregates=False):
         if isinstance(x, Wildcard):
             raise error(x.loc, "'_' cannot be used in the head of a rule")
         if isinstance(x, Aggregate):
             raise error(x.loc, "aggregates are not supported in rule heads; bind one to a variable "
                         "in the body (x = count : { ... })")
     _check_body_wildcards(clause.body)
-    check_grounded(clause.body, clause.head.args, set(), "the head of a rule")
-    return KindChecker(clause, relations).run()
-
-
-def check_subsumption(sub, relations: dict[str, RelationDecl]) -> dict[str, str]:
-    """The checks of a subsumptive rule `A <= B :- body.`, as the clause
-    `A :- A, B, body.` (both atoms bind variables like body atoms, wildcards
-    allowed); returns variable kinds."""
-    clause = sub.as_clause()
-    check_declared([atom for atom, _ in atoms_of(clause.body)], relations)
-    _check_body_wildcards(clause.body)
-    check_grounded(clause.body, (), set(), "a subsumptive rule")
+    check_grounded(clause.body, () if subsumptive else clause.head.args, set(), "the head of a rule")
     return KindChecker(clause, relations).run()
