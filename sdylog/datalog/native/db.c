@@ -786,6 +786,7 @@ static void plan_free(Plan *p) {
     free(p->rank_col);
     free(p->out);
     free(p->arity);
+    free(p->rows_seen);
     free(p->ix);
     free(p->checks);
     free(p);
@@ -829,11 +830,12 @@ static int plan_load_head(Plan *p, Database *db, Words *r) {
     int nout = p->nout, nix = p->nix, nchecks = p->nchecks;
     p->out = calloc((size_t)nout + 1, sizeof(int));
     p->arity = calloc((size_t)nout + 1, sizeof(int));
+    p->rows_seen = calloc((size_t)nout + 1, sizeof(i64));
     p->ix = calloc((size_t)nix + 1, sizeof(IndexSpec));
     p->delta = calloc((size_t)nout + 1, sizeof(Prog *));
     p->ndelta = calloc((size_t)nout + 1, sizeof(int));
     p->checks = calloc(3 * (size_t)nchecks + 1, sizeof(i64));
-    if (!p->out || !p->arity || !p->ix || !p->delta || !p->ndelta || !p->checks) { PyErr_NoMemory(); return -1; }
+    if (!p->out || !p->arity || !p->rows_seen || !p->ix || !p->delta || !p->ndelta || !p->checks) { PyErr_NoMemory(); return -1; }
     for (int ri = 0; ri < nout; ri++) {
         if (next_int(r, 0, ntab, "table", &p->out[ri]) < 0) return -1;
         p->arity[ri] = db->tab[p->out[ri]]->t.arity;
@@ -1103,7 +1105,9 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
         db_changed(db, p->out[ri]);
         in->out[ri] = &db->tab[p->out[ri]]->t;
         if (db_table_ensure_set(db->tab[p->out[ri]]) < 0) { PyErr_NoMemory(); goto out; }
-        run.buf[ri].arity = in->out[ri]->arity;
+        Table *t = in->out[ri];
+        if (t->n < p->rows_seen[ri] && table_reserve(t, p->rows_seen[ri] - t->n) < 0) { PyErr_NoMemory(); goto out; }
+        run.buf[ri].arity = t->arity;
     }
     for (int i = 0; i < nix; i++) {
         IndexSpec *x = &p->ix[i];
@@ -1119,7 +1123,7 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
         ix->nkey = x->nkey;
         memcpy(ix->key, x->key, sizeof(int) * (size_t)x->nkey);
         if (!x->nkey) continue;
-        if (index_build_plain(ix) < 0) { PyErr_NoMemory(); goto out; }
+        if (index_reserve(ix, x->keys_seen) < 0 || index_build_plain(ix) < 0) { PyErr_NoMemory(); goto out; }
         if (table_watch(t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
     int rc;
@@ -1130,6 +1134,11 @@ static int run_plan(Database *db, Plan *p, i64 *iterations) {
         PyErr_NoMemory();
     else
         result = rc < 0;
+    if (result == 0) {
+        for (int ri = 0; ri < nout; ri++) p->rows_seen[ri] = in->out[ri]->n;
+        for (int i = 0; i < nix; i++)
+            if (owned[i]) p->ix[i].keys_seen = owned[i]->used;
+    }
 out:
     for (int ri = 0; ri < nout; ri++) {
         if (!in->out[ri]) continue;

@@ -47,7 +47,7 @@ extern PyObject *PlanRefused;
    (the databases of one TableLayout, native_db.py). A plan of a rank-ordered stratum (nrank > 0)
    has its relations' rank columns and domination tests too (ranked.c runs
    it); another is run semi-naively (db.c). */
-typedef struct { int tno, arity, nkey, key[MAXKEY], live; } IndexSpec;
+typedef struct { int tno, arity, nkey, key[MAXKEY], live; i64 keys_seen; } IndexSpec;
 
 #define MAXRANK 4   /* rank columns of a rank-ordered stratum's relations */
 
@@ -55,6 +55,11 @@ typedef struct {
     int nout, nix, nbase, nchecks;
     int *out, *arity;       /* per relation of the stratum: its table, that table's arity */
     IndexSpec *ix;          /* (live: an index of a relation of the stratum, kept up to date) */
+    i64 *rows_seen;         /* per relation, the rows its table held after the plan last ran, and
+                               per live index (keys_seen) its keys then: a run makes room for as
+                               many at once, not in doubling steps (each copying what is in). Only
+                               room: the rows are the same whatever it is (test_native_room.py).
+                               (Read and written with the GIL held.) */
     Prog *base, **delta;    /* (registers are copied per run: runs may share a plan, without the GIL) */
     int *ndelta;
     i64 *checks;            /* table, lo, hi per check */

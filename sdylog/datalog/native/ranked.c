@@ -406,6 +406,8 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
         ev.live[ri].arity = p->arity[ri];
         ev.live[ri].live = 1;
         ev.in.out[ri] = &ev.live[ri];
+        /* (room for the rows of the plan's last run at once: see Plan.rows_seen) */
+        if (table_reserve(&ev.live[ri], p->rows_seen[ri]) < 0) { PyErr_NoMemory(); goto out; }
     }
     for (int i = 0; i < nix; i++) {
         IndexSpec *x = &p->ix[i];
@@ -419,7 +421,7 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
         ix->t = &ev.live[ri];
         ix->nkey = x->nkey;
         memcpy(ix->key, x->key, sizeof(int) * (size_t)x->nkey);
-        if (table_watch(ix->t, ix) < 0) { PyErr_NoMemory(); goto out; }
+        if (index_reserve(ix, x->keys_seen) < 0 || table_watch(ix->t, ix) < 0) { PyErr_NoMemory(); goto out; }
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -430,6 +432,9 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
         else result = 1;
         goto out;
     }
+    for (int ri = 0; ri < nlive; ri++) p->rows_seen[ri] = ev.live[ri].n;
+    for (int i = 0; i < nix; i++)
+        if (p->ix[i].live) p->ix[i].keys_seen = ev.ix[i].used;
     /* The result into the database's tables. What the waves kept goes first
        (the live indexes, then each live table once copied), so that the
        copies reuse its memory rather than touch new pages. */

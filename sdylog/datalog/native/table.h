@@ -204,8 +204,8 @@ static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int
     return b;
 }
 
-static int index_grow(Index *ix) {
-    i64 cap = ix->cap ? ix->cap * 2 : 16;
+/* a live index's buckets grown to `cap` (a power of two, more than it has) */
+static int index_grow_to(Index *ix, i64 cap) {
     Bucket *nb = calloc((size_t)cap, sizeof(Bucket));
     IdVec *nl = calloc((size_t)cap, sizeof(IdVec));
     if (!nb || !nl) { free(nb); free(nl); return -1; }
@@ -223,6 +223,16 @@ static int index_grow(Index *ix) {
     ix->lists = nl;
     ix->cap = cap;
     return 0;
+}
+
+static int index_grow(Index *ix) { return index_grow_to(ix, ix->cap ? ix->cap * 2 : 16); }
+
+/* a live index with buckets for `keys` keys at once (no doubling steps, each
+   rehashing what is in): -1 out of memory */
+static int index_reserve(Index *ix, i64 keys) {
+    i64 cap = 16;
+    while ((keys + 1) * 2 > cap) cap *= 2;
+    return ix->nkey && cap > ix->cap ? index_grow_to(ix, cap) : 0;
 }
 
 /* row `id` into bucket s of a live index (see Index.lists) */
@@ -494,7 +504,7 @@ static int set_reserve(Table *t, i64 extra) {
 
 /* room for `extra` more rows (and their set entries) at once: no doubling
    steps (each copies the rows, rehashes the set) while a batch goes in */
-static inline int table_reserve(Table *t, i64 extra) {   /* (inline: ranked.c does not reserve) */
+static inline int table_reserve(Table *t, i64 extra) {
     i64 want = t->n + extra;   /* (exactly: a batch of facts, loaded once) */
     if (want > t->cap) {
         i64 *d = realloc(t->data, sizeof(i64) * (size_t)(want * (t->arity ? t->arity : 1)));
