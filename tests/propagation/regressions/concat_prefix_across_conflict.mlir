@@ -7,7 +7,7 @@
 // (b,x,a is not a prefix of a,x,a,z) and leaves %arg2 as it is. A write that
 // checked only the two units before it gave %arg2 "z" (dup2,
 // /work/rev27/r3/dup2.mlir); core.dl's prefix_held checks the units before
-// those, on meshes of four units or more (PREFIX_AGREES).
+// those where four units or more of a mesh are in the shardings (PREFIX_AGREES).
 sdy.mesh @mesh = <["a"=2, "x"=2, "y"=2, "z"=2, "b"=2]>
 
 func.func @main(%arg0: tensor<32x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", "x", ?}p0, {?}]>},
