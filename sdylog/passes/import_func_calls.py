@@ -71,10 +71,10 @@ def run(module: ir.Module, options: dict, ctx):
     add_edges = options["add-data-flow-edges-on-named-computations"]
     if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
         return PRESERVED
-    check_no_recursion(module, ctx.filename)
+    check_no_recursion(module, ctx.filename, found.calls_in)
     with module.context:
         importer = _Importer(module, ctx)
-        for call in calls_in_call_graph_post_order(module):
+        for call in calls_in_call_graph_post_order(module, found.calls_in):
             importer.import_call(call)
         for name in importer.moved:
             importer.symbols.erase(importer.symbols.lookup(name))
