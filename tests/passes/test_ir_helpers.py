@@ -335,7 +335,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
         owner = loop.results[0]
         cond_arg, body_arg = loop.regions[0].blocks[0].arguments[0], loop.regions[1].blocks[0].arguments[0]
         assert non_owner_targets(loop, owner) == [cond_arg, body_arg]
-        add_data_flow_edges([owner])
+        add_data_flow_edges(loop)
         edge = data_flow_edge_of_target(body_arg)        # a non-owner target finds the owner's edge
         assert edge is not None and edge.operands[0] == owner
         body_return = list(loop.regions[1].blocks[0].operations)[-1]
@@ -343,6 +343,34 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
         assert data_flow_edge_of_source(loop, 0) == edge
         operand, yielded = edge_sources(loop, owner)
         assert operand == loop.operands[0] and yielded.owner.name == "stablehlo.negate"
+
+
+def test_data_flow_edges_start_with_their_owners_sharding():
+    """add_data_flow_edges reads the op's owner shardings once: each edge gets
+    what get_sharding said of its owner before, an edge's own where the owner
+    had one already."""
+    text = '''
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0:2 = "stablehlo.optimization_barrier"(%a, %b) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{"y"}]>]>}
+      : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}'''
+    from sdylog.ir.shardings import data_flow_edge_of_owner, get_sharding, set_sharding
+    from sdylog.passes.add_data_flow_edges import add_data_flow_edges
+
+    module = parse_module(text)
+    with module.context:
+        barrier = next(op for op in walk_ops(module.operation) if op.name == "stablehlo.optimization_barrier")
+        before = [get_sharding(r) for r in barrier.results]
+        add_data_flow_edges(barrier)
+        edges = [data_flow_edge_of_owner(r) for r in barrier.results]
+        assert [e.attributes["sharding"] for e in edges] == before
+        set_sharding(barrier.results[1], ir.Attribute.parse('#sdy.sharding<@mesh, [{"x", "y"}]>'))   # (the edge's)
+        expected = [get_sharding(r) for r in barrier.results]
+        assert expected[1] != before[1]
+        add_data_flow_edges(barrier)    # (again: new edges on the owners, before the old ones)
+        assert [data_flow_edge_of_owner(r).attributes["sharding"] for r in barrier.results] == expected
 
 
 def test_op_names_share_one_string_per_name():
