@@ -253,6 +253,20 @@ def set_func_shardings(func, by_index: dict, results: bool = False) -> bool:
     return _rewrite_func_shardings(func, results, lambda i, _: by_index.get(i))
 
 
+def replace_func_shardings(func, shardings: list, results: bool = False) -> bool:
+    """Make `shardings` (None: none) the shardings of the arguments (or
+    results), writing the attribute array once, and only if one of them
+    changed. Returns whether one did."""
+    attrs = _FuncAttrs(func, "res_attrs" if results else "arg_attrs")
+    for i, new in enumerate(shardings):
+        old = attrs.get(i, SHARDING)
+        same = old is new if old is None or new is None else old == new   # (the bindings' == takes no None)
+        if not same:
+            attrs.set(i, SHARDING, new)
+    attrs.write()
+    return attrs.changed
+
+
 def map_func_shardings(func, fn, results: bool = False) -> bool:
     """Replace every argument (or result) sharding S of `func` by fn(S, index),
     writing the attribute array once. Returns whether any sharding changed."""

@@ -153,6 +153,49 @@ def test_call_graph_orders():
         assert names(funcs_in_call_graph_pre_order(module)) == list(reversed(post))
 
 
+def test_call_graph_from_a_census_is_the_walked_one():
+    """The call-graph helpers given a census' calls (Census.calls_in) agree
+    with the ones that walk each function."""
+    from sdylog.ir.symbols import calls_in_call_graph_post_order, check_no_recursion
+    from sdylog.passes.census import Census
+
+    module = parse_module(FUNCS)
+    with module.context:
+        found = Census.of(module)
+        assert (names(funcs_in_call_graph_post_order(module, calls_in=found.calls_in))
+                == names(funcs_in_call_graph_post_order(module)))
+        assert calls_in_call_graph_post_order(module, found.calls_in) == calls_in_call_graph_post_order(module)
+        check_no_recursion(module, calls_in=found.calls_in)
+    recursive = parse_module(FUNCS.replace("func.func private @b(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }",
+                                           "func.func private @b(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                                           "  %0 = call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                                           "  return %0 : tensor<4xf32>\n}"))
+    with recursive.context, pytest.raises(SdylogError, match="recursive call"):
+        check_no_recursion(recursive, calls_in=Census.of(recursive).calls_in)
+
+
+def test_replace_func_shardings_sets_removes_and_writes_only_a_change():
+    from sdylog.ir.shardings import func_result_shardings, replace_func_shardings
+
+    module = parse_module('''
+sdy.mesh @mesh = <["x"=2]>
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>, jax.result_info = "r"}, tensor<4xf32>) {
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}''')
+    with module.context:
+        func = next(op for op in walk_ops(module.operation) if op.name == "func.func")
+        x = ir.Attribute.parse('#sdy.sharding<@mesh, [{"x"}]>')
+        open_ = ir.Attribute.parse('#sdy.sharding<@mesh, [{?}]>')
+        before = func.attributes["res_attrs"]
+        assert not replace_func_shardings(func, [x, None], results=True)
+        assert func.attributes["res_attrs"] == before
+        assert replace_func_shardings(func, [None, open_], results=True)
+        assert func_result_shardings(func) == [None, open_]
+        assert "jax.result_info" in ir.DictAttr(ir.ArrayAttr(func.attributes["res_attrs"])[0])
+        assert not replace_func_shardings(func, [None, None])   # (arguments: none had one)
+        assert "arg_attrs" not in func.attributes
+
+
 def test_main_func():
     module = parse_module(FUNCS)
     with module.context:
