@@ -257,6 +257,25 @@ def test_manual_computation_body_argument_sharding():
             '#sdy.sharding<@m, [{"q"}, {}], replicated={"r"}>'
 
 
+def test_kept_manual_views_are_the_computed_ones():
+    """erase_*_axes and add_free_axes keep their results (per sharding and
+    manual axes): what they give is what the computation gives, in another
+    run (another parse of the module, the same context) too."""
+    from sdylog.ir.shardings import _add_free_axes, _erase_axes, erase_free_axes
+
+    for _ in range(2):
+        module = parse_module(MANUAL)
+        with module.context:
+            shardings = [ir.Attribute.parse(t) for t in (
+                '#sdy.sharding<@m, [{"p", "q"}, {?}], replicated={"r"}>', '#sdy.sharding<@m, [{"q"}, {"p"}]>',
+                '#sdy.sharding<@m, [{}, {}], unreduced={"p", "r"}>')]
+            for s in shardings:
+                for manual in (["p"], ["p", "q"], ["r"]):
+                    assert erase_manual_axes(s, manual) == _erase_axes.__wrapped__(s, tuple(manual), False)
+                    assert erase_free_axes(s, manual) == _erase_axes.__wrapped__(s, tuple(manual), True)
+                    for new in shardings:
+                        assert add_free_axes(s, new, manual) == _add_free_axes.__wrapped__(s, new, tuple(manual))
+
 
 def test_walk_shardings_order():
     text = '''
