@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
@@ -21,7 +22,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 from sdylog.ir.rewrite import (as_operation, owning_op, result_number,
                                single_user)
 from sdylog.ir.types import rank_of
-from sdylog.ir.walk import op_list
+from sdylog.ir.walk import listed, op_list
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding
 
@@ -253,6 +254,20 @@ def set_func_shardings(func, by_index: dict, results: bool = False) -> bool:
     return _rewrite_func_shardings(func, results, lambda i, _: by_index.get(i))
 
 
+def replace_func_shardings(func, shardings: list, results: bool = False) -> bool:
+    """Make `shardings` (None: none) the shardings of the arguments (or
+    results), writing the attribute array once, and only if one of them
+    changed. Returns whether one did."""
+    attrs = _FuncAttrs(func, "res_attrs" if results else "arg_attrs")
+    for i, new in enumerate(shardings):
+        old = attrs.get(i, SHARDING)
+        same = old is new if old is None or new is None else old == new   # (the bindings' == takes no None)
+        if not same:
+            attrs.set(i, SHARDING, new)
+    attrs.write()
+    return attrs.changed
+
+
 def map_func_shardings(func, fn, results: bool = False) -> bool:
     """Replace every argument (or result) sharding S of `func` by fn(S, index),
     writing the attribute array once. Returns whether any sharding changed."""
@@ -320,7 +335,8 @@ def _optional_attr(op, name):
 
 # --- manual computations -----------------------------------------------------------
 def manual_axes(op) -> list[str]:
-    return list(sdy.ManualAxesAttr(as_operation(op).attributes["manual_axes"]))
+    # (read by index: iterating the attribute ends in an IndexError, which costs more)
+    return listed(sdy.ManualAxesAttr(as_operation(op).attributes["manual_axes"]))
 
 
 def _first_free_index(axes, manual: list[str]) -> int:
@@ -335,14 +351,24 @@ def erase_manual_axes(sharding, manual: list[str]):
     dimension, and in replicated/unreduced) dropped."""
     if not manual:
         return sharding
-    return _erase_axes(sharding, manual, keep_manual=False)
+    return _erase_axes(sharding, tuple(manual), False)
 
 
 def erase_free_axes(sharding, manual: list[str]):
-    return _erase_axes(sharding, manual, keep_manual=True)
+    return _erase_axes(sharding, tuple(manual), True)
 
 
-def _erase_axes(sharding, manual, keep_manual: bool):
+# The views of a sharding inside and outside a manual computation are kept,
+# per sharding and manual axes (at most _KEPT of each): the passes of a
+# pipeline ask for the same few (a manual computation's in/out shardings)
+# again and again, and so does every run of a process (attributes are
+# uniqued per context: model/sharding.py keeps its conversions the same way).
+# Each kept function's __wrapped__ is the computation itself.
+_KEPT = 4096
+
+
+@lru_cache(maxsize=_KEPT)
+def _erase_axes(sharding, manual: tuple[str, ...], keep_manual: bool):
     t = TensorSharding.from_attr(sharding)
     dims = []
     for d in t.dims:
@@ -357,6 +383,11 @@ def add_free_axes(outer, new, manual: list[str]):
     """Shardy's addFreeAxesToManualComputationSharding: per dimension, the manual
     prefix of `outer` followed by the axes of `new`, with `new`'s open/closed
     and priority; replicated and unreduced axes stay those of `outer`."""
+    return _add_free_axes(outer, new, tuple(manual))
+
+
+@lru_cache(maxsize=_KEPT)
+def _add_free_axes(outer, new, manual: tuple[str, ...]):
     base = TensorSharding.from_attr(erase_free_axes(outer, manual))
     o = TensorSharding.from_attr(outer)
     n = TensorSharding.from_attr(new)

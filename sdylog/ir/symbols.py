@@ -199,19 +199,24 @@ def callee_name(call) -> str:
     return ir.FlatSymbolRefAttr(as_operation(call).attributes["callee"]).value
 
 
-def funcs_in_call_graph_post_order(module: ir.Module, has_calls: bool = True) -> list[ir.Operation]:
+def funcs_in_call_graph_post_order(module: ir.Module, has_calls: bool = True,
+                                   calls_in=None) -> list[ir.Operation]:
     """Functions with a body in post order of MLIR's CallGraph (callees before
     callers): a depth-first search from the external caller node, whose
     children are all functions in module order; a function's children are its
     callees in the order of their first call. `has_calls=False` (the caller
-    knows the module has no func.call) spares looking for calls."""
-    return _call_graph_search(module, has_calls)
+    knows the module has no func.call) spares looking for calls; `calls_in(f)`,
+    if given, lists the calls in a function instead of a walk (e.g. a
+    census' Census.calls_in)."""
+    return _call_graph_search(module, has_calls, calls_in=calls_in)
 
 
-def _call_graph_search(module: ir.Module, has_calls: bool = True, on_cycle=None) -> list[ir.Operation]:
+def _call_graph_search(module: ir.Module, has_calls: bool = True, on_cycle=None,
+                       calls_in=None) -> list[ir.Operation]:
     """funcs_in_call_graph_post_order's search; `on_cycle(call, names)` is
     called at a call to a function still being visited (`names`: the cycle,
     `@a -> @b -> @a`)."""
+    calls_in = calls_in or _calls_in
     funcs = [f for f in _func_ops(module) if _has_body(f)]
     by_name = {symbol_name_of(f): f for f in funcs}
     visited: set = set()
@@ -222,7 +227,7 @@ def _call_graph_search(module: ir.Module, has_calls: bool = True, on_cycle=None)
         if not has_calls:
             return []
         first: dict = {}
-        for call in _calls_in(f):
+        for call in calls_in(f):
             callee = by_name.get(callee_name(call))
             if callee is not None:
                 first.setdefault(callee, call)
@@ -254,20 +259,22 @@ def funcs_in_call_graph_pre_order(module: ir.Module, has_calls: bool = True) -> 
     return list(reversed(funcs_in_call_graph_post_order(module, has_calls)))
 
 
-def check_no_recursion(module: ir.Module, filename: str | None = None) -> None:
+def check_no_recursion(module: ir.Module, filename: str | None = None, calls_in=None) -> None:
     """An error at the first call (call-graph order) that closes a cycle of
     calls: the passes that inline or clone callees (Shardy's too) assume the
-    call graph is acyclic, and would clone forever."""
+    call graph is acyclic, and would clone forever. `calls_in`: as
+    funcs_in_call_graph_post_order's."""
     def fail(call, cycle: str):
         raise error_at(call, f"recursive call ({cycle}): the call graph must be acyclic", filename)
-    _call_graph_search(module, on_cycle=fail)
+    _call_graph_search(module, on_cycle=fail, calls_in=calls_in)
 
 
-def calls_in_call_graph_post_order(module: ir.Module) -> list[ir.Operation]:
+def calls_in_call_graph_post_order(module: ir.Module, calls_in=None) -> list[ir.Operation]:
     """Every func.call, function by function in call-graph post order, in
     program order within a function. (Collected up front: passes that rewrite
-    calls change the bodies they walk.)"""
-    return [call for f in funcs_in_call_graph_post_order(module) for call in _calls_in(f)]
+    calls change the bodies they walk.) `calls_in`: as funcs_in_call_graph_post_order's."""
+    calls_in = calls_in or _calls_in
+    return [call for f in funcs_in_call_graph_post_order(module, calls_in=calls_in) for call in calls_in(f)]
 
 
 def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = None) -> ir.Operation:

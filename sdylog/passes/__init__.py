@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from functools import cache
 
 from sdylog.ir.diagnostics import UsageError
 from sdylog.suggest import did_you_mean
@@ -27,8 +28,16 @@ class PassInfo:
     summary: str = ""
 
     def load(self):
-        module, fn = self.target.split(":")
-        return getattr(importlib.import_module(module), fn)
+        """The pass's function, its module imported on the first call."""
+        return _load(self.target)
+
+
+@cache
+def _load(target: str):
+    # (found once per process: import_module costs more than a pass with
+    # nothing to do, and a pipeline loads a pass for each of its steps)
+    module, fn = target.split(":")
+    return getattr(importlib.import_module(module), fn)
 
 
 @dataclass

@@ -157,6 +157,11 @@ class Census:
         i = self._top_index(top)
         return list(self.tops[i]), list(self.names[i])
 
+    def calls_in(self, func) -> list[ir.Operation]:
+        """The `func.call` ops in a top-level function, in walk order."""
+        i = self._top_index(func)
+        return [op for op, name in zip(self.tops[i], self.names[i]) if name == "func.call"]
+
     def relisted_without(self, erased: set[int]) -> tuple:
         """Invalidated.relisted for a pass that erased these ops of the
         census' lists (by id: the objects the census handed out), without

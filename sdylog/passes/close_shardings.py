@@ -2,12 +2,10 @@
 replicated axes (keeping priorities and unreduced axes)."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from jaxlib.mlir import ir
 
 from sdylog.ir.shardings import transform_shardings
-from sdylog.model.sharding import TensorSharding
+from sdylog.model.sharding import DimSharding, TensorSharding
 from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
@@ -16,7 +14,8 @@ def closed_like(sharding):
     t = TensorSharding.from_attr(sharding)
     if not t.replicated and all(d.is_closed for d in t.dims):
         return sharding
-    return replace(t, dims=tuple(replace(d, is_closed=True) for d in t.dims), replicated=()).to_attr()
+    dims = tuple(DimSharding(d.axes, True, d.priority) for d in t.dims)
+    return TensorSharding(t.mesh, dims, (), t.unreduced).to_attr()
 
 
 def run(module: ir.Module, options: dict, ctx):

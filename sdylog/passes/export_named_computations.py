@@ -14,18 +14,19 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import (create_op, discardable_attributes, move_region_blocks,
-                               post_order_ops, replace_op, replace_terminator, single_user)
-from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, per_value, per_value_attr, set_func_arg_attr
+                               post_order_ops, replace_op, replace_terminator)
+from sdylog.ir.shardings import (EXECUTION_THREAD, SHARDING, data_flow_edge_of_owner, per_value, per_value_attr,
+                                 set_func_shardings)
 from sdylog.ir.symbols import ORIGINAL_FUNC_NAME, SymbolTable
 from sdylog.passes.census import PRESERVED, census
 from sdylog.passes.sink_data_flow_edges import shardings_from_edges
 
 
-def remove_data_flow_edges(values) -> None:
-    for value in values:
-        user = single_user(value)
-        if user is not None and user.name == "sdy.data_flow_edge":
-            replace_op(user, [value])
+def remove_data_flow_edges(edges) -> None:
+    """Replace each edge (None: no edge) by its input."""
+    for edge in edges:
+        if edge is not None:
+            replace_op(edge, [edge.operands[0]])
 
 
 def _optional(op, name):
@@ -33,13 +34,18 @@ def _optional(op, name):
 
 
 def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
-    """Replace one named computation by a call; returns the call's results."""
+    """Replace one named computation by a call; returns the edges on the
+    call's results (None where a result has none), for the caller to remove."""
     body = nc.regions[0].blocks[0]
-    arg_shardings = shardings_from_edges(list(body.arguments))
+    args, results = list(body.arguments), list(nc.results)
+    # (each looked up once: the ops stay valid as their blocks move)
+    arg_edges = [data_flow_edge_of_owner(a) for a in args]
+    result_edges = [data_flow_edge_of_owner(r) for r in results]
+    arg_shardings = shardings_from_edges(args, arg_edges)
     if arg_shardings:
         nc.attributes["in_shardings"] = per_value_attr(arg_shardings)
     in_shardings = _optional(nc, "in_shardings")
-    result_shardings = shardings_from_edges(list(nc.results))
+    result_shardings = shardings_from_edges(results, result_edges)
     if result_shardings:
         nc.attributes["out_shardings"] = per_value_attr(result_shardings)
     out_shardings = _optional(nc, "out_shardings")
@@ -54,10 +60,9 @@ def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
     move_region_blocks(nc.regions[0], func.regions[0])
     for block in func.regions[0].blocks:
         replace_terminator(block, "func.return")
-    remove_data_flow_edges(list(func.regions[0].blocks[0].arguments))
+    remove_data_flow_edges(arg_edges)
     if in_shardings is not None:
-        for i, s in enumerate(per_value(in_shardings)):
-            set_func_arg_attr(func, i, SHARDING, s)
+        set_func_shardings(func, dict(enumerate(per_value(in_shardings))))
     if EXECUTION_THREAD in nc.attributes:
         func.attributes[EXECUTION_THREAD] = nc.attributes[EXECUTION_THREAD]
     func_name = symbols.insert(func)
@@ -71,7 +76,7 @@ def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
     call = create_op("func.call", results=[r.type for r in nc.results], operands=list(nc.operands),
                      attributes=attrs, loc=nc.location, ip=ir.InsertionPoint(nc))
     replace_op(nc, call.results)
-    return list(call.results)
+    return result_edges
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -79,7 +84,7 @@ def run(module: ir.Module, options: dict, ctx):
         return PRESERVED
     with module.context:
         symbols = SymbolTable(module)
-        call_results = []
+        result_edges = []
         for nc in [op for op in post_order_ops(module.operation) if op.name == "sdy.named_computation"]:
-            call_results += export(nc, module, symbols)
-        remove_data_flow_edges(call_results)
+            result_edges += export(nc, module, symbols)
+        remove_data_flow_edges(result_edges)

@@ -15,14 +15,15 @@ from sdylog.passes.census import PRESERVED, census
 
 
 def run(module: ir.Module, options: dict, ctx):
-    if not census(module, ctx).has("func.call"):
+    found = census(module, ctx)
+    if not found.has("func.call"):
         return PRESERVED
-    check_no_recursion(module, ctx.filename)
+    check_no_recursion(module, ctx.filename, found.calls_in)
     with module.context:
         symbols = SymbolTable(module)
         called: set[str] = set()
         cloned = False
-        for call in calls_in_call_graph_post_order(module):
+        for call in calls_in_call_graph_post_order(module, found.calls_in):
             func = callee_of(symbols, call, ctx.filename)
             name = callee_name(call)
             if name not in called:

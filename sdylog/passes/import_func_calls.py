@@ -15,8 +15,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import (create_op, discardable_attributes, emit_warning, move_region_blocks,
                                post_order_ops, replace_op, replace_terminator)
-from sdylog.ir.shardings import (EXECUTION_THREAD, SHARDING, Meshes, block_arg_owners,
-                                 func_arg_shardings_or_open, per_value_attr, result_owners)
+from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, Meshes, func_arg_shardings_or_open, per_value_attr
 from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order, check_no_recursion,
                                lookup_func, original_func_name)
 from sdylog.passes.add_data_flow_edges import add_data_flow_edges
@@ -71,15 +70,14 @@ def run(module: ir.Module, options: dict, ctx):
     add_edges = options["add-data-flow-edges-on-named-computations"]
     if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
         return PRESERVED
-    check_no_recursion(module, ctx.filename)
+    check_no_recursion(module, ctx.filename, found.calls_in)
     with module.context:
         importer = _Importer(module, ctx)
-        for call in calls_in_call_graph_post_order(module):
+        for call in calls_in_call_graph_post_order(module, found.calls_in):
             importer.import_call(call)
         for name in importer.moved:
             importer.symbols.erase(importer.symbols.lookup(name))
         if add_edges:
             for nc in [op for op in post_order_ops(module.operation) if op.name == "sdy.named_computation"]:
-                add_data_flow_edges(block_arg_owners(nc))
-                add_data_flow_edges(result_owners(nc))
+                add_data_flow_edges(nc)
 

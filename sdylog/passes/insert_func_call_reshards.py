@@ -13,8 +13,8 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.collectives import create_reshard
 from sdylog.ir.rewrite import ip_after_value
-from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, get_sharding,
-                                 is_equivalent, op_shardings, set_op_shardings)
+from sdylog.ir.shardings import (Meshes, fully_closed_like, func_result_shardings_or_open, is_equivalent,
+                                 op_shardings, set_op_shardings)
 from sdylog.passes.census import Invalidated, rewrite_each_call
 
 
@@ -27,8 +27,9 @@ def insert_reshards_on_results(func, call, meshes: Meshes) -> bool:
             return False
         func_shardings = [fully_closed_like(s) for s in call_shardings]
     changed = func_shardings != call_shardings
-    for func_sharding, result in zip(func_shardings, list(call.results), strict=True):
-        call_sharding = get_sharding(result)
+    # (a call result's sharding, get_sharding's, is its entry of the call's list)
+    for i, (func_sharding, result) in enumerate(zip(func_shardings, list(call.results), strict=True)):
+        call_sharding = call_shardings[i] if call_shardings else None
         if is_equivalent(func_sharding, call_sharding):
             continue
         target = call_sharding if call_sharding is not None else fully_closed_like(func_sharding)

@@ -14,7 +14,7 @@ from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import as_operation
-from sdylog.ir.shardings import Meshes, mesh_or_ref, per_value, per_value_attr
+from sdylog.ir.shardings import Meshes, manual_axes, mesh_or_ref, per_value, per_value_attr
 from sdylog.ir.types import is_shaped
 from sdylog.model.axis import AXIS_ORDER, AxisRef, sort_and_merge
 from sdylog.model.mesh import Mesh
@@ -103,7 +103,7 @@ def run(module: ir.Module, options: dict, ctx):
         for op in ops:
             ins = per_value(op.attributes["in_shardings"])
             outs = per_value(op.attributes["out_shardings"])
-            axes = list(sdy.ManualAxesAttr(op.attributes["manual_axes"]))
+            axes = manual_axes(op)
             if not ins and not outs:
                 body = list(op.regions[0].blocks[0].operations)
                 if axes and as_operation(body[0]).name != "sdy.return":

@@ -6,14 +6,9 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import as_operation
-from sdylog.ir.shardings import func_result_sharding, get_sharding, set_func_result_sharding
+from sdylog.ir.shardings import get_sharding, replace_func_shardings
 from sdylog.ir.symbols import main_func
 from sdylog.passes.census import PRESERVED, SHARDINGS_ONLY
-
-
-def _same(a, b) -> bool:
-    """Two shardings or None are the same (the bindings' == takes no None)."""
-    return a is b if a is None or b is None else a == b
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -26,9 +21,5 @@ def run(module: ir.Module, options: dict, ctx):
             ret = as_operation(list(func.regions[0].blocks[0].operations)[-1])
             if ret.name != "func.return":
                 continue
-            for i, value in enumerate(ret.operands):
-                sharding = get_sharding(value)
-                if not _same(sharding, func_result_sharding(func, i)):
-                    set_func_result_sharding(func, i, sharding)
-                    changed = True
+            changed |= replace_func_shardings(func, [get_sharding(v) for v in ret.operands], results=True)
     return SHARDINGS_ONLY if changed else PRESERVED

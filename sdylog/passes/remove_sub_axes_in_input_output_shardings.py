@@ -14,7 +14,11 @@ from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED
 
 
 def without_sub_axes(sharding):
+    """The sharding with each open dimension cut at its first sub-axis
+    (`sharding` itself when no open dimension has one: most have none)."""
     t = TensorSharding.from_attr(sharding)
+    if not any(a.sub is not None for d in t.dims if not d.is_closed for a in d.axes):
+        return sharding
     dims = []
     for d in t.dims:
         if d.is_closed:

@@ -27,12 +27,15 @@ from sdylog.passes.census import PRESERVED, Invalidated, census
 EDGE = "sdy.data_flow_edge"
 
 
-def shardings_from_edges(owners) -> list:
+def shardings_from_edges(owners, edges=None) -> list:
     """The shardings of the owners' edges; [] if none has one, else fully open
-    shardings (on the first edge sharding's mesh) where an edge has none."""
+    shardings (on the first edge sharding's mesh) where an edge has none.
+    `edges`: the owners' edges (data_flow_edge_of_owner), list for list, if
+    the caller has them."""
+    if edges is None:
+        edges = [data_flow_edge_of_owner(owner) for owner in owners]
     shardings, ref = [], None
-    for owner in owners:
-        edge = data_flow_edge_of_owner(owner)
+    for edge in edges:
         s = edge.attributes["sharding"] if edge is not None and "sharding" in edge.attributes else None
         if s is not None and ref is None:
             ref = mesh_or_ref(s)

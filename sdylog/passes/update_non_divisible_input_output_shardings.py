@@ -26,9 +26,8 @@ from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 def evenly_sharded(sharding, shape, meshes: Meshes):
     """The sharding made even for a value of this shape (`sharding` itself
     when it is: most are)."""
-    mesh = meshes.of(sharding)
-    sizes = mesh.axis_sizes
     t = TensorSharding.from_attr(sharding)
+    sizes = (meshes.named(t.mesh) if isinstance(t.mesh, str) else t.mesh).axis_sizes
     dims = []
     for d, dim_size in zip(t.dims, shape):  # a maximal-mesh sharding has no dimensions
         sharded = math.prod(a.size(sizes[a.name]) for a in d.axes)

@@ -153,6 +153,49 @@ def test_call_graph_orders():
         assert names(funcs_in_call_graph_pre_order(module)) == list(reversed(post))
 
 
+def test_call_graph_from_a_census_is_the_walked_one():
+    """The call-graph helpers given a census' calls (Census.calls_in) agree
+    with the ones that walk each function."""
+    from sdylog.ir.symbols import calls_in_call_graph_post_order, check_no_recursion
+    from sdylog.passes.census import Census
+
+    module = parse_module(FUNCS)
+    with module.context:
+        found = Census.of(module)
+        assert (names(funcs_in_call_graph_post_order(module, calls_in=found.calls_in))
+                == names(funcs_in_call_graph_post_order(module)))
+        assert calls_in_call_graph_post_order(module, found.calls_in) == calls_in_call_graph_post_order(module)
+        check_no_recursion(module, calls_in=found.calls_in)
+    recursive = parse_module(FUNCS.replace("func.func private @b(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }",
+                                           "func.func private @b(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                                           "  %0 = call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                                           "  return %0 : tensor<4xf32>\n}"))
+    with recursive.context, pytest.raises(SdylogError, match="recursive call"):
+        check_no_recursion(recursive, calls_in=Census.of(recursive).calls_in)
+
+
+def test_replace_func_shardings_sets_removes_and_writes_only_a_change():
+    from sdylog.ir.shardings import func_result_shardings, replace_func_shardings
+
+    module = parse_module('''
+sdy.mesh @mesh = <["x"=2]>
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>, jax.result_info = "r"}, tensor<4xf32>) {
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}''')
+    with module.context:
+        func = next(op for op in walk_ops(module.operation) if op.name == "func.func")
+        x = ir.Attribute.parse('#sdy.sharding<@mesh, [{"x"}]>')
+        open_ = ir.Attribute.parse('#sdy.sharding<@mesh, [{?}]>')
+        before = func.attributes["res_attrs"]
+        assert not replace_func_shardings(func, [x, None], results=True)
+        assert func.attributes["res_attrs"] == before
+        assert replace_func_shardings(func, [None, open_], results=True)
+        assert func_result_shardings(func) == [None, open_]
+        assert "jax.result_info" in ir.DictAttr(ir.ArrayAttr(func.attributes["res_attrs"])[0])
+        assert not replace_func_shardings(func, [None, None])   # (arguments: none had one)
+        assert "arg_attrs" not in func.attributes
+
+
 def test_main_func():
     module = parse_module(FUNCS)
     with module.context:
@@ -213,6 +256,25 @@ def test_manual_computation_body_argument_sharding():
         assert str(erase_manual_axes(add_free_axes(inner, new, ["p"]), ["p"])) == \
             '#sdy.sharding<@m, [{"q"}, {}], replicated={"r"}>'
 
+
+def test_kept_manual_views_are_the_computed_ones():
+    """erase_*_axes and add_free_axes keep their results (per sharding and
+    manual axes): what they give is what the computation gives, in another
+    run (another parse of the module, the same context) too."""
+    from sdylog.ir.shardings import _add_free_axes, _erase_axes, erase_free_axes
+
+    for _ in range(2):
+        module = parse_module(MANUAL)
+        with module.context:
+            shardings = [ir.Attribute.parse(t) for t in (
+                '#sdy.sharding<@m, [{"p", "q"}, {?}], replicated={"r"}>', '#sdy.sharding<@m, [{"q"}, {"p"}]>',
+                '#sdy.sharding<@m, [{}, {}], unreduced={"p", "r"}>')]
+            for s in shardings:
+                for manual in (["p"], ["p", "q"], ["r"]):
+                    assert erase_manual_axes(s, manual) == _erase_axes.__wrapped__(s, tuple(manual), False)
+                    assert erase_free_axes(s, manual) == _erase_axes.__wrapped__(s, tuple(manual), True)
+                    for new in shardings:
+                        assert add_free_axes(s, new, manual) == _add_free_axes.__wrapped__(s, new, tuple(manual))
 
 
 def test_walk_shardings_order():
@@ -335,7 +397,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
         owner = loop.results[0]
         cond_arg, body_arg = loop.regions[0].blocks[0].arguments[0], loop.regions[1].blocks[0].arguments[0]
         assert non_owner_targets(loop, owner) == [cond_arg, body_arg]
-        add_data_flow_edges([owner])
+        add_data_flow_edges(loop)
         edge = data_flow_edge_of_target(body_arg)        # a non-owner target finds the owner's edge
         assert edge is not None and edge.operands[0] == owner
         body_return = list(loop.regions[1].blocks[0].operations)[-1]
@@ -343,6 +405,34 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
         assert data_flow_edge_of_source(loop, 0) == edge
         operand, yielded = edge_sources(loop, owner)
         assert operand == loop.operands[0] and yielded.owner.name == "stablehlo.negate"
+
+
+def test_data_flow_edges_start_with_their_owners_sharding():
+    """add_data_flow_edges reads the op's owner shardings once: each edge gets
+    what get_sharding said of its owner before, an edge's own where the owner
+    had one already."""
+    text = '''
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0:2 = "stablehlo.optimization_barrier"(%a, %b) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>, <@mesh, [{"y"}]>]>}
+      : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}'''
+    from sdylog.ir.shardings import data_flow_edge_of_owner, get_sharding, set_sharding
+    from sdylog.passes.add_data_flow_edges import add_data_flow_edges
+
+    module = parse_module(text)
+    with module.context:
+        barrier = next(op for op in walk_ops(module.operation) if op.name == "stablehlo.optimization_barrier")
+        before = [get_sharding(r) for r in barrier.results]
+        add_data_flow_edges(barrier)
+        edges = [data_flow_edge_of_owner(r) for r in barrier.results]
+        assert [e.attributes["sharding"] for e in edges] == before
+        set_sharding(barrier.results[1], ir.Attribute.parse('#sdy.sharding<@mesh, [{"x", "y"}]>'))   # (the edge's)
+        expected = [get_sharding(r) for r in barrier.results]
+        assert expected[1] != before[1]
+        add_data_flow_edges(barrier)    # (again: new edges on the owners, before the old ones)
+        assert [data_flow_edge_of_owner(r).attributes["sharding"] for r in barrier.results] == expected
 
 
 def test_op_names_share_one_string_per_name():
