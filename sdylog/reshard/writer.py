@@ -190,7 +190,7 @@ def write_reshards(module, engine, facts) -> WriteCounts:
     """Insert the reshards and collectives the rules decided (nothing read
     but writes_something when the rules say there is nothing to write)."""
     counts = WriteCounts()
-    if not engine.select("writes_something"):
+    if not engine.size("writes_something"):
         return counts
     return write_decisions(engine, facts, counts)
 

@@ -253,7 +253,7 @@ def test_writer_that_reads_writes_something_first_writes_what_the_plain_one_writ
         seen = []
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(insert_explicit_reshards, "write_reshards",
-                          lambda m, e, f: seen.append(bool(e.select("writes_something"))) or write_reshards(m, e, f))
+                          lambda m, e, f: seen.append(e.size("writes_something") > 0) or write_reshards(m, e, f))
             fast = _opt(text, flags)
             patch.setattr(insert_explicit_reshards, "write_reshards", _plain_writer)
             assert _opt(text, flags) == fast
