@@ -24,8 +24,7 @@ from jaxlib.mlir import ir
 
 from sdylog.cli import engine_option, reports_errors
 from sdylog.datalog.named_rows import Lookup, row_type
-from sdylog.commands.values import (InputValue, NamedValues, Target, display_name,  # noqa: F401
-                                    loc_text, match_values, name_ranges, op_name, parse_spec, resolve,
+from sdylog.commands.values import (InputValue, NamedValues, Target, display_name, loc_text, op_name,
                                     resolve_name)
 from sdylog.ir.rewrite import owning_op
 from sdylog.mpmd.command import mpmd_options

@@ -10,6 +10,11 @@ tables indexed by the device id (`partition_id`, or `replica_id` with
 `replica-count` > 1). Manual computations are inlined: their bodies already
 are per-device code. Everything else keeps its meaning; only types change.
 
+An op insert-explicit-reshards left without a per-device program (its
+tensors on meshes of different axes, and a dimension that needs a reshard:
+rules/reshard/errors.dl, no common mesh) is an error at the op: the rules
+found it when that pass ran, which left it in ctx.report[NO_COMMON_MESH].
+
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
 enable-rgv3, replica-count, partition-count.
 """
@@ -23,9 +28,7 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.model.mesh import Mesh, meshes_of_module
-from sdylog.model.rule import FactorKind, OpShardingRule
 from sdylog.model.sharding import TensorSharding
-from sdylog.oprules import RuleCache
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr,
                                     replica_groups_attr, shape_of, tensor, zeros)
@@ -33,6 +36,7 @@ from sdylog.partition.shards import (axes_size, device_groups, local_shape, offs
                                      permutation_pairs, shard_index)
 from sdylog.passes import VERIFIED
 from sdylog.passes.census import census
+from sdylog.reshard.driver import NO_COMMON_MESH
 
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
@@ -51,33 +55,13 @@ def run(module: ir.Module, options: dict, ctx) -> str:
     if options["replica-count"] > 1 and options["partition-count"] > 1:
         raise error_at(module.operation, "convert-global-to-local does not support both replica-count > 1 "
                        "and partition-count > 1", ctx.filename)
+    no_common_mesh = ctx.report.get(NO_COMMON_MESH)
+    if no_common_mesh is not None:
+        raise no_common_mesh
     with ir.Location.unknown(module.context):
         GlobalToLocal(module, options, ctx.filename).convert(census(module, ctx).all_ops())
     _verify(module, ctx.filename)
     return VERIFIED
-
-
-def dim_needing_a_reshard(rule: OpShardingRule, shardings: list, meshes: list) -> tuple[bool, int, int] | None:
-    """Where a factor of `rule` is sharded in a way no per-device program of
-    the op as it is computes, given its tensors' shardings and meshes
-    (operands, then results; None for none): sharded on some tensor, but not
-    alike on every tensor that has it (the same mesh, the same dimension
-    axes, a dimension of its own), or not a pass-through factor (its
-    all-reduce or replication would be needed). The first sharded dimension
-    of such a factor, as (is_result, tensor index, dimension); None if none."""
-    ways: dict[int, set] = {}
-    first_sharded: dict[int, tuple[bool, int, int]] = {}
-    for (is_result, i, mapping), s, mesh in zip(rule.tensors(), shardings, meshes):
-        for d, factors in enumerate(mapping):
-            axes = s.dims[d].axes if s is not None and d < len(s.dims) else ()
-            for f in factors:
-                ways.setdefault(f, set()).add((mesh, axes, len(factors)) if axes else None)
-                if axes:
-                    first_sharded.setdefault(f, (is_result, i, d))
-    for f, where in first_sharded.items():
-        if len(ways[f]) > 1 or rule.kind(f) is not FactorKind.PASS_THROUGH or next(iter(ways[f]))[2] > 1:
-            return where
-    return None
 
 
 def _verify(module: ir.Module, filename: str) -> None:
@@ -121,60 +105,9 @@ class GlobalToLocal:
             if "channel_handle" in attrs:
                 top = max(top, shlo.ChannelHandle(attrs["channel_handle"]).handle)
         self.next_channel = top + 1
-        self.check_one_mesh_per_op(ops)
         for op in list(self.module.body.operations):
             if op.operation.name == "func.func":
                 self.convert_func(op.operation)
-
-    def check_one_mesh_per_op(self, ops: list) -> None:
-        """Refuse an op that insert-explicit-reshards leaves as it is though
-        its per-device program would compute something else. The pass brings
-        an op with a sharding rule to one tiling on the op's mesh, but finds
-        none when its tensors are on meshes of different axes (Shardy's
-        getCommonMeshName) and leaves it: it is then right only if it needed
-        no reshard (`dim_needing_a_reshard`). Ops without a rule (while, case,
-        optimization_barrier: each value on its own) are not such ops; nor
-        are ops whose meshes have the same axes (inline meshes too)."""
-        if len({m.axes for m in self.meshes_in_use(ops) if m.axes}) < 2:
-            return
-        rules = RuleCache(filename=self.filename)
-        for op in ops:
-            if not op.name.startswith("stablehlo."):
-                continue
-            shardings = [self.sharding(v) for v in (*op.operands, *op.results)]
-            meshes = [None if s is None else self.mesh(s, op) for s in shardings]
-            if len({m.axes for m in meshes if m is not None and m.axes}) < 2:
-                continue
-            rule = rules.rule(op)
-            if rule is None or rule.is_custom:
-                continue
-            where = dim_needing_a_reshard(rule, shardings, meshes)
-            if where is not None:
-                is_result, i, d = where
-                tensor = f"{'result' if is_result else 'operand'} {i}"
-                names = ", ".join(dict.fromkeys(f"@{s.mesh}" if isinstance(s.mesh, str) else str(s.mesh)
-                                                for s in shardings if s is not None))
-                raise self.error(op, f"'{op.name}' op has sharded tensors on meshes with different axes "
-                                     f"({names}): insert-explicit-reshards leaves such an op as it is, so it "
-                                     f"has no per-device program (dimension {d} of {tensor} needs a reshard; "
-                                     "reshard its operands onto one mesh first)")
-
-    def meshes_in_use(self, ops: list) -> set[Mesh]:
-        """The meshes the module's shardings are on, named or inline: those of
-        the ops' results and of the arguments of functions and computations
-        (every other block argument takes its sharding from an op)."""
-        attrs = set()   # (a few distinct attributes over many ops)
-        shardings = []
-        for op in ops:
-            name, op_attrs = op.name, op.attributes
-            attrs.add(irs.result_sharding_attr(name, op_attrs))
-            if name == "func.func" and "arg_attrs" in op_attrs:
-                count = len(ir.ArrayAttr(op_attrs["arg_attrs"]))
-                shardings += [self.reader.func_arg_sharding(op, i) for i in range(count)]
-            elif name in ("sdy.named_computation", "sdy.manual_computation") and "in_shardings" in op_attrs:
-                attrs.add((op_attrs["in_shardings"], False))
-        shardings += [s for attr, one in attrs for s in self.reader.result_shardings(attr, one)]
-        return {self.mesh(s, self.module.operation) for s in shardings if s is not None}
 
     def error(self, op, message: str) -> SdylogError:
         return error_at(op, message, self.filename)

@@ -25,7 +25,7 @@ from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.extract import divisors, post_order
 from sdylog.facts.shared import module_facts
-from sdylog.ir.diagnostics import error_at
+from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.reshard.writer import WRITER_RELATIONS
 
 PROGRAM_FILE = RULES_DIR / "reshard.dl"
@@ -74,7 +74,7 @@ KEPT = "reshard_decisions"
 def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     """Evaluate the reshard rules on `module` (not changed here); an error
     at the first op Shardy rejects (rules/reshard/errors.dl)."""
-    wanted = WRITER_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
+    wanted = WRITER_RELATIONS + NO_COMMON_MESH_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     scope = getattr(ctx, "census", None)
     kept = None if scope is None else scope.get(KEPT)
     decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted,
@@ -83,6 +83,36 @@ def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
         scope[KEPT] = decisions
     first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     return decisions
+
+
+# The key of ctx.report where insert-explicit-reshards leaves no_common_mesh_error's error (or None)
+# for convert-global-to-local.
+NO_COMMON_MESH = "no_common_mesh"
+# The relations of an op left without a per-device program (rules/reshard/errors.dl: no common mesh).
+NO_COMMON_MESH_RELATIONS = ["no_common_mesh", "no_common_mesh_mesh"]
+
+
+def no_common_mesh_error(decisions: ReshardDecisions, filename: str) -> SdylogError | None:
+    """The error convert-global-to-local reports for the first op (in walk
+    order) that the rules find left without a common mesh though it needs
+    a reshard (rules/reshard/errors.dl); None when there is none. Meshes
+    are named as the module names them: `@name`, or an inline mesh as sdy
+    prints it."""
+    engine, facts = decisions.engine, decisions.facts
+    rows = sorted(engine.select("no_common_mesh", "o", "j", "d"))
+    if not rows:
+        return None
+    o, j, d = rows[0]
+    op = facts.ops[o]
+    operands = len(op.operands)
+    tensor = f"operand {j}" if j < operands else f"result {j - operands}"
+    named = set(facts.mesh_symbols)
+    meshes = sorted((first, m) for o2, m, first in engine.select("no_common_mesh_mesh", "o", "m", "j") if o2 == o)
+    names = ", ".join(f"@{m}" if m in named else str(facts.meshes[m]) for _, m in meshes)
+    return error_at(op, f"'{op.name}' op has sharded tensors on meshes with different axes ({names}): "
+                        "insert-explicit-reshards leaves such an op as it is, so it has no per-device program "
+                        f"(dimension {d} of {tensor} needs a reshard; reshard its operands onto one mesh first)",
+                    filename)
 
 
 # The facts of a run that change with the pass options only (run_facts).

@@ -34,7 +34,7 @@ from sdylog.model.sharding import DimSharding, TensorSharding
 
 # The relations the writer reads (a run deriving only what the writer needs asks for these).
 WRITER_RELATIONS = [
-    "reshard_operand", "reshard_result", "reshard_result_replicated", "working_dim_axis", "working_dim_closed",
+    "writes_something", "reshard_operand", "reshard_result", "reshard_result_replicated", "working_dim_axis", "working_dim_closed",
     "working_keeps",
     "all_reduce_axis", "op_mesh", "operand_all_reduce_axis", "operand_unreduced_after",
     "site", "site_target", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
@@ -187,9 +187,18 @@ class _Shardings:
 
 
 def write_reshards(module, engine, facts) -> WriteCounts:
-    """Insert the reshards and collectives the rules decided."""
-    d = _Decisions(engine)
+    """Insert the reshards and collectives the rules decided (nothing read
+    but writes_something when the rules say there is nothing to write)."""
     counts = WriteCounts()
+    if not engine.size("writes_something"):
+        return counts
+    return write_decisions(engine, facts, counts)
+
+
+def write_decisions(engine, facts, counts: WriteCounts) -> WriteCounts:
+    """write_reshards without looking at writes_something first (the plain
+    version: it finds nothing to visit when there is nothing to write)."""
+    d = _Decisions(engine)
     visited = d.visited_ops()
     returns = {u for u in d.return_ops.values()}
     counts.wrote = bool(visited) or any(d.site_writes(key) for key in d.sites if key[0] in returns)

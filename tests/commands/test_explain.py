@@ -5,8 +5,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, held_rows, name_ranges,
-                                     parse_spec, resolve, run_with_provenance)
+from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, held_rows,
+                                     run_with_provenance)
+from sdylog.commands.values import name_ranges, parse_spec, resolve
 from sdylog.ir.diagnostics import SdylogError
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'

@@ -5,22 +5,31 @@
   plain version does, writes the same on random dots;
 - a run on the facts of the run before it, in one pipeline, goes on from
   that run's engine (sdylog/reshard/driver.py); it writes what a fresh
-  evaluation writes."""
+  evaluation writes;
+- the writer reads nothing but writes_something when the rules derive no
+  row of it (rules/reshard/writes.dl); the plain writer, which reads what
+  to visit, writes the same."""
 from __future__ import annotations
 
 import random
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 from sdylog import RULES_DIR
 from sdylog.datalog import load_program, make_engine
 from sdylog.ir import parse_module, print_module
+from sdylog.ir.diagnostics import SdylogError
 from sdylog.passes import PassContext
 from sdylog.passes.pipelines import Step, run_steps
 from sdylog.reshard import driver
 from sdylog.reshard.driver import KEPT, ReshardOptions, evaluate, first_error, reshard_program, run_facts
-from sdylog.reshard.writer import write_reshards
+from sdylog.reshard.writer import WriteCounts, write_decisions, write_reshards
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
+from small_models import small_models  # noqa: E402  (tests/commands' corpus)
 
 MESH = 'sdy.mesh @mesh = <["x"=4, "y"=2, "z"=4]>\n'
 # (an axis whole, or one of its halves)
@@ -217,3 +226,37 @@ def test_a_run_on_the_facts_before_writes_what_a_fresh_one_writes():
         assert both == fresh, text
         went_on += made == 1
     assert went_on >= 10   # (the non-full run wrote nothing: the full one went on from its engine)
+
+
+def _opt(text: str, flags: str) -> str:
+    """`sdylog opt`'s output, or the error."""
+    from sdylog.passes.driver import optimize_text, parse_flags
+    try:
+        return optimize_text(text, "t.mlir", parse_flags(flags.split()))
+    except SdylogError as e:
+        return f"error: {e}"
+
+
+def _plain_writer(module, engine, facts):
+    return write_decisions(engine, facts, WriteCounts())
+
+
+@pytest.mark.parametrize("flags", ["-sdy-propagation-pipeline -sdy-export-pipeline=enable-insert-explicit-collectives=true",
+                                   "-sdy-propagation-pipeline -sdy-partitioner-pipeline"])
+def test_writer_that_reads_writes_something_first_writes_what_the_plain_one_writes(flags):
+    from sdylog.passes import insert_explicit_reshards
+    rng = random.Random(41)
+    texts = [p.read_text() for p in small_models()] + [random_dot(rng) for _ in range(15)] + \
+        [wide_random_dot(rng) for _ in range(15)]
+    wrote = nothing = 0
+    for text in texts:
+        seen = []
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(insert_explicit_reshards, "write_reshards",
+                          lambda m, e, f: seen.append(e.size("writes_something") > 0) or write_reshards(m, e, f))
+            fast = _opt(text, flags)
+            patch.setattr(insert_explicit_reshards, "write_reshards", _plain_writer)
+            assert _opt(text, flags) == fast
+        wrote += any(seen)
+        nothing += not all(seen)
+    assert wrote >= 5 and nothing >= 5   # (both ways taken)
