@@ -167,6 +167,15 @@ class FactSet:
     def rows(self, relation: str) -> list[tuple]:
         return self.relations.get(relation, [])
 
+    def rows_per_value(self, of_types: str) -> list[tuple]:
+        """(value, *row) for each value_type row (value, type) and each row
+        (type, *row) of `of_types`: of type_dim, value_dim's rows; of
+        type_elems, value_elems' (as rules/schema.dl derives them)."""
+        rows = defaultdict(list)
+        for t, *row in self.rows(of_types):
+            rows[t].append(row)
+        return [(v, *row) for v, t in self.rows("value_type") for row in rows.get(t, ())]
+
     def live_value_ids(self) -> list[int]:
         """The ids of the values not erased since extraction (all, unless
         the facts followed erasures: facts/follow.py), in order."""
@@ -343,8 +352,9 @@ class _Extractor:
         return tid
 
     def add_value_rows(self) -> None:
-        """The value, value_dim and value_elems rows of every value, in id
-        order, from their types (values are many, types a few)."""
+        """The value and value_type rows of every value, in id order, and
+        the type_dim and type_elems rows of their types (values are many,
+        types a few)."""
         rels = self.facts.relations
         ranks = [len(shape) for shape, _ in self._types]
         elements = [element for _, element in self._types]
@@ -356,11 +366,11 @@ class _Extractor:
         funcs = chain.from_iterable(repeat(func, end - first) for (first, func), end in zip(self._func_runs, ends))
         rels["value"].extend(zip(value_ids, funcs, map(ranks.__getitem__, type_ids),
                                  map(elements.__getitem__, type_ids)))
-        dims = [tuple(enumerate(shape)) for shape, _ in self._types]
-        rels["value_dim"].extend([(v, d, size) for v, t in zip(value_ids, type_ids) for d, size in dims[t]])
+        rels["value_type"].extend(zip(value_ids, type_ids))
+        rels["type_dim"].extend((t, d, size) for t, (shape, _) in enumerate(self._types) for d, size in enumerate(shape))
         # (the types in id order: _type_ids's keys, as type_id adds them)
-        counts = [num_elements(t) if is_tensor(t) and is_static_shaped(t) else None for t in self._type_ids]
-        rels["value_elems"].extend([(v, counts[t]) for v, t in zip(value_ids, type_ids) if counts[t] is not None])
+        rels["type_elems"].extend((tid, num_elements(t)) for tid, t in enumerate(self._type_ids)
+                                  if is_tensor(t) and is_static_shaped(t))
 
     def mesh_name(self, mesh: str | Mesh) -> str:
         if isinstance(mesh, str):
@@ -915,11 +925,12 @@ def read_shardings(module: ir.Module, facts: FactSet, filename: str = "-") -> Fa
 
 def _by_index(rows) -> defaultdict:
     """(owner, index, value) rows as owner -> values in index order (by the
-    index column: the rows' own order is not relied on)."""
-    got = defaultdict(dict)
-    for owner, i, vid in rows:
-        got[owner][i] = vid
-    return defaultdict(list, {owner: [vs[i] for i in sorted(vs)] for owner, vs in got.items()})
+    index column: the rows' own order is not relied on; sorting rows that
+    come in order, as extracted, costs a comparison each)."""
+    got = defaultdict(list)
+    for owner, _, vid in sorted(rows):
+        got[owner].append(vid)
+    return got
 
 
 def extract_facts(module: ir.Module, filename: str = "-", conservative: bool = False,

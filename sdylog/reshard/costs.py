@@ -35,7 +35,7 @@ def cost_needed(needed: NeededRows, engine, facts, engine_name: str | None = Non
     from sdylog.ir.types import element_bytes
     from sdylog.partition.collective_costs import decomposition_facts, evaluate
 
-    dims = by_first(facts.rows("value_dim"))
+    dims = by_first(facts.rows_per_value("type_dim"))   # (value_dim's rows)
     element = {}
     rows: dict[str, list[tuple]] = defaultdict(list)
     direct = []   # (x, kind, v, mesh): collectives on their own

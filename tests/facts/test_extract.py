@@ -55,7 +55,7 @@ def test_meshes_funcs_values(facts):
     a = facts.value_ids[facts.ops[0].regions[0].blocks[0].arguments[0]]
     assert ("main", 0, a) in by_name(facts, "func_arg")
     assert (a, "main", 2, "f32") in by_name(facts, "value")
-    assert {(a, 0, 8), (a, 1, 4)} <= by_name(facts, "value_dim")
+    assert {(a, 0, 8), (a, 1, 4)} <= set(facts.rows_per_value("type_dim"))
 
 
 def test_ops_in_program_order(facts):
@@ -335,7 +335,7 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
             [(v, 0) for v in operands] + [(v, 1) for v in results]
     values = {row[0]: row[1:] for row in f.rows("value")}
     assert values[results[0]] == ("f", 2, "f32") and len(values) == len(f.values) == 2 + 11
-    assert sorted(r[1:] for r in f.rows("value_dim") if r[0] == results[0]) == [(0, 4), (1, 4)]
+    assert sorted(r[1:] for r in f.rows_per_value("type_dim") if r[0] == results[0]) == [(0, 4), (1, 4)]
 
 
 def test_results_met_before_their_op_keep_their_ids():
@@ -486,9 +486,9 @@ def test_census_names_give_the_rows_of_a_walk_and_rows_share_their_ints():
     assert [row[0] for row in value_rows] == list(range(len(walked.values)))
     # main's arguments a, b and results %0 %1 %2, then relu's argument x and results %c %m
     assert [row[1] for row in extract_facts(parse_module(MODULE)).rows("value")] == ["main"] * 5 + ["relu"] * 3
-    # (a value's id in its value and value_dim rows is the very int value_ids holds)
+    # (a value's id in its value and value_type rows is the very int value_ids holds)
     ids = {id(v) for v in walked.value_ids.values()}
-    assert all(id(row[0]) in ids for row in value_rows + walked.rows("value_dim"))
+    assert all(id(row[0]) in ids for row in value_rows + walked.rows("value_type"))
 
 
 def test_prime_factors_and_divisors():
