@@ -42,6 +42,7 @@ class ExplicitFacts:
     funcs: dict = field(default_factory=dict)      # func name -> func.func op
     meshes: dict[str, Mesh] = field(default_factory=dict)
     _shardings: dict = field(default_factory=dict)  # TensorSharding -> sharding id
+    _type_ids: dict = field(default_factory=dict)   # ir.RankedTensorType -> type id
     reader: irs.ShardingReader = field(default_factory=irs.CachedShardingReader)
 
     def add(self, relation: str, *row) -> None:
@@ -79,6 +80,19 @@ class ExplicitFacts:
         return sid
 
     # ---------------------------------------------------------------- values
+    def type_id(self, t: ir.RankedTensorType) -> int:
+        """The id of a ranked tensor type, its type_dim and type_elems rows
+        added when first seen (rules/schema.dl derives value_dim and
+        value_elems from them)."""
+        tid = self._type_ids.get(t)
+        if tid is None:
+            tid = self._type_ids[t] = len(self._type_ids)
+            for d, n in enumerate(t.shape):
+                self.add("type_dim", tid, d, n)
+            if t.has_static_shape:
+                self.add("type_elems", tid, num_elements(t))
+        return tid
+
     def value_id(self, value, func: str) -> int:
         vid = self.value_ids.get(value)
         if vid is not None:
@@ -90,10 +104,7 @@ class ExplicitFacts:
             shape = ir.RankedTensorType(t).shape
             self.add("value", vid, func, len(shape), str(ir.RankedTensorType(t).element_type))
             self.add("ranked_tensor", vid)
-            for d, n in enumerate(shape):
-                self.add("value_dim", vid, d, n)
-            if t.has_static_shape:
-                self.add("value_elems", vid, num_elements(t))
+            self.add("value_type", vid, self.type_id(ir.RankedTensorType(t)))
         else:
             self.add("value", vid, func, 0, str(t))
         try:
@@ -189,7 +200,7 @@ def run_rules(name: str, facts: ExplicitFacts, extra: dict | None = None, engine
     from sdylog.datalog import make_engine
     program = partition_program(name)
     eng = make_engine(program, engine or "memory")
-    inputs = set(program.relations)
+    inputs = set(program.inputs)   # (a row of a derived relation given here would be lost on Soufflé)
     for rel, rows in list(facts.relations.items()) + list((extra or {}).items()):
         if rel in inputs and rows:
             eng.load(rel, rows)
