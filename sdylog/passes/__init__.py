@@ -53,7 +53,7 @@ class PassContext:
     derive: str = "all"
     # insert-explicit-reshards' finding of an op without a common mesh, for
     # convert-global-to-local (sdylog/reshard/driver.py: NoCommonMesh, hand_over)
-    no_common_mesh: object | None = None
+    no_common_mesh_hand_over: object | None = None
 
 
 # A pass's result: it changed the module and verified what it made.

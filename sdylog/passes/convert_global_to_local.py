@@ -14,7 +14,7 @@ An op insert-explicit-reshards left without a per-device program (its
 tensors on meshes of different axes, and a dimension that needs a reshard:
 rules/reshard/errors.dl, no common mesh) is an error at the op, whatever
 ran before: the insert pass's finding when it ran on the module as it is
-now (ctx.no_common_mesh), else the reshard rules' on the module
+now (ctx.no_common_mesh_hand_over), else the reshard rules' on the module
 (sdylog/reshard/driver.py, no_common_mesh).
 
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,

@@ -6,9 +6,9 @@ sdylog/reshard/writer.py writes. `enable-full-version` is Shardy's option
 
 An op the rules find left without a per-device program (no common mesh,
 rules/reshard/errors.dl) is not an error here: the module stays a valid
-global program. Its error waits in ctx.no_common_mesh (each run replaces
-it; sdylog/reshard/driver.py, hand_over) for -sdy-convert-global-to-local,
-which reports it."""
+global program. Its error waits in ctx.no_common_mesh_hand_over (each
+run replaces it; sdylog/reshard/driver.py, hand_over) for
+-sdy-convert-global-to-local, which reports it."""
 from __future__ import annotations
 
 from sdylog.passes.census import PRESERVED

@@ -97,10 +97,11 @@ NO_COMMON_MESH_RELATIONS = ["no_common_mesh", "no_common_mesh_mesh"]
 @dataclass(frozen=True)
 class NoCommonMesh:
     """What insert-explicit-reshards found of the module it wrote, for
-    convert-global-to-local (PassContext.no_common_mesh): the error of an op
-    left without a common mesh, or None. It holds for that module while the
-    module stays as the pass left it: in the same census scope, with as many
-    changes counted (sdylog/passes/census.py) as after the pass."""
+    convert-global-to-local (PassContext.no_common_mesh_hand_over): the
+    error of an op left without a common mesh, or None. It holds for that
+    module while the module stays as the pass left it: in the same census
+    scope, with as many changes counted (sdylog/passes/census.py) as after
+    the pass."""
     module: object
     scope: dict                    # the census scope the pass ran in
     changes: int                   # census.changes after the pass
@@ -114,7 +115,8 @@ def hand_over(ctx, module, error: SdylogError | None, wrote: bool) -> None:
     would tell whether the module changed since. Called by the pass, before
     census.follow_step counts its change (one, if it wrote)."""
     scope = getattr(ctx, "census", None)
-    ctx.no_common_mesh = None if scope is None else NoCommonMesh(module, scope, changes(ctx) + int(wrote), error)
+    ctx.no_common_mesh_hand_over = (None if scope is None
+                                    else NoCommonMesh(module, scope, changes(ctx) + int(wrote), error))
 
 
 def no_common_mesh(module, ctx, ops: list | None = None) -> SdylogError | None:
@@ -122,7 +124,7 @@ def no_common_mesh(module, ctx, ops: list | None = None) -> SdylogError | None:
     it ran on this module and nothing changed it since (hand_over), else the
     reshard rules' (their no-common-mesh relations only) on the module.
     `ops`: the module's ops, pre-order, if the caller has them."""
-    handed = getattr(ctx, "no_common_mesh", None)
+    handed = ctx.no_common_mesh_hand_over
     if handed is not None and handed.module is module and handed.scope is getattr(ctx, "census", None):
         if handed.changes == changes(ctx):
             return handed.error

@@ -196,10 +196,10 @@ def test_a_stale_hand_over_is_not_taken():
     valid, cross = parse_module(VALID), parse_module(CROSS)
     with shared_census(ctx):
         _run("sdy-insert-explicit-reshards", valid, ctx)
-        assert ctx.no_common_mesh is not None and ctx.no_common_mesh.error is None
+        assert ctx.no_common_mesh_hand_over is not None and ctx.no_common_mesh_hand_over.error is None
         assert str(no_common_mesh(cross, ctx)) == f"t.mlir:7:8: {ERROR}"   # (another module)
         _run("sdy-insert-explicit-reshards", cross, ctx)
-        assert str(ctx.no_common_mesh.error) == f"t.mlir:7:8: {ERROR}"
+        assert str(ctx.no_common_mesh_hand_over.error) == f"t.mlir:7:8: {ERROR}"
         assert no_common_mesh(valid, ctx) is None
         # the module edited since: the rules on it as it is
         func = cross.body.operations[len(cross.body.operations) - 1]
@@ -213,7 +213,7 @@ def test_a_stale_hand_over_is_not_taken():
     ctx = _ctx()
     cross = parse_module(CROSS)
     _run("sdy-insert-explicit-reshards", cross, ctx)
-    assert ctx.no_common_mesh is None
+    assert ctx.no_common_mesh_hand_over is None
     assert str(no_common_mesh(cross, ctx)) == f"t.mlir:7:8: {ERROR}"
 
 
