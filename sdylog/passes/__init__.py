@@ -51,6 +51,9 @@ class PassContext:
     # Which relations propagation derives: "all", or "write-back" (only what the
     # write-back reads: `sdylog opt` prints the module and nothing else)
     derive: str = "all"
+    # insert-explicit-reshards' finding of an op without a common mesh, for
+    # convert-global-to-local (sdylog/reshard/driver.py: NoCommonMesh, hand_over)
+    no_common_mesh_hand_over: object | None = None
 
 
 # A pass's result: it changed the module and verified what it made.

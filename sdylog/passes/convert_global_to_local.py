@@ -12,8 +12,10 @@ are per-device code. Everything else keeps its meaning; only types change.
 
 An op insert-explicit-reshards left without a per-device program (its
 tensors on meshes of different axes, and a dimension that needs a reshard:
-rules/reshard/errors.dl, no common mesh) is an error at the op: the rules
-found it when that pass ran, which left it in ctx.report[NO_COMMON_MESH].
+rules/reshard/errors.dl, no common mesh) is an error at the op, whatever
+ran before: the insert pass's finding when it ran on the module as it is
+now (ctx.no_common_mesh_hand_over), else the reshard rules' on the module
+(sdylog/reshard/driver.py, no_common_mesh).
 
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
 enable-rgv3, replica-count, partition-count.
@@ -36,7 +38,7 @@ from sdylog.partition.shards import (axes_size, device_groups, local_shape, offs
                                      permutation_pairs, shard_index)
 from sdylog.passes import VERIFIED
 from sdylog.passes.census import census
-from sdylog.reshard.driver import NO_COMMON_MESH
+from sdylog.reshard.driver import no_common_mesh
 
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
@@ -55,11 +57,12 @@ def run(module: ir.Module, options: dict, ctx) -> str:
     if options["replica-count"] > 1 and options["partition-count"] > 1:
         raise error_at(module.operation, "convert-global-to-local does not support both replica-count > 1 "
                        "and partition-count > 1", ctx.filename)
-    no_common_mesh = ctx.report.get(NO_COMMON_MESH)
-    if no_common_mesh is not None:
-        raise no_common_mesh
+    ops = census(module, ctx).all_ops()
+    error = no_common_mesh(module, ctx, ops)
+    if error is not None:
+        raise error
     with ir.Location.unknown(module.context):
-        GlobalToLocal(module, options, ctx.filename).convert(census(module, ctx).all_ops())
+        GlobalToLocal(module, options, ctx.filename).convert(ops)
     _verify(module, ctx.filename)
     return VERIFIED
 

@@ -6,21 +6,23 @@ sdylog/reshard/writer.py writes. `enable-full-version` is Shardy's option
 
 An op the rules find left without a per-device program (no common mesh,
 rules/reshard/errors.dl) is not an error here: the module stays a valid
-global program. Its error waits in ctx.report[NO_COMMON_MESH] (each run
-replaces it) for -sdy-convert-global-to-local, which reports it."""
+global program. Its error waits in ctx.no_common_mesh_hand_over (each
+run replaces it; sdylog/reshard/driver.py, hand_over) for
+-sdy-convert-global-to-local, which reports it."""
 from __future__ import annotations
 
 from sdylog.passes.census import PRESERVED
-from sdylog.reshard.driver import KEPT, NO_COMMON_MESH, ReshardOptions, decide, no_common_mesh_error
+from sdylog.reshard.driver import KEPT, ReshardOptions, decide, hand_over, no_common_mesh_error
 from sdylog.reshard.writer import write_reshards
 
 
 def run(module, options: dict, ctx):
     decisions = decide(module, ReshardOptions(full_version=bool(options.get("enable-full-version", False))), ctx)
-    if ctx is not None and hasattr(ctx, "report"):
-        ctx.report[NO_COMMON_MESH] = no_common_mesh_error(decisions, getattr(ctx, "filename", "-"))
+    error = no_common_mesh_error(decisions, getattr(ctx, "filename", "-"))
     with module.context:
         counts = write_reshards(module, decisions.engine, decisions.facts)
+    if ctx is not None:
+        hand_over(ctx, module, error, counts.wrote)
     if ctx is not None and hasattr(ctx, "report"):
         ctx.report.setdefault("reshards", []).append({**decisions.timings, "reshards": counts.reshards,
                                                        "all_reduces": counts.all_reduces})

@@ -17,6 +17,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from jaxlib.mlir import ir
+
 from sdylog import RULES_DIR
 from sdylog.datalog import make_engine
 from sdylog.datalog.cache import rule_program
@@ -26,6 +28,9 @@ from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.extract import divisors, post_order
 from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.model.mesh import Mesh, meshes_of_module
+from sdylog.partition import ir_shardings as irs
+from sdylog.passes.census import census, changes
 from sdylog.reshard.writer import WRITER_RELATIONS
 
 PROGRAM_FILE = RULES_DIR / "reshard.dl"
@@ -85,11 +90,77 @@ def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     return decisions
 
 
-# The key of ctx.report where insert-explicit-reshards leaves no_common_mesh_error's error (or None)
-# for convert-global-to-local.
-NO_COMMON_MESH = "no_common_mesh"
 # The relations of an op left without a per-device program (rules/reshard/errors.dl: no common mesh).
 NO_COMMON_MESH_RELATIONS = ["no_common_mesh", "no_common_mesh_mesh"]
+
+
+@dataclass(frozen=True)
+class NoCommonMesh:
+    """What insert-explicit-reshards found of the module it wrote, for
+    convert-global-to-local (PassContext.no_common_mesh_hand_over): the
+    error of an op left without a common mesh, or None. It holds for that
+    module while the module stays as the pass left it: in the same census
+    scope, with as many changes counted (sdylog/passes/census.py) as after
+    the pass."""
+    module: object
+    scope: dict                    # the census scope the pass ran in
+    changes: int                   # census.changes after the pass
+    error: SdylogError | None
+
+
+def hand_over(ctx, module, error: SdylogError | None, wrote: bool) -> None:
+    """Leave the insert pass's no_common_mesh_error (of the module it read;
+    it left such ops as they were) in ctx for convert-global-to-local,
+    replacing any earlier one; none outside a census scope, where nothing
+    would tell whether the module changed since. Called by the pass, before
+    census.follow_step counts its change (one, if it wrote)."""
+    scope = getattr(ctx, "census", None)
+    ctx.no_common_mesh_hand_over = (None if scope is None
+                                    else NoCommonMesh(module, scope, changes(ctx) + int(wrote), error))
+
+
+def no_common_mesh(module, ctx, ops: list | None = None) -> SdylogError | None:
+    """The no_common_mesh_error of `module` as it is: the insert pass's when
+    it ran on this module and nothing changed it since (hand_over), else the
+    reshard rules' (their no-common-mesh relations only) on the module.
+    `ops`: the module's ops, pre-order, if the caller has them."""
+    handed = ctx.no_common_mesh_hand_over
+    if handed is not None and handed.module is module and handed.scope is getattr(ctx, "census", None):
+        if handed.changes == changes(ctx):
+            return handed.error
+    if not meshes_of_other_axes(module, census(module, ctx).all_ops() if ops is None else ops):
+        return None   # (no axes_clash: the rules would find nothing)
+    decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(ReshardOptions(), facts),
+                         NO_COMMON_MESH_RELATIONS, strict_rules=False)
+    return no_common_mesh_error(decisions, getattr(ctx, "filename", "-"))
+
+
+def meshes_of_other_axes(module, ops: list) -> bool:
+    """Whether the shardings of a module whose ops are `ops` are on two
+    meshes with axes, and not the same axes: without such a pair
+    (rules/reshard/errors.dl, axes_clash) no op is left without a common
+    mesh, and no_common_mesh skips the facts (the rules' cost, on a module
+    that convert-global-to-local alone reads). The meshes are those of the
+    ops' result shardings and of the arguments of functions and
+    computations (every other block argument takes its sharding from an
+    op); a mesh name without its `sdy.mesh` is left out (the rules know no
+    such mesh either)."""
+    reader = irs.CachedShardingReader()
+    attrs = set()   # (a few distinct attributes over many ops)
+    shardings = []
+    for op in ops:
+        name, op_attrs = op.name, op.attributes
+        attrs.add(irs.result_sharding_attr(name, op_attrs))
+        if name == "func.func" and "arg_attrs" in op_attrs:
+            count = len(ir.ArrayAttr(op_attrs["arg_attrs"]))
+            shardings += [reader.func_arg_sharding(op, i) for i in range(count)]
+        elif name in ("sdy.named_computation", "sdy.manual_computation") and "in_shardings" in op_attrs:
+            attrs.add((op_attrs["in_shardings"], False))
+    shardings += [s for attr, one in attrs for s in reader.result_shardings(attr, one)]
+    named = meshes_of_module(module)
+    axes = {m.axes for m in (s.mesh if isinstance(s.mesh, Mesh) else named.get(s.mesh)
+                             for s in shardings if s is not None) if m is not None and m.axes}
+    return len(axes) > 1
 
 
 def no_common_mesh_error(decisions: ReshardDecisions, filename: str) -> SdylogError | None:

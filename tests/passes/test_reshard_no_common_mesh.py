@@ -101,3 +101,187 @@ def test_insert_writes_the_module_convert_reports(tmp_path):
     assert r.exit_code == 1
     assert r.output.startswith(f"{path}:7:8: error: 'stablehlo.dot_general' op has sharded tensors on meshes")
     assert "stablehlo.dot_general" not in r.output.split("error:", 1)[1].split("\n", 1)[1]
+
+
+# ---------------------------------------------------------------- whatever ran before convert
+
+CROSS = _dot('<@mesh_a, [{}, {"x"}]>', '<@mesh_b, [{"x", "y"}, {}]>')
+VALID = _dot('<@mesh_a, [{"x"}, {}]>', '<@mesh_b, [{}, {}]>', '<@mesh_a, [{"x"}, {}]>').replace(
+    "-> tensor<8x4xf32> {", '-> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{"x"}, {}]>}) {')
+BARRIER = MESHES + """func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{"x"}, {}]>},
+                %b: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_b, [{"x", "y"}, {}]>}) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_a, [{"x"}, {}]>},
+                                                                                      tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh_b, [{"x", "y"}, {}]>}) {
+  %0:2 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@mesh_a, [{"x"}, {}]>, <@mesh_b, [{"x", "y"}, {}]>]>} %a, %b : tensor<8x16xf32>, tensor<8x16xf32>
+  %1:2 = stablehlo.while(%iterArg = %0#0, %iterArg_0 = %0#1) : tensor<8x16xf32>, tensor<8x16xf32>
+    attributes {sdy.sharding = #sdy.sharding_per_value<[<@mesh_a, [{"x"}, {}]>, <@mesh_b, [{"x", "y"}, {}]>]>}
+    cond {
+    %c = stablehlo.constant dense<false> : tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    stablehlo.return %iterArg, %iterArg_0 : tensor<8x16xf32>, tensor<8x16xf32>
+  }
+  return %1#0, %1#1 : tensor<8x16xf32>, tensor<8x16xf32>
+}"""
+ERROR = ("error: 'stablehlo.dot_general' op has sharded tensors on meshes with different axes (@mesh_a, @mesh_b): "
+         "insert-explicit-reshards leaves such an op as it is, so it has no per-device program (dimension 1 of "
+         "operand 0 needs a reshard; reshard its operands onto one mesh first)")
+
+
+def _opt(*args):
+    return CliRunner().invoke(main, ["opt", *map(str, args)])
+
+
+def test_convert_alone_on_a_saved_module_refuses(tmp_path):
+    """A module saved after insert-explicit-reshards, converted in another
+    run: the rules find the op on the module itself (as in one run); no
+    output, an existing -o target untouched."""
+    path, saved, out = tmp_path / "t.mlir", tmp_path / "saved.mlir", tmp_path / "out.mlir"
+    path.write_text(CROSS)
+    assert _opt(path, "-sdy-insert-explicit-reshards", "-o", saved).exit_code == 0
+    r = _opt(saved, "-sdy-convert-global-to-local", "-o", out)
+    assert r.exit_code == 1
+    lines = saved.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "stablehlo.dot_general" in text)
+    col = lines[line - 1].index("stablehlo.dot_general") + 1
+    assert r.output.strip() == f"{saved}:{line}:{col}: {ERROR}"
+    assert not out.exists()
+    out.write_text("kept\n")
+    assert _opt(saved, "-sdy-convert-global-to-local", "-o", out).exit_code == 1
+    assert out.read_text() == "kept\n"
+    # in one run: the same error, at the op of the input
+    r = _opt(path, "-sdy-insert-explicit-reshards", "-sdy-convert-global-to-local")
+    assert r.exit_code == 1 and r.output.strip() == f"{path}:7:8: {ERROR}"
+
+
+def test_convert_alone_takes_two_meshes_through_a_barrier_and_a_while(tmp_path):
+    path = tmp_path / "t.mlir"
+    path.write_text(BARRIER)
+    for passes in (["-sdy-convert-global-to-local"],
+                   ["-sdy-insert-explicit-reshards", "-sdy-convert-global-to-local"]):
+        r = _opt(path, *passes)
+        assert r.exit_code == 0, r.output
+        assert "tensor<2x16xf32>" in r.output and "tensor<8x16xf32>" not in r.output
+
+
+def test_no_hand_over_leaks_across_chunks(tmp_path):
+    """-split-input-file: each chunk's convert answers for its own module,
+    whatever the insert pass found in the chunk before."""
+    path = tmp_path / "t.mlir"
+    path.write_text(VALID + "\n// -----\n" + CROSS)
+    r = _opt(path, "-split-input-file", "-sdy-insert-explicit-reshards", "-sdy-convert-global-to-local")
+    assert r.exit_code == 1
+    assert r.output.strip() == f"{path}:{7 + VALID.count(chr(10)) + 2}:8: {ERROR}"
+    r = _opt(path, "-split-input-file", "-sdy-convert-global-to-local")
+    assert r.exit_code == 1 and r.output.strip().endswith(ERROR)
+
+
+def _ctx():
+    from sdylog.passes import PassContext
+    return PassContext(filename="t.mlir")
+
+
+def _run(name: str, module, ctx, **options):
+    from sdylog.passes import lookup, parse_options
+    from sdylog.passes.census import follow_step
+    result = lookup(name).load()(module, {**parse_options(name, None), **options}, ctx)
+    follow_step(ctx, result)
+
+
+def test_a_stale_hand_over_is_not_taken():
+    """One context, several modules and runs: convert takes the insert
+    pass's finding only for the module it ran on, unchanged since."""
+    from sdylog.passes.census import ATTRIBUTES_ONLY, follow_step, shared_census
+    from sdylog.reshard.driver import no_common_mesh
+    ctx = _ctx()
+    valid, cross = parse_module(VALID), parse_module(CROSS)
+    with shared_census(ctx):
+        _run("sdy-insert-explicit-reshards", valid, ctx)
+        assert ctx.no_common_mesh_hand_over is not None and ctx.no_common_mesh_hand_over.error is None
+        assert str(no_common_mesh(cross, ctx)) == f"t.mlir:7:8: {ERROR}"   # (another module)
+        _run("sdy-insert-explicit-reshards", cross, ctx)
+        assert str(ctx.no_common_mesh_hand_over.error) == f"t.mlir:7:8: {ERROR}"
+        assert no_common_mesh(valid, ctx) is None
+        # the module edited since: the rules on it as it is
+        func = cross.body.operations[len(cross.body.operations) - 1]
+        with cross.context:
+            from jaxlib.mlir import ir
+            func.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.Attribute.parse(
+                f"{{sdy.sharding = #sdy.sharding<@{m}, [{{}}, {{}}]>}}") for m in ("mesh_a", "mesh_b")])
+        follow_step(ctx, ATTRIBUTES_ONLY)
+        assert no_common_mesh(cross, ctx) is None
+    # outside the scope (nothing tells of edits): the rules again
+    ctx = _ctx()
+    cross = parse_module(CROSS)
+    _run("sdy-insert-explicit-reshards", cross, ctx)
+    assert ctx.no_common_mesh_hand_over is None
+    assert str(no_common_mesh(cross, ctx)) == f"t.mlir:7:8: {ERROR}"
+
+
+def test_in_one_run_convert_takes_the_hand_over(monkeypatch):
+    """Insert then convert in one scope: the insert pass's finding, the
+    rules not evaluated again; it agrees with the rules' on the module."""
+    from sdylog.passes.census import shared_census
+    from sdylog.reshard import driver
+    for text in (CROSS, VALID, BARRIER):
+        ctx = _ctx()
+        module = parse_module(text)
+        with shared_census(ctx):
+            _run("sdy-insert-explicit-reshards", module, ctx)
+            reference = driver.no_common_mesh(module, _ctx())
+            with monkeypatch.context() as m:
+                m.setattr(driver, "evaluate", None)
+                handed = driver.no_common_mesh(module, ctx)
+        assert str(handed) == str(reference)
+
+
+def test_partition_as_written_refuses(tmp_path):
+    """simulate --as-written and partition_module(explicit=True) on a saved
+    module: convert-global-to-local alone, the same refusal."""
+    import pytest
+
+    from sdylog.ir.diagnostics import SdylogError
+    from sdylog.partition.pipeline import partition_module
+    path, saved = tmp_path / "t.mlir", tmp_path / "saved.mlir"
+    path.write_text(CROSS)
+    assert _opt(path, "-sdy-insert-explicit-reshards", "-o", saved).exit_code == 0
+    module = parse_module(saved.read_text(), "saved.mlir")
+    with pytest.raises(SdylogError) as e:
+        partition_module(module, _ctx(), explicit=True)
+    assert str(e.value).endswith(ERROR)
+    r = CliRunner().invoke(main, ["simulate", "--as-written", str(saved)])
+    assert r.exit_code == 1 and ERROR in r.output
+
+
+def _rules_alone(module) -> str | None:
+    """The reference: the rules on the module, without the meshes' shortcut."""
+    decisions = evaluate(reshard_program(), module, None, lambda facts: run_facts(ReshardOptions(), facts),
+                         strict_rules=False)
+    error = no_common_mesh_error(decisions, "t.mlir")
+    return None if error is None else str(error)
+
+
+def test_the_meshes_shortcut_agrees_with_the_rules():
+    """no_common_mesh skips the rules on a module without two meshes of
+    other axes in use (meshes_of_other_axes): on dots and adds over named,
+    equal, permuted and inline meshes, sharded every way, the same answer
+    as the rules alone."""
+    import itertools
+
+    from sdylog.passes.census import census
+    from sdylog.reshard.driver import meshes_of_other_axes, no_common_mesh
+    meshes = ["@mesh_a", "@mesh_b", "@mesh_e", "@mesh_r", 'mesh<["x"=2, "y"=2]>', 'mesh<["x"=4]>']
+    lhs_dims = ['[{}, {}]', '[{"x"}, {}]', '[{}, {"x"}]']
+    rhs_dims = ['[{}, {}]', '[{"x"}, {}]', '[{}, {"x"}]']
+    seen = {True: 0, False: 0, "refused": 0}
+    for (m1, m2), d1, d2 in itertools.product(itertools.product(meshes, repeat=2), lhs_dims, rhs_dims):
+        for text in (_dot(f"<{m1}, {d1}>", f"<{m2}, {d2}>"),
+                     _dot(f"<{m1}, {d1}>", f"<{m2}, {d2}>", f"<{m1}, {d1}>")):
+            module = parse_module(text)
+            gate = meshes_of_other_axes(module, census(module).all_ops())
+            got = no_common_mesh(module, _ctx())
+            want = _rules_alone(module)
+            assert (None if got is None else str(got)) == want, text
+            seen[gate] += 1
+            seen["refused"] += want is not None
+            assert gate or want is None
+    assert min(seen.values()) > 20, seen
