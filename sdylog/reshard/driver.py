@@ -26,6 +26,7 @@ from sdylog.datalog.engines import propagation_engine
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.extract import divisors, post_order
+from sdylog.facts.op_kinds import OWN_SHARDING_ATTR
 from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.model.mesh import Mesh, meshes_of_module
@@ -151,6 +152,9 @@ def meshes_of_other_axes(module, ops: list) -> bool:
     for op in ops:
         name, op_attrs = op.name, op.attributes
         attrs.add(irs.result_sharding_attr(name, op_attrs))
+        own = OWN_SHARDING_ATTR.get(name)   # (data-flow edges too: the facts read their shardings)
+        if own is not None and own in op_attrs:
+            attrs.add((op_attrs[own], True))
         if name == "func.func" and "arg_attrs" in op_attrs:
             count = len(ir.ArrayAttr(op_attrs["arg_attrs"]))
             shardings += [reader.func_arg_sharding(op, i) for i in range(count)]

@@ -285,3 +285,41 @@ def test_the_meshes_shortcut_agrees_with_the_rules():
             seen["refused"] += want is not None
             assert gate or want is None
     assert min(seen.values()) > 20, seen
+
+
+EDGE = '''sdy.mesh @a = <["x"=4]>
+sdy.mesh @b = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@a, [{}, {}]>}, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.optimization_barrier %arg1 : tensor<8x8xf32>
+  %1 = sdy.data_flow_edge %0 sharding=<@b, [{"y", "x"}, {}]> : tensor<8x8xf32>
+  %2 = stablehlo.add %arg0, %1 {sdy.sharding = #sdy.sharding_per_value<[<@a, [{}, {}]>]>} : tensor<8x8xf32>
+  return %2 : tensor<8x8xf32>
+}'''
+
+
+def test_convert_alone_sees_a_data_flow_edge_sharding(tmp_path):
+    """The meshes shortcut reads the shardings the facts read, a data-flow
+    edge's included: the add's operand is on @b only through its edge."""
+    path = tmp_path / "t.mlir"
+    path.write_text(EDGE)
+    r = _opt(path, "-sdy-convert-global-to-local")
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith(f"{path}:6:8: error: 'stablehlo.add' op has sharded tensors on meshes with "
+                               "different axes (@a, @b)")
+
+
+SINGLE_DEVICE = '''sdy.mesh @g = <["a"=2]>
+sdy.mesh @b = <["y"=2]>
+sdy.mesh @m = <[], device_ids=[0]>
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>}, %y: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>}) -> tensor<f32> {
+  %0 = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@m, []>]>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}'''
+
+
+def test_a_single_device_op_is_not_left_without_a_mesh():
+    """insert-explicit-reshards brings a single-device op's operands to the
+    global mesh and its result to the device (single_device.dl): it is no op
+    left as it is, whatever mesh the global one is."""
+    assert _refused(SINGLE_DEVICE) == []
+    assert _refused(SINGLE_DEVICE, full=True) == []
