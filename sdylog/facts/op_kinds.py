@@ -24,7 +24,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.op_properties import custom_call_has_side_effect, is_elementwise, may_be_effect_free
-from sdylog.ir.shardings import (COLLECTIVE_OPS, DATA_FLOW_OPS, block_arg_owner_shardings, block_arg_owners,
+from sdylog.ir.shardings import OWN_SHARDING_ATTR as IR_OWN_SHARDING_ATTR
+from sdylog.ir.shardings import (DATA_FLOW_OPS, block_arg_owner_shardings, block_arg_owners,
                                  data_flow_edge_of_owner, result_owner_shardings, result_owners)
 from sdylog.model.sharding import TensorSharding, sharding_per_value
 from sdylog.oprules.registry import ATTR_KEY, NO_RULE, TYPE_KEY, key_kind
@@ -35,10 +36,10 @@ FLOW_OPS = DATA_FLOW_OPS | {"func.call", "stablehlo.if"}
 # Ops whose results' (and regions' arguments') tensors are found through their data-flow edges.
 TENSOR_OPS = DATA_FLOW_OPS | {"stablehlo.async_start"}
 # Ops with a sharding of their own: the attribute holding it (an sdy
-# collective's result has its `out_sharding`).
-OWN_SHARDING_ATTR = {**dict.fromkeys(("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge",
-                                      "sdy.func_data_flow_edge"), "sharding"),
-                     **dict.fromkeys(COLLECTIVE_OPS, "out_sharding")}
+# collective's result has its `out_sharding`): the IR's table
+# (sdylog/ir/shardings.py), and a function's data-flow edge, whose sharding
+# the facts read as the IR's get_sharding does not.
+OWN_SHARDING_ATTR = {**IR_OWN_SHARDING_ATTR, "sdy.func_data_flow_edge": "sharding"}
 _OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")
 _DIRECTIONS = ("NONE", "FORWARD", "BACKWARD", "BOTH")   # sdy's PropagationDirection enum
 

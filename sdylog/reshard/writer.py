@@ -34,8 +34,8 @@ from sdylog.model.sharding import DimSharding, TensorSharding
 
 # The relations the writer reads (a run deriving only what the writer needs asks for these).
 WRITER_RELATIONS = [
-    "writes_something", "reshard_operand", "reshard_result", "reshard_result_replicated", "working_dim_axis", "working_dim_closed",
-    "working_keeps",
+    "writes_something", "reshard_operand", "reshard_result", "reshard_result_replicated", "working_dim_axis",
+    "working_dim_closed", "working_keeps",
     "all_reduce_axis", "op_mesh", "operand_all_reduce_axis", "operand_unreduced_after",
     "site", "site_target", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
     "site_unreduced_after", "site_mid_reshard", "site_mid_keeps", "site_r2u", "site_r2u_unreduced", "site_s2u",
