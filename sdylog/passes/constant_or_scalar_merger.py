@@ -21,17 +21,25 @@ _CONSTANTS = CONSTANT_LIKE_OPS | {"sdy.constant"}
 
 
 class _Regions:
-    """The region holding an op, as (parent op, region index), looked up once
-    per block (blocks hash; the bindings' Region objects do not)."""
+    """The region holding an op, as a number (one per distinct (parent op,
+    region index)), looked up once per block (blocks hash; the bindings'
+    Region objects do not). A number, not the pair: the merge keys hold
+    it, and the bindings hash an op with its attributes and types (a
+    function's hundreds of arguments), and compare it through the bindings."""
 
     def __init__(self):
         self.of_block: dict = {}
+        self.numbers: dict = {}   # (parent op, region index) -> its number
 
-    def key(self, op):
+    def key(self, op) -> int:
         block = op.block
         key = self.of_block.get(block)
         if key is None:
-            key = self.of_block[block] = _region_key(op, block)
+            region = _region_key(op, block)
+            key = self.numbers.get(region)
+            if key is None:
+                key = self.numbers[region] = len(self.numbers)
+            self.of_block[block] = key
         return key
 
 

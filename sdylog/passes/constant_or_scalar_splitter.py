@@ -31,11 +31,11 @@ NAMED_COMPUTATION = "sdy.named_computation"
 # The constant expressions that hold regions (or, for a call, whose clone clones a function).
 _WITH_REGIONS = frozenset({"func.call", NAMED_COMPUTATION})
 _SHAPE_PRESERVING = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice"})
+BROADCAST = "stablehlo.broadcast_in_dim"
 # Ops split_region hands to process() even when no use of a constant or
-# expansion is pending: those it returns from at once, constants, and
-# broadcasts (which may expand a scalar).
-_NEVER_SKIPPED = frozenset({"func.func", "sdy.sharding_group", "sdy.constant", "stablehlo.iota",
-                            "stablehlo.broadcast_in_dim"})
+# expansion is pending: those it returns from at once, and constants.
+# (Broadcasts too when they expand a scalar.)
+_NEVER_SKIPPED = frozenset({"func.func", "sdy.sharding_group", "sdy.constant", "stablehlo.iota"})
 
 
 def convert_constants(constants) -> list:
@@ -97,8 +97,8 @@ class _Splitter:
     # --- cloning -------------------------------------------------------------------
     def clone_value(self, value, producers: dict) -> ir.Value:
         """A fresh clone of the sub-computation producing `value` (itself if
-        scalar); `producers`: value -> defining op, for every value of the
-        sub-computation (a constant expression's operands are constant)."""
+        scalar); `producers`: _Found.producers, which holds every value of
+        the sub-computation (a constant expression's operands are constant)."""
         if self.is_scalar(value):
             return value
         mapping: dict = {}
@@ -108,7 +108,7 @@ class _Splitter:
     def _clone_into(self, value, mapping: dict, producers: dict) -> None:
         if value in mapping or self.is_scalar(value):
             return
-        op = producers[value]
+        op = producers[value][_OP]
         operands = list(op.operands)
         for operand in operands:
             self._clone_into(operand, mapping, producers)
@@ -151,15 +151,18 @@ class _Splitter:
         process = self.process
         may_skip = not self.marks_non_constant
         for op, name in zip(ops, names, strict=True):
-            if may_skip and found.unseen_uses == 0 and name not in _NEVER_SKIPPED:
+            if (may_skip and found.unseen_uses == 0 and name not in _NEVER_SKIPPED
+                    and (name != BROADCAST or not self.is_scalar(op.operands[0]))):
                 # Every use of the constants and expansions so far was seen
                 # (users come after producers), so this op uses none of them: it
                 # is neither a constant expression (an op without operands is
                 # one only as a constant or iota: ops that preserve constants
                 # have operands) nor takes a clone (and whether it preserves
                 # constants does not matter without calls or named
-                # computations). Its operands are not read: ops are many. (Here,
-                # not in process(): a call per op costs as much as this test.)
+                # computations), nor, unless it broadcasts a scalar, a scalar
+                # expansion. Its operands are not read: ops are many (a
+                # broadcast's one operand only for its type). (Here, not in
+                # process(): a call per op costs as much as this test.)
                 continue
             process(op, name, func_name, nc_name, found)
         for op in found.expansions + found.constants[::-1]:
@@ -187,39 +190,44 @@ class _Splitter:
         if name in ("func.func", "sdy.sharding_group"):
             return
         if name in ("sdy.constant", "stablehlo.iota"):
-            found.add_constant(op)
+            found.add(op, [op.result], (), True)
             return
         operands = list(op.operands)
-        producers = found.producers
-        # which operands a constant expression or expansion produces (each
-        # operand hashed once: through the bindings)
-        produced = [v in producers for v in operands]
-        uses = produced.count(True)
-        found.see_uses(uses)
+        # each operand's entry in found.producers, if any (each operand
+        # hashed once: through the bindings)
+        get = found.producers.get
+        produced = [get(v) for v in operands]
+        uses = len(operands) - produced.count(None)
+        if found.unseen_uses:
+            found.unseen_uses -= uses
         # Whether the op preserves constants reads its types: asked only when
         # the answer matters.
-        all_constant = uses == len(operands) and found.constant_values.issuperset(operands)
+        all_constant = uses == len(operands) and all(p[_CONSTANT] for p in produced)
         if all_constant or self.marks_non_constant:
             preserving = self.constant_preserving(op, name, operands)
             if preserving and all_constant:
-                found.add_constant(op, operands, name not in _WITH_REGIONS)
+                found.add(op, [op.result] if name not in _WITH_REGIONS else list(op.results), operands, True)
                 return
             if not preserving and not op.has_trait(ir.IsTerminatorTrait):
                 if nc_name is not None:
                     self.non_const_named_computations.add(nc_name)
                 self.non_const_funcs.add(func_name)
-        if name == "stablehlo.broadcast_in_dim" and self.is_scalar(operands[0]):
-            found.add_expansion(op, operands)
+        if name == BROADCAST and self.is_scalar(operands[0]):
+            found.add(op, [op.result], operands, False)
             return
         if not uses:   # most ops
             return
         for i, operand in enumerate(operands):
-            if produced[i]:
+            if produced[i] is not None:
                 if found.owns_alone(operand, self):
                     continue
-                clone = self.clone_value(operand, producers)
+                clone = self.clone_value(operand, found.producers)
                 if clone is not operand:   # (a scalar is used as it is)
                     op.operands[i] = clone
+
+
+# The fields of an entry of _Found.producers, a tuple.
+_OP, _CONSTANT, _USES, _OPERANDS = range(4)
 
 
 class _Found:
@@ -230,45 +238,27 @@ class _Found:
     def __init__(self):
         self.constants: list = []   # (each op is processed once)
         self.expansions: list = []
-        # result of a constant expression or scalar expansion -> its op
+        # result of a constant expression or scalar expansion -> (its op,
+        # whether a constant expression, how many uses the result had when
+        # found (all of them: sharding groups and ops in nested regions too),
+        # the op's operands): indexed by _OP, _CONSTANT, _USES, _OPERANDS
         self.producers: dict = {}
-        self.constant_values: set = set()
         # Uses of the producers' results (when they were found) by ops not
         # processed yet: ops after the last such use use none of them. A use
         # by an op that process() returns from early (a sharding group) is
         # never seen: the count then stays above 0, which only costs time.
         self.unseen_uses = 0
-        # producer result -> how many uses it had when found (all of them:
-        # sharding groups and ops in nested regions too)
-        self.use_counts: dict = {}
-        # producer op (by id) -> its operands
-        self.operands_of: dict = {}
         # ids of the producers left to their only user (see owns_alone)
         self.left_alone: set = set()
 
-    def see_uses(self, uses: int) -> None:
-        """An op using the producers' results `uses` times is being processed."""
-        if self.unseen_uses:
-            self.unseen_uses -= uses
-
-    def add_constant(self, op, operands=(), one_result: bool = True) -> None:
-        """`one_result`: the op has a single result (all but calls and named
-        computations; `op.result` costs less than listing `op.results`)."""
-        self.constants.append(op)
-        results = [op.result] if one_result else list(op.results)
-        self.constant_values.update(results)
-        self._add_producer(op, results, operands)
-
-    def add_expansion(self, op, operands) -> None:
-        self.expansions.append(op)
-        self._add_producer(op, [op.result], operands)
-
-    def _add_producer(self, op, results, operands) -> None:
-        self.operands_of[id(op)] = operands
-        producers, counts = self.producers, self.use_counts
-        for r in results:   # (each result hashed once per dict: through the bindings)
-            producers[r] = op
-            n = counts[r] = len(list(r.uses))   # (a generator over the uses costs more)
+    def add(self, op, results: list, operands, constant: bool) -> None:
+        """A constant expression (`constant`) or scalar expansion, with its
+        results and operands (read by the caller)."""
+        (self.constants if constant else self.expansions).append(op)
+        producers = self.producers
+        for r in results:   # (each result hashed once: through the bindings)
+            n = len(list(r.uses))   # (a generator over the uses costs more)
+            producers[r] = (op, constant, n, operands)
             self.unseen_uses += n
 
     def owns_alone(self, value, splitter: _Splitter) -> bool:
@@ -284,16 +274,17 @@ class _Found:
         return True
 
     def _sole_use(self, value, splitter: _Splitter, tree: list) -> bool:
-        if self.use_counts.get(value) != 1:   # (an expansion's operand is no producer)
+        produced = self.producers.get(value)
+        if produced is None or produced[_USES] != 1:   # (an expansion's operand is no producer)
             return splitter.is_scalar(value)   # (a scalar is shared, never copied)
         # A scalar with one use joins the tree too: left to its user like
         # the rest, it is not copied either.
-        op = self.producers[value]
+        op = produced[_OP]
         # (calls and named computations are there only if the splitter marks
         # functions non-constant)
         if splitter.marks_non_constant and op.name in _WITH_REGIONS:
             return False
-        if not all(self._sole_use(v, splitter, tree) for v in self.operands_of[id(op)]):
+        if not all(self._sole_use(v, splitter, tree) for v in produced[_OPERANDS]):
             return False
         tree.append(id(op))
         return True

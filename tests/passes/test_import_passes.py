@@ -540,3 +540,27 @@ def test_constant_or_scalar_splitter_leaves_sole_uses():
     assert out.count("dense<1.000000e+00>") == 2
     assert same_text(out, shardy(SPLIT_SOLE_USES, "sdy-constant-or-scalar-splitter"))
 
+
+
+# Broadcasts met when no use of a constant or expansion is pending: one of a
+# tensor (no expansion: skipped unread but for its operand's type), and
+# expansions of a scalar argument and of a computed scalar, each used twice.
+SPLIT_BROADCASTS_NOTHING_PENDING = '''
+func.func @main(%a: tensor<4xf32>, %s: tensor<f32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
+  %w = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<4xf32>) -> tensor<4x4xf32>
+  %x = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %y = stablehlo.add %a, %x : tensor<4xf32>
+  %z = stablehlo.multiply %y, %x : tensor<4xf32>
+  %n = stablehlo.negate %s : tensor<f32>
+  %v = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> tensor<4x4xf32>
+  %u = stablehlo.add %w, %v : tensor<4x4xf32>
+  %t = stablehlo.add %u, %v : tensor<4x4xf32>
+  return %t, %z : tensor<4x4xf32>, tensor<4xf32>
+}
+'''
+
+
+def test_constant_or_scalar_splitter_broadcasts_with_nothing_pending():
+    out = ours(SPLIT_BROADCASTS_NOTHING_PENDING, "sdy-constant-or-scalar-splitter")
+    assert out.count("stablehlo.broadcast_in_dim") == 5   # the tensor's, and each expansion once per use
+    assert same_text(out, shardy(SPLIT_BROADCASTS_NOTHING_PENDING, "sdy-constant-or-scalar-splitter"))
