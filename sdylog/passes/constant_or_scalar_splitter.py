@@ -17,6 +17,8 @@ order (named computations inside a function first, innermost first):
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from jaxlib.mlir import ir
 
 from sdylog.ir.op_properties import is_elementwise, is_pure
@@ -108,7 +110,7 @@ class _Splitter:
     def _clone_into(self, value, mapping: dict, producers: dict) -> None:
         if value in mapping or self.is_scalar(value):
             return
-        op = producers[value][_OP]
+        op = producers[value].op
         operands = list(op.operands)
         for operand in operands:
             self._clone_into(operand, mapping, producers)
@@ -202,7 +204,7 @@ class _Splitter:
             found.unseen_uses -= uses
         # Whether the op preserves constants reads its types: asked only when
         # the answer matters.
-        all_constant = uses == len(operands) and all(p[_CONSTANT] for p in produced)
+        all_constant = uses == len(operands) and all(p.constant for p in produced)
         if all_constant or self.marks_non_constant:
             preserving = self.constant_preserving(op, name, operands)
             if preserving and all_constant:
@@ -226,8 +228,15 @@ class _Splitter:
                     op.operands[i] = clone
 
 
-# The fields of an entry of _Found.producers, a tuple.
-_OP, _CONSTANT, _USES, _OPERANDS = range(4)
+class _Producer(NamedTuple):
+    """An entry of _Found.producers: a result's op, whether it is a constant
+    expression (else a scalar expansion), how many uses the result had when
+    found (all of them: sharding groups and ops in nested regions too), and
+    the op's operands."""
+    op: ir.Operation
+    constant: bool
+    uses: int
+    operands: list
 
 
 class _Found:
@@ -238,10 +247,7 @@ class _Found:
     def __init__(self):
         self.constants: list = []   # (each op is processed once)
         self.expansions: list = []
-        # result of a constant expression or scalar expansion -> (its op,
-        # whether a constant expression, how many uses the result had when
-        # found (all of them: sharding groups and ops in nested regions too),
-        # the op's operands): indexed by _OP, _CONSTANT, _USES, _OPERANDS
+        # result of a constant expression or scalar expansion -> _Producer
         self.producers: dict = {}
         # Uses of the producers' results (when they were found) by ops not
         # processed yet: ops after the last such use use none of them. A use
@@ -258,7 +264,7 @@ class _Found:
         producers = self.producers
         for r in results:   # (each result hashed once: through the bindings)
             n = len(list(r.uses))   # (a generator over the uses costs more)
-            producers[r] = (op, constant, n, operands)
+            producers[r] = _Producer(op, constant, n, operands)
             self.unseen_uses += n
 
     def owns_alone(self, value, splitter: _Splitter) -> bool:
@@ -275,16 +281,16 @@ class _Found:
 
     def _sole_use(self, value, splitter: _Splitter, tree: list) -> bool:
         produced = self.producers.get(value)
-        if produced is None or produced[_USES] != 1:   # (an expansion's operand is no producer)
+        if produced is None or produced.uses != 1:   # (an expansion's operand is no producer)
             return splitter.is_scalar(value)   # (a scalar is shared, never copied)
         # A scalar with one use joins the tree too: left to its user like
         # the rest, it is not copied either.
-        op = produced[_OP]
+        op = produced.op
         # (calls and named computations are there only if the splitter marks
         # functions non-constant)
         if splitter.marks_non_constant and op.name in _WITH_REGIONS:
             return False
-        if not all(self._sole_use(v, splitter, tree) for v in produced[_OPERANDS]):
+        if not all(self._sole_use(v, splitter, tree) for v in produced.operands):
             return False
         tree.append(id(op))
         return True
