@@ -23,7 +23,8 @@ whose contracting dimension is sharded and no all-reduce after it, an op
 on one device reading a sharded value. Made local as it stands, such a
 module would compute something else (partial sums, misplaced shards), so
 the pass asks the reshard rules (full version) what the module still
-needs (rules/reshard/errors.dl, unlowered) and reports the first, unless
+needs (rules/reshard/errors.dl, unlowered) and reports the first (at an
+op it converts by types alone: the ops of _SPECIAL have their own), unless
 the insert pass wrote this module (ctx.no_common_mesh_hand_over names it:
 the partitioner's passes after it lower what it inserted; with its
 enable-full-version=false, what that leaves out is not looked for).
@@ -97,10 +98,14 @@ def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError 
 
 
 def _unlowered_error(decisions, filename: str) -> SdylogError | None:
-    rows = decisions.engine.select("unlowered", "o", "n", "place", "i", "kind")
+    # (ops of _SPECIAL are made local by their own rules here, with their own
+    # checks: Shardy's convert takes some the insert pass would rewrite, a
+    # scatter whose updates are not sharded as its operand's window, say)
+    facts = decisions.facts
+    rows = [r for r in decisions.engine.select("unlowered", "o", "n", "place", "i", "kind")
+            if facts.ops[r[0]].name not in _SPECIAL]
     if not rows:
         return None
-    facts = decisions.facts
     first = post_order(facts, {r[0] for r in rows})[0]
     _, _, place, i, kind = min(r for r in rows if r[0] == first)
     op = facts.ops[first]
