@@ -17,6 +17,18 @@ ran before: the insert pass's finding when it ran on the module as it is
 now (ctx.no_common_mesh_hand_over), else the reshard rules' on the module
 (sdylog/reshard/driver.py, no_common_mesh).
 
+A module that insert-explicit-reshards did not write may still need
+reshards or collectives: an operand sharded otherwise than its op, a dot
+whose contracting dimension is sharded and no all-reduce after it, an op
+on one device reading a sharded value. Made local as it stands, such a
+module would compute something else (partial sums, misplaced shards), so
+the pass asks the reshard rules (full version) what the module still
+needs (rules/reshard/errors.dl, unlowered) and reports the first (at an
+op it converts by types alone: the ops of _SPECIAL have their own), unless
+the insert pass wrote this module (ctx.no_common_mesh_hand_over names it:
+the partitioner's passes after it lower what it inserted; with its
+enable-full-version=false, what that leaves out is not looked for).
+
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
 enable-rgv3, replica-count, partition-count.
 """
@@ -38,7 +50,9 @@ from sdylog.partition.shards import (axes_size, device_groups, local_shape, offs
                                      permutation_pairs, shard_index)
 from sdylog.passes import VERIFIED
 from sdylog.passes.census import census
-from sdylog.reshard.driver import no_common_mesh
+from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, evaluate, no_common_mesh,
+                                   no_common_mesh_error, reshard_program, run_facts)
+from sdylog.facts.extract import post_order
 
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
@@ -58,13 +72,48 @@ def run(module: ir.Module, options: dict, ctx) -> str:
         raise error_at(module.operation, "convert-global-to-local does not support both replica-count > 1 "
                        "and partition-count > 1", ctx.filename)
     ops = census(module, ctx).all_ops()
-    error = no_common_mesh(module, ctx, ops)
+    error, unlowered = _left_to_reshard(module, ctx, ops)
     if error is not None:
         raise error
     with ir.Location.unknown(module.context):
-        GlobalToLocal(module, options, ctx.filename).convert(ops)
+        GlobalToLocal(module, options, ctx.filename).convert(ops)   # (its own errors say more of their op)
+    if unlowered is not None:
+        raise unlowered
     _verify(module, ctx.filename)
     return VERIFIED
+
+
+def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError | None]:
+    """The errors at the first op of `module` (its ops `ops`) left without a
+    common mesh, and at the first that still needs a reshard or collective
+    (see the module docstring); None for none."""
+    handed = getattr(ctx, "no_common_mesh_hand_over", None)
+    if handed is not None and handed.module is module:
+        return no_common_mesh(module, ctx, ops), None
+    filename = getattr(ctx, "filename", "-")
+    decisions = evaluate(reshard_program(), module, ctx,
+                         lambda facts: run_facts(ReshardOptions(full_version=True), facts),
+                         NO_COMMON_MESH_RELATIONS + ["unlowered"], strict_rules=False)
+    return no_common_mesh_error(decisions, filename), _unlowered_error(decisions, filename)
+
+
+def _unlowered_error(decisions, filename: str) -> SdylogError | None:
+    # (ops of _SPECIAL are made local by their own rules here, with their own
+    # checks: Shardy's convert takes some the insert pass would rewrite, a
+    # scatter whose updates are not sharded as its operand's window, say)
+    facts = decisions.facts
+    rows = [r for r in decisions.engine.select("unlowered", "o", "n", "place", "i", "kind")
+            if facts.ops[r[0]].name not in _SPECIAL]
+    if not rows:
+        return None
+    first = post_order(facts, {r[0] for r in rows})[0]
+    _, _, place, i, kind = min(r for r in rows if r[0] == first)
+    op = facts.ops[first]
+    what = {"reshard": "a reshard", "all_reduce": "an all-reduce"}.get(kind, f"a {kind} collective")
+    of = {"operand": f"operand {i}", "result": f"result {i}", "use": f"operand {i} (a use of its value)"}[place]
+    return error_at(op, f"'{op.name}' op needs {what} of {of} before convert-global-to-local: its shardings "
+                        "do not make a per-device program as they stand (-sdy-partitioner-pipeline inserts "
+                        "what they need before it converts)", filename)
 
 
 def _verify(module: ir.Module, filename: str) -> None:

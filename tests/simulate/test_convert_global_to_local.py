@@ -135,6 +135,7 @@ func.func @main(%a: tensor<8x4xf32> {{sdy.sharding = {sh(["x"], ["y"])}}}) -> (t
   }} : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %z = stablehlo.constant dense<0> : tensor<i32>
   %1:2 = stablehlo.while(%i = %z, %x = %0) : tensor<i32>, tensor<8x4xf32>
+      attributes {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>, <@mesh, [{{"x"}}, {{"y"}}]>]>}}
     cond {{
       %n = stablehlo.constant dense<3> : tensor<i32>
       %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>

@@ -116,7 +116,17 @@ func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
                                                                     'out_sharding=<@swapped, [{"x"}]>')
     bad = bad.replace('%1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh',
                       '%1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh')
+    # (the negate reads a value in the swapped device order: a reshard is
+    # missing, which convert-global-to-local finds before anything runs)
     r = invoke(["simulate", "--as-written"], tmp_path, bad, "perm.mlir")
+    assert r.exit_code == 1, r.output
+    assert f"{tmp_path}/perm.mlir:5:8: error: 'stablehlo.negate' op needs a reshard of result 0" in r.output
+    # A reverse along its sharded dimension, on one mesh (convert-global-to-local
+    # leaves ops sharded along a permutation factor to itself and does not
+    # give a reverse the shards of the other end)
+    rev = text.replace("sdy.collective_permute %a out_sharding=<@mesh, [{\"x\"}]>",
+                       "stablehlo.reverse %a, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}]>]>}")
+    r = invoke(["simulate", "--as-written"], tmp_path, rev, "rev.mlir")
     assert r.exit_code == 1, r.output
     assert "shards read out of place (device 0 has device 1's, device 1 has device 0's)" in r.output
 

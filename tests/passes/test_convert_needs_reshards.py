@@ -1,0 +1,90 @@
+"""-sdy-convert-global-to-local on a module that still needs reshards or
+collectives (rules/reshard/errors.dl, unlowered): an error at the op, no
+output; the same module through the partitioner's passes converts."""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from sdylog.cli import main
+from sdylog.ir.diagnostics import SdylogError
+from sdylog.passes.driver import optimize_text, parse_flags
+from sdylog.simulate.simulate import simulate_text
+
+CONVERT = ["--sdy-convert-global-to-local"]
+PARTITION = ["--sdy-insert-explicit-reshards=enable-full-version=true", "--sdy-reshard-to-collectives",
+             "--sdy-pad-for-divisibility", "--sdy-resolve-single-device-sharding", "--sdy-convert-global-to-local"]
+
+# A dot on one device (a maximal mesh) whose operands are sharded on another
+# mesh: made local as it stands, device 0 would sum its half only
+# (/work/rev29/r3/gm3.mlir).
+SINGLE_DEVICE_DOT = """sdy.mesh @g = <["a"=2]>
+sdy.mesh @b = <["y"=2]>
+sdy.mesh @m = <[], device_ids=[0]>
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>}, %y: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>}) -> tensor<f32> {
+  %0 = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@m, []>]>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}"""
+# A dot whose contracting dimension is sharded and no all-reduce after it: a partial sum.
+PARTIAL_DOT = """sdy.mesh @b = <["x"=2, "y"=2]>
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}, %y: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}) -> tensor<f32> {
+  %0 = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@b, []>]>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}"""
+# An elementwise op whose operand and result are sharded on other axes of the
+# same size: the local types agree, the shards do not.
+OTHER_AXES = """sdy.mesh @b = <["x"=2, "y"=2]>
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"y"}]>}) {
+  %0 = stablehlo.negate %x {sdy.sharding = #sdy.sharding_per_value<[<@b, [{"y"}]>]>} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}"""
+# The dot of PARTIAL_DOT with its all-reduce: nothing missing.
+REDUCED_DOT = """sdy.mesh @b = <["x"=2, "y"=2]>
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}, %y: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}) -> tensor<f32> {
+  %0 = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@b, []>]>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  %1 = sdy.all_reduce {"x"} %0 out_sharding=<@b, []> : tensor<f32>
+  return %1 : tensor<f32>
+}"""
+
+
+@pytest.mark.parametrize("text,message", [
+    (SINGLE_DEVICE_DOT, "t.mlir:5:8: error: 'stablehlo.dot_general' op needs a reshard of operand 0 before "
+                        "convert-global-to-local"),
+    (PARTIAL_DOT, "t.mlir:3:8: error: 'stablehlo.dot_general' op needs an all-reduce of result 0 before "
+                  "convert-global-to-local"),
+    (OTHER_AXES, "t.mlir:3:8: error: 'stablehlo.negate' op needs a reshard of result 0 before "
+                 "convert-global-to-local"),
+])
+def test_convert_alone_refuses_a_module_that_needs_reshards(text, message):
+    with pytest.raises(SdylogError) as e:
+        optimize_text(text, "t.mlir", parse_flags(CONVERT))
+    assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("text", [SINGLE_DEVICE_DOT, PARTIAL_DOT, OTHER_AXES])
+def test_the_partitioner_passes_make_it_convert(text):
+    out = optimize_text(text, "t.mlir", parse_flags(PARTITION))
+    assert "stablehlo.all_reduce" in out or "stablehlo.all_gather" in out or "collective_permute" in out
+
+
+def test_a_module_with_its_all_reduce_converts():
+    out = optimize_text(REDUCED_DOT, "t.mlir", parse_flags(CONVERT))
+    assert "stablehlo.all_reduce" in out and "tensor<4xf32>" in out
+
+
+def test_cli_error_and_no_output(tmp_path):
+    path = tmp_path / "gm3.mlir"
+    path.write_text(SINGLE_DEVICE_DOT)
+    out = tmp_path / "out.mlir"
+    r = CliRunner().invoke(main, ["opt", str(path), "-sdy-convert-global-to-local", "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert f"{path}:5:8: error: 'stablehlo.dot_general' op needs a reshard" in r.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text,where", [(PARTIAL_DOT, "t.mlir:3:8"), (OTHER_AXES, "t.mlir:3:8")])
+def test_simulate_as_written_reports_the_missing_reshard(text, where):
+    with pytest.raises(SdylogError) as e:
+        simulate_text(text, "t.mlir", seed=1, explicit=True)
+    assert str(e.value).startswith(f"{where}: error:") and "before convert-global-to-local" in str(e.value)
+    assert simulate_text(text, "t.mlir", seed=1).ok   # (propagated and partitioned, it runs)
