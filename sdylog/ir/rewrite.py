@@ -70,9 +70,13 @@ def users(value) -> list[ir.Operation]:
 
 
 def single_user(value) -> ir.Operation | None:
-    """The user when `value` has exactly one use."""
-    us = uses(value)
-    return us[0][0] if len(us) == 1 else None
+    """The user when `value` has exactly one use (the first two uses read,
+    no more: a value may have hundreds)."""
+    it = iter(value.uses)
+    first = next(it, None)
+    if first is None or next(it, None) is not None:
+        return None
+    return as_operation(first.owner)
 
 
 def has_no_uses(value) -> bool:
@@ -168,7 +172,7 @@ def discardable_attributes(op) -> dict:
 
 def replace_terminator(block: ir.Block, new_name: str) -> ir.Operation:
     """Replace the block's terminator with `new_name` (same operands and location)."""
-    old = as_operation(list(block.operations)[-1])
+    old = as_operation(block.operations[-1])
     new = create_op(new_name, operands=list(old.operands), loc=old.location,
                     ip=ir.InsertionPoint(old))
     old.erase()

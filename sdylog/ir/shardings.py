@@ -429,7 +429,7 @@ def _body(op) -> ir.Block:
 
 
 def _terminator(block) -> ir.Operation:
-    return as_operation(list(block.operations)[-1])
+    return as_operation(block.operations[-1])
 
 
 def block_arg_owners(op) -> list:

@@ -55,7 +55,7 @@ class SymbolTable:
         """Move `op` to the end of the module and `insert` it: what MLIR's
         SymbolTable::insert does with a detached op."""
         op = as_operation(op)
-        last = as_operation(list(self.module.body.operations)[-1])
+        last = as_operation(self.module.body.operations[-1])
         if last != op:
             op.move_after(last)
         return self.insert(op)
@@ -259,22 +259,27 @@ def funcs_in_call_graph_pre_order(module: ir.Module, has_calls: bool = True) -> 
     return list(reversed(funcs_in_call_graph_post_order(module, has_calls)))
 
 
-def check_no_recursion(module: ir.Module, filename: str | None = None, calls_in=None) -> None:
+def check_no_recursion(module: ir.Module, filename: str | None = None, calls_in=None) -> list[ir.Operation]:
     """An error at the first call (call-graph order) that closes a cycle of
     calls: the passes that inline or clone callees (Shardy's too) assume the
     call graph is acyclic, and would clone forever. `calls_in`: as
-    funcs_in_call_graph_post_order's."""
+    funcs_in_call_graph_post_order's. Returns what that function would (the
+    same search)."""
     def fail(call, cycle: str):
         raise error_at(call, f"recursive call ({cycle}): the call graph must be acyclic", filename)
-    _call_graph_search(module, on_cycle=fail, calls_in=calls_in)
+    return _call_graph_search(module, on_cycle=fail, calls_in=calls_in)
 
 
-def calls_in_call_graph_post_order(module: ir.Module, calls_in=None) -> list[ir.Operation]:
+def calls_in_call_graph_post_order(module: ir.Module, calls_in=None, acyclic_in: str | None = None
+                                   ) -> list[ir.Operation]:
     """Every func.call, function by function in call-graph post order, in
     program order within a function. (Collected up front: passes that rewrite
-    calls change the bodies they walk.) `calls_in`: as funcs_in_call_graph_post_order's."""
+    calls change the bodies they walk.) `calls_in`: as funcs_in_call_graph_post_order's.
+    `acyclic_in` (a file name): check_no_recursion's error, if any, first."""
     calls_in = calls_in or _calls_in
-    return [call for f in funcs_in_call_graph_post_order(module, calls_in=calls_in) for call in calls_in(f)]
+    funcs = (funcs_in_call_graph_post_order(module, calls_in=calls_in) if acyclic_in is None
+             else check_no_recursion(module, acyclic_in, calls_in))
+    return [call for f in funcs for call in calls_in(f)]
 
 
 def lookup_func(symbols: SymbolTable, name: str, user, filename: str | None = None) -> ir.Operation:

@@ -24,9 +24,13 @@ from sdylog.ir.shardings import (SHARDING_RULE, data_flow_edge_of_target, get_or
                                  get_sharding, is_fully_closed, mesh_or_ref, per_value,
                                  set_sharding, shardable_value, unreduced_axes, with_unreduced)
 from sdylog.oprules import rule_for_op
-from sdylog.passes.census import PRESERVED, census
+from sdylog.passes.census import PRESERVED, Invalidated, census
 
 _CONSTRAINT_USERS = ("sdy.sharding_constraint", "sdy.manual_computation")
+
+# What the pass did to the module: made or moved constraints, rewired uses,
+# set shardings or sharding rules (census.Invalidated: all it says).
+_PLACED, _REWIRED, _SHARDINGS = "placed", "rewired", "shardings"
 
 
 def _used_with_other_sharding(value, sharding) -> bool:
@@ -52,12 +56,13 @@ def _is_edge_target(value) -> bool:
     return (d is not None and d.name == "sdy.data_flow_edge") or data_flow_edge_of_target(value) is not None
 
 
-def _apply(op, value, sharding, constraint_after_value, filename) -> None:
+def _apply(op, value, sharding, constraint_after_value, filename, did: set) -> None:
     if not _should_apply(value, sharding):
         return
     if _is_edge_target(value):
         constraint = constraint_after_value()
         value.replace_all_uses_except(constraint.results[0], constraint)
+        did.update((_PLACED, _REWIRED))
         # Unreduced axes do not propagate, so they go on the input itself.
         unreduced = unreduced_axes(sharding)
         if unreduced:
@@ -68,6 +73,7 @@ def _apply(op, value, sharding, constraint_after_value, filename) -> None:
         if rule is not None:
             op.attributes[SHARDING_RULE] = rule.to_attr()
     set_sharding(value, sharding)
+    did.add(_SHARDINGS)
 
 
 def _chain_tail(head):
@@ -89,34 +95,35 @@ def _chain_tail(head):
     return tail
 
 
-def _redirect_uses_after_tail(head, tail) -> None:
+def _redirect_uses_after_tail(head, tail, did: set) -> None:
     value = head.operands[0]
     tail_block = tail.block
     for user, index in uses(value):
         if (user != head and user.name != "func.return" and user.block == tail_block
                 and tail.is_before_in_block(user)):
             user.operands[index] = tail.results[0]
+            did.add(_REWIRED)
 
 
-def _apply_constraint_op(op, filename) -> None:
+def _apply_constraint_op(op, filename, did: set) -> None:
     tail = _chain_tail(op)
     if tail is not None:
-        _redirect_uses_after_tail(op, tail)
+        _redirect_uses_after_tail(op, tail, did)
     value = op.operands[0]
 
     def constraint_after_value():
         move_after_value(op, value)
         return op
-    _apply(op, value, op.attributes["sharding"], constraint_after_value, filename)
+    _apply(op, value, op.attributes["sharding"], constraint_after_value, filename, did)
 
 
-def _apply_manual_computation(op, filename) -> None:
+def _apply_manual_computation(op, filename, did: set) -> None:
     for i, (operand, sharding) in enumerate(zip(list(op.operands), per_value(op.attributes["in_shardings"]))):
         def constraint_after_value(operand=operand, sharding=sharding):
             return create_op("sdy.sharding_constraint", results=[operand.type], operands=[operand],
                              attributes={"sharding": sharding}, loc=op.location,
                              ip=ip_after_value(operand))
-        _apply(op, operand, sharding, constraint_after_value, filename)
+        _apply(op, operand, sharding, constraint_after_value, filename, did)
 
 
 def run(module: ir.Module, options: dict, ctx):
@@ -125,10 +132,16 @@ def run(module: ir.Module, options: dict, ctx):
             raise SdylogError(f"-sdy-apply-sharding-constraints: '{flag}' is not supported")
     if not census(module, ctx).has(*_CONSTRAINT_USERS):
         return PRESERVED
+    did: set = set()   # what the rewrites did (_PLACED, _REWIRED, _SHARDINGS)
     with module.context:
         for op in post_order_ops(module.operation):
             if op.name == "sdy.sharding_constraint":
-                _apply_constraint_op(op, ctx.filename)
+                _apply_constraint_op(op, ctx.filename, did)
             elif op.name == "sdy.manual_computation":
-                _apply_manual_computation(op, ctx.filename)
+                _apply_manual_computation(op, ctx.filename, did)
+    if not did:
+        return PRESERVED
+    # (the census keeps its lists unless constraints were made or moved)
+    return Invalidated(frozenset({"sdy.sharding_constraint"}) if _PLACED in did else frozenset(),
+                       shardings_only=did == {_SHARDINGS})
 

@@ -166,13 +166,20 @@ class Census:
         """Invalidated.relisted for a pass that erased these ops of the
         census' lists (by id: the objects the census handed out), without
         regions, and changed no other op."""
-        if self.tops is None:
+        return self.relisted_edited({}, erased)
+
+    def relisted_edited(self, placed_before: dict[int, list], erased: set[int]) -> tuple:
+        """Invalidated.relisted for a pass that placed the new ops
+        `placed_before[id(op)]` (without regions) right before ops of the
+        census' lists and erased ops of them (as relisted_without's), and
+        created, erased or moved no other op."""
+        if self.tops is None or not (placed_before or erased):
             return ()
+        marks = erased | placed_before.keys()
         out = []
         for ops, names in zip(self.tops, self.names):
-            new_ops, new_names = edited(ops, names, {}, erased)
-            if len(new_ops) < len(ops):
-                out.append((ops[0], new_ops, new_names))
+            if any(id(op) in marks for op in ops):
+                out.append((ops[0], *edited(ops, names, placed_before, erased)))
         return tuple(out)
 
     def _top_index(self, top) -> int:

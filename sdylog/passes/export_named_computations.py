@@ -15,8 +15,7 @@ from jaxlib.mlir import ir
 
 from sdylog.ir.rewrite import (create_op, discardable_attributes, move_region_blocks,
                                post_order_ops, replace_op, replace_terminator)
-from sdylog.ir.shardings import (EXECUTION_THREAD, SHARDING, data_flow_edge_of_owner, per_value, per_value_attr,
-                                 set_func_shardings)
+from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, data_flow_edge_of_owner, per_value, per_value_attr
 from sdylog.ir.symbols import ORIGINAL_FUNC_NAME, SymbolTable
 from sdylog.passes.census import PRESERVED, census
 from sdylog.passes.sink_data_flow_edges import shardings_from_edges
@@ -41,28 +40,26 @@ def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
     # (each looked up once: the ops stay valid as their blocks move)
     arg_edges = [data_flow_edge_of_owner(a) for a in args]
     result_edges = [data_flow_edge_of_owner(r) for r in results]
-    arg_shardings = shardings_from_edges(args, arg_edges)
-    if arg_shardings:
-        nc.attributes["in_shardings"] = per_value_attr(arg_shardings)
-    in_shardings = _optional(nc, "in_shardings")
+    # (the edges' shardings, else the computation's own: the function's
+    # argument shardings and the call's result shardings)
+    in_shardings = shardings_from_edges(args, arg_edges)
+    if not in_shardings and "in_shardings" in nc.attributes:
+        in_shardings = per_value(nc.attributes["in_shardings"])
     result_shardings = shardings_from_edges(results, result_edges)
-    if result_shardings:
-        nc.attributes["out_shardings"] = per_value_attr(result_shardings)
-    out_shardings = _optional(nc, "out_shardings")
+    out_shardings = per_value_attr(result_shardings) if result_shardings else _optional(nc, "out_shardings")
 
     name = ir.StringAttr(nc.attributes["name"]).value
-    ftype = ir.FunctionType.get([a.type for a in body.arguments], [r.type for r in nc.results])
-    func = create_op("func.func", attributes={
-        "sym_name": ir.StringAttr.get(name), "function_type": ir.TypeAttr.get(ftype),
-        "sym_visibility": ir.StringAttr.get("private")},
-        regions=1, loc=nc.location, ip=ir.InsertionPoint(module.body))
-    func.attributes[ORIGINAL_FUNC_NAME] = ir.StringAttr.get(name)
+    ftype = ir.FunctionType.get([a.type for a in args], [r.type for r in results])
+    func_attrs = {"sym_name": ir.StringAttr.get(name), "function_type": ir.TypeAttr.get(ftype),
+                  "sym_visibility": ir.StringAttr.get("private"), ORIGINAL_FUNC_NAME: ir.StringAttr.get(name)}
+    if in_shardings:   # (a new function has no other argument attribute)
+        func_attrs["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get({SHARDING: s}) for s in in_shardings])
+    func = create_op("func.func", attributes=func_attrs, regions=1, loc=nc.location,
+                     ip=ir.InsertionPoint(module.body))
     move_region_blocks(nc.regions[0], func.regions[0])
     for block in func.regions[0].blocks:
         replace_terminator(block, "func.return")
     remove_data_flow_edges(arg_edges)
-    if in_shardings is not None:
-        set_func_shardings(func, dict(enumerate(per_value(in_shardings))))
     if EXECUTION_THREAD in nc.attributes:
         func.attributes[EXECUTION_THREAD] = nc.attributes[EXECUTION_THREAD]
     func_name = symbols.insert(func)
@@ -73,7 +70,7 @@ def export(nc, module: ir.Module, symbols: SymbolTable) -> list:
             attrs[key] = value
     if out_shardings is not None:
         attrs[SHARDING] = out_shardings
-    call = create_op("func.call", results=[r.type for r in nc.results], operands=list(nc.operands),
+    call = create_op("func.call", results=[r.type for r in results], operands=list(nc.operands),
                      attributes=attrs, loc=nc.location, ip=ir.InsertionPoint(nc))
     replace_op(nc, call.results)
     return result_edges

@@ -10,7 +10,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from sdylog.ir.symbols import (SymbolTable, callee_name, callee_of, calls_in_call_graph_post_order,
-                               check_no_recursion, clone_func_recursively)
+                               clone_func_recursively)
 from sdylog.passes.census import PRESERVED, census
 
 
@@ -18,12 +18,11 @@ def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
     if not found.has("func.call"):
         return PRESERVED
-    check_no_recursion(module, ctx.filename, found.calls_in)
     with module.context:
         symbols = SymbolTable(module)
         called: set[str] = set()
         cloned = False
-        for call in calls_in_call_graph_post_order(module, found.calls_in):
+        for call in calls_in_call_graph_post_order(module, found.calls_in, acyclic_in=ctx.filename):
             func = callee_of(symbols, call, ctx.filename)
             name = callee_name(call)
             if name not in called:

@@ -16,7 +16,7 @@ from jaxlib.mlir import ir
 from sdylog.ir.rewrite import (create_op, discardable_attributes, emit_warning, move_region_blocks,
                                post_order_ops, replace_op, replace_terminator)
 from sdylog.ir.shardings import EXECUTION_THREAD, SHARDING, Meshes, func_arg_shardings_or_open, per_value_attr
-from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order, check_no_recursion,
+from sdylog.ir.symbols import (SymbolTable, callee_name, calls_in_call_graph_post_order,
                                lookup_func, original_func_name)
 from sdylog.passes.add_data_flow_edges import add_data_flow_edges
 from sdylog.passes.census import PRESERVED, census
@@ -70,10 +70,10 @@ def run(module: ir.Module, options: dict, ctx):
     add_edges = options["add-data-flow-edges-on-named-computations"]
     if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
         return PRESERVED
-    check_no_recursion(module, ctx.filename, found.calls_in)
+    calls = calls_in_call_graph_post_order(module, found.calls_in, acyclic_in=ctx.filename)
     with module.context:
         importer = _Importer(module, ctx)
-        for call in calls_in_call_graph_post_order(module, found.calls_in):
+        for call in calls:
             importer.import_call(call)
         for name in importer.moved:
             importer.symbols.erase(importer.symbols.lookup(name))

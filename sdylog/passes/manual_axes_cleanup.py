@@ -58,20 +58,18 @@ def common_mesh_ref(shardings, meshes: Meshes):
     for s in shardings:
         if s is None:
             continue
-        other = meshes.attr_of(s)
-        if mesh is None or _is_empty(mesh):
-            mesh, ref = other, mesh_or_ref(s)
+        # (the meshes as models: a symbol's is read once, and comparing them
+        # compares axes and device ids, as comparing the attributes does)
+        other_ref = mesh_or_ref(s)
+        other = meshes.of_ref(other_ref)
+        if mesh is None or mesh.is_empty:
+            mesh, ref = other, other_ref
             continue
-        if _is_empty(other):
+        if other.is_empty:
             continue
         if other != mesh:
             return None
     return ref
-
-
-def _is_empty(mesh_attr) -> bool:
-    m = sdy.MeshAttr(mesh_attr)
-    return not list(m.axes) and not list(m.device_ids)
 
 
 def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: Mesh):
@@ -86,9 +84,9 @@ def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: 
             new.append(s)
             continue
         replicated = sort_and_merge(list(ts.replicated) + unused, mesh.axis_sizes)
-        new.append(sdy.TensorShardingAttr.get(ref, [d.to_attr() for d in ts.dims],
-                                              [a.to_attr() for a in replicated],
-                                              [a.to_attr() for a in ts.unreduced]))
+        old = sdy.TensorShardingAttr(s)   # (its dimensions and unreduced axes as they are: not made again)
+        new.append(sdy.TensorShardingAttr.get(ref, list(old.dimension_shardings),
+                                              [a.to_attr() for a in replicated], list(old.unreduced_axes)))
         changed = True
     return new if changed else None
 

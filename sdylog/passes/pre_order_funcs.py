@@ -18,7 +18,7 @@ def run(module: ir.Module, options: dict, ctx):
     moved = False
     with module.context:
         for func in funcs_in_call_graph_pre_order(module, census(module, ctx).has("func.call")):
-            last = as_operation(list(module.body.operations)[-1])
+            last = as_operation(module.body.operations[-1])
             if last != func:
                 func.move_after(last)
                 moved = True

@@ -18,7 +18,7 @@ def run(module: ir.Module, options: dict, ctx):
         for func in [as_operation(op) for op in module.body.operations if op.operation.name == "func.func"]:
             if func == main or not func.regions[0].blocks:
                 continue
-            ret = as_operation(list(func.regions[0].blocks[0].operations)[-1])
+            ret = as_operation(func.regions[0].blocks[0].operations[-1])
             if ret.name != "func.return":
                 continue
             changed |= replace_func_shardings(func, [get_sharding(v) for v in ret.operands], results=True)

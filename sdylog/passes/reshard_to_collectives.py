@@ -37,7 +37,8 @@ _NAMES = frozenset({"sdy.reshard", "sdy.all_slice", "sdy.collective_permute", "s
 
 
 def run(module: ir.Module, options: dict, ctx):
-    reshards = census(module, ctx).ops("sdy.reshard")
+    found = census(module, ctx)
+    reshards = found.ops("sdy.reshard")
     if not reshards:
         return PRESERVED
     report = getattr(ctx, "derive", "all") != "write-back"
@@ -48,7 +49,10 @@ def run(module: ir.Module, options: dict, ctx):
         done = [rewriter.rewrite(op, report) for op in rewritten]
     if report:
         _report(ctx, [d for d in done if d is not None])
-    return Invalidated(_NAMES) if rewritten else PRESERVED
+    if not rewritten:
+        return PRESERVED
+    # (collectives made before the reshards, which it erased: the census' lists with them)
+    return Invalidated(_NAMES, relisted=found.relisted_edited(rewriter.placed_before, rewriter.erased))
 
 
 # --- which reshards become collectives ------------------------------------------------
@@ -110,6 +114,9 @@ class _Rewriter:
         self.filename = filename
         self.legal: dict = {}
         self.recipes: dict = {}
+        # the ops made before each reshard rewritten, and the reshards erased (by id)
+        self.placed_before: dict[int, list] = {}
+        self.erased: set[int] = set()
 
     def stays(self, op, keep_redundant: bool) -> bool:
         key = (get_sharding(_bypass_barriers(op.operands[0])), op.attributes["sharding"])
@@ -132,6 +139,7 @@ class _Rewriter:
         if recipe is _FAIL:
             raise error_at(op, "failed to legalize operation 'sdy.reshard' that was explicitly marked illegal",
                            self.filename)
+        self.erased.add(id(op))
         if recipe is _ERASE:
             replace_op(op, [op.operands[0]])
             return None
@@ -139,6 +147,7 @@ class _Rewriter:
         for name, out, axes in recipe.ops:
             created.append(create_collective(name, value, out, axes, loc=op.location, ip=ir.InsertionPoint(op)))
             value = created[-1].result
+        self.placed_before[id(op)] = created
         if not recipe.complete:
             emit_warning(op, "the reshard's collectives stop short of its sharding (Shardy's algorithm "
                          "gives up after two rounds)", self.filename)

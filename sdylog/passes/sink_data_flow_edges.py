@@ -46,13 +46,17 @@ def shardings_from_edges(owners, edges=None) -> list:
             for s, o in zip(shardings, owners)]
 
 
-def sink_edges(root, ctx) -> None:
+def sink_edges(root, ctx, ops: list | None = None) -> set[int]:
     """Sink the edges of the data-flow ops in `root`; the facts kept in
-    ctx's scope, if any, are told of each edge erased."""
-    for op in list(walk_ops(root)):
+    ctx's scope, if any, are told of each edge erased. `ops`: `root` and
+    the ops nested in it, pre-order (e.g. a census'), instead of a walk.
+    Returns the ids of the ops (of `ops`) it erased."""
+    erased = set()
+    for op in walk_ops(root) if ops is None else ops:
         if op.name == EDGE:
             erasing(ctx, op, op.operands[0])
             replace_op(op, [op.operands[0]])
+            erased.add(id(op))
             continue
         if not is_data_flow_op(op):
             continue
@@ -62,15 +66,19 @@ def sink_edges(root, ctx) -> None:
         result_shardings = shardings_from_edges(result_owners(op))
         if result_shardings:
             set_result_owner_shardings(op, result_shardings)
+    return erased
 
 
 def run(module: ir.Module, options: dict, ctx):
     for flag in ("sink-debug-sharding-origins", "sink-debug-propagation-edge-sharding"):
         if options.get(flag):
             raise SdylogError(f"-sdy-sink-data-flow-edges: '{flag}' is not supported")
-    if not census(module, ctx).has(EDGE):
+    found = census(module, ctx)
+    if not found.has(EDGE):
         return PRESERVED  # no edge to remove, none to take a sharding from
+    erased: set[int] = set()
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            sink_edges(func.operation, ctx)
-    return Invalidated(frozenset({EDGE}), shardings_only=True)
+            erased |= sink_edges(func.operation, ctx, found.within(func))
+    # (edges erased, shardings set: the census' lists without the edges)
+    return Invalidated(frozenset({EDGE}), shardings_only=True, relisted=found.relisted_without(erased))
