@@ -69,7 +69,7 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
         "run_option": [("full", int(options.full_version))],
         "axis_divisor": [(z, d) for z in sorted(sizes) for d in divisors(z)],
         "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
-        "ranked_value": facts.ranked_values(),
+        "ranked_type": [(t,) for t, ranked in enumerate(facts.type_is_ranked) if ranked],
     }
 
 
