@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, memory_engine, native_db, parse_program
 from sdylog.datalog.plan import PlanCache
-from sdylog.datalog.native_plan import _SYMBOL_ORDER, OP_BIND, OP_CMP, OP_EMIT, OP_SCAN, _native, plan_words
+from sdylog.datalog.native_plan import (_AGG, _SYMBOL_ORDER, OP_ACC, OP_AGG, OP_BIND, OP_CMP, OP_EMIT, OP_SCAN, _native,
+                                        plan_words)
 from sdylog.ir.diagnostics import SdylogError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -386,6 +387,22 @@ def test_a_plan_whose_words_are_cut_short_or_out_of_range_is_refused():
                 plan_words([1], [(0, (5,), False)], [copy], [[]], []), b""):
         with pytest.raises(ValueError):
             db.run([[_native.Plan(bad)]])
+
+
+def test_an_aggregate_whose_body_ends_inside_an_instruction_is_refused():
+    # (AGG goes on after its body's n words: where it lands must start an instruction,
+    # as a BRANCH option's or a JOIN's does; here it lands on ACC's last word)
+    db = _native.Database([(2, (False, False)), (2, (False, False))])
+    assert db.insert(0, [(1, 2)])
+    for n, refused in ((8, False), (7, True)):
+        counted = (4, 2, [OP_SCAN, 0, 0, OP_BIND, 0, 0, 0, OP_AGG, _AGG["count"], 1, 2, n,
+                          OP_SCAN, 0, 1, OP_ACC, _AGG["count"], 1, 2, 3, OP_EMIT, 0, 2, 0, 1], [])
+        plan = _native.Plan(plan_words([1], [(0, (), False)], [counted], [[]], []))
+        if refused:
+            with pytest.raises(_native.PlanRefused, match="malformed program"):
+                db.run([[plan]])
+        else:
+            assert db.run([[plan]]) == ("ok", 1, [0]) and db.rows(1) == {(1, 1)}
 
 
 BEYOND_A_ROW = """

@@ -210,6 +210,7 @@ static int check_prog(Interp *ev, Prog *p, int arity) {
         case OP_AGG:   /* (its body's words are checked as the next instructions) */
             if (!FITS(5) || c[pc + 1] < G_COUNT || c[pc + 1] > G_MAX || !REG(c[pc + 2]) || !REG(c[pc + 3])
                 || c[pc + 4] < 0 || !FITS(5 + c[pc + 4])) goto bad;
+            target[ntargets++] = pc + 5 + c[pc + 4];
             pc += 5;
             break;
         case OP_ACC:

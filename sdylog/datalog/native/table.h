@@ -190,18 +190,16 @@ static inline Bucket *index_bucket(Index *ix, const i64 *key) {
 /* An instruction's lookup: the bucket of the key in registers regs[0..n-1]
    (n: the index's key length), NULL when absent. */
 static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int n) {
-    i64 key[MAXKEY];
     int same = ix->memo;
     for (int i = 0; i < n; i++) {
-        key[i] = R[regs[i]];
-        same &= key[i] == ix->memo_key[i];
+        same &= R[regs[i]] == ix->memo_key[i];
+        ix->memo_key[i] = R[regs[i]];
     }
-    if (same) return ix->memo_b;
-    Bucket *b = index_bucket(ix, key);
-    memcpy(ix->memo_key, key, sizeof(i64) * (size_t)n);
-    ix->memo_b = b;
-    ix->memo = 1;
-    return b;
+    if (!same) {
+        ix->memo_b = index_bucket(ix, ix->memo_key);
+        ix->memo = 1;
+    }
+    return ix->memo_b;
 }
 
 /* a live index's buckets grown to `cap` (a power of two, more than it has) */
