@@ -113,6 +113,10 @@ def _walk_with_names(fn) -> tuple[list, list[str]]:
     return ops, op_names(ops)
 
 
+# What Shardy's verifier says of a sdy.func_data_flow_edge whose operand is neither a
+# function's argument nor a call's result (then what it expects).
+_FUNC_EDGE_ERROR = "'sdy.func_data_flow_edge' op expected operand of sdy.func_data_flow_edge to "
+
 class _OpRead:
     """An op the walk has read the head of (add_op_head): what its tail rows
     need, and, while the walk reads the ops nested in it, its blocks still
@@ -831,11 +835,15 @@ class _Extractor:
         for op_id, op, func in self.func_edges:
             operand = op.operands[0]
             if isinstance(operand.owner, ir.Block):
+                if operand.owner.owner.operation.name != "func.func":
+                    raise error_at(op, _FUNC_EDGE_ERROR + "be a block argument of a func op", self.filename)
                 index = ir.BlockArgument(operand).arg_number
                 for k, call in enumerate(calls.get(func, ())):
                     f.add("edge_source", op_id, k, operands[call][index])
             else:
                 call = operand.owner
+                if call.operation.name != "func.call":   # (such as an edge on an edge: Shardy's verifier rejects it too)
+                    raise error_at(op, _FUNC_EDGE_ERROR + "be a result of call op", self.filename)
                 callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
                 if callee not in self.returns:
                     raise error_at(op, f"call to unknown function @{callee}", self.filename)

@@ -270,15 +270,16 @@ def check_no_recursion(module: ir.Module, filename: str | None = None, calls_in=
     return _call_graph_search(module, on_cycle=fail, calls_in=calls_in)
 
 
-def calls_in_call_graph_post_order(module: ir.Module, calls_in=None, acyclic_in: str | None = None
+def calls_in_call_graph_post_order(module: ir.Module, calls_in=None, filename: str | None = None
                                    ) -> list[ir.Operation]:
     """Every func.call, function by function in call-graph post order, in
     program order within a function. (Collected up front: passes that rewrite
     calls change the bodies they walk.) `calls_in`: as funcs_in_call_graph_post_order's.
-    `acyclic_in` (a file name): check_no_recursion's error, if any, first."""
+    `filename` (the input's name), if given: check_no_recursion's error, located
+    in it, if any, first (None: no check)."""
     calls_in = calls_in or _calls_in
-    funcs = (funcs_in_call_graph_post_order(module, calls_in=calls_in) if acyclic_in is None
-             else check_no_recursion(module, acyclic_in, calls_in))
+    funcs = (funcs_in_call_graph_post_order(module, calls_in=calls_in) if filename is None
+             else check_no_recursion(module, filename, calls_in))
     return [call for f in funcs for call in calls_in(f)]
 
 

@@ -192,7 +192,7 @@ class _Splitter:
         if name in ("func.func", "sdy.sharding_group"):
             return
         if name in ("sdy.constant", "stablehlo.iota"):
-            found.add(op, [op.result], (), True)
+            found.add(op, [op.result], (), constant=True)
             return
         operands = list(op.operands)
         # each operand's entry in found.producers, if any (each operand
@@ -208,14 +208,14 @@ class _Splitter:
         if all_constant or self.marks_non_constant:
             preserving = self.constant_preserving(op, name, operands)
             if preserving and all_constant:
-                found.add(op, [op.result] if name not in _WITH_REGIONS else list(op.results), operands, True)
+                found.add(op, [op.result] if name not in _WITH_REGIONS else list(op.results), operands, constant=True)
                 return
             if not preserving and not op.has_trait(ir.IsTerminatorTrait):
                 if nc_name is not None:
                     self.non_const_named_computations.add(nc_name)
                 self.non_const_funcs.add(func_name)
         if name == BROADCAST and self.is_scalar(operands[0]):
-            found.add(op, [op.result], operands, False)
+            found.add(op, [op.result], operands, constant=False)
             return
         if not uses:   # most ops
             return

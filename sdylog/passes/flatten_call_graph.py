@@ -22,7 +22,7 @@ def run(module: ir.Module, options: dict, ctx):
         symbols = SymbolTable(module)
         called: set[str] = set()
         cloned = False
-        for call in calls_in_call_graph_post_order(module, found.calls_in, acyclic_in=ctx.filename):
+        for call in calls_in_call_graph_post_order(module, found.calls_in, filename=ctx.filename):
             func = callee_of(symbols, call, ctx.filename)
             name = callee_name(call)
             if name not in called:

@@ -70,7 +70,7 @@ def run(module: ir.Module, options: dict, ctx):
     add_edges = options["add-data-flow-edges-on-named-computations"]
     if not found.has("func.call") and not (add_edges and found.has("sdy.named_computation")):
         return PRESERVED
-    calls = calls_in_call_graph_post_order(module, found.calls_in, acyclic_in=ctx.filename)
+    calls = calls_in_call_graph_post_order(module, found.calls_in, filename=ctx.filename)
     with module.context:
         importer = _Importer(module, ctx)
         for call in calls:

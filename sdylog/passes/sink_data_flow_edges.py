@@ -21,7 +21,6 @@ from sdylog.ir.shardings import (block_arg_owners, data_flow_edge_of_owner, full
                                  is_data_flow_op, mesh_or_ref, result_owners,
                                  set_block_arg_owner_shardings, set_result_owner_shardings)
 from sdylog.ir.types import rank_of
-from sdylog.ir.walk import walk_ops
 from sdylog.passes.census import PRESERVED, Invalidated, census
 
 EDGE = "sdy.data_flow_edge"
@@ -46,13 +45,13 @@ def shardings_from_edges(owners, edges=None) -> list:
             for s, o in zip(shardings, owners)]
 
 
-def sink_edges(root, ctx, ops: list | None = None) -> set[int]:
-    """Sink the edges of the data-flow ops in `root`; the facts kept in
-    ctx's scope, if any, are told of each edge erased. `ops`: `root` and
-    the ops nested in it, pre-order (e.g. a census'), instead of a walk.
-    Returns the ids of the ops (of `ops`) it erased."""
+def sink_edges(ctx, ops: list) -> set[int]:
+    """Sink the edges of the data-flow ops among `ops` (a function and the
+    ops nested in it, pre-order: a census'); the facts kept in ctx's scope,
+    if any, are told of each edge erased. Returns the ids of the ops (of
+    `ops`) it erased."""
     erased = set()
-    for op in walk_ops(root) if ops is None else ops:
+    for op in ops:
         if op.name == EDGE:
             erasing(ctx, op, op.operands[0])
             replace_op(op, [op.operands[0]])
@@ -79,6 +78,6 @@ def run(module: ir.Module, options: dict, ctx):
     erased: set[int] = set()
     with module.context:
         for func in [op for op in module.body.operations if op.operation.name == "func.func"]:
-            erased |= sink_edges(func.operation, ctx, found.within(func))
+            erased |= sink_edges(ctx, found.within(func))
     # (edges erased, shardings set: the census' lists without the edges)
     return Invalidated(frozenset({EDGE}), shardings_only=True, relisted=found.relisted_without(erased))
