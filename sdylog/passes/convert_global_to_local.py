@@ -25,9 +25,10 @@ module would compute something else (partial sums, misplaced shards), so
 the pass asks the reshard rules (full version) what the module still
 needs (rules/reshard/errors.dl, unlowered) and reports the first (at an
 op it converts by types alone: the ops of _SPECIAL have their own), unless
-the insert pass wrote this module (ctx.no_common_mesh_hand_over names it:
-the partitioner's passes after it lower what it inserted; with its
-enable-full-version=false, what that leaves out is not looked for).
+the insert pass, in its full version, wrote this module and nothing changed
+it since (ctx.no_common_mesh_hand_over: the partitioner's passes after it
+lower what it inserted). The propagation pipeline's export runs the
+non-full insert: what that leaves out is looked for.
 
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
 enable-rgv3, replica-count, partition-count.
@@ -50,7 +51,7 @@ from sdylog.partition.shards import (axes_size, device_groups, local_shape, offs
                                      permutation_pairs, shard_index)
 from sdylog.passes import VERIFIED
 from sdylog.passes.census import census
-from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, evaluate, no_common_mesh,
+from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, current_hand_over, evaluate,
                                    no_common_mesh_error, reshard_program, run_facts)
 from sdylog.facts.extract import post_order
 
@@ -87,9 +88,9 @@ def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError 
     """The errors at the first op of `module` (its ops `ops`) left without a
     common mesh, and at the first that still needs a reshard or collective
     (see the module docstring); None for none."""
-    handed = getattr(ctx, "no_common_mesh_hand_over", None)
-    if handed is not None and handed.module is module:
-        return no_common_mesh(module, ctx, ops), None
+    handed = current_hand_over(module, ctx)
+    if handed is not None and handed.full_version:
+        return handed.error, None
     filename = getattr(ctx, "filename", "-")
     decisions = evaluate(reshard_program(), module, ctx,
                          lambda facts: run_facts(ReshardOptions(full_version=True), facts),

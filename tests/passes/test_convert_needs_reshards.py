@@ -88,3 +88,38 @@ def test_simulate_as_written_reports_the_missing_reshard(text, where):
         simulate_text(text, "t.mlir", seed=1, explicit=True)
     assert str(e.value).startswith(f"{where}: error:") and "before convert-global-to-local" in str(e.value)
     assert simulate_text(text, "t.mlir", seed=1).ok   # (propagated and partitioned, it runs)
+
+
+# PARTIAL_DOT before propagation: the propagation pipeline's export runs the
+# non-full insert-explicit-reshards, which leaves the all-reduce out
+# (/work/rev30/r1/c/partial_dot.mlir).
+UNPROPAGATED_DOT = """sdy.mesh @b = <["x"=2, "y"=2]>
+func.func @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}, %y: tensor<8xf32> {sdy.sharding = #sdy.sharding<@b, [{"x"}]>}) -> tensor<f32> {
+  %0 = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}"""
+DOT_ERROR = "error: 'stablehlo.dot_general' op needs an all-reduce of result 0 before"
+
+
+@pytest.mark.parametrize("before", [
+    ["--sdy-propagation-pipeline"],
+    ["--sdy-insert-explicit-reshards"],
+])
+def test_in_one_run_a_non_full_insert_does_not_excuse(before):
+    """In one run as in two: the check is skipped only after the full
+    insert-explicit-reshards left the module as it is."""
+    saved = optimize_text(UNPROPAGATED_DOT, "t.mlir", parse_flags(before))
+    for text, flags in ((UNPROPAGATED_DOT, before + CONVERT), (saved, CONVERT)):
+        with pytest.raises(SdylogError) as e:
+            optimize_text(text, "t.mlir", parse_flags(flags))
+        assert DOT_ERROR in str(e.value)
+
+
+def test_in_one_run_the_full_insert_excuses_its_module():
+    """After the full insert-explicit-reshards, convert takes its hand-over:
+    the all-reduce it inserted makes the dot right."""
+    out = optimize_text(UNPROPAGATED_DOT, "t.mlir", parse_flags(
+        ["--sdy-propagation-pipeline", "--sdy-insert-explicit-reshards=enable-full-version=true",
+         "--sdy-reshard-to-collectives"] + CONVERT))
+    assert "stablehlo.all_reduce" in out
+
