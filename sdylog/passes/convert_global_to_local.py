@@ -516,10 +516,12 @@ class GlobalToLocal:
         for a in body.arguments:
             self.localize(a, op)
         self.convert_block(body)
-        ret = body.operations[len(body.operations) - 1]
-        results = list(ret.operands)
         for arg, operand in zip(body.arguments, op.operands):
             arg.replace_all_uses_with(operand)
+        # (after the replacement: a block argument returned as it is would
+        # be held here, and freed with the op)
+        ret = body.operations[len(body.operations) - 1]
+        results = list(ret.operands)
         for inner in list(body.operations):
             if inner.operation.name == "sdy.return":
                 continue

@@ -123,3 +123,20 @@ def test_in_one_run_the_full_insert_excuses_its_module():
          "--sdy-reshard-to-collectives"] + CONVERT))
     assert "stablehlo.all_reduce" in out
 
+
+# A manual computation whose body returns its block argument as it is
+# (/work/rev30/r1/e2/mc2.mlir): the return's operand was read before the
+# argument's uses were replaced, and freed with the op (a segfault).
+RETURNS_ITS_ARGUMENT = """sdy.mesh @m = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"a"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"a"}]>}) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@m, [{"a"}]>] out_shardings=[<@m, [{"a"}]>] manual_axes={"a"} (%arg1: tensor<4xf32>) {
+    sdy.return %arg1 : tensor<4xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}"""
+
+
+def test_a_manual_computation_returning_its_argument_converts():
+    out = optimize_text(RETURNS_ITS_ARGUMENT, "t.mlir", parse_flags(CONVERT))
+    assert "return %arg0 : tensor<4xf32>" in out and "manual_computation" not in out
+    assert simulate_text(RETURNS_ITS_ARGUMENT, "t.mlir", explicit=True).ok
