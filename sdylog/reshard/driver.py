@@ -70,7 +70,28 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
         "axis_divisor": [(z, d) for z in sorted(sizes) for d in divisors(z)],
         "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
         "ranked_type": [(t,) for t, ranked in enumerate(facts.type_is_ranked) if ranked],
+        "all_reduce_op_axis": all_reduce_op_axes(facts),
     }
+
+
+def all_reduce_op_axes(facts) -> list[tuple]:
+    """(o, p, axis, pre, size): the axis ref at p of the reduction axes of
+    each sdy.all_reduce o of the module (a full axis: pre 1, its size)."""
+    reader = irs.CachedShardingReader()
+    rows = []
+    for o, kind, _, _ in facts.rows("op"):
+        if kind != "sdy.all_reduce":
+            continue
+        op = facts.ops[o]
+        sharding = reader.op_result_sharding(op, 0)
+        mesh = sharding.mesh if isinstance(sharding.mesh, Mesh) else facts.meshes.get(sharding.mesh)
+        sizes = {} if mesh is None else mesh.axis_sizes
+        for p, ref in enumerate(reader.axes(op.attributes["reduction_axes"])):
+            if ref.sub is not None:
+                rows.append((o, p, ref.name, ref.sub.pre_size, ref.sub.size))
+            elif ref.name in sizes:
+                rows.append((o, p, ref.name, 1, sizes[ref.name]))
+    return rows
 
 
 # The census scope's key of the decisions kept for the next run.
