@@ -17,17 +17,21 @@ ran before: the insert pass's finding when it ran on the module as it is
 now (ctx.no_common_mesh_hand_over), else the reshard rules' on the module
 (sdylog/reshard/driver.py, no_common_mesh).
 
-A module that insert-explicit-reshards did not write may still need
-reshards or collectives: an operand sharded otherwise than its op, a dot
-whose contracting dimension is sharded and no all-reduce after it, an op
-on one device reading a sharded value. Made local as it stands, such a
-module would compute something else (partial sums, misplaced shards), so
-the pass asks the reshard rules (full version) what the module still
-needs (rules/reshard/errors.dl, unlowered) and reports the first (at an
-op it converts by types alone: the ops of _SPECIAL have their own), unless
-the insert pass wrote this module (ctx.no_common_mesh_hand_over names it:
-the partitioner's passes after it lower what it inserted; with its
-enable-full-version=false, what that leaves out is not looked for).
+A module may still need reshards or collectives: an operand sharded
+otherwise than its op, a dot whose contracting dimension is sharded and
+no all-reduce (over those axes, its only use) after it, an op on one
+device reading a sharded value. Made local as it stands, such a module
+would compute something else (partial sums, misplaced shards), so the
+pass asks the reshard rules (full version) what the module still needs
+(rules/reshard/errors.dl, unlowered) and reports the first at an op it
+converts by types alone (the ops of _SPECIAL have their own checks), or
+the first such op sharded along a dimension it permutes, on one device
+order (a reverse: no offsets give it its shards; unlowered_permutation).
+The check is skipped only when the full insert-explicit-reshards wrote
+this module and nothing changed it since (ctx.no_common_mesh_hand_over,
+with its full_version). The propagation pipeline's export runs the
+non-full insert, and the partitioner pipeline's passes between the insert
+and this one change the module: the check runs on what they leave.
 
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
 enable-rgv3, replica-count, partition-count.
@@ -50,7 +54,7 @@ from sdylog.partition.shards import (axes_size, device_groups, local_shape, offs
                                      permutation_pairs, shard_index)
 from sdylog.passes import VERIFIED
 from sdylog.passes.census import census
-from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, evaluate, no_common_mesh,
+from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, current_hand_over, evaluate,
                                    no_common_mesh_error, reshard_program, run_facts)
 from sdylog.facts.extract import post_order
 
@@ -87,13 +91,13 @@ def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError 
     """The errors at the first op of `module` (its ops `ops`) left without a
     common mesh, and at the first that still needs a reshard or collective
     (see the module docstring); None for none."""
-    handed = getattr(ctx, "no_common_mesh_hand_over", None)
-    if handed is not None and handed.module is module:
-        return no_common_mesh(module, ctx, ops), None
+    handed = current_hand_over(module, ctx)
+    if handed is not None and handed.full_version:
+        return handed.error, None
     filename = getattr(ctx, "filename", "-")
     decisions = evaluate(reshard_program(), module, ctx,
                          lambda facts: run_facts(ReshardOptions(full_version=True), facts),
-                         NO_COMMON_MESH_RELATIONS + ["unlowered"], strict_rules=False)
+                         NO_COMMON_MESH_RELATIONS + ["unlowered", "unlowered_permutation"], strict_rules=False)
     return no_common_mesh_error(decisions, filename), _unlowered_error(decisions, filename)
 
 
@@ -104,16 +108,24 @@ def _unlowered_error(decisions, filename: str) -> SdylogError | None:
     facts = decisions.facts
     rows = [r for r in decisions.engine.select("unlowered", "o", "n", "place", "i", "kind")
             if facts.ops[r[0]].name not in _SPECIAL]
-    if not rows:
+    permuted = {r[0]: r[1:] for r in decisions.engine.select("unlowered_permutation", "o", "place", "i", "d")
+                if facts.ops[r[0]].name not in _SPECIAL}
+    if not rows and not permuted:
         return None
-    first = post_order(facts, {r[0] for r in rows})[0]
-    _, _, place, i, kind = min(r for r in rows if r[0] == first)
+    first = post_order(facts, {r[0] for r in rows} | set(permuted))[0]
     op = facts.ops[first]
+    of = {"operand": "operand {}", "result": "result {}", "use": "operand {} (a use of its value)"}
+    mine = [r for r in rows if r[0] == first]
+    if not mine:
+        place, i, d = permuted[first]
+        return error_at(op, f"'{op.name}' op is sharded along dimension {d} of {of[place].format(i)}, a "
+                            "dimension it permutes: convert-global-to-local gives it no per-device program "
+                            "(reshard that dimension to replicated before it)", filename)
+    _, _, place, i, kind = min(mine)
     what = {"reshard": "a reshard", "all_reduce": "an all-reduce"}.get(kind, f"a {kind} collective")
-    of = {"operand": f"operand {i}", "result": f"result {i}", "use": f"operand {i} (a use of its value)"}[place]
-    return error_at(op, f"'{op.name}' op needs {what} of {of} before convert-global-to-local: its shardings "
-                        "do not make a per-device program as they stand (-sdy-partitioner-pipeline inserts "
-                        "what they need before it converts)", filename)
+    return error_at(op, f"'{op.name}' op needs {what} of {of[place].format(i)} before convert-global-to-local: "
+                        "its shardings do not make a per-device program as they stand (-sdy-partitioner-pipeline "
+                        "inserts what they need before it converts)", filename)
 
 
 def _verify(module: ir.Module, filename: str) -> None:
@@ -515,10 +527,12 @@ class GlobalToLocal:
         for a in body.arguments:
             self.localize(a, op)
         self.convert_block(body)
-        ret = body.operations[len(body.operations) - 1]
-        results = list(ret.operands)
         for arg, operand in zip(body.arguments, op.operands):
             arg.replace_all_uses_with(operand)
+        # (after the replacement: a block argument returned as it is would
+        # be held here, and freed with the op)
+        ret = body.operations[len(body.operations) - 1]
+        results = list(ret.operands)
         for inner in list(body.operations):
             if inner.operation.name == "sdy.return":
                 continue

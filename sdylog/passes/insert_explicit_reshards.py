@@ -17,12 +17,13 @@ from sdylog.reshard.writer import write_reshards
 
 
 def run(module, options: dict, ctx):
-    decisions = decide(module, ReshardOptions(full_version=bool(options.get("enable-full-version", False))), ctx)
+    full_version = bool(options.get("enable-full-version", False))
+    decisions = decide(module, ReshardOptions(full_version=full_version), ctx)
     error = no_common_mesh_error(decisions, getattr(ctx, "filename", "-"))
     with module.context:
         counts = write_reshards(module, decisions.engine, decisions.facts)
     if ctx is not None:
-        hand_over(ctx, module, error, counts.wrote)
+        hand_over(ctx, module, error, counts.wrote, full_version)
     if ctx is not None and hasattr(ctx, "report"):
         ctx.report.setdefault("reshards", []).append({**decisions.timings, "reshards": counts.reshards,
                                                        "all_reduces": counts.all_reduces})

@@ -70,7 +70,28 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
         "axis_divisor": [(z, d) for z in sorted(sizes) for d in divisors(z)],
         "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
         "ranked_type": [(t,) for t, ranked in enumerate(facts.type_is_ranked) if ranked],
+        "all_reduce_op_axis": all_reduce_op_axes(facts),
     }
+
+
+def all_reduce_op_axes(facts) -> list[tuple]:
+    """(o, p, axis, pre, size): the axis ref at p of the reduction axes of
+    each sdy.all_reduce o of the module (a full axis: pre 1, its size)."""
+    reader = irs.CachedShardingReader()
+    rows = []
+    for o, kind, _, _ in facts.rows("op"):
+        if kind != "sdy.all_reduce":
+            continue
+        op = facts.ops[o]
+        sharding = reader.op_result_sharding(op, 0)
+        mesh = sharding.mesh if isinstance(sharding.mesh, Mesh) else facts.meshes.get(sharding.mesh)
+        sizes = {} if mesh is None else mesh.axis_sizes
+        for p, ref in enumerate(reader.axes(op.attributes["reduction_axes"])):
+            if ref.sub is not None:
+                rows.append((o, p, ref.name, ref.sub.pre_size, ref.sub.size))
+            elif ref.name in sizes:
+                rows.append((o, p, ref.name, 1, sizes[ref.name]))
+    return rows
 
 
 # The census scope's key of the decisions kept for the next run.
@@ -102,14 +123,16 @@ class NoCommonMesh:
     error of an op left without a common mesh, or None. It holds for that
     module while the module stays as the pass left it: in the same census
     scope, with as many changes counted (sdylog/passes/census.py) as after
-    the pass."""
+    the pass. `full_version`: whether the pass ran with enable-full-version
+    (only then did it insert everything the module needs)."""
     module: object
     scope: dict                    # the census scope the pass ran in
     changes: int                   # census.changes after the pass
     error: SdylogError | None
+    full_version: bool = False
 
 
-def hand_over(ctx, module, error: SdylogError | None, wrote: bool) -> None:
+def hand_over(ctx, module, error: SdylogError | None, wrote: bool, full_version: bool = False) -> None:
     """Leave the insert pass's no_common_mesh_error (of the module it read;
     it left such ops as they were) in ctx for convert-global-to-local,
     replacing any earlier one; none outside a census scope, where nothing
@@ -117,7 +140,18 @@ def hand_over(ctx, module, error: SdylogError | None, wrote: bool) -> None:
     census.follow_step counts its change (one, if it wrote)."""
     scope = getattr(ctx, "census", None)
     ctx.no_common_mesh_hand_over = (None if scope is None
-                                    else NoCommonMesh(module, scope, changes(ctx) + int(wrote), error))
+                                    else NoCommonMesh(module, scope, changes(ctx) + int(wrote), error, full_version))
+
+
+def current_hand_over(module, ctx) -> NoCommonMesh | None:
+    """The insert pass's hand-over when it still holds for `module`: the
+    pass wrote this module, in this census scope, and nothing changed it
+    since; else None."""
+    handed = getattr(ctx, "no_common_mesh_hand_over", None)
+    if (handed is not None and handed.module is module and handed.scope is getattr(ctx, "census", None)
+            and handed.changes == changes(ctx)):
+        return handed
+    return None
 
 
 def no_common_mesh(module, ctx, ops: list | None = None) -> SdylogError | None:
@@ -125,10 +159,9 @@ def no_common_mesh(module, ctx, ops: list | None = None) -> SdylogError | None:
     it ran on this module and nothing changed it since (hand_over), else the
     reshard rules' (their no-common-mesh relations only) on the module.
     `ops`: the module's ops, pre-order, if the caller has them."""
-    handed = ctx.no_common_mesh_hand_over
-    if handed is not None and handed.module is module and handed.scope is getattr(ctx, "census", None):
-        if handed.changes == changes(ctx):
-            return handed.error
+    handed = current_hand_over(module, ctx)
+    if handed is not None:
+        return handed.error
     if not meshes_of_other_axes(module, census(module, ctx).all_ops() if ops is None else ops):
         return None   # (no axes_clash: the rules would find nothing)
     decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(ReshardOptions(), facts),

@@ -68,7 +68,23 @@ func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"
     r = invoke(["simulate", "--seed", "3"], tmp_path, text)
     assert r.exit_code == 0, r.output
     assert "all_reduce" in r.output and "PASS" in r.output
+    # (the partial sums returned: convert-global-to-local refuses the module)
     r = invoke(["simulate"], tmp_path, text.replace("return %1", "return %0"), "bad.mlir")
+    assert r.exit_code == 1
+    assert "'stablehlo.dot_general' op needs an all-reduce of result 0" in r.output
+
+
+def _convert_without_its_check(monkeypatch):
+    """convert-global-to-local as if it did not look for what the module
+    still needs: what simulate says of a wrong per-device program."""
+    from sdylog.passes import convert_global_to_local
+    monkeypatch.setattr(convert_global_to_local, "_left_to_reshard", lambda module, ctx, ops: (None, None))
+
+
+def test_simulate_reports_a_mismatch(tmp_path, monkeypatch):
+    _convert_without_its_check(monkeypatch)
+    bad = DOT.replace("%2 = stablehlo.tanh %1", "%2 = stablehlo.tanh %0")
+    r = invoke(["simulate"], tmp_path, bad, "bad.mlir")
     assert r.exit_code == 1
     assert "MISMATCH" in r.output
 
@@ -96,7 +112,8 @@ def test_simulate_json_report(tmp_path):
     assert report["bytes_per_device"] == 32
 
 
-def test_mismatch_names_the_partial_sum_never_reduced(tmp_path):
+def test_mismatch_names_the_partial_sum_never_reduced(tmp_path, monkeypatch):
+    _convert_without_its_check(monkeypatch)
     r = invoke(["simulate"], tmp_path, DOT.replace("%2 = stablehlo.tanh %1", "%2 = stablehlo.tanh %0"), "bad.mlir")
     assert r.exit_code == 1
     assert (f"first difference: {tmp_path}/bad.mlir:4:8: 'stablehlo.dot_general' result #0 on devices [0, 1]"
@@ -121,14 +138,14 @@ func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}
     r = invoke(["simulate", "--as-written"], tmp_path, bad, "perm.mlir")
     assert r.exit_code == 1, r.output
     assert f"{tmp_path}/perm.mlir:5:8: error: 'stablehlo.negate' op needs a reshard of result 0" in r.output
-    # A reverse along its sharded dimension, on one mesh (convert-global-to-local
-    # leaves ops sharded along a permutation factor to itself and does not
-    # give a reverse the shards of the other end)
+    # A reverse along its sharded dimension, on one mesh: no offsets give a
+    # reverse the shards of the other end, so convert-global-to-local refuses it
     rev = text.replace("sdy.collective_permute %a out_sharding=<@mesh, [{\"x\"}]>",
                        "stablehlo.reverse %a, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{\"x\"}]>]>}")
     r = invoke(["simulate", "--as-written"], tmp_path, rev, "rev.mlir")
     assert r.exit_code == 1, r.output
-    assert "shards read out of place (device 0 has device 1's, device 1 has device 0's)" in r.output
+    assert (f"{tmp_path}/rev.mlir:3:8: error: 'stablehlo.reverse' op is sharded along dimension 0 of operand 0, "
+            "a dimension it permutes") in r.output
 
 
 def test_simulate_partitions_a_jax_export(tmp_path):
