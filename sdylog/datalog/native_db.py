@@ -390,13 +390,16 @@ def _offered(ndb: NativeDB, program, stratum, covered: bool, batch: _Batch):
     if stratum.stepped:
         return _stepped(ndb, stratum, covered, batch)
     plans = plans_of(program)
+
+    def nearest(key):   # (C runs the first that fits: the nearest to the sizes now, PlanCache)
+        return plans.nearest(plans.kept(key), lambda rel: ndb.size(rel) if ndb.holds(rel) else None)
     if stratum.subsumptive:
         if _ranked(ndb, program, stratum) is None:
             return None
         return [_prepared(ndb, covered, program, stratum, (seen, made.lowered), plans, batch)
-                for seen, made in plans.kept(("ranked", stratum.relations)) if made.lowered is not None]
+                for seen, made in nearest(("ranked", stratum.relations)) if made.lowered is not None]
     return [_prepared(ndb, covered, program, stratum, kept, plans, batch)
-            for kept in plans.kept(("c", stratum.relations)) if kept[1] is not None]
+            for kept in nearest(("c", stratum.relations)) if kept[1] is not None]
 
 
 def _ranked(ndb: NativeDB, program, stratum) -> RankedStratum | None:

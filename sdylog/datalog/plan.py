@@ -33,6 +33,7 @@ probe of one (every argument bound), which goes first.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from dataclasses import dataclass, replace
 
@@ -565,7 +566,15 @@ class PlanCache:
     what the caller says makes two plans the same) as one kept widens that
     one's ranges to cover both instead of being kept twice: over models of
     many sizes, half the plans made were the same as one kept, and every
-    start reads and offers C each plan kept."""
+    start reads and offers C each plan kept.
+
+    Of the plans kept that fit, the nearest serves (`nearest`: the least
+    distance, summed over the relations it read of a size now and then, of
+    log2 of the size now to the nearest planned for: a plan made on a
+    small module fits a big one's sizes up to FACTOR times its own, and
+    served transformer_L48 16 times worse in a stratum), the latest used
+    among equals. C runs the first plan offered that fits
+    (native_db._offered offers them nearest first)."""
 
     FACTOR = 8
     FLOOR = 64
@@ -591,11 +600,11 @@ class PlanCache:
         same(plan): what makes two plans the same (None: not comparable);
         without it no two are."""
         kept = self._kept.setdefault(key, [])
-        for k, (ranges, made) in enumerate(kept):
-            if all(self._fits(size(rel), r) for rel, r in ranges.items()):
-                kept.pop(k)
-                kept.insert(0, (ranges, made))
-                return made
+        fitting = [got for got in kept if all(self._fits(size(rel), r) for rel, r in got[0].items())]
+        if fitting:
+            got = self.nearest(fitting, size)[0]
+            kept.insert(0, kept.pop(next(k for k, other in enumerate(kept) if other is got)))
+            return got[1]
         log = _SizeLog(size)
         made = make(log)
         ranges = {rel: None if was is None else self.bounds(was) for rel, was in log.seen.items()}
@@ -614,6 +623,28 @@ class PlanCache:
     def kept(self, key) -> list:
         """(ranges of sizes, plan) of the plans kept for `key`, the latest first."""
         return self._kept.get(key, [])
+
+    def nearest(self, kept: list, size) -> list:
+        """The plans `kept` ((ranges, plan), as kept returns them), the
+        nearest to the sizes now first (size: as get's), the latest used
+        first among equals."""
+        if len(kept) < 2:
+            return kept
+        return sorted(kept, key=lambda got: self.distance(got[0], size))
+
+    def distance(self, ranges: dict, size) -> float:
+        """How far the sizes now are from those a plan was made for: over
+        the relations it read, of a size (not 0) now and then, the sum of
+        log2 of the size now to the nearest size planned for (from its
+        range: FACTOR inside each end), each counted at least FLOOR."""
+        far = 0.0
+        for rel, r in ranges.items():
+            now = size(rel)
+            if r is not None and r[1] and now:
+                now, top = max(now, self.FLOOR), r[1] // self.FACTOR
+                low = min(max(r[0] * self.FACTOR, self.FLOOR), top)
+                far += math.log2(low / now) if now < low else math.log2(now / top) if now > top else 0.0
+        return far
 
     def bounds(self, was: int) -> tuple[int, int]:
         """The sizes a relation of `was` tuples when planned may have now for
