@@ -24,7 +24,8 @@ device reading a sharded value. Made local as it stands, such a module
 would compute something else (partial sums, misplaced shards), so the
 pass asks the reshard rules (full version) what the module still needs
 (rules/reshard/errors.dl, unlowered) and reports the first at an op it
-converts by types alone (the ops of _SPECIAL have their own checks), or
+converts by types alone (the ops of _SPECIAL have their own checks: the
+rules get them as converted_specially), or
 the first such op sharded along a dimension it permutes, on one device
 order (a reverse: no offsets give it its shards; unlowered_permutation).
 The check is skipped only when the full insert-explicit-reshards wrote
@@ -96,20 +97,16 @@ def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError 
         return handed.error, None
     filename = getattr(ctx, "filename", "-")
     decisions = evaluate(reshard_program(), module, ctx,
-                         lambda facts: run_facts(ReshardOptions(full_version=True), facts),
+                         lambda facts: {**run_facts(ReshardOptions(full_version=True), facts),
+                                        "converted_specially": [(k,) for k in sorted(_SPECIAL)]},
                          NO_COMMON_MESH_RELATIONS + ["unlowered", "unlowered_permutation"], strict_rules=False)
     return no_common_mesh_error(decisions, filename), _unlowered_error(decisions, filename)
 
 
 def _unlowered_error(decisions, filename: str) -> SdylogError | None:
-    # (ops of _SPECIAL are made local by their own rules here, with their own
-    # checks: Shardy's convert takes some the insert pass would rewrite, a
-    # scatter whose updates are not sharded as its operand's window, say)
     facts = decisions.facts
-    rows = [r for r in decisions.engine.select("unlowered", "o", "n", "place", "i", "kind")
-            if facts.ops[r[0]].name not in _SPECIAL]
-    permuted = {r[0]: r[1:] for r in decisions.engine.select("unlowered_permutation", "o", "place", "i", "d")
-                if facts.ops[r[0]].name not in _SPECIAL}
+    rows = list(decisions.engine.select("unlowered", "o", "n", "place", "i", "kind"))
+    permuted = {r[0]: r[1:] for r in decisions.engine.select("unlowered_permutation", "o", "place", "i", "d")}
     if not rows and not permuted:
         return None
     first = post_order(facts, {r[0] for r in rows} | set(permuted))[0]
