@@ -3,7 +3,8 @@ every op read by add_op_head and add_op_tail) on real inputs: every corpus
 model, before and after propagation, and the inputs of Shardy's
 propagation lit tests. And the kept facts the reshard step reads
 (followed past the erasures, their shardings read again: facts/shared.py)
-against a fresh extraction of the module as it is then."""
+against a fresh extraction of the module as it is then, at the reshard
+step and after every step of the pipelines, on the same inputs."""
 import sys
 from pathlib import Path
 
@@ -100,3 +101,78 @@ def test_the_reshard_steps_kept_facts_equal_a_fresh_extraction(monkeypatch):
         assert kept.shardings == fresh.shardings
         for o in kept.tail_order:
             assert [value_of[v] for v in kept.op_results[o]] == list(fresh.op_results[op_of[o]])
+
+
+# -- the kept facts after every step ------------------------------------------
+# The facts kept in a pipeline's census scope follow its steps
+# (facts/shared.py: kept after a step that changed shardings only, without
+# the ops it told it erased; read again where shardings are when next
+# asked). After every step, a copy of them brought up to date, as the next
+# reader would (the kept state itself left as it is: the later steps build
+# on it, as in a run), equals a fresh extraction of the module then.
+
+def _probe_current(kept, filename: str):
+    """kept.current(filename) on a copy of `kept`."""
+    from dataclasses import replace
+    return replace(kept, erased=dict(kept.erased), told=set(kept.told)).current(filename)
+
+
+def _assert_kept_facts_current(ctx, kept) -> None:
+    from compacted import compacted
+    with kept.module.context:
+        facts = _probe_current(kept, ctx.filename)
+        fresh = extract_facts(kept.module, ctx.filename, conservative=kept.conservative)
+    for mesh, rank in facts.replicated:   # (the reshard rules' additions, in the order they asked)
+        fresh.add_replicated_sharding(mesh, rank)
+    assert compacted(facts) == compacted(fresh)
+
+
+@pytest.fixture
+def kept_facts_checked(monkeypatch):
+    """After every step: the kept facts, brought up to date, are a fresh
+    extraction's. Returns, for each step after which there were facts to
+    check, whether they had erasures or sharding changes to follow."""
+    from sdylog.passes import census as census_module
+    from sdylog.passes import driver, pipelines
+    from sdylog.propagation import passes as propagation_passes
+    follow = census_module.follow_step
+    checked = []
+
+    def follow_and_check(ctx, result):
+        follow(ctx, result)
+        scope = getattr(ctx, "census", None)
+        kept = None if scope is None else scope.get("facts")
+        if kept is not None:
+            checked.append(bool(kept.erased) or kept.stale)
+            _assert_kept_facts_current(ctx, kept)
+    for where in (census_module, pipelines, driver, propagation_passes):
+        monkeypatch.setattr(where, "follow_step", follow_and_check)
+    return checked
+
+
+PIPELINES = ["-sdy-propagation-pipeline",
+             "-sdy-propagation-pipeline -sdy-export-pipeline=enable-insert-explicit-collectives=true"]
+
+
+@pytest.mark.skipif(not CORPUS_MODELS, reason="no shared corpus")
+@pytest.mark.parametrize("flags", PIPELINES)
+@pytest.mark.parametrize("path", CORPUS_MODELS, ids=lambda p: p.stem)
+def test_corpus_kept_facts_equal_a_fresh_extraction_after_every_step(kept_facts_checked, path, flags):
+    from sdylog.passes.driver import optimize_text, parse_flags
+    optimize_text(path.read_text(), str(path), parse_flags(flags.split()))
+    assert any(kept_facts_checked)   # (at least propagation's write-back to follow)
+
+
+@pytest.mark.skipif(not LIT_FILES, reason="no shared conformance tests")
+@pytest.mark.parametrize("path", LIT_FILES, ids=lambda p: p.stem)
+def test_lit_inputs_kept_facts_equal_a_fresh_extraction_after_every_step(kept_facts_checked, path):
+    from sdylog.passes.driver import optimize_text, parse_flags
+    flags = parse_flags(["-sdy-propagation-pipeline"])
+    ran = 0
+    for case in lit_cases(path):
+        try:
+            optimize_text(case, path.name, flags)
+            ran += 1
+        except SdylogError:   # (inputs the lit test expects an error of, or with no @main)
+            pass
+    assert kept_facts_checked or not ran
