@@ -181,14 +181,20 @@ def _callees_by_top(module: ir.Module, calls: list):
     top-level op, by its symbol name (each call's top-level ancestor found
     through its parents). The non-symbol ops share the key None: all are
     roots, so the callees of each count for all."""
-    body = module.operation
     callees: dict = {}
     for call in calls:
-        top = as_operation(call)
-        while (parent := as_operation(top.parent)) != body:
-            top = parent
-        callees.setdefault(symbol_name_of(top), []).append(callee_name(call))
+        callees.setdefault(symbol_name_of(top_level_op(module, call)), []).append(callee_name(call))
     return lambda op: callees.get(symbol_name_of(op), ())
+
+
+def top_level_op(module: ir.Module, op) -> ir.Operation:
+    """The op of the module's body that `op` is (or is nested in), found
+    through its parents."""
+    body = module.operation
+    top = as_operation(op)
+    while (parent := as_operation(top.parent)) != body:
+        top = parent
+    return top
 
 
 def _is_private(op) -> bool:
