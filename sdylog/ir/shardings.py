@@ -31,6 +31,11 @@ SHARDING_RULE = "sdy.sharding_rule"
 FUNC_MANUAL_AXES = "sdy.func_manual_axes"
 EXECUTION_THREAD = "execution_thread"
 
+# How many results a function of attributes keeps (lru_cache): attributes
+# are uniqued per context, and the passes of a pipeline, and every run of a
+# process, ask the same few questions of the same few attributes.
+_KEPT = 4096
+
 COLLECTIVE_OPS = frozenset(f"sdy.{n}" for n in (
     "all_gather", "all_slice", "all_to_all", "collective_permute", "all_reduce",
     "reduce_scatter", "sharded_to_unreduced", "replicated_to_unreduced"))
@@ -90,6 +95,12 @@ def erase_module_meshes(module, mesh_ops) -> bool:
     return bool(erased)
 
 
+@lru_cache(maxsize=_KEPT)
+def mesh_model(attr) -> Mesh:
+    """Mesh.from_attr, kept per mesh attribute (_KEPT)."""
+    return Mesh.from_attr(attr)
+
+
 class Meshes:
     """The module's `sdy.mesh` symbols, to resolve a sharding's mesh."""
 
@@ -110,14 +121,14 @@ class Meshes:
 
     def named(self, name: str) -> Mesh | None:
         if name not in self._models and name in self.attrs:
-            self._models[name] = Mesh.from_attr(self.attrs[name])
+            self._models[name] = mesh_model(self.attrs[name])
         return self._models.get(name)
 
     def of_ref(self, ref) -> Mesh | None:
         """The mesh of a mesh reference or inlined mesh attribute."""
         if isinstance(ref, ir.FlatSymbolRefAttr):
             return self.named(ref.value)
-        return Mesh.from_attr(ref)
+        return mesh_model(ref)
 
     def of(self, sharding) -> Mesh | None:
         """The mesh of a sharding (None for an unknown symbol)."""
@@ -142,8 +153,6 @@ class _FuncAttrs:
             count = _num_inputs(self.func) if key == "arg_attrs" else _num_results(self.func)
             self.items = [ir.DictAttr.get({})] * count
         self.changed = False
-        self._parsed: dict = {}    # DictAttr -> {name: attribute} (not to be mutated)
-        self._updated: dict = {}   # (DictAttr, name, new attribute) -> DictAttr
         self._entries: dict = {}   # (DictAttr, name) -> attribute or None
 
     def get(self, index: int, name: str):
@@ -160,26 +169,10 @@ class _FuncAttrs:
         """Each argument's entry `name` (None where absent)."""
         return [self.get(i, name) for i in range(len(self.items))]
 
-    def _parse(self, d) -> dict:
-        parsed = self._parsed.get(d)
-        if parsed is None:
-            # by index, each value looked up by name: iterating a DictAttr, and
-            # a NamedAttribute's `attr`, cost several times more
-            entries = ir.DictAttr(d)
-            names = [entries[i].name for i in range(len(entries))]
-            parsed = self._parsed[d] = {n: entries[n] for n in names}
-        return parsed
-
     def set(self, index: int, name: str, value) -> None:
         """Set (or with None remove) one entry of one argument's dictionary."""
         old = self.items[index]
-        key = (old, name, value)
-        new = self._updated.get(key)
-        if new is None:
-            entries = {k: v for k, v in self._parse(old).items() if k != name}
-            if value is not None:
-                entries[name] = value
-            new = self._updated[key] = ir.DictAttr.get(entries)
+        new = _dict_with(old, name, value)
         if new != old:
             self.items[index] = new
             self.changed = True
@@ -195,6 +188,22 @@ class _FuncAttrs:
                 del attrs[self.key]
             return
         attrs[self.key] = ir.ArrayAttr.get(self.items)
+
+
+# An argument's dictionary with one entry changed is kept (_KEPT): passes
+# make the same few changes to the same few (a sharding inlined, closed,
+# made even). __wrapped__ makes it.
+@lru_cache(maxsize=_KEPT)
+def _dict_with(d, name: str, value):
+    """The DictAttr `d` with entry `name` set to `value` (None: removed)."""
+    # by index, each value looked up by name: iterating a DictAttr, and
+    # a NamedAttribute's `attr`, cost several times more
+    entries = ir.DictAttr(d)
+    names = [entries[i].name for i in range(len(entries))]
+    kept = {n: entries[n] for n in names if n != name}
+    if value is not None:
+        kept[name] = value
+    return ir.DictAttr.get(kept)
 
 
 def _num_inputs(func) -> int:
@@ -364,7 +373,6 @@ def erase_free_axes(sharding, manual: list[str]):
 # again and again, and so does every run of a process (attributes are
 # uniqued per context: model/sharding.py keeps its conversions the same way).
 # Each kept function's __wrapped__ is the computation itself.
-_KEPT = 4096
 
 
 @lru_cache(maxsize=_KEPT)

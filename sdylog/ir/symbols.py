@@ -7,6 +7,7 @@ through the binding's table leaves the op owned by Python (it is freed twice).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
@@ -93,7 +94,7 @@ def _refs_in_attr(attr) -> Iterator[str]:
         yield str(attr).split("::")[0].lstrip("@").strip('"')
     elif isinstance(attr, ir.ArrayAttr):
         for a in attr:
-            yield from _refs_in_attr(a)
+            yield from refs_in_attr(a)
     elif isinstance(attr, ir.DictAttr):
         for named in attr:
             yield from _refs_in_attr(named.attr)
@@ -108,13 +109,26 @@ def _refs_in_attr(attr) -> Iterator[str]:
                 yield from _refs_in_attr(sharding)
 
 
+# The names each attribute references are kept (at most _KEPT attributes):
+# attributes are uniqued per context, and the ops of a module, and of every
+# run of a process, repeat the same few (shardings, function types,
+# precisions, dimension numbers). The kept function's __wrapped__ looks.
+_KEPT = 4096
+
+
+@lru_cache(maxsize=_KEPT)
+def refs_in_attr(attr) -> tuple[str, ...]:
+    """Root names of the symbols `attr` references (see _refs_in_attr)."""
+    return tuple(_refs_in_attr(attr))
+
+
 def symbol_refs(op) -> Iterator[str]:
     """Root names of the symbols referenced by `op` and the ops nested in it
     (through builtin attributes: func.call callees, custom_call
     called_computations, composite decompositions; and sdy shardings' meshes)."""
     for inner in walk_ops(op):
-        for _name, attr in inner.attributes.items():
-            yield from _refs_in_attr(attr)
+        for attr in inner.attributes.values():
+            yield from refs_in_attr(attr)
 
 
 def symbol_dce(module: ir.Module, calls=None) -> int:
@@ -167,14 +181,20 @@ def _callees_by_top(module: ir.Module, calls: list):
     top-level op, by its symbol name (each call's top-level ancestor found
     through its parents). The non-symbol ops share the key None: all are
     roots, so the callees of each count for all."""
-    body = module.operation
     callees: dict = {}
     for call in calls:
-        top = as_operation(call)
-        while (parent := as_operation(top.parent)) != body:
-            top = parent
-        callees.setdefault(symbol_name_of(top), []).append(callee_name(call))
+        callees.setdefault(symbol_name_of(top_level_op(module, call)), []).append(callee_name(call))
     return lambda op: callees.get(symbol_name_of(op), ())
+
+
+def top_level_op(module: ir.Module, op) -> ir.Operation:
+    """The op of the module's body that `op` is (or is nested in), found
+    through its parents."""
+    body = module.operation
+    top = as_operation(op)
+    while (parent := as_operation(top.parent)) != body:
+        top = parent
+    return top
 
 
 def _is_private(op) -> bool:

@@ -54,9 +54,9 @@ from itertools import compress
 from jaxlib.mlir import ir
 
 from sdylog.facts.shared import follow as follow_facts
-from sdylog.ir.rewrite import as_operation
+from sdylog.ir.rewrite import as_operation, op_key
 from sdylog.ir.shardings import Meshes
-from sdylog.ir.symbols import SymbolTable, callee_of
+from sdylog.ir.symbols import SymbolTable, callee_of, top_level_op
 from sdylog.ir.walk import op_list, op_names
 
 PRESERVED = "preserved"
@@ -96,6 +96,8 @@ class Census:
     names: list[list[str]] | None = None
     # names whose ops were created, erased or moved since the walk (Invalidated.touched)
     stale: frozenset = frozenset()
+    # the calls by top-level op (op_key), while `tops` is None (calls_in)
+    _calls_by_top: dict | None = field(default=None, repr=False)
 
     @staticmethod
     def of(module: ir.Module) -> Census:
@@ -158,7 +160,14 @@ class Census:
         return list(self.tops[i]), list(self.names[i])
 
     def calls_in(self, func) -> list[ir.Operation]:
-        """The `func.call` ops in a top-level function, in walk order."""
+        """The `func.call` ops in a top-level function, in walk order. (When
+        other names' changes left the pre-order lists out of date, from the
+        list of calls, each call's function found through its parents: the
+        call-graph passes ask, and need no walk for it.)"""
+        if self.tops is None and "func.call" not in self.stale:
+            if self._calls_by_top is None:
+                self._calls_by_top = _grouped_by_top(self.module, self.by_name.get("func.call", ()))
+            return list(self._calls_by_top.get(op_key(func), ()))
         i = self._top_index(func)
         return [op for op, name in zip(self.tops[i], self.names[i]) if name == "func.call"]
 
@@ -196,11 +205,13 @@ class Census:
     def _walk_again(self) -> None:
         fresh = Census.of(self.module)
         self.by_name, self.tops, self.names, self.stale = fresh.by_name, fresh.tops, fresh.names, frozenset()
+        self._calls_by_top = None
 
     def follow(self, change: Invalidated) -> None:
         """Keep up with a pass's Invalidated (touched names known)."""
         if not change.touched:
             return
+        self._calls_by_top = None
         if change.relisted and self.tops is not None:
             for top, ops, names in change.relisted:
                 i = self._top_index(top)
@@ -214,6 +225,15 @@ class Census:
             self.by_name.pop(name, None)
         self.stale |= change.touched
         self.tops = self.names = None
+
+
+def _grouped_by_top(module: ir.Module, ops) -> dict[int, list]:
+    """The ops (walk order) by the top-level op each is nested in (op_key),
+    each group in walk order."""
+    groups: dict[int, list] = {}
+    for op in ops:
+        groups.setdefault(op_key(top_level_op(module, op)), []).append(op)
+    return groups
 
 
 def edited(ops: list, names: list, placed_before: dict[int, list], erased: set[int]) -> tuple[list, list]:

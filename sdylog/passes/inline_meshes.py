@@ -6,6 +6,8 @@ A `replica_groups` mesh-axes attribute that names a mesh gets the mesh as a
 reference there)."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
@@ -25,6 +27,16 @@ def stablehlo_mesh(mesh_attr) -> ir.Attribute:
     return stablehlo.MeshAttr.get(axes, device_ids)
 
 
+@lru_cache(maxsize=4096)
+def on_mesh(sharding, mesh) -> ir.Attribute:
+    """The sharding with the mesh attribute `mesh` in place of its mesh
+    (kept: attributes are uniqued, and modules, and the runs of a process,
+    repeat the same few shardings)."""
+    s = sdy.TensorShardingAttr(sharding)
+    return sdy.TensorShardingAttr.get(mesh, list(s.dimension_shardings),
+                                      list(s.replicated_axes), list(s.unreduced_axes))
+
+
 def run(module: ir.Module, options: dict, ctx):
     found = census(module, ctx)
     with module.context:
@@ -38,8 +50,7 @@ def run(module: ir.Module, options: dict, ctx):
             mesh = meshes.attrs.get(ref.value)
             if mesh is None:
                 raise error_at(module.operation, f"unknown mesh: @{ref.value}", ctx.filename)
-            return sdy.TensorShardingAttr.get(mesh, list(s.dimension_shardings),
-                                              list(s.replicated_axes), list(s.unreduced_axes))
+            return on_mesh(sharding, mesh)
         # (each sharding is inlined on its own: the order ops come in does not matter)
         transform_shardings(module.operation, inline, of_sharding_only=True, by_name=found.by_names())
         for op in found.ops_of(REPLICA_GROUP_OPS):

@@ -9,6 +9,8 @@ and a non-empty body is an error.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
@@ -73,22 +75,25 @@ def common_mesh_ref(shardings, meshes: Meshes):
 
 
 def _add_unused_manual_axes(shardings, types, manual: list[AxisRef], ref, mesh: Mesh):
-    new, changed = [], False
-    for s, t in zip(shardings, types, strict=True):
-        if not is_shaped(t):
-            new.append(s)
-            continue
-        ts = TensorSharding.from_attr(s)
-        unused = axis_set_diff(manual, ts.used_axes(), mesh)
-        if not unused:
-            new.append(s)
-            continue
-        replicated = sort_and_merge(list(ts.replicated) + unused, mesh.axis_sizes)
-        old = sdy.TensorShardingAttr(s)   # (its dimensions and unreduced axes as they are: not made again)
-        new.append(sdy.TensorShardingAttr.get(ref, list(old.dimension_shardings),
-                                              [a.to_attr() for a in replicated], list(old.unreduced_axes)))
-        changed = True
-    return new if changed else None
+    new = [s if not is_shaped(t) else with_unused_manual_axes(s, tuple(manual), ref, mesh)
+           for s, t in zip(shardings, types, strict=True)]
+    return new if new != shardings else None
+
+
+@lru_cache(maxsize=4096)
+def with_unused_manual_axes(s, manual: tuple[AxisRef, ...], ref, mesh: Mesh):
+    """The sharding `s` (on mesh reference `ref`, of mesh `mesh`) with the
+    parts of the `manual` axes it does not use added to its replicated
+    axes (`s` itself if it uses them all). Kept: attributes are uniqued,
+    and modules, and the runs of a process, repeat the same few."""
+    ts = TensorSharding.from_attr(s)
+    unused = axis_set_diff(list(manual), ts.used_axes(), mesh)
+    if not unused:
+        return s
+    replicated = sort_and_merge(list(ts.replicated) + unused, mesh.axis_sizes)
+    old = sdy.TensorShardingAttr(s)   # (its dimensions and unreduced axes as they are: not made again)
+    return sdy.TensorShardingAttr.get(ref, list(old.dimension_shardings),
+                                      [a.to_attr() for a in replicated], list(old.unreduced_axes))
 
 
 def run(module: ir.Module, options: dict, ctx):

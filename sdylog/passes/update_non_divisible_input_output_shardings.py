@@ -9,6 +9,7 @@ nothing more. Such a dimension loses its priority.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from jaxlib.mlir import ir
 
@@ -19,15 +20,22 @@ from sdylog.ir.shardings import (Meshes, block_arg_owner_shardings, block_arg_ow
                                  set_op_shardings, set_result_owner_shardings)
 from sdylog.ir.types import static_shape
 from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding
 from sdylog.passes.census import SHARDINGS_ONLY, PRESERVED, census
 
 
-def evenly_sharded(sharding, shape, meshes: Meshes):
-    """The sharding made even for a value of this shape (`sharding` itself
-    when it is: most are)."""
+@lru_cache(maxsize=4096)
+def evenly_sharded(sharding, type_, mesh):
+    """The sharding made even for a value of type `type_` (`sharding` itself
+    when it is, as most are, or when the type has no static shape). `mesh`:
+    the attribute of the sharding's mesh. (Kept: attributes and types are
+    uniqued, and modules, and the runs of a process, repeat the same few.)"""
+    shape = static_shape(type_)
+    if shape is None:
+        return sharding
     t = TensorSharding.from_attr(sharding)
-    sizes = (meshes.named(t.mesh) if isinstance(t.mesh, str) else t.mesh).axis_sizes
+    sizes = Mesh.from_attr(mesh).axis_sizes
     dims = []
     for d, dim_size in zip(t.dims, shape):  # a maximal-mesh sharding has no dimensions
         sharded = math.prod(a.size(sizes[a.name]) for a in d.axes)
@@ -64,9 +72,7 @@ class _Evener:
         key = (sharding, type_)
         new = self._done.get(key)
         if new is None:
-            shape = static_shape(type_)
-            new = evenly_sharded(sharding, shape, self.meshes) if shape is not None else sharding
-            self._done[key] = new
+            new = self._done[key] = evenly_sharded(sharding, type_, self.meshes.attr_of(sharding))
         return new
 
     def of_list(self, values, shardings) -> list:
