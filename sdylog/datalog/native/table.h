@@ -287,11 +287,9 @@ static int index_add(Index *ix, int32_t id) {
 static void index_remove(Index *ix, int32_t id) {
     if (ix->nkey == 0) { idvec_remove(&ix->all, id); return; }
     ix->memo = 0;
-    const i64 *r = row(ix->t, id);
-    i64 key[MAXKEY];
-    for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
-    Bucket *b = index_find(ix, key, (uint32_t)hash_key_of(ix, r));
-    if (!b || !b->n) return;
+    const i64 *r = row(ix->t, id);   /* (its key's bucket: a live keyed index has buckets) */
+    Bucket *b = &ix->b[bucket_of(ix->t, ix, ix->b, ix->cap, r, (uint32_t)hash_key_of(ix, r))];
+    if (!b->n) return;
     if (b->n > 1) {   /* (its row before it in the circle goes on to the row after it) */
         int32_t before = b->rep;
         for (int32_t k = 0; k < b->n && ix->next[before] != id; k++) before = ix->next[before];
