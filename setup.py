@@ -15,4 +15,4 @@ setup(packages=(find_namespace_packages(include=["sdylog", "sdylog.*"])
       ext_modules=[Extension("sdylog.datalog._native", ["sdylog/datalog/native/ranked.c", "sdylog/datalog/native/db.c"],
                              depends=["sdylog/datalog/native/table.h", "sdylog/datalog/native/interp.h",
                                       "sdylog/datalog/native/db.h"],
-                             extra_compile_args=["-O2", "-std=gnu11"], optional=True)])
+                             extra_compile_args=["-O3", "-std=gnu11"], optional=True)])

@@ -318,3 +318,40 @@ def test_a_lookup_uses_one_column_only_when_its_index_is_selective_beyond_the_sa
     static = StaticIndexes(lambda rel: rows)
     assert static.index_key("r", (0, 1)) == chosen
     assert static.fanout("r", (0,)) == phases
+
+
+# Labels that clash drop each other at a node (ties: both), labels that do
+# not share it: a node's rows in a live index (by node) lose some of their
+# rows in a wave and keep others, and `pair` reads them through it after.
+CLASHING = """
+.type Rank <: number
+.decl edge(x: number, y: number)
+.decl seed(x: number, label: number)
+.decl clash(a: number, b: number)
+.decl lab(x: number, label: number, r: Rank)
+.decl pair(x: number, a: number, b: number, r: Rank)
+lab(x, l, 0) :- seed(x, l).
+lab(y, l, r + 1) :- lab(x, l, r), edge(x, y).
+lab(y, l, r + 1) :- pair(x, l, _, r), edge(y, x).
+pair(x, a, b, r) :- lab(x, a, r), lab(x, b, r0), a != b, r0 <= r.
+lab(x, l1, r1) <= lab(x, l2, r2) :- clash(l1, l2), r2 <= r1.
+lab(x, l, r1) <= lab(x, l, r2) :- r2 < r1.
+"""
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_ties_dropped_from_a_node_that_keeps_other_labels_agree_in_c_and_python(seed, monkeypatch):
+    rng = random.Random(seed)
+    edges = sorted({(rng.randrange(25), rng.randrange(25)) for _ in range(60)})
+    seeds = sorted({(rng.randrange(25), rng.randrange(6)) for _ in range(12)})
+    clash = [(a, b) for a in range(6) for b in range(6) if a != b and (a + b) % 3 == 0]
+
+    def run(native):
+        monkeypatch.setenv("SDYLOG_NATIVE", native)
+        with make_engine(parse_program(CLASHING), "memory") as e:
+            e.load("edge", edges)
+            e.load("seed", seeds)
+            e.load("clash", clash)
+            e.run()
+            return e.read("lab"), e.read("pair")
+    assert run("1") == run("0")

@@ -181,23 +181,17 @@ op_lookup: {
         if (!b) return 0;
         Table *t = ix->t;
         /* (one row, most keys: the rest of the program runs in this call, not a
-           nested one; rep is the row, packed or live, a list or none) */
-        if (b->n == 1) {
-            T[ts] = row(t, b->rep);
+           nested one; rep is the row, packed or live) */
+        int32_t nids = b->n, id = b->rep;
+        if (nids == 1) {
+            T[ts] = row(t, id);
             NEXT(4 + n);
         }
-        const int32_t *ids;
-        int32_t nids;
-        if (ix->packed) {
-            ids = ix->packed + b->rep;
-            nids = b->n;
-        } else {
-            IdVec *a = &ix->lists[b - ix->b];
-            ids = a->v;
-            nids = a->n;
-        }
+        /* (packed: the rows at packed[rep..]; live: those chained from rep's
+           next, Index.next. Nothing goes into a table while a program reads it) */
         for (int32_t i = 0; i < nids; i++) {
-            T[ts] = row(t, ids[i]);
+            id = ix->packed ? ix->packed[b->rep + i] : ix->next[id];
+            T[ts] = row(t, id);
             int rc = run(ev, code, pc + 4 + n, R, T);
             if (rc) return rc;
         }

@@ -10,9 +10,10 @@
  *           rank-ordered stratum) may lose rows (table_remove) and keeps its
  *           indexes up to date on insert / remove (t->idx).
  *   Index   key columns -> the rows with that key, in insertion order (open
- *           addressing; a bucket remembers one row holding its key, the
- *           first, and how many: a key of one row needs no list). No key:
- *           every row (a scan). A negation reads an index as a key set. A
+ *           addressing; a bucket remembers one row holding its key and how
+ *           many: a key of one row needs no list). No key: every row (a
+ *           scan). A negation reads an index as a key set. A live index
+ *           chains a key's rows (Index.next: no list per bucket). A
  *           packed index (of a table that does not change while it is read)
  *           holds the row numbers of its keys of several rows in bucket
  *           order (no list per bucket); one on a column of few more
@@ -97,7 +98,8 @@ typedef struct {
 /* 12 bytes (lookups are cache misses, mostly; an index has a bucket per
    two keys, or more: its pages are most of its memory): the low 32 bits of
    the key's hash (nonzero, see hash_final; a probe compares keys only when
-   they agree), its first row (or place in `packed`), its rows */
+   they agree), a row of the key (packed: its first, or its place in
+   `packed`; live: its last, see Index.next), its rows */
 typedef struct { uint32_t h; int32_t rep, n; } Bucket;
 
 typedef struct Index {
@@ -106,8 +108,9 @@ typedef struct Index {
     int key[MAXKEY];
     Bucket *b;
     i64 cap, used;
-    IdVec *lists;        /* live, keyed: per bucket, its rows when it has had two at once
-                            (else empty; rep is its first row) */
+    int32_t *next;       /* live, keyed: row -> the next row of its key, in a circle (a
+                            bucket's rep is its last row, next[rep] its first); nnext rows */
+    i64 nnext;
     IdVec all;           /* no key, live table: its rows in insertion order */
     int32_t *packed;     /* static, keyed: the row numbers of the keys of several rows,
                             in bucket order: such a bucket's are packed[rep .. rep + n - 1]
@@ -205,20 +208,16 @@ static inline Bucket *index_lookup(Index *ix, const i64 *R, const i64 *regs, int
 /* a live index's buckets grown to `cap` (a power of two, more than it has) */
 static int index_grow_to(Index *ix, i64 cap) {
     Bucket *nb = calloc((size_t)cap, sizeof(Bucket));
-    IdVec *nl = calloc((size_t)cap, sizeof(IdVec));
-    if (!nb || !nl) { free(nb); free(nl); return -1; }
+    if (!nb) return -1;
     for (i64 i = 0; i < ix->cap; i++) {
         Bucket *b = &ix->b[i];
         if (!b->h) continue;
         i64 s = (i64)(b->h & (u64)(cap - 1));
         while (nb[s].h) s = (s + 1) & (cap - 1);
         nb[s] = *b;
-        if (ix->lists[i].v) nl[s] = ix->lists[i];   /* (the rest are zero: their pages stay untouched) */
     }
     free(ix->b);
-    free(ix->lists);
     ix->b = nb;
-    ix->lists = nl;
     ix->cap = cap;
     return 0;
 }
@@ -233,16 +232,25 @@ static int index_reserve(Index *ix, i64 keys) {
     return ix->nkey && cap > ix->cap ? index_grow_to(ix, cap) : 0;
 }
 
-/* row `id` into bucket s of a live index (see Index.lists) */
+/* row `id` into bucket s of a live index, after the key's rows (see
+   Index.next; room for as many rows as its table has at once): -1 out of memory */
 static int bucket_add(Index *ix, i64 s, int32_t id) {
-    Bucket *b = &ix->b[s];
-    IdVec *l = &ix->lists[s];
-    if (b->n == 0) {
-        b->rep = id;
-    } else {
-        if (l->n == 0 && idvec_push(l, b->rep) < 0) return -1;
-        if (idvec_push(l, id) < 0) return -1;
+    if (id >= ix->nnext) {
+        i64 cap = ix->nnext ? 2 * ix->nnext : 64;
+        while (cap <= id || cap < ix->t->cap) cap *= 2;
+        int32_t *next = realloc(ix->next, sizeof(int32_t) * (size_t)cap);
+        if (!next) return -1;
+        ix->next = next;
+        ix->nnext = cap;
     }
+    Bucket *b = &ix->b[s];
+    if (b->n == 0) {   /* (a bucket emptied by removals: its rep is a removed row) */
+        ix->next[id] = id;
+    } else {
+        ix->next[id] = ix->next[b->rep];
+        ix->next[b->rep] = id;
+    }
+    b->rep = id;
     b->n++;
     return 0;
 }
@@ -279,22 +287,20 @@ static int index_add(Index *ix, int32_t id) {
 static void index_remove(Index *ix, int32_t id) {
     if (ix->nkey == 0) { idvec_remove(&ix->all, id); return; }
     ix->memo = 0;
-    const i64 *r = row(ix->t, id);
-    i64 key[MAXKEY];
-    for (int i = 0; i < ix->nkey; i++) key[i] = r[ix->key[i]];
-    Bucket *b = index_find(ix, key, (uint32_t)hash_key_of(ix, r));
-    if (!b || !b->n) return;
-    IdVec *l = &ix->lists[b - ix->b];
-    if (l->n) {
-        idvec_remove(l, id);
-        if (l->n) b->rep = l->v[0];   /* (an emptied bucket keeps a removed row: its values stay readable) */
-    }
+    const i64 *r = row(ix->t, id);   /* (its key's bucket: a live keyed index has buckets) */
+    Bucket *b = &ix->b[bucket_of(ix->t, ix, ix->b, ix->cap, r, (uint32_t)hash_key_of(ix, r))];
+    if (!b->n) return;
+    if (b->n > 1) {   /* (its row before it in the circle goes on to the row after it) */
+        int32_t before = b->rep;
+        for (int32_t k = 0; k < b->n && ix->next[before] != id; k++) before = ix->next[before];
+        ix->next[before] = ix->next[id];
+        if (b->rep == id) b->rep = before;
+    }   /* (an emptied bucket keeps a removed row: its values stay readable) */
     b->n--;
 }
 
 static void index_free(Index *ix) {
-    for (i64 i = 0; ix->lists && i < ix->cap; i++) free(ix->lists[i].v);
-    free(ix->lists);
+    free(ix->next);
     free(ix->b);
     free(ix->all.v);
     free(ix->packed);
