@@ -31,6 +31,31 @@ func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"
   return %w#1 : tensor<16xf32>
 }"""
 
+# The same reshuffle in a branch of a case and in a called function (these
+# passed before: their block arguments are none, or a function's).
+CASE_PERMUTE = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%p: tensor<i32>, %arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) {
+  %0 = "stablehlo.case"(%p) ({
+    %r = sdy.reshard %arg0 <@mesh, [{"y":(2)2, "y":(1)2}]> : tensor<16xf32>
+    %e = stablehlo.exponential %r : tensor<16xf32>
+    stablehlo.return %e : tensor<16xf32>
+  }, {
+    stablehlo.return %arg0 : tensor<16xf32>
+  }) : (tensor<i32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}"""
+
+CALL_PERMUTE = """sdy.mesh @mesh = <["y"=4]>
+func.func @main(%arg0: tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> (tensor<16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) {
+  %0 = func.call @f(%arg0) : (tensor<16xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+func.func private @f(%arg0: tensor<16xf32>) -> tensor<16xf32> {
+  %r = sdy.reshard %arg0 <@mesh, [{"y":(2)2, "y":(1)2}]> : tensor<16xf32>
+  %e = stablehlo.exponential %r : tensor<16xf32>
+  return %e : tensor<16xf32>
+}"""
+
 # JAX's shard_map over "data" holding a shard_map over "model" with a psum.
 NESTED_PSUM = """sdy.mesh @mesh = <["data"=4, "model"=2]>
 func.func public @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>}) -> tensor<16x4xf32> {
@@ -103,8 +128,8 @@ def test_partition_a_collective_permute_of_a_while_carry(tmp_path):
     assert "tensor<4xf32>" in r.output and "tensor<16xf32>" not in r.output
 
 
-@pytest.mark.parametrize("text", [WHILE_PERMUTE, NESTED_PSUM, NESTED_GATHER],
-                         ids=["while_permute", "nested_psum", "nested_gather"])
+@pytest.mark.parametrize("text", [WHILE_PERMUTE, CASE_PERMUTE, CALL_PERMUTE, NESTED_PSUM, NESTED_GATHER],
+                         ids=["while_permute", "case_permute", "call_permute", "nested_psum", "nested_gather"])
 def test_simulate_matches(tmp_path, text):
     r = invoke(["simulate", "--json"], tmp_path, text)
     assert r.exit_code == 0, r.output + r.stderr
