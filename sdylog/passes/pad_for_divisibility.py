@@ -80,7 +80,8 @@ def run(module: ir.Module, options: dict, ctx):
         raise error_at(facts.ops[op_id], f"the convolution's padded operands give fewer windows on dimension {dim} "
                        "than its result's padded size: its window sharding must be resolved first "
                        "(-sdy-resolve-permutation-factors)", ctx.filename)
-    for op_id, _, dim, padded, size, shards in sorted(answers.read("cut_across_shards")):
+    for op_id, dim, padded, size, shards in answers.select("cut_across_shards", "op", "dim", "padded", "size",
+                                                            "shards", ordered=True):
         op = facts.ops[op_id]
         raise error_at(op, f"sdylog cannot make this '{op.name}' divisible: its result is padded to {padded} on "
                        f"dimension {dim}, and cutting it back to {size} on its {shards} shards would move elements "
