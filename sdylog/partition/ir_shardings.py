@@ -2,8 +2,10 @@
 
 `sharding_of(value)` answers "which sharding does this value carry?": the
 `sdy.sharding` of its defining op (or the `out_sharding` of a collective),
-the argument attribute of a function, or the in-shardings of a manual or
-named computation (manual axes removed, for the body's local view).
+the argument attribute of a function, the in-shardings of a manual or
+named computation (manual axes removed, for the body's local view), or, for
+a while loop's carry (an argument of its condition or body), the sharding
+of the while's result of the same index.
 
 jaxlib's sdy bindings have no accessors for the axis-list attributes of the
 collectives (`#sdy<list_of_axis_ref_lists[...]>`, `#sdy<axis_ref_list{...}>`,
@@ -144,6 +146,10 @@ class ShardingReader:
             return without_axes(s, manual_axes(owner.attributes["manual_axes"]))
         if owner.name == "sdy.named_computation" and "in_shardings" in owner.attributes:
             return self.per_value(owner.attributes["in_shardings"])[i]
+        if owner.name == "stablehlo.while":
+            # (the carry: both regions' argument i is the while's result i,
+            # whose sharding the while holds)
+            return self.op_result_sharding(owner, i)
         return None
 
     def sharding_of(self, value) -> TensorSharding | None:

@@ -15,6 +15,18 @@ conversion leaves alone (a `func.return`, a `sdy.reshard`) that got padded
 reaches it through an `unrealized_conversion_cast`; here it is sliced back
 to its own size instead, which keeps the program valid.
 
+Beyond Shardy (whose pass leaves both and fails, checked with jaxlib's): a
+constant that grows becomes the same splat of the padded type, or (any
+other value) is padded with zeros, replicated, and all_sliced to its
+sharding; a while loop's carries (its regions' arguments) take the padded
+size of its results, and its initial values and the values its body
+returns are padded (or cut) to it.
+
+A result cut back on a dimension it stays sharded on, by more than its last
+block (an all_gather to fewer shards than its operand was padded for),
+would take data from another device: refused with a located error naming
+the op ("would move elements across shards").
+
 Known limit, Shardy's too (checked with jaxlib's): an all_slice
 whose operand is sharded on a dimension it pads gets a high pad of that
 sharded operand (6 on "x"=2 sliced on "y"=4: padded to 8). The pad moves the
@@ -31,6 +43,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.ir.collectives import axis_lists_attr, create_collective
 from sdylog.ir.op_properties import ELEMENTWISE_OPS
 from sdylog.model.mesh import meshes_of_module
 from sdylog.partition import ir_shardings as irs
@@ -56,7 +69,7 @@ def run(module: ir.Module, options: dict, ctx):
     answers = run_rules("padding", facts, extra, getattr(ctx, "engine", None))
     rows = {name: answers.read(name) for name in (
         "nondivisible_func_io", "conv_short", "result_size", "cut", "pads_operand", "mask_operand", "mask_dim",
-        "pad_high", "masks_pad_operand", "restores_operand", "value_dim")}
+        "pad_high", "masks_pad_operand", "restores_operand", "fits_operand", "value_dim")}
     for func, what, index in sorted(rows["nondivisible_func_io"]):
         e = error_at(facts.funcs[func], f"'func.func' op {what} #{index} has a non-divisible sharding. "
                      "Shardy expects function IO to be divisible.", ctx.filename)
@@ -67,7 +80,14 @@ def run(module: ir.Module, options: dict, ctx):
         raise error_at(facts.ops[op_id], f"the convolution's padded operands give fewer windows on dimension {dim} "
                        "than its result's padded size: its window sharding must be resolved first "
                        "(-sdy-resolve-permutation-factors)", ctx.filename)
-    plan = _Plan(facts, rows)
+    for op_id, dim, padded, size, shards in answers.select("cut_across_shards", "op", "dim", "padded", "size",
+                                                            "shards", ordered=True):
+        op = facts.ops[op_id]
+        raise error_at(op, f"sdylog cannot make this '{op.name}' divisible: its result is padded to {padded} on "
+                       f"dimension {dim}, and cutting it back to {size} on its {shards} shards would move elements "
+                       "across shards (its operand was padded for more shards; Shardy pads the same)",
+                       ctx.filename)
+    plan = _Plan(facts, rows, ctx.filename)
     if not plan.touched:
         return PRESERVED
     with module.context, ir.Location.unknown():
@@ -126,8 +146,9 @@ def _arguments_divisible(op, name: str, reader, divisible) -> bool:
 class _Plan:
     """The rules' answers by op and value id."""
 
-    def __init__(self, facts, rows):
+    def __init__(self, facts, rows, filename=None):
         self.facts = facts
+        self.filename = filename
         sizes = {(v, d): n for v, d, n in rows["value_dim"]}
         self.shapes = defaultdict(list)        # value id -> its shape before the pass
         for (v, d), n in sorted(sizes.items()):
@@ -154,10 +175,14 @@ class _Plan:
         self.restored = defaultdict(list)
         for o, i in rows["restores_operand"]:
             self.restored[o].append(i)
+        self.fitted = defaultdict(dict)        # (op id, operand) -> {dim: size}
+        for o, i, d, z in rows["fits_operand"]:
+            self.fitted[(o, i)][d] = z
         results = defaultdict(list)
         for o, _, v in facts.rows("op_result"):
             results[o].append(v)
-        self.touched = set(self.operand_pads) | {o for o, _ in self.zero_constants} | set(self.restored)
+        self.touched = (set(self.operand_pads) | {o for o, _ in self.zero_constants} | set(self.restored)
+                        | {o for o, _ in self.fitted})
         for o, vs in results.items():
             if any(v in self.result_dims or v in self.cuts for v in vs):
                 self.touched.add(o)
@@ -188,6 +213,9 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     b = Builder(ir.InsertionPoint(op), op.location)
     for i in plan.restored.get(op_id, ()):
         op.operands[i] = _slice_to(b, op.operands[i], plan.operand_shape(op_id, i), None)
+    for i in range(len(op.operands)):
+        if (op_id, i) in plan.fitted:
+            op.operands[i] = _fit(b, op.operands[i], plan.fitted[(op_id, i)], op, plan)
     if op_id in plan.operand_pads:
         x = op.operands[0]
         high = [plan.operand_pads[op_id].get(d, 0) for d in range(len(shape_of(x)))]
@@ -207,8 +235,15 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
         _rewrite_pad(op, op_id, b, plan)
     elif name == "stablehlo.slice":
         _rewrite_slice(op, plan)
+    elif name in _CONSTANTS:
+        _pad_constant(op, plan)
+        return
     for r in op.results:
         r.set_type(plan.result_type(r))
+    if name == "stablehlo.while":   # (its carries: the types of its results)
+        for region in op.regions:
+            for a, r in zip(region.blocks[0].arguments, op.results):
+                a.set_type(r.type)
     after = Builder(ir.InsertionPoint.after(op), op.location)
     for r in op.results:
         cut = plan.cuts.get(plan.facts.value_ids[r])
@@ -236,6 +271,59 @@ def _rewrite_slice(op, plan: _Plan) -> None:
         return
     starts = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))
     op.attributes["limit_indices"] = dense_i64_array([s + n for s, n in zip(starts, ir.RankedTensorType(new).shape)])
+
+
+def _fit(b: Builder, x, sizes: dict, op, plan: _Plan):
+    """x padded high with zeros, or cut, to `sizes` ({dim: size})."""
+    shape = list(shape_of(x))
+    if any(z < n for d, n in enumerate(shape) for z in [sizes.get(d, n)]):
+        shape = [min(n, sizes.get(d, n)) for d, n in enumerate(shape)]
+        x = _slice_to(b, x, shape, irs.sharding_of(x))
+    high = [max(0, sizes.get(d, n) - n) for d, n in enumerate(shape)]
+    if not any(high):
+        return x
+    zero = zeros(tensor((), element_of(x)))
+    if zero is None:
+        raise error_at(op, f"sdylog cannot pad a value of element type {element_of(x)} here for divisibility "
+                       "(-sdy-pad-for-divisibility pads with zeros)", plan.filename)
+    rank = len(shape)
+    padded = b.pad(x, b.constant(zero), [0] * rank, high, [0] * rank, [n + h for n, h in zip(shape, high)])
+    _copy_sharding(x, padded)
+    return padded
+
+
+_CONSTANTS = {"sdy.constant", "stablehlo.constant"}
+
+
+def _pad_constant(op, plan: _Plan) -> None:
+    """A constant that grows: a splat is the same splat of the padded type;
+    another value is padded with zeros, replicated, and sliced to its
+    sharding by an all_slice (convert-global-to-local makes each device's
+    slice of a padded value that divides)."""
+    r = op.results[0]
+    new = plan.result_type(r)
+    if new == r.type:
+        return
+    value = ir.DenseElementsAttr(op.attributes["value"])
+    if value.is_splat:
+        op.attributes["value"] = ir.DenseElementsAttr.get_splat(new, value.get_splat_value())
+        r.set_type(new)
+        return
+    zero = zeros(tensor((), element_of(r)))
+    if zero is None:
+        raise error_at(op, f"sdylog cannot pad this constant of element type {element_of(r)} for its "
+                       "non-divisible sharding (-sdy-pad-for-divisibility pads with zeros)", plan.filename)
+    sharding = irs.sharding_of(r)
+    del op.attributes["sdy.sharding"]   # (replicated: the whole value, padded on every device)
+    after = Builder(ir.InsertionPoint.after(op), op.location)
+    shape, grown = shape_of(r), ir.RankedTensorType(new).shape
+    rank = len(shape)
+    padded = after.pad(r, after.constant(zero), [0] * rank, [z - n for n, z in zip(shape, grown)], [0] * rank,
+                       list(grown))
+    sliced = create_collective("sdy.all_slice", padded, sharding.to_attr(),
+                               axis_lists_attr([list(d.axes) for d in sharding.dims]), loc=op.location,
+                               ip=ir.InsertionPoint.after(padded.owner)).result
+    r.replace_all_uses_except(sliced, padded.owner.operation)
 
 
 def _mask(b: Builder, x, original: list[int], pad_value, dims: list[int]):
@@ -306,6 +394,9 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
                                     enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]
         elif name == "sdy.all_to_all":
             out["all_to_all_source"] += [(op_id, p.src_dim) for p in irs.all_to_all_params(op.attributes["params"])]
+        elif name == "stablehlo.while":
+            ret = op.regions[1].blocks[0].operations[len(op.regions[1].blocks[0].operations) - 1]
+            out["loop_body_return"].append((facts.op_ids[ret.operation], op_id))
     return out
 
 

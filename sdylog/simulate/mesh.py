@@ -149,10 +149,12 @@ class DeviceRun:
 
 
 def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: CollectiveStats | None = None,
-                   comm: Communicator | None = None) -> list[list]:
+                   comm: Communicator | None = None, in_manual_body: bool = False) -> list[list]:
     """Run `runs[replica][partition]` at once, one thread per device; return
     each device's results in the same layout. `comm`: the communicator to
-    use (e.g. one with point-to-point channels, sdylog/simulate/p2p.py)."""
+    use (e.g. one with point-to-point channels, sdylog/simulate/p2p.py).
+    `in_manual_body`: the runs are a manual computation's body in an
+    unpartitioned program (DeviceRuntime.in_manual_body)."""
     nr = len(runs)
     npart = len(runs[0]) if runs else 0
     for row in runs:
@@ -166,7 +168,8 @@ def run_on_devices(program: Program, runs: list[list[DeviceRun]], stats: Collect
     errors: list = []
 
     def work(r: int, p: int) -> None:
-        rt = DeviceRuntime(replica_id=r, partition_id=p, num_replicas=nr, num_partitions=npart, comm=comm)
+        rt = DeviceRuntime(replica_id=r, partition_id=p, num_replicas=nr, num_partitions=npart, comm=comm,
+                           in_manual_body=in_manual_body)
         try:
             run = runs[r][p]
             fn = program.function(run.function) if isinstance(run.function, str) else run.function

@@ -36,6 +36,10 @@ class DeviceRuntime:
     num_partitions: int = 1
     comm: object | None = None       # sdylog.simulate.mesh.Communicator
     stats: object | None = None      # CollectiveStats of nested runs when there is no comm
+    # This device runs the body of a manual computation of an unpartitioned
+    # program (each value is its shard on the manual axes only): a manual
+    # computation nested there still slices and assembles on its own axes.
+    in_manual_body: bool = False
     # Per-op invocation counters, so the n-th execution of a collective on one
     # device meets the n-th execution of the same collective on the others.
     counters: dict = field(default_factory=dict)
@@ -47,6 +51,12 @@ class DeviceRuntime:
     @property
     def is_single(self) -> bool:
         return self.comm is None
+
+    @property
+    def global_view(self) -> bool:
+        """Values are whole tensors on every axis no manual computation made
+        per-device: Shardy's collectives and reshards change nothing."""
+        return self.comm is None or self.in_manual_body
 
     @property
     def collective_stats(self):

@@ -212,8 +212,9 @@ def combined(values: list, axes, mesh: Mesh, kind: str = "sum") -> list:
     out = list(values)
     for group in device_groups(list(axes), mesh):
         total = values[group[0]]
-        for d in group[1:]:
-            total = _REDUCE[kind](total, values[d])
+        with np.errstate(all="ignore"):   # (overflow: a value here, as in the runs)
+            for d in group[1:]:
+                total = _REDUCE[kind](total, values[d])
         for d in group:
             out[d] = total
     return out

@@ -50,7 +50,9 @@ def test_each_value_carries_its_sharding(reader):
     text = {name: None if s is None else "".join(map(str, s.dims)) for name, s in got.items()}
     assert text["%arg0"] == '{"x"}{}' and text["%arg1"] == '{}{"y"}'   # the manual axes removed
     assert text["%1"] == "{}{}" and text["%2"] == '{"y"}{}' and text["%3"] == '{"y"}{}'
-    assert text["%4#1"] == '{}{"x"}' and text["%iterArg"] is None and text["%c"] is None
+    assert text["%4#1"] == '{}{"x"}' and text["%c"] is None
+    # a while's carries: its results' shardings
+    assert text["%iterArg"] == '{"y"}{}' and text["%iterArg_0"] == '{}{"x"}'
 
 
 def test_the_readers_agree():

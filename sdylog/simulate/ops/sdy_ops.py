@@ -2,7 +2,9 @@
 
 On one device (global view: every value is the whole tensor) Shardy's
 collectives change nothing, so they are identities; `sdy.manual_computation`
-runs its body once per device of its mesh on the manual axes' shards.
+runs its body once per device of its mesh on the manual axes' shards, where
+values stay whole on the other axes (the collectives stay identities), and a
+manual computation nested there shards and assembles on its own axes.
 
 On a simulated mesh (each value is the device's shard) they move data: the
 device's shard index along the collective's axes picks which pieces it sends
@@ -66,7 +68,7 @@ def lower_all_gather(ctx):
     dt = ctx.result_dtype
 
     def step(env, rt):
-        if rt.comm is None:
+        if rt.global_view:
             env[o] = env[a]
             return
         x = np.asarray(env[a])
@@ -98,7 +100,7 @@ def lower_all_slice(ctx):
     a, o = ctx.in_slot(), ctx.out_slot()
 
     def step(env, rt):
-        if rt.comm is None:
+        if rt.global_view:
             env[o] = env[a]
             return
         env[o] = _slice_local(np.asarray(env[a]), per_dim, mesh, rt.device_id)
@@ -123,7 +125,7 @@ def lower_all_reduce(ctx):
     a, o = ctx.in_slot(), ctx.out_slot()
 
     def step(env, rt):
-        if rt.comm is None:
+        if rt.global_view:
             env[o] = env[a]
             return
         env[o] = _sum_over(ctx, rt, mesh, groups, np.asarray(env[a]), "sdy.all_reduce")
@@ -138,7 +140,7 @@ def lower_reduce_scatter(ctx):
     a, o = ctx.in_slot(), ctx.out_slot()
 
     def step(env, rt):
-        if rt.comm is None:
+        if rt.global_view:
             env[o] = env[a]
             return
         total = _sum_over(ctx, rt, mesh, groups, np.asarray(env[a]), "sdy.reduce_scatter")
@@ -154,7 +156,7 @@ def lower_all_to_all(ctx):
     a, o = ctx.in_slot(), ctx.out_slot()
 
     def step(env, rt):
-        if rt.comm is None:
+        if rt.global_view:
             env[o] = env[a]
             return
         x = np.asarray(env[a])
@@ -179,7 +181,7 @@ def _reshard_lowering(ctx, out_sharding: TensorSharding, kind: str):
     in_mesh = _mesh_of(ctx, in_sharding)
 
     def step(env, rt):
-        if rt.comm is None:
+        if rt.global_view:
             env[o] = env[a]
             return
         got = _exchange_all(ctx, rt, out_mesh, kind, np.asarray(env[a]))
@@ -217,7 +219,7 @@ def lower_constant(ctx):
     mesh = _mesh_of(ctx, sharding) if sharding is not None and not irs.is_replicated(sharding) else None
 
     def step(env, rt):
-        if rt.comm is None or mesh is None:
+        if rt.global_view or mesh is None:
             env[o] = value
         else:
             env[o] = value[shard_slices(value.shape, sharding, mesh, rt.device_id)]
@@ -253,16 +255,38 @@ def lower_manual_computation(ctx):
 
     def step(env, rt):
         args = [env[i] for i in ins]
-        if rt.comm is not None or mesh is None:
+        if mesh is None or not rt.global_view:
             res = fn(args, rt)  # already per-device values: the body sees them as they are
+        elif rt.in_manual_body:
+            res = _nested_manual(ctx, rt, fn, mesh, args, in_sh, out_sh, out_shapes, out_dtypes)
         else:
             n = mesh.num_devices
             runs = [[DeviceRun(fn, [np.asarray(x)[shard_slices(np.shape(x), s, mesh, d)]
                                     for x, s in zip(args, in_sh)]) for d in range(n)]]
             stats = rt.collective_stats
-            per_dev = run_on_devices(ctx.program, runs, stats=stats)[0]
+            per_dev = run_on_devices(ctx.program, runs, stats=stats, in_manual_body=True)[0]
             res = [assemble(shape, s, mesh, {d: per_dev[d][k] for d in range(n)}, dt)
                    for k, (shape, s, dt) in enumerate(zip(out_shapes, out_sh, out_dtypes))]
         for s, v in zip(outs, res):
             env[s] = v
     return step
+
+
+def _nested_manual(ctx, rt, fn, mesh, args, in_sh, out_sh, out_shapes, out_dtypes) -> list:
+    """A manual computation inside another one's body, in an unpartitioned
+    run: this device's values are their shards on the outer manual axes
+    (the inner computation's global view); the body gets their shards on the
+    inner manual axes, and each result is assembled from the shards of the
+    devices that differ only on those axes."""
+    device = rt.device_id
+    res = fn([np.asarray(x)[shard_slices(np.shape(x), s, mesh, device)] for x, s in zip(args, in_sh)], rt)
+    out = []
+    for value, shape, s, dt in zip(res, out_shapes, out_sh, out_dtypes):
+        refs = [a for dim in s.dims for a in dim.axes]
+        if not refs:   # replicated on the inner axes: every device holds the whole value
+            out.append(value)
+            continue
+        group = tuple(group_of(device, device_groups(refs, mesh)))
+        got = rt.comm.exchange(rt, group, ctx.op.name, np.asarray(value), nbytes_of([value]))
+        out.append(assemble(shape, s, mesh, {d: got[d] for d in group}, dt))
+    return out
