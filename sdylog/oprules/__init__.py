@@ -1,4 +1,5 @@
-"""The sharding rule of every op Shardy's registry covers.
+"""The sharding rule of every op Shardy's registry covers (and of the chlo ops
+and einsum JAX emits, which XLA rewrites into such ops before Shardy runs).
 
 `rule_for_op(op, conservative=False, filename=None, strict=False)` looks the
 op's name up in one table (registry.RULES: op name -> function that builds
@@ -10,7 +11,7 @@ distinct rule (and its attribute) once for a module's many ops; `rule_key`
 says which ops share a rule.
 
 Builders by family: elementwise, collectives, shape_ops (broadcast, reshape,
-transpose, slicing, padding, concatenation), contraction (dot, convolution),
+transpose, slicing, padding, concatenation), contraction (dot, einsum, convolution),
 reductions (reduce, windows, sort), indexing (gather, scatter), linalg
 (cholesky, triangular_solve, fft, rng), custom_call (by call target).
 """

@@ -1,4 +1,4 @@
-"""Ops that contract dimensions: dot, dot_general, convolution.
+"""Ops that contract dimensions: dot, dot_general, einsum, convolution.
 
 Contracting dimensions are reduction factors (a sharded contraction leaves
 partial sums to all-reduce); batch and free dimensions pass through.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from jaxlib.mlir.dialects import stablehlo
 
-from sdylog.oprules.common import NULL_DIM, FactorKind, builder_for, int_attr, shape_of
+from sdylog.oprules.common import NULL_DIM, FactorKind, builder_for, int_attr, shape_of, str_attr
 
 _REDUCE = FactorKind.REDUCTION
 
@@ -47,6 +47,29 @@ def dot_general(op, conservative):
             out += 1
     for l, r in zip(lhs_contract, rhs_contract, strict=True):
         b.add_factor([l, r], [NULL_DIM], lhs[l], _REDUCE)
+    return b.build()
+
+
+def einsum(op, conservative):
+    """stablehlo.einsum and unary_einsum ("ab,bc->ac", "ab->a"), as the
+    dot_general XLA rewrites them into before Shardy sees them: a factor per
+    letter, on each dimension that letter names; letters of the result pass
+    through (batch and free dimensions), the others are summed over
+    (contracting dimensions: reduction factors). No rule when a letter does
+    not name one dimension per tensor (a diagonal such as "ii->i", or "...")."""
+    inputs, _, output = str_attr(op, "einsum_config").partition("->")
+    terms = inputs.split(",")
+    shapes = [shape_of(v) for v in op.operands]
+    named = zip(terms + [output], shapes + [shape_of(op.results[0])])
+    if any(len(term) != len(shape) or len(set(term)) != len(term) for term, shape in named):
+        return None
+    b = builder_for(op)
+    letters = list(output) + [c for t in terms for c in t if c not in output]
+    for c in dict.fromkeys(letters):
+        dims = [t.find(c) for t in terms]
+        size = next(s[d] for s, d in zip(shapes, dims) if d >= 0)
+        b.add_factor([NULL_DIM if d < 0 else d for d in dims], [output.find(c) if c in output else NULL_DIM],
+                     size, FactorKind.PASS_THROUGH if c in output else _REDUCE)
     return b.build()
 
 

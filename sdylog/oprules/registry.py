@@ -8,11 +8,13 @@ from the table are unknown (Shardy warns about them and gives them no rule).
 from __future__ import annotations
 
 from sdylog.ir.diagnostics import error_at
+from sdylog.ir.op_properties import ELEMENTWISE_OPS
 from sdylog.ir.shardings import SHARDING_RULE
 from sdylog.model.rule import OpShardingRule
 from sdylog.oprules import collectives, contraction, elementwise, indexing, linalg, reductions
 from sdylog.oprules import shape_ops
 from sdylog.oprules.common import UnknownOp, no_rule, pointwise
+from sdylog.oprules import custom_call as custom_call_rules
 from sdylog.oprules.custom_call import custom_call
 
 # Ops that need no rule: constants and ops whose shardings other machinery
@@ -30,6 +32,21 @@ _NO_RULE = [
     "stablehlo.optimization_barrier", "stablehlo.partition_id", "stablehlo.recv",
     "stablehlo.send", "stablehlo.while",
 ]
+
+# Ops Shardy's registry has no rule for (jaxlib's Shardy warns and leaves them
+# alone: it propagates nothing through them and inserts no reshard around them,
+# so its per-device program of a sharded one is wrong), that JAX emits: they
+# take the rule of what XLA rewrites them into before Shardy runs in a JAX
+# compilation. CHLO's element-wise ops become element-wise StableHLO (square:
+# multiply) or custom call @mhlo.erf (pointwise in Shardy's registry),
+# chlo.top_k custom call @mhlo.topk, einsum a dot_general.
+_CHLO_POINTWISE = sorted(n for n in ELEMENTWISE_OPS if n.startswith("chlo.") and ".broadcast_" not in n)
+_LEGALIZED = {
+    **{name: pointwise for name in _CHLO_POINTWISE},
+    "chlo.top_k": custom_call_rules.top_k,
+    "stablehlo.einsum": contraction.einsum,
+    "stablehlo.unary_einsum": contraction.einsum,
+}
 
 # Block terminators: no rule, and nothing to warn about.
 _TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return", "mpmd.return"})
@@ -77,6 +94,8 @@ RULES = {
     "stablehlo.custom_call": custom_call,
     # known to need no rule
     **{name: no_rule for name in _NO_RULE},
+    # no rule in Shardy's registry: the rule of their rewrite by XLA
+    **_LEGALIZED,
 }
 
 
@@ -89,13 +108,13 @@ _OP_LOCAL_BUILDERS = frozenset({
     elementwise.operand_shaped, collectives.all_gather, collectives.all_to_all,
     collectives.reduce_scatter, shape_ops.broadcast_in_dim, shape_ops.dynamic_slice,
     shape_ops.padded_or_sliced, shape_ops.reshape, shape_ops.reverse, shape_ops.transpose,
-    contraction.convolution, contraction.dot, contraction.dot_general, reductions.reduce,
+    contraction.convolution, contraction.dot, contraction.dot_general, contraction.einsum, reductions.reduce,
     reductions.reduce_window, reductions.select_and_scatter, reductions.sort, indexing.gather,
     linalg.cholesky, linalg.fft, linalg.rng_bit_generator, linalg.triangular_solve,
 })
 # Of those, the builders that read no attribute (types and name only).
 _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert, elementwise.operand_shaped,
-                                 shape_ops.reshape})
+                                 shape_ops.reshape, custom_call_rules.top_k})
 
 
 # Builders whose rules may have a permutation factor (windows, pads, slices,

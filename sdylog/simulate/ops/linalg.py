@@ -1,4 +1,4 @@
-"""dot_general, dot, convolution, fft, cholesky, triangular_solve.
+"""dot_general, dot, einsum, convolution, fft, cholesky, triangular_solve.
 
 dot_general becomes one (batched) matmul: operands are transposed to
 (batch, free, contracting) / (batch, contracting, free) and flattened, so
@@ -127,6 +127,21 @@ def lower_dot(ctx):
     ls, rs = ctx.shape(lhs), ctx.shape(rhs)
     plan = DotPlan(ls, rs, [], [], [len(ls) - 1], [0], ctx.result_shape)
     return _contraction_step(ctx, plan)
+
+
+@lowering("stablehlo.einsum", "stablehlo.unary_einsum", alias="fresh")
+def lower_einsum(ctx):
+    """numpy's einsum takes StableHLO's config ("ab,bc->ac", "ab->a") as is."""
+    from jaxlib.mlir import ir
+    config = ir.StringAttr(ctx.attr("einsum_config")).value
+    out = ctx.result_dtype
+    cdt = _compute_type(out)
+    ins, o = ctx.ins(), ctx.out_slot()
+
+    def step(env, rt):
+        args = [np.asarray(env[i]).astype(cdt, copy=False) for i in ins]
+        env[o] = _finish(np.asarray(np.einsum(config, *args)), out)
+    return step
 
 
 class ConvPlan:
