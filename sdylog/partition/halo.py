@@ -44,7 +44,7 @@ class HaloDim:
     dilation: int    # the pad's interior padding + 1
     left: int        # hops to the leftmost block needed
     right: int       # hops to the rightmost block needed
-    comm: int        # 1 when some device needs other devices' data
+    comm: int        # 1 when each device cuts its window from its buffer (halo_cut_dim)
 
 
 @dataclass(frozen=True)
@@ -432,20 +432,23 @@ def _pad_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out):
 
 
 def _slice_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out):
-    """The slice's own window on the dimensions no manual axis splits."""
+    """The slice's own window (with its strides) on the dimensions no manual
+    axis splits (the rules send no slice strided on a split one)."""
     attrs = op.attributes
     starts = list(ir.DenseI64ArrayAttr(attrs["start_indices"]))
     limits = list(ir.DenseI64ArrayAttr(attrs["limit_indices"]))
+    strides = list(ir.DenseI64ArrayAttr(attrs["strides"]))
     shape = list(shape_of(value))
-    new_starts, new_limits = [0] * len(shape), list(shape)
+    new_starts, new_limits, new_strides = [0] * len(shape), list(shape), [1] * len(shape)
     for d, k in enumerate(shards):
-        if k <= 1 and (starts[d] != 0 or limits[d] != shape[d]):
-            new_starts[d], new_limits[d] = starts[d], limits[d]
-    if new_starts == [0] * len(shape) and new_limits == shape:
+        if k <= 1 and (starts[d] != 0 or limits[d] != shape[d] or strides[d] != 1):
+            new_starts[d], new_limits[d], new_strides[d] = starts[d], limits[d], strides[d]
+    if new_starts == [0] * len(shape) and new_limits == shape and new_strides == [1] * len(shape):
         return value
-    out = b.one("stablehlo.slice", [value], tensor([lim - st for st, lim in zip(new_starts, new_limits)], element_of(value)),
+    out_shape = [-(-(lim - st) // step) for st, lim, step in zip(new_starts, new_limits, new_strides)]
+    out = b.one("stablehlo.slice", [value], tensor(out_shape, element_of(value)),
                 {"start_indices": dense_i64_array(new_starts), "limit_indices": dense_i64_array(new_limits),
-                 "strides": dense_i64_array([1] * len(shape))})
+                 "strides": dense_i64_array(new_strides)})
     irs.set_result_sharding(out, local)
     return out
 

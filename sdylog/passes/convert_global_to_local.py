@@ -30,7 +30,11 @@ the first such op sharded along a dimension it permutes, on one device
 order (a reverse: no offsets give it its shards; unlowered_permutation).
 The check is skipped only when the full insert-explicit-reshards wrote
 this module and nothing changed it since (ctx.no_common_mesh_hand_over,
-with its full_version). The propagation pipeline's export runs the
+with its full_version), and then only for what that pass meets: it
+resolves no permutation factor, so unlowered_permutation is still asked
+when an op of the module may have one (a reverse). A convolution sharded
+along a spatial dimension whose window is more than one element (or
+strided, padded, dilated) is refused by the convolution's own check. The propagation pipeline's export runs the
 non-full insert, and the partitioner pipeline's passes between the insert
 and this one change the module: the check runs on what they leave.
 
@@ -58,6 +62,8 @@ from sdylog.passes.census import census
 from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, current_hand_over, evaluate,
                                    no_common_mesh_error, reshard_program, run_facts)
 from sdylog.facts.extract import post_order
+from sdylog.ir.shardings import SHARDING_RULE
+from sdylog.oprules.registry import may_have_permutation_factors
 
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
@@ -93,19 +99,33 @@ def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError 
     common mesh, and at the first that still needs a reshard or collective
     (see the module docstring); None for none."""
     handed = current_hand_over(module, ctx)
-    if handed is not None and handed.full_version:
+    full = handed is not None and handed.full_version
+    if full and not _may_permute_unconverted(module, ctx):
         return handed.error, None
     filename = getattr(ctx, "filename", "-")
     decisions = evaluate(reshard_program(), module, ctx,
                          lambda facts: {**run_facts(ReshardOptions(full_version=True), facts),
                                         "converted_specially": [(k,) for k in sorted(_SPECIAL)]},
                          NO_COMMON_MESH_RELATIONS + ["unlowered", "unlowered_permutation"], strict_rules=False)
+    if full:
+        # The full insert met every other need, but resolves no permutation
+        # factor: only unlowered_permutation still applies.
+        return handed.error, _unlowered_error(decisions, filename, permutations_only=True)
     return no_common_mesh_error(decisions, filename), _unlowered_error(decisions, filename)
 
 
-def _unlowered_error(decisions, filename: str) -> SdylogError | None:
+def _may_permute_unconverted(module, ctx) -> bool:
+    """Some op of `module` may be sharded along a permutation factor that no
+    rule of this pass gives offsets (a reverse; an op carrying its own rule):
+    by the op's name, as resolve-permutation-factors asks."""
+    ops, names = census(module, ctx).all_ops_and_names()
+    return any((n not in _SPECIAL and may_have_permutation_factors(n))
+               or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes) for op, n in zip(ops, names))
+
+
+def _unlowered_error(decisions, filename: str, permutations_only: bool = False) -> SdylogError | None:
     facts = decisions.facts
-    rows = list(decisions.engine.select("unlowered", "o", "n", "place", "i", "kind"))
+    rows = [] if permutations_only else list(decisions.engine.select("unlowered", "o", "n", "place", "i", "kind"))
     permuted = {r[0]: r[1:] for r in decisions.engine.select("unlowered_permutation", "o", "place", "i", "d")}
     if not rows and not permuted:
         return None
@@ -606,6 +626,7 @@ class GlobalToLocal:
             self.convert_generic(op)
             return
         dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+        self._check_conv_window(op, dn, ls, self.sharding(op.results[0]))
 
         def local_count(name, sharding, dim):
             count = ir.IntegerAttr(op.attributes[name]).value if name in op.attributes else 1
@@ -623,6 +644,29 @@ class GlobalToLocal:
         op.attributes["batch_group_count"] = i64_attr(bgc)
         self.convert_generic(op)
         self.drop_sharding(op)  # a rebuilt op, as upstream prints it
+
+    def _check_conv_window(self, op, dn, lhs_sharding, out_sharding) -> None:
+        """A convolution sharded along a spatial dimension is local only when
+        that dimension's window is one element, no stride, padding or
+        dilation (a pass-through): no offsets give each device the inputs
+        its windows read across its shard's edges."""
+        attrs = op.attributes
+        rank = len(dn.input_spatial_dimensions)
+
+        def attr(name, default):
+            return list(ir.DenseI64ArrayAttr(attrs[name])) if name in attrs else [default] * rank
+
+        strides, lhs_dil, rhs_dil = attr("window_strides", 1), attr("lhs_dilation", 1), attr("rhs_dilation", 1)
+        padding = (np.array(ir.DenseIntElementsAttr(attrs["padding"])).reshape(-1, 2) if "padding" in attrs
+                   else np.zeros((rank, 2), int))
+        kernel = shape_of(op.operands[1])
+        for i, (d, o) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions)):
+            sharded = [s.dims[dim].axes for s, dim in ((lhs_sharding, d), (out_sharding, o))
+                       if s is not None and axes_size(s.dims[dim].axes, self.mesh(s, op)) > 1]
+            trivial = (kernel[dn.kernel_spatial_dimensions[i]] == 1 and strides[i] == 1 and lhs_dil[i] == 1
+                       and rhs_dil[i] == 1 and not padding[i].any())
+            if sharded and not trivial:
+                raise self.error(op, f"In op {op.name} dimension {d} is sharded but is not a pass-through dimension.")
 
     def convert_pad(self, op) -> None:
         x, pad_value = op.operands[0], op.operands[1]

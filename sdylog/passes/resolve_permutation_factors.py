@@ -12,9 +12,11 @@ original sharding taking over its other uses: with the reshard writer's
 reshard_operand / reshard_result_back (sdylog/reshard/writer.py).
 
 With enable-halo-exchange, the rules pick the pads and slices whose
-sharded dimensions need at most their neighbours' data (halo_op) and give
-each dimension's numbers (halo_dim: shard sizes, how many hops left and
-right); the pass builds Shardy's exchange for them (sdylog/partition/halo.py):
+sharded dimensions need at most their neighbours' data (halo_op; not a
+slice strided along a sharded dimension, whose factors are cleared) and
+give each dimension's numbers (halo_dim: shard sizes, how many hops left
+and right, whether each device cuts its window); the pass builds Shardy's
+exchange for them (sdylog/partition/halo.py):
 inside a `sdy.manual_computation` over the dimensions' axes, each device
 concatenates its neighbours' blocks (`collective_permute`) around its own,
 pads the buffer, and cuts its output window at an offset computed from its
