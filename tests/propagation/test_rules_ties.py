@@ -34,6 +34,7 @@ def test_tied_units_at_a_visit_both_drop(options):
     assert {(f, p, u) for f, p, u, _ in present} == {(0, 0, "a"), (0, 0, "b")}   # at one rank
     assert d.proposals("stablehlo.add", "op_unit") == set()   # neither is proposed
     assert d.proposals("stablehlo.add") == set()              # so the compatible axes are empty
+    assert d.cuts("stablehlo.add") == {(0, 0, rank)}          # from position 0, at that rank
     assert d.sharding("%0") == [[]]
     assert d.sharding("result0") == [[]]
     assert rank[0] == 0   # (phase, position, cascade)
