@@ -67,7 +67,8 @@ def test_the_first_unit_to_reach_a_tensor_keeps_it(options):
 
 # main's result slot holds "a" from round 1 (its priority); the returned
 # value got "c" in round 0, which the result link offers the slot when its
-# round opens: at the very rank the slot takes "a".
+# round opens: at the turn the slot takes "a", one cascade after it (an
+# offer comes after the visit has read its turn, core.dl: LIFT_ORDER).
 SLOT_AT_ITS_ROUND = """
 sdy.mesh @mesh = <["a"=2, "c"=2]>
 func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}p0]>})
@@ -84,6 +85,6 @@ def test_a_unit_offered_at_the_rank_a_slot_takes_its_own_stays_out():
     ((held, rank),) = [(u.unit, (u.phase, u.position, u.cascade)) for u in d.unit_ranks("result0")]
     offered = [(d.unit_name(u), (ph, pos, c)) for _, _, t, _, _, u, _, ph, pos, c, *_ in d.rows("write") if t == slot]
     assert (held, rank[0]) == ("a", 5)   # from round 1's first phase
-    assert offered == [("c", rank)]
+    assert offered == [("c", (rank[0], rank[1], rank[2] + 1))]
     assert d.sharding("result0") == [["a"]]
     assert d.sharding("%0") == [["c"]]
