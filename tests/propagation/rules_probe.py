@@ -103,6 +103,14 @@ class Derived:
         proposals left in `op_unit` (widen = 1) at the visit of `op`."""
         o = self.op(op)
         if relation == "prop":
-            return {(f, p, self.unit_name(u)) for o2, f, p, u, *_ in self.rows("prop") if o2 == o}
+            return {(f, p, self.unit_name(u)) for o2, f, p, u, *_ in self.rows("prop") if o2 == o and p >= 0}
         return {(f, p, self.unit_name(u)) for o2, f, p, u, _, _, _, _, _, w, _ in self.rows("op_unit")
                 if o2 == o and w == "proposed"}
+
+    def cuts(self, op: str) -> set[tuple[int, int, tuple[int, int, int]]]:
+        """(factor, position, rank) of the conflicts that cut the compatible
+        axes at the visit of `op` (prop's rows at CUT_AT(position), core.dl):
+        from that rank on nothing is proposed at that position or after."""
+        o = self.op(op)
+        return {(f, -2 - p, (ph, pos, c)) for o2, f, p, _, _, _, _, ph, pos, c, _ in self.rows("prop")
+                if o2 == o and p < 0}

@@ -34,6 +34,7 @@ def test_tied_units_at_a_visit_both_drop(options):
     assert {(f, p, u) for f, p, u, _ in present} == {(0, 0, "a"), (0, 0, "b")}   # at one rank
     assert d.proposals("stablehlo.add", "op_unit") == set()   # neither is proposed
     assert d.proposals("stablehlo.add") == set()              # so the compatible axes are empty
+    assert d.cuts("stablehlo.add") == {(0, 0, rank)}          # from position 0, at that rank
     assert d.sharding("%0") == [[]]
     assert d.sharding("result0") == [[]]
     assert rank[0] == 0   # (phase, position, cascade)
@@ -65,8 +66,10 @@ def test_the_first_unit_to_reach_a_tensor_keeps_it(options):
 
 
 # main's result slot holds "a" from round 1 (its priority); the returned
-# value got "c" in round 0, which the result link offers the slot when its
-# round opens: at the very rank the slot takes "a".
+# value got "c" in round 0, which the result link would offer the slot when
+# its round opens, at the turn the slot takes "a" (one cascade after it: an
+# offer comes after the visit has read its turn, core.dl: LIFT_ORDER). By
+# then the link sees "a" and "c" at position 0: the conflict cuts the offer.
 SLOT_AT_ITS_ROUND = """
 sdy.mesh @mesh = <["a"=2, "c"=2]>
 func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}p0]>})
@@ -77,12 +80,14 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}
 """
 
 
-def test_a_unit_offered_at_the_rank_a_slot_takes_its_own_stays_out():
+def test_a_unit_offered_when_a_slot_takes_its_own_is_cut():
     d = Derived(SLOT_AT_ITS_ROUND, USER_PRIORITY)
     slot = d.tensor("result0")
     ((held, rank),) = [(u.unit, (u.phase, u.position, u.cascade)) for u in d.unit_ranks("result0")]
-    offered = [(d.unit_name(u), (ph, pos, c)) for _, _, t, _, _, u, _, ph, pos, c, *_ in d.rows("write") if t == slot]
+    offers = [(p, d.unit_name(u) if p >= 0 else None, (ph, pos, c))
+              for _, _, _, p, u, _, _, _, ph, pos, c, _ in d.rows("lift_offer")]
     assert (held, rank[0]) == ("a", 5)   # from round 1's first phase
-    assert offered == [("c", rank)]
+    assert offers == [(-2, None, rank)]  # only the cut, from position 0 (CUT_AT(0) = -2), at that rank
+    assert [u for _, _, t, _, _, u, *_ in d.rows("write") if t == slot] == []
     assert d.sharding("result0") == [["a"]]
     assert d.sharding("%0") == [["c"]]

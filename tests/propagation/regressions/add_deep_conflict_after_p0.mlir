@@ -2,7 +2,6 @@
 // Generated (reviewer r1, fy77_35): %arg2 holds y,a,z,x (open) from round p0;
 // in round p1 %arg0 brings y,a,z,b (closed). Shardy stops at y,a,z where
 // b and x conflict; sdylog keeps x after them on one value.
-// KNOWN DIFFERENCE: a conflict at a deep position arriving after p0 does not cut the unit held there
 sdy.mesh @mesh = <["a"=2, "x"=2, "y"=2, "z"=2, "b"=2]>
 
 func.func @main(%arg0: tensor<64x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y", "a", "z", "b"}p1, {?}]>},

@@ -2,7 +2,6 @@
 // Generated (reviewer r1, fy78_3): %arg1 holds a,x from round p0; in round p1
 // %arg2 brings y at position 0 and %arg0 brings a,x,z. Shardy keeps a,x on
 // the adds; sdylog appends z.
-// KNOWN DIFFERENCE: a later conflict at position 0 does not stop the proposals after a unit held since p0 (as add_late_head_conflict)
 sdy.mesh @mesh = <["a"=2, "x"=2, "y"=2, "z"=2, "b"=2]>
 
 func.func @main(%arg0: tensor<64x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a", "x", "z", ?}p1, {?}]>},

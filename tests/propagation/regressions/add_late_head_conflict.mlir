@@ -3,7 +3,6 @@
 // %arg2 brings "a" to position 0 and %0 brings "x","z". Shardy compatible
 // axes at %1 stop at the conflict at position 0 (nothing after it); sdylog
 // keeps the earlier "x" (the later "a" is cut) and chains "z" onto it.
-// KNOWN DIFFERENCE: a conflict that arrives after a unit at an earlier position does not stop the proposals after it (core.dl: prop)
 sdy.mesh @mesh = <["a"=2, "x"=2, "z"=2]>
 
 func.func @main(%arg0: tensor<64x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "z"}p1, {?}]>},

@@ -2,7 +2,6 @@
 // Generated (reviewer r1, fy77_9): %arg2 holds b,x from round p0; in round p1
 // %arg0 brings b,x,y and %arg1 a,x,y,b (a conflicts with b at position 0).
 // Shardy keeps b,x; sdylog appends y.
-// KNOWN DIFFERENCE: a later conflict at position 0 does not stop the proposals after a unit held since p0 (as add_late_head_conflict)
 sdy.mesh @mesh = <["a"=2, "x"=2, "y"=2, "z"=2, "b"=2]>
 
 func.func @main(%arg0: tensor<64x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b", "x", "y", ?}p1, {?}]>},
