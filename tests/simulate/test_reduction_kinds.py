@@ -143,3 +143,15 @@ def test_replicated_to_unreduced_keeps_the_value_on_the_first_device_of_each_gro
     # devices (x, y) = 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1): y = 0 keeps it
     assert "dense<[true, false, true, false]> : tensor<4xi1>" in out
     assert "sdy.replicated_to_unreduced" not in out
+
+
+def test_reduce_scatter_of_partial_maxima_matches_global():
+    """An sdy.reduce_scatter finishing a max-reduce scatters maxima (a module as written)."""
+    text = M22 + """func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.maximum across dimensions = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>} : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = sdy.reduce_scatter [{"x"}] %0 out_sharding=<@mesh, [{"x"}]> : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}"""
+    report = simulate_text(text, "rs.mlir", seed=4, explicit=True)
+    assert report.ok, report.text()
