@@ -68,7 +68,7 @@ from sdylog.oprules.registry import may_have_permutation_factors
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
     "sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all", "sdy.collective_permute",
-    "sdy.reduce_scatter", "sdy.constant", "sdy.manual_computation", "sdy.named_computation",
+    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.constant", "sdy.manual_computation", "sdy.named_computation",
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
@@ -86,8 +86,9 @@ def run(module: ir.Module, options: dict, ctx) -> str:
     error, unlowered = _left_to_reshard(module, ctx, ops)
     if error is not None:
         raise error
+    reductions = _collective_reductions(module, ctx)
     with ir.Location.unknown(module.context):
-        GlobalToLocal(module, options, ctx.filename).convert(ops)   # (its own errors say more of their op)
+        GlobalToLocal(module, options, ctx.filename, reductions).convert(ops)   # (its own errors say more of their op)
     if unlowered is not None:
         raise unlowered
     _verify(module, ctx.filename)
@@ -145,6 +146,25 @@ def _unlowered_error(decisions, filename: str, permutations_only: bool = False) 
                         "inserts what they need before it converts)", filename)
 
 
+def _collective_reductions(module, ctx) -> dict:
+    """The reduction (stablehlo op name: "maximum", ...) of each sdy.all_reduce
+    and sdy.reduce_scatter that does not sum (rules/partition/reduction_kind.dl);
+    an error at a reducer whose partial results no collective combines."""
+    if not census(module, ctx).has("sdy.all_reduce", "sdy.reduce_scatter"):
+        return {}
+    from sdylog.partition.facts import explicit_facts, run_rules
+    facts = explicit_facts(module)
+    engine = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
+    for _, o in engine.select("reducer_not_collective", "c", "o", ordered=True):
+        op = facts.ops[o]
+        raise error_at(op, f"'{op.name}' op reduces along a sharded dimension with a reducer that is not one "
+                           "elementwise op per result (an argmax's compare and select): no all-reduce combines its "
+                           "per-device results (reshard the reduced dimension to replicated before it)",
+                       getattr(ctx, "filename", "-"))
+    return {facts.ops[c].operation: kind for c, kind in engine.select("collective_reduction", "c", "kind", ordered=True)
+            if kind != "add"}
+
+
 def _verify(module: ir.Module, filename: str) -> None:
     """A per-device program whose types disagree means some sharding or collective
     was implicit (an op without `sdy.sharding`, a reshard without collectives)."""
@@ -164,6 +184,7 @@ class GlobalToLocal:
     module: ir.Module
     options: dict
     filename: str
+    reductions: dict = field(default_factory=dict)   # sdy collective -> its body's op ("maximum"), if not "add"
     meshes: dict = field(default_factory=dict)
     # A value's type and sharding as they were before the conversion: types
     # are recorded as they change, shardings as they are first read (an op
@@ -400,10 +421,30 @@ class GlobalToLocal:
         axes = self.reader.axes(op.attributes["reduction_axes"])
         b = self.builder(op)
         groups, _ = self.groups_attr(axes, mesh, out)
-        kind = _reduction_kind(op)
+        kind = self.reductions.get(op.operation, "add")
         res = op.results[0]
         r = b.all_reduce(op.operands[0], groups, self.channel(), kind, self.local_type(res.type, out, op))
         self.finish(op, [r])
+
+    def convert_replicated_to_unreduced(self, op) -> None:
+        """A replicated value made unreduced (partial sums) along axes: the first
+        device of each group along them keeps it, the others hold zeros, so
+        that summing over the axes gives the value back (partitioning.md,
+        `all_reduce . replicated_to_unreduced = id`)."""
+        out = self.reader.tensor(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        axes = self.reader.axes(op.attributes["axes"])
+        x = op.operands[0]
+        local = self.local_type(op.results[0].type, out, op)
+        zero = zeros(ir.RankedTensorType(local))
+        if zero is None:
+            raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
+        b = self.builder(op)
+        shape = shape_of(x)
+        leader = [shard_index(d, mesh, axes) == 0 for d in range(mesh.num_devices)]
+        is_leader = b.reshape(b.dynamic_slice(b.bool_table(leader), [self.device_id(b)], [1]), ())
+        is_leader = b.broadcast(is_leader, shape, [])
+        self.finish(op, [b.select(is_leader, x, b.constant(zero))])
 
     def convert_reduce_scatter(self, op) -> None:
         x = op.operands[0]
@@ -415,7 +456,7 @@ class GlobalToLocal:
             raise self.error(op, "a reduce_scatter without axes should have been removed")
         all_axes = [a for d in dims for a in per_dim[d]]
         local = self.local_type_of(op.results[0], op)
-        kind = _reduction_kind(op)
+        kind = self.reductions.get(op.operation, "add")
         b = self.builder(op)
         groups, _ = self.groups_attr(all_axes, mesh, in_sharding)
         if len(dims) == 1:
@@ -1017,17 +1058,6 @@ def _np_int(et):
     return {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[ir.IntegerType(et).width]
 
 
-def _reduction_kind(op) -> str:
-    """sdy collectives sum, unless they name another reduction."""
-    for key in ("reduction_op", "reduction"):
-        if key in op.attributes:
-            text = str(op.attributes[key])
-            for word, kind in (("max", "maximum"), ("min", "minimum")):
-                if word in text:
-                    return kind
-    return "add"
-
-
 _SCATTER_KINDS = {"stablehlo.add": "add", "stablehlo.multiply": "multiply", "stablehlo.maximum": "maximum",
                   "stablehlo.minimum": "minimum", "stablehlo.and": "and", "stablehlo.or": "or"}
 
@@ -1061,10 +1091,8 @@ def _identity_attr(kind: str, et) -> ir.Attribute:
                 v = 0 if unsigned else -(1 << (w - 1))
             else:
                 v = (1 << w) - 1 if unsigned else (1 << (w - 1)) - 1
-        else:
-            big = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f64": 1.7976931348623157e308}.get(
-                str(et), 3.4028234663852886e38)
-            v = -big if kind == "maximum" else big
+        else:   # (infinities: the largest finite value is no identity for an empty segment's -inf)
+            v = float("-inf") if kind == "maximum" else float("inf")
     if is_int:
         if ir.IntegerType(et).width == 1:
             return ir.DenseElementsAttr.get(np.array(bool(v)), type=t)

@@ -32,7 +32,7 @@ SDYLOG = Path(__file__).resolve().parents[2] / "sdylog"
 # The programs sdylog loads (every other .dl file is included by one of them).
 PROGRAMS = ["schema.dl", "propagation.dl", "reshard.dl", "reshard_costs.dl", "collectives.dl", "mpmd.dl",
             "verify_unreduced_axes.dl", "partition/padding.dl", "partition/permutation.dl",
-            "partition/single_device.dl"]
+            "partition/single_device.dl", "partition/reduction_kind.dl"]
 
 COLUMN_READS = {"select", "read_columns", "row_matrix"}   # (relation, *columns)
 ROW_READS = {"named", "where"}                           # -> named rows
