@@ -79,10 +79,12 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     """Parse (`text` when given, named `path`), name the input's values, then
     the pipeline's import passes and propagation exactly as
     `-sdy-propagation-pipeline` runs them (the export passes are left out:
-    they only rewrite what propagation decided)."""
+    they only rewrite what propagation decided; so are the dead ops'
+    erasure, as the explanations read the facts' ops after the run: `sdylog
+    explain` explains before the erasure, and sees the same ops)."""
     from sdylog.commands.pipeline import run_pipeline
     run = run_pipeline(path, engine=engine or "memory", progress=progress, text=text, keep_values=True,
-                       provenance=True, export=False)
+                       provenance=True, export=False, keep_dead=True)
     return Explained.of(run.result, run.named, run.ctx.filename, text, engine)
 
 

@@ -217,7 +217,7 @@ def _not_dividing(v: EntryValue) -> str:
 def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
                  on_imported=None, on_propagated=None, on_named=None, partition=None, provenance: bool = False,
-                 export: bool = True, reshards: bool = False) -> PipelineRun:
+                 export: bool = True, reshards: bool = False, keep_dead: bool = False) -> PipelineRun:
     """-sdy-propagation-pipeline on the module at `path` (or `text`, named
     `path`), as `sdylog opt` runs it (sdylog/passes/propagation_pipeline.py;
     a test checks both print the same), after import_shardings, one phase at a
@@ -233,14 +233,18 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     and an input that does not parse or import costs it nothing);
     `on_propagated(result, named)` (the PropagationResult, run.named) is
     called once propagation is done, before its ids are named and before
-    the export (which changes neither the relations nor their names, but
-    erases ops the facts hold): `run --db` starts writing propagation's
+    propagation erases the dead ops (which, like the export, changes
+    neither the relations nor their names, but erases ops the facts hold:
+    what reads their handles, the conflicts' locations, the values' names,
+    reads them first): `run --db` starts writing propagation's
     relations then (while the ids are named), explain reads the
     derivations. `on_named(names)` (run.names) is called once the ids are
     named, before the export (`run --db` writes the names while the module
     is exported and the reshard rules run, not after the run).
     `provenance`: propagation records them (explain). Without
-    `export`, the run ends with propagation.
+    `export`, the run ends with propagation; with `keep_dead` too, the dead
+    ops propagation erases stay (its facts go on naming them: explain's
+    API explains after the run).
     With `partition` (PartitionerOptions), then the partitioner's passes to
     the per-device program (sdylog/partition/pipeline.py), its collectives
     costed. `reshards`: the reshard step's decisions (run.needed) are made
@@ -251,15 +255,20 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     from sdylog.passes.propagation_pipeline import export_phase, import_phase, propagation_phase
 
     assert export or partition is None, "partitioning follows the export"
+    assert not (keep_dead and export), "the export reads a module without dead code"
     assert not (reshards and partition), "the reshards needed are those of the exported module"
     progress = progress or Progress(False)
     seconds: dict[str, float] = {}
 
+    nested = [0.0]   # (the time of the phases run inside the running one: its own leaves them out)
+
     def phase(name, fn, *args, **kwargs):
         progress.step(name)
-        t = time.perf_counter()
+        t, before = time.perf_counter(), nested[0]
         out = fn(*args, **kwargs)
-        seconds[name] = time.perf_counter() - t
+        took = time.perf_counter() - t
+        seconds[name] = took - (nested[0] - before)
+        nested[0] = before + took
         return out
 
     module = phase("parse", parse_input, path, text)
@@ -280,18 +289,23 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         phase("import", import_phase, module, ctx)
         if on_imported is not None:
             on_imported()
-        result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx)
+        conflicts, ids = [], []
+
+        def propagated(result):   # (before propagation erases the dead ops: the facts' handles on them die)
+            conflicts.extend(locate_conflicts(result, ctx.filename))
+            if named is not None:
+                named.take_propagated(result.facts)
+            if on_propagated is not None:
+                on_propagated(result, named)
+            if name_ids:
+                ids.append(phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
+                                 result.engine.select("tensor_of", "v", "t"), named and named.names))
+                if on_named is not None:
+                    on_named(ids[0])
+        result = phase("propagation" + (" (with provenance)" if provenance else ""), propagation_phase, module, ctx,
+                       before_erasing=propagated, keep_dead=keep_dead)
         ctx.provenance = False   # (only propagation's derivations are explained: the reshard rules record none)
-        conflicts = locate_conflicts(result, ctx.filename)
-        if named is not None:
-            named.take_propagated(result.facts)
-        if on_propagated is not None:
-            on_propagated(result, named)
-        if name_ids:
-            names = phase("ids", IdNames, result.facts, inputs[0], inputs[1], ctx.filename, result_names,
-                          result.engine.select("tensor_of", "v", "t"), named and named.names)
-            if on_named is not None:
-                on_named(names)
+        names = ids[0] if ids else None
         if export:
             phase("export", export_phase, module, ctx)
         # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
@@ -336,7 +350,8 @@ def propagation_facts(path: str, conservative: bool = False, engine: str | None 
 
 def locate_conflicts(result, filename: str) -> list[Conflict]:
     """The `conflict` relation with op names, source locations and shardings
-    (read while the ops it names are still in the module)."""
+    (read while the ops it names are still in the module: before
+    propagation erases the dead ones, run_propagation's `before_erasing`)."""
     engine, facts = result.engine, result.facts
     if "conflict" not in engine.relations:
         return []

@@ -30,9 +30,12 @@ def import_phase(module, ctx, options: dict | None = None) -> None:
     run_import_pipeline(module, ctx, _steps(options or {}))
 
 
-def propagation_phase(module, ctx):
+def propagation_phase(module, ctx, before_erasing=None, keep_dead: bool = False):
     """User priorities, op priorities, the aggressive strategy; returns the
     PropagationResult (engine with every derived relation, facts).
+    `before_erasing(result)`: called before the dead ops are erased, while
+    the facts' handles on every op are good; `keep_dead`: they are not
+    erased (run_propagation).
 
     Shardy keeps the sharding rules here for its export's
     sdy-insert-explicit-reshards; sdy-drop-sharding-rules removes them (all
@@ -43,7 +46,8 @@ def propagation_phase(module, ctx):
     attribute per op, a verification, and their parsing by the reshard
     step's facts."""
     options = {**lookup("sdy-user-priority-propagate").options, "keep-sharding-rules": False}
-    return run_propagation(module, options, ctx, **PIPELINE_PROPAGATION)
+    return run_propagation(module, options, ctx, **PIPELINE_PROPAGATION, before_erasing=before_erasing,
+                           keep_dead=keep_dead)
 
 
 def export_phase(module, ctx, options: dict | None = None) -> None:

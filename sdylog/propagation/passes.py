@@ -19,11 +19,16 @@ def strategies_of(options: dict) -> tuple[str, ...]:
 
 
 def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], op_priorities: bool,
-                    user_priorities: bool):
+                    user_priorities: bool, before_erasing=None, keep_dead: bool = False):
     """One propagation pass: sharding groups whose members start apart get
     open constraints (sharding_group_sync), the rules' run, then Shardy's
     clean-up of sharding rules (kept on every op with `keep-sharding-rules`,
-    else none added); the dead code Shardy's driver erased is gone."""
+    else none added); the dead code Shardy's driver erased is gone.
+    `before_erasing(result)` is called before the dead ops are erased: the
+    handles result.facts holds on them (and on their results) die with them,
+    so a caller reads them there (`sdylog run` locates its conflicts).
+    `keep_dead`: they are not erased (a run only explained, whose facts go
+    on naming them: `sdylog explain`'s API)."""
     opts = PropagationOptions(strategies=strategies, op_priorities=op_priorities,
                               user_priorities=user_priorities,
                               conservative=bool(options.get("conservative-propagation", False)),
@@ -39,6 +44,10 @@ def run_propagation(module, options: dict, ctx, *, strategies: tuple[str, ...], 
         known = {facts.ops[op]: facts.rules[rule] for op, rule in facts.rows("op_rule")}
         populate_rules(module, opts.conservative, getattr(ctx, "filename", "-"), known)
         follow_step(ctx, SHARDINGS_ONLY)
+    if before_erasing is not None:
+        before_erasing(result)
+    if keep_dead:
+        return result
     with module.context:
         if erase_dead_ops(result.engine, result.facts):   # (rare: the census walks again)
             follow_step(ctx, None)
