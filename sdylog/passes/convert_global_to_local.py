@@ -32,7 +32,13 @@ The check is skipped only when the full insert-explicit-reshards wrote
 this module and nothing changed it since (ctx.no_common_mesh_hand_over,
 with its full_version), and then only for what that pass meets: it
 resolves no permutation factor, so unlowered_permutation is still asked
-when an op of the module may have one (a reverse). A convolution sharded
+when an op of the module may have one (a reverse).
+An op sharded along a pass-through factor that one of its tensors lacks,
+where that is no broadcast (a reshape whose dimensions do not split into
+common factors: 16x3 to 6x8 is ([ij, m])->([ik, l])), gets no reshard from
+any insert pass (nor from Shardy's), and its local op would mix shards:
+the rules report it (unlowered_unaligned), full version or not, when an op
+of the module may have such a factor. A convolution sharded
 along a spatial dimension whose window is more than one element (or
 strided, padded, dilated) is refused by the convolution's own check. The propagation pipeline's export runs the
 non-full insert, and the partitioner pipeline's passes between the insert
@@ -101,38 +107,59 @@ def _left_to_reshard(module, ctx, ops) -> tuple[SdylogError | None, SdylogError 
     (see the module docstring); None for none."""
     handed = current_hand_over(module, ctx)
     full = handed is not None and handed.full_version
-    if full and not _may_permute_unconverted(module, ctx):
+    if full and not _may_leave_unconverted(module, ctx):
         return handed.error, None
     filename = getattr(ctx, "filename", "-")
     decisions = evaluate(reshard_program(), module, ctx,
                          lambda facts: {**run_facts(ReshardOptions(full_version=True), facts),
                                         "converted_specially": [(k,) for k in sorted(_SPECIAL)]},
-                         NO_COMMON_MESH_RELATIONS + ["unlowered", "unlowered_permutation"], strict_rules=False)
+                         NO_COMMON_MESH_RELATIONS + ["unlowered", "unlowered_permutation", "unlowered_unaligned"],
+                         strict_rules=False)
     if full:
         # The full insert met every other need, but resolves no permutation
-        # factor: only unlowered_permutation still applies.
-        return handed.error, _unlowered_error(decisions, filename, permutations_only=True)
+        # factor and reshards nothing along a factor a tensor lacks: only
+        # unlowered_permutation and unlowered_unaligned still apply.
+        return handed.error, _unlowered_error(decisions, filename, after_full_insert=True)
     return no_common_mesh_error(decisions, filename), _unlowered_error(decisions, filename)
 
 
-def _may_permute_unconverted(module, ctx) -> bool:
+def _may_leave_unconverted(module, ctx) -> bool:
     """Some op of `module` may be sharded along a permutation factor that no
-    rule of this pass gives offsets (a reverse; an op carrying its own rule):
-    by the op's name, as resolve-permutation-factors asks."""
+    rule of this pass gives offsets (a reverse), or along a pass-through
+    factor that one of its tensors lacks (a reshape whose dimensions do not
+    split into common factors, a custom call's top-k), or carries its own
+    rule: by the op's name, as resolve-permutation-factors asks."""
     ops, names = census(module, ctx).all_ops_and_names()
-    return any((n not in _SPECIAL and may_have_permutation_factors(n))
+    return any((n not in _SPECIAL and may_have_permutation_factors(n)) or n in _MAY_LACK_FACTORS
                or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes) for op, n in zip(ops, names))
 
 
-def _unlowered_error(decisions, filename: str, permutations_only: bool = False) -> SdylogError | None:
+# The ops whose rules may have a pass-through factor that one of their
+# tensors lacks and that is no broadcast's (rules/reshard/errors.dl,
+# unlowered_unaligned): the full insert pass leaves them sharded along it.
+_MAY_LACK_FACTORS = {"stablehlo.reshape", "stablehlo.custom_call"}
+
+
+def _unlowered_error(decisions, filename: str, after_full_insert: bool = False) -> SdylogError | None:
+    """The error at the first op (post-order) that `decisions` find unlowered,
+    unlowered_permutation or unlowered_unaligned (`after_full_insert`: the
+    latter two only); None for none."""
     facts = decisions.facts
-    rows = [] if permutations_only else list(decisions.engine.select("unlowered", "o", "n", "place", "i", "kind"))
+    rows = [] if after_full_insert else list(decisions.engine.select("unlowered", "o", "n", "place", "i", "kind"))
     permuted = {r[0]: r[1:] for r in decisions.engine.select("unlowered_permutation", "o", "place", "i", "d")}
-    if not rows and not permuted:
+    unaligned = {r[0]: r[1:] for r in decisions.engine.select("unlowered_unaligned", "o", "j", "f", "j2")}
+    if not rows and not permuted and not unaligned:
         return None
-    first = post_order(facts, {r[0] for r in rows} | set(permuted))[0]
+    first = post_order(facts, {r[0] for r in rows} | set(permuted) | set(unaligned))[0]
     op = facts.ops[first]
     of = {"operand": "operand {}", "result": "result {}", "use": "operand {} (a use of its value)"}
+    if first in unaligned:
+        j, f, j2 = unaligned[first]
+        return error_at(op, f"'{op.name}' op has {_rule_tensor(op, j)} sharded along factor {_factor_symbol(f)} "
+                            f"of its sharding rule, which {_rule_tensor(op, j2)} does not have: "
+                            "convert-global-to-local gives it no per-device program, and no pass inserts the "
+                            f"reshard it needs (reshard {_rule_tensor(op, j)} to replicated along that factor "
+                            "before it)", filename)
     mine = [r for r in rows if r[0] == first]
     if not mine:
         place, i, d = permuted[first]
@@ -163,6 +190,17 @@ def _collective_reductions(module, ctx) -> dict:
                        getattr(ctx, "filename", "-"))
     return {facts.ops[c].operation: kind for c, kind in engine.select("collective_reduction", "c", "kind", ordered=True)
             if kind != "add"}
+
+
+def _rule_tensor(op, j: int) -> str:
+    """Tensor j of `op`'s sharding rule (operands first, then results), in words."""
+    n = len(op.operands)
+    return f"operand {j}" if j < n else f"result {j - n}"
+
+
+def _factor_symbol(f: int) -> str:
+    """Factor f as a sharding rule prints it: i, j, ..., z, then z_1, z_2, ..."""
+    return chr(ord("i") + f) if f < 18 else f"z_{f - 17}"
 
 
 def _verify(module: ir.Module, filename: str) -> None:
