@@ -55,21 +55,33 @@ def einsum(op, conservative):
     dot_general XLA rewrites them into before Shardy sees them: a factor per
     letter, on each dimension that letter names; letters of the result pass
     through (batch and free dimensions), the others are summed over
-    (contracting dimensions: reduction factors). No rule when a letter does
-    not name one dimension per tensor (a diagonal such as "ii->i", or "...")."""
+    (contracting dimensions: reduction factors). Where a letter does not
+    name one dimension per tensor (a diagonal such as "ii->i", or "..."),
+    every dimension of every tensor is a factor of its own that needs
+    replication: the op then runs on whole tensors, which is always right."""
     inputs, _, output = str_attr(op, "einsum_config").partition("->")
     terms = inputs.split(",")
     shapes = [shape_of(v) for v in op.operands]
     named = zip(terms + [output], shapes + [shape_of(op.results[0])])
-    if any(len(term) != len(shape) or len(set(term)) != len(term) for term, shape in named):
-        return None
     b = builder_for(op)
+    if any(len(term) != len(shape) or len(set(term)) != len(term) for term, shape in named):
+        return _replicated(b, shapes, shape_of(op.results[0]))
     letters = list(output) + [c for t in terms for c in t if c not in output]
     for c in dict.fromkeys(letters):
         dims = [t.find(c) for t in terms]
         size = next(s[d] for s, d in zip(shapes, dims) if d >= 0)
         b.add_factor([NULL_DIM if d < 0 else d for d in dims], [output.find(c) if c in output else NULL_DIM],
                      size, FactorKind.PASS_THROUGH if c in output else _REDUCE)
+    return b.build()
+
+
+def _replicated(b, operand_shapes, result_shape):
+    """A factor per dimension of each tensor, needing replication."""
+    n = len(operand_shapes)
+    for t, shape in enumerate(operand_shapes + [result_shape]):
+        for d, size in enumerate(shape):
+            dims = [d if i == t else NULL_DIM for i in range(n + 1)]
+            b.add_factor(dims[:n], dims[n:], size, FactorKind.NEED_REPLICATION)
     return b.build()
 
 

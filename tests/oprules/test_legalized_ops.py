@@ -71,8 +71,34 @@ def test_einsum_rules():
     assert einsum("i,i->i", ["8xf32", "8xf32"], "8xf32") == rule_str("([i], [i])->([i]) {i=8}")
     assert einsum("ab->ba", ["2x3xf32"], "3x2xf32") == rule_str("([j, i])->([i, j]) {i=3, j=2}")
     assert einsum("ab->a", ["2x3xf32"], "2xf32") == rule_str("([i, j])->([i]) {i=2, j=3} reduction={j}")
-    # a diagonal names one dimension twice: no rule
-    assert einsum("ii->i", ["3x3xf32"], "3xf32") is None
+    # a diagonal names one dimension twice, "..." several: every dimension
+    # a factor of its own, needing replication (the op runs on whole tensors)
+    assert einsum("ii->i", ["3x3xf32"], "3xf32") == rule_str(
+        "([i, j])->([k]) {i=3, j=3, k=3} need_replication={i, j, k}")
+    assert einsum("...i,...i->...", ["2x3xf32", "2x3xf32"], "2xf32") == rule_str(
+        "([i, j], [k, l])->([m]) {i=2, j=3, k=2, l=3, m=2} need_replication={i, j, k, l, m}")
+
+
+# Configs the rule cannot follow: the operands are replicated before the op.
+UNFOLLOWED = {
+    "ellipsis": module(
+        '%a: tensor<4x6x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}, {}]>}, '
+        '%b: tensor<4x8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}, {"x"}]>}',
+        """  %0 = stablehlo.einsum %a, %b, config = "...ij,...jk->...ik" : (tensor<4x6x8xf32>, tensor<4x8x2xf32>) -> tensor<4x6x2xf32>
+  return %0 : tensor<4x6x2xf32>""", "tensor<4x6x2xf32>"),
+    "diagonal": module(
+        '%a: tensor<4x8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}, {}]>}',
+        """  %0 = stablehlo.unary_einsum %a, config = "bii->bi" : (tensor<4x8x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>""", "tensor<4x8xf32>"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNFOLLOWED))
+def test_unfollowed_einsum_partitions_correctly(tmp_path, name):
+    src = tmp_path / "m.mlir"
+    src.write_text(UNFOLLOWED[name])
+    p = sdylog("simulate", str(src))
+    assert p.returncode == 0 and "PASS: sharded and unsharded results agree" in p.stdout, p.stdout + p.stderr
 
 
 def sdylog(*args):
