@@ -5,8 +5,9 @@ then user-priority propagation with op priorities, the aggressive strategy,
 and provenance recorded), then reads the derivation of each unit of the
 value's final sharding back to the user annotation it came from: every hop
 is an op visit (rules/propagation/core.dl: unit_at <- write <- prop <-
-op_unit <- unit_at of another tensor of the op), back to a unit a tensor
-started with (init_unit). Internal ids (tensors, units,
+op_unit <- unit_at of another tensor of the op; a write refused for a
+priority restriction and made when it lifts goes write <- lift_offer <-
+prop), back to a unit a tensor started with (init_unit). Internal ids (tensors, units,
 ops, ranks) are turned back into the input's value names, axis names, source
 locations and phases. `--tree` prints the raw Datalog derivation instead.
 
@@ -33,7 +34,7 @@ from sdylog.ir.walk import symbol_name
 from sdylog.model.axis import AxisRef
 
 # The relations one hop of propagation goes through (core.dl), and where chains start.
-CHAIN_RELATIONS = ("unit_at", "write", "prop", "op_unit", "init_unit", "tensor_init")
+CHAIN_RELATIONS = ("unit_at", "write", "lift_offer", "prop", "op_unit", "init_unit", "tensor_init")
 # What a tensor holds: the units it started with, then those visits wrote (core.dl: HOLDS).
 HELD_RELATIONS = ("init_unit", "unit_at")
 _FACTOR_LETTERS = "ijklmnopqrstuvwxyz"
@@ -285,6 +286,8 @@ class Hop:
     src_j: int | None        # the proposing tensor's index (None: static manual axes)
     src: tuple | None        # the proposing tensor's unit (a named init_unit or unit_at row)
     rules: list              # (relation, file:line) that made the step
+    proposed: int | None = None   # the phase of the proposal, when the tensor refused it for a priority
+                                  # restriction and took it when that lifted (lift_offer); else None
 
 
 @dataclass
@@ -353,13 +356,23 @@ class ChainWalker:
         (op_unit <- unit_at)."""
         write = self.row("write", write)
         wn = self.derive("write", write)
-        pn = self.derive("prop", self.premise(wn, "prop"))
+        rules = [("write", wn.rule)]
+        proposed = None
+        offer = self.premise(wn, "lift_offer")
+        if offer is not None:   # refused for a priority restriction, offered again when it lifted
+            ln = self.derive("lift_offer", offer)
+            rules.append(("lift_offer", ln.rule))
+            prop = self.premise(ln, "prop")
+            proposed = prop.ph
+        else:
+            prop = self.premise(wn, "prop")
+        pn = self.derive("prop", prop)
         on = self.derive("op_unit", self.premise(pn, "op_unit"))
         src = self.premise(on, "unit_at") or self.premise(on, "init_unit")
         vt = self.premise(on, "visit_reads") or self.premise(on, "visit_tensor")
         src_j = vt.j if vt is not None and src is not None else None
-        rules = [("write", wn.rule), ("prop", pn.rule), ("op_unit", on.rule)]
-        return Hop(write.t, write.d, write.u, ph, write.o, write.f, write.j, src_j, src, rules), on
+        rules += [("prop", pn.rule), ("op_unit", on.rule)]
+        return Hop(write.t, write.d, write.u, ph, write.o, write.f, write.j, src_j, src, rules, proposed), on
 
     def origin(self, init) -> Origin:
         """The annotation a unit a tensor started with (a named init_unit row) comes from."""
@@ -633,6 +646,9 @@ def _chain_lines(namer: Namer, chain: list, axis: str) -> list[str]:
                 role = ""
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {namer.factor(s.op, s.factor)} of "
                          f"{namer.op(s.op)}{role}{src}")
+            if s.proposed is not None:
+                lines.append(f"{pad}    (taken when the priority restriction on it lifted; proposed "
+                             f"{namer.phase(s.proposed)}, refused then)")
             lines.append(f"{pad}    [{namer.phase(s.phase)}; {_rules_text(s.rules)}]")
         else:
             lines.append(f"{pad}{namer.tensor(s.tensor)} dim {s.dim} {axis}: {s.text}")

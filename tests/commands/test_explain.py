@@ -1,12 +1,13 @@
 """`sdylog explain`: derivations of real propagation runs on small modules of our own."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from sdylog.commands.explain import (ChainWalker, Hop, Namer, Origin, explain, explain_text, held_rows,
-                                     run_with_provenance)
+from sdylog.commands.explain import (ChainWalker, Explained, Hop, Namer, Origin, explain, explain_text, held_rows,
+                                     partitioning_text, propagation_text, run_with_provenance)
 from sdylog.commands.values import name_ranges, parse_spec, resolve
 from sdylog.ir.diagnostics import SdylogError
 
@@ -530,3 +531,57 @@ def test_an_edge_on_a_while_body_argument_holds_its_own_sharding(tmp_path):
     text = explain_text(run_with_provenance(str(path)), "%2")
     assert f"user annotation: sdy.sharding of sdy.data_flow_edge %1 at {path}:9:10" in text, text
     assert "sdy.sharding of stablehlo.while" not in text, text
+
+
+# Every argument of every propagation regression explains (text and --tree):
+# among them writes a priority restriction held back, made when it lifts
+# (core.dl: write <- lift_offer <- prop).
+REGRESSIONS = sorted(p for p in (Path(__file__).parents[1] / "propagation" / "regressions").glob("*.mlir")
+                     if not p.name.endswith(".expected.mlir"))
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: p.stem)
+def test_every_argument_of_the_regressions_explains(path):
+    # one run of what explain_file runs, explaining every argument (text and --tree)
+    from sdylog.commands.pipeline import run_pipeline
+    specs = []
+
+    def explain_all(result, named):
+        ex = Explained.of(result, named, str(path))
+        specs.extend(sorted({f"@{v.func}:{v.name}" for v in ex.values if v.name.startswith("%arg")}))
+        for spec in specs:
+            assert propagation_text(ex, spec) and propagation_text(ex, spec, tree=True)
+    run = run_pipeline(str(path), engine="memory", keep_values=True, provenance=True, on_propagated=explain_all)
+    assert specs
+    for spec in specs:
+        partitioning_text(spec, run)
+
+
+LIFT = MESH + """
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}p0]>},
+                %arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}p1]>}) -> tensor<8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+def test_an_axis_taken_when_a_priority_restriction_lifts(tmp_path):
+    # %arg1 (p1) refuses "a" in round p0 and takes it in round p1, from the same proposal
+    path = write(tmp_path, LIFT)
+    namer, chain = chain_of(path, "%arg1", 0)
+    (hop, origin) = chain
+    assert namer.tensor(hop.src.t) == "%arg0" and namer.tensor(origin.tensor) == "%arg0"
+    assert [rel for rel, _ in hop.rules] == ["unit_at", "write", "lift_offer", "prop", "op_unit"]
+    assert namer.round_of(hop.proposed) == "p0" and namer.round_of(hop.phase) == "p1"
+    code, out, _ = run_explain(path, "%arg1")
+    assert code == 0
+    lines = [l.strip() for l in out.splitlines()]
+    i = lines.index(f'%arg1 dim 0 "a": factor i of stablehlo.add ({path}:5:8) (into its operand 1) '
+                    'from operand 0 %arg0 dim 0')
+    assert lines[i + 1].startswith("(taken when the priority restriction on it lifted; proposed round p0")
+    assert lines[i + 2].startswith("[round p1") and "lift_offer" in lines[i + 2]
+    code, out, _ = run_explain(path, "%arg1", "--tree")
+    assert code == 0
+    assert any(l.lstrip("│├└─ ").startswith("lift_offer(") for l in out.splitlines())
+    assert out.splitlines()[-1] == "// tensors: 0 = %arg0, 1 = %arg1"
