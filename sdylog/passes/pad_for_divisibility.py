@@ -51,6 +51,7 @@ from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_o
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.shards import divides_on
 from sdylog.passes.census import PRESERVED, census
+from sdylog.reshard.driver import no_common_mesh
 
 # Ops whose results keep their operands' shapes, result i <- operand i
 # (only those Shardy's type inference covers: ops implementing InferTypeOpInterface).
@@ -62,6 +63,13 @@ _SAME_SHAPE = {"stablehlo.reverse", "stablehlo.reduce_precision", "sdy.all_reduc
 def run(module: ir.Module, options: dict, ctx):
     if not _some_dimension_indivisible(module, ctx):
         return PRESERVED
+    # An op insert-explicit-reshards left on meshes of different axes has no
+    # per-device program (convert-global-to-local refuses it): padding
+    # around it would pad its operands and results apart and leave an
+    # invalid global program, so the refusal comes here, before any padding.
+    error = no_common_mesh(module, ctx)
+    if error is not None:
+        raise error
     facts = explicit_facts(module)
     with module.context:
         add_slice_and_pad_attributes(facts)

@@ -158,7 +158,8 @@ _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 # The derived relations write_back reads (rules/propagation/result.dl): all a
 # propagation run must derive when nothing else will read the engine.
 WRITE_BACK_RELATIONS = ["final_mesh", "final_dim", "final_dim_priority", "final_dim_axis", "final_replicated",
-                        "final_unreduced", "final_value", "final_func_result", "dead_op"]
+                        "final_unreduced", "final_value", "final_func_result", "final_own_without_priorities",
+                        "dead_op"]
 
 
 def erase_dead_ops(engine, facts) -> int:
@@ -209,6 +210,12 @@ def write_back(module, engine, facts, options) -> None:
             lst = lists[sid] = attrs.per_value((sid,))
         ops[op_id].attributes[SHARDING] = lst
     _write_func_results(engine, facts, attrs, rank_of_value)
+    # (rare: members of a sharding group that ends with no sharding)
+    for (v,) in engine.select("final_own_without_priorities", "v"):
+        value = facts.values[v]
+        own = TensorSharding.from_attr(get_sharding(value))
+        set_sharding(value, TensorSharding(own.mesh, tuple(DimSharding(d.axes, d.is_closed) for d in own.dims),
+                                           own.replicated, own.unreduced).to_attr())
 
 
 class _Places:

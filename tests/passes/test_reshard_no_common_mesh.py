@@ -323,3 +323,62 @@ def test_a_single_device_op_is_not_left_without_a_mesh():
     left as it is, whatever mesh the global one is."""
     assert _refused(SINGLE_DEVICE) == []
     assert _refused(SINGLE_DEVICE, full=True) == []
+
+
+# Generated inputs (rev31 a12_170, a12_218) where an op left on two meshes
+# also has a dimension to pad: the padding pass padded around it apart and
+# left an invalid global program ('stablehlo.add' op requires the same
+# shape; in `opt`, an IndexError reading a padded reshape). The refusal now
+# comes from the padding pass, before it writes anything.
+PADDED_170 = """sdy.mesh @mesh = <["z"=4, "x"=2, "w"=2]>
+sdy.mesh @mesh_1 = <["x"=2, "y"=4, "w"=2]>
+func.func @main(%arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh_1, [{"y"}]>}, %arg2: tensor<2x8x4xf32> {sdy.sharding = #sdy.sharding<@mesh_1, [{"x"}, {?}, {}]>}, %arg3: tensor<8x8x8xf32>, %arg9: tensor<8x4xf32>, %arg14: tensor<8x2x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "z":(2)2}p0, {}, {?}p0]>}) -> (tensor<64x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w"}, {}]>}, tensor<8x2x8xf32>, tensor<8x2x12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "z":(1)2, ?}, {}, {"w", ?}]>}) {
+  %c4 = stablehlo.constant dense<1.000000e+00> : tensor<8x8x8xf32>
+  %v5 = stablehlo.add %arg3, %c4 : tensor<8x8x8xf32>
+  %v6 = stablehlo.transpose %arg2, dims = [1, 0, 2] : (tensor<2x8x4xf32>) -> tensor<8x2x4xf32>
+  %c7 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %v8 = stablehlo.reduce(%v5 init: %c7) applies stablehlo.add across dimensions = [0] : (tensor<8x8x8xf32>, tensor<f32>) -> tensor<8x8xf32>
+  %v10 = stablehlo.add %v6, %v6 : tensor<8x2x4xf32>
+  %v11 = stablehlo.tanh %v5 : tensor<8x8x8xf32>
+  %v12 = stablehlo.reshape %v11 : (tensor<8x8x8xf32>) -> tensor<64x8xf32>
+  %v13 = stablehlo.broadcast_in_dim %v8, dims = [0, 2] : (tensor<8x8xf32>) -> tensor<8x2x8xf32>
+  %v15 = stablehlo.add %arg14, %v10 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}, {"z", ?}, {"w", "x"}]>]>} : tensor<8x2x4xf32>
+  %v16 = sdy.sharding_constraint %v13 <@mesh, [{"x", ?}, {"w"}, {}]> : tensor<8x2x8xf32>
+  %v17 = stablehlo.maximum %v16, %v16 : tensor<8x2x8xf32>
+  %v18 = stablehlo.concatenate %arg14, %arg14, %v15, dim = 2 : (tensor<8x2x4xf32>, tensor<8x2x4xf32>, tensor<8x2x4xf32>) -> tensor<8x2x12xf32>
+  return %v12, %v17, %v18 : tensor<64x8xf32>, tensor<8x2x8xf32>, tensor<8x2x12xf32>
+}"""
+
+PADDED_218 = """sdy.mesh @mesh = <["x"=8]>
+sdy.mesh @mesh_1 = <["z"=2, "x"=8]>
+func.func @main(%arg1: tensor<8x8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}, {}]>}, %arg2: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, %arg3: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> (tensor<8xf32>, tensor<8x8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {?}, {?}]>}, tensor<8x8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}, {?}, {?}]>}, tensor<64x2xf32>, tensor<8x2xf32>) {
+  %v4 = stablehlo.optimization_barrier %arg2 : tensor<8xf32>
+  %c5 = stablehlo.constant dense<1.000000e+00> : tensor<8x16x2xf32>
+  %v6 = stablehlo.dot_general %arg1, %c5, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x8x16xf32>, tensor<8x16x2xf32>) -> tensor<8x8x2xf32>
+  %v7 = stablehlo.add %arg2, %arg3 : tensor<8xf32>
+  %v8 = stablehlo.broadcast_in_dim %v4, dims = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x":(1)4}p1, {?}]>]>} : (tensor<8xf32>) -> tensor<8x2xf32>
+  %v9 = stablehlo.maximum %v6, %v6 {sdy.sharding = #sdy.sharding_per_value<[<@mesh_1, [{}, {}, {}]>]>} : tensor<8x8x2xf32>
+  %v10 = stablehlo.exponential %v6 : tensor<8x8x2xf32>
+  %v11 = stablehlo.reshape %v9 : (tensor<8x8x2xf32>) -> tensor<64x2xf32>
+  %v12 = stablehlo.reshape %v11 : (tensor<64x2xf32>) -> tensor<8x8x2xf32>
+  %v13 = stablehlo.add %v8, %v8 : tensor<8x2xf32>
+  %v14 = sdy.sharding_constraint %v11 <@mesh, [{}, {"x"}]> : tensor<64x2xf32>
+  %v15 = stablehlo.reshape %v13 : (tensor<8x2xf32>) -> tensor<16xf32>
+  %v16 = sdy.sharding_constraint %v13 <@mesh, [{}, {?}]> : tensor<8x2xf32>
+  return %v7, %v10, %v12, %v14, %v16 : tensor<8xf32>, tensor<8x8x2xf32>, tensor<8x8x2xf32>, tensor<64x2xf32>, tensor<8x2xf32>
+}"""
+
+
+def test_op_on_two_meshes_is_refused_before_padding(tmp_path):
+    path = tmp_path / "a.mlir"
+    path.write_text(PADDED_170)
+    r = CliRunner().invoke(main, ["run", str(path), "--partition", "-q"])
+    assert r.exit_code == 1
+    assert r.output.startswith(f"{path}:13:10: error: 'stablehlo.add' op has sharded tensors on meshes with "
+                               "different axes (@mesh, @mesh_1)"), r.output
+    assert "func.func" not in r.output   # (no program)
+    path.write_text(PADDED_218)
+    r = CliRunner().invoke(main, ["opt", str(path), "-sdy-propagation-pipeline", "-sdy-partitioner-pipeline"])
+    assert r.exit_code == 1
+    assert r.output.startswith(f"{path}:9:9: error: 'stablehlo.maximum' op has sharded tensors on meshes with "
+                               "different axes (@mesh, @mesh_1)"), r.output

@@ -53,3 +53,29 @@ def test_members_that_agree_get_no_constraint(capsys):
     out = body(optimize_text(agree, "groups.mlir", parse_flags(["-sdy-basic-propagate"])))
     assert sum("sdy.sharding_constraint" in line for line in out) == 2
     assert "warning" not in capsys.readouterr().err
+
+
+EMPTY_GROUP = """
+sdy.mesh @m = <["z"=4]>
+func.func @main(%arg0: tensor<2xf32> {sdy.sharding = #sdy.sharding<@m, [{?}p0]>}, %arg1: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.negate %arg1 : tensor<2xf32>
+  sdy.sharding_group %0 group_id=0 : tensor<2xf32>
+  sdy.sharding_group %arg0 group_id=0 : tensor<2xf32>
+  return %arg1 : tensor<2xf32>
+}
+"""
+
+
+def test_user_priorities_leave_no_priority_on_a_member_of_an_empty_group():
+    # No member says anything, so the group's tensor ends with no sharding and
+    # %arg0 keeps its own: the user-priority pass still drops its priority
+    # (Shardy gives [{?}]); closed by the propagation pipeline's export, a
+    # kept p0 made an invalid [{}p0] ("empty and closed but has a priority").
+    out = optimize_text(EMPTY_GROUP, "groups.mlir", parse_flags(["-sdy-user-priority-propagate"]))
+    assert "%arg0: tensor<2xf32> {sdy.sharding = #sdy.sharding<@m, [{?}]>}" in out
+    assert "%0 = stablehlo.negate %arg1 : tensor<2xf32>" in out   # (no sharding: as Shardy)
+    out = optimize_text(EMPTY_GROUP, "groups.mlir", parse_flags(["-sdy-propagation-pipeline"]))
+    assert "%arg0: tensor<2xf32> {sdy.sharding = #sdy.sharding<@m, [{}]>}" in out
+    # the other propagation passes keep priorities, as Shardy's do
+    out = optimize_text(EMPTY_GROUP, "groups.mlir", parse_flags(["-sdy-aggressive-propagate"]))
+    assert "[{?}p0]" in out
