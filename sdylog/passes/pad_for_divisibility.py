@@ -232,13 +232,12 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
                        [n + h for n, h in zip(shape_of(x), high)])
         _copy_sharding(x, padded)
         op.operands[0] = padded
-    for i in (0, 1):
+    for i in range(len(op.operands)):
         if (op_id, i) in plan.zero_constants:
             x = op.operands[i]
-            zero = b.constant(zeros(tensor((), element_of(x))))
             dims = plan.masks.get((op_id, i))
             if dims:
-                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), zero, sorted(dims))
+                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), _mask_fill(b, op, i), sorted(dims))
     if name == "stablehlo.pad":
         _rewrite_pad(op, op_id, b, plan)
     elif name == "stablehlo.slice":
@@ -261,6 +260,14 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
             r.replace_all_uses_except(sliced, sliced.owner.operation)
 
 
+def _mask_fill(b: Builder, op, i: int):
+    """The scalar that masks operand i's padding: a reduce's init value for
+    that input (its identity), zero for a dot_general or convolution."""
+    if op.name == "stablehlo.reduce":
+        return op.operands[len(op.operands) // 2 + i]
+    return b.constant(zeros(tensor((), element_of(op.operands[i]))))
+
+
 def _rewrite_pad(op, op_id: int, b: Builder, plan: _Plan) -> None:
     x = op.operands[0]
     if op_id in plan.masked_pad_operands:
@@ -278,7 +285,20 @@ def _rewrite_slice(op, plan: _Plan) -> None:
     if new == r.type:
         return
     starts = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))
-    op.attributes["limit_indices"] = dense_i64_array([s + n for s, n in zip(starts, ir.RankedTensorType(new).shape)])
+    limits = list(ir.DenseI64ArrayAttr(op.attributes["limit_indices"]))
+    strides = list(ir.DenseI64ArrayAttr(op.attributes["strides"]))
+    old = ir.RankedTensorType(r.type).shape
+    # (only the grown dimensions move their limit, to the last element read:
+    # a strided dimension keeps its stride)
+    limits = [lim if n == z else s + (n - 1) * k + 1
+              for s, lim, k, z, n in zip(starts, limits, strides, old, ir.RankedTensorType(new).shape)]
+    sizes = shape_of(op.operands[0])
+    for d, (lim, size) in enumerate(zip(limits, sizes)):
+        if lim > size:
+            raise error_at(op, f"sdylog cannot pad this slice for divisibility: its result padded to "
+                           f"{ir.RankedTensorType(new).shape[d]} on dimension {d} would read up to index {lim - 1} "
+                           f"of an operand of size {size} there", plan.filename)
+    op.attributes["limit_indices"] = dense_i64_array(limits)
 
 
 def _fit(b: Builder, x, sizes: dict, op, plan: _Plan):
@@ -397,6 +417,9 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
             out["reduced_dim"] += [(op_id, 1, d) for d in dn.rhs_contracting_dimensions]
         elif name == "stablehlo.convolution":
             _conv_facts(op, op_id, out)
+        elif name == "stablehlo.reduce":
+            dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+            out["reduced_dim"] += [(op_id, i, d) for i in range(len(op.operands) // 2) for d in dims]
         elif name == "sdy.all_gather":
             out["gathered_dim"] += [(op_id, d) for d, axes in
                                     enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]
