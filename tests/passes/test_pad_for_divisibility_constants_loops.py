@@ -6,18 +6,10 @@ from __future__ import annotations
 import pytest
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.simulate.simulate import simulate_text
+from test_pad_for_divisibility import pad, pv
 
 M4 = 'sdy.mesh @mesh = <["x"=4]>\n'
-
-
-def pad(text):
-    return optimize_text(text, "t.mlir", parse_flags(["--sdy-pad-for-divisibility"]))
-
-
-def pv(dims):
-    return "{sdy.sharding = #sdy.sharding_per_value<[<@mesh, " + dims + ">]>}"
 
 
 # A splat constant of 6 on 4 shards: the same splat of the padded type.
