@@ -5,13 +5,15 @@ assume the op verified (the IR layer verifies every module it parses).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from jaxlib.mlir import ir
 
 from sdylog.ir.types import rank_of, shape_of
 from sdylog.model.rule import NULL_DIM, FactorKind, OpShardingRule, RuleBuilder
 
 __all__ = ["NULL_DIM", "FactorKind", "OpShardingRule", "RuleBuilder", "builder_for", "shape_of",
-           "int_attr", "ints_attr", "bool_attr", "str_attr", "producer", "producer_name", "users",
+           "int_attr", "ints_attr", "conv_window", "ConvWindow", "bool_attr", "str_attr", "producer", "producer_name", "users",
            "CONSTANT_OPS", "pointwise", "no_rule", "UnknownOp"]
 
 # Constants: sdy.constant and the ops with MLIR's ConstantLike trait among the
@@ -44,6 +46,25 @@ def ints_attr(op, name: str) -> list[int] | None:
     if isinstance(a, ir.DenseI64ArrayAttr):
         return list(ir.DenseI64ArrayAttr(a))
     return [int(x) for x in ir.DenseIntElementsAttr(a)]
+
+
+class ConvWindow(NamedTuple):
+    """A convolution's window along its spatial dimensions (i-th entry: the
+    i-th of dimension_numbers' spatial dimensions); absent attributes are
+    their defaults (1, no padding)."""
+    strides: list[int]
+    lhs_dilation: list[int]
+    rhs_dilation: list[int]
+    padding: list[tuple[int, int]]   # (low, high)
+
+
+def conv_window(op, spatial: int) -> ConvWindow:
+    """The window of convolution `op` with `spatial` spatial dimensions."""
+    flat = ints_attr(op, "padding")
+    return ConvWindow(ints_attr(op, "window_strides") or [1] * spatial,
+                      ints_attr(op, "lhs_dilation") or [1] * spatial,
+                      ints_attr(op, "rhs_dilation") or [1] * spatial,
+                      list(zip(flat[0::2], flat[1::2])) if flat else [(0, 0)] * spatial)
 
 
 def bool_attr(op, name: str, default: bool = False) -> bool:

@@ -69,6 +69,7 @@ from sdylog.reshard.driver import (NO_COMMON_MESH_RELATIONS, ReshardOptions, cur
                                    no_common_mesh_error, reshard_program, run_facts)
 from sdylog.facts.extract import post_order
 from sdylog.ir.shardings import SHARDING_RULE
+from sdylog.oprules.common import conv_window
 from sdylog.oprules.registry import may_have_permutation_factors
 
 # StableHLO ops whose meaning needs more than new types.
@@ -729,21 +730,14 @@ class GlobalToLocal:
         that dimension's window is one element, no stride, padding or
         dilation (a pass-through): no offsets give each device the inputs
         its windows read across its shard's edges."""
-        attrs = op.attributes
-        rank = len(dn.input_spatial_dimensions)
-
-        def attr(name, default):
-            return list(ir.DenseI64ArrayAttr(attrs[name])) if name in attrs else [default] * rank
-
-        strides, lhs_dil, rhs_dil = attr("window_strides", 1), attr("lhs_dilation", 1), attr("rhs_dilation", 1)
-        padding = (np.array(ir.DenseIntElementsAttr(attrs["padding"])).reshape(-1, 2) if "padding" in attrs
-                   else np.zeros((rank, 2), int))
+        window = conv_window(op, len(dn.input_spatial_dimensions))
         kernel = shape_of(op.operands[1])
         for i, (d, o) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions)):
             sharded = [s.dims[dim].axes for s, dim in ((lhs_sharding, d), (out_sharding, o))
                        if s is not None and axes_size(s.dims[dim].axes, self.mesh(s, op)) > 1]
-            trivial = (kernel[dn.kernel_spatial_dimensions[i]] == 1 and strides[i] == 1 and lhs_dil[i] == 1
-                       and rhs_dil[i] == 1 and not padding[i].any())
+            trivial = (kernel[dn.kernel_spatial_dimensions[i]] == 1 and window.strides[i] == 1
+                       and window.lhs_dilation[i] == 1 and window.rhs_dilation[i] == 1
+                       and window.padding[i] == (0, 0))
             if sharded and not trivial:
                 raise self.error(op, f"In op {op.name} dimension {d} is sharded but is not a pass-through dimension.")
 

@@ -46,6 +46,7 @@ from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.collectives import axis_lists_attr, create_collective
 from sdylog.ir.op_properties import ELEMENTWISE_OPS
 from sdylog.model.mesh import meshes_of_module
+from sdylog.oprules.common import conv_window
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
@@ -482,17 +483,7 @@ def _conv_facts(op, op_id: int, out) -> None:
     dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
     attrs = op.attributes
     spatial = len(dn.input_spatial_dimensions)
-
-    def ints(key, default):
-        return list(ir.DenseI64ArrayAttr(attrs[key])) if key in attrs else [default] * spatial
-
-    strides = ints("window_strides", 1)
-    lhs_dil, rhs_dil = ints("lhs_dilation", 1), ints("rhs_dilation", 1)
-    if "padding" in attrs:
-        flat = [int(v) for v in ir.DenseIntElementsAttr(attrs["padding"])]
-        padding = list(zip(flat[0::2], flat[1::2]))
-    else:
-        padding = [(0, 0)] * spatial
+    strides, lhs_dil, rhs_dil, padding = conv_window(op, spatial)
     out["reduced_dim"].append((op_id, 0, dn.input_feature_dimension))
     out["reduced_dim"] += [(op_id, 0, d) for d in dn.input_spatial_dimensions]
     out["reduced_dim"].append((op_id, 1, dn.kernel_input_feature_dimension))
