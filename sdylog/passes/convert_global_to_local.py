@@ -23,26 +23,26 @@ no all-reduce (over those axes, its only use) after it, an op on one
 device reading a sharded value. Made local as it stands, such a module
 would compute something else (partial sums, misplaced shards), so the
 pass asks the reshard rules (full version) what the module still needs
-(rules/reshard/errors.dl, unlowered) and reports the first at an op it
-converts by types alone (the ops of _SPECIAL have their own checks: the
-rules get them as converted_specially), or
-the first such op sharded along a dimension it permutes, on one device
-order (a reverse: no offsets give it its shards; unlowered_permutation).
-The check is skipped only when the full insert-explicit-reshards wrote
-this module and nothing changed it since (ctx.no_common_mesh_hand_over,
-with its full_version), and then only for what that pass meets: it
-resolves no permutation factor, so unlowered_permutation is still asked
-when an op of the module may have one (a reverse).
-An op sharded along a pass-through factor that one of its tensors lacks,
-where that is no broadcast (a reshape whose dimensions do not split into
-common factors: 16x3 to 6x8 is ([ij, m])->([ik, l])), gets no reshard from
-any insert pass (nor from Shardy's), and its local op would mix shards:
-the rules report it (unlowered_unaligned), full version or not, when an op
-of the module may have such a factor. A convolution sharded
-along a spatial dimension whose window is more than one element (or
-strided, padded, dilated) is refused by the convolution's own check. The propagation pipeline's export runs the
-non-full insert, and the partitioner pipeline's passes between the insert
-and this one change the module: the check runs on what they leave.
+and reports the first op of these (rules/reshard/errors.dl):
+- unlowered: an op it converts by types alone needs a reshard or
+  collective (the ops of _SPECIAL have their own checks: the rules get
+  them as converted_specially);
+- unlowered_permutation: an op sharded along a dimension it permutes, on
+  one device order (a reverse: no offsets give it its shards);
+- unlowered_unaligned: an op sharded along a pass-through factor that one
+  of its tensors lacks, where that is no broadcast (a reshape whose
+  dimensions do not split into common factors: 16x3 to 6x8 is
+  ([ij, m])->([ik, l])); no insert pass (nor Shardy's) reshards it, and
+  its local op would mix shards.
+When the full insert-explicit-reshards wrote this module and nothing
+changed it since (ctx.no_common_mesh_hand_over, with its full_version),
+unlowered is not asked (that pass met every such need), and the other two
+only when an op of the module may have such a factor. The propagation
+pipeline's export runs the non-full insert, and the partitioner
+pipeline's passes between the insert and this one change the module: the
+check runs on what they leave. A convolution sharded along a spatial
+dimension whose window is more than one element (or strided, padded,
+dilated) is refused by the convolution's own check.
 
 Options: per-dim-all-gather, combine-multi-dimension-reduce-scatter,
 enable-rgv3, replica-count, partition-count.
