@@ -39,7 +39,7 @@ from sdylog.datalog.native_db import NativeDB, NativeIndexes, TableLayout, frees
 from sdylog.datalog.native_plan import native_module
 from sdylog.datalog.program import Program
 from sdylog.datalog.plan import Context, StratumPlan, plan_stratum, plans_of
-from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, store_functions
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function
 from sdylog.datalog.ranked import RankedEvaluation, StaticIndexes
 from sdylog.datalog.runtime_errors import error_from_code
 from sdylog.datalog.stepped import StepEvaluation
@@ -481,10 +481,8 @@ class MemoryEngine(NamedReads):
         base = [clause_function(ns, p, rule_of=rule_of) for p in plans.base]
         delta_fns = [[delta_function(ns, [p], rule_of) for p in g]
                      for g in plans.deltas]
-        live = ns.live_indexes(rid)   # (this stratum's relations: kept up to date as tuples arrive)
+        stores, inserters, _ = ns.stores(rid)   # (this stratum's relations: kept up to date as tuples arrive)
         self._bind(ns)
-        stores = [set() for _ in here]
-        inserters, _, code_envs = zip(*(store_functions(stores[ri], live[ri]) for ri in rid.values()))
         for ri, r in enumerate(here):
             for tup in self._data[r]:   # (the facts loaded into it)
                 inserters[ri](tup)
@@ -509,9 +507,7 @@ class MemoryEngine(NamedReads):
                 if tups:
                     for fn in delta_fns[ri]:
                         fn(tups, emit)
-        ns.globals.clear()   # (its functions and indexes refer to each other: freed now)
-        for env in code_envs:
-            env.clear()
+        ns.release()
         for ri, r in enumerate(here):
             self._store(r, stores[ri], prov[ri])
 

@@ -14,7 +14,7 @@ back.
 """
 from __future__ import annotations
 
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, _native, lower, plan_words
+from sdylog.datalog.native_plan import _native, lower_stratum, plan_words
 from sdylog.datalog.pickled import Pickled, same_programs
 from sdylog.datalog.plan import Context, plan_stratum, plans_of
 from sdylog.datalog.ranked import RankedStratum, StaticIndexes
@@ -502,35 +502,22 @@ def _plan_words(ndb: NativeDB, program, stratum, kept, plans, intern) -> bytes:
     indexes, programs and size checks, and a rank-ordered stratum's ranks
     and domination tests; see db.c), its symbols interned by `intern`."""
     seen, lowered = kept
+    base, deltas, doms, specs = lowered.value
     out = [ndb.table[r] for r in stratum.relations]
     checks = [(ndb.table[rel], *bounds) for rel, bounds in seen.items() if bounds is not None]
+    ranks = _ranked(ndb, program, stratum).rank_cols if stratum.subsumptive else ()
 
     def bound(programs):
         return [p.bind(intern) for p in programs]
-    if not stratum.subsumptive:
-        base, deltas, specs = lowered.value
-        return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
-                          bound(base), [bound(g) for g in deltas], checks)
-    deltas, doms, base, specs = lowered.value
-    ranked = _ranked(ndb, program, stratum)
-    return plan_words(out, [(ndb.table[rel], key, rel in ranked.here) for rel, key in specs],
-                      bound(base), [bound(g) for g in deltas], checks, ranked.rank_cols, [bound(g) for g in doms])
+    return plan_words(out, [(ndb.table[rel], key, rel in stratum.relations) for rel, key in specs],
+                      bound(base), [bound(g) for g in deltas], checks, ranks, [bound(g) for g in doms])
 
 
 def _lower(program, stratum, ctx: Context) -> Pickled | None:
-    """The stratum's C programs (base clauses, delta groups, index specs);
-    None when one reads a relation not held in C or does not lower."""
+    """The stratum's C programs (native_plan.lower_stratum); None when one
+    reads a relation not held in C or does not lower."""
     plans = plan_stratum(program, stratum, ctx)
-    slots = IndexSlots()
-    here = frozenset(stratum.relations)
-    try:
-        base = [lower(p, slots) for p in plans.base]
-        deltas = [[lower(p, slots, here) for p in g] for g in plans.deltas]
-    except CannotLower:
+    lowered = lower_stratum(plans.base, plans.deltas, frozenset(stratum.relations))
+    if lowered is None or any(ctx.size(rel) is None for rel, _ in lowered.value[3]):
         return None
-    specs = slots.specs()
-    if any(ctx.size(rel) is None for rel, _ in specs):
-        return None
-    # (pickled on their own: a process that loads the plans its layout bound,
-    # TableLayout, reads them only to bind them for another database)
-    return Pickled.of((base, deltas, specs))
+    return lowered

@@ -25,6 +25,7 @@ from array import array
 from dataclasses import dataclass
 
 from sdylog.datalog import plan as P
+from sdylog.datalog.pickled import Pickled
 
 try:
     from sdylog.datalog import _native
@@ -239,6 +240,21 @@ def lower(plan: P.ClausePlan, slots: IndexSlots, live=frozenset()) -> Lowered:
     consts = [w for (_, x), r in low.consts.items() for w in (r, 0 if isinstance(x, str) else x)]
     symbols = [(2 * k + 1, x) for k, (_, x) in enumerate(low.consts) if isinstance(x, str)]
     return Lowered(max(low.nregs, 1), plan.ntuples, tuple(low.code), tuple(consts), tuple(symbols))
+
+
+def lower_stratum(base, deltas, here, doms=()) -> Pickled | None:
+    """The C programs of a stratum's plans (plan.py's): (base programs, delta
+    programs per relation, domination programs per relation of a
+    rank-ordered stratum, index specs), pickled on their own (a process that
+    loads the plans its layout bound, native_db.TableLayout, reads them only
+    to bind them for another database); None when a plan does not lower.
+    `here`: the stratum's relations."""
+    slots = IndexSlots()
+    try:
+        return Pickled.of(([lower(p, slots) for p in base], [[lower(p, slots, here) for p in g] for g in deltas],
+                           [[lower(p, slots, here) for p in t] for t in doms], slots.specs()))
+    except CannotLower:
+        return None
 
 
 def plan_words(out: list, indexes: list, base: list, deltas: list, checks: list, ranks=(), doms=()) -> bytes:

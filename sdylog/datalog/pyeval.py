@@ -82,6 +82,7 @@ class Namespace:
         self.globals: dict = dict(HELPERS)
         self.specs: dict[str, tuple] = {}   # name -> (relation, key positions, negated)
         self._agg = 0
+        self._envs: list = []   # (the globals of the functions stores made)
 
     def index(self, rel: str, key: tuple, negated: bool = False) -> str:
         name = f"{'N' if negated else 'I'}_{rel}_{'_'.join(map(str, key)) or 'all'}"
@@ -92,27 +93,34 @@ class Namespace:
         self._agg += 1
         return f"_agg{self._agg}"
 
-    def live_indexes(self, rid: dict) -> list[list]:
-        """Per relation of a stratum (`rid`: relation -> position), the
-        indexes the compiled code reads of it, made here empty for the
-        evaluator to keep up to date (store_functions): (key positions, a
-        defaultdict of lists) or ((), the list of every tuple)."""
-        live: list[list] = [[] for _ in rid]
+    def stores(self, rid: dict) -> tuple:
+        """Per relation of a stratum (`rid`: relation -> position): its
+        tuples (a set, empty), and insert(tup) -> bool (False: held already)
+        and remove(tup) keeping the set and the indexes the compiled code
+        reads of it (made here, empty: the evaluator binds the others) up to
+        date, generated for them (a loop over the indexes costs more than
+        the work). release() once done: the functions, the indexes and the
+        namespace refer to each other, and refcounting then frees them now."""
+        live: list[list] = [[] for _ in rid]   # per relation: (key positions, defaultdict) or ((), list of all)
         for name, (rel, key, negated) in self.specs.items():
             if rel in rid and name not in self.globals:
                 if negated:
                     raise error(None, f"internal: negation of '{rel}' inside its own stratum")
                 self.globals[name] = container = defaultdict(list) if key else []
                 live[rid[rel]].append((key, container))
-        return live
+        sets = [set() for _ in rid]
+        made = [_store_functions(store, indexes) for store, indexes in zip(sets, live)]
+        self._envs = [env for _, _, env in made]
+        return sets, [f for f, _, _ in made], [f for _, f, _ in made]
+
+    def release(self) -> None:
+        self.globals.clear()
+        for env in self._envs:
+            env.clear()
 
 
-def store_functions(store: set, live: list) -> tuple:
-    """insert(tup) -> bool (False: already in `store`) and remove(tup),
-    keeping `store` and a relation's live indexes (Namespace.live_indexes)
-    up to date, generated for them (a loop over them costs more than the
-    work); and the dict of their globals, to clear when done (the
-    functions refer back to it)."""
+def _store_functions(store: set, live: list) -> tuple:
+    """Namespace.stores' insert and remove for one relation, and the dict of their globals."""
     env = {"store": store}
     ins = ["def insert(t):", "    if t in store: return False", "    store.add(t)"]
     rem = ["def remove(t):", "    store.discard(t)"]

@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from sdylog.datalog.lexer import error
-from sdylog.datalog.native_plan import CannotLower, IndexSlots, lower
+from sdylog.datalog.native_plan import lower_stratum
 from sdylog.datalog.pickled import Pickled, same_programs
 from sdylog.datalog.plan import Context, clause_groups, dead, plan_clause, plan_of, plans_of
-from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function, store_functions
+from sdylog.datalog.pyeval import Namespace, clause_function, delta_function, domination_function
 
 RANK_TYPE = "Rank"
 
@@ -149,7 +149,7 @@ class RankedStratum:
             deltas, doms = make(lambda rel, key: coarse.get((rel, k := self._live_key(rel, key)), k))
         bctx = Context(empty_below, index_key=static.index_key)
         base = tuple(plan_of(bctx, prog, ci, rid) for ci in base_clauses)
-        return RankedPlans(Pickled.of(PythonPlans(deltas, doms, base)), lower_plans(deltas, doms, base, here))
+        return RankedPlans(Pickled.of(PythonPlans(deltas, doms, base)), lower_stratum(base, deltas, here, doms))
 
 
 class RankedEvaluation(RankedStratum):
@@ -165,7 +165,6 @@ class RankedEvaluation(RankedStratum):
         super().__init__(program, stratum)
         self.engine = engine
         self.ns = Namespace()
-        self.store = [set() for _ in self.rels]
         self.provenance = engine.provenance
         self.prov: list[dict] = [{} for _ in self.rels]
 
@@ -184,7 +183,7 @@ class RankedEvaluation(RankedStratum):
         # per relation: a function running every clause that reads it on a delta, the test `is this tuple dominated`
         delta_fns = [delta_function(self.ns, g, self._rule_id) if g else None for g in plans.deltas]
         dominated = [domination_function(self.ns, t) if t else None for t in plans.doms]
-        live = self.ns.live_indexes(self.rid)
+        stores, inserters, removers = self.ns.stores(self.rid)
         self.engine._bind(self.ns)
         pending: dict[int, list] = {}   # rank above the current one -> its tuples, in order
         heap: list[int] = []            # the ranks in pending
@@ -209,8 +208,6 @@ class RankedEvaluation(RankedStratum):
             lst.append((ri, tup, rule))
 
         self._seed(plans.base, emit)
-        inserters, removers, code_envs = zip(*(store_functions(self.store[ri], live[ri])
-                                               for ri in range(len(self.rels))))
         provenance, prov = self.provenance, self.prov
         height = self.engine._next_height()
         heappop = heapq.heappop
@@ -248,13 +245,10 @@ class RankedEvaluation(RankedStratum):
                     fn(tups, emit)
         self.engine._height = height
         for ri, name in enumerate(self.rels):
-            self.engine._store(name, self.store[ri], self.prov[ri] if provenance else None)
-        # The compiled functions and the live indexes in their namespace refer to
-        # each other: clear it so that refcounting frees the indexes now, rather
-        # than a later pass of the cyclic collector over everything allocated.
-        self.ns.globals.clear()
-        for env in code_envs:
-            env.clear()
+            self.engine._store(name, stores[ri], self.prov[ri] if provenance else None)
+        # (refcounting frees the indexes now, rather than a later pass of the
+        # cyclic collector over everything allocated)
+        self.ns.release()
         self.engine = None   # compilers kept in cycles must not keep the engine alive
 
     def _seed(self, base, emit) -> None:
@@ -284,22 +278,10 @@ class PythonPlans:
 @dataclass(frozen=True)
 class RankedPlans:
     """`python`: the PythonPlans, pickled (pickled.py) until the Python evaluator
-    runs them; `lowered`: their C programs (lower_plans), pickled until bound
+    runs them; `lowered`: their C programs (native_plan.lower_stratum), pickled until bound
     (native_db: a plan saved bound with its layout is not bound again)."""
     python: Pickled
     lowered: Pickled | None
-
-
-def lower_plans(deltas, doms, base, here) -> Pickled | None:
-    """(delta programs, domination programs, base programs, index specs) of
-    the C evaluator; None when a plan does not lower."""
-    slots = IndexSlots()
-    try:
-        return Pickled.of(([[lower(p, slots, here) for p in g] for g in deltas],
-                           [[lower(p, slots, here) for p in t] for t in doms],
-                           [lower(p, slots) for p in base], slots.specs()))
-    except CannotLower:
-        return None
 
 
 class StaticIndexes:
