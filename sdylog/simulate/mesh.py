@@ -62,16 +62,32 @@ class Communicator:
         self._waiting: dict = {}   # device -> (key, group size) it waits on
         self.failure: BaseException | None = None
 
-    def exchange(self, rt: DeviceRuntime, group: tuple[int, ...], kind: str, value, nbytes: int) -> dict:
+    def exchange(self, rt: DeviceRuntime, group: tuple[int, ...], kind: str, value, nbytes: int,
+                 combine=None):
         """Deposit this device's `value` for the group's next collective; return
-        {device: value} once every member has deposited."""
+        {device: value} once every member has deposited. With `combine`, return
+        combine([value of each member, in group order]) instead, computed once
+        for the whole group (by its first member to get there) and shared by
+        all: `combine` must give every device the same result (an all-reduce's
+        sum, not this device's slice of it)."""
+        entry = self._deposit(rt, group, kind, value, nbytes)
+        values = entry["values"]
+        if combine is None:
+            return values
+        with entry["once"]:
+            if "combined" not in entry:   # (a member whose combine failed leaves it to the next)
+                entry["combined"] = combine([values[d] for d in group])
+        return entry["combined"]
+
+    def _deposit(self, rt: DeviceRuntime, group, kind, value, nbytes) -> dict:
+        """The group's entry for this collective once every member has deposited."""
         n = rt.next_count(("group", group))
         key = (group, n)
         with self._cond:
             self._check()
             entry = self._slots.get(key)
             if entry is None:
-                entry = self._slots[key] = {"kind": kind, "values": {}, "read": 0}
+                entry = self._slots[key] = {"kind": kind, "values": {}, "read": 0, "once": threading.Lock()}
             elif entry["kind"] != kind:
                 self._fail(SdylogError(
                     f"devices {list(group)} disagree on their collective #{n}: '{entry['kind']}' vs '{kind}'"))
@@ -90,11 +106,10 @@ class Communicator:
                 self._cond.wait()
                 del self._waiting[rt.device_id]
                 self._check()
-            values = entry["values"]
             entry["read"] += 1
             if entry["read"] == len(group):
                 del self._slots[key]
-            return values
+            return entry
 
     def finished(self, device: int | None = None) -> None:
         """`device` (when given) has run to its end."""

@@ -84,15 +84,42 @@ def _finder(ctx, partition_groups: bool = False) -> GroupFinder:
                        partition_groups)
 
 
-def gather_group(ctx, rt, group, kind, values) -> list:
-    """Every group member's `values`, in group order (this device's alone when the group is itself)."""
+def gather_group(ctx, rt, group, kind, values, combine=None) -> list:
+    """Every group member's `values`, in group order (this device's alone when
+    the group is itself). With `combine`: combine(that list), computed once
+    for the group and shared by its members (Communicator.exchange)."""
     if len(group) == 1:
-        return [values]
+        return [values] if combine is None else combine([values])
     if rt.comm is None:
         raise ctx.fail_at_run(f"'{ctx.op.name}' needs the {len(group)} devices {list(group)}; "
                               "run it on a simulated mesh (interpreter.run_parallel, sdylog simulate)")
-    got = rt.comm.exchange(rt, group, kind, values, nbytes_of(values))
+    nbytes = nbytes_of(values)
+    if combine is not None:
+        return rt.comm.exchange(rt, group, kind, values, nbytes, combine=combine)
+    got = rt.comm.exchange(rt, group, kind, values, nbytes)
     return [got[d] for d in group]
+
+
+def _shared(arrays: list) -> list:
+    """Arrays every device of a group holds: read-only, so that no device
+    writes into them in place (elementwise.py's buffer reuse checks)."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def reduce_group(ctx, rt, group, kind, values, comb: Combiner, env) -> list:
+    """The combination by `comb` of every member's `values`, in group order.
+    An element-wise body gives every member the same result (it cannot
+    depend on the device running it): one member computes it for the group."""
+    def total(per):
+        acc = per[0]
+        for other in per[1:]:
+            acc = comb.apply(acc, other, env, rt)
+        return [np.array(v, dtype=dt) for v, dt in zip(acc, comb.dtypes)]
+    if comb.vectorized:
+        return gather_group(ctx, rt, group, kind, values, lambda per: _shared(total(per)))
+    return total(gather_group(ctx, rt, group, kind, values))
 
 
 @lowering("stablehlo.all_reduce", "stablehlo.cross-replica-sum")
@@ -104,12 +131,9 @@ def lower_all_reduce(ctx):
 
     def step(env, rt):
         group = find(rt)
-        per = gather_group(ctx, rt, group, "all_reduce", [np.asarray(env[i]) for i in ins])
-        acc = per[0]
-        for other in per[1:]:
-            acc = comb.apply(acc, other, env, rt)
-        for s, v, dt in zip(outs, acc, comb.dtypes):
-            env[s] = np.array(v, dtype=dt)
+        res = reduce_group(ctx, rt, group, "all_reduce", [np.asarray(env[i]) for i in ins], comb, env)
+        for s, v in zip(outs, res):
+            env[s] = v
     return step
 
 
@@ -119,11 +143,13 @@ def lower_all_gather(ctx):
     find = _finder(ctx)
     ins, outs = ctx.ins(), ctx.outs()
 
+    def concat(per):
+        return _shared([np.concatenate([p[k] for p in per], axis=dim) for k in range(len(outs))])
+
     def step(env, rt):
         group = find(rt)
-        per = gather_group(ctx, rt, group, "all_gather", [np.asarray(env[i]) for i in ins])
-        for k, s in enumerate(outs):
-            env[s] = np.concatenate([p[k] for p in per], axis=dim)
+        for s, v in zip(outs, gather_group(ctx, rt, group, "all_gather", [np.asarray(env[i]) for i in ins], concat)):
+            env[s] = v
     return step
 
 
@@ -136,11 +162,7 @@ def lower_reduce_scatter(ctx):
 
     def step(env, rt):
         group = find(rt)
-        per = gather_group(ctx, rt, group, "reduce_scatter", [np.asarray(env[a])])
-        acc = per[0]
-        for other in per[1:]:
-            acc = comb.apply(acc, other, env, rt)
-        full = np.asarray(acc[0])
+        full = reduce_group(ctx, rt, group, "reduce_scatter", [np.asarray(env[a])], comb, env)[0]
         size = full.shape[dim] // len(group)
         i = group.index(rt.device_id)
         idx = [slice(None)] * full.ndim

@@ -42,6 +42,28 @@ def _blas_ready(x: np.ndarray) -> np.ndarray:
 _IN_ORDER_WORK = 1 << 16
 
 
+def in_order_matmul_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for (B, M, K) and (B, K, N): from zero, each product rounded,
+    then added in the order of k, each sum rounded."""
+    r = np.zeros((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a, b))
+    for k in range(a.shape[2]):
+        r += a[:, :, k:k + 1] * b[:, k:k + 1, :]
+    return r
+
+
+def in_order_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """in_order_matmul_reference with every product computed at once, by one
+    multiply into a (K, B, M, N) array: the loop over k is left with one
+    in-place add of a contiguous slice each, in the same order."""
+    (B, M, K), N = a.shape, b.shape[2]
+    products = np.empty((K, B, M, N), np.result_type(a, b))
+    np.multiply(a.transpose(2, 0, 1)[:, :, :, None], b.transpose(1, 0, 2)[:, :, None, :], out=products)
+    r = np.zeros((B, M, N), products.dtype)
+    for p in products:
+        r += p
+    return r
+
+
 class DotPlan:
     """Permutations and shapes for one dot_general, fixed at compile time."""
 
@@ -73,11 +95,7 @@ class DotPlan:
         if not self.rid:
             b = np.transpose(b, self.rperm)
         if self.in_order and cdt.kind == "f":
-            a = a.reshape(self.B, self.M, self.K)
-            b = b.reshape(self.B, self.K, self.N)
-            r = np.zeros((self.B, self.M, self.N), cdt)
-            for k in range(self.K):
-                r += a[:, :, k:k + 1] * b[:, k:k + 1, :]
+            r = in_order_matmul(a.reshape(self.B, self.M, self.K), b.reshape(self.B, self.K, self.N))
         elif self.batched:
             a = _blas_ready(a.reshape(self.B, self.M, self.K))
             b = _blas_ready(b.reshape(self.B, self.K, self.N))
