@@ -75,7 +75,8 @@ from sdylog.oprules.registry import may_have_permutation_factors
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
     "sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all", "sdy.collective_permute",
-    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.constant", "sdy.manual_computation", "sdy.named_computation",
+    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.sharded_to_unreduced", "sdy.constant",
+    "sdy.manual_computation", "sdy.named_computation",
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
@@ -484,6 +485,26 @@ class GlobalToLocal:
         is_leader = b.reshape(b.dynamic_slice(b.bool_table(leader), [self.device_id(b)], [1]), ())
         is_leader = b.broadcast(is_leader, shape, [])
         self.finish(op, [b.select(is_leader, x, b.constant(zero))])
+
+    def convert_sharded_to_unreduced(self, op) -> None:
+        """Axes sharding dimensions made unreduced (partial sums) along them:
+        each device holds its shard in place in the block the remaining axes
+        give it, zeros elsewhere, so that summing over the axes gathers the
+        value (`all_reduce . sharded_to_unreduced = all_gather`, Shardy's op
+        docs)."""
+        out = self.reader.tensor(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        per_dim = irs.axis_ref_lists(op.attributes["axes"])
+        x = op.operands[0]
+        local = self.local_type(op.results[0].type, out, op)
+        zero = zeros(ir.RankedTensorType(local))
+        if zero is None:
+            raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
+        b = self.builder(op)
+        starts = [self.offset(b, mesh, axes, n) if axes else b.scalar(0, i64())
+                  for axes, n in zip(per_dim, shape_of(x))]
+        placed = b.one("stablehlo.dynamic_update_slice", [b.constant(zero), x] + starts, local)
+        self.finish(op, [placed])
 
     def convert_reduce_scatter(self, op) -> None:
         x = op.operands[0]
