@@ -75,7 +75,8 @@ from sdylog.oprules.registry import may_have_permutation_factors
 # StableHLO ops whose meaning needs more than new types.
 _SPECIAL = {
     "sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all", "sdy.collective_permute",
-    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.constant", "sdy.manual_computation", "sdy.named_computation",
+    "sdy.reduce_scatter", "sdy.replicated_to_unreduced", "sdy.sharded_to_unreduced", "sdy.constant",
+    "sdy.manual_computation", "sdy.named_computation",
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
@@ -93,9 +94,10 @@ def run(module: ir.Module, options: dict, ctx) -> str:
     error, unlowered = _left_to_reshard(module, ctx, ops)
     if error is not None:
         raise error
-    reductions = _collective_reductions(module, ctx)
+    reductions, regathers = _collective_reductions(module, ctx)
     with ir.Location.unknown(module.context):
-        GlobalToLocal(module, options, ctx.filename, reductions).convert(ops)   # (its own errors say more of their op)
+        # (its own errors say more of their op)
+        GlobalToLocal(module, options, ctx.filename, reductions, regathers).convert(ops)
     if unlowered is not None:
         raise unlowered
     _verify(module, ctx.filename)
@@ -174,23 +176,29 @@ def _unlowered_error(decisions, filename: str, after_full_insert: bool = False) 
                         "inserts what they need before it converts)", filename)
 
 
-def _collective_reductions(module, ctx) -> dict:
+def _collective_reductions(module, ctx) -> tuple[dict, set]:
     """The reduction (stablehlo op name: "maximum", ...) of each sdy.all_reduce
-    and sdy.reduce_scatter that does not sum (rules/partition/reduction_kind.dl);
-    an error at a reducer whose partial results no collective combines."""
+    and sdy.reduce_scatter that does not sum, and those that gather the
+    per-device results of a reduce with no collective body and reduce them
+    again (rules/partition/reduction_kind.dl); an error at a reducer whose
+    partial results no collective combines. Each collective is named by its
+    result (an operation's hash changes with its operands, which the
+    conversion replaces)."""
     if not census(module, ctx).has("sdy.all_reduce", "sdy.reduce_scatter"):
-        return {}
+        return {}, set()
     from sdylog.partition.facts import explicit_facts, run_rules
     facts = explicit_facts(module)
     engine = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
     for _, o in engine.select("reducer_not_collective", "c", "o", ordered=True):
         op = facts.ops[o]
         raise error_at(op, f"'{op.name}' op reduces along a sharded dimension with a reducer that is not one "
-                           "elementwise op per result (an argmax's compare and select): no all-reduce combines its "
-                           "per-device results (reshard the reduced dimension to replicated before it)",
+                           "elementwise op per result: no all-reduce combines its per-device results (reshard the "
+                           "reduced dimension to replicated before it)",
                        getattr(ctx, "filename", "-"))
-    return {facts.ops[c].operation: kind for c, kind in engine.select("collective_reduction", "c", "kind", ordered=True)
-            if kind != "add"}
+    kinds = {facts.ops[c].results[0]: kind
+             for c, kind in engine.select("collective_reduction", "c", "kind", ordered=True) if kind != "add"}
+    regathers = {facts.ops[c].results[0] for c, _ in engine.select("collective_regathers", "c", "o")}
+    return kinds, regathers
 
 
 def _rule_tensor(op, j: int) -> str:
@@ -223,7 +231,8 @@ class GlobalToLocal:
     module: ir.Module
     options: dict
     filename: str
-    reductions: dict = field(default_factory=dict)   # sdy collective -> its body's op ("maximum"), if not "add"
+    reductions: dict = field(default_factory=dict)   # sdy collective's result -> its body's op ("maximum"), not "add"
+    regathers: set = field(default_factory=set)      # results of the sdy collectives that gather a reduce's results
     meshes: dict = field(default_factory=dict)
     # A value's type and sharding as they were before the conversion: types
     # are recorded as they change, shardings as they are first read (an op
@@ -235,6 +244,7 @@ class GlobalToLocal:
     next_channel: int = 1
     _local_types: dict = field(default_factory=dict)   # (global type, id(sharding)) -> (sharding, local type)
     _groups: dict = field(default_factory=dict)        # (axes, mesh) -> replica groups attribute, group size
+    _regathered: dict = field(default_factory=dict)    # (partial values, axes, mesh) -> the reduce of them over the axes
 
     # --- set-up -----------------------------------------------------------------------
     def convert(self, ops: list) -> None:
@@ -458,12 +468,47 @@ class GlobalToLocal:
         out = self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(out, op)
         axes = self.reader.axes(op.attributes["reduction_axes"])
+        if op.results[0] in self.regathers:
+            self.finish(op, [self.regather(op, axes, mesh, out)])
+            return
         b = self.builder(op)
         groups, _ = self.groups_attr(axes, mesh, out)
-        kind = self.reductions.get(op.operation, "add")
+        kind = self.reductions.get(op.results[0], "add")
         res = op.results[0]
         r = b.all_reduce(op.operands[0], groups, self.channel(), kind, self.local_type(res.type, out, op))
         self.finish(op, [r])
+
+    def regather(self, op, axes, mesh: Mesh, sharding: TensorSharding) -> ir.Value:
+        """The operand of collective `op`, a per-device result of a reduce
+        whose body no collective has (an argmax's), reduced over `axes`:
+        each of the reduce's per-device results gathered along the axes
+        (a new leading dimension), then reduced along it by a copy of the
+        reduce, its body and init values (rules/partition/reduction_kind.dl,
+        collective_regathers). Made once for all the reduce's results, right
+        after it. A reduction over more axes later does the same after that
+        copy."""
+        x = op.operands[0]
+        reduce = x.owner
+        if not isinstance(reduce, ir.OpView) or reduce.operation.name != "stablehlo.reduce":
+            raise self.error(op, f"'{op.name}' op gathers the per-device results of a reduce, but its operand is "
+                                 "no reduce's result")
+        reduce = reduce.operation
+        partials = tuple(reduce.results)
+        key = (partials, tuple(axes), mesh)
+        again = self._regathered.get(key)
+        if again is None:
+            groups, size = self.groups_attr(axes, mesh, sharding)
+            b = Builder(ir.InsertionPoint.after(reduce), op.location)
+            gathered = [b.all_gather(b.reshape(p, (1,) + shape_of(p)), 0, groups, size, self.channel())
+                        for p in partials]
+            again = reduce.clone(ip=b.ip).operation
+            for j, g in enumerate(gathered):
+                again.operands[j] = g
+            again.attributes["dimensions"] = dense_i64_array([0])
+            if "sdy.sharding" in again.attributes:
+                del again.attributes["sdy.sharding"]
+            self._regathered[key] = again
+        return again.results[partials.index(x)]
 
     def convert_replicated_to_unreduced(self, op) -> None:
         """A replicated value made unreduced (partial sums) along axes: the first
@@ -485,6 +530,26 @@ class GlobalToLocal:
         is_leader = b.broadcast(is_leader, shape, [])
         self.finish(op, [b.select(is_leader, x, b.constant(zero))])
 
+    def convert_sharded_to_unreduced(self, op) -> None:
+        """Axes sharding dimensions made unreduced (partial sums) along them:
+        each device holds its shard in place in the block the remaining axes
+        give it, zeros elsewhere, so that summing over the axes gathers the
+        value (`all_reduce . sharded_to_unreduced = all_gather`, Shardy's op
+        docs)."""
+        out = self.reader.tensor(op.attributes["out_sharding"])
+        mesh = self.mesh(out, op)
+        per_dim = irs.axis_ref_lists(op.attributes["axes"])
+        x = op.operands[0]
+        local = self.local_type(op.results[0].type, out, op)
+        zero = zeros(ir.RankedTensorType(local))
+        if zero is None:
+            raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
+        b = self.builder(op)
+        starts = [self.offset(b, mesh, axes, n) if axes else b.scalar(0, i64())
+                  for axes, n in zip(per_dim, shape_of(x))]
+        placed = b.one("stablehlo.dynamic_update_slice", [b.constant(zero), x] + starts, local)
+        self.finish(op, [placed])
+
     def convert_reduce_scatter(self, op) -> None:
         x = op.operands[0]
         in_sharding = self.sharding(x) or self.reader.tensor(op.attributes["out_sharding"])
@@ -495,7 +560,11 @@ class GlobalToLocal:
             raise self.error(op, "a reduce_scatter without axes should have been removed")
         all_axes = [a for d in dims for a in per_dim[d]]
         local = self.local_type_of(op.results[0], op)
-        kind = self.reductions.get(op.operation, "add")
+        if op.results[0] in self.regathers:
+            reduced = self.regather(op, all_axes, mesh, in_sharding)
+            self.finish(op, [self.slice_for_axes(self.builder(op), reduced, mesh, per_dim, local)])
+            return
+        kind = self.reductions.get(op.results[0], "add")
         b = self.builder(op)
         groups, _ = self.groups_attr(all_axes, mesh, in_sharding)
         if len(dims) == 1:

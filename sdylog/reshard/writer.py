@@ -341,6 +341,12 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
                                 axis_list_attr(shardings.axes(m, d.site_all_reduce[key])), loc=loc, ip=ip).result
         counts.all_reduces += 1
     if key in d.r2u or key in d.s2u:
+        if source is None:
+            # A value with no sharding is replicated on the target's mesh
+            # (targets.dl, site_bare_unreduces): it says so, as a collective's
+            # operand must have a sharding.
+            source = TensorSharding.replicated_on(target.mesh, len(target.dims))
+            set_sharding(value, source.to_attr())
         m = shardings.mesh_name(source)
         kept = {dim for (dim,) in d.mid_keeps.get(key, ())}
         mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
