@@ -95,20 +95,23 @@ def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engi
     (explain_text), from one run of the pipeline: propagation with
     provenance, explained as soon as it is done (the export erases ops its
     facts hold), then (unless `tree`) the export and the reshards."""
-    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.commands.pipeline import entry_shardings, run_pipeline
     from sdylog.ir.module import display_name as file_name
     from sdylog.progress import Progress
     progress = progress or Progress(False)
     texts = []
 
+    propagated = {}
+
     def explain_propagation(result, named):
         progress.step(f"explaining {value}")
         texts.append(propagation_text(Explained.of(result, named, file_name(path), None, engine), value, tree, depth))
+        propagated.update(entry_shardings(result.facts.module))
     run = run_pipeline(path, engine=engine or "memory", progress=progress, keep_values=True, provenance=True,
                        export=not tree, on_propagated=explain_propagation)
     if not tree:
         progress.step("reshards")
-        texts.append(partitioning_text(value, run))
+        texts.append(partitioning_text(value, run, propagated))
     return "".join(texts)
 
 
@@ -830,12 +833,13 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
     propagation, then (unless `tree`) the reshards and collectives
     partitioning puts at it, from `partitioned` (a run_pipeline(...,
     keep_values=True) of the same input; made when not given)."""
-    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.commands.pipeline import entry_shardings, run_pipeline
     text = propagation_text(ex, value, tree, depth)
     if tree:
         return text
     run = partitioned or run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
-    return text + partitioning_text(value, run)
+    # (ex's run stops before the export (run_with_provenance): its module is propagation's)
+    return text + partitioning_text(value, run, entry_shardings(ex.facts.module))
 
 
 def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:
@@ -852,20 +856,79 @@ def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int =
     return "".join(out)
 
 
-def partitioning_text(value: str, run) -> str:
-    """The reshards and collectives the full version puts at `value`, and
-    why (sdylog/reshard/explain.py), on the module the whole pipeline
-    leaves (`run`: a run_pipeline(..., keep_values=True))."""
+def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
+    """What the export changes of `value` when it is an argument or result
+    of the entry function (`propagated`: entry_shardings of the module as
+    propagation left it), then the reshards and collectives the full
+    version puts at `value`, and why (sdylog/reshard/explain.py), on the
+    module the whole pipeline leaves (`run`: a run_pipeline(...,
+    keep_values=True)). The input's values are found there as
+    propagation's explanation finds them in its facts (match_values: by
+    kind, location, index and type; the parsed input's handle only where
+    the value is still that one: the passes free values, and a new one may
+    take a freed one's address)."""
+    from sdylog.commands.pipeline import entry_shardings
+    from sdylog.commands.values import main_name, match_values
     from sdylog.reshard.explain import reshard_lines
 
     named = run.named
+    facts = run.needed.inventory.facts
     lines = []
+    copies = None
+    targets = resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names)
+    if propagated is not None:
+        lines += _export_changes(targets, propagated, entry_shardings(run.module), main_name(run.module))
     with run.module.context:
-        for target in resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names):
-            handle = target.value.handle if target.value is not None else _returned(run.module, target)
-            if handle is not None:
-                lines += reshard_lines(run.needed, handle, run.ctx.filename)
+        for target in targets:
+            if target.value is None:
+                handles = [h for h in [_returned(run.module, target)] if h is not None]
+            else:
+                if copies is None:
+                    copies = match_values(facts, named.values)[1]
+                handles = [facts.values[v] for v in copies[id(target.value)]]
+            for h in handles:
+                found = reshard_lines(run.needed, h, run.ctx.filename)
+                if found and len(handles) > 1:
+                    found[0] = f"{found[0][:-1]}, the copy in @{_func_of(h)}:"
+                lines += found
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def _export_changes(targets: list, propagated: dict, final: dict, main: str | None) -> list[str]:
+    """A line for each target that is an argument or result of the entry
+    function whose axes the export changed (entry_shardings before and
+    after it): it shrinks a sharding that does not divide its dimension
+    and cuts an open dimension at its first sub-axis."""
+    from sdylog.commands.pipeline import not_dividing
+    lines = []
+    for target in targets:
+        if target.func != main:
+            continue
+        if target.value is None:
+            key = ("result", target.result)
+        elif target.value.key[:2] == ("farg", main):
+            key = ("arg", target.value.key[2])
+        else:
+            continue
+        before, after = propagated.get(key), final.get(key)
+        if before is None or before.sharding is None or after is None or after.sharding is None:
+            continue
+        if [d.axes for d in before.sharding.dims] == [d.axes for d in after.sharding.dims]:
+            continue
+        why = not_dividing(before)
+        why = (f"{why} (sdy-update-non-divisible-input-output-shardings)" if why else
+               "an open dimension is cut at its first sub-axis (sdy-remove-sub-axes-in-input-output-shardings)")
+        lines.append(f"the export writes {after.sharding} on {before.what} of @{main}, not propagation's "
+                     f"{before.sharding}: {why}")
+    return lines
+
+
+def _func_of(value) -> str:
+    """The name of the function holding `value`."""
+    op = owning_op(value)
+    while op is not None and op_name(op) != "func.func":
+        op = op.parent
+    return symbol_name(op) if op is not None else "?"
 
 
 def _returned(module, target):

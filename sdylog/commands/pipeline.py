@@ -198,12 +198,12 @@ def note_rewritten(given: dict, final: dict, filename: str) -> None:
             continue
         if [d.axes for d in before.sharding.dims] == [d.axes for d in after.sharding.dims]:
             continue
-        why = _not_dividing(before)
+        why = not_dividing(before)
         emit_note(before.loc, f"the sharding {before.sharding} of {before.what} of the entry function became "
                   f"{after.sharding}" + (f": {why}" if why else ""), filename)
 
 
-def _not_dividing(v: EntryValue) -> str:
+def not_dividing(v: EntryValue) -> str:
     """`dim 0 of size 10 does not divide into 4 shards` (the first such dimension)."""
     for d, (n, dim) in enumerate(zip(v.shape, v.sharding.dims)):
         k = 1
