@@ -18,7 +18,7 @@ hand-written file (`%x`) are not kept by MLIR's parser.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import click
 from jaxlib.mlir import ir
@@ -867,7 +867,6 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
     kind, location, index and type; the parsed input's handle only where
     the value is still that one: the passes free values, and a new one may
     take a freed one's address)."""
-    from sdylog.commands.pipeline import entry_shardings
     from sdylog.commands.values import main_name, match_values
     from sdylog.reshard.explain import reshard_lines
 
@@ -876,16 +875,18 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
     lines = []
     copies = None
     targets = resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names)
-    if propagated is not None:
-        lines += _export_changes(targets, propagated, entry_shardings(run.module), main_name(run.module))
+
+    def final_copies(target) -> list:
+        nonlocal copies
+        if target.value is None:
+            return [h for h in [_returned(run.module, target)] if h is not None]
+        if copies is None:
+            copies = match_values(facts, named.values)[1]
+        return [facts.values[v] for v in copies[id(target.value)]]
     with run.module.context:
+        lines += _export_changes(targets, run, propagated, final_copies, main_name(run.module))
         for target in targets:
-            if target.value is None:
-                handles = [h for h in [_returned(run.module, target)] if h is not None]
-            else:
-                if copies is None:
-                    copies = match_values(facts, named.values)[1]
-                handles = [facts.values[v] for v in copies[id(target.value)]]
+            handles = final_copies(target)
             for h in handles:
                 found = reshard_lines(run.needed, h, run.ctx.filename)
                 if found and len(handles) > 1:
@@ -894,32 +895,61 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def _export_changes(targets: list, propagated: dict, final: dict, main: str | None) -> list[str]:
-    """A line for each target that is an argument or result of the entry
-    function whose axes the export changed (entry_shardings before and
-    after it): it shrinks a sharding that does not divide its dimension
-    and cuts an open dimension at its first sub-axis."""
-    from sdylog.commands.pipeline import not_dividing
-    lines = []
+# Ops whose arguments or results the export's update-non-divisible-input-output-shardings changes
+# (a function's, a call's as its callee's, a manual computation's in and out shardings).
+_EXPORT_RESHARDED = ("func.func", "func.call", "sdy.manual_computation")
+
+
+def _export_changes(targets: list, run, propagated: dict | None, final_copies, main: str | None) -> list[str]:
+    """A line for each copy of a target whose axes the export changed: it
+    shrinks a function's argument or result sharding that does not divide
+    its dimension (a call's result follows its callee, a manual
+    computation's free axes too), and cuts an open
+    dimension of the entry function's at its first sub-axis. Values of
+    _EXPORT_RESHARDED ops compare propagation's shardings
+    (run.named.shardings) with those on their copies after it
+    (`final_copies(target)`: ir.Values); the entry function's results,
+    entry_shardings before (`propagated`) and after."""
+    from sdylog.commands.pipeline import EntryValue, entry_shardings, not_dividing
+    from sdylog.ir.shardings import get_sharding
+    from sdylog.model.mesh import meshes_of_module
+    from sdylog.model.sharding import TensorSharding
+
+    def axes(s):   # (no sharding: no axes)
+        return [] if s is None or not any(d.axes for d in s.dims) else [d.axes for d in s.dims]
+    meshes = meshes_of_module(run.module)
+    changes = []   # (EntryValue propagation left, the sharding written)
     for target in targets:
-        if target.func != main:
-            continue
         if target.value is None:
-            key = ("result", target.result)
-        elif target.value.key[:2] == ("farg", main):
-            key = ("arg", target.value.key[2])
-        else:
+            before = (propagated or {}).get(("result", target.result)) if target.func == main else None
+            after = entry_shardings(run.module).get(("result", target.result)) if before is not None else None
+            if after is not None:
+                changes.append((replace(before, what=f"{before.what} of @{main}"), after.sharding))
             continue
-        before, after = propagated.get(key), final.get(key)
-        if before is None or before.sharding is None or after is None or after.sharding is None:
-            continue
-        if [d.axes for d in before.sharding.dims] == [d.axes for d in after.sharding.dims]:
+        given = run.named.shardings.get(id(target.value)) or []
+        for h in final_copies(target):
+            if op_name(owning_op(h)) not in _EXPORT_RESHARDED:
+                continue
+            a = get_sharding(h)
+            written = None if a is None else TensorSharding.from_attr(a)
+            if written is None or any(axes(g) == axes(written) for g in given):
+                continue
+            before = next((g for g in given if g is not None), None)
+            if before is None:
+                continue
+            mesh = meshes.get(before.mesh) if isinstance(before.mesh, str) else before.mesh
+            what = (f"argument {target.value.key[2]} of @{main}" if target.value.key[:2] == ("farg", main)
+                    else f"it in @{_func_of(h)}")
+            changes.append((EntryValue(what, run.named.types[id(target.value)][0], before,
+                                       mesh.axis_sizes if mesh is not None else {}, None), written))
+    lines = []
+    for before, written in changes:
+        if before.sharding is None or written is None or axes(before.sharding) == axes(written):
             continue
         why = not_dividing(before)
         why = (f"{why} (sdy-update-non-divisible-input-output-shardings)" if why else
                "an open dimension is cut at its first sub-axis (sdy-remove-sub-axes-in-input-output-shardings)")
-        lines.append(f"the export writes {after.sharding} on {before.what} of @{main}, not propagation's "
-                     f"{before.sharding}: {why}")
+        lines.append(f"the export writes {written} on {before.what}, not propagation's {before.sharding}: {why}")
     return lines
 
 

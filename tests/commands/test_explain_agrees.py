@@ -109,3 +109,45 @@ def test_the_entry_functions_sharding_explained_is_the_one_written(name):
         written = dims(str(v.sharding)) if v.sharding is not None else None
         said = explained(result.explain(v.name))
         assert said == written or not any(said or []) and not any(written or []), v.name
+
+
+def test_what_the_export_writes_on_a_call_is_said():
+    # %5 is a call of @f2 (6 rows on "w"=4): the export shrinks @f2's shardings, and the call's with them
+    path = str(REGRESSIONS / "priority_arg_sub_axis.mlir")
+    result = sdylog.propagate(path)
+    assert ('%5 = call @f2(%0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"w":(1)2}, {}]>]>}'
+            in result.module_text.replace("%9 = call", "%5 = call"))
+    line = ('the export writes <@mesh, [{"w":(1)2}, {}]> on it in @main, not propagation\'s '
+            '<@mesh, [{"w", ?}, {?}]>: dim 0 of size 6 does not divide into 4 shards '
+            '(sdy-update-non-divisible-input-output-shardings)')
+    text = result.explain("%5")
+    assert re.search(r'^@main:%5 \(func.call at .*\) gets <@mesh, \[\{"w"\}, \{\}\]>$', text, re.M), text
+    assert line in text.splitlines()
+    code, out, err = run_explain(path, "%5")
+    assert code == 0 and out == text, err
+
+
+MANUAL_NOT_DIVIDING = """sdy.mesh @mesh = <["a"=2, "b"=4]>
+func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a", "b"}]>] out_shardings=[<@mesh, [{"a", "b"}]>] manual_axes={"a"} (%arg1: tensor<2xf32>) {
+    sdy.return %arg1 : tensor<2xf32>
+  } : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_what_the_export_writes_on_a_manual_computation_is_said(tmp_path):
+    # the free axis "b" does not divide the body's 2 rows: the export cuts it to "b":(1)2
+    path = tmp_path / "m.mlir"
+    path.write_text(MANUAL_NOT_DIVIDING)
+    result = sdylog.propagate(str(path))
+    assert 'in_shardings=[<@mesh, [{"a", "b":(1)2}]>] out_shardings=[<@mesh, [{"a", "b":(1)2}]>]' in result.module_text
+    for value, said in [("%arg1", 'the export writes <@mesh, [{"b":(1)2}]> on it in @main, not propagation\'s '
+                                  '<@mesh, [{"b"}]>: dim 0 of size 2 does not divide into 4 shards'),
+                        ("%0", 'the export writes <@mesh, [{"a", "b":(1)2}]> on it in @main, not propagation\'s '
+                               '<@mesh, [{"a", "b"}]>: dim 0 of size 4 does not divide into 8 shards')]:
+        text = result.explain(value)
+        assert f"{said} (sdy-update-non-divisible-input-output-shardings)" in text.splitlines(), text
+        code, out, err = run_explain(str(path), value)
+        assert code == 0 and out == text, err
