@@ -857,9 +857,9 @@ def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int =
 
 
 def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
-    """What the export changes of `value` when it is an argument or result
-    of the entry function (`propagated`: entry_shardings of the module as
-    propagation left it), then the reshards and collectives the full
+    """What the export changes of `value`'s sharding (_export_changes;
+    `propagated`: entry_shardings of the module as propagation left it),
+    then the reshards and collectives the full
     version puts at `value`, and why (sdylog/reshard/explain.py), on the
     module the whole pipeline leaves (`run`: a run_pipeline(...,
     keep_values=True)). The input's values are found there as
@@ -904,12 +904,11 @@ def _export_changes(targets: list, run, propagated: dict | None, final_copies, m
     """A line for each copy of a target whose axes the export changed: it
     shrinks a function's argument or result sharding that does not divide
     its dimension (a call's result follows its callee, a manual
-    computation's free axes too), and cuts an open
-    dimension of the entry function's at its first sub-axis. Values of
-    _EXPORT_RESHARDED ops compare propagation's shardings
-    (run.named.shardings) with those on their copies after it
-    (`final_copies(target)`: ir.Values); the entry function's results,
-    entry_shardings before (`propagated`) and after."""
+    computation's free axes too), and cuts an open dimension of the entry
+    function's at its first sub-axis. Values of _EXPORT_RESHARDED ops
+    compare propagation's shardings (run.named.shardings) with those on
+    their copies after it (`final_copies(target)`: ir.Values); the entry
+    function's results, entry_shardings before (`propagated`) and after."""
     from sdylog.commands.pipeline import EntryValue, entry_shardings, not_dividing
     from sdylog.ir.shardings import get_sharding
     from sdylog.model.mesh import meshes_of_module
@@ -918,13 +917,13 @@ def _export_changes(targets: list, run, propagated: dict | None, final_copies, m
     def axes(s):   # (no sharding: no axes)
         return [] if s is None or not any(d.axes for d in s.dims) else [d.axes for d in s.dims]
     meshes = meshes_of_module(run.module)
-    changes = []   # (EntryValue propagation left, the sharding written)
+    changes = []   # (EntryValue propagation left, the sharding written, of the entry function's interface)
     for target in targets:
         if target.value is None:
             before = (propagated or {}).get(("result", target.result)) if target.func == main else None
             after = entry_shardings(run.module).get(("result", target.result)) if before is not None else None
             if after is not None:
-                changes.append((replace(before, what=f"{before.what} of @{main}"), after.sharding))
+                changes.append((replace(before, what=f"{before.what} of @{main}"), after.sharding, True))
             continue
         given = run.named.shardings.get(id(target.value)) or []
         for h in final_copies(target):
@@ -938,17 +937,21 @@ def _export_changes(targets: list, run, propagated: dict | None, final_copies, m
             if before is None:
                 continue
             mesh = meshes.get(before.mesh) if isinstance(before.mesh, str) else before.mesh
-            what = (f"argument {target.value.key[2]} of @{main}" if target.value.key[:2] == ("farg", main)
-                    else f"it in @{_func_of(h)}")
+            entry = target.value.key[:2] == ("farg", main)
+            what = f"argument {target.value.key[2]} of @{main}" if entry else f"it in @{_func_of(h)}"
             changes.append((EntryValue(what, run.named.types[id(target.value)][0], before,
-                                       mesh.axis_sizes if mesh is not None else {}, None), written))
+                                       mesh.axis_sizes if mesh is not None else {}, None), written, entry))
     lines = []
-    for before, written in changes:
+    for before, written, entry in changes:
         if before.sharding is None or written is None or axes(before.sharding) == axes(written):
             continue
         why = not_dividing(before)
-        why = (f"{why} (sdy-update-non-divisible-input-output-shardings)" if why else
-               "an open dimension is cut at its first sub-axis (sdy-remove-sub-axes-in-input-output-shardings)")
+        if why:
+            why += " (sdy-update-non-divisible-input-output-shardings)"
+        elif entry:
+            why = "an open dimension is cut at its first sub-axis (sdy-remove-sub-axes-in-input-output-shardings)"
+        else:
+            why = "the export's passes rewrote it"
         lines.append(f"the export writes {written} on {before.what}, not propagation's {before.sharding}: {why}")
     return lines
 
