@@ -18,7 +18,7 @@ hand-written file (`%x`) are not kept by MLIR's parser.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import click
 from jaxlib.mlir import ir
@@ -95,20 +95,23 @@ def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engi
     (explain_text), from one run of the pipeline: propagation with
     provenance, explained as soon as it is done (the export erases ops its
     facts hold), then (unless `tree`) the export and the reshards."""
-    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.commands.pipeline import entry_shardings, run_pipeline
     from sdylog.ir.module import display_name as file_name
     from sdylog.progress import Progress
     progress = progress or Progress(False)
     texts = []
 
+    propagated = {}
+
     def explain_propagation(result, named):
         progress.step(f"explaining {value}")
         texts.append(propagation_text(Explained.of(result, named, file_name(path), None, engine), value, tree, depth))
+        propagated.update(entry_shardings(result.facts.module))
     run = run_pipeline(path, engine=engine or "memory", progress=progress, keep_values=True, provenance=True,
                        export=not tree, on_propagated=explain_propagation)
     if not tree:
         progress.step("reshards")
-        texts.append(partitioning_text(value, run))
+        texts.append(partitioning_text(value, run, propagated))
     return "".join(texts)
 
 
@@ -830,12 +833,13 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
     propagation, then (unless `tree`) the reshards and collectives
     partitioning puts at it, from `partitioned` (a run_pipeline(...,
     keep_values=True) of the same input; made when not given)."""
-    from sdylog.commands.pipeline import run_pipeline
+    from sdylog.commands.pipeline import entry_shardings, run_pipeline
     text = propagation_text(ex, value, tree, depth)
     if tree:
         return text
     run = partitioned or run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
-    return text + partitioning_text(value, run)
+    # (ex's run stops before the export (run_with_provenance): its module is propagation's)
+    return text + partitioning_text(value, run, entry_shardings(ex.facts.module))
 
 
 def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int = 1) -> str:
@@ -852,20 +856,112 @@ def propagation_text(ex: Explained, value: str, tree: bool = False, depth: int =
     return "".join(out)
 
 
-def partitioning_text(value: str, run) -> str:
-    """The reshards and collectives the full version puts at `value`, and
-    why (sdylog/reshard/explain.py), on the module the whole pipeline
-    leaves (`run`: a run_pipeline(..., keep_values=True))."""
+def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
+    """What the export changes of `value`'s sharding (_export_changes;
+    `propagated`: entry_shardings of the module as propagation left it),
+    then the reshards and collectives the full
+    version puts at `value`, and why (sdylog/reshard/explain.py), on the
+    module the whole pipeline leaves (`run`: a run_pipeline(...,
+    keep_values=True)). The input's values are found there as
+    propagation's explanation finds them in its facts (match_values: by
+    kind, location, index and type; the parsed input's handle only where
+    the value is still that one: the passes free values, and a new one may
+    take a freed one's address)."""
+    from sdylog.commands.values import main_name, match_values
     from sdylog.reshard.explain import reshard_lines
 
     named = run.named
+    facts = run.needed.inventory.facts
     lines = []
+    copies = None
+    targets = resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names)
+
+    def final_copies(target) -> list:
+        nonlocal copies
+        if target.value is None:
+            return [h for h in [_returned(run.module, target)] if h is not None]
+        if copies is None:
+            copies = match_values(facts, named.values)[1]
+        return [facts.values[v] for v in copies[id(target.value)]]
     with run.module.context:
-        for target in resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names):
-            handle = target.value.handle if target.value is not None else _returned(run.module, target)
-            if handle is not None:
-                lines += reshard_lines(run.needed, handle, run.ctx.filename)
+        lines += _export_changes(targets, run, propagated, final_copies, main_name(run.module))
+        for target in targets:
+            handles = final_copies(target)
+            for h in handles:
+                found = reshard_lines(run.needed, h, run.ctx.filename)
+                if found and len(handles) > 1:
+                    found[0] = f"{found[0][:-1]}, the copy in @{_func_of(h)}:"
+                lines += found
     return "\n".join(lines) + "\n" if lines else ""
+
+
+# Ops whose arguments or results the export's update-non-divisible-input-output-shardings changes
+# (a function's, a call's as its callee's, a manual computation's in and out shardings).
+_EXPORT_RESHARDED = ("func.func", "func.call", "sdy.manual_computation")
+
+
+def _export_changes(targets: list, run, propagated: dict | None, final_copies, main: str | None) -> list[str]:
+    """A line for each copy of a target whose axes the export changed: it
+    shrinks a function's argument or result sharding that does not divide
+    its dimension (a call's result follows its callee, a manual
+    computation's free axes too), and cuts an open dimension of the entry
+    function's at its first sub-axis. Values of _EXPORT_RESHARDED ops
+    compare propagation's shardings (run.named.shardings) with those on
+    their copies after it (`final_copies(target)`: ir.Values); the entry
+    function's results, entry_shardings before (`propagated`) and after."""
+    from sdylog.commands.pipeline import EntryValue, entry_shardings, not_dividing
+    from sdylog.ir.shardings import get_sharding
+    from sdylog.model.mesh import meshes_of_module
+    from sdylog.model.sharding import TensorSharding
+
+    def axes(s):   # (no sharding: no axes)
+        return [] if s is None or not any(d.axes for d in s.dims) else [d.axes for d in s.dims]
+    meshes = meshes_of_module(run.module)
+    changes = []   # (EntryValue propagation left, the sharding written, of the entry function's interface)
+    for target in targets:
+        if target.value is None:
+            before = (propagated or {}).get(("result", target.result)) if target.func == main else None
+            after = entry_shardings(run.module).get(("result", target.result)) if before is not None else None
+            if after is not None:
+                changes.append((replace(before, what=f"{before.what} of @{main}"), after.sharding, True))
+            continue
+        given = run.named.shardings.get(id(target.value)) or []
+        for h in final_copies(target):
+            if op_name(owning_op(h)) not in _EXPORT_RESHARDED:
+                continue
+            a = get_sharding(h)
+            written = None if a is None else TensorSharding.from_attr(a)
+            if written is None or any(axes(g) == axes(written) for g in given):
+                continue
+            before = next((g for g in given if g is not None), None)
+            if before is None:
+                continue
+            mesh = meshes.get(before.mesh) if isinstance(before.mesh, str) else before.mesh
+            entry = target.value.key[:2] == ("farg", main)
+            what = f"argument {target.value.key[2]} of @{main}" if entry else f"it in @{_func_of(h)}"
+            changes.append((EntryValue(what, run.named.types[id(target.value)][0], before,
+                                       mesh.axis_sizes if mesh is not None else {}, None), written, entry))
+    lines = []
+    for before, written, entry in changes:
+        if before.sharding is None or written is None or axes(before.sharding) == axes(written):
+            continue
+        why = not_dividing(before)
+        if why:
+            why += " (sdy-update-non-divisible-input-output-shardings)"
+        elif entry:
+            why = "an open dimension is cut at its first sub-axis (sdy-remove-sub-axes-in-input-output-shardings)"
+        else:
+            why = "the export's passes rewrote it"
+        lines.append(f"the export writes {written} on {before.what}, not propagation's {before.sharding}: {why}")
+    return lines
+
+
+def _func_of(value) -> str:
+    """The name of the function holding `value`."""
+    op = owning_op(value)
+    while op is not None and op_name(op) != "func.func":
+        op = op.parent
+    return symbol_name(op) if op is not None else "?"
 
 
 def _returned(module, target):

@@ -198,12 +198,12 @@ def note_rewritten(given: dict, final: dict, filename: str) -> None:
             continue
         if [d.axes for d in before.sharding.dims] == [d.axes for d in after.sharding.dims]:
             continue
-        why = _not_dividing(before)
+        why = not_dividing(before)
         emit_note(before.loc, f"the sharding {before.sharding} of {before.what} of the entry function became "
                   f"{after.sharding}" + (f": {why}" if why else ""), filename)
 
 
-def _not_dividing(v: EntryValue) -> str:
+def not_dividing(v: EntryValue) -> str:
     """`dim 0 of size 10 does not divide into 4 shards` (the first such dimension)."""
     for d, (n, dim) in enumerate(zip(v.shape, v.sharding.dims)):
         k = 1
@@ -308,8 +308,10 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         names = ids[0] if ids else None
         if export:
             phase("export", export_phase, module, ctx)
-        # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does)
-        verify_module(module, ctx.filename)
+            # (the pipeline's steps are not verified one by one: its result is, as `sdylog opt` does;
+            # a run stopped before the export has none: explain's, whose module may hold what only the
+            # export makes valid, e.g. a named computation of the input edged twice by the import)
+            verify_module(module, ctx.filename)
         final = entry_shardings(module) if export else given   # (before the partitioner drops them)
         run = PipelineRun(module, result, ctx, seconds, conflicts, named, names,
                           inputs=inputs and (inputs[0], inputs[1], result_names))
