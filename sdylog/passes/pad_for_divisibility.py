@@ -81,7 +81,7 @@ def run(module: ir.Module, options: dict, ctx):
     rows = {name: answers.read(name) for name in (
         "nondivisible_func_io", "conv_short", "result_size", "cut_locally", "pads_operand_locally",
         "relayout_result", "relayout_operand", "mask_operand", "mask_dim", "pad_high", "masks_pad_operand",
-        "restores_operand", "fits_operand", "value_dim")}
+        "restores_operand", "fits_operand", "value_dim", "topk_padded_last")}
     for func, what, index in sorted(rows["nondivisible_func_io"]):
         e = error_at(facts.funcs[func], f"'func.func' op {what} #{index} has a non-divisible sharding. "
                      "Shardy expects function IO to be divisible.", ctx.filename)
@@ -92,6 +92,9 @@ def run(module: ir.Module, options: dict, ctx):
         raise error_at(facts.ops[op_id], f"the convolution's padded operands give fewer windows on dimension {dim} "
                        "than its result's padded size: its window sharding must be resolved first "
                        "(-sdy-resolve-permutation-factors)", ctx.filename)
+    for (op_id,) in sorted(rows["topk_padded_last"]):
+        raise error_at(facts.ops[op_id], "sdylog cannot pad the operand of this top_k on its last dimension (its "
+                       "sharding does not divide it): the padding would be sorted into the data", ctx.filename)
     plan = _Plan(facts, rows, ctx.filename)
     if not plan.touched:
         return PRESERVED
@@ -248,6 +251,8 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
         _rewrite_pad(op, op_id, b, plan)
     elif name == "stablehlo.slice":
         _rewrite_slice(op, plan)
+    elif name == "stablehlo.gather":
+        _rewrite_gather(op, op_id, plan)
     elif name in _CONSTANTS:
         _pad_constant(op, plan)
         return
@@ -313,6 +318,16 @@ def _rewrite_slice(op, plan: _Plan) -> None:
                            f"{ir.RankedTensorType(new).shape[d]} on dimension {d} would read up to index {lim - 1} "
                            f"of an operand of size {size} there", plan.filename)
     op.attributes["limit_indices"] = dense_i64_array(limits)
+
+
+def _rewrite_gather(op, op_id: int, plan: _Plan) -> None:
+    """A slice of a whole operand dimension that grew takes the whole padded
+    dimension (its result dimension follows it: _gather_shape_follows)."""
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    original, now = plan.operand_shape(op_id, 0), shape_of(op.operands[0])
+    grown = [z if s == n else s for s, n, z in zip(sizes, original, now)]
+    if grown != sizes:
+        op.attributes["slice_sizes"] = dense_i64_array(grown)
 
 
 def _fit(b: Builder, x, sizes: dict, op, plan: _Plan):
@@ -517,12 +532,39 @@ def _shape_follows(op, name: str):
         rank = _ranked_rank(results[0]) or 0
         yield from ((0, d, 0, d) for d in range(rank) if d != dim)
         return
+    if name == "stablehlo.gather":
+        yield from _gather_shape_follows(op)
+        return
+    if name == "chlo.top_k":   # (values and indices: the operand's batch dimensions)
+        rank = _ranked_rank(op.operands[0]) or 0
+        yield from ((i, d, 0, d) for i in range(len(results)) for d in range(rank - 1))
+        return
     if name in _SAME_SHAPE or name in ELEMENTWISE_OPS:
         for i, r in enumerate(results):
             rank = _ranked_rank(r)
             source = next((k for k, v in enumerate(op.operands) if _ranked_rank(v) == rank and rank), None)
             if source is not None:
                 yield from ((i, d, source, d) for d in range(rank))
+
+
+def _gather_shape_follows(op):
+    """A gather's result: its batch dimensions have the sizes of the indices'
+    (but their index vector dimension), in order; an offset dimension that
+    slices a whole operand dimension has that dimension's size (its slice
+    size grows with the operand: _rewrite_gather)."""
+    dn = shlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    offset_dims = list(dn.offset_dims)
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    operand_shape = shape_of(op.operands[0])
+    skipped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset_sources = [d for d in range(len(operand_shape)) if d not in skipped]
+    for rdim, d in zip(offset_dims, offset_sources):
+        if sizes[d] == operand_shape[d]:
+            yield 0, rdim, 0, d
+    rank = _ranked_rank(op.results[0]) or 0
+    batch = [r for r in range(rank) if r not in offset_dims]
+    index_dims = [d for d in range(len(shape_of(op.operands[1]))) if d != dn.index_vector_dim]
+    yield from ((0, r, 1, d) for r, d in zip(batch, index_dims))
 
 
 def _conv_facts(op, op_id: int, out) -> None:

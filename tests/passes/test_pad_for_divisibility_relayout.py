@@ -6,7 +6,8 @@ result takes more axes). Padding or cutting each device's block in place
 would move the shard boundaries over the data (was: refused, "would move
 elements across shards" / "the pad moves elements across shards");
 -sdy-pad-for-divisibility lays such a value out again (all_gather, slice,
-pad, all_slice). Also: an element-wise chlo op on padded values (jnp.var).
+pad, all_slice). Also: an element-wise chlo op on padded values (jnp.var),
+a gather (x[idx]) and chlo.top_k of padded rows.
 
 Generated programs (hypothesis: sizes, meshes, chains of shardings, the
 op reading the value) partitioned and simulated equal the unpartitioned
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sdylog.ir.diagnostics import SdylogError
 from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.simulate.simulate import simulate_text
 
@@ -64,7 +66,36 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
   return %r : tensor<4xf32>
 }'''
 
-CASES = {"slice_more_axes": SLICE_MORE_AXES, "slice_3d": SLICE_3D, "gather_to_fewer": GATHER_TO_FEWER, "chlo": CHLO}
+# An embedding lookup (x[idx]): rows of 7 indices on "x"=4 (padded to 8),
+# columns of 5 on "y"=2 (padded to 6). The gather's result takes its batch
+# rows from the indices and its whole-row slice grows with the table (was:
+# invalid IR, the gather's inferred type).
+GATHER = '''sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%e: tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %i: tensor<8x1xi32>) -> tensor<7x5xf32> {
+  %e6 = stablehlo.slice %e [0:6, 0:5] : (tensor<8x6xf32>) -> tensor<6x5xf32>
+  %ec = sdy.sharding_constraint %e6 <@mesh, [{}, {"y"}]> : tensor<6x5xf32>
+  %i7 = stablehlo.slice %i [0:7, 0:1] : (tensor<8x1xi32>) -> tensor<7x1xi32>
+  %ic = sdy.sharding_constraint %i7 <@mesh, [{"x"}, {}]> : tensor<7x1xi32>
+  %g = "stablehlo.gather"(%ec, %ic) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 5>} : (tensor<6x5xf32>, tensor<7x1xi32>) -> tensor<7x5xf32>
+  %gc = sdy.sharding_constraint %g <@mesh, [{"x"}, {"y"}]> : tensor<7x5xf32>
+  %t = stablehlo.tanh %gc : tensor<7x5xf32>
+  return %t : tensor<7x5xf32>
+}'''
+
+# chlo.top_k of rows padded to 8 on "x"=4 (was: its operand cut back to 6
+# rows, then invalid IR).
+TOP_K = M4 + '''
+func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<6x3xf32> {
+  %s = stablehlo.slice %a [0:6, 0:7] : (tensor<8x8xf32>) -> tensor<6x7xf32>
+  %c = sdy.sharding_constraint %s <@mesh, [{"x"}, {}]> : tensor<6x7xf32>
+  %v, %i = chlo.top_k(%c, k = 3) : tensor<6x7xf32> -> (tensor<6x3xf32>, tensor<6x3xi32>)
+  %f = stablehlo.convert %i : (tensor<6x3xi32>) -> tensor<6x3xf32>
+  %r = stablehlo.add %v, %f : tensor<6x3xf32>
+  return %r : tensor<6x3xf32>
+}'''
+
+CASES = {"slice_more_axes": SLICE_MORE_AXES, "slice_3d": SLICE_3D, "gather_to_fewer": GATHER_TO_FEWER, "chlo": CHLO,
+         "gather": GATHER, "top_k": TOP_K}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -90,6 +121,19 @@ def test_a_gather_to_fewer_shards_is_laid_out_again():
 def test_an_element_wise_chlo_op_takes_the_padded_type():
     out = _partitioned(CHLO)
     assert "chlo.square" in out and "tensor<8x4xf32> -> tensor<8x4xf32>" in out, out
+
+
+def test_a_top_k_padded_on_its_last_dimension_is_refused_where_it_is():
+    # (an explicit program: the pipeline replicates a top_k's last dimension)
+    text = M4 + '''
+func.func @main(%a: tensor<2x7xf32>) -> tensor<2x3xf32> {
+  %t = stablehlo.tanh %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {"x"}]>]>} : tensor<2x7xf32>
+  %v, %i = chlo.top_k(%t, k = 3) : tensor<2x7xf32> -> (tensor<2x3xf32>, tensor<2x3xi32>)
+  return %v : tensor<2x3xf32>
+}'''
+    with pytest.raises(SdylogError) as e:
+        optimize_text(text, "t.mlir", parse_flags(["--sdy-pad-for-divisibility"]))
+    assert str(e.value).startswith("t.mlir:5:") and "cannot pad the operand of this top_k" in str(e.value), e.value
 
 
 # ---------------------------------------------------------------- generated
