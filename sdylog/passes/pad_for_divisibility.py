@@ -53,6 +53,7 @@ from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.shards import divides_on
+from sdylog.passes.convert_global_to_local import _identity_attr
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.driver import no_common_mesh
 
@@ -77,11 +78,16 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         add_slice_and_pad_attributes(facts)
         extra = _op_facts(facts)
+    scatters = {op_id for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.scatter"}
+    if scatters:   # (how each combines its updates: the masks' identities)
+        kinds = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
+        extra["scatter_combines"] = [r for r in kinds.read("reducer_combines") if r[0] in scatters]
     answers = run_rules("padding", facts, extra, getattr(ctx, "engine", None))
     rows = {name: answers.read(name) for name in (
         "nondivisible_func_io", "conv_short", "result_size", "cut_locally", "pads_operand_locally",
         "relayout_result", "relayout_operand", "mask_operand", "mask_dim", "pad_high", "masks_pad_operand",
-        "restores_operand", "fits_operand", "value_dim", "topk_padded_last")}
+        "restores_operand", "fits_operand", "value_dim", "topk_padded_last", "scatter_update_kind",
+        "scatter_padding_unmasked")}
     for func, what, index in sorted(rows["nondivisible_func_io"]):
         e = error_at(facts.funcs[func], f"'func.func' op {what} #{index} has a non-divisible sharding. "
                      "Shardy expects function IO to be divisible.", ctx.filename)
@@ -95,6 +101,10 @@ def run(module: ir.Module, options: dict, ctx):
     for (op_id,) in sorted(rows["topk_padded_last"]):
         raise error_at(facts.ops[op_id], "sdylog cannot pad the operand of this top_k on its last dimension (its "
                        "sharding does not divide it): the padding would be sorted into the data", ctx.filename)
+    for op_id, operand, dim in sorted(rows["scatter_padding_unmasked"]):
+        raise error_at(facts.ops[op_id], f"sdylog cannot pad the updates (operand #{operand}) of this scatter on "
+                       f"dimension {dim} (its sharding does not divide it): its update computation has no identity "
+                       "to mask the padding with, which would land at arbitrary indices", ctx.filename)
     plan = _Plan(facts, rows, ctx.filename)
     if not plan.touched:
         return PRESERVED
@@ -179,6 +189,7 @@ class _Plan:
         for o, d, z in rows["relayout_operand"]:
             self.operand_relayouts[o][d] = z
         self.zero_constants = {(o, i) for o, i in rows["mask_operand"]}
+        self.scatter_kinds = {(o, i): kind for o, i, kind in rows["scatter_update_kind"]}
         self.masks = defaultdict(list)         # (op id, operand) -> dims
         for o, i, d in rows["mask_dim"]:
             self.masks[(o, i)].append(d)
@@ -246,7 +257,8 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
             x = op.operands[i]
             dims = plan.masks.get((op_id, i))
             if dims:
-                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), _mask_fill(b, op, i), sorted(dims))
+                fill = _mask_fill(b, op, i, plan.scatter_kinds.get((op_id, i)))
+                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), fill, sorted(dims))
     if name == "stablehlo.pad":
         _rewrite_pad(op, op_id, b, plan)
     elif name == "stablehlo.slice":
@@ -279,11 +291,14 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
             r.replace_all_uses_except(out, first.operation)
 
 
-def _mask_fill(b: Builder, op, i: int):
+def _mask_fill(b: Builder, op, i: int, scatter_kind: str | None):
     """The scalar that masks operand i's padding: a reduce's init value for
-    that input (its identity), zero for a dot_general or convolution."""
+    that input (its identity), a scatter's combiner's identity, zero for a
+    dot_general or convolution."""
     if op.name == "stablehlo.reduce":
         return op.operands[len(op.operands) // 2 + i]
+    if op.name == "stablehlo.scatter":
+        return b.constant(_identity_attr(scatter_kind, element_of(op.operands[i])))
     return b.constant(zeros(tensor((), element_of(op.operands[i]))))
 
 
@@ -482,6 +497,12 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
         elif name == "stablehlo.reduce":
             dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
             out["reduced_dim"] += [(op_id, i, d) for i in range(len(op.operands) // 2) for d in dims]
+        elif name == "stablehlo.scatter":
+            n = (len(op.operands) - 1) // 2
+            dn = shlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+            window = set(dn.update_window_dims)
+            rank = _ranked_rank(op.operands[n + 1]) or 0
+            out["reduced_dim"] += [(op_id, n + 1 + j, d) for j in range(n) for d in range(rank) if d not in window]
         elif name == "sdy.all_gather":
             out["gathered_dim"] += [(op_id, d) for d, axes in
                                     enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]

@@ -7,7 +7,8 @@ would move the shard boundaries over the data (was: refused, "would move
 elements across shards" / "the pad moves elements across shards");
 -sdy-pad-for-divisibility lays such a value out again (all_gather, slice,
 pad, all_slice). Also: an element-wise chlo op on padded values (jnp.var),
-a gather (x[idx]) and chlo.top_k of padded rows.
+a gather (x[idx]) and chlo.top_k of padded rows, a scatter's padded
+updates (masked with its combiner's identity).
 
 Generated programs (hypothesis: sizes, meshes, chains of shardings, the
 op reading the value) partitioned and simulated equal the unpartitioned
@@ -94,7 +95,28 @@ func.func @main(%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
   return %r : tensor<6x3xf32>
 }'''
 
-CASES = {"slice_more_axes": SLICE_MORE_AXES, "slice_3d": SLICE_3D, "gather_to_fewer": GATHER_TO_FEWER, "chlo": CHLO,
+# jax.ops.segment_sum / x.at[i].max of 7 updates padded to 8 on "x"=4: the
+# padded update lands at whatever index the indices' padding holds (was:
+# added into the result, a silent mismatch); masked with the combiner's
+# identity (0, -inf).
+SCATTER = M4 + '''
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<3xf32> {
+  %u = stablehlo.slice %a [0:7] : (tensor<8xf32>) -> tensor<7xf32>
+  %uc = sdy.sharding_constraint %u <@mesh, [{"x"}]> : tensor<7xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<3xf32>
+  %i = stablehlo.iota dim = 0 : tensor<7x1xi32>
+  %three = stablehlo.constant dense<3> : tensor<7x1xi32>
+  %ii = stablehlo.remainder %i, %three : tensor<7x1xi32>
+  %r = "stablehlo.scatter"(%z, %ii, %uc) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %m = stablehlo.COMBINER %p, %q : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<3xf32>, tensor<7x1xi32>, tensor<7xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}'''
+
+CASES = {"scatter_add": SCATTER.replace("COMBINER", "add"), "scatter_max": SCATTER.replace("COMBINER", "maximum"),
+         "slice_more_axes": SLICE_MORE_AXES, "slice_3d": SLICE_3D, "gather_to_fewer": GATHER_TO_FEWER, "chlo": CHLO,
          "gather": GATHER, "top_k": TOP_K}
 
 
@@ -134,6 +156,25 @@ func.func @main(%a: tensor<2x7xf32>) -> tensor<2x3xf32> {
     with pytest.raises(SdylogError) as e:
         optimize_text(text, "t.mlir", parse_flags(["--sdy-pad-for-divisibility"]))
     assert str(e.value).startswith("t.mlir:5:") and "cannot pad the operand of this top_k" in str(e.value), e.value
+
+
+def test_scatter_updates_without_an_identity_are_refused_where_they_are():
+    # (an explicit program: the updates of a replacing scatter padded on
+    # their scatter dimension)
+    text = M4 + '''
+func.func @main(%z: tensor<3xf32>, %i: tensor<7x1xi32>, %u: tensor<7xf32>) -> tensor<3xf32> {
+  %t = stablehlo.tanh %u {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<7xf32>
+  %j = stablehlo.abs %i {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<7x1xi32>
+  %r = "stablehlo.scatter"(%z, %j, %t) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    stablehlo.return %q : tensor<f32>
+  }) : (tensor<3xf32>, tensor<7x1xi32>, tensor<7xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}'''
+    with pytest.raises(SdylogError) as e:
+        optimize_text(text, "t.mlir", parse_flags(["--sdy-pad-for-divisibility"]))
+    message = str(e.value)
+    assert message.startswith("t.mlir:6:") and "cannot pad the updates (operand #2) of this scatter" in message, message
 
 
 # ---------------------------------------------------------------- generated
