@@ -208,23 +208,29 @@ class HaloExchange:
         original_type = x.type
         b = Builder(ir.InsertionPoint(op), op.location)
         shifted = {d: k for d, k in dims.items() if k}
-        if shifted:
-            shape = [n + shifted.get(d, 0) for d, n in enumerate(shape_of(x))]
+        # (every dimension padded to a multiple of its shards: a reversed one
+        # by its shift; another too, else the manual computation's free axes
+        # would not divide it, and -sdy-pad-for-divisibility leaves manual
+        # computations as they are)
+        shape = [-(-n // k) * k for n, k in zip(shape_of(x), (axes_size(list(d.axes), mesh) for d in sharding.dims))]
+        grown = shape != list(shape_of(x))
+        if grown:
             zero = b.constant(zeros(tensor((), element_of(x))))
             x = b.pad(x, zero, [0] * len(shape), [m - n for m, n in zip(shape, shape_of(x))], [0] * len(shape), shape)
             irs.set_result_sharding(x, sharding)
+        if shifted:
             x = self.shift_right(b, x, shifted, sharding, mesh, op.location)
         reversed_axes = [a for d in sorted(dims) for a in sharding.dims[d].axes]
         name = self.reversed_mesh(mesh, reversed_axes, sharding.mesh if isinstance(sharding.mesh, str) else "mesh")
         op.operands[0] = x
         op.attributes["sdy.sharding"] = sharding_per_value_attr([replace(sharding, mesh=name)])
-        if shifted:
+        if grown:
             op.results[0].set_type(x.type)
         after = Builder(ir.InsertionPoint.after(op), op.location)
         result = op.results[0]
         back = create_reshard(result, out_sharding.to_attr(), loc=op.location, ip=after.ip).results[0]
         final = back
-        if shifted:
+        if grown:
             rank = len(shape_of(back))
             final = after.one("stablehlo.slice", [back], original_type,
                               {"start_indices": dense_i64_array([0] * rank),

@@ -22,22 +22,24 @@ sharding; a while loop's carries (its regions' arguments) take the padded
 size of its results, and its initial values and the values its body
 returns are padded (or cut) to it.
 
-A result cut back on a dimension it stays sharded on, by more than its last
-block (an all_gather to fewer shards than its operand was padded for),
-would take data from another device: refused with a located error naming
-the op ("would move elements across shards").
-
-Known limit, Shardy's too (checked with jaxlib's): an all_slice
-whose operand is sharded on a dimension it pads gets a high pad of that
-sharded operand (6 on "x"=2 sliced on "y"=4: padded to 8). The pad moves the
-shard boundaries (3 | 3 becomes 4 | 4), which takes data from another device;
-jaxlib's Shardy writes the same pad, and Shardy's convert-global-to-local
-(upstream convert_global_to_local.cc), as ours, makes every pad local. Ours refuses such a pad with a located error
-("the pad moves elements across shards") rather than computing wrong shards.
+Beyond Shardy: a value whose padded size must change on a dimension its
+sharding splits (an all_gather or all_to_all to fewer shards than its
+operand was padded for, cut back; the operand of an all_slice,
+reduce_scatter or all_to_all padded on a dimension it is sharded on, as the
+halo path leaves a slice whose result takes more axes) is laid out again:
+gathered on that dimension, cut to its size, padded and sliced again.
+Shardy's patterns slice or pad such a value in place (jaxlib's Shardy
+writes that pad for such an all_slice), which moves the shard boundaries
+over the data: each device's block grows or shrinks, and its data belongs
+elsewhere (convert-global-to-local refuses such a pad). An element-wise chlo op
+(chlo.square in jnp.var) takes padded operands as a stablehlo op does
+(Shardy's pattern leaves it, which cuts its operand back to a size its
+sharding does not divide).
 """
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
@@ -51,6 +53,7 @@ from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.shards import divides_on
+from sdylog.passes.convert_global_to_local import _identity_attr
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.driver import no_common_mesh
 
@@ -75,10 +78,17 @@ def run(module: ir.Module, options: dict, ctx):
     with module.context:
         add_slice_and_pad_attributes(facts)
         extra = _op_facts(facts)
+    scatters = {op_id for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.scatter"}
+    if scatters:   # (how each combines its updates: the masks' identities)
+        kinds = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
+        extra["scatter_combines"] = [(o, i, kind) for o, i, kind in kinds.select("reducer_combines", "o", "i", "kind")
+                                     if o in scatters]
     answers = run_rules("padding", facts, extra, getattr(ctx, "engine", None))
     rows = {name: answers.read(name) for name in (
-        "nondivisible_func_io", "conv_short", "result_size", "cut", "pads_operand", "mask_operand", "mask_dim",
-        "pad_high", "masks_pad_operand", "restores_operand", "fits_operand", "value_dim")}
+        "nondivisible_func_io", "conv_short", "result_size", "cut_locally", "pads_operand_locally",
+        "relayout_result", "relayout_operand", "mask_operand", "mask_dim", "pad_high", "masks_pad_operand",
+        "restores_operand", "fits_operand", "value_dim", "topk_padded_last", "scatter_update_kind",
+        "scatter_padding_unmasked")}
     for func, what, index in sorted(rows["nondivisible_func_io"]):
         e = error_at(facts.funcs[func], f"'func.func' op {what} #{index} has a non-divisible sharding. "
                      "Shardy expects function IO to be divisible.", ctx.filename)
@@ -89,13 +99,13 @@ def run(module: ir.Module, options: dict, ctx):
         raise error_at(facts.ops[op_id], f"the convolution's padded operands give fewer windows on dimension {dim} "
                        "than its result's padded size: its window sharding must be resolved first "
                        "(-sdy-resolve-permutation-factors)", ctx.filename)
-    for op_id, dim, padded, size, shards in answers.select("cut_across_shards", "op", "dim", "padded", "size",
-                                                            "shards", ordered=True):
-        op = facts.ops[op_id]
-        raise error_at(op, f"sdylog cannot make this '{op.name}' divisible: its result is padded to {padded} on "
-                       f"dimension {dim}, and cutting it back to {size} on its {shards} shards would move elements "
-                       "across shards (its operand was padded for more shards; Shardy pads the same)",
-                       ctx.filename)
+    for (op_id,) in sorted(rows["topk_padded_last"]):
+        raise error_at(facts.ops[op_id], "sdylog cannot pad the operand of this top_k on its last dimension (its "
+                       "sharding does not divide it): the padding would be sorted into the data", ctx.filename)
+    for op_id, operand, dim in sorted(rows["scatter_padding_unmasked"]):
+        raise error_at(facts.ops[op_id], f"sdylog cannot pad the updates (operand #{operand}) of this scatter on "
+                       f"dimension {dim} (its sharding does not divide it): its update computation has no identity "
+                       "to mask the padding with, which would land at arbitrary indices", ctx.filename)
     plan = _Plan(facts, rows, ctx.filename)
     if not plan.touched:
         return PRESERVED
@@ -168,12 +178,19 @@ class _Plan:
             if sizes[(v, d)] != z:
                 self.result_dims[v][d] = z
         self.cuts = defaultdict(dict)          # value id -> {dim: size after the cut}
-        for v, d, z in rows["cut"]:
+        for v, d, z in rows["cut_locally"]:
             self.cuts[v][d] = z
+        self.result_relayouts = defaultdict(dict)   # value id -> {dim: size}
+        for v, d, z in rows["relayout_result"]:
+            self.result_relayouts[v][d] = z
         self.operand_pads = defaultdict(dict)  # op id -> {dim: high}
-        for o, d, h in rows["pads_operand"]:
+        for o, d, h in rows["pads_operand_locally"]:
             self.operand_pads[o][d] = h
+        self.operand_relayouts = defaultdict(dict)  # op id -> {dim: size}
+        for o, d, z in rows["relayout_operand"]:
+            self.operand_relayouts[o][d] = z
         self.zero_constants = {(o, i) for o, i in rows["mask_operand"]}
+        self.scatter_kinds = {(o, i): kind for o, i, kind in rows["scatter_update_kind"]}
         self.masks = defaultdict(list)         # (op id, operand) -> dims
         for o, i, d in rows["mask_dim"]:
             self.masks[(o, i)].append(d)
@@ -190,10 +207,10 @@ class _Plan:
         results = defaultdict(list)
         for o, _, v in facts.rows("op_result"):
             results[o].append(v)
-        self.touched = (set(self.operand_pads) | {o for o, _ in self.zero_constants} | set(self.restored)
-                        | {o for o, _ in self.fitted})
+        self.touched = (set(self.operand_pads) | set(self.operand_relayouts) | {o for o, _ in self.zero_constants}
+                        | set(self.restored) | {o for o, _ in self.fitted})
         for o, vs in results.items():
-            if any(v in self.result_dims or v in self.cuts for v in vs):
+            if any(v in self.result_dims or v in self.cuts or v in self.result_relayouts for v in vs):
                 self.touched.add(o)
         self.touched |= {o for o in self.pad_highs if self.pad_highs[o] and self._pad_changed(o)}
 
@@ -225,6 +242,9 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     for i in range(len(op.operands)):
         if (op_id, i) in plan.fitted:
             op.operands[i] = _fit(b, op.operands[i], plan.fitted[(op_id, i)], op, plan)
+    if op_id in plan.operand_relayouts:
+        op.operands[0], _ = _relayout(b, op.operands[0], plan.operand_shape(op_id, 0), plan.operand_relayouts[op_id],
+                                     plan.filename)
     if op_id in plan.operand_pads:
         x = op.operands[0]
         high = [plan.operand_pads[op_id].get(d, 0) for d in range(len(shape_of(x)))]
@@ -238,11 +258,14 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
             x = op.operands[i]
             dims = plan.masks.get((op_id, i))
             if dims:
-                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), _mask_fill(b, op, i), sorted(dims))
+                fill = _mask_fill(b, op, i, plan.scatter_kinds.get((op_id, i)))
+                op.operands[i] = _mask(b, x, plan.operand_shape(op_id, i), fill, sorted(dims))
     if name == "stablehlo.pad":
         _rewrite_pad(op, op_id, b, plan)
     elif name == "stablehlo.slice":
         _rewrite_slice(op, plan)
+    elif name == "stablehlo.gather":
+        _rewrite_gather(op, op_id, plan)
     elif name in _CONSTANTS:
         _pad_constant(op, plan)
         return
@@ -254,18 +277,29 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
                 a.set_type(r.type)
     after = Builder(ir.InsertionPoint.after(op), op.location)
     for r in op.results:
-        cut = plan.cuts.get(plan.facts.value_ids[r])
+        vid = plan.facts.value_ids[r]
+        cut, relayout = plan.cuts.get(vid), plan.result_relayouts.get(vid)
+        out, first = r, None   # (the value r's users read, the first op reading r)
         if cut:
             shape = [cut.get(d, n) for d, n in enumerate(shape_of(r))]
-            sliced = _slice_to(after, r, shape, irs.sharding_of(r))
-            r.replace_all_uses_except(sliced, sliced.owner.operation)
+            out = _slice_to(after, r, shape, irs.sharding_of(r))
+            first = out.owner
+        if relayout:
+            out, gather = _relayout(after, out, plan.shapes[vid], relayout, plan.filename)
+            if first is None:
+                first = gather
+        if first is not None:
+            r.replace_all_uses_except(out, first.operation)
 
 
-def _mask_fill(b: Builder, op, i: int):
+def _mask_fill(b: Builder, op, i: int, scatter_kind: str | None):
     """The scalar that masks operand i's padding: a reduce's init value for
-    that input (its identity), zero for a dot_general or convolution."""
+    that input (its identity), a scatter's combiner's identity, zero for a
+    dot_general or convolution."""
     if op.name == "stablehlo.reduce":
         return op.operands[len(op.operands) // 2 + i]
+    if op.name == "stablehlo.scatter":
+        return b.constant(_identity_attr(scatter_kind, element_of(op.operands[i])))
     return b.constant(zeros(tensor((), element_of(op.operands[i]))))
 
 
@@ -300,6 +334,16 @@ def _rewrite_slice(op, plan: _Plan) -> None:
                            f"{ir.RankedTensorType(new).shape[d]} on dimension {d} would read up to index {lim - 1} "
                            f"of an operand of size {size} there", plan.filename)
     op.attributes["limit_indices"] = dense_i64_array(limits)
+
+
+def _rewrite_gather(op, op_id: int, plan: _Plan) -> None:
+    """A slice of a whole operand dimension that grew takes the whole padded
+    dimension (its result dimension follows it: _gather_shape_follows)."""
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    original, now = plan.operand_shape(op_id, 0), shape_of(op.operands[0])
+    grown = [z if s == n else s for s, n, z in zip(sizes, original, now)]
+    if grown != sizes:
+        op.attributes["slice_sizes"] = dense_i64_array(grown)
 
 
 def _fit(b: Builder, x, sizes: dict, op, plan: _Plan):
@@ -381,6 +425,37 @@ def _mask(b: Builder, x, original: list[int], pad_value, dims: list[int]):
     return out
 
 
+def _relayout(b: Builder, x, original: list[int], sizes: dict, filename):
+    """x laid out again to `sizes` ({dim: size}) on dimensions its sharding
+    splits: gathered there, cut to its `original` shape, padded with zeros to
+    `sizes` and sliced on the same axes (padding or cutting each device's
+    block in place would move the shard boundaries over the data).
+    Returns the new value and the all_gather, the first op reading x."""
+    sharding = irs.sharding_of(x)
+    dims = sorted(sizes)
+    gathered = sharding
+    for d in dims:
+        gathered = gathered.with_dim(d, replace(sharding.dims[d], axes=()))
+    axes = [list(sharding.dims[d].axes) if d in sizes else [] for d in range(len(sharding.dims))]
+    gather = create_collective("sdy.all_gather", x, gathered.to_attr(), axis_lists_attr(axes), loc=b.loc, ip=b.ip)
+    y = gather.result
+    shape = list(shape_of(y))
+    if any(shape[d] > original[d] for d in dims):
+        shape = [original[d] if d in sizes else n for d, n in enumerate(shape)]
+        y = _slice_to(b, y, shape, gathered)
+    high = [max(0, sizes[d] - n) if d in sizes else 0 for d, n in enumerate(shape)]
+    if any(high):
+        zero = zeros(tensor((), element_of(y)))
+        if zero is None:
+            raise error_at(gather, f"sdylog cannot pad a value of element type {element_of(y)} here for "
+                           "divisibility (-sdy-pad-for-divisibility pads with zeros)", filename)
+        rank = len(shape)
+        y = b.pad(y, b.constant(zero), [0] * rank, high, [0] * rank, [n + h for n, h in zip(shape, high)])
+        irs.set_result_sharding(y, gathered)
+    sliced = create_collective("sdy.all_slice", y, sharding.to_attr(), axis_lists_attr(axes), loc=b.loc, ip=b.ip)
+    return sliced.result, gather
+
+
 def _slice_to(b: Builder, x, shape: list[int], sharding):
     rank = len(shape)
     out = b.one("stablehlo.slice", [x], tensor(shape, element_of(x)),
@@ -412,6 +487,8 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
         if infers[name]:
             for row in _shape_follows(op, name):
                 out["shape_follows"].append((op_id, *row))
+        if name in ELEMENTWISE_OPS and name.startswith("chlo."):
+            out["chlo_elementwise"].append((op_id,))
         if name == "stablehlo.dot_general":
             dn = shlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
             out["reduced_dim"] += [(op_id, 0, d) for d in dn.lhs_contracting_dimensions]
@@ -421,6 +498,12 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
         elif name == "stablehlo.reduce":
             dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
             out["reduced_dim"] += [(op_id, i, d) for i in range(len(op.operands) // 2) for d in dims]
+        elif name == "stablehlo.scatter":
+            n = (len(op.operands) - 1) // 2
+            dn = shlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+            window = set(dn.update_window_dims)
+            rank = _ranked_rank(op.operands[n + 1]) or 0
+            out["reduced_dim"] += [(op_id, n + 1 + j, d) for j in range(n) for d in range(rank) if d not in window]
         elif name == "sdy.all_gather":
             out["gathered_dim"] += [(op_id, d) for d, axes in
                                     enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]
@@ -471,12 +554,39 @@ def _shape_follows(op, name: str):
         rank = _ranked_rank(results[0]) or 0
         yield from ((0, d, 0, d) for d in range(rank) if d != dim)
         return
+    if name == "stablehlo.gather":
+        yield from _gather_shape_follows(op)
+        return
+    if name == "chlo.top_k":   # (values and indices: the operand's batch dimensions)
+        rank = _ranked_rank(op.operands[0]) or 0
+        yield from ((i, d, 0, d) for i in range(len(results)) for d in range(rank - 1))
+        return
     if name in _SAME_SHAPE or name in ELEMENTWISE_OPS:
         for i, r in enumerate(results):
             rank = _ranked_rank(r)
             source = next((k for k, v in enumerate(op.operands) if _ranked_rank(v) == rank and rank), None)
             if source is not None:
                 yield from ((i, d, source, d) for d in range(rank))
+
+
+def _gather_shape_follows(op):
+    """A gather's result: its batch dimensions have the sizes of the indices'
+    (but their index vector dimension), in order; an offset dimension that
+    slices a whole operand dimension has that dimension's size (its slice
+    size grows with the operand: _rewrite_gather)."""
+    dn = shlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    offset_dims = list(dn.offset_dims)
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    operand_shape = shape_of(op.operands[0])
+    skipped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset_sources = [d for d in range(len(operand_shape)) if d not in skipped]
+    for rdim, d in zip(offset_dims, offset_sources):
+        if sizes[d] == operand_shape[d]:
+            yield 0, rdim, 0, d
+    rank = _ranked_rank(op.results[0]) or 0
+    batch = [r for r in range(rank) if r not in offset_dims]
+    index_dims = [d for d in range(len(shape_of(op.operands[1]))) if d != dn.index_vector_dim]
+    yield from ((0, r, 1, d) for r, d in zip(batch, index_dims))
 
 
 def _conv_facts(op, op_id: int, out) -> None:
