@@ -167,9 +167,20 @@ def _save_plans() -> None:
         try:
             plans, schema = program.run_cache.get("plans"), program.run_cache.get("schema")
             if plans is not None and plans.added or schema is not None and schema.tables.added:
+                _drop_process_keys(program.run_cache)
                 _write(path, program)
         except Exception:
             pass
+
+
+def _drop_process_keys(run_cache: dict) -> None:
+    """Remove the entries of a program's run_cache keyed by an object's id
+    (engine.written_set's): they name objects of this process only, no
+    other process finds them, and each that saved the program added its
+    own (a cache used over the corpus held 38 in the reshard rules' file,
+    a tenth of what every start read)."""
+    for key in [k for k in run_cache if isinstance(k, tuple) and k[:1] == ("written",)]:
+        del run_cache[key]
 
 
 def _index_file(d: str, path: str) -> str:

@@ -268,6 +268,40 @@ def test_a_saved_program_runs_without_reading_its_clauses(tmp_path, monkeypatch)
     assert not any(loaded.clauses.read)
 
 
+def test_keys_of_this_process_only_are_not_saved(tmp_path, monkeypatch):
+    """A run over every stratum keeps the set of relations they write under
+    the id of its list of strata (engine.written_set): an id means nothing
+    to another process, so the program is saved without it, and a cache
+    file does not grow by one such entry per process that saves it."""
+    from sdylog.datalog import load_program, make_engine
+    monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_SAVED_WITH_PLANS", [])
+    rules = tmp_path / "p.dl"
+    rules.write_text(_RANKED_RULES)
+
+    def run(program, n):
+        engine = make_engine(program)
+        engine.load("e", [(i, i + 1) for i in range(n)])
+        engine.run()   # (all strata: written_set's key)
+        return engine.read("big")
+
+    first = cache.load_program_cached(str(rules), load_program)
+    expected = run(first, 5)
+    assert any(k[:1] == ("written",) for k in first.run_cache if isinstance(k, tuple))
+    cache._save_plans()
+    saved = []
+    for n in (5, 5000):   # (the second: other sizes, plans made, the program saved again)
+        monkeypatch.setattr(cache, "_SAVED_WITH_PLANS", [])
+        loaded = cache.load_program_cached(str(rules), lambda p: None)
+        saved.append({k for k in loaded.run_cache if isinstance(k, tuple)})
+        assert not any(k[:1] == ("written",) for k in saved[-1])
+        got = run(loaded, n)
+        assert n != 5 or got == expected
+        cache._save_plans()
+    loaded = cache.load_program_cached(str(rules), lambda p: None)
+    assert {k for k in loaded.run_cache if isinstance(k, tuple)} == saved[-1]
+
+
 _SUBSUMPTIVE_RULES = (".type Rank <: number\n.decl e(x: number, y: number, w: number)\n"
                       ".decl d(x: number, r: Rank)\nd(0, 0).\nd(y, r + w) :- d(x, r), e(x, y, w).\n"
                       "d(x, r1) <= d(x, r2) :- r2 <= r1.\n.output d\n")
