@@ -143,6 +143,6 @@ def test_simulate_matches(tmp_path, name):
     path = tmp_path / f"{name}.mlir"
     path.write_text(CASES[name])
     r = CliRunner().invoke(main, ["simulate", str(path), "--json"])
-    assert r.exit_code == 0, r.output + r.stderr
-    report = json.loads(r.output)
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
     assert report["match"] and report["first_difference"] is None, report
