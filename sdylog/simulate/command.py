@@ -53,7 +53,8 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
              channel_mode, **mpmd):
     """Run FILE partitioned on its simulated mesh and compare with the unpartitioned run.
 
-    FILE may be a JAX export, a propagated module or an explicit one (whose
+    FILE may be a JAX export (Shardy's, or GSPMD's `mhlo.sharding`s, read as
+    `sdylog run` reads them), a propagated module or an explicit one (whose
     sdy collectives say how it is partitioned; --as-written takes any module
     so). All but explicit ones go through sdylog's pipeline first:
     propagation, explicit reshards, collectives, padding

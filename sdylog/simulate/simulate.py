@@ -1,5 +1,7 @@
 """`sdylog simulate`: does the partitioned program compute what the unpartitioned one does?
 
+0. A GSPMD module's `mhlo.sharding` attributes are read as `sdylog run`
+   reads them (commands/pipeline.py import_shardings, with a note).
 1. Random global inputs for the entry function (from the seed).
 2. The module as given runs on one device: the unpartitioned computation
    (Shardy's collectives are identities in the global view).
@@ -201,6 +203,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     `explicit`: take the module as written (None: when it holds sdy collectives
     and no reshard, partition/pipeline.is_explicit).
     `progress`: a sdylog.progress.Progress told each step."""
+    from sdylog.commands.pipeline import import_shardings
     from sdylog.passes import PassContext
     from sdylog.passes.pipelines import PartitionerOptions
     from sdylog.progress import Progress
@@ -210,16 +213,20 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     progress.step("the whole program on one device")
 
     global_module = parse_module(text, filename)
+    local_module = parse_module(text, filename)
+    ctx = PassContext(filename=filename, engine=engine)
+    # (a GSPMD module's shardings become sdy ones on the partitioned side; the
+    # global run needs none: its `@Sharding` custom calls are identities)
+    import_shardings(local_module, ctx)
+    with local_module.context:
+        mesh = _mesh_for(local_module, _entry(local_module, entry))
     with global_module.context:
         func = _entry(global_module, entry)
-        mesh = _mesh_for(global_module, func)
         inputs = random_inputs(func, seed, filename)
         tag_ops(global_module)
         reference = Program(global_module, filename).run(entry, inputs, DeviceRuntime(stats=CollectiveStats()))
 
-    local_module = parse_module(text, filename)
     tag_ops(local_module)
-    ctx = PassContext(filename=filename, engine=engine)
     options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     report = SimulationReport(mesh.num_devices, CollectiveStats())
     with local_module.context:
