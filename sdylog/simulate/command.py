@@ -30,7 +30,9 @@ def interpret(path, entry, print_results):
 @click.argument("path")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the random inputs.")
 @click.option("--entry", default="main", show_default=True, help="Function to run.")
-@click.option("--rtol", default=1e-4, show_default=True, type=click.FloatRange(min=0), help="Relative tolerance for floats.")
+@click.option("--rtol", default=None, type=click.FloatRange(min=0),
+              show_default="1e-4, or 4 eps of the result's dtype where larger: f16 0.0039, bf16 0.031",
+              help="Relative tolerance for floats (of each result's largest magnitude).")
 @click.option("--atol", default=1e-5, show_default=True, type=click.FloatRange(min=0), help="Absolute tolerance for floats.")
 @click.option("--as-written", is_flag=True,
               help="Take the module's shardings and collectives as written (no propagation, no partitioner).")
@@ -51,14 +53,17 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
              channel_mode, **mpmd):
     """Run FILE partitioned on its simulated mesh and compare with the unpartitioned run.
 
-    FILE may be a JAX export, a propagated module or an explicit one (whose
+    FILE may be a JAX export (Shardy's, or GSPMD's `mhlo.sharding`s, read as
+    `sdylog run` reads them), a propagated module or an explicit one (whose
     sdy collectives say how it is partitioned; --as-written takes any module
     so). All but explicit ones go through sdylog's pipeline first:
     propagation, explicit reshards, collectives, padding
     (-sdy-propagation-pipeline, then -sdy-partitioner-pipeline). Random
     inputs (from --seed) are cut into each device's shards, the per-device
     program runs on every device, and the results are compared with the
-    whole program run on one device.
+    whole program run on one device: floats agree within --atol + --rtol
+    times the largest magnitude of the result (partial sums rounded on
+    each device and then added differ by a few ulps of the dtype).
 
     Prints the collectives of the partitioned program with the bytes one
     device sends (ring model, rules/collectives.dl) and, on a mismatch, the

@@ -1,5 +1,7 @@
 """`sdylog simulate`: does the partitioned program compute what the unpartitioned one does?
 
+0. A GSPMD module's `mhlo.sharding` attributes are read as `sdylog run`
+   reads them (commands/pipeline.py import_shardings, with a note).
 1. Random global inputs for the entry function (from the seed).
 2. The module as given runs on one device: the unpartitioned computation
    (Shardy's collectives are identities in the global view).
@@ -8,7 +10,9 @@
    propagation and the partitioner first (sdylog/partition/pipeline.py).
    Every device of the mesh runs it on its shards of the inputs,
    collectives moving data between the devices' buffers.
-4. Each device's results are compared with its shard of the global results.
+4. Each device's results are compared with its shard of the global results
+   (floats within a tolerance that by default follows their dtype:
+   default_rtol).
    On a mismatch both programs run again, recording what each op computed,
    to name the first op whose per-device values differ and why when it can
    be told (sdylog/simulate/trace.py).
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
@@ -31,6 +36,19 @@ from sdylog.simulate.dtypes import is_bool, is_complex, is_float, is_integer, is
 from sdylog.simulate.mesh import CollectiveStats, DeviceRun, run_on_devices
 from sdylog.simulate.program import DeviceRuntime, Program
 from sdylog.simulate.trace import combined
+
+
+# Floats agree within atol + rtol * max|want| (_errors). By default rtol is
+# DEFAULT_RTOL, or EPS_TIMES the machine epsilon of the compared value's
+# dtype where that is larger: a sum computed in pieces rounds each piece to
+# the dtype, which for bf16 (eps 2^-7) and f16 (2^-10) is more than 1e-4.
+DEFAULT_RTOL, DEFAULT_ATOL, EPS_TIMES = 1e-4, 1e-5, 4
+
+
+def default_rtol(dtype) -> float:
+    """The relative tolerance of a float (or complex) dtype when none is
+    given: f32 and f64 1e-4, f16 0.0039, bf16 0.031."""
+    return max(DEFAULT_RTOL, EPS_TIMES * float(ml_dtypes.finfo(dtype).eps))
 
 
 @dataclass
@@ -149,11 +167,14 @@ def _errors(got, want, rtol, atol) -> tuple[bool, float, float]:
     rtol * max|want| everywhere): a sum computed in pieces on several
     devices rounds with the size of its terms, which near-zero results do
     not have; the relative error is the max absolute error over max|want|.
+    `rtol` None: default_rtol of want's dtype.
     Integers and booleans must be equal (errors count differing elements)."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return False, float("inf"), float("inf")
     if is_float(want.dtype) or is_complex(want.dtype):
+        if rtol is None:
+            rtol = default_rtol(want.dtype)
         g = got.astype(np.complex128 if is_complex(want.dtype) else np.float64)
         w = want.astype(g.dtype)
         if not w.size:
@@ -171,15 +192,18 @@ def _errors(got, want, rtol, atol) -> tuple[bool, float, float]:
 
 
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
-                  rtol: float = 1e-4, atol: float = 1e-5, pass_options: str | None = None,
+                  rtol: float | None = None, atol: float = DEFAULT_ATOL, pass_options: str | None = None,
                   pipeline: list[str] | None = None, explicit: bool | None = None,
                   halo_exchange: bool = True, engine: str | None = None, progress=None) -> SimulationReport:
-    """`pass_options`: options of -sdy-convert-global-to-local, as on the command line.
+    """`rtol`: relative tolerance of floats (None: default_rtol of each
+    compared value's dtype).
+    `pass_options`: options of -sdy-convert-global-to-local, as on the command line.
     `pipeline`: `sdylog opt` flags run first on the partitioned side instead of
     sdylog's pipeline (then made local with -sdy-convert-global-to-local).
     `explicit`: take the module as written (None: when it holds sdy collectives
     and no reshard, partition/pipeline.is_explicit).
     `progress`: a sdylog.progress.Progress told each step."""
+    from sdylog.commands.pipeline import import_shardings
     from sdylog.passes import PassContext
     from sdylog.passes.pipelines import PartitionerOptions
     from sdylog.progress import Progress
@@ -189,16 +213,20 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     progress.step("the whole program on one device")
 
     global_module = parse_module(text, filename)
+    local_module = parse_module(text, filename)
+    ctx = PassContext(filename=filename, engine=engine)
+    # (a GSPMD module's shardings become sdy ones on the partitioned side; the
+    # global run needs none: its `@Sharding` custom calls are identities)
+    import_shardings(local_module, ctx)
+    with local_module.context:
+        mesh = _mesh_for(local_module, _entry(local_module, entry))
     with global_module.context:
         func = _entry(global_module, entry)
-        mesh = _mesh_for(global_module, func)
         inputs = random_inputs(func, seed, filename)
         tag_ops(global_module)
         reference = Program(global_module, filename).run(entry, inputs, DeviceRuntime(stats=CollectiveStats()))
 
-    local_module = parse_module(text, filename)
     tag_ops(local_module)
-    ctx = PassContext(filename=filename, engine=engine)
     options = PartitionerOptions(enable_halo_exchange=halo_exchange)
     report = SimulationReport(mesh.num_devices, CollectiveStats())
     with local_module.context:

@@ -4,7 +4,11 @@ On one device (global view: every value is the whole tensor) Shardy's
 collectives change nothing, so they are identities; `sdy.manual_computation`
 runs its body once per device of its mesh on the manual axes' shards, where
 values stay whole on the other axes (the collectives stay identities), and a
-manual computation nested there shards and assembles on its own axes.
+manual computation nested there shards and assembles on its own axes. A
+value unreduced on manual axes is a partial sum there (Shardy's
+TensorShardingAttr: all-reducing it over those axes gives the value): going
+in, the whole on the first device of each group along them and zeros on the
+others; coming out, the sum of the group's values.
 
 On a simulated mesh (each value is the device's shard) they move data: the
 device's shard index along the collective's axes picks which pieces it sends
@@ -242,8 +246,13 @@ def lower_manual_computation(ctx):
     from sdylog.simulate.program import CompiledFunction, FunctionCompiler
     op = ctx.op
     manual = irs.manual_axes(op.attributes["manual_axes"])
-    in_sh = [irs.only_axes(s, manual) for s in sharding_per_value(op.attributes["in_shardings"])]
-    out_sh = [irs.only_axes(s, manual) for s in sharding_per_value(op.attributes["out_shardings"])]
+    in_given = sharding_per_value(op.attributes["in_shardings"])
+    out_given = sharding_per_value(op.attributes["out_shardings"])
+    in_sh = [irs.only_axes(s, manual) for s in in_given]
+    out_sh = [irs.only_axes(s, manual) for s in out_given]
+    # (the manual axes each value is unreduced on: a partial sum over them)
+    in_unreduced = [[a for a in s.unreduced if a.name in manual] for s in in_given]
+    out_unreduced = [[a for a in s.unreduced if a.name in manual] for s in out_given]
     # The body runs on its own (per device) environment: compile it as a function.
     fn = CompiledFunction(f"manual_computation@{ctx.index}")
     fn.body = FunctionCompiler(ctx.program, fn).compile_region(op.regions[0])
@@ -258,35 +267,72 @@ def lower_manual_computation(ctx):
         if mesh is None or not rt.global_view:
             res = fn(args, rt)  # already per-device values: the body sees them as they are
         elif rt.in_manual_body:
-            res = _nested_manual(ctx, rt, fn, mesh, args, in_sh, out_sh, out_shapes, out_dtypes)
+            res = _nested_manual(ctx, rt, fn, mesh, args, in_sh, out_sh, out_shapes, out_dtypes,
+                                 in_unreduced, out_unreduced)
         else:
             n = mesh.num_devices
-            runs = [[DeviceRun(fn, [np.asarray(x)[shard_slices(np.shape(x), s, mesh, d)]
-                                    for x, s in zip(args, in_sh)]) for d in range(n)]]
+            runs = [[DeviceRun(fn, [_manual_part(x, s, u, mesh, d) for x, s, u in zip(args, in_sh, in_unreduced)])
+                     for d in range(n)]]
             stats = rt.collective_stats
             per_dev = run_on_devices(ctx.program, runs, stats=stats, in_manual_body=True)[0]
-            res = [assemble(shape, s, mesh, {d: per_dev[d][k] for d in range(n)}, dt)
-                   for k, (shape, s, dt) in enumerate(zip(out_shapes, out_sh, out_dtypes))]
+            res = []
+            for k, (shape, s, u, dt) in enumerate(zip(out_shapes, out_sh, out_unreduced, out_dtypes)):
+                blocks = {d: per_dev[d][k] for d in range(n)}
+                res.append(assemble(shape, s, mesh, _summed(blocks, u, mesh) if u else blocks, dt))
         for s, v in zip(outs, res):
             env[s] = v
     return step
 
 
-def _nested_manual(ctx, rt, fn, mesh, args, in_sh, out_sh, out_shapes, out_dtypes) -> list:
+def _manual_part(x, sharding: TensorSharding, unreduced, mesh, device: int):
+    """Device `device`'s operand of a manual computation's body in the
+    global view: its shard of `x` on the manual axes and, unreduced on
+    some, a partial sum there (the whole on the first device of each group
+    along them, zeros on the others)."""
+    part = np.asarray(x)[shard_slices(np.shape(x), sharding, mesh, device)]
+    if unreduced and shard_index(device, mesh, unreduced):
+        return np.zeros_like(part)
+    return part
+
+
+def _nested_manual(ctx, rt, fn, mesh, args, in_sh, out_sh, out_shapes, out_dtypes,
+                   in_unreduced, out_unreduced) -> list:
     """A manual computation inside another one's body, in an unpartitioned
     run: this device's values are their shards on the outer manual axes
     (the inner computation's global view); the body gets their shards on the
-    inner manual axes, and each result is assembled from the shards of the
-    devices that differ only on those axes."""
+    inner manual axes (partial sums on those they are unreduced on), and
+    each result is assembled from the shards of the devices that differ
+    only on those axes, after summing those of the devices that differ
+    only on its unreduced ones."""
     device = rt.device_id
-    res = fn([np.asarray(x)[shard_slices(np.shape(x), s, mesh, device)] for x, s in zip(args, in_sh)], rt)
+    res = fn([_manual_part(x, s, u, mesh, device) for x, s, u in zip(args, in_sh, in_unreduced)], rt)
     out = []
-    for value, shape, s, dt in zip(res, out_shapes, out_sh, out_dtypes):
+    for value, shape, s, u, dt in zip(res, out_shapes, out_sh, out_unreduced, out_dtypes):
         refs = [a for dim in s.dims for a in dim.axes]
-        if not refs:   # replicated on the inner axes: every device holds the whole value
+        if not refs and not u:   # replicated on the inner axes: every device holds the whole value
             out.append(value)
             continue
-        group = tuple(group_of(device, device_groups(refs, mesh)))
+        group = tuple(group_of(device, device_groups(refs + list(u), mesh)))
         got = rt.comm.exchange(rt, group, ctx.op.name, np.asarray(value), nbytes_of([value]))
-        out.append(assemble(shape, s, mesh, {d: got[d] for d in group}, dt))
+        blocks = {d: got[d] for d in group}
+        out.append(assemble(shape, s, mesh, _summed(blocks, u, mesh) if u else blocks, dt))
+    return out
+
+
+def _summed(blocks: dict, axes, mesh) -> dict:
+    """Partial sums over `axes` made whole: each device's block (device id
+    -> array) added to those of the devices in `blocks` that differ from it
+    only on `axes`, in their order along them (booleans or-ed, as np.add
+    does)."""
+    out = {}
+    for group in device_groups(list(axes), mesh):
+        members = [d for d in group if d in blocks]
+        if not members:
+            continue
+        total = np.asarray(blocks[members[0]])
+        with np.errstate(all="ignore"):   # (overflow: a value here, as in the runs)
+            for d in members[1:]:
+                total = np.add(total, blocks[d])
+        for d in members:
+            out[d] = total
     return out
