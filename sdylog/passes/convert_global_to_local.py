@@ -56,6 +56,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
@@ -94,10 +95,10 @@ def run(module: ir.Module, options: dict, ctx) -> str:
     error, unlowered = _left_to_reshard(module, ctx, ops)
     if error is not None:
         raise error
-    reductions, regathers = _collective_reductions(module, ctx)
+    reductions, regathers, made_unreduced = _collective_reductions(module, ctx)
     with ir.Location.unknown(module.context):
         # (its own errors say more of their op)
-        GlobalToLocal(module, options, ctx.filename, reductions, regathers).convert(ops)
+        GlobalToLocal(module, options, ctx.filename, reductions, regathers, made_unreduced).convert(ops)
     if unlowered is not None:
         raise unlowered
     _verify(module, ctx.filename)
@@ -176,16 +177,19 @@ def _unlowered_error(decisions, filename: str, after_full_insert: bool = False) 
                         "inserts what they need before it converts)", filename)
 
 
-def _collective_reductions(module, ctx) -> tuple[dict, set]:
+def _collective_reductions(module, ctx) -> tuple[dict, set, dict]:
     """The reduction (stablehlo op name: "maximum", ...) of each sdy.all_reduce
     and sdy.reduce_scatter that does not sum, and those that gather the
     per-device results of a reduce with no collective body and reduce them
     again (rules/partition/reduction_kind.dl); an error at a reducer whose
     partial results no collective combines. Each collective is named by its
     result (an operation's hash changes with its operands, which the
-    conversion replaces)."""
-    if not census(module, ctx).has("sdy.all_reduce", "sdy.reduce_scatter"):
-        return {}, set()
+    conversion replaces). Third, the operands with no sharding to make
+    unreduced before their op (made_unreduced, same file): the op's key (its
+    first result; a func.return: its function's name) -> [(operand index,
+    mesh, axes)]."""
+    if not _may_expect_unreduced(module, ctx):
+        return {}, set(), {}
     from sdylog.partition.facts import explicit_facts, run_rules
     facts = explicit_facts(module)
     engine = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
@@ -198,7 +202,46 @@ def _collective_reductions(module, ctx) -> tuple[dict, set]:
     kinds = {facts.ops[c].results[0]: kind
              for c, kind in engine.select("collective_reduction", "c", "kind", ordered=True) if kind != "add"}
     regathers = {facts.ops[c].results[0] for c, _ in engine.select("collective_regathers", "c", "o")}
-    return kinds, regathers
+    made: dict = {}
+    for u, i, m, a, pre, z in engine.select("made_unreduced", "u", "i", "m", "a", "pre", "z", ordered=True):
+        op = facts.ops[u]
+        key = op.results[0] if len(op.results) else _func_name(op)
+        mesh = facts.meshes[m]
+        ref = AxisRef(a) if pre == 1 and z == mesh.axis_sizes[a] else AxisRef(a, SubAxis(pre, z))
+        uses = made.setdefault(key, {})
+        uses.setdefault((i, m), (mesh, []))[1].append(ref)
+    return kinds, regathers, {key: [(i, mesh, tuple(axes)) for (i, _), (mesh, axes) in uses.items()]
+                              for key, uses in made.items()}
+
+
+# The sdy collectives whose operand is expected unreduced where their
+# out_sharding is (rules/partition/reduction_kind.dl, keeps_unreduced_kind).
+_KEEPING = ("sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute")
+
+
+def _may_expect_unreduced(module, ctx) -> bool:
+    """Some collective of the module reduces, or some op may expect an
+    operand unreduced (a function result or collective with unreduced
+    axes): the rules of reduction_kind.dl may derive something."""
+    c = census(module, ctx)
+    if c.has("sdy.all_reduce", "sdy.reduce_scatter"):
+        return True
+    reader = irs.ShardingReader()
+    for top in module.body.operations:
+        fn = top.operation
+        if fn.name == "func.func":
+            n = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
+            if any((s := reader.func_result_sharding(fn, i)) is not None and s.unreduced for i in range(n)):
+                return True
+    return any(reader.tensor(op.attributes["out_sharding"]).unreduced
+               for name in _KEEPING for op in c.ops(name))
+
+
+def _func_name(op) -> str:
+    """The name of the function `op` is in."""
+    while op.name != "func.func":
+        op = op.parent.operation
+    return ir.StringAttr(op.attributes["sym_name"]).value
 
 
 def _rule_tensor(op, j: int) -> str:
@@ -233,6 +276,9 @@ class GlobalToLocal:
     filename: str
     reductions: dict = field(default_factory=dict)   # sdy collective's result -> its body's op ("maximum"), not "add"
     regathers: set = field(default_factory=set)      # results of the sdy collectives that gather a reduce's results
+    # an op's key (its first result; a func.return: its function's name) ->
+    # [(operand index, mesh, axes)]: operands with no sharding made unreduced before it
+    made_unreduced: dict = field(default_factory=dict)
     meshes: dict = field(default_factory=dict)
     # A value's type and sharding as they were before the conversion: types
     # are recorded as they change, shardings as they are first read (an op
@@ -388,6 +434,8 @@ class GlobalToLocal:
 
     def convert_op(self, op) -> None:
         name = op.name
+        if self.made_unreduced:
+            self.make_operands_unreduced(op)
         if name in _SPECIAL:
             try:
                 getattr(self, "convert_" + name.split(".", 1)[1])(op)
@@ -518,17 +566,38 @@ class GlobalToLocal:
         out = self.reader.tensor(op.attributes["out_sharding"])
         mesh = self.mesh(out, op)
         axes = self.reader.axes(op.attributes["axes"])
-        x = op.operands[0]
         local = self.local_type(op.results[0].type, out, op)
+        self.finish(op, [self.leader_or_zeros(self.builder(op), op.operands[0], local, mesh, axes, op)])
+
+    def leader_or_zeros(self, b: Builder, x, local, mesh: Mesh, axes, op) -> ir.Value:
+        """`x` (of type `local`) on the first device of each group along
+        `axes`, zeros on the others."""
         zero = zeros(ir.RankedTensorType(local))
         if zero is None:
             raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
-        b = self.builder(op)
-        shape = shape_of(x)
         leader = [shard_index(d, mesh, axes) == 0 for d in range(mesh.num_devices)]
         is_leader = b.reshape(b.dynamic_slice(b.bool_table(leader), [self.device_id(b)], [1]), ())
-        is_leader = b.broadcast(is_leader, shape, [])
-        self.finish(op, [b.select(is_leader, x, b.constant(zero))])
+        is_leader = b.broadcast(is_leader, shape_of(x), [])
+        return b.select(is_leader, x, b.constant(zero))
+
+    def make_operands_unreduced(self, op) -> None:
+        """Operands of `op` with no sharding where it expects them unreduced
+        (a function result, a collective: rules/partition/reduction_kind.dl,
+        made_unreduced) made so before it, as a replicated_to_unreduced is
+        lowered: each device holds the whole value, and their sum must be the
+        value."""
+        results = op.results
+        key = results[0] if len(results) else (_func_name(op) if op.name == "func.return" else None)
+        uses = self.made_unreduced.get(key)
+        if not uses:
+            return
+        b = self.builder(op)
+        for i, mesh, axes in uses:
+            x = op.operands[i]
+            made = self.leader_or_zeros(b, x, x.type, mesh, axes, op)
+            self.global_types[made] = self.global_type(x)
+            self.shardings[made] = self.sharding(x)
+            op.operands[i] = made
 
     def convert_sharded_to_unreduced(self, op) -> None:
         """Axes sharding dimensions made unreduced (partial sums) along them:

@@ -1,11 +1,17 @@
 """Values made unreduced in the per-device program (issue 18; r31's report,
 item 6):
 
-- a value with no sharding brought to a target with unreduced axes (a
-  function result `unreduced={"x"}`, a reshard to unreduced) is taken as
-  replicated on the target's mesh and made unreduced
-  (`sdy.replicated_to_unreduced`, rules/reshard/targets.dl,
-  site_bare_unreduces): each device's part sums to the value;
+- a value with no sharding returned as a function result with unreduced
+  axes (`unreduced={"x"}`), or brought to them by a collective, is made
+  unreduced by convert-global-to-local (rules/partition/reduction_kind.dl,
+  made_unreduced): the first device of each group along the axes keeps it, the others hold
+  zeros, so that the devices' parts sum to the value. Shardy's
+  insert-explicit-reshards writes nothing there (a value with no sharding
+  is not decided yet in Shardy), and neither does ours;
+- an sdy.reshard of a value with no sharding to unreduced axes becomes a
+  `sdy.replicated_to_unreduced` (rules/reshard/targets.dl,
+  site_bare_unreduces): Shardy keeps the reshard and its
+  reshard-to-collectives erases it (a known difference, below);
 - `sdy.sharded_to_unreduced` (written by insert-explicit-reshards, or in
   the input) is lowered by convert-global-to-local: each device keeps its
   shard in place, zeros elsewhere.
@@ -58,42 +64,83 @@ BARE_EXPLICIT = M22 + """func.func @main(%arg0: tensor<8xf32>) -> (tensor<8xf32>
 
 
 def test_a_value_with_no_sharding_returned_unreduced_sums_to_the_value():
-    """Before: no replicated_to_unreduced, every device returned the whole
-    value, and the devices' parts summed to twice it."""
+    """Before (main at c8df8ca): every device returned the whole value, and
+    the devices' parts summed to twice it."""
     simulated(BARE_RESULT, "r2u.mlir")
 
 
+@pytest.mark.parametrize("flag,options", [("sdy-insert-explicit-reshards", {}),
+                                           ("sdy-insert-explicit-reshards{enable-full-version=true}", FULL)])
+def test_insert_leaves_a_value_with_no_sharding_returned_unreduced_as_shardy_does(flag, options):
+    """A value with no sharding is not decided yet in Shardy (XLA decides
+    it): its insert-explicit-reshards writes nothing where one is returned
+    unreduced (its lit case export/insert_explicit_reshards/unreduced.mlir,
+    all_reduce_source_no_sharding_and_target_has_unreduced, in the ratchet),
+    and neither does ours; the per-device program makes it unreduced."""
+    mine = ours(BARE_RESULT, "sdy-insert-explicit-reshards", options=options)
+    assert mine.strip() == shardy(BARE_RESULT, flag).strip()
+    assert "replicated_to_unreduced" not in mine
+    # ... and so does the export of jaxlib's propagation pipeline
+    assert ours(BARE_RESULT, "sdy-propagation-pipeline").strip() == shardy(BARE_RESULT, "sdy-propagation-pipeline").strip()
+
+
+def leaders(out: str) -> str:
+    """The table of the devices that keep a value made unreduced."""
+    return out.split("stablehlo.constant dense<")[1].split(">")[0]
+
+
+@pytest.mark.parametrize("flags", [["-sdy-convert-global-to-local"],
+                                   ["-sdy-propagation-pipeline", "-sdy-convert-global-to-local"]])
+def test_convert_makes_a_returned_value_with_no_sharding_unreduced(flags):
+    """KNOWN DIFFERENCE: Shardy's convert-global-to-local returns the value
+    with no sharding as it is (each device the whole value, their sum twice
+    it); ours keeps it on the first device along "x" and zeros on the
+    other (no lit case of Shardy's has such a return)."""
+    out = optimize_text(BARE_RESULT, "r2u.mlir", parse_flags(flags))
+    assert leaders(out) == "[true, false]"
+    assert "%6 = stablehlo.select %5, %0, %cst : tensor<8xi1>, tensor<8xf32>" in out and "return %6" in out
+    theirs = shardy(BARE_RESULT, "sdy-convert-global-to-local")
+    assert "stablehlo.select" not in theirs and "return %0" in theirs, theirs
+
+
 def test_a_value_with_no_sharding_is_made_unreduced_where_its_target_wants():
+    """%0, returned to a sharded and unreduced result: Shardy's passes (and
+    ours) write nothing (insert) or a reshard that reshard-to-collectives
+    makes an all_slice keeping the unreduced axis; convert-global-to-local
+    makes it unreduced before the all_slice (leaders along "x": devices 0
+    and 1 of x2y2)."""
     out = ours(BARE_EXPLICIT, "sdy-insert-explicit-reshards")
-    # the value says it is replicated (a collective's operand has a sharding)
-    assert '%0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>}' in out
-    assert 'sdy.reshard %0 <@mesh, [{"y"}]>' in out
-    assert 'replicated_to_unreduced {"x"} %2 out_sharding=<@mesh, [{"y"}], unreduced={"x"}>' in out
+    assert "%0 = stablehlo.negate %arg0 : tensor<8xf32>" in out and "return %0, %3" in out
+    full = ours(BARE_EXPLICIT, "sdy-insert-explicit-reshards", options=FULL)
+    assert 'sdy.reshard %0 <@mesh, [{"y"}], unreduced={"x"}>' in full
     # the reshard to unreduced of %arg0 became a replicated_to_unreduced
-    assert 'replicated_to_unreduced {"x"} %arg0 out_sharding=<@mesh, [{}], unreduced={"x"}>' in out
-    assert "sdy.reshard %arg0" not in out
-    assert ours(BARE_EXPLICIT, "sdy-insert-explicit-reshards", options=FULL) == out
+    for text in (out, full):
+        assert 'replicated_to_unreduced {"x"} %arg0 out_sharding=<@mesh, [{}], unreduced={"x"}>' in text
+        assert "sdy.reshard %arg0" not in text
+    local = optimize_text(full, "bare.mlir", parse_flags(["-sdy-reshard-to-collectives", "-sdy-convert-global-to-local"]))
+    assert leaders(local) == "[true, true, false, false]"
     simulated(BARE_EXPLICIT, "bare.mlir")
 
 
 @pytest.mark.parametrize("flag,options", [("sdy-insert-explicit-reshards", {}),
                                            ("sdy-insert-explicit-reshards{enable-full-version=true}", FULL)])
-def test_known_difference_shardy_leaves_a_value_with_no_sharding_replicated(flag, options):
-    """KNOWN DIFFERENCE: Shardy's insert-explicit-reshards (jaxlib, and its
-    sources up to 2026-08: insertUnreducedCollectives returns at once when
-    the value has no sharding, and isEquivalent(none, target) ignores
-    unreduced axes) writes nothing for a value with no sharding returned
-    unreduced, so each device returns the whole value and their sum is the
-    value times the devices along the axes (its propagation pipeline
-    likewise). Its own lit case says so
-    (export/insert_explicit_reshards/unreduced.mlir#16,
-    all_reduce_source_no_sharding_and_target_has_unreduced): that case is
-    out of tests/conformance/ratchet.txt on purpose. sdylog makes the value
-    unreduced."""
-    theirs = shardy(BARE_RESULT, flag)
-    assert "replicated_to_unreduced" not in theirs and "sdy.reshard" not in theirs, theirs
-    mine = ours(BARE_RESULT, "sdy-insert-explicit-reshards", options=options)
-    assert 'sdy.replicated_to_unreduced {"x"} %0 out_sharding=<@mesh, [{}], unreduced={"x"}>' in mine, mine
+def test_known_difference_shardy_keeps_a_reshard_of_a_value_with_no_sharding_to_unreduced(flag, options):
+    """KNOWN DIFFERENCE: Shardy's insert-explicit-reshards keeps `sdy.reshard
+    %arg0 <@mesh, [{}], unreduced={"x"}>` of an argument with no sharding,
+    and its reshard-to-collectives erases it: every device then holds the
+    whole value, and the all-reduce after it sums twice the value, which no
+    later step can tell from an all-reduce of partial sums (Shardy's
+    convert-global-to-local lit cases all-reduce arguments with no sharding
+    as partial sums). Ours writes a replicated_to_unreduced (and gives the
+    argument its replicated sharding). No lit case of Shardy's has such a
+    reshard."""
+    theirs = shardy(BARE_EXPLICIT, flag)
+    assert 'sdy.reshard %arg0 <@mesh, [{}], unreduced={"x"}>' in theirs, theirs
+    mine = ours(BARE_EXPLICIT, "sdy-insert-explicit-reshards", options=options)
+    assert 'sdy.replicated_to_unreduced {"x"} %arg0 out_sharding=<@mesh, [{}], unreduced={"x"}>' in mine, mine
+    assert mine.replace('%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}', "%arg0: tensor<8xf32>") \
+        .replace('sdy.replicated_to_unreduced {"x"} %arg0 out_sharding=<@mesh, [{}], unreduced={"x"}>',
+                 'sdy.reshard %arg0 <@mesh, [{}], unreduced={"x"}>').strip() == theirs.strip()
 
 
 # ------------------------------------------------------------------ 2. sharded_to_unreduced
