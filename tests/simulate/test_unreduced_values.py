@@ -21,31 +21,13 @@ per-device program on every device, results compared with the global run;
 an unreduced result is summed over its axes first)."""
 from __future__ import annotations
 
-import os
-
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sdylog.passes.driver import optimize_text, parse_flags
-from sdylog.simulate.simulate import simulate_text
 from tests.passes.passes_oracle import ours, shardy
-
-EXAMPLES = int(os.environ.get("SDYLOG_HYPOTHESIS_EXAMPLES", "10"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 25,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-M2 = 'sdy.mesh @mesh = <["x"=2]>\n'
-M22 = 'sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
-MESHES = {"x2": M2, "x2y2": M22, "x4y2": 'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'}
-FULL = {"enable-full-version": True}
-
-
-def simulated(text: str, name: str, seed: int = 3):
-    report = simulate_text(text, name, seed=seed)
-    assert report.ok, f"{text}\n{report.text()}"
-    return report
-
+from tests.simulate.generated_simulations import FULL, M2, M22, MESHES, SETTINGS, simulated
 
 # ------------------------------------------------------------------ 1. a value with no sharding made unreduced
 # r31's r2u.mlir: %0 gets no sharding from propagation (nothing shards it).
