@@ -35,6 +35,13 @@ elsewhere (convert-global-to-local refuses such a pad). An element-wise chlo op
 (chlo.square in jnp.var) takes padded operands as a stablehlo op does
 (Shardy's pattern leaves it, which cuts its operand back to a size its
 sharding does not divide).
+
+Beyond Shardy (whose pass writes an op that does not verify): x[0] of rows
+sharded leaves an axis on the slice's dimension of size 1, padded; the
+reshape dropping it (or the broadcast_in_dim expanding it) takes the operand
+gathered on that dimension and cut back to its one row. A dynamic_slice
+taking a whole padded dimension grows its size with it (as a gather's
+slice_sizes do).
 """
 from __future__ import annotations
 
@@ -88,7 +95,7 @@ def run(module: ir.Module, options: dict, ctx):
         "nondivisible_func_io", "conv_short", "result_size", "cut_locally", "pads_operand_locally",
         "relayout_result", "relayout_operand", "mask_operand", "mask_dim", "pad_high", "masks_pad_operand",
         "restores_operand", "fits_operand", "value_dim", "topk_padded_last", "scatter_update_kind",
-        "scatter_padding_unmasked")}
+        "scatter_padding_unmasked", "restores_unit_dim")}
     for func, what, index in sorted(rows["nondivisible_func_io"]):
         e = error_at(facts.funcs[func], f"'func.func' op {what} #{index} has a non-divisible sharding. "
                      "Shardy expects function IO to be divisible.", ctx.filename)
@@ -201,6 +208,9 @@ class _Plan:
         self.restored = defaultdict(list)
         for o, i in rows["restores_operand"]:
             self.restored[o].append(i)
+        self.unit_dims = defaultdict(list)     # (op id, operand) -> dims gathered and cut to 1
+        for o, i, d in rows["restores_unit_dim"]:
+            self.unit_dims[(o, i)].append(d)
         self.fitted = defaultdict(dict)        # (op id, operand) -> {dim: size}
         for o, i, d, z in rows["fits_operand"]:
             self.fitted[(o, i)][d] = z
@@ -208,7 +218,7 @@ class _Plan:
         for o, _, v in facts.rows("op_result"):
             results[o].append(v)
         self.touched = (set(self.operand_pads) | set(self.operand_relayouts) | {o for o, _ in self.zero_constants}
-                        | set(self.restored) | {o for o, _ in self.fitted})
+                        | set(self.restored) | {o for o, _ in self.fitted} | {o for o, _ in self.unit_dims})
         for o, vs in results.items():
             if any(v in self.result_dims or v in self.cuts or v in self.result_relayouts for v in vs):
                 self.touched.add(o)
@@ -242,6 +252,9 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     for i in range(len(op.operands)):
         if (op_id, i) in plan.fitted:
             op.operands[i] = _fit(b, op.operands[i], plan.fitted[(op_id, i)], op, plan)
+    for i in range(len(op.operands)):
+        if (op_id, i) in plan.unit_dims:
+            op.operands[i] = _gather_unit_dims(b, op.operands[i], sorted(plan.unit_dims[(op_id, i)]))
     if op_id in plan.operand_relayouts:
         op.operands[0], _ = _relayout(b, op.operands[0], plan.operand_shape(op_id, 0), plan.operand_relayouts[op_id],
                                      plan.filename)
@@ -266,6 +279,8 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
         _rewrite_slice(op, plan)
     elif name == "stablehlo.gather":
         _rewrite_gather(op, op_id, plan)
+    elif name == "stablehlo.dynamic_slice":
+        _rewrite_dynamic_slice(op, op_id, plan)
     elif name in _CONSTANTS:
         _pad_constant(op, plan)
         return
@@ -344,6 +359,33 @@ def _rewrite_gather(op, op_id: int, plan: _Plan) -> None:
     grown = [z if s == n else s for s, n, z in zip(sizes, original, now)]
     if grown != sizes:
         op.attributes["slice_sizes"] = dense_i64_array(grown)
+
+
+def _rewrite_dynamic_slice(op, op_id: int, plan: _Plan) -> None:
+    """A slice of a whole operand dimension that grew takes the whole padded
+    dimension (its result dimension follows it: _shape_follows)."""
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    original, now = plan.operand_shape(op_id, 0), shape_of(op.operands[0])
+    grown = [z if s == n else s for s, n, z in zip(sizes, original, now)]
+    if grown != sizes:
+        op.attributes["slice_sizes"] = dense_i64_array(grown)
+
+
+def _gather_unit_dims(b: Builder, x, dims: list[int]):
+    """x (padded on `dims`, of size 1 before the pass) gathered on those of
+    `dims` its sharding splits and cut back to size 1 there: its one row,
+    which the first shard holds, on every device."""
+    sharding = irs.sharding_of(x)
+    if sharding is not None and any(sharding.dims[d].axes for d in dims):
+        gathered = sharding
+        for d in dims:
+            gathered = gathered.with_dim(d, replace(sharding.dims[d], axes=()))
+        axes = [list(sharding.dims[d].axes) if d in dims else [] for d in range(len(sharding.dims))]
+        x = create_collective("sdy.all_gather", x, gathered.to_attr(), axis_lists_attr(axes), loc=b.loc,
+                              ip=b.ip).result
+        sharding = gathered
+    shape = [1 if d in dims else n for d, n in enumerate(shape_of(x))]
+    return _slice_to(b, x, shape, sharding)
 
 
 def _fit(b: Builder, x, sizes: dict, op, plan: _Plan):
@@ -509,6 +551,15 @@ def _op_facts(facts) -> dict[str, list[tuple]]:
                                     enumerate(irs.axis_ref_lists(op.attributes["gathering_axes"])) if axes]
         elif name == "sdy.all_to_all":
             out["all_to_all_source"] += [(op_id, p.src_dim) for p in irs.all_to_all_params(op.attributes["params"])]
+        elif name == "stablehlo.reshape":
+            dropped, pairs = _reshape_unit_dims(shape_of(op.operands[0]), shape_of(op.results[0]))
+            out["unit_dim_unmapped"] += [(op_id, 0, d) for d in dropped]
+            out["unit_dim_pair"] += [(op_id, 0, d, r) for d, r in pairs]
+        elif name == "stablehlo.broadcast_in_dim":
+            dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+            shape, result = shape_of(op.operands[0]), shape_of(op.results[0])
+            out["unit_dim_unmapped"] += [(op_id, 0, d) for d, r in enumerate(dims) if shape[d] == 1 and result[r] != 1]
+            out["unit_dim_pair"] += [(op_id, 0, d, r) for d, r in enumerate(dims) if shape[d] == 1 and result[r] == 1]
         elif name == "stablehlo.while":
             ret = op.regions[1].blocks[0].operations[len(op.regions[1].blocks[0].operations) - 1]
             out["loop_body_return"].append((facts.op_ids[ret.operation], op_id))
@@ -557,6 +608,9 @@ def _shape_follows(op, name: str):
     if name == "stablehlo.gather":
         yield from _gather_shape_follows(op)
         return
+    if name == "stablehlo.dynamic_slice":
+        yield from _dynamic_slice_shape_follows(op)
+        return
     if name == "chlo.top_k":   # (values and indices: the operand's batch dimensions)
         rank = _ranked_rank(op.operands[0]) or 0
         yield from ((i, d, 0, d) for i in range(len(results)) for d in range(rank - 1))
@@ -587,6 +641,46 @@ def _gather_shape_follows(op):
     batch = [r for r in range(rank) if r not in offset_dims]
     index_dims = [d for d in range(len(shape_of(op.operands[1]))) if d != dn.index_vector_dim]
     yield from ((0, r, 1, d) for r, d in zip(batch, index_dims))
+
+
+def _dynamic_slice_shape_follows(op):
+    """A dynamic_slice's result dimension that takes a whole operand
+    dimension has its size (its slice size grows with the operand:
+    _rewrite_dynamic_slice)."""
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+    yield from ((0, d, 0, d) for d, (s, n) in enumerate(zip(sizes, shape_of(op.operands[0]))) if s == n)
+
+
+def _reshape_unit_dims(shape, result) -> tuple[list[int], list[tuple[int, int]]]:
+    """The operand dimensions of size 1 a reshape from `shape` to `result`
+    has no result dimension for, and the (operand, result) dimensions of
+    size 1 that stand for each other: walking both shapes, a 1 pairs with a
+    1 in the result where both stand at once; the others go in groups of
+    equal products, whose 1s vanish into them."""
+    dropped, pairs, i, j = [], [], 0, 0
+    while i < len(shape):
+        if shape[i] == 1:
+            if j < len(result) and result[j] == 1:
+                pairs.append((i, j))
+                j += 1
+            else:
+                dropped.append(i)
+            i += 1
+            continue
+        while j < len(result) and result[j] == 1:
+            j += 1
+        a, b = shape[i], result[j] if j < len(result) else 1
+        i, j = i + 1, j + 1
+        while a != b:   # (a group: until both products agree)
+            if (i if a < b else j) >= (len(shape) if a < b else len(result)):
+                break   # (an empty dimension: no product to agree on)
+            if a < b:
+                if shape[i] == 1:
+                    dropped.append(i)
+                a, i = a * shape[i], i + 1
+            else:
+                b, j = b * result[j], j + 1
+    return dropped, pairs
 
 
 def _conv_facts(op, op_id: int, out) -> None:
