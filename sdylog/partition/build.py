@@ -27,13 +27,20 @@ def element_of(value):
 
 
 def zeros(t: ir.RankedTensorType) -> ir.Attribute | None:
-    """A splat of zeros of an integer or floating-point tensor type (None for another element type)."""
+    """A splat of zeros of an integer, floating-point or complex tensor type
+    (None for another element type)."""
     et = t.element_type
     if isinstance(et, ir.IntegerType):
         return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, 0))
     if isinstance(et, ir.FloatType):
         return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, 0.0))
+    if isinstance(et, ir.ComplexType) and _COMPLEX.get(str(et.element_type)):
+        # get_splat takes no complex attribute; one element spread over the type is a splat
+        return ir.DenseElementsAttr.get(np.zeros(1, _COMPLEX[str(et.element_type)]), type=t)
     return None
+
+
+_COMPLEX = {"f32": np.complex64, "f64": np.complex128}
 
 
 def dense_i64_array(values) -> ir.Attribute:
