@@ -1,7 +1,11 @@
 """-sdy-insert-explicit-reshards=enable-full-version=true on a concatenate of
 two slices whose results the slices' own step reshards (rev33 F7, from
 `jnp.roll`): sdylog and Shardy (shared/conformance/shardy_ref_opt.py)
-disagree, a strict xfail until sdylog follows Shardy.
+disagree, a strict xfail until sdylog follows Shardy. Both programs are
+right; sdylog's moves less. A fix that evaluates the reshard rules again
+while they find such concatenates was written and not taken: a chain of
+them (a concatenate's reshard feeding the next one's slices) would make the
+evaluations per run grow with the chain.
 
 Why (openxla/shardy a0277a8): Shardy builds each op's sharding rule when its
 walk reaches the op (insert_explicit_reshards.cc, getOrCreateShardingRule),
