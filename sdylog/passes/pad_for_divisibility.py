@@ -277,10 +277,8 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
         _rewrite_pad(op, op_id, b, plan)
     elif name == "stablehlo.slice":
         _rewrite_slice(op, plan)
-    elif name == "stablehlo.gather":
-        _rewrite_gather(op, op_id, plan)
-    elif name == "stablehlo.dynamic_slice":
-        _rewrite_dynamic_slice(op, op_id, plan)
+    elif name in ("stablehlo.gather", "stablehlo.dynamic_slice"):
+        _grow_whole_slices(op, op_id, plan)
     elif name in _CONSTANTS:
         _pad_constant(op, plan)
         return
@@ -351,19 +349,10 @@ def _rewrite_slice(op, plan: _Plan) -> None:
     op.attributes["limit_indices"] = dense_i64_array(limits)
 
 
-def _rewrite_gather(op, op_id: int, plan: _Plan) -> None:
-    """A slice of a whole operand dimension that grew takes the whole padded
-    dimension (its result dimension follows it: _gather_shape_follows)."""
-    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
-    original, now = plan.operand_shape(op_id, 0), shape_of(op.operands[0])
-    grown = [z if s == n else s for s, n, z in zip(sizes, original, now)]
-    if grown != sizes:
-        op.attributes["slice_sizes"] = dense_i64_array(grown)
-
-
-def _rewrite_dynamic_slice(op, op_id: int, plan: _Plan) -> None:
-    """A slice of a whole operand dimension that grew takes the whole padded
-    dimension (its result dimension follows it: _shape_follows)."""
+def _grow_whole_slices(op, op_id: int, plan: _Plan) -> None:
+    """A gather's or dynamic_slice's slice of a whole operand dimension that
+    grew takes the whole padded dimension (its result dimension follows it:
+    _gather_shape_follows, _dynamic_slice_shape_follows)."""
     sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
     original, now = plan.operand_shape(op_id, 0), shape_of(op.operands[0])
     grown = [z if s == n else s for s, n, z in zip(sizes, original, now)]
@@ -627,7 +616,7 @@ def _gather_shape_follows(op):
     """A gather's result: its batch dimensions have the sizes of the indices'
     (but their index vector dimension), in order; an offset dimension that
     slices a whole operand dimension has that dimension's size (its slice
-    size grows with the operand: _rewrite_gather)."""
+    size grows with the operand: _grow_whole_slices)."""
     dn = shlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
     offset_dims = list(dn.offset_dims)
     sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
@@ -646,7 +635,7 @@ def _gather_shape_follows(op):
 def _dynamic_slice_shape_follows(op):
     """A dynamic_slice's result dimension that takes a whole operand
     dimension has its size (its slice size grows with the operand:
-    _rewrite_dynamic_slice)."""
+    _grow_whole_slices)."""
     sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
     yield from ((0, d, 0, d) for d, (s, n) in enumerate(zip(sizes, shape_of(op.operands[0]))) if s == n)
 

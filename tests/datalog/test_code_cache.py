@@ -486,7 +486,6 @@ def test_a_saved_plan_refused_by_c_is_bound_again_and_saved_again(tmp_path, monk
     import glob
 
     from sdylog.datalog import load_program, make_engine, native_db
-    from sdylog.datalog.native_plan import _native
     rules = _hub_rules(tmp_path, monkeypatch)
     forgotten = []
     real = native_db._forget_saved_plans
@@ -543,7 +542,7 @@ def test_a_run_goes_on_from_a_refused_saved_plan_not_from_the_start(tmp_path, mo
     import glob
 
     from sdylog.datalog import load_program, make_engine
-    from sdylog.datalog.native_plan import _native, native_module
+    from sdylog.datalog.native_plan import native_module
     if native_module() is None:
         pytest.skip("the C extension sdylog.datalog._native is not built")
     monkeypatch.setenv("SDYLOG_CACHE_DIR", str(tmp_path / "cache"))
