@@ -43,6 +43,32 @@ def zeros(t: ir.RankedTensorType) -> ir.Attribute | None:
 _COMPLEX = {"f32": np.complex64, "f64": np.complex128}
 
 
+def identity_attr(kind: str, et) -> ir.Attribute:
+    """The scalar identity of reduction `kind` ("add", "multiply", "maximum",
+    "minimum", "and", "or") of element type `et`: what a masked element holds."""
+    t = tensor((), et)
+    is_int = isinstance(et, ir.IntegerType)
+    if kind in ("add", "or"):
+        v = 0
+    elif kind in ("multiply", "and"):
+        v = 1
+    else:
+        if is_int:
+            w = ir.IntegerType(et).width
+            unsigned = ir.IntegerType(et).is_unsigned
+            if kind == "maximum":
+                v = 0 if unsigned else -(1 << (w - 1))
+            else:
+                v = (1 << w) - 1 if unsigned else (1 << (w - 1)) - 1
+        else:   # (infinities: the largest finite value is no identity for an empty segment's -inf)
+            v = float("-inf") if kind == "maximum" else float("inf")
+    if is_int:
+        if ir.IntegerType(et).width == 1:
+            return ir.DenseElementsAttr.get(np.array(bool(v)), type=t)
+        return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, int(v)))
+    return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, float(v)))
+
+
 def dense_i64_array(values) -> ir.Attribute:
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 

@@ -60,7 +60,7 @@ from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr,
+from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr, identity_attr,
                                     replica_groups_attr, shape_of, tensor, zeros)
 from sdylog.partition.shards import (axes_size, device_groups, local_shape, offset_table,
                                      permutation_pairs, shard_index)
@@ -572,13 +572,19 @@ class GlobalToLocal:
     def leader_or_zeros(self, b: Builder, x, local, mesh: Mesh, axes, op) -> ir.Value:
         """`x` (of type `local`) on the first device of each group along
         `axes`, zeros on the others."""
-        zero = zeros(ir.RankedTensorType(local))
-        if zero is None:
-            raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
+        zero = self.unreduced_zeros(local, op)
         leader = [shard_index(d, mesh, axes) == 0 for d in range(mesh.num_devices)]
         is_leader = b.reshape(b.dynamic_slice(b.bool_table(leader), [self.device_id(b)], [1]), ())
         is_leader = b.broadcast(is_leader, shape_of(x), [])
         return b.select(is_leader, x, b.constant(zero))
+
+    def unreduced_zeros(self, local, op) -> ir.Attribute:
+        """Zeros of type `local`, what the devices that do not keep a value
+        made unreduced hold (an error at op for an element type without)."""
+        zero = zeros(ir.RankedTensorType(local))
+        if zero is None:
+            raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
+        return zero
 
     def make_operands_unreduced(self, op) -> None:
         """Operands of `op` with no sharding where it expects them unreduced
@@ -610,9 +616,7 @@ class GlobalToLocal:
         per_dim = irs.axis_ref_lists(op.attributes["axes"])
         x = op.operands[0]
         local = self.local_type(op.results[0].type, out, op)
-        zero = zeros(ir.RankedTensorType(local))
-        if zero is None:
-            raise self.error(op, f"cannot make a value of type {local} unreduced: no zero of its element type")
+        zero = self.unreduced_zeros(local, op)
         b = self.builder(op)
         starts = [self.offset(b, mesh, axes, n) if axes else b.scalar(0, i64())
                   for axes, n in zip(per_dim, shape_of(x))]
@@ -1178,7 +1182,7 @@ class GlobalToLocal:
             # Only one device of each group along the reduction axes keeps the
             # operand; the others start from the identity, so the all_reduce
             # after the scatter counts the operand once.
-            identity = b.constant(_identity_attr(kind, element_of(inputs[0])))
+            identity = b.constant(identity_attr(kind, element_of(inputs[0])))
             device = self.device_id(b)
             leader = [shard_index(d, mesh, reduction) == 0 for d in range(mesh.num_devices)]
             is_leader = b.dynamic_slice(b.bool_table(leader), [device], [1])
@@ -1244,27 +1248,3 @@ def _scatter_kind(op, n: int) -> str | None:
             return None
         kinds.add(_SCATTER_KINDS[owner.name])
     return kinds.pop() if len(kinds) == 1 else None
-
-
-def _identity_attr(kind: str, et) -> ir.Attribute:
-    t = tensor((), et)
-    is_int = isinstance(et, ir.IntegerType)
-    if kind in ("add", "or"):
-        v = 0
-    elif kind in ("multiply", "and"):
-        v = 1
-    else:
-        if is_int:
-            w = ir.IntegerType(et).width
-            unsigned = ir.IntegerType(et).is_unsigned
-            if kind == "maximum":
-                v = 0 if unsigned else -(1 << (w - 1))
-            else:
-                v = (1 << w) - 1 if unsigned else (1 << (w - 1)) - 1
-        else:   # (infinities: the largest finite value is no identity for an empty segment's -inf)
-            v = float("-inf") if kind == "maximum" else float("inf")
-    if is_int:
-        if ir.IntegerType(et).width == 1:
-            return ir.DenseElementsAttr.get(np.array(bool(v)), type=t)
-        return ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(et, int(v)))
-    return ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(et, float(v)))

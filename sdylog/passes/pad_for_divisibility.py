@@ -57,10 +57,9 @@ from sdylog.ir.op_properties import ELEMENTWISE_OPS
 from sdylog.model.mesh import meshes_of_module
 from sdylog.oprules.common import conv_window
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import Builder, dense_i64_array, element_of, shape_of, tensor, zeros
+from sdylog.partition.build import Builder, dense_i64_array, element_of, identity_attr, shape_of, tensor, zeros
 from sdylog.partition.facts import add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.shards import divides_on
-from sdylog.passes.convert_global_to_local import _identity_attr
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.driver import no_common_mesh
 
@@ -312,7 +311,7 @@ def _mask_fill(b: Builder, op, i: int, scatter_kind: str | None):
     if op.name == "stablehlo.reduce":
         return op.operands[len(op.operands) // 2 + i]
     if op.name == "stablehlo.scatter":
-        return b.constant(_identity_attr(scatter_kind, element_of(op.operands[i])))
+        return b.constant(identity_attr(scatter_kind, element_of(op.operands[i])))
     return b.constant(zeros(tensor((), element_of(op.operands[i]))))
 
 
@@ -366,15 +365,21 @@ def _gather_unit_dims(b: Builder, x, dims: list[int]):
     which the first shard holds, on every device."""
     sharding = irs.sharding_of(x)
     if sharding is not None and any(sharding.dims[d].axes for d in dims):
-        gathered = sharding
-        for d in dims:
-            gathered = gathered.with_dim(d, replace(sharding.dims[d], axes=()))
-        axes = [list(sharding.dims[d].axes) if d in dims else [] for d in range(len(sharding.dims))]
-        x = create_collective("sdy.all_gather", x, gathered.to_attr(), axis_lists_attr(axes), loc=b.loc,
-                              ip=b.ip).result
-        sharding = gathered
+        gather, sharding, _ = _gather_dims(b, x, sharding, dims)
+        x = gather.result
     shape = [1 if d in dims else n for d, n in enumerate(shape_of(x))]
     return _slice_to(b, x, shape, sharding)
+
+
+def _gather_dims(b: Builder, x, sharding, dims):
+    """An all_gather of x (sharded by `sharding`) on `dims`; returns the op,
+    the gathered sharding and the axes per dimension it gathered."""
+    gathered = sharding
+    for d in dims:
+        gathered = gathered.with_dim(d, replace(sharding.dims[d], axes=()))
+    axes = [list(sharding.dims[d].axes) if d in dims else [] for d in range(len(sharding.dims))]
+    gather = create_collective("sdy.all_gather", x, gathered.to_attr(), axis_lists_attr(axes), loc=b.loc, ip=b.ip)
+    return gather, gathered, axes
 
 
 def _fit(b: Builder, x, sizes: dict, op, plan: _Plan):
@@ -464,11 +469,7 @@ def _relayout(b: Builder, x, original: list[int], sizes: dict, filename):
     Returns the new value and the all_gather, the first op reading x."""
     sharding = irs.sharding_of(x)
     dims = sorted(sizes)
-    gathered = sharding
-    for d in dims:
-        gathered = gathered.with_dim(d, replace(sharding.dims[d], axes=()))
-    axes = [list(sharding.dims[d].axes) if d in sizes else [] for d in range(len(sharding.dims))]
-    gather = create_collective("sdy.all_gather", x, gathered.to_attr(), axis_lists_attr(axes), loc=b.loc, ip=b.ip)
+    gather, gathered, axes = _gather_dims(b, x, sharding, dims)
     y = gather.result
     shape = list(shape_of(y))
     if any(shape[d] > original[d] for d in dims):
