@@ -19,6 +19,14 @@ def pad(text):
     return optimize_text(text, "t.mlir", parse_flags(["--sdy-pad-for-divisibility"]))
 
 
+def pad_after_collectives(text):
+    """text propagated, resharded (full version), its permutation factors
+    resolved, its reshards made collectives, then padded."""
+    return optimize_text(text, "t.mlir", parse_flags([
+        "--sdy-propagation-pipeline", "--sdy-insert-explicit-reshards=enable-full-version=true",
+        "--sdy-resolve-permutation-factors", "--sdy-reshard-to-collectives", "--sdy-pad-for-divisibility"]))
+
+
 def pv(dims):
     return "{sdy.sharding = #sdy.sharding_per_value<[<@mesh, " + dims + ">]>}"
 

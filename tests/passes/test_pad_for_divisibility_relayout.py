@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.simulate.simulate import simulate_text
+from test_pad_for_divisibility import pad_after_collectives
 
 M4 = 'sdy.mesh @mesh = <["x"=4]>\n'
 
@@ -127,21 +128,15 @@ def test_partitioned_program_computes_the_global_result(name, halo):
     assert report.ok, report.text()
 
 
-def _partitioned(text: str) -> str:
-    return optimize_text(text, "t.mlir", parse_flags([
-        "--sdy-propagation-pipeline", "--sdy-insert-explicit-reshards=enable-full-version=true",
-        "--sdy-resolve-permutation-factors", "--sdy-reshard-to-collectives", "--sdy-pad-for-divisibility"]))
-
-
 def test_a_gather_to_fewer_shards_is_laid_out_again():
-    out = _partitioned(GATHER_TO_FEWER)
+    out = pad_after_collectives(GATHER_TO_FEWER)
     # (gathered from {"x"} to {"x":(1)2} padded 8, then fully, cut to 6 and sliced again)
     assert 'sdy.all_gather [{"x":(1)2}] %' in out and "out_sharding=<@mesh, [{}]> : tensor<8xf32>" in out, out
     assert "[0:6]" in out and 'out_sharding=<@mesh, [{"x":(1)2}]> : tensor<6xf32>' in out, out
 
 
 def test_an_element_wise_chlo_op_takes_the_padded_type():
-    out = _partitioned(CHLO)
+    out = pad_after_collectives(CHLO)
     assert "chlo.square" in out and "tensor<8x4xf32> -> tensor<8x4xf32>" in out, out
 
 

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sdylog.passes.driver import optimize_text, parse_flags
 from sdylog.passes.pad_for_divisibility import _reshape_unit_dims
 from sdylog.simulate.simulate import simulate_text
+from test_pad_for_divisibility import pad_after_collectives
 
 M42 = 'sdy.mesh @mesh = <["data"=4, "model"=2]>\n'
 
@@ -74,20 +74,14 @@ def test_partitioned_program_computes_the_global_result(name, halo):
     assert report.ok, report.text()
 
 
-def _padded(text: str) -> str:
-    return optimize_text(text, "t.mlir", parse_flags([
-        "--sdy-propagation-pipeline", "--sdy-insert-explicit-reshards=enable-full-version=true",
-        "--sdy-resolve-permutation-factors", "--sdy-reshard-to-collectives", "--sdy-pad-for-divisibility"]))
-
-
 def test_the_row_of_x0_is_gathered_and_cut_before_the_reshape():
-    out = _padded(ROW0)
+    out = pad_after_collectives(ROW0)
     assert 'sdy.all_gather [{"data"}, {}] %' in out and 'out_sharding=<@mesh, [{}, {"model"}]> : tensor<4x8xf32>' in out, out
     assert "[0:1, 0:8]" in out and "(tensor<1x8xf32>) -> tensor<8xf32>" in out, out
 
 
 def test_a_dynamic_slice_of_a_whole_padded_dimension_takes_it_whole():
-    out = _padded(DYNAMIC_SLICE)
+    out = pad_after_collectives(DYNAMIC_SLICE)
     assert "sizes = [12, 3]" in out and "-> tensor<12x3xf32>" in out, out
 
 
