@@ -873,16 +873,29 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
     named = run.named
     facts = run.needed.inventory.facts
     lines = []
-    copies = None
+    matched = None
     targets = resolve_name(value, named.values, named.funcs, named.result_counts, named.result_names)
 
+    def match() -> tuple[dict, dict]:
+        nonlocal matched
+        if matched is None:
+            matched = match_values(facts, named.values)
+        return matched
+
     def final_copies(target) -> list:
-        nonlocal copies
         if target.value is None:
             return [h for h in [_returned(run.module, target)] if h is not None]
-        if copies is None:
-            copies = match_values(facts, named.values)[1]
-        return [facts.values[v] for v in copies[id(target.value)]]
+        return [facts.values[v] for v in match()[1][id(target.value)]]
+
+    def original(fn) -> str:
+        """The input function whose copy final function `fn` is (the
+        export's unflatten-call-graph copies a function called with other
+        shardings: @bar_0 of @bar): the function its values come from."""
+        for v in _func_values(fn):
+            iv = match()[0].get(facts.value_ids.get(v))
+            if iv is not None:
+                return iv.func
+        return symbol_name(fn)
     with run.module.context:
         lines += _export_changes(targets, run, propagated, final_copies, main_name(run.module))
         for target in targets:
@@ -891,8 +904,60 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
                 found = reshard_lines(run.needed, h, run.ctx.filename)
                 if found and len(handles) > 1:
                     found[0] = f"{found[0][:-1]}, the copy in @{_func_of(h)}:"
-                lines += found
+                lines += found + (_call_reshards(h, run, original) if found else [])
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def _call_reshards(value, run, original) -> list[str]:
+    """Where the reshards the export wrote that take `value` come from: an
+    input's sdy.sharding_constraint (sdy-sharding-constraint-to-reshard,
+    found by its location), else a call's operand brought to its callee's
+    argument sharding (sdy-insert-explicit-reshards always does so for a
+    call); the callee may be a copy the export made of a function called
+    with other shardings (`original(fn)`: the input function it copies,
+    as @bar_0 of @bar)."""
+    from sdylog.ir.walk import func_ops
+    from sdylog.partition.ir_shardings import func_arg_sharding
+    funcs = {symbol_name(fn): fn for fn in func_ops(run.module)}
+    constraints = {iv.source for iv in run.named.values if iv.op == "sdy.sharding_constraint"}
+
+    def where(op) -> str:
+        return loc_text(op, run.ctx.filename)
+    lines = []
+    for reshard in _reshards_of(value):
+        if where(reshard) in constraints:
+            lines.append(f"  the reshard at {where(reshard)} is the input's sdy.sharding_constraint there "
+                         "(sdy-sharding-constraint-to-reshard)")
+            continue
+        for use in reshard.result.uses:
+            call = use.owner
+            if op_name(call) != "func.call":
+                continue
+            i = use.operand_number
+            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            fn = funcs.get(name)
+            if fn is None:
+                continue
+            copy = original(fn)
+            callee = f"@{name}" if copy == name else f"@{name} (the export's copy of @{copy} for this call's shardings)"
+            taken = func_arg_sharding(fn, i)
+            lines.append(f"  the reshard at {where(reshard)} is for the call at {where(call)}: it passes the value "
+                         f"to {callee} as argument {i}, which takes {'no sharding' if taken is None else taken} "
+                         "(a call's operands go to its callee's argument shardings: sdy-insert-explicit-reshards)")
+    return lines
+
+
+def _reshards_of(value) -> list:
+    """The sdy.reshard ops that take `value` (directly)."""
+    return [use.owner for use in value.uses if op_name(use.owner) == "sdy.reshard"]
+
+
+def _func_values(fn):
+    """The block arguments of function `fn`, then its ops' results (walk order)."""
+    from sdylog.ir.walk import walk_ops
+    yield from fn.regions[0].blocks[0].arguments
+    for op in walk_ops(fn):
+        yield from op.results
 
 
 # Ops whose arguments or results the export's update-non-divisible-input-output-shardings changes

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from jaxlib.mlir import ir
+
 from sdylog import RULES_DIR
 from sdylog.ir.collectives import AXES_ATTRIBUTE, axes_text
 from sdylog.ir.diagnostics import format_location
@@ -144,13 +146,15 @@ def _dims_of(sharding) -> Dims:
     return tuple(d.axes for d in TensorSharding.from_attr(sharding).dims)
 
 
-def module_collective_facts(module) -> tuple[dict[str, list[tuple]], list]:
+def module_collective_facts(module, engine: str | None = None) -> tuple[dict[str, list[tuple]], list]:
     """Rows of every sdy collective op of `module` as a collective on its own
-    (kind, axes, operand shape, element size and sharding, result sharding),
-    numbered 0, 1, ... in walk order; and the ops, by number."""
+    (kind, axes, operand shape, element size and sharding, result sharding,
+    whether it regathers), numbered 0, 1, ... in walk order; and the ops, by
+    number."""
     meshes = Meshes(module)
     rows: dict[str, list[tuple]] = defaultdict(list)
     ops = [op for op in walk_ops(module.operation) if op.name in COLLECTIVE_OPS]
+    rows["collective_regather"] = [(c,) for c in sorted(regathering(module, ops, engine))]
     for c, op in enumerate(ops):
         out = op.attributes["out_sharding"]
         sizes = meshes.of(out).axis_sizes
@@ -175,21 +179,47 @@ def module_collective_facts(module) -> tuple[dict[str, list[tuple]], list]:
     return dict(rows), ops
 
 
+_REDUCING = ("sdy.all_reduce", "sdy.reduce_scatter")
+
+
+def regathering(module, ops, engine: str | None = None) -> set[int]:
+    """The positions in `ops` (sdy collectives of `module`) of those that
+    gather the per-device results of a reduce no collective body combines
+    (an argmax) and reduce them again (rules/partition/reduction_kind.dl,
+    collective_regathers; convert-global-to-local lowers them so). The
+    rules run only where some reducing collective's operand is a reduce's
+    result: every regathering chain starts at one."""
+    if not any(op.name in _REDUCING and _made_by(op.operands[0], "stablehlo.reduce") for op in ops):
+        return set()
+    from sdylog.partition.facts import explicit_facts, run_rules
+    facts = explicit_facts(module)
+    answers = run_rules("reduction_kind", facts, engine=engine)
+    results = {facts.ops[c].results[0] for c, _ in answers.select("collective_regathers", "c", "o")}
+    return {c for c, op in enumerate(ops) if op.results[0] in results}
+
+
+def _made_by(value, name: str) -> bool:
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.name == name
+
+
 def module_collectives(module, filename: str = "-", engine: str | None = None) -> list[dict]:
     """Every collective of `module` with its bytes per device, in one
     evaluation of the rules: the sdy collective ops, then the StableHLO ones
     written per device inside manual computations (device_collectives.py).
     Each {"kind", "axes", "location", "bytes_per_device"}."""
     from sdylog.partition.device_collectives import block_rows, manual_collectives
-    rows, ops = module_collective_facts(module)
+    rows, ops = module_collective_facts(module, engine)
     manual = manual_collectives(module, filename)
     if not ops and not manual:
         return []
     for name, more in block_rows([block for _, block in manual], first=len(ops)).items():
         rows[name] = rows.get(name, []) + more
     bytes_of = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes"))
-    sdy = [{"kind": op.name[len("sdy."):], "axes": axes_text(op), "location": format_location(op.location, filename)}
-           for op in ops]
+    regathers = {c for c, in rows["collective_regather"]}
+    # (a regathering collective is listed as what the devices run: an all_gather)
+    sdy = [{"kind": "all_gather" if c in regathers else op.name[len("sdy."):], "axes": axes_text(op),
+            "location": format_location(op.location, filename)} for c, op in enumerate(ops)]
     return [{**entry, "bytes_per_device": bytes_of[c]} for c, entry in enumerate(sdy + [e for e, _ in manual])]
 
 

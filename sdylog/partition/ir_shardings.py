@@ -27,7 +27,8 @@ from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding, sharding_per_value, sharding_per_value_attr
 
 _COLLECTIVES_WITH_OUT = {"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all",
-                         "sdy.collective_permute", "sdy.reduce_scatter"}
+                         "sdy.collective_permute", "sdy.reduce_scatter", "sdy.replicated_to_unreduced",
+                         "sdy.sharded_to_unreduced"}
 # The ops whose results' shardings are in an attribute of their own, and its name.
 _OWN_SHARDING = {**{name: "out_sharding" for name in _COLLECTIVES_WITH_OUT},
                  "sdy.sharding_constraint": "sharding", "sdy.reshard": "sharding",

@@ -174,6 +174,47 @@ def lower_all_to_all(ctx):
     return step
 
 
+@lowering("sdy.replicated_to_unreduced")
+def lower_replicated_to_unreduced(ctx):
+    """Replicated axes made unreduced. In the global view the value stays
+    (`all_reduce . replicated_to_unreduced = id`, Shardy's op docs); on a
+    device, as convert-global-to-local lowers it: the first device of each
+    group along the axes keeps its value, the others hold zeros."""
+    _, mesh = _out(ctx)
+    axes = irs.axis_ref_list(ctx.attr("axes"))
+    a, o = ctx.in_slot(), ctx.out_slot()
+
+    def step(env, rt):
+        if rt.global_view:
+            env[o] = env[a]
+            return
+        x = np.asarray(env[a])
+        env[o] = x if shard_index(rt.device_id, mesh, axes) == 0 else np.zeros_like(x)
+    return step
+
+
+@lowering("sdy.sharded_to_unreduced")
+def lower_sharded_to_unreduced(ctx):
+    """Axes sharding dimensions made unreduced. In the global view the
+    value stays (`all_reduce . sharded_to_unreduced = all_gather`, Shardy's
+    op docs); on a device, as convert-global-to-local lowers it: its shard
+    in place in a block as large as the gathered one, zeros elsewhere."""
+    _, mesh = _out(ctx)
+    per_dim = irs.axis_ref_lists(ctx.attr("axes"))
+    a, o = ctx.in_slot(), ctx.out_slot()
+
+    def step(env, rt):
+        if rt.global_view:
+            env[o] = env[a]
+            return
+        x = np.asarray(env[a])
+        out = np.zeros([n * axes_size(axes, mesh) for n, axes in zip(x.shape, per_dim)], dtype=x.dtype)
+        out[tuple(slice(shard_index(rt.device_id, mesh, axes) * n, (shard_index(rt.device_id, mesh, axes) + 1) * n)
+                  for n, axes in zip(x.shape, per_dim))] = x
+        env[o] = out
+    return step
+
+
 def _reshard_lowering(ctx, out_sharding: TensorSharding, kind: str):
     in_sharding = irs.sharding_of(ctx.operands[0])
     out_mesh = _mesh_of(ctx, out_sharding)

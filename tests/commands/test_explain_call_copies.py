@@ -1,0 +1,67 @@
+"""`sdylog explain` says where the reshards the export writes at calls come
+from (issue 18).
+
+A function called with other shardings is copied by the export
+(sdy-unflatten-call-graph: @bar_0 of @bar), and each call's operand is
+resharded to its callee's argument sharding (sdy-insert-explicit-reshards
+does so for every call). Before, explain listed such a reshard ("written
+by the export step") with nothing saying what it was for; it now names the
+call, the callee (and which function it copies) and the sharding it takes.
+A reshard that is the input's own sharding constraint says so."""
+from __future__ import annotations
+
+from tests.commands.test_explain import run_explain, write
+
+MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
+
+# @bar is called twice with %arg0; the second result must end sharded on "b"
+# along dim 1, which propagation carries back into that call: the export
+# copies @bar as @bar_0 for it and reshards %arg0 for that call.
+COPIED = MESH + """func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>})
+    -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}, tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}) {
+  %0 = call @bar(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = call @bar(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0, %1 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @bar(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+CONSTRAINED = MESH + """func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>})
+    -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = call @bar(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = call @bar(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %2 = sdy.sharding_constraint %1 <@mesh, [{}, {"a"}]> : tensor<8x8xf32>
+  return %0, %2 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func private @bar(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+def partitioning(out: str) -> list[str]:
+    return out.split("partitioning it", 1)[1].splitlines()[1:] if "partitioning it" in out else []
+
+
+def test_a_reshard_for_a_call_to_a_function_copy_names_the_call_and_the_copy(tmp_path):
+    path = write(tmp_path, COPIED)
+    code, out, _ = run_explain(path, "%arg0")
+    assert code == 0
+    assert partitioning(out) == [
+        f'  {path}:2:17: written by the export step: reshard [{{"a"}}, {{}}] -> [{{"a"}}, {{"b"}}], 0 B per device',
+        f"  the reshard at {path}:2:17 is for the call at {path}:5:8: it passes the value to @bar_0 (the export's "
+        'copy of @bar for this call\'s shardings) as argument 0, which takes <@mesh, [{"a"}, {"b"}]> (a call\'s '
+        "operands go to its callee's argument shardings: sdy-insert-explicit-reshards)"]
+
+
+def test_a_reshard_from_a_sharding_constraint_says_so(tmp_path):
+    path = write(tmp_path, CONSTRAINED)
+    code, out, _ = run_explain(path, "%1")
+    assert code == 0
+    assert partitioning(out) == [
+        f'  {path}:6:8: written by the export step: reshard [{{"a"}}, {{}}] -> [{{}}, {{"a"}}], 64 B per device',
+        f"  the reshard at {path}:6:8 is the input's sdy.sharding_constraint there (sdy-sharding-constraint-to-reshard)"]
