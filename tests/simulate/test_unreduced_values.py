@@ -147,8 +147,7 @@ def test_insert_writes_sharded_to_unreduced_as_shardy_does():
 def test_sharded_to_unreduced_keeps_the_shard_in_place_with_zeros_elsewhere():
     """Before: "'sdy.sharded_to_unreduced' must be lowered to collectives
     before convert-global-to-local". (The values are checked by the
-    simulated pipelines below: the simulator's global run cannot execute an
-    sdy.sharded_to_unreduced written in its input.)"""
+    simulated pipelines below, which start from modules without it.)"""
     text = M22 + """func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}], unreduced={"x"}>}) {
   %0 = sdy.sharded_to_unreduced [{"x"}, {}] %arg0 out_sharding=<@mesh, [{}, {"y"}], unreduced={"x"}> : tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
