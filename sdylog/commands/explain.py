@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import click
 from jaxlib.mlir import ir
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog.cli import reports_errors
 from sdylog.datalog.named_rows import Lookup, row_type
 from sdylog.commands.values import (InputValue, NamedValues, Target, display_name, loc_text, op_name,
                                     resolve_name)
@@ -797,11 +797,10 @@ def _tensors_in(rows, ex, namer) -> set:
 @click.option("--depth", type=click.IntRange(min=0), default=1, show_default=True,
               help="With --tree: levels shown below each propagation step (unit_at/write/prop/op_unit "
                    "are always followed to the annotation).")
-@engine_option
 @click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
 @mpmd_options
 @reports_errors
-def explain(file, value, tree, depth, engine, entry, **mpmd):
+def explain(file, value, tree, depth, entry, **mpmd):
     """Explain the sharding propagation gives VALUE in FILE: for each axis of
     its final sharding, the op visits it came through, back to the user
     annotation; for each dimension with no axis, what stopped it.
@@ -823,7 +822,7 @@ def explain(file, value, tree, depth, engine, entry, **mpmd):
         return
     from sdylog.progress import Progress
     progress = Progress()
-    text = explain_file(file, value, tree, depth, engine, progress)
+    text = explain_file(file, value, tree, depth, progress=progress)
     progress.done()
     click.echo(text, nl=False)
 

@@ -3,7 +3,7 @@ with names, ops and locations beside the ids; `sdylog query [FILE] --list`:
 the relations with their columns and documentation."""
 import click
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog.cli import reports_errors
 from sdylog.datalog.table import FORMATS
 from sdylog.mpmd.command import mpmd_options
 
@@ -20,11 +20,10 @@ from sdylog.mpmd.command import mpmd_options
 @click.option("--list", "list_", is_flag=True,
               help="List the relations (input facts and derived) with their columns and what they mean "
                    "(with FILE: and their sizes for it).")
-@engine_option
 @click.option("--entry", default=None, help="MPMD: the partitioned function (default: @main).")
 @mpmd_options
 @reports_errors
-def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
+def query(file, relation, where, limit, fmt, list_, entry, **mpmd):
     """Run the pipeline on FILE and print RELATION (an input fact relation of
     rules/schema.dl or one the propagation rules derive; one the reshard
     rules, rules/reshard/*.dl, derive with Shardy's full version on the
@@ -44,7 +43,7 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     if list_:
         if relation is not None:
             raise click.UsageError("--list takes no RELATION")
-        run = _run(file, engine) if file else None
+        run = _run(file) if file else None
         rows = relation_list(propagation_program(), run.result.engine if run else None)
         listed = {r["relation"] for r in rows}
         for program in (reshard_program(), costs_program()):
@@ -65,7 +64,7 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
         return
     from sdylog.commands.relations import extras
 
-    run = _run(file, engine)
+    run = _run(file)
     reshard_rules = next((p for p in (reshard_program(), costs_program()) if relation in p.relations), None)
     if reshard_rules is not None and relation not in propagation_program().relations:
         program, eng, names = reshard_rules, run.needed.inventory.engine, run.reshard_names
@@ -75,8 +74,8 @@ def query(file, relation, where, limit, fmt, list_, engine, entry, **mpmd):
     click.echo(render(sel, fmt), nl=False)
 
 
-def _run(file, engine):
+def _run(file):
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
-    return run_pipeline(file, engine=engine, name_ids=True, progress=Progress())
+    return run_pipeline(file, name_ids=True, progress=Progress())
 

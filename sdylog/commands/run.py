@@ -1,7 +1,7 @@
 """`sdylog run FILE [-o OUT] [--db OUT.duckdb]`: the full pipeline."""
 import click
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog.cli import reports_errors
 
 
 @click.command()
@@ -14,7 +14,6 @@ from sdylog.cli import engine_option, reports_errors
               help="Write the whole report here as JSON: every value and its sharding, why values are not "
                    "sharded, the conflicts, every reshard and collective the module needs (op, location, "
                    "shardings, bytes per device), the time of each phase.")
-@engine_option
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List the conflicts in the report, with their locations, and the values left unsharded.")
@@ -23,7 +22,7 @@ from sdylog.cli import engine_option, reports_errors
 @click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
               help="With --partition: halo exchanges for windowed ops (else their windows are replicated).")
 @reports_errors
-def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_exchange):
+def run(file, output, db, report_path, quiet, verbose, partition, halo_exchange):
     """Propagate shardings through FILE as -sdy-propagation-pipeline does;
     print the module and a short report on stderr (values sharded and, in a
     word, why the others are not: closed, conflict, unreached, scalar;
@@ -64,7 +63,7 @@ def run(file, output, db, report_path, engine, quiet, verbose, partition, halo_e
     def add_propagation(propagated, _named):
         db_file.add(propagated.engine)
     try:
-        result = run_pipeline(file, engine=engine, progress=progress, name_ids=bool(db or verbose or report_path),
+        result = run_pipeline(file, progress=progress, name_ids=bool(db or verbose or report_path),
                               keep_values=bool(report_path), partition=options, reshards=not partition,
                               on_imported=start_db if db_file else None,
                               on_propagated=add_propagation if db_file else None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog.cli import reports_errors
 from sdylog.ir.diagnostics import SdylogError
 
 
@@ -46,9 +46,8 @@ def _svg_note(text: str) -> str:
 @click.argument("file")
 @click.argument("value")
 @click.option("--svg", "svg_out", metavar="OUT", help="Also write the picture as an SVG file.")
-@engine_option
 @reports_errors
-def show(file, value, svg_out, engine):
+def show(file, value, svg_out):
     """Draw how VALUE of FILE lies over the devices after propagation: the
     tensor cut into its pieces, each labeled with the devices holding it,
     then the mesh's device grid with each device's piece (index ranges,
@@ -61,7 +60,7 @@ def show(file, value, svg_out, engine):
 
     if svg_out is not None:
         outputs.plan(svg_out, "--svg")   # (checked before the work)
-    result = propagate(file, engine=engine)
+    result = propagate(file)
     for line in result.diagnostics:
         click.echo(line, err=True)
     click.echo(result.show(value, svg=svg_out), nl=False)

@@ -1,8 +1,8 @@
-"""Datalog in Soufflé's language: front end, sdylog's in-memory engine, Soufflé backend.
+"""Datalog in Soufflé's language: front end, sdylog's in-memory engine, Soufflé as a cross-check.
 
     from sdylog.datalog import load_program, make_engine
     program = load_program("rules/propagate.dl")
-    engine = make_engine(program)          # in memory, or Soufflé when asked (and installed)
+    engine = make_engine(program)          # sdylog's own, in memory
     engine.load("Edge", [(1, 2), (2, 3)])
     engine.run()
     engine.read("Path")                    # sorted list of tuples

@@ -1,5 +1,6 @@
-"""Choosing and making an engine: sdylog's own, in memory (the default
-everywhere), or Soufflé where a `souffle` binary is installed (a cross-check)."""
+"""Choosing and making an engine: sdylog's own, in memory, for every command;
+`sdylog datalog` also runs programs on a `souffle` binary, as a cross-check
+(runner.run_like_souffle)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +8,7 @@ import shutil
 
 from sdylog import ENGINES
 from sdylog.datalog.lexer import error
-from sdylog.datalog.memory_engine import MemoryEngine   # (the default: loaded with this module; Soufflé's when asked)
+from sdylog.datalog.memory_engine import MemoryEngine   # (loaded with this module: every command makes one)
 
 
 def souffle_path() -> str | None:
@@ -15,8 +16,8 @@ def souffle_path() -> str | None:
 
 
 def propagation_engine(chosen: str | None = None) -> str:
-    """The engine every command uses: `chosen` (--engine), else
-    $SDYLOG_ENGINE, else the in-memory one."""
+    """The engine asked for: `chosen` (--engine), else $SDYLOG_ENGINE, else
+    the in-memory one."""
     name = chosen or os.environ.get("SDYLOG_ENGINE") or "memory"
     if name not in ENGINES:
         raise error(None, f"unknown Datalog engine '{name}'"
@@ -26,7 +27,8 @@ def propagation_engine(chosen: str | None = None) -> str:
 
 def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):
     name = propagation_engine(engine)
-    if name == "souffle":
-        from sdylog.datalog.souffle_engine import SouffleEngine
-        return SouffleEngine(program, provenance=provenance)
+    if name != "memory":
+        raise error(None, f"the {name} engine (--engine or $SDYLOG_ENGINE) runs only in `sdylog datalog "
+                    f"PROGRAM.dl --engine {name}`, a cross-check of sdylog's own engine, which the other "
+                    f"commands run")
     return MemoryEngine(program, provenance=provenance)

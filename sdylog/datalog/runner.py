@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 
 from sdylog.datalog.lexer import error
 from sdylog.datalog.program import Program
@@ -89,37 +88,10 @@ def run_like_souffle(program: Program, facts_dir: str, out_dir: str, engine_name
     name = propagation_engine(engine_name)
     planned = plan_outputs(program, out_dir)
     if name == "souffle":
-        return _run_souffle(program, facts_dir, out_dir, planned)
-    from sdylog.datalog.engines import make_engine
-    with make_engine(program, name) as engine:
+        from sdylog.datalog.souffle_engine import run_program
+        return run_program(program, facts_dir, out_dir, planned)
+    from sdylog.datalog.memory_engine import MemoryEngine
+    with MemoryEngine(program) as engine:
         load_inputs(engine, program, facts_dir)
         engine.run()
         write_outputs(engine, program, out_dir, planned)
-
-
-def _run_souffle(program: Program, facts_dir: str, out_dir: str, planned: list) -> None:
-    """The compiled program does its own IO, into a private folder; its files
-    are then written as planned."""
-    import shutil
-
-    from sdylog import outputs
-    from sdylog.datalog.printer import print_program
-    from sdylog.datalog.souffle_engine import compiled, run_binary
-
-    for d in program.directives_of("input"):
-        path = input_path(facts_dir, d)
-        if not os.path.isfile(path):
-            raise error(None, f"cannot open fact file '{path}' of relation '{d.relation}'")
-    binary = compiled(print_program(program))
-    if out_dir == "-":
-        outputs.write_all([(outputs.plan("-"), run_binary(binary, facts_dir, "-"))])
-        return
-    tmp = tempfile.mkdtemp(prefix="sdylog-souffle-")
-    try:
-        text = run_binary(binary, facts_dir, tmp)
-        written = [(out, functools.partial(shutil.copyfile,
-                                           os.path.join(tmp, d.params.get("filename", f"{d.relation}.csv"))))
-                   for d, out in planned]
-        outputs.write_all(written + [(outputs.plan("-"), text)])
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)

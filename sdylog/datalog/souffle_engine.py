@@ -1,9 +1,8 @@
-"""Soufflé as a backend (a cross-check of sdylog's own engine): the program
-is printed back as Soufflé text, compiled once per content hash with
-`souffle -o` (cached in the souffle folder of sdylog's cache,
-$SDYLOG_CACHE_DIR or ~/.cache/sdylog), and run with `-j` = cores, facts
-through `-F`/`-D`. Relations live in the memory engine's store: a run
-writes the facts the strata read and reads back what they derive."""
+"""Soufflé as a cross-check of sdylog's own engine (`sdylog datalog
+--engine souffle`): the program is printed back as Soufflé text, compiled
+once per content hash with `souffle -o` (cached in the souffle folder of
+sdylog's cache, $SDYLOG_CACHE_DIR or ~/.cache/sdylog), and run with `-j` =
+cores, facts through `-F`/`-D`: the compiled program does its own IO."""
 from __future__ import annotations
 
 import functools
@@ -15,12 +14,8 @@ import tempfile
 
 from sdylog.datalog import cache
 from sdylog.datalog.ast import NumberLit, nodes
-from sdylog.datalog.engine import written_by
 from sdylog.datalog.engines import souffle_path
-from sdylog.datalog.facts_file import read_facts_file
 from sdylog.datalog.lexer import error
-from sdylog.datalog.memory_engine import MemoryEngine
-from sdylog.datalog.printer import print_program, quote
 from sdylog.datalog.program import Program
 
 
@@ -96,38 +91,34 @@ def run_binary(binary: str, facts_dir: str, out_dir: str) -> str:
     return res.stdout
 
 
-class SouffleEngine(MemoryEngine):
-    name = "souffle"
+def run_program(program: Program, facts_dir: str, out_dir: str, planned: list) -> None:
+    """`sdylog datalog --engine souffle`: the compiled program reads the
+    facts and writes its files into a private folder; they are then written
+    as planned (runner.plan_outputs), with what it printed."""
+    import shutil
 
-    def __init__(self, program: Program | None = None, *, provenance: bool = False):
-        if provenance:
-            raise error(None, "provenance (explain) needs the memory engine: Soufflé records none")
-        if souffle_path() is None:
-            raise error(None, "the souffle engine needs `souffle` on PATH")
-        super().__init__(program)
+    from sdylog import outputs
+    from sdylog.datalog.printer import print_program
+    from sdylog.datalog.runner import input_path
 
-    def _run_strata(self, program: Program, strata, plan=None) -> None:
-        """The strata as one Soufflé program: the facts they read (what a
-        relation holds, or the facts loaded into one they derive) in, what
-        they derive out."""
-        stepped = [s for s in strata if s.stepped]
-        if stepped:
-            raise error(None, f"the souffle engine cannot evaluate the stepped stratum of "
-                        f"{', '.join(stepped[0].relations)} (Soufflé rejects its negation cycle): use the "
-                        f"memory engine")
-        derived = written_by(strata)
-        reads = {q for r in derived for q in program.reads[r]}
-        feed = [r for r in program.relations
-                if (r in reads and r not in derived) or (r in derived and self._loaded.get(r))]
-        io = [f'.input {r}(IO=file, filename={quote(r + ".facts")}, delimiter="\\t")' for r in feed]
-        io += [f'.output {r}(IO=file, filename={quote(r + ".csv")}, delimiter="\\t")' for r in derived]
-        check_word_size(program, souffle_path())
-        binary = compiled(print_program(program, io))
-        with tempfile.TemporaryDirectory(prefix="sdylog-souffle-") as d:
-            for r in feed:
-                rows = self._loaded.get(r, ()) if r in derived else self.scan(r)
-                with open(os.path.join(d, r + ".facts"), "w", encoding="utf-8") as f:
-                    f.writelines("\t".join(map(str, row)) + "\n" if row else "()\n" for row in rows)
-            run_binary(binary, d, d)
-            for r in derived:
-                self._store(r, set(read_facts_file(self.decl(r), os.path.join(d, r + ".csv"))), None)
+    for d in program.directives_of("input"):
+        path = input_path(facts_dir, d)
+        if not os.path.isfile(path):
+            raise error(None, f"cannot open fact file '{path}' of relation '{d.relation}'")
+    exe = souffle_path()
+    if exe is None:
+        raise error(None, "the souffle engine needs `souffle` on PATH")
+    check_word_size(program, exe)
+    binary = compiled(print_program(program), exe)
+    if out_dir == "-":
+        outputs.write_all([(outputs.plan("-"), run_binary(binary, facts_dir, "-"))])
+        return
+    tmp = tempfile.mkdtemp(prefix="sdylog-souffle-")
+    try:
+        text = run_binary(binary, facts_dir, tmp)
+        written = [(out, functools.partial(shutil.copyfile,
+                                           os.path.join(tmp, d.params.get("filename", f"{d.relation}.csv"))))
+                   for d, out in planned]
+        outputs.write_all(written + [(outputs.plan("-"), text)])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,6 @@
 """How the command line reports what goes wrong: an internal error is one
 line and exit 3 (the traceback only with --debug or SDYLOG_DEBUG=1); the
---engine option is the same in every command."""
+--engine option is the same in every command that has one."""
 import re
 
 import pytest
@@ -53,7 +53,7 @@ def test_out_of_memory_is_the_machines_limit_not_a_bug(tmp_path, monkeypatch):
     assert r.exit_code == 1 and r.stderr == "error: out of memory: Unable to allocate 32.0 GiB\n"
 
 
-@pytest.mark.parametrize("command", ["run", "query", "explain", "datalog", "simulate"])
+@pytest.mark.parametrize("command", ["datalog", "simulate", "facts"])
 def test_every_command_offers_the_same_engines_and_default(command):
     r = CliRunner().invoke(main, [command, "--help"], terminal_width=200)
     assert r.exit_code == 0

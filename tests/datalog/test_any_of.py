@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from sdylog.datalog import make_engine, native_plan, parse_program
 from sdylog.datalog import plan as P
-from sdylog.datalog.ast import AnyOf
 from sdylog.datalog.printer import print_program
 from sdylog.ir.diagnostics import SdylogError
 

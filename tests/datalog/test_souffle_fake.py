@@ -5,6 +5,9 @@ back are checked here (Soufflé's own results: test_souffle.py, where installed)
 import os
 import sys
 
+from click.testing import CliRunner
+
+from sdylog.cli import main
 from sdylog.datalog import make_engine, parse_program
 
 FAKE = f"""#!{sys.executable}
@@ -50,31 +53,8 @@ def fake_souffle(tmp_path, monkeypatch):
     return tmp_path / "log"
 
 
-def test_souffle_engine_runs_the_compiled_program_on_files(tmp_path, monkeypatch):
-    log = fake_souffle(tmp_path, monkeypatch)
-    program = parse_program(PROGRAM, "p.dl")
-    facts = [(1, "a b", 2), (2, "c", 3), (3, "a b", 1)]
-    results = {}
-    for name in ("souffle", "memory"):
-        with make_engine(program, name) as e:
-            e.load("edge", facts)
-            e.load("path", [(7, 8)])          # facts of a derived relation go in too
-            e.run()
-            results[name] = {r: e.read(r) for r in program.relations}
-    assert results["souffle"] == results["memory"]
-    assert (7, 8) in results["souffle"]["path"] and results["souffle"]["some_path"] == [()]
-    lines = log.read_text().splitlines()
-    compiled = tmp_path / "cache" / "souffle"
-    assert lines[0] == "souffle --version"
-    assert lines[1].startswith(f"souffle -o {compiled}/") and lines[1].endswith("/program.dl")
-    assert lines[2].startswith("program -F ") and " -D " in lines[2] and lines[2].endswith(f" -j {os.cpu_count()}")
-
-
 def test_datalog_command_on_souffle_writes_what_the_program_wrote(tmp_path, monkeypatch):
-    from click.testing import CliRunner
-
-    from sdylog.cli import main
-    fake_souffle(tmp_path, monkeypatch)
+    log = fake_souffle(tmp_path, monkeypatch)
     (tmp_path / "p.dl").write_text(PROGRAM + ".input edge\n.output path\n.output named(IO=stdout)\n")
     (tmp_path / "edge.facts").write_text("1\ta b\t2\n2\tc\t3\n")
     outs = {}
@@ -85,3 +65,19 @@ def test_datalog_command_on_souffle_writes_what_the_program_wrote(tmp_path, monk
         assert res.exit_code == 0, res.output
         outs[name] = (res.output, (tmp_path / name / "path.csv").read_text())
     assert outs["souffle"] == outs["memory"] and outs["memory"][1] == "1\t2\n1\t3\n2\t3\n"
+    lines = log.read_text().splitlines()
+    compiled = tmp_path / "cache" / "souffle"
+    assert lines[0] == "souffle --version"
+    assert lines[1].startswith(f"souffle -o {compiled}/") and lines[1].endswith("/program.dl")
+    assert lines[2] == f"program -F {tmp_path} -D {lines[2].split(' -D ')[1].split()[0]} -j {os.cpu_count()}"
+
+
+def test_other_commands_refuse_souffle(tmp_path, monkeypatch):
+    """Soufflé cross-checks `sdylog datalog` only: an engine asked for
+    elsewhere gets an error naming where it runs."""
+    import pytest
+
+    from sdylog.errors import SdylogError
+    fake_souffle(tmp_path, monkeypatch)
+    with pytest.raises(SdylogError, match=r"runs only in `sdylog datalog PROGRAM.dl --engine souffle`"):
+        make_engine(parse_program(PROGRAM, "p.dl"), "souffle")
