@@ -56,6 +56,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.ir.rewrite import splat_of_type
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
@@ -741,7 +742,7 @@ class GlobalToLocal:
         if local == global_type:
             self.finish(op, [b.constant(value)])
         elif dense.is_splat:
-            self.finish(op, [b.constant(ir.DenseElementsAttr.get_splat(local, dense.get_splat_value()))])
+            self.finish(op, [b.constant(splat_of_type(dense, local))])
         else:
             sharding = self.sharding(res)
             whole = b.constant(value)
