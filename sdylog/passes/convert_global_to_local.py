@@ -448,8 +448,22 @@ class GlobalToLocal:
                 raise
             return
         if name.startswith("sdy.") and name not in _SDY_PLAIN:
+            if name == "sdy.reshard":
+                self.refuse_maximal_reshard(op)
             raise self.error(op, f"'{name}' must be lowered to collectives before convert-global-to-local")
         self.convert_generic(op)
+
+    def refuse_maximal_reshard(self, op) -> None:
+        """A reshard onto or off a maximal mesh (one device; JAX places a host
+        callback's custom_call so) has no collectives: the input's limit, said
+        at the reshard, not the pass-ordering error that follows."""
+        for s in (self.sharding(op.operands[0]), TensorSharding.from_attr(op.attributes["sharding"])):
+            mesh = None if s is None else self.mesh(s, op)
+            if mesh is not None and mesh.is_maximal:
+                where = f"@{s.mesh}" if isinstance(s.mesh, str) else str(mesh)
+                raise self.error(op, f"moving a value onto or off the maximal mesh {where} (device "
+                                     f"{mesh.device_ids[0]}) is not supported: sdylog's SPMD partitioner has no "
+                                     "collectives for it (JAX places host callbacks there, e.g. jax.pure_callback)")
 
     def convert_generic(self, op) -> None:
         """Regions keep their types (reduction bodies work on scalars); results turn local."""
