@@ -454,16 +454,17 @@ class GlobalToLocal:
         self.convert_generic(op)
 
     def refuse_maximal_reshard(self, op) -> None:
-        """A reshard onto or off a maximal mesh (one device; JAX places a host
-        callback's custom_call so) has no collectives: the input's limit, said
-        at the reshard, not the pass-ordering error that follows."""
+        """A reshard onto or off a maximal mesh (one device) that
+        resolve-single-device-sharding left (no op placed on that device reads
+        or makes its value) has no collectives: the input's limit, said at the
+        reshard, not the pass-ordering error that follows."""
         for s in (self.sharding(op.operands[0]), TensorSharding.from_attr(op.attributes["sharding"])):
             mesh = None if s is None else self.mesh(s, op)
             if mesh is not None and mesh.is_maximal:
                 where = f"@{s.mesh}" if isinstance(s.mesh, str) else str(mesh)
                 raise self.error(op, f"moving a value onto or off the maximal mesh {where} (device "
-                                     f"{mesh.device_ids[0]}) is not supported: sdylog's SPMD partitioner has no "
-                                     "collectives for it (JAX places host callbacks there, e.g. jax.pure_callback)")
+                                     f"{mesh.device_ids[0]}) is not supported but for an op placed on that device: "
+                                     "sdylog's SPMD partitioner has no collectives for it")
 
     def convert_generic(self, op) -> None:
         """Regions keep their types (reduction bodies work on scalars); results turn local."""

@@ -75,9 +75,56 @@ def test_run_partition(tmp_path):
     _, r = invoke(tmp_path, DEBUG_PRINT, "run", "--partition")
     assert r.exit_code == 0, r.output
     assert "tensor<4x4xf32>" in r.stdout
-    path, r = invoke(tmp_path, PURE_CALLBACK, "run", "--partition")
+    # the export's reshards onto device 0 and back are the single-device op's
+    # (rules/reshard/single_device.dl): the callback runs on device 0, its result is broadcast
+    _, r = invoke(tmp_path, PURE_CALLBACK, "run", "--partition")
+    assert r.exit_code == 0, r.output
+    assert "sdy." not in r.stdout
+    callback = r.stdout.index("@xla_ffi_python_cpu_callback")
+    assert r.stdout.index('"stablehlo.if"') < callback < r.stdout.index('"stablehlo.all_reduce"', callback)
+
+
+# A value moved onto device 0 and back that no op placed there reads.
+THROUGH_DEVICE_0 = """sdy.mesh @mesh = <["x"=2]>
+sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>
+func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = sdy.reshard %arg0 <@mesh, [{}]> : tensor<8xf32>
+  %1 = sdy.reshard %0 <@maximal_mesh_0, []> : tensor<8xf32>
+  %2 = sdy.reshard %1 <@mesh, [{}]> : tensor<8xf32>
+  %3 = stablehlo.add %2, %2 : tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
+"""
+
+
+def test_run_partition_refuses_a_value_moved_through_a_maximal_mesh(tmp_path):
+    path, r = invoke(tmp_path, THROUGH_DEVICE_0, "run", "--partition")
     assert r.exit_code == 1
     assert r.stdout == ""
-    assert (f"{path}:5:10: error: moving a value onto or off the maximal mesh @maximal_mesh_0 (device 0) "
-            "is not supported") in r.output
+    assert (f"{path}:5:8: error: moving a value onto or off the maximal mesh @maximal_mesh_0 (device 0) "
+            "is not supported but for an op placed on that device") in r.output
     assert "must be lowered" not in r.output
+
+
+# PURE_CALLBACK as -sdy-propagation-pipeline leaves it: its export wrote the
+# single-device op's reshards.
+PROPAGATED = MESHES + f"""  func.func public @main({ARG}) -> tensor<16x8xf32> {{
+    %0 = sdy.reshard %arg0 <@mesh, [{{}}, {{}}]> : tensor<16x8xf32>
+    %1 = sdy.reshard %0 <@maximal_mesh_0, []> : tensor<16x8xf32>
+    %2 = {CALLBACK.format(x="%1", effect="")} : (tensor<16x8xf32>) -> tensor<16x8xf32>
+    %3 = sdy.reshard %2 <@mesh, [{{}}, {{}}]> : tensor<16x8xf32>
+    %4 = stablehlo.add %3, %3 : tensor<16x8xf32>
+    return %4 : tensor<16x8xf32>
+  }}
+}}
+"""
+
+
+def test_insert_explicit_reshards_keeps_the_reshard_onto_the_device():
+    """The full insert pass takes the reshard onto device 0 for what it is,
+    not for an op on that device (it made a second one after it, the
+    callback's operand then went back to the mesh and to the device again,
+    and resolve-single-device-sharding left reshards that have no collectives)."""
+    from sdylog.passes.driver import optimize_text, parse_flags
+    out = optimize_text(PROPAGATED, "p.mlir", parse_flags(["--sdy-insert-explicit-reshards=enable-full-version=true"]))
+    assert out.count("<@maximal_mesh_0, []> : tensor<16x8xf32>") == 1, out
