@@ -220,25 +220,46 @@ def _mlir_name(iv) -> str:
     return f"@{iv.func}:{iv.name}"
 
 
+@dataclass(frozen=True)
+class EntryInterface:
+    """The entry function's arguments' and results' shardings and types, and
+    the meshes, as the pipeline leaves them after the export (run_pipeline
+    reads them there: the partitioner then drops the shardings and meshes
+    and gives the results their per-device types)."""
+    main: str
+    meshes: dict
+    arg_shardings: list        # TensorSharding | None per argument
+    result_shardings: list     # TensorSharding | None per result
+    result_types: list         # (shape, element, element bytes) per result
+
+    @staticmethod
+    def of(module) -> "EntryInterface":
+        from sdylog.commands.values import main_name
+        from sdylog.ir.shardings import func_arg_shardings, func_result_shardings, func_type
+        from sdylog.ir.types import element_bytes, element_type_text, shape_of
+        from sdylog.ir.walk import func_ops, symbol_name
+        from sdylog.model.mesh import meshes_of_module
+        with module.context:
+            main = main_name(module)
+            fn = next(f for f in func_ops(module) if symbol_name(f) == main)
+            return EntryInterface(
+                main, meshes_of_module(module),
+                [None if a is None else TensorSharding.from_attr(a) for a in func_arg_shardings(fn)],
+                [None if a is None else TensorSharding.from_attr(a) for a in func_result_shardings(fn)],
+                [(shape_of(t), element_type_text(t), element_bytes(t)) for t in func_type(fn).results])
+
+
 def collect_values(run):
     """ValueSharding of every input value (its first copy's sharding after
     propagation), and of the entry function's arguments and results as the
-    pipeline leaves them (after export)."""
-    from sdylog.commands.values import display_name, main_name
-    from sdylog.ir.shardings import func_arg_shardings, func_result_shardings, func_type
-    from sdylog.ir.types import element_bytes, element_type_text, shape_of
-    from sdylog.ir.walk import func_ops, symbol_name
-    from sdylog.model.mesh import meshes_of_module
+    pipeline leaves them (after export: run.interface)."""
+    from sdylog.commands.values import display_name
 
     named = run.named
-    module = run.module
-    with module.context:
-        meshes = meshes_of_module(module)
-        main = main_name(module)
-        fn = next(f for f in func_ops(module) if symbol_name(f) == main)
-        final_args = [None if a is None else TensorSharding.from_attr(a) for a in func_arg_shardings(fn)]
-        final_results = [None if a is None else TensorSharding.from_attr(a) for a in func_result_shardings(fn)]
-        result_types = [(shape_of(t), element_type_text(t), element_bytes(t)) for t in func_type(fn).results]
+    interface = run.interface or EntryInterface.of(run.module)
+    main, meshes = interface.main, interface.meshes
+    final_args, final_results, result_types = (interface.arg_shardings, interface.result_shardings,
+                                               interface.result_types)
 
     def mesh_of(s):
         if s is None:

@@ -46,6 +46,8 @@ class PipelineRun:
     collectives: list[dict] | None = None        # with --partition: every collective, costed
     inputs: tuple | None = None     # with name_ids or keep_values: (the input's values, entry function,
                                     # its results' JAX names), to name other runs' ids
+    interface: object = None        # with keep_values: the entry function's shardings and types after
+                                    # the export (api.EntryInterface), before --partition makes them local
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -315,6 +317,9 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         final = entry_shardings(module) if export else given   # (before the partitioner drops them)
         run = PipelineRun(module, result, ctx, seconds, conflicts, named, names,
                           inputs=inputs and (inputs[0], inputs[1], result_names))
+        if named is not None:
+            from sdylog.api import EntryInterface
+            run.interface = EntryInterface.of(module)
         if reshards:
             progress.step("reshards")
             run.needed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import sys
 
+import numpy as np
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import format_location
@@ -151,6 +152,18 @@ def create_op(name: str, results=(), operands=(), attributes=None, regions: int 
 def attributes_of(op) -> dict:
     """Every attribute of the op (inherent and discardable), by name."""
     return dict(as_operation(op).attributes.items())
+
+
+def splat_of_type(splat: ir.DenseElementsAttr, t: ir.Type) -> ir.Attribute:
+    """The single value of the splat attribute `splat` spread over the tensor
+    type `t` (same element type, another shape)."""
+    value = splat.get_splat_value()
+    if isinstance(value, ir.ArrayAttr):  # complex: [re, im], which get_splat does not take
+        part = ir.FloatType(ir.ComplexType(ir.ShapedType(t).element_type).element_type)
+        dtype = {32: np.complex64, 64: np.complex128}[part.width]
+        re, im = (ir.FloatAttr(x).value for x in value)
+        return ir.DenseElementsAttr.get(np.array([complex(re, im)], dtype), type=t)
+    return ir.DenseElementsAttr.get_splat(t, value)
 
 
 # Inherent attributes (the op's own, as opposed to discardable ones like

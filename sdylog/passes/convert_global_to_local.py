@@ -56,6 +56,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import SdylogError, error_at
+from sdylog.ir.rewrite import splat_of_type
 from sdylog.model.axis import AxisRef, SubAxis
 from sdylog.model.mesh import Mesh, meshes_of_module
 from sdylog.model.sharding import TensorSharding
@@ -448,8 +449,23 @@ class GlobalToLocal:
                 raise
             return
         if name.startswith("sdy.") and name not in _SDY_PLAIN:
+            if name == "sdy.reshard":
+                self.refuse_maximal_reshard(op)
             raise self.error(op, f"'{name}' must be lowered to collectives before convert-global-to-local")
         self.convert_generic(op)
+
+    def refuse_maximal_reshard(self, op) -> None:
+        """A reshard onto or off a maximal mesh (one device) that
+        resolve-single-device-sharding left (no op placed on that device reads
+        or makes its value) has no collectives: the input's limit, said at the
+        reshard, not the pass-ordering error that follows."""
+        for s in (self.sharding(op.operands[0]), TensorSharding.from_attr(op.attributes["sharding"])):
+            mesh = None if s is None else self.mesh(s, op)
+            if mesh is not None and mesh.is_maximal:
+                where = f"@{s.mesh}" if isinstance(s.mesh, str) else str(mesh)
+                raise self.error(op, f"moving a value onto or off the maximal mesh {where} (device "
+                                     f"{mesh.device_ids[0]}) is not supported but for an op placed on that device: "
+                                     "sdylog's SPMD partitioner has no collectives for it")
 
     def convert_generic(self, op) -> None:
         """Regions keep their types (reduction bodies work on scalars); results turn local."""
@@ -742,7 +758,7 @@ class GlobalToLocal:
         if local == global_type:
             self.finish(op, [b.constant(value)])
         elif dense.is_splat:
-            self.finish(op, [b.constant(ir.DenseElementsAttr.get_splat(local, dense.get_splat_value()))])
+            self.finish(op, [b.constant(splat_of_type(dense, local))])
         else:
             sharding = self.sharding(res)
             whole = b.constant(value)

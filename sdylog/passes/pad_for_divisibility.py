@@ -54,6 +54,7 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.collectives import axis_lists_attr, create_collective
 from sdylog.ir.op_properties import ELEMENTWISE_OPS
+from sdylog.ir.rewrite import splat_of_type
 from sdylog.model.mesh import meshes_of_module
 from sdylog.oprules.common import conv_window
 from sdylog.partition import ir_shardings as irs
@@ -415,7 +416,7 @@ def _pad_constant(op, plan: _Plan) -> None:
         return
     value = ir.DenseElementsAttr(op.attributes["value"])
     if value.is_splat:
-        op.attributes["value"] = ir.DenseElementsAttr.get_splat(new, value.get_splat_value())
+        op.attributes["value"] = splat_of_type(value, new)
         r.set_type(new)
         return
     zero = zeros(tensor((), element_of(r)))

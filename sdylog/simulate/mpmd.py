@@ -40,8 +40,13 @@ def has_device_placements(text: str) -> bool:
 
 def wants_mpmd(path: str, mpmd_options: dict) -> bool:
     """`sdylog simulate` runs the MPMD partition: the module places ops on
-    devices, or --assign places named computations."""
-    return bool(mpmd_options.get("assign")) or has_device_placements(read_source(path))
+    devices (not only JAX's host callbacks: sdylog.mpmd.hints.places_on_devices),
+    or --assign places named computations."""
+    from sdylog.mpmd.hints import places_on_devices
+    if mpmd_options.get("assign"):
+        return True
+    text = read_source(path)
+    return has_device_placements(text) and places_on_devices(parse_module(text, display_name(path)))
 
 
 @dataclass
