@@ -241,3 +241,18 @@ def test_simulated_chain_of_rolls_matches(monkeypatch):
     report = simulate_text(_chain(3, SUB, '"data"', SUB), "roll.mlir", seed=1)
     assert walked
     assert report.ok, report.text()
+
+
+def test_needed_inventory_lists_what_the_pass_inserts():
+    """sdylog run's reshards needed (sdylog/reshard/inventory.py) are the
+    walk's too: as many reshards as Shardy inserts on the reviewer's case."""
+    from sdylog.ir import parse_module
+    from sdylog.passes import PassContext
+    from sdylog.reshard.inventory import needed_inventory
+    text = MODULE.replace("AXIS", SUB)
+    module = parse_module(text, "m.mlir")
+    with module.context:
+        inv = needed_inventory(module, PassContext(filename="m.mlir"))
+    shardy = diff.shardy(text, FLAGS, with_reshards=True)
+    assert inv.error is None
+    assert [i.kind for i in inv.items] == ["reshard"] * shardy.count("sdy.reshard")
