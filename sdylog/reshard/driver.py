@@ -3,7 +3,9 @@
 The rules (rules/reshard.dl) decide every reshard and collective; this
 module chooses what the run does (the pass options become run_option
 facts), adds the facts only these rules read, and returns the engine with
-the derived relations for the writer (sdylog/reshard/writer.py).
+the derived relations for the writer (sdylog/reshard/writer.py). A
+concatenate of slices that their own step reshards takes one more
+evaluation (with_walk_rules), on such modules only.
 
 In a pipeline the engine stays in its census scope for the next run: the
 export's full insert-explicit-reshards runs on the module the propagation
@@ -101,15 +103,68 @@ KEPT = "reshard_decisions"
 def decide(module, options: ReshardOptions, ctx=None) -> ReshardDecisions:
     """Evaluate the reshard rules on `module` (not changed here); an error
     at the first op Shardy rejects (rules/reshard/errors.dl)."""
-    wanted = WRITER_RELATIONS + NO_COMMON_MESH_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
+    write_back = getattr(ctx, "derive", "all") == "write-back"
+    wanted = WRITER_RELATIONS + NO_COMMON_MESH_RELATIONS + WALK_RELATIONS if write_back else None
     scope = getattr(ctx, "census", None)
     kept = None if scope is None else scope.get(KEPT)
     decisions = evaluate(reshard_program(), module, ctx, lambda facts: run_facts(options, facts), wanted,
                          keep=scope is not None, kept=kept)
     if scope is not None:
         scope[KEPT] = decisions
+    decisions = with_walk_rules(decisions, module, ctx, options, wanted)
     first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     return decisions
+
+
+# The concatenates whose rule Shardy's walk builds otherwise (rules/reshard/walk_concat.dl).
+WALK_RELATIONS = ["concat_walk_replicates"]
+
+# The input relations of a sharding rule (rules/schema.dl), the rule's id first.
+RULE_RELATIONS = ("rule_factor", "rule_blocked_factor", "rule_dim_factor", "custom_rule")
+
+
+def with_walk_rules(decisions: ReshardDecisions, module, ctx, options: ReshardOptions, wanted) -> ReshardDecisions:
+    """`decisions`; when they find concatenates whose rule Shardy's walk
+    builds otherwise (rules/reshard/walk_concat.dl: slice operands that the
+    slices' own step reshards, as from jnp.roll on a sub-axis), those of
+    one more evaluation with the walk's rules instead. Never a third: the
+    dependence is one level deep (a slice's decisions read its own rule and
+    the shardings as propagated; a concatenate's result reshard hands later
+    uses the sharding they had), so the second finds no new such
+    concatenate; checked. (Op ids are the module's facts', the same in
+    both evaluations.)"""
+    found = sorted(decisions.engine.select("concat_walk_replicates", "o", "f"))
+    if not found:
+        return decisions
+    again = evaluate(reshard_program(), module, ctx,
+                     lambda facts: {**run_facts(options, facts), **walk_rule_facts(facts.relations, found)}, wanted)
+    left = sorted(again.engine.select("concat_walk_replicates", "o", "f"))
+    if left:   # (never, by the argument above)
+        op = again.facts.ops[left[0][0]]
+        raise RuntimeError("the reshard rules' second evaluation found another concatenate whose rule Shardy's "
+                           f"walk builds otherwise (rules/reshard/walk_concat.dl): {op.name} at {op.location}")
+    return again
+
+
+def walk_rule_facts(relations: dict, replicates: list) -> dict:
+    """The walk_rule facts (rules/reshard/inputs.dl) of the (op, factor)
+    rows `replicates` and the rows of their rules: each op a copy of its
+    op_rule in which the factors of its rows need replication, with an id
+    after every id used."""
+    rule_of = dict(relations["op_rule"])
+    ops = sorted({o for o, _ in replicates})
+    first = 1 + max([*rule_of.values(), *(r for r, *_ in relations["rule_factor"])])
+    new = {o: first + i for i, o in enumerate(ops)}
+    copies: dict = {}   # rule -> the ops of `replicates` applying it
+    for o in ops:
+        copies.setdefault(rule_of[o], []).append(o)
+    facts = {"walk_rule": sorted(new.items())}
+    for name in RULE_RELATIONS:
+        facts[name] = [(new[o], *row[1:]) for row in relations.get(name, ()) for o in copies.get(row[0], ())]
+    op_of, replicated = {r: o for o, r in new.items()}, set(replicates)
+    facts["rule_factor"] = [(r, f, z, "need_replication" if (op_of[r], f) in replicated else k)
+                            for r, f, z, k in facts["rule_factor"]]
+    return facts
 
 
 # The relations of an op left without a per-device program (rules/reshard/errors.dl: no common mesh).

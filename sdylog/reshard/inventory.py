@@ -3,8 +3,9 @@ collectives `-sdy-insert-explicit-reshards=enable-full-version=true` would
 insert into it, with their bytes per device. For `sdylog run`'s report and
 --report, `sdylog query` and `sdylog explain`.
 
-One evaluation of rules/reshard.dl on the module (nothing written: the
-module is not changed), its inventory (rules/reshard/inventory.dl) costed by
+One evaluation of rules/reshard.dl on the module (two, as the pass, on a
+concatenate of resharded slices: driver.with_walk_rules; nothing written:
+the module is not changed), its inventory (rules/reshard/inventory.dl) costed by
 sdylog/reshard/costs.py; the engine keeps every relation for queries.
 """
 from __future__ import annotations
@@ -104,10 +105,13 @@ def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
     """The full version's decisions on `module` (not written) with their
     costs; an Inventory with `error` when the pass would stop on it."""
     from sdylog.reshard.costs import cost_needed
-    from sdylog.reshard.driver import ReshardOptions, evaluate, first_error, reshard_program, run_facts
+    from sdylog.reshard.driver import (ReshardOptions, evaluate, first_error, reshard_program, run_facts,
+                                       with_walk_rules)
 
+    options = ReshardOptions(True)
     try:
-        decisions = evaluate(reshard_program(), module, ctx, lambda f: run_facts(ReshardOptions(True), f))
+        decisions = evaluate(reshard_program(), module, ctx, lambda f: run_facts(options, f))
+        decisions = with_walk_rules(decisions, module, ctx, options, None)
         first_error(decisions, decisions.engine.select("reshard_error", "o", "message"), ctx)
     except SdylogError as e:
         return Inventory(error=str(e).splitlines()[0])
