@@ -25,6 +25,11 @@ one hop of its neighbours (reshape_halo_dim, reshape_halo_offset) gets the
 same exchange, its window reshaped locally; other reshapes and windows are
 replicated even then, reverses get a reversed device order.
 
+(not Shardy's) A dynamic_update_slice whose operand is sharded on a
+dimension the update's window cuts (dus_local; its update replicated there
+first, dus_update_cleared) has each device write the part of the update in
+its own block (sdylog/partition/local_update.py), with or without halos.
+
 Options: enable-halo-exchange, replica-count, partition-count.
 """
 from __future__ import annotations
@@ -45,6 +50,7 @@ from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
+from sdylog.partition.local_update import local_update
 from sdylog.partition.shards import atomic_axes, axes_size, divides_on, expand_to_atomic
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
@@ -69,7 +75,8 @@ def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
     asked = {n for n in set(names) if may_have_permutation_factors(n)}
     reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
     return [op for op, n in zip(ops, names)
-            if n in asked or (n == "stablehlo.reshape" and not _divisible_reshape(op, reader, meshes))
+            if n in asked or n == "stablehlo.dynamic_update_slice"
+            or (n == "stablehlo.reshape" and not _divisible_reshape(op, reader, meshes))
             or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
 
 
@@ -115,12 +122,23 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     for op_id, d, shift in answers.select("reverse_dim", "op", "dim", "shift", ordered=True):
         reverses[op_id][d] = shift
     reshape_halos = _reshape_halos(answers, reshapes["reshape_group"])
+    local_updates = {op_id for op_id, in answers.select("dus_local", "op")}
+    update_cleared = defaultdict(set)          # op id -> {cut dimension of the update}
+    for op_id, d in answers.select("dus_update_cleared", "op", "dim"):
+        update_cleared[op_id].add(d)
     changed = False
     with module.context, ir.Location.unknown():
         exchange = (HaloExchange(module, facts.meshes, options["replica-count"] > 1)
-                    if halo_dims or reverses or reshape_halos else None)
-        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos)):
-            if op_id in reshape_halos:
+                    if halo_dims or reverses or reshape_halos or local_updates else None)
+        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos) | local_updates):
+            if op_id in local_updates:
+                op = facts.ops[op_id]
+                if update_cleared[op_id]:
+                    update = irs.sharding_of(op.operands[1])
+                    reshard_operand(op, 1, _without_dims(update, update_cleared[op_id]).to_attr())
+                local_update(exchange, op, irs.resolve_mesh(irs.sharding_of(op.operands[0]), facts.meshes))
+                changed = True
+            elif op_id in reshape_halos:
                 exchange.reshape(facts.ops[op_id], *reshape_halos[op_id])
                 changed = True
             elif op_id in halo_dims:
