@@ -48,7 +48,9 @@ from sdylog.model.mesh import meshes_of_module
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
 from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
+from sdylog.partition.conv_window_sum import SumDim, sum_window
+from sdylog.partition.facts import (add_conv_windows, add_sharding_rules, add_slice_and_pad_attributes, explicit_facts,
+                                    run_rules)
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
 from sdylog.partition.local_update import local_update
 from sdylog.partition.shards import atomic_axes, axes_size, divides_on, expand_to_atomic
@@ -99,6 +101,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     facts = explicit_facts(module, ops)
     with module.context:
         add_slice_and_pad_attributes(facts)
+        add_conv_windows(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
         reshapes.update(_reshape_splits(facts, reshapes["reshape_group"]))
@@ -126,12 +129,19 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     update_cleared = defaultdict(set)          # op id -> {cut dimension of the update}
     for op_id, d in answers.select("dus_update_cleared", "op", "dim"):
         update_cleared[op_id].add(d)
+    window_sums = _window_sums(answers)
     changed = False
     with module.context, ir.Location.unknown():
         exchange = (HaloExchange(module, facts.meshes, options["replica-count"] > 1)
-                    if halo_dims or reverses or reshape_halos or local_updates else None)
-        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos) | local_updates):
-            if op_id in local_updates:
+                    if halo_dims or reverses or reshape_halos or local_updates or window_sums else None)
+        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos) | local_updates
+                            | set(window_sums)):
+            if op_id in window_sums:
+                op = facts.ops[op_id]
+                _reshard_around(op, window_sums[op_id][1], meshes[op_id])
+                sum_window(exchange, op, window_sums[op_id][0], facts.meshes[meshes[op_id]])
+                changed = True
+            elif op_id in local_updates:
                 op = facts.ops[op_id]
                 if update_cleared[op_id]:
                     update = irs.sharding_of(op.operands[1])
@@ -325,3 +335,22 @@ def _reshape_halos(answers, groups) -> dict:
         halos[op_id].append(ReshapeHaloGroup(d, out_dims[(op_id, g)], tile, left, right, bool(comm),
                                              tuple(table[t] for t in sorted(table))))
     return {op_id: (groups, manual[op_id]) for op_id, groups in halos.items()}
+
+
+def _window_sums(answers) -> dict:
+    """Convolutions summed over sharded windows by op id: their dimensions
+    (conv_sum, conv_sum_offset) and the (tensor, dimension) pairs whose axes
+    are cleared first (conv_sum_cleared)."""
+    offsets = defaultdict(dict)
+    for op_id, od, t, offset in answers.select("conv_sum_offset", "op", "out_dim", "t", "offset", ordered=True):
+        offsets[(op_id, od)][t] = offset
+    cleared = defaultdict(set)
+    for op_id, t, d in answers.select("conv_sum_cleared", "op", "tensor", "dim", ordered=True):
+        cleared[op_id].add((t, d))
+    sums = defaultdict(list)
+    for row in answers.select("conv_sum", "op", "out_dim", "s_rhs", "window", "left", "right", "low", "high",
+                              ordered=True):
+        op_id, od = row[0], row[1]
+        table = offsets[(op_id, od)]
+        sums[op_id].append(SumDim(*row[1:], tuple(table[t] for t in sorted(table))))
+    return {op_id: (dims, cleared[op_id]) for op_id, dims in sums.items()}
