@@ -78,7 +78,8 @@ def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
     reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
     return [op for op, n in zip(ops, names)
             if n in asked or n == "stablehlo.dynamic_update_slice"
-            or (n == "stablehlo.reshape" and not _divisible_reshape(op, reader, meshes))
+            or (n == "stablehlo.reshape" and (not _divisible_reshape(op, reader, meshes)
+                                              or _misaligned_reshape(op, reader, meshes)))
             or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
 
 
@@ -105,6 +106,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
         reshapes.update(_reshape_splits(facts, reshapes["reshape_group"]))
+        reshapes["reshape_group_same_axes"] = list(_same_group_axes(facts, reshapes["reshape_group"]))
         reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
         reshapes["reversed_dim"] = [(op_id, d) for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.reverse"
                                     for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
@@ -206,31 +208,71 @@ def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
 
 
 def _reshape_groups(facts):
-    """reshape_group rows: each reshape's dimensions cut where the operand's
-    and the result's leading sizes agree, taking at least one dimension of
-    each side per group (as Shardy's buildReshapeGroupInfos)."""
+    """reshape_group rows of every reshape of the facts (see _groups)."""
     for op_id, op in enumerate(facts.ops):
-        if op.name != "stablehlo.reshape":
-            continue
-        ins = list(ir.RankedTensorType(op.operands[0].type).shape)
-        outs = list(ir.RankedTensorType(op.results[0].type).shape)
-        i = j = g = 0
-        while i < len(ins) or j < len(outs):
-            i0, j0 = i, j
-            pi = ins[i] if i < len(ins) else 1
-            po = outs[j] if j < len(outs) else 1
-            i, j = min(i + 1, len(ins)), min(j + 1, len(outs))
-            while pi != po and (i < len(ins) or j < len(outs)):
-                if pi < po and i < len(ins):
-                    pi *= ins[i]
-                    i += 1
-                elif po < pi and j < len(outs):
-                    po *= outs[j]
-                    j += 1
-                else:
-                    break
-            yield (op_id, g, i0, i, j0, j, sum(n != 1 for n in ins[i0:i]), sum(n != 1 for n in outs[j0:j]))
-            g += 1
+        if op.name == "stablehlo.reshape":
+            for g, group in enumerate(_groups(op)):
+                yield (op_id, g) + group
+
+
+def _groups(op) -> list[tuple]:
+    """Reshape `op`'s dimensions cut where the operand's and the result's
+    leading sizes agree, taking at least one dimension of each side per
+    group (as Shardy's buildReshapeGroupInfos): (in_start, in_end,
+    out_start, out_end, in_nontrivial, out_nontrivial) per group."""
+    ins = list(ir.RankedTensorType(op.operands[0].type).shape)
+    outs = list(ir.RankedTensorType(op.results[0].type).shape)
+    groups = []
+    i = j = 0
+    while i < len(ins) or j < len(outs):
+        i0, j0 = i, j
+        pi = ins[i] if i < len(ins) else 1
+        po = outs[j] if j < len(outs) else 1
+        i, j = min(i + 1, len(ins)), min(j + 1, len(outs))
+        while pi != po and (i < len(ins) or j < len(outs)):
+            if pi < po and i < len(ins):
+                pi *= ins[i]
+                i += 1
+            elif po < pi and j < len(outs):
+                po *= outs[j]
+                j += 1
+            else:
+                break
+        groups.append((i0, i, j0, j, sum(n != 1 for n in ins[i0:i]), sum(n != 1 for n in outs[j0:j])))
+    return groups
+
+
+def _same_group_axes(facts, groups):
+    """reshape_group_same_axes rows: the groups of each reshape whose operand
+    and result dimensions carry the same axes in the same order."""
+    for op_id, g, i0, i1, j0, j1, _, _ in groups:
+        op = facts.ops[op_id]
+        if _same_axes(op, i0, i1, j0, j1, facts.reader, facts.meshes):
+            yield (op_id, g)
+
+
+def _same_axes(op, i0, i1, j0, j1, reader, meshes) -> bool:
+    """Operand dimensions [i0, i1) and result dimensions [j0, j1) of reshape
+    `op` carry the same axes in the same order (sub-axes cut alike; no
+    sharding: no axes)."""
+    ins, outs = reader.sharding_of(op.operands[0]), reader.sharding_of(op.results[0])
+    in_axes = [a for d in range(i0, i1) for a in ins.dims[d].axes] if ins is not None else []
+    out_axes = [a for d in range(j0, j1) for a in outs.dims[d].axes] if outs is not None else []
+    if in_axes == out_axes:
+        return True
+    if ins is None or outs is None or ins.mesh != outs.mesh:
+        return False
+    mesh = irs.resolve_mesh(ins, meshes)
+    atoms = atomic_axes(mesh, in_axes + out_axes)
+    return expand_to_atomic(in_axes, atoms, mesh) == expand_to_atomic(out_axes, atoms, mesh)
+
+
+def _misaligned_reshape(op, reader, meshes) -> bool:
+    """Some group of reshape `op` has not the same axes on both sides."""
+    try:
+        return not all(_same_axes(op, i0, i1, j0, j1, reader, meshes) for i0, i1, j0, j1, _, _ in _groups(op))
+    except SdylogError:
+        return True
 
 
 def _same_layouts(facts):
