@@ -25,10 +25,19 @@ one hop of its neighbours (reshape_halo_dim, reshape_halo_offset) gets the
 same exchange, its window reshaped locally; other reshapes and windows are
 replicated even then, reverses get a reversed device order.
 
-(not Shardy's) A dynamic_update_slice whose operand is sharded on a
-dimension the update's window cuts (dus_local; its update replicated there
-first, dus_update_cleared) has each device write the part of the update in
-its own block (sdylog/partition/local_update.py), with or without halos.
+Not Shardy's, each decided in the same rules:
+- a dynamic_update_slice whose operand is sharded on a dimension the
+  update's window cuts (dus_local; its update replicated there first,
+  dus_update_cleared) has each device write the part of the update in its
+  own block (sdylog/partition/local_update.py);
+- a convolution whose kernel is sharded on a spatial dimension (the
+  reduction factor a weight gradient's window has; conv_sum, with its
+  halo or gathered input and the dimensions cleared first,
+  conv_sum_cleared) becomes each device's partial sum over its block of
+  the window (sdylog/partition/conv_window_sum.py);
+- a reshape group whose two sides do not carry the same axes
+  (misaligned_reshape_group) is replicated around the reshape;
+with or without halos.
 
 Options: enable-halo-exchange, replica-count, partition-count.
 """
