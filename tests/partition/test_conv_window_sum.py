@@ -29,22 +29,23 @@ def spec(axes_per_dim):
     return "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in axes_per_dim) + "]"
 
 
-def weight_gradient(n, image, grad, c, o, strides, pads, dilations, lhs_axes, rhs_axes):
+def weight_gradient(n, image, grad, c, o, strides, pads, dilations, lhs_axes, rhs_axes, batch_groups=1):
     """conv(image [n, *image, c], grad [n, *grad, o]) -> [*windows, c, o] as
     jax.grad of a convolution exports it: the batch summed over (the
     input feature), the output gradient as the kernel; each operand
-    constrained to its axes per dimension first."""
+    constrained to its axes per dimension first (batch_groups: a
+    depthwise convolution's, c of them)."""
     k = len(image)
     windows = [(h + lo + hi - ((w - 1) * r + 1)) // s + 1
                for h, w, s, (lo, hi), r in zip(image, grad, strides, pads, dilations)]
-    lhs, rhs, out = [n, *image, c], [n, *grad, o], [*windows, c, o]
+    lhs, rhs, out = [n, *image, c], [n, *grad, o], [*windows, c // batch_groups, o]
     sp = ", ".join(str(i) for i in range(k))
     window = (f"stride = [{', '.join(map(str, strides))}], pad = [{', '.join(f'[{lo}, {hi}]' for lo, hi in pads)}], "
               f"lhs_dilate = [{', '.join(['1'] * k)}], rhs_dilate = [{', '.join(map(str, dilations))}]")
     return MESH + f'''func.func @main(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
   %l = sdy.sharding_constraint %a <@mesh, {spec(lhs_axes)}> : {ty(lhs)}
   %g = sdy.sharding_constraint %b <@mesh, {spec(rhs_axes)}> : {ty(rhs)}
-  %r = stablehlo.convolution(%l, %g) dim_numbers = [f, {sp}, b]x[i, {sp}, o]->[{sp}, b, f], window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+  %r = stablehlo.convolution(%l, %g) dim_numbers = [f, {sp}, b]x[i, {sp}, o]->[{sp}, b, f], window = {{{window}}} {{batch_group_count = {batch_groups} : i64, feature_group_count = 1 : i64}} : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
   return %r : {ty(out)}
 }}''', windows
 
@@ -73,6 +74,11 @@ def test_strided_forward():
 def test_padded_rows_two_spatial_dims():
     check(weight_gradient(2, [10, 6], [10, 6], 3, 4, [1, 1], [(1, 1), (1, 1)], [1, 1],
                           [(), ["x"], ["y"], ()], [(), ["x"], ["y"], ()])[0])
+
+
+# A depthwise convolution's (batch_group_count 8: the groups unsharded).
+def test_depthwise():
+    check(weight_gradient(2, [16], [16], 8, 8, [1], [(1, 1)], [1], [(), ["x"], ()], [(), ["x"], ()], 8)[0])
 
 
 # The image not sharded where the gradient is: each device's window cut from the whole image.
