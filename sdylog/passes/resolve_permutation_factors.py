@@ -263,10 +263,14 @@ def _same_group_axes(facts, groups):
 def _same_axes(op, i0, i1, j0, j1, reader, meshes) -> bool:
     """Operand dimensions [i0, i1) and result dimensions [j0, j1) of reshape
     `op` carry the same axes in the same order (sub-axes cut alike; no
-    sharding: no axes)."""
+    sharding: no axes). A dimension of size 1 counts for none: its one row
+    lives on its first shard whatever axes it has, which
+    -sdy-pad-for-divisibility gathers where the result needs it
+    (rules/partition/padding.dl restores_unit_dim)."""
     ins, outs = reader.sharding_of(op.operands[0]), reader.sharding_of(op.results[0])
-    in_axes = [a for d in range(i0, i1) for a in ins.dims[d].axes] if ins is not None else []
-    out_axes = [a for d in range(j0, j1) for a in outs.dims[d].axes] if outs is not None else []
+    in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
+    in_axes = [a for d in range(i0, i1) if in_shape[d] != 1 for a in ins.dims[d].axes] if ins is not None else []
+    out_axes = [a for d in range(j0, j1) if out_shape[d] != 1 for a in outs.dims[d].axes] if outs is not None else []
     if in_axes == out_axes:
         return True
     if ins is None or outs is None or ins.mesh != outs.mesh:
