@@ -25,6 +25,20 @@ one hop of its neighbours (reshape_halo_dim, reshape_halo_offset) gets the
 same exchange, its window reshaped locally; other reshapes and windows are
 replicated even then, reverses get a reversed device order.
 
+Not Shardy's, each decided in the same rules:
+- a dynamic_update_slice whose operand is sharded on a dimension the
+  update's window cuts (dus_local; its update replicated there first,
+  dus_update_cleared) has each device write the part of the update in its
+  own block (sdylog/partition/local_update.py);
+- a convolution whose kernel is sharded on a spatial dimension (the
+  reduction factor a weight gradient's window has; conv_sum, with its
+  halo or gathered input and the dimensions cleared first,
+  conv_sum_cleared) becomes each device's partial sum over its block of
+  the window (sdylog/partition/conv_window_sum.py);
+- a reshape group whose two sides do not carry the same axes
+  (misaligned_reshape_group) is replicated around the reshape;
+with or without halos.
+
 Options: enable-halo-exchange, replica-count, partition-count.
 """
 from __future__ import annotations
@@ -43,8 +57,11 @@ from sdylog.model.mesh import meshes_of_module
 from sdylog.model.sharding import DimSharding, TensorSharding, sharding_per_value_attr
 from sdylog.oprules.registry import may_have_permutation_factors
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.facts import add_sharding_rules, add_slice_and_pad_attributes, explicit_facts, run_rules
+from sdylog.partition.conv_window_sum import SumDim, sum_window
+from sdylog.partition.facts import (add_conv_windows, add_sharding_rules, add_slice_and_pad_attributes, explicit_facts,
+                                    run_rules)
 from sdylog.partition.halo import HaloDim, HaloExchange, ReshapeHaloGroup
+from sdylog.partition.local_update import local_update
 from sdylog.partition.shards import atomic_axes, axes_size, divides_on, expand_to_atomic
 from sdylog.passes.census import PRESERVED, census
 from sdylog.reshard.writer import reshard_operand, reshard_result_back
@@ -69,7 +86,9 @@ def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
     asked = {n for n in set(names) if may_have_permutation_factors(n)}
     reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
     return [op for op, n in zip(ops, names)
-            if n in asked or (n == "stablehlo.reshape" and not _divisible_reshape(op, reader, meshes))
+            if n in asked or n == "stablehlo.dynamic_update_slice"
+            or (n == "stablehlo.reshape" and (not _divisible_reshape(op, reader, meshes)
+                                              or _misaligned_reshape(op, reader, meshes)))
             or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
 
 
@@ -92,9 +111,11 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     facts = explicit_facts(module, ops)
     with module.context:
         add_slice_and_pad_attributes(facts)
+        add_conv_windows(facts)
         add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
         reshapes.update(_reshape_splits(facts, reshapes["reshape_group"]))
+        reshapes["reshape_group_same_axes"] = list(_same_group_axes(facts, reshapes["reshape_group"]))
         reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
         reshapes["reversed_dim"] = [(op_id, d) for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.reverse"
                                     for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
@@ -115,12 +136,30 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     for op_id, d, shift in answers.select("reverse_dim", "op", "dim", "shift", ordered=True):
         reverses[op_id][d] = shift
     reshape_halos = _reshape_halos(answers, reshapes["reshape_group"])
+    local_updates = {op_id for op_id, in answers.select("dus_local", "op")}
+    update_cleared = defaultdict(set)          # op id -> {cut dimension of the update}
+    for op_id, d in answers.select("dus_update_cleared", "op", "dim"):
+        update_cleared[op_id].add(d)
+    window_sums = _window_sums(answers)
     changed = False
     with module.context, ir.Location.unknown():
         exchange = (HaloExchange(module, facts.meshes, options["replica-count"] > 1)
-                    if halo_dims or reverses or reshape_halos else None)
-        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos)):
-            if op_id in reshape_halos:
+                    if halo_dims or reverses or reshape_halos or local_updates or window_sums else None)
+        for op_id in sorted(set(cleared) | set(halo_dims) | set(reverses) | set(reshape_halos) | local_updates
+                            | set(window_sums)):
+            if op_id in window_sums:
+                op = facts.ops[op_id]
+                _reshard_around(op, window_sums[op_id][1], meshes[op_id])
+                sum_window(exchange, op, window_sums[op_id][0], facts.meshes[meshes[op_id]])
+                changed = True
+            elif op_id in local_updates:
+                op = facts.ops[op_id]
+                if update_cleared[op_id]:
+                    update = irs.sharding_of(op.operands[1])
+                    reshard_operand(op, 1, _without_dims(update, update_cleared[op_id]).to_attr())
+                local_update(exchange, op, irs.resolve_mesh(irs.sharding_of(op.operands[0]), facts.meshes))
+                changed = True
+            elif op_id in reshape_halos:
                 exchange.reshape(facts.ops[op_id], *reshape_halos[op_id])
                 changed = True
             elif op_id in halo_dims:
@@ -178,31 +217,75 @@ def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
 
 
 def _reshape_groups(facts):
-    """reshape_group rows: each reshape's dimensions cut where the operand's
-    and the result's leading sizes agree, taking at least one dimension of
-    each side per group (as Shardy's buildReshapeGroupInfos)."""
+    """reshape_group rows of every reshape of the facts (see _groups)."""
     for op_id, op in enumerate(facts.ops):
-        if op.name != "stablehlo.reshape":
-            continue
-        ins = list(ir.RankedTensorType(op.operands[0].type).shape)
-        outs = list(ir.RankedTensorType(op.results[0].type).shape)
-        i = j = g = 0
-        while i < len(ins) or j < len(outs):
-            i0, j0 = i, j
-            pi = ins[i] if i < len(ins) else 1
-            po = outs[j] if j < len(outs) else 1
-            i, j = min(i + 1, len(ins)), min(j + 1, len(outs))
-            while pi != po and (i < len(ins) or j < len(outs)):
-                if pi < po and i < len(ins):
-                    pi *= ins[i]
-                    i += 1
-                elif po < pi and j < len(outs):
-                    po *= outs[j]
-                    j += 1
-                else:
-                    break
-            yield (op_id, g, i0, i, j0, j, sum(n != 1 for n in ins[i0:i]), sum(n != 1 for n in outs[j0:j]))
-            g += 1
+        if op.name == "stablehlo.reshape":
+            for g, group in enumerate(_groups(op)):
+                yield (op_id, g) + group
+
+
+def _groups(op) -> list[tuple]:
+    """Reshape `op`'s dimensions cut where the operand's and the result's
+    leading sizes agree, taking at least one dimension of each side per
+    group (as Shardy's buildReshapeGroupInfos): (in_start, in_end,
+    out_start, out_end, in_nontrivial, out_nontrivial) per group."""
+    ins = list(ir.RankedTensorType(op.operands[0].type).shape)
+    outs = list(ir.RankedTensorType(op.results[0].type).shape)
+    groups = []
+    i = j = 0
+    while i < len(ins) or j < len(outs):
+        i0, j0 = i, j
+        pi = ins[i] if i < len(ins) else 1
+        po = outs[j] if j < len(outs) else 1
+        i, j = min(i + 1, len(ins)), min(j + 1, len(outs))
+        while pi != po and (i < len(ins) or j < len(outs)):
+            if pi < po and i < len(ins):
+                pi *= ins[i]
+                i += 1
+            elif po < pi and j < len(outs):
+                po *= outs[j]
+                j += 1
+            else:
+                break
+        groups.append((i0, i, j0, j, sum(n != 1 for n in ins[i0:i]), sum(n != 1 for n in outs[j0:j])))
+    return groups
+
+
+def _same_group_axes(facts, groups):
+    """reshape_group_same_axes rows: the groups of each reshape whose operand
+    and result dimensions carry the same axes in the same order."""
+    for op_id, g, i0, i1, j0, j1, _, _ in groups:
+        op = facts.ops[op_id]
+        if _same_axes(op, i0, i1, j0, j1, facts.reader, facts.meshes):
+            yield (op_id, g)
+
+
+def _same_axes(op, i0, i1, j0, j1, reader, meshes) -> bool:
+    """Operand dimensions [i0, i1) and result dimensions [j0, j1) of reshape
+    `op` carry the same axes in the same order (sub-axes cut alike; no
+    sharding: no axes). A dimension of size 1 counts for none: its one row
+    lives on its first shard whatever axes it has, which
+    -sdy-pad-for-divisibility gathers where the result needs it
+    (rules/partition/padding.dl restores_unit_dim)."""
+    ins, outs = reader.sharding_of(op.operands[0]), reader.sharding_of(op.results[0])
+    in_shape, out_shape = shape_of(op.operands[0]), shape_of(op.results[0])
+    in_axes = [a for d in range(i0, i1) if in_shape[d] != 1 for a in ins.dims[d].axes] if ins is not None else []
+    out_axes = [a for d in range(j0, j1) if out_shape[d] != 1 for a in outs.dims[d].axes] if outs is not None else []
+    if in_axes == out_axes:
+        return True
+    if ins is None or outs is None or ins.mesh != outs.mesh:
+        return False
+    mesh = irs.resolve_mesh(ins, meshes)
+    atoms = atomic_axes(mesh, in_axes + out_axes)
+    return expand_to_atomic(in_axes, atoms, mesh) == expand_to_atomic(out_axes, atoms, mesh)
+
+
+def _misaligned_reshape(op, reader, meshes) -> bool:
+    """Some group of reshape `op` has not the same axes on both sides."""
+    try:
+        return not all(_same_axes(op, i0, i1, j0, j1, reader, meshes) for i0, i1, j0, j1, _, _ in _groups(op))
+    except SdylogError:
+        return True
 
 
 def _same_layouts(facts):
@@ -307,3 +390,22 @@ def _reshape_halos(answers, groups) -> dict:
         halos[op_id].append(ReshapeHaloGroup(d, out_dims[(op_id, g)], tile, left, right, bool(comm),
                                              tuple(table[t] for t in sorted(table))))
     return {op_id: (groups, manual[op_id]) for op_id, groups in halos.items()}
+
+
+def _window_sums(answers) -> dict:
+    """Convolutions summed over sharded windows by op id: their dimensions
+    (conv_sum, conv_sum_offset) and the (tensor, dimension) pairs whose axes
+    are cleared first (conv_sum_cleared)."""
+    offsets = defaultdict(dict)
+    for op_id, od, t, offset in answers.select("conv_sum_offset", "op", "out_dim", "t", "offset", ordered=True):
+        offsets[(op_id, od)][t] = offset
+    cleared = defaultdict(set)
+    for op_id, t, d in answers.select("conv_sum_cleared", "op", "tensor", "dim", ordered=True):
+        cleared[op_id].add((t, d))
+    sums = defaultdict(list)
+    for row in answers.select("conv_sum", "op", "out_dim", "s_rhs", "window", "left", "right", "low", "high",
+                              ordered=True):
+        op_id, od = row[0], row[1]
+        table = offsets[(op_id, od)]
+        sums[op_id].append(SumDim(*row[1:], tuple(table[t] for t in sorted(table))))
+    return {op_id: (dims, cleared[op_id]) for op_id, dims in sums.items()}

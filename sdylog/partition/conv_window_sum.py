@@ -1,0 +1,151 @@
+"""A convolution summed over a sharded window (-sdy-resolve-permutation-factors;
+rules/partition/permutation.dl conv_sum): the kernel's spatial dimension is
+sharded on a reduction factor it shares with the input (the weight gradient
+of a convolution whose image is sharded on a spatial dimension). Each
+device sums over its block of the kernel's window, which reads input rows
+from where its block of the window starts, past its own block:
+
+    the operands padded high (zeros) to a multiple of their shards
+    sdy.manual_computation(input, kernel) over every axis of their shardings {
+      per summed dimension, this device's buffer of input rows: its
+      neighbours' blocks `left` hops before its own to `right` after
+      (collective_permute; zeros past either end), or the whole input
+      padded by `low` and `high` (the rules cleared its axes there); and
+      `window` rows of it cut at this device's offset (a table by its shard
+      index along the kernel's axes)
+      the convolution on those and the kernel's block, unpadded there
+    }: partial sums over the axes the result does not carry (out_sharding
+    unreduced on them), sliced back to the result's type
+
+The all_reduce insert-explicit-reshards put after the convolution adds them
+up. The kernel's padding rows are zeros, so the window rows they meet count
+for nothing, as do the padded input features.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as shlo
+
+from sdylog.ir.rewrite import create_op
+from sdylog.model.mesh import Mesh
+from sdylog.model.sharding import TensorSharding, sharding_per_value_attr
+from sdylog.partition import ir_shardings as irs
+from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
+from sdylog.partition.halo import HaloExchange, _manual_axes_attr, _manual_local_shape, _shift_pairs, _without_axes
+from sdylog.partition.local_update import _pad_high
+from sdylog.partition.shards import axes_size
+
+
+@dataclass(frozen=True)
+class SumDim:
+    """A window dimension summed in blocks (rules/partition/permutation.dl conv_sum)."""
+    out_dim: int
+    s_rhs: int       # kernel rows per device (padded)
+    window: int      # input rows each device's window reads
+    left: int        # hops to the first block read (a halo)
+    right: int       # hops to the last block read (a halo)
+    low: int         # the whole input's padding before its window (gathered)
+    high: int        # ... and after
+    offsets: tuple[int, ...]   # per shard index: where its window starts in its buffer
+
+
+def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> None:
+    """Rewrites convolution `op` as each device's partial sum over its blocks of the windows."""
+    lhs, rhs, res = op.operands[0], op.operands[1], op.results[0]
+    shardings = [irs.sharding_of(lhs), irs.sharding_of(rhs), irs.op_result_sharding(op, 0)]
+    mesh_ref = next(s.mesh for s in shardings if s is not None)
+    ls, rs, os_ = [s if s is not None else TensorSharding.replicated_on(mesh_ref, len(shape_of(v)))
+                   for s, v in zip(shardings, (lhs, rhs, res))]
+    manual = {a.name for s in (ls, rs, os_) for d in s.dims for a in d.axes}
+    b = Builder(ir.InsertionPoint(op), op.location)
+    lhs = _pad_high(b, lhs, _divisible(shape_of(lhs), ls, mesh), ls)
+    rhs = _pad_high(b, rhs, _divisible(shape_of(rhs), rs, mesh), rs)
+    out_shape = _divisible(shape_of(res), os_, mesh)
+
+    order = [a.name for a in mesh.axes]
+    kept = {a for d in os_.dims for a in d.axes}
+    summed = {a for s in (ls, rs) for d in s.dims for a in d.axes if a not in kept} | set(os_.unreduced)
+    partial = replace(os_, unreduced=tuple(sorted(summed, key=lambda a: (order.index(a.name), a.interval(
+        mesh.axis_sizes[a.name])))))
+    manual_op = create_op(
+        "sdy.manual_computation", [tensor(out_shape, element_of(res))], [lhs, rhs],
+        {"in_shardings": sharding_per_value_attr([ls, rs]), "out_shardings": sharding_per_value_attr([partial]),
+         "manual_axes": _manual_axes_attr(mesh, manual)},
+        regions=1, loc=op.location, ip=b.ip)
+    block = manual_op.regions[0].blocks.append(
+        tensor(_manual_local_shape(shape_of(lhs), ls, manual, mesh), element_of(lhs)),
+        tensor(_manual_local_shape(shape_of(rhs), rs, manual, mesh), element_of(rhs)))
+    inner = Builder(ir.InsertionPoint(block), op.location)
+    dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+    spatial = {o: k for k, o in enumerate(dn.output_spatial_dimensions)}
+    value = block.arguments[0]
+    for s in dims:
+        k = spatial[s.out_dim]
+        value = _window_rows(exchange, inner, value, dn.input_spatial_dimensions[k], s,
+                             list(rs.dims[dn.kernel_spatial_dimensions[k]].axes), mesh)
+    local_out = tensor(_manual_local_shape(out_shape, os_, manual, mesh), element_of(res))
+    conv = _unpadded_conv(inner, op, value, block.arguments[1], [spatial[s.out_dim] for s in dims], local_out)
+    create_op("sdy.return", [], [conv], loc=op.location, ip=inner.ip)
+    result = manual_op.results[0]
+    if out_shape != list(shape_of(res)):
+        rank = len(out_shape)
+        result = b.one("stablehlo.slice", [result], res.type,
+                       {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape_of(res)),
+                        "strides": dense_i64_array([1] * rank)})
+        irs.set_result_sharding(result, partial)
+    res.replace_all_uses_with(result)
+    op.erase()
+
+
+def _divisible(shape, sharding: TensorSharding, mesh: Mesh) -> list[int]:
+    """`shape` padded up to a multiple of each dimension's shards."""
+    return [-(-n // k) * k for n, k in zip(shape, (axes_size(d.axes, mesh) for d in sharding.dims))]
+
+
+def _window_rows(exchange: HaloExchange, b: Builder, value, dim: int, s: SumDim, axes, mesh: Mesh):
+    """This device's `window` input rows of `dim` (inside the manual
+    computation): cut at its offset from its buffer (see the module docstring)."""
+    pieces = []
+    for hop in list(range(s.left, 0, -1)) + [0] + list(range(-1, -s.right - 1, -1)):
+        if hop == 0:
+            pieces.append(value)
+            continue
+        pairs = _shift_pairs(mesh, axes, hop)
+        if pairs:
+            pieces.append(b.collective_permute(value, pairs, exchange.channel()))
+        else:   # (every block that far is past an end)
+            pieces.append(b.broadcast(b.constant(zeros(tensor((), element_of(value)))), list(shape_of(value)), []))
+    buffer = b.concatenate(pieces, dim) if len(pieces) > 1 else value
+    if s.low or s.high:
+        rank = len(shape_of(buffer))
+        low, high = [0] * rank, [0] * rank
+        low[dim], high[dim] = s.low, s.high
+        shape = list(shape_of(buffer))
+        shape[dim] += s.low + s.high
+        buffer = b.pad(buffer, b.constant(zeros(tensor((), element_of(value)))), low, high, [0] * rank, shape)
+    device = b.device_id(exchange.use_replica_id)
+    offset = b.table_lookup(list(s.offsets), exchange.index_in_group(b, device, mesh, axes))
+    zero = b.constant(zeros(tensor((), i64())))
+    starts = [zero] * len(shape_of(buffer))
+    starts[dim] = offset
+    sizes = list(shape_of(buffer))
+    sizes[dim] = s.window
+    return b.dynamic_slice(buffer, starts, sizes)
+
+
+def _unpadded_conv(b: Builder, op, lhs, rhs, spatial: list[int], result_type):
+    """`op`'s convolution of lhs and rhs, giving `result_type`, without
+    padding on the `spatial` window dimensions (their input rows are the
+    window's already)."""
+    attrs = {n: op.attributes[n] for n in op.attributes if n != "sdy.sharding"}
+    count = len(shlo.ConvDimensionNumbers(attrs["dimension_numbers"]).input_spatial_dimensions)
+    padding = np.zeros((count, 2), dtype=np.int64)
+    if "padding" in attrs:
+        padding = np.array(ir.DenseIntElementsAttr(attrs["padding"]), dtype=np.int64).reshape(count, 2)
+    for k in spatial:
+        padding[k] = (0, 0)
+    attrs["padding"] = ir.DenseElementsAttr.get(padding, type=tensor((count, 2), i64()))
+    return b.one("stablehlo.convolution", [lhs, rhs], result_type, attrs)

@@ -1,0 +1,127 @@
+"""The weight gradient of a convolution whose image is sharded on a spatial
+dimension (issue 18; was refused: "dimension 1 is sharded but is not a
+pass-through dimension", or a per-device program that does not verify):
+Shardy's rule gives the image's and the kernel's spatial dimensions a
+reduction factor, sharded alike. Each device sums over its block of the
+window, its input rows taken from its block and its neighbours'
+(rules/partition/permutation.dl conv_sum, sdylog/partition/conv_window_sum.py);
+the all_reduce after the convolution adds the partial sums up. Generated
+convolutions (hypothesis: sizes, strides, padding, kernel dilation, one or
+two spatial dimensions, shardings dividing them or not) partitioned and
+simulated equal the unpartitioned run."""
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from sdylog.simulate.simulate import simulate_text
+
+MESH = 'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
+
+
+def ty(shape):
+    return "tensor<" + "x".join(str(n) for n in shape) + "xf32>"
+
+
+def spec(axes_per_dim):
+    return "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in axes_per_dim) + "]"
+
+
+def weight_gradient(n, image, grad, c, o, strides, pads, dilations, lhs_axes, rhs_axes, batch_groups=1):
+    """conv(image [n, *image, c], grad [n, *grad, o]) -> [*windows, c, o] as
+    jax.grad of a convolution exports it: the batch summed over (the
+    input feature), the output gradient as the kernel; each operand
+    constrained to its axes per dimension first (batch_groups: a
+    depthwise convolution's, c of them)."""
+    k = len(image)
+    windows = [(h + lo + hi - ((w - 1) * r + 1)) // s + 1
+               for h, w, s, (lo, hi), r in zip(image, grad, strides, pads, dilations)]
+    lhs, rhs, out = [n, *image, c], [n, *grad, o], [*windows, c // batch_groups, o]
+    sp = ", ".join(str(i) for i in range(k))
+    window = (f"stride = [{', '.join(map(str, strides))}], pad = [{', '.join(f'[{lo}, {hi}]' for lo, hi in pads)}], "
+              f"lhs_dilate = [{', '.join(['1'] * k)}], rhs_dilate = [{', '.join(map(str, dilations))}]")
+    return MESH + f'''func.func @main(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
+  %l = sdy.sharding_constraint %a <@mesh, {spec(lhs_axes)}> : {ty(lhs)}
+  %g = sdy.sharding_constraint %b <@mesh, {spec(rhs_axes)}> : {ty(rhs)}
+  %r = stablehlo.convolution(%l, %g) dim_numbers = [f, {sp}, b]x[i, {sp}, o]->[{sp}, b, f], window = {{{window}}} {{batch_group_count = {batch_groups} : i64, feature_group_count = 1 : i64}} : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+  return %r : {ty(out)}
+}}''', windows
+
+
+def check(text, halo=True):
+    report = simulate_text(text, "t.mlir", halo_exchange=halo)
+    assert report.partitioned
+    assert report.ok, (text, report.difference)
+    return report
+
+
+# jax.grad of a 'SAME' 3-wide convolution, the image's rows on "x".
+def test_same_padding_rows_sharded():
+    text, _ = weight_gradient(2, [16], [16], 4, 8, [1], [(1, 1)], [1], [(), ["x"], ()], [(), ["x"], ()])
+    report = check(text)
+    kinds = sorted({c["kind"] for c in report.collectives})
+    assert kinds == ["all_reduce", "collective_permute"], kinds   # halos, no gather of the image
+
+
+# A stride-2 convolution's: the kernel dilated by 2, blocks of 2 kernel rows per 4 image rows.
+def test_strided_forward():
+    check(weight_gradient(2, [16], [8], 4, 8, [1], [(0, 1)], [2], [(), ["x"], ()], [(), ["x"], ()])[0])
+
+
+# 10 rows on 4 devices (padded to 12), both spatial dimensions sharded.
+def test_padded_rows_two_spatial_dims():
+    check(weight_gradient(2, [10, 6], [10, 6], 3, 4, [1, 1], [(1, 1), (1, 1)], [1, 1],
+                          [(), ["x"], ["y"], ()], [(), ["x"], ["y"], ()])[0])
+
+
+# A depthwise convolution's (batch_group_count 8: the groups unsharded).
+def test_depthwise():
+    check(weight_gradient(2, [16], [16], 8, 8, [1], [(1, 1)], [1], [(), ["x"], ()], [(), ["x"], ()], 8)[0])
+
+
+# The image not sharded where the gradient is: each device's window cut from the whole image.
+def test_image_gathered():
+    check(weight_gradient(3, [12], [12], 2, 2, [1], [(2, 0)], [1], [("y",), (), ()], [(), ("x",), ()])[0])
+
+
+AXES = [(), ("x",), ("y",), ("x", "y"), ("y", "x")]
+
+
+@st.composite
+def axes_per_dim(draw, rank):
+    used, out = set(), []
+    for _ in range(rank):
+        axes = draw(st.sampled_from([a for a in AXES if not used & set(a)]))
+        used |= set(axes)
+        out.append(axes)
+    return out
+
+
+@st.composite
+def convolutions(draw):
+    k = draw(st.integers(1, 2))
+    image, grad, strides, pads, dilations = [], [], [], [], []
+    for _ in range(k):
+        h = draw(st.integers(2, 17))
+        r = draw(st.integers(1, 3))
+        lo, hi = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+        w = draw(st.integers(1, max(1, (h + lo + hi - 1) // r + 1)))
+        image.append(h), grad.append(w), strides.append(draw(st.integers(1, 2)))
+        pads.append((lo, hi)), dilations.append(r)
+    lhs_axes = draw(axes_per_dim(k + 2))
+    # (mostly the gradient sharded as the image is, the case jax.grad makes)
+    rhs_axes = draw(st.one_of(st.just(lhs_axes), axes_per_dim(k + 2)))
+    text, windows = weight_gradient(draw(st.integers(1, 3)), image, grad, 3, 2, strides, pads, dilations,
+                                    lhs_axes, rhs_axes)
+    assume(all(m >= 1 for m in windows))
+    return text, draw(st.booleans())
+
+
+@settings(max_examples=int(os.environ.get("SDYLOG_HYPOTHESIS_EXAMPLES", "25")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(convolutions())
+def test_generated_weight_gradients(case):
+    text, halo = case
+    check(text, halo)

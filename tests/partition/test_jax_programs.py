@@ -1,0 +1,36 @@
+"""The JAX programs of jax_programs.py (issue 18's refusals: a
+dynamic_update_slice at a constant offset on sharded rows, the weight
+gradients of a conv net with its images sharded on spatial dimensions,
+reshapes merging padded rows) partitioned and simulated equal the
+unpartitioned run."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sdylog.simulate.simulate import simulate_text
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def programs():
+    pytest.importorskip("jax")
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    p = subprocess.run([sys.executable, str(HERE / "jax_programs.py")], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("name", ["dus_constant", "dus_in_dim", "cnn_grad_hw", "cnn_grad_h", "reshape_merged",
+                                  "reshape_split_merged"])
+def test_simulated_equal(programs, name):
+    report = simulate_text(programs[name], f"{name}.mlir")
+    assert report.partitioned
+    assert report.ok, report.difference
