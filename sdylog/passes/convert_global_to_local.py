@@ -81,7 +81,7 @@ _SPECIAL = {
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
-    "stablehlo.dynamic_update_slice",
+    "stablehlo.dynamic_update_slice", "stablehlo.rng_bit_generator",
 }
 # sdy ops that carry no data movement: their results just take local types.
 _SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
@@ -820,6 +820,31 @@ class GlobalToLocal:
             off = b.convert(off, element_of(cur))
             cur = b.binary("add", cur, b.broadcast(off, shape, []))
         self.finish(op, [cur])
+
+    def convert_rng_bit_generator(self, op) -> None:
+        """Every device generates the whole tensor of bits from the (replicated)
+        state and keeps its shard, so the bits do not depend on the mesh: a
+        generator of the local shape would give each device the same first
+        bits of the stream. (XLA's SPMD partitioner does the same: no handler
+        of its own, its default action runs the op on replicated operands and
+        reshards the result.) The output state, from the whole generation,
+        is the same on every device."""
+        state, bits = op.results[0], op.results[1]
+        for v in (op.operands[0], state):
+            if not irs.is_replicated(self.sharding(v)):
+                raise self.error(op, "the state of a stablehlo.rng_bit_generator must be replicated")
+        self.localize_results(op)
+        sharding = self.sharding(bits)
+        local = bits.type
+        if irs.is_replicated(sharding):
+            return
+        bits.set_type(self.global_type(bits))
+        b = self.builder(op, after=True)
+        per_dim = [list(d.axes) for d in sharding.dims]
+        mine = self.slice_for_axes(b, bits, self.mesh(sharding, op), per_dim, local)
+        bits.replace_all_uses_except(mine, mine.owner.operation)
+        self.global_types[mine] = self.global_type(bits)
+        self.shardings[mine] = sharding
 
     def convert_concatenate(self, op) -> None:
         dim = ir.IntegerAttr(op.attributes["dimension"]).value
