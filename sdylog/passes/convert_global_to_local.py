@@ -82,7 +82,7 @@ _SPECIAL = {
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
-    "stablehlo.dynamic_update_slice",
+    "stablehlo.dynamic_update_slice", "stablehlo.rng_bit_generator",
 }
 # sdy ops that carry no data movement: their results just take local types.
 _SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
@@ -837,6 +837,31 @@ class GlobalToLocal:
             cur = b.binary("add", cur, b.broadcast(off, shape, []))
         self.finish(op, [cur])
 
+    def convert_rng_bit_generator(self, op) -> None:
+        """Every device generates the whole tensor of bits from the (replicated)
+        state and keeps its shard, so the bits do not depend on the mesh: a
+        generator of the local shape would give each device the same first
+        bits of the stream. (XLA's SPMD partitioner does the same: no handler
+        of its own, its default action runs the op on replicated operands and
+        reshards the result.) The output state, from the whole generation,
+        is the same on every device."""
+        state, bits = op.results[0], op.results[1]
+        for v in (op.operands[0], state):
+            if not irs.is_replicated(self.sharding(v)):
+                raise self.error(op, "the state of a stablehlo.rng_bit_generator must be replicated")
+        self.localize_results(op)
+        sharding = self.sharding(bits)
+        local = bits.type
+        if irs.is_replicated(sharding):
+            return
+        bits.set_type(self.global_type(bits))
+        b = self.builder(op, after=True)
+        per_dim = [list(d.axes) for d in sharding.dims]
+        mine = self.slice_for_axes(b, bits, self.mesh(sharding, op), per_dim, local)
+        bits.replace_all_uses_except(mine, mine.owner.operation)
+        self.global_types[mine] = self.global_type(bits)
+        self.shardings[mine] = sharding
+
     def convert_concatenate(self, op) -> None:
         dim = ir.IntegerAttr(op.attributes["dimension"]).value
         out = self.sharding(op.results[0])
@@ -1072,16 +1097,12 @@ class GlobalToLocal:
         g_shape = self.global_shape(operand)
         sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
         batching = list(dn.operand_batching_dims)
-        trivial = [i for i in range(len(g_shape)) if s.dims[i].axes and axes_size(s.dims[i].axes, mesh) > 1
-                   and sizes[i] == 1 and i not in batching]
+        trivial, whole, other = _sharded_window_dims(s, mesh, g_shape, sizes, batching)
+        for i in other + [i for i in whole if sizes[i] % axes_size(s.dims[i].axes, mesh)]:
+            raise self.error(op, f"gather slice of operand dimension {i} must cover the whole sharded dimension")
         local_sizes = list(sizes)
-        for i in range(len(sizes)):
-            if sizes[i] == 1 or i in batching or not s.dims[i].axes:
-                continue
-            k = axes_size(s.dims[i].axes, mesh)
-            if sizes[i] != g_shape[i] or sizes[i] % k:
-                raise self.error(op, f"gather slice of operand dimension {i} must cover the whole sharded dimension")
-            local_sizes[i] //= k
+        for i in whole:
+            local_sizes[i] //= axes_size(s.dims[i].axes, mesh)
         res = op.results[0]
         op.attributes["slice_sizes"] = dense_i64_array(local_sizes)
         self.localize(res, op)
@@ -1212,9 +1233,16 @@ class GlobalToLocal:
         if not irs.is_replicated(ins):
             to_operand = list(dn.scattered_dims_to_operand_dims)
             inserted = list(dn.inserted_window_dims)
-            for i, d in enumerate(ins.dims):
-                if not d.axes:
-                    continue
+            batching = list(dn.input_batching_dims)
+            windows = _scatter_window_sizes(g_shape, self.global_shape(updates[0]), window_dims, inserted, batching)
+            # A dimension whose window is the whole dimension keeps its index
+            # (only 0 updates anything, on every device alike); one whose
+            # window is one element gets this shard's offset taken off.
+            one, _, other = _sharded_window_dims(ins, mesh, g_shape, windows, batching)
+            for i in other:
+                raise self.error(op, f"scatter window of operand dimension {i} must be one element or cover "
+                                     "the whole sharded dimension")
+            for i in one:
                 if i in to_operand:
                     indexed.append(i)
                 elif i in inserted:
@@ -1229,6 +1257,41 @@ class GlobalToLocal:
             self.convert_block(block)
         for r in op.results:
             self.localize(r, op)
+
+
+def _sharded_window_dims(s: TensorSharding, mesh: Mesh, g_shape, windows, batching) -> tuple[list, list, list]:
+    """The operand dimensions of a gather or scatter sharded over more than
+    one device (batching dimensions aside), by the size of the slice
+    (gather) or update window (scatter) along them: (one element wide, the
+    whole dimension, other). These are the sharding rule's factors
+    (sdylog/oprules/indexing.py): one element wide is a collapsed or
+    inserted dimension or a one-wide offset, which each device indexes
+    within its shard, its index shifted by the shard's offset and a window
+    out of the shard skipped (scatter) or masked (gather); the whole
+    dimension is a pass-through factor, sharded alike in operand and slices,
+    whose index stays as it is (only 0 is in range, and the local window
+    is again the whole local dimension); any other must have been
+    replicated before."""
+    one, whole, other = [], [], []
+    for i, size in enumerate(g_shape):
+        axes = s.dims[i].axes
+        if not axes or i in batching or axes_size(axes, mesh) <= 1:
+            continue
+        if windows[i] == 1:
+            one.append(i)
+        elif windows[i] == size:
+            whole.append(i)
+        else:
+            other.append(i)
+    return one, whole, other
+
+
+def _scatter_window_sizes(g_shape, update_shape, update_window_dims, inserted, batching) -> list[int]:
+    """The size of a scatter's update window along each operand dimension:
+    1 on inserted and batching dimensions, the update's window dimensions
+    in order on the others."""
+    window = iter(update_shape[d] for d in update_window_dims)
+    return [1 if i in inserted or i in batching else next(window) for i in range(len(g_shape))]
 
 
 def _pad_reads_other_shards(n_in: int, low: int, interior: int, s_in: int, s_out: int, k: int) -> bool:

@@ -282,6 +282,9 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     elif name in _CONSTANTS:
         _pad_constant(op, plan)
         return
+    elif name == "stablehlo.rng_bit_generator":
+        _pad_generated_bits(op, plan)
+        return
     for r in op.results:
         r.set_type(plan.result_type(r))
     if name == "stablehlo.while":   # (its carries: the types of its results)
@@ -434,6 +437,27 @@ def _pad_constant(op, plan: _Plan) -> None:
                                axis_lists_attr([list(d.axes) for d in sharding.dims]), loc=op.location,
                                ip=ir.InsertionPoint.after(padded.owner)).result
     r.replace_all_uses_except(sliced, padded.owner.operation)
+
+
+def _pad_generated_bits(op, plan: _Plan) -> None:
+    """rng_bit_generator bits that grow: generated at their own shape (bits
+    of a bigger shape are other bits: the stream runs in row-major order),
+    then, as a constant, padded with zeros, replicated and sliced to their
+    sharding by an all_slice. The state stays as it is (replicated)."""
+    bits = op.results[1]
+    if plan.result_type(bits) == bits.type:
+        return
+    sharding = irs.sharding_of(bits)
+    del op.attributes["sdy.sharding"]   # (state and bits replicated: the whole value on every device)
+    after = Builder(ir.InsertionPoint.after(op), op.location)
+    shape, grown = shape_of(bits), ir.RankedTensorType(plan.result_type(bits)).shape
+    rank = len(shape)
+    padded = after.pad(bits, after.constant(zeros(tensor((), element_of(bits)))), [0] * rank,
+                       [z - n for n, z in zip(shape, grown)], [0] * rank, list(grown))
+    sliced = create_collective("sdy.all_slice", padded, sharding.to_attr(),
+                               axis_lists_attr([list(d.axes) for d in sharding.dims]), loc=op.location,
+                               ip=ir.InsertionPoint.after(padded.owner)).result
+    bits.replace_all_uses_except(sliced, padded.owner.operation)
 
 
 def _mask(b: Builder, x, original: list[int], pad_value, dims: list[int]):

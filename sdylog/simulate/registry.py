@@ -31,6 +31,7 @@ _OP_MODULES = (
     "sdylog.simulate.ops.testing",
     "sdylog.simulate.ops.chlo",
     "sdylog.simulate.ops.p2p",
+    "sdylog.simulate.ops.rng",
 )
 _loaded = False
 
