@@ -153,9 +153,9 @@ def _mesh_for(module, func_op) -> Mesh:
                   for i in range(len(ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value).results))]
     used = {irs.resolve_mesh(s, meshes) for s in shardings if s is not None}
     candidates = used or set(meshes.values())
+    if not candidates:   # (noted by simulate_text: e.g. a JAX gradient that dropped its only argument)
+        return Mesh()
     sizes = {m.num_devices for m in candidates}
-    if not sizes:
-        raise SdylogError("the module has no mesh to simulate")
     if len(sizes) > 1:
         raise SdylogError(f"the module's meshes have different device counts {sorted(sizes)}")
     return max(candidates, key=lambda m: len(m.axes))
@@ -217,7 +217,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
     ctx = PassContext(filename=filename, engine=engine)
     # (a GSPMD module's shardings become sdy ones on the partitioned side; the
     # global run needs none: its `@Sharding` custom calls are identities)
-    import_shardings(local_module, ctx)
+    meshless = import_shardings(local_module, ctx)
     with local_module.context:
         mesh = _mesh_for(local_module, _entry(local_module, entry))
     with global_module.context:
@@ -280,6 +280,10 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
         report.difference = _first_difference(global_module, local_module, filename, entry, inputs, runs,
                                               meshes, final, rtol, atol)
     progress.done()
+    if meshless is not None:
+        from sdylog.ir.rewrite import emit_note
+        emit_note(meshless, "the module has no sdy.mesh and no mhlo.sharding: every device runs the whole "
+                  "program, simulated on one", filename)
     return report
 
 

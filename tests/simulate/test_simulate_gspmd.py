@@ -53,6 +53,8 @@ def test_simulate_a_module_with_neither_mesh_nor_mhlo_sharding(tmp_path):
   %0 = stablehlo.negate %arg0 : tensor<8xf32>
   return %0 : tensor<8xf32>
 }""")
-    r = CliRunner().invoke(main, ["simulate", str(path)])
-    assert r.exit_code == 1
-    assert "the module has no mesh to simulate" in r.stderr
+    r = CliRunner().invoke(main, ["simulate", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["match"] and report["devices"] == 1 and not report["collectives"], report
+    assert "every device runs the whole program, simulated on one" in r.stderr
