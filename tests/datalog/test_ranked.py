@@ -54,6 +54,22 @@ def test_shortest_paths_match_dijkstra(seed, engine):
         assert e.read("dist") == dijkstra(edges, [0, 7])
 
 
+# Zero-weight edges derive a tuple again in its own rank, in a later wave of
+# that rank (another path): the C evaluator finds such tuples in a set of the
+# current rank's rows only, forgotten when the rank changes (ranked.c:
+# set_forget; ranks of hundreds of rows here, beyond the size it keeps).
+@pytest.mark.parametrize("seed", range(3))
+def test_a_tuple_derived_again_in_its_rank_is_kept_once(seed, engine):
+    rnd = random.Random(seed)
+    edges = {(rnd.randrange(300), rnd.randrange(300), rnd.randrange(3)) for _ in range(1500)}
+    with make_engine(parse_program(SHORTEST), engine) as e:
+        e.load("edge", sorted(edges))
+        e.load("source", [(0,), (7,)])
+        e.run()
+        assert e.read("dist") == dijkstra(edges, [0, 7])
+        assert e.size("dist") == len(e.read("dist"))   # (no row twice)
+
+
 # A seed clause over a relation empty when the stratum is planned is left out
 # of its plan; the plan is kept only for runs where that relation is empty
 # again (a size of 0 matches only 0), so a later run with rows re-plans.

@@ -275,16 +275,13 @@ static int to_i64(PyObject *o, i64 *out) {
     return 0;
 }
 
-/* the rows of table tno (in its set's order; a table whose set was dropped,
-   in row order) as Python tuples added to the set `out`: 0, -1 with a Python
-   error. A symbol column's ids are given as their strings */
+/* the rows of table tno (distinct: a table never removes one), in row order,
+   as Python tuples added to the set `out`: 0, -1 with a Python error. A
+   symbol column's ids are given as their strings */
 static int table_tuples(Database *db, int tno, PyObject *out) {
     Table *t = &db->tab[tno]->t;
     const char *sym = db->tab[tno]->sym;
-    int by_set = t->set_cap > 0;
-    for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
-        int32_t id = by_set ? t->set[s].id : (int32_t)s;
-        if (id < 0) continue;
+    for (i64 id = 0; id < t->n; id++) {
         const i64 *r = row(t, id);
         PyObject *tup = PyTuple_New(t->arity);
         if (!tup) return -1;
@@ -349,22 +346,21 @@ int db_replace_rows(Database *db, int tno, Table *src) {
     db_changed(db, tno);
     db_table_reset(d);
     /* Room for all at once (no doubling steps, each rehashing what is in),
-       the set as large as those steps would make it (its order is the rows'
-       order when read). The rows are distinct: no lookup before each goes in. */
+       the set as large as those steps would make it. The rows are distinct:
+       no lookup before each goes in. */
     Table *t = &d->t;
-    i64 n = src->count, cap = 64;
+    i64 n = src->n, cap = 64;
     if (n) {
         while (2 * n > cap) cap *= 2;
         if (!(t->data = malloc(sizeof(i64) * (size_t)(n * t->arity + 1)))) return -1;
         if (!d->no_set && set_resize(t, cap) < 0) return -1;
         t->cap = n;
     }
-    for (i64 s = 0; n && s < src->set_cap; s++) {
-        if (src->set[s].id < 0) continue;
-        memcpy(row(t, t->n), row(src, src->set[s].id), sizeof(i64) * (size_t)t->arity);
+    for (i64 r = 0; r < n; r++) {
+        memcpy(row(t, t->n), row(src, r), sizeof(i64) * (size_t)t->arity);
         if (d->no_set)
             t->n++;
-        else if (set_add(t, (int32_t)t->n++, src->set[s].h) < 0)   /* (no index watches it yet) */
+        else if (set_add(t, (int32_t)t->n++, hash_vals(row(src, r), t->arity)) < 0)   /* (no index watches it yet) */
             return -1;
     }
     return 0;
@@ -605,18 +601,7 @@ static PyObject *db_rows_array(Database *db, PyObject *arg) {
     int tno = table_number(db, arg);
     if (tno < 0) return NULL;
     Table *t = &db->tab[tno]->t;
-    int by_set = t->set_cap > 0;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(t->n * t->arity * (i64)sizeof(i64)));
-    if (!out) return NULL;
-    i64 *dst = (i64 *)PyBytes_AS_STRING(out), k = 0;
-    for (i64 s = 0; s < (by_set ? t->set_cap : t->n); s++) {
-        int32_t id = by_set ? t->set[s].id : (int32_t)s;
-        if (id < 0) continue;
-        memcpy(dst + k * t->arity, row(t, id), sizeof(i64) * (size_t)t->arity);
-        k++;
-    }
-    if (k != t->n && _PyBytes_Resize(&out, (Py_ssize_t)(k * t->arity * (i64)sizeof(i64))) < 0) return NULL;
-    return out;
+    return PyBytes_FromStringAndSize(t->n ? (const char *)t->data : NULL, (Py_ssize_t)(t->n * t->arity * (i64)sizeof(i64)));
 }
 
 static PyObject *db_symbols(Database *db, PyObject *Py_UNUSED(arg)) {

@@ -94,7 +94,7 @@ extern int db_plain_indexes;
    a Python error when out of memory */
 Index *db_index(Database *db, int tno, const int *key, int nkey);
 
-/* table `tno` now holds the rows of src's set (src is left as it is: its
+/* table `tno` now holds src's rows, distinct (src is left as it is: its
    owner frees it, before the next copy if that is to reuse its memory): 0,
    -1 out of memory */
 int db_replace_rows(Database *db, int tno, Table *src);

@@ -29,7 +29,8 @@ typedef struct { Rank rank; Buf v; int used; } RankSlot;
 
 typedef struct {
     Interp in;      /* (first: an Interp * is an Eval *) */
-    Table *live;
+    Table *live;    /* (their sets hold the current rank's rows only: set_forget) */
+    IdVec *gone;    /* per live relation, its rows removed (dominated), in row order */
     int nlive;
     Index *ix;      /* the live indexes (in.ix points at them, or at the database's) */
     int nrank;
@@ -225,12 +226,13 @@ static int emit(Interp *in, int ri, const i64 *vals) {
     return 0;
 }
 
-/* the seeds: no rank check */
-static int seed(Eval *ev, int ri, const i64 *vals) {
-    Rank r = rank_of(ev, ri, vals);
-    RankSlot *s = rs_find(ev, &r);
-    if (!s && !(s = rs_add(ev, &r))) return -1;
-    return buf_add(&s->v, ri, vals, ev->live[ri].arity);
+/* table t without its rows removed (gone, in row order), the others in their order */
+static void drop_gone(Table *t, const IdVec *gone) {
+    i64 m = 0;
+    for (i64 r = 0, g = 0; r < t->n; r++)
+        if (g < gone->n && gone->v[g] == r) g++;
+        else memmove(row(t, m++), row(t, r), sizeof(i64) * (size_t)t->arity);
+    t->n = m;
 }
 
 static void eval_free(Eval *ev) {
@@ -240,14 +242,25 @@ static void eval_free(Eval *ev) {
     free(ev->in.out);
     for (int i = 0; i < ev->nlive; i++) {
         table_free(&ev->live[i]);
+        free(ev->gone[i].v);
     }
     free(ev->live);
+    free(ev->gone);
     for (i64 i = 0; i < ev->rs_cap; i++) free(ev->rs[i].v.w);
     free(ev->rs);
     for (i64 i = 0; i < ev->npool; i++) free(ev->pool[i].w);
     free(ev->pool);
     free(ev->heap);
     free(ev->same.w);
+}
+
+/* A tuple is of one rank (its rank columns) and none below the current one
+   comes: a live table's set, which finds the tuples derived again, forgets
+   the rows of a rank done. It stays small, in cache (one of every row misses). */
+static void set_forget(Table *t) {
+    if (t->set_cap > 256) { free(t->set); t->set = NULL; t->set_cap = 0; }
+    else if (t->set_used) memset(t->set, 0xff, sizeof(SetSlot) * (size_t)t->set_cap);
+    t->set_used = 0;
 }
 
 /* the wave loop (ranked.py's RankedEvaluation.run); -1 stop (ev->in.status) */
@@ -270,6 +283,7 @@ static int waves_run(Eval *ev, i64 *waves_out) {
             ev->same.n = 0;
         } else if (ev->nheap) {
             ev->cur = heap_pop(ev);
+            for (int ri = 0; ri < ev->nlive; ri++) set_forget(&ev->live[ri]);
             if (pool_put(ev, wave) < 0) { wave = (Buf){0}; ev->in.status = ST_NOMEM; rc = -1; goto done; }
             wave = rs_take(ev, &ev->cur);
         } else {
@@ -331,8 +345,8 @@ static int waves_run(Eval *ev, i64 *waves_out) {
             if (any) {
                 int32_t m = 0;
                 for (int32_t k = 0; k < f->n; k++) {
-                    if (out[k]) table_remove(t, f->v[k]);
-                    else f->v[m++] = f->v[k];
+                    if (!out[k]) f->v[m++] = f->v[k];
+                    else if (table_remove(t, f->v[k]), idvec_push(&ev->gone[ri], f->v[k]) < 0) { ev->in.status = ST_NOMEM; rc = -1; goto done; }
                 }
                 f->n = m;
             }
@@ -359,25 +373,18 @@ done:
     return rc;
 }
 
-/* a tuple of a base program: a seed */
-static int seed_emit(Interp *in, int ri, const i64 *vals) {
-    if (seed((Eval *)in, ri, vals) < 0) { in->status = ST_NOMEM; return -1; }
-    return 0;
-}
-
 /* the seeds (the rows the stratum's tables hold, then the base programs'
-   tuples) and the waves: 0, or -1 stop (ev->in.status) */
+   tuples, emitted below every rank: pending) and the waves: 0, or -1 stop (ev->in.status) */
 static int evaluate(Eval *ev, Database *db, const int *tables, Prog *base, int nbase, i64 *waves) {
     static const i64 no_delta[1];
+    for (int i = 0; i < ev->nrank; i++) ev->cur.w[i] = INT64_MIN;
     for (int ri = 0; ri < ev->nlive; ri++) {
         Table *t = &db->tab[tables[ri]]->t;
         for (i64 r = 0; r < t->n; r++)
-            if (seed(ev, ri, row(t, r)) < 0) { ev->in.status = ST_NOMEM; return -1; }
+            if (emit(&ev->in, ri, row(t, r)) < 0) return -1;
     }
-    ev->in.emit = seed_emit;
     for (int k = 0; k < nbase; k++)
         if (run_programs(&ev->in, &base[k], 1, no_delta, 0) < 0) return -1;
-    ev->in.emit = emit;
     return waves_run(ev, waves);
 }
 
@@ -398,16 +405,17 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
     ev.in.symbols = db->symbols;
     ev.in.nsymbols = PyList_GET_SIZE(db->names);
     ev.live = calloc((size_t)nlive + 1, sizeof(Table));
+    ev.gone = calloc((size_t)nlive + 1, sizeof(IdVec));
     ev.ix = calloc((size_t)nix + 1, sizeof(Index));
     ev.in.ix = calloc((size_t)nix + 1, sizeof(Index *));
     ev.in.out = calloc((size_t)nlive + 1, sizeof(Table *));
-    if (!ev.live || !ev.ix || !ev.in.ix || !ev.in.out) { PyErr_NoMemory(); goto out; }
+    if (!ev.live || !ev.gone || !ev.ix || !ev.in.ix || !ev.in.out) { PyErr_NoMemory(); goto out; }
     for (int ri = 0; ri < nlive; ri++) {
         ev.live[ri].arity = p->arity[ri];
         ev.live[ri].live = 1;
         ev.in.out[ri] = &ev.live[ri];
         /* (room for the rows of the plan's last run at once: see Plan.rows_seen) */
-        if (table_reserve(&ev.live[ri], p->rows_seen[ri]) < 0) { PyErr_NoMemory(); goto out; }
+        if (table_grow_rows(&ev.live[ri], p->rows_seen[ri]) < 0) { PyErr_NoMemory(); goto out; }
     }
     for (int i = 0; i < nix; i++) {
         IndexSpec *x = &p->ix[i];
@@ -443,6 +451,7 @@ int ranked_run(Database *db, Plan *p, i64 *waves) {
         memset(&ev.ix[i], 0, sizeof(Index));
     }
     for (int ri = 0; ri < nlive; ri++) {
+        drop_gone(&ev.live[ri], &ev.gone[ri]);
         if (db_replace_rows(db, p->out[ri], &ev.live[ri]) < 0) { PyErr_NoMemory(); goto out; }
         table_free(&ev.live[ri]);
         memset(&ev.live[ri], 0, sizeof(Table));
