@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog import RULES_DIR
-from sdylog.datalog import make_engine
+from sdylog.datalog.engines import make_engine   # (loaded with the pass: the first run imports nothing)
 from sdylog.datalog.cache import rule_program
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.memory_engine import merged_facts
