@@ -1,12 +1,12 @@
 """Propagation rules benchmark: the time to evaluate rules/propagation.dl on
-the facts of a real model, per engine, and the cost per op.
+the facts of a real model, and the cost per op.
 
-    python benchmarks/propagation_rules_bench.py [-n RUNS] [--engine memory,souffle] [--needed] [MODEL.mlir ...]
+    python benchmarks/propagation_rules_bench.py [-n RUNS] [--needed] [MODEL.mlir ...]
 
 Default models: the corpus transformers L8, L24 and L48. For each model the
 facts are captured once from `sdylog opt MODEL -sdy-propagation-pipeline`
-(the facts its propagation run loads, after the import passes), then each
-engine evaluates the program RUNS times on a fresh engine (median and min of
+(the facts its propagation run loads, after the import passes), then the
+memory engine evaluates the program RUNS times on a fresh engine (median and min of
 CPU and wall time). `--needed` evaluates only the strata the write-back
 reads (the final_* relations), not the reports' relations (conflicts.dl).
 Per-op cost is the median CPU time over the number of ops in the facts: it
@@ -71,11 +71,11 @@ def capture_facts(path: str) -> dict[str, list]:
     return runs[0]
 
 
-def time_engine(program, facts: dict, engine: str, runs: int, needed: bool):
+def time_engine(program, facts: dict, runs: int, needed: bool):
     from sdylog.datalog import make_engine
     cpu, wall = [], []
     for _ in range(runs):
-        e = make_engine(program, engine)
+        e = make_engine(program)
         try:
             for name, rows in facts.items():
                 e.load(name, rows)
@@ -92,21 +92,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     ap.add_argument("-n", "--runs", type=int, default=5)
-    ap.add_argument("--engine", default="memory", help="comma-separated: memory, souffle")
     ap.add_argument("--needed", action="store_true", help="only the strata the write-back reads")
     args = ap.parse_args()
 
     from sdylog.propagation.driver import propagation_program
     program = propagation_program()
-    print(f"{'model':22} {'engine':7} {'ops':>6} {'cpu med':>8} {'cpu min':>8} {'wall med':>8} {'us/op':>7}")
+    print(f"{'model':22} {'ops':>6} {'cpu med':>8} {'cpu min':>8} {'wall med':>8} {'us/op':>7}")
     for path in args.models:
         facts = capture_facts(path)
         ops = len(facts.get("op", ()))
-        for engine in args.engine.split(","):
-            cpu, wall = time_engine(program, facts, engine, args.runs, args.needed)
-            med = statistics.median(cpu)
-            print(f"{os.path.basename(path)[:-5]:22} {engine:7} {ops:6d} {med:8.3f} {min(cpu):8.3f} "
-                  f"{statistics.median(wall):8.3f} {1e6 * med / max(ops, 1):7.1f}", flush=True)
+        cpu, wall = time_engine(program, facts, args.runs, args.needed)
+        med = statistics.median(cpu)
+        print(f"{os.path.basename(path)[:-5]:22} {ops:6d} {med:8.3f} {min(cpu):8.3f} "
+              f"{statistics.median(wall):8.3f} {1e6 * med / max(ops, 1):7.1f}", flush=True)
 
 
 if __name__ == "__main__":

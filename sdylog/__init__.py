@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-# The Datalog engines every command offers (--engine; made by sdylog/datalog/engines.py).
+# The Datalog engines `sdylog datalog` runs (--engine, $SDYLOG_ENGINE; sdylog/datalog/engines.py):
+# every other command runs the memory one.
 ENGINES = ("memory", "souffle")
 
 

@@ -74,11 +74,10 @@ class Propagation:
     else as MLIR prints the module (`%3` in the entry function, `@f:%2` in
     another, `%arg0`, `@main:result0`)."""
 
-    def __init__(self, run, source_name: str, text: str | None, engine: str | None, diagnostics: list[str]):
+    def __init__(self, run, source_name: str, text: str | None, diagnostics: list[str]):
         self._run = run
         self._source_name = source_name
         self._text = text
-        self._engine = engine
         self.diagnostics: tuple[str, ...] = tuple(diagnostics)
         """Warnings and notes of the run (an unreadable GSPMD sharding, a module without a mesh, ...)."""
         self.conflicts = tuple(run.conflicts)
@@ -167,7 +166,7 @@ class Propagation:
     def _explained(self):
         from sdylog.commands.explain import run_with_provenance
         with contextlib.redirect_stderr(io.StringIO()):   # (its diagnostics are the run's, already kept)
-            return run_with_provenance(self._source_name, self._engine, text=self._text)
+            return run_with_provenance(self._source_name, text=self._text)
 
     def show(self, name: str, svg: str | os.PathLike | None = None) -> str:
         """How `name` lies over the devices (what `sdylog show` prints); with
@@ -208,7 +207,7 @@ class Propagation:
         # before the export erases the ops they name)
         from sdylog.commands.pipeline import run_pipeline
         with contextlib.redirect_stderr(io.StringIO()):   # (its diagnostics are self.diagnostics)
-            return run_pipeline(self._source_name, engine=self._engine, text=self._text, name_ids=True)
+            return run_pipeline(self._source_name, text=self._text, name_ids=True)
 
     def __repr__(self) -> str:
         sharded = sum(1 for v in self._values.values() if v.sharding is not None and v.sharding.used_axes())
@@ -297,13 +296,13 @@ def collect_values(run):
 
 
 # ------------------------------------------------------------------ the entry point
-def propagate(src, *, engine: str | None = None) -> Propagation:
+def propagate(src) -> Propagation:
     """Propagate the shardings of `src` as `sdylog run` does.
 
     `src`: a jax `Lowered` (`jax.jit(f, in_shardings=...).lower(*args)`), a
     `jax.export.Exported`, MLIR text (StableHLO with `sdy` shardings, or
-    GSPMD `mhlo.sharding`s), or the path of a file holding it. `engine`: the
-    Datalog engine (memory, souffle; default: memory).
+    GSPMD `mhlo.sharding`s), or the path of a file holding it. The rules run
+    on sdylog's own engine (Soufflé is a cross-check of `sdylog datalog` only).
     Raises SdylogError on bad input; warnings and notes of the run are in
     `.diagnostics`."""
     from sdylog.commands.pipeline import run_pipeline
@@ -314,9 +313,9 @@ def propagate(src, *, engine: str | None = None) -> Propagation:
         text = read_source(name)
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        run = run_pipeline(name, engine=engine, text=text, keep_values=True)
+        run = run_pipeline(name, text=text, keep_values=True)
     diagnostics = [line for line in err.getvalue().splitlines() if line.strip()]
-    return Propagation(run, name, text, engine, diagnostics)
+    return Propagation(run, name, text, diagnostics)
 
 
 def _source(src) -> tuple[str, str | None]:

@@ -18,7 +18,6 @@ import sys
 
 import click
 
-from sdylog import ENGINES
 from sdylog.errors import SdylogError, UsageError
 
 # subcommand -> "module:click_command". Keep alphabetical.
@@ -51,14 +50,7 @@ SUMMARIES = {
 }
 
 INTERNAL_ERROR = 3
-ENGINE_HELP = "default: $SDYLOG_ENGINE, else memory"
 _debug = False          # --debug
-
-
-def engine_option(fn):
-    """--engine: the same choices and default in every command (sdylog.datalog.engines.propagation_engine)."""
-    return click.option("--engine", type=click.Choice(ENGINES), default=None,
-                        help=f"Datalog engine ({ENGINE_HELP}).")(fn)
 
 
 def debugging() -> bool:

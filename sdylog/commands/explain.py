@@ -64,19 +64,16 @@ class Explained:
     names: dict = field(default_factory=dict)     # fact value id -> InputValue
     copies: dict = field(default_factory=dict)    # id(InputValue) -> [fact value ids]
     text: str | None = None                       # the input's text when it was given so (else read from filename)
-    engine_name: str | None = None                # the engine asked for
 
     @staticmethod
-    def of(result, named: NamedValues, filename: str, text: str | None = None,
-           engine_name: str | None = None) -> Explained:
+    def of(result, named: NamedValues, filename: str, text: str | None = None) -> Explained:
         """From a propagation run with provenance (`result`) and the input's
         values, matched to its facts (named.take_propagated)."""
         return Explained(filename, result.engine, result.facts, named.values, named.funcs, named.result_counts,
-                         named.result_names, named.names, named.copies, text, engine_name)
+                         named.result_names, named.names, named.copies, text)
 
 
-def run_with_provenance(path: str, engine: str | None = None, text: str | None = None,
-                        progress=None) -> Explained:
+def run_with_provenance(path: str, text: str | None = None, progress=None) -> Explained:
     """Parse (`text` when given, named `path`), name the input's values, then
     the pipeline's import passes and propagation exactly as
     `-sdy-propagation-pipeline` runs them (the export passes are left out:
@@ -84,13 +81,12 @@ def run_with_provenance(path: str, engine: str | None = None, text: str | None =
     erasure, as the explanations read the facts' ops after the run: `sdylog
     explain` explains before the erasure, and sees the same ops)."""
     from sdylog.commands.pipeline import run_pipeline
-    run = run_pipeline(path, engine=engine or "memory", progress=progress, text=text, keep_values=True,
-                       provenance=True, export=False, keep_dead=True)
-    return Explained.of(run.result, run.named, run.ctx.filename, text, engine)
+    run = run_pipeline(path, progress=progress, text=text, keep_values=True, provenance=True, export=False,
+                       keep_dead=True)
+    return Explained.of(run.result, run.named, run.ctx.filename, text)
 
 
-def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engine: str | None = None,
-                 progress=None) -> str:
+def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, progress=None) -> str:
     """What `sdylog explain` prints for `value` in the module at `path`
     (explain_text), from one run of the pipeline: propagation with
     provenance, explained as soon as it is done (the export erases ops its
@@ -105,10 +101,10 @@ def explain_file(path: str, value: str, tree: bool = False, depth: int = 1, engi
 
     def explain_propagation(result, named):
         progress.step(f"explaining {value}")
-        texts.append(propagation_text(Explained.of(result, named, file_name(path), None, engine), value, tree, depth))
+        texts.append(propagation_text(Explained.of(result, named, file_name(path)), value, tree, depth))
         propagated.update(entry_shardings(result.facts.module))
-    run = run_pipeline(path, engine=engine or "memory", progress=progress, keep_values=True, provenance=True,
-                       export=not tree, on_propagated=explain_propagation)
+    run = run_pipeline(path, progress=progress, keep_values=True, provenance=True, export=not tree,
+                       on_propagated=explain_propagation)
     if not tree:
         progress.step("reshards")
         texts.append(partitioning_text(value, run, propagated))
@@ -836,7 +832,7 @@ def explain_text(ex: Explained, value: str, tree: bool = False, depth: int = 1, 
     text = propagation_text(ex, value, tree, depth)
     if tree:
         return text
-    run = partitioned or run_pipeline(ex.filename, engine=ex.engine_name, text=ex.text, keep_values=True)
+    run = partitioned or run_pipeline(ex.filename, text=ex.text, keep_values=True)
     # (ex's run stops before the export (run_with_provenance): its module is propagation's)
     return text + partitioning_text(value, run, entry_shardings(ex.facts.module))
 

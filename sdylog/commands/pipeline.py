@@ -216,7 +216,7 @@ def not_dividing(v: EntryValue) -> str:
     return ""
 
 
-def run_pipeline(path: str, engine: str | None = None, progress: Progress | None = None,
+def run_pipeline(path: str, progress: Progress | None = None,
                  text: str | None = None, keep_values: bool = False, name_ids: bool = False,
                  on_imported=None, on_propagated=None, on_named=None, partition=None, provenance: bool = False,
                  export: bool = True, reshards: bool = False, keep_dead: bool = False) -> PipelineRun:
@@ -274,7 +274,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
         return out
 
     module = phase("parse", parse_input, path, text)
-    ctx = PassContext(filename=display_name(path), engine=engine, provenance=provenance)
+    ctx = PassContext(filename=display_name(path), provenance=provenance)
     meshless = import_shardings(module, ctx)
     given = entry_shardings(module)
     named = inputs = names = None
@@ -333,7 +333,7 @@ def run_pipeline(path: str, engine: str | None = None, progress: Progress | None
     return run
 
 
-def propagation_facts(path: str, conservative: bool = False, engine: str | None = None):
+def propagation_facts(path: str, conservative: bool = False):
     """The input relations propagation reads in `-sdy-propagation-pipeline`
     on the module at `path` (after the import passes and what the
     propagation pass does before its facts), and its run configuration:
@@ -347,7 +347,7 @@ def propagation_facts(path: str, conservative: bool = False, engine: str | None 
     from sdylog.propagation.passes import run_propagation
 
     module = load_module(path)
-    ctx = PassContext(filename=display_name(path), engine=engine, derive="write-back")
+    ctx = PassContext(filename=display_name(path), derive="write-back")
     options = {**lookup("sdy-user-priority-propagate").options, "conservative-propagation": conservative}
     with module.context, shared_census(ctx):
         import_phase(module, ctx)

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 # (in the file names: processes of other versions sharing the folder keep their
 # own files; bumped when what a load builds changes, e.g. a stepped stratum's parts)
-_VERSION = f"9-{sys.version_info[0]}.{sys.version_info[1]}"
+_VERSION = f"10-{sys.version_info[0]}.{sys.version_info[1]}"
 # The code cache keeps the most recently used entries only: one propagation run
 # uses ~200, and every rule edit or new shape of facts adds some, so an unbounded
 # file grows to megabytes that each process reads whole before its first compile.
@@ -167,20 +167,9 @@ def _save_plans() -> None:
         try:
             plans, schema = program.run_cache.get("plans"), program.run_cache.get("schema")
             if plans is not None and plans.added or schema is not None and schema.tables.added:
-                _drop_process_keys(program.run_cache)
                 _write(path, program)
         except Exception:
             pass
-
-
-def _drop_process_keys(run_cache: dict) -> None:
-    """Remove the entries of a program's run_cache keyed by an object's id
-    (engine.written_set's): they name objects of this process only, no
-    other process finds them, and each that saved the program added its
-    own (a cache used over the corpus held 38 in the reshard rules' file,
-    a tenth of what every start read)."""
-    for key in [k for k in run_cache if isinstance(k, tuple) and k[:1] == ("written",)]:
-        del run_cache[key]
 
 
 def _index_file(d: str, path: str) -> str:

@@ -3,7 +3,8 @@ import os
 
 import click
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog import ENGINES
+from sdylog.cli import reports_errors
 
 
 def program_path(program: str) -> str:
@@ -25,7 +26,9 @@ def program_path(program: str) -> str:
               help="Folder for the output relations' NAME.csv files; '-' prints them.")
 @click.option("-I", "--include-dir", "include_dirs", multiple=True,
               help="Where #include looks too (before sdylog's own rules, which it finds last).")
-@engine_option
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
+              help="Datalog engine (default: $SDYLOG_ENGINE, else memory); souffle runs a `souffle` "
+                   "binary on PATH, a cross-check of sdylog's own.")
 @reports_errors
 def datalog(program, facts_dir, out_dir, include_dirs, engine):
     """Run a Datalog program in Soufflé's language the way `souffle` does.

@@ -40,16 +40,6 @@ def written_by(strata) -> list[str]:
     return [r for s in strata for r in s.relations]
 
 
-def written_set(program: Program, strata) -> frozenset[str]:
-    """written_by(strata) as a set, kept per program for the lists of strata
-    it keeps (needed_strata, strata_since): a run resets them."""
-    key = ("written", id(strata))
-    got = program.run_cache.get(key)
-    if got is None or got[0] is not strata:
-        got = program.run_cache[key] = (strata, frozenset(written_by(strata)))
-    return got[1]
-
-
 def _needed_strata(program: Program, relations: list[str]):
     reads = program.reads
     want: set[str] = set()

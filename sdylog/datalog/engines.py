@@ -28,7 +28,7 @@ def propagation_engine(chosen: str | None = None) -> str:
 def make_engine(program=None, engine: str | None = None, *, provenance: bool = False):
     name = propagation_engine(engine)
     if name != "memory":
-        raise error(None, f"the {name} engine (--engine or $SDYLOG_ENGINE) runs only in `sdylog datalog "
+        raise error(None, f"the {name} engine{'' if engine else ' (from $SDYLOG_ENGINE)'} runs only in `sdylog datalog "
                     f"PROGRAM.dl --engine {name}`, a cross-check of sdylog's own engine, which the other "
                     f"commands run")
     return MemoryEngine(program, provenance=provenance)

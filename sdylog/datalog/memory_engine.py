@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.engine import drop_plan, needed_strata, strata_since, written_set
+from sdylog.datalog.engine import drop_plan, needed_strata, strata_since, written_by
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
@@ -416,7 +416,7 @@ class MemoryEngine(NamedReads):
         if plan is not None:
             self._drop_sets(plan.unset_first)   # (first: none is dropped yet, none to leave out)
             self._drop(plan.freed_before, plan.kept)
-        derived = plan.derived if plan is not None else written_set(program, strata)
+        derived = plan.derived if plan is not None else frozenset(written_by(strata))
         self._reset(derived)
         self._facts_provenance(derived)
         # (C frees what no later stratum reads as it goes: the same as _drop below, done sooner)

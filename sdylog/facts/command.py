@@ -3,16 +3,15 @@ import os
 
 import click
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog.cli import reports_errors
 
 
 @click.command()
 @click.argument("file")
 @click.option("-o", "--output", "out_dir", required=True, help="Folder for the NAME.facts files (made if missing).")
 @click.option("--conservative-propagation", is_flag=True, help="Op sharding rules in conservative mode.")
-@engine_option
 @reports_errors
-def facts(file, out_dir, conservative_propagation, engine):
+def facts(file, out_dir, conservative_propagation):
     """Write the input relations of rules/schema.dl as -sdy-propagation-pipeline's
     propagation reads them (after the import passes), and that run's
     configuration (run_flag, run_strategy), so that `sdylog datalog
@@ -24,7 +23,7 @@ def facts(file, out_dir, conservative_propagation, engine):
 
     planned = {name: outputs.plan(os.path.join(out_dir, name), "-o", create_folder=True)
                for name in facts_file_names(["run_flag", "run_strategy"])}
-    facts, run = propagation_facts(file, conservative_propagation, engine)
+    facts, run = propagation_facts(file, conservative_propagation)
     files = facts_text(facts)
     files.update({f"{name}.facts": rows_text(rows) for name, rows in run.items()})
     outputs.write_all([(planned[name], text) for name, text in files.items()])

@@ -32,7 +32,7 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
         facts = extract_facts(module, filename)
         rows = mpmd_facts(facts, module, entry, filename, options.devices, tuple(d for _, d in options.assign))
     program = mpmd_program()
-    engine = make_engine(program, "memory", provenance=provenance)
+    engine = make_engine(program, provenance=provenance)
     engine.load_all(merged_facts(program.relations, facts.relations, rows, options.facts()))
     engine.run()
     return engine, facts

@@ -146,7 +146,7 @@ def _dims_of(sharding) -> Dims:
     return tuple(d.axes for d in TensorSharding.from_attr(sharding).dims)
 
 
-def module_collective_facts(module, engine: str | None = None) -> tuple[dict[str, list[tuple]], list]:
+def module_collective_facts(module) -> tuple[dict[str, list[tuple]], list]:
     """Rows of every sdy collective op of `module` as a collective on its own
     (kind, axes, operand shape, element size and sharding, result sharding,
     whether it regathers), numbered 0, 1, ... in walk order; and the ops, by
@@ -154,7 +154,7 @@ def module_collective_facts(module, engine: str | None = None) -> tuple[dict[str
     meshes = Meshes(module)
     rows: dict[str, list[tuple]] = defaultdict(list)
     ops = [op for op in walk_ops(module.operation) if op.name in COLLECTIVE_OPS]
-    rows["collective_regather"] = [(c,) for c in sorted(regathering(module, ops, engine))]
+    rows["collective_regather"] = [(c,) for c in sorted(regathering(module, ops))]
     for c, op in enumerate(ops):
         out = op.attributes["out_sharding"]
         sizes = meshes.of(out).axis_sizes
@@ -182,7 +182,7 @@ def module_collective_facts(module, engine: str | None = None) -> tuple[dict[str
 _REDUCING = ("sdy.all_reduce", "sdy.reduce_scatter")
 
 
-def regathering(module, ops, engine: str | None = None) -> set[int]:
+def regathering(module, ops) -> set[int]:
     """The positions in `ops` (sdy collectives of `module`) of those that
     gather the per-device results of a reduce no collective body combines
     (an argmax) and reduce them again (rules/partition/reduction_kind.dl,
@@ -193,7 +193,7 @@ def regathering(module, ops, engine: str | None = None) -> set[int]:
         return set()
     from sdylog.partition.facts import explicit_facts, run_rules
     facts = explicit_facts(module)
-    answers = run_rules("reduction_kind", facts, engine=engine)
+    answers = run_rules("reduction_kind", facts)
     results = {facts.ops[c].results[0] for c, _ in answers.select("collective_regathers", "c", "o")}
     return {c for c, op in enumerate(ops) if op.results[0] in results}
 
@@ -203,19 +203,19 @@ def _made_by(value, name: str) -> bool:
     return not isinstance(owner, ir.Block) and owner.name == name
 
 
-def module_collectives(module, filename: str = "-", engine: str | None = None) -> list[dict]:
+def module_collectives(module, filename: str = "-") -> list[dict]:
     """Every collective of `module` with its bytes per device, in one
     evaluation of the rules: the sdy collective ops, then the StableHLO ones
     written per device inside manual computations (device_collectives.py).
     Each {"kind", "axes", "location", "bytes_per_device"}."""
     from sdylog.partition.device_collectives import block_rows, manual_collectives
-    rows, ops = module_collective_facts(module, engine)
+    rows, ops = module_collective_facts(module)
     manual = manual_collectives(module, filename)
     if not ops and not manual:
         return []
     for name, more in block_rows([block for _, block in manual], first=len(ops)).items():
         rows[name] = rows.get(name, []) + more
-    bytes_of = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes"))
+    bytes_of = dict(evaluate(rows).select("collective_bytes", "c", "bytes"))
     regathers = {c for c, in rows["collective_regather"]}
     # (a regathering collective is listed as what the devices run: an all_gather)
     sdy = [{"kind": "all_gather" if c in regathers else op.name[len("sdy."):], "axes": axes_text(op),
@@ -229,14 +229,13 @@ def collectives_program():
     return rule_program(str(RULES_FILE))
 
 
-def evaluate(rows: dict[str, list[tuple]], engine: str | None = None):
+def evaluate(rows: dict[str, list[tuple]]):
     """One evaluation of rules/collectives.dl over `rows` (relation -> rows;
     relations the program does not declare are left out); the engine holds
     every relation."""
     from sdylog.datalog import make_engine
-    from sdylog.datalog.engines import propagation_engine
     program = collectives_program()
-    eng = make_engine(program, propagation_engine(engine))
+    eng = make_engine(program)
     for name, data in rows.items():
         if name in program.relations and data:
             eng.load(name, data)

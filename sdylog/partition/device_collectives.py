@@ -50,13 +50,13 @@ def block_rows(collectives: list[BlockCollective], first: int = 0) -> dict[str, 
     return rows
 
 
-def ring_bytes(collectives: list[BlockCollective], engine: str | None = None) -> list[int]:
+def ring_bytes(collectives: list[BlockCollective]) -> list[int]:
     """The bytes one device sends for each collective (one evaluation of
     rules/collectives.dl)."""
     from sdylog.partition.collective_costs import evaluate
     if not collectives:
         return []
-    by_id = dict(evaluate(block_rows(collectives), engine).select("collective_bytes", "c", "bytes"))
+    by_id = dict(evaluate(block_rows(collectives)).select("collective_bytes", "c", "bytes"))
     return [by_id[c] for c in range(len(collectives))]
 
 

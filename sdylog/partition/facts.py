@@ -194,12 +194,12 @@ def partition_program(name: str):
     return rule_program(str(RULES_DIR / "partition" / f"{name}.dl"))
 
 
-def run_rules(name: str, facts: ExplicitFacts, extra: dict | None = None, engine: str | None = None):
+def run_rules(name: str, facts: ExplicitFacts, extra: dict | None = None):
     """One evaluation of rules/partition/NAME.dl on the facts (and `extra`
     rows a pass adds); the engine, to read the answers from."""
     from sdylog.datalog import make_engine
     program = partition_program(name)
-    eng = make_engine(program, engine or "memory")
+    eng = make_engine(program)
     inputs = set(program.inputs)   # (a row of a derived relation given here would be lost on Soufflé)
     for rel, rows in list(facts.relations.items()) + list((extra or {}).items()):
         if rel in inputs and rows:

@@ -73,7 +73,7 @@ def partition_module(module, ctx, options: PartitionerOptions = PartitionerOptio
                 steps = registered_steps(partitioner_steps(options, global_to_local=False), ctx)
                 phase("partition", run_steps, module, ctx, steps)
             verify_module(module, ctx.filename)
-        out.collectives = phase("collectives", module_collectives, module, ctx.filename, ctx.engine)
+        out.collectives = phase("collectives", module_collectives, module, ctx.filename)
         if global_to_local:
             phase("global-to-local", run_steps, module, ctx, global_to_local_steps(options, drop_shardings))
     return out

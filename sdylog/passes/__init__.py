@@ -44,7 +44,6 @@ def _load(target: str):
 class PassContext:
     """What a pass may need beyond the module: names for diagnostics, settings."""
     filename: str = "-"
-    engine: str | None = None        # Datalog engine for rule-driven passes
     report: dict = field(default_factory=dict)  # passes add numbers for the run report
     census: dict | None = None       # a pipeline's shared census (sdylog/passes/census.py)
     provenance: bool = False         # propagation records how each tuple was derived (explain)

@@ -1,7 +1,7 @@
-"""`sdylog opt FILE [sdy_opt flags...] [-o OUT] [--engine E]`."""
+"""`sdylog opt FILE [sdy_opt flags...] [-o OUT]`."""
 import click
 
-from sdylog.cli import ENGINE_HELP, reports_errors
+from sdylog.cli import reports_errors
 
 
 class OptCommand(click.Command):
@@ -42,13 +42,9 @@ def opt(args):
 
     --pass-pipeline is read by sdylog (passes/driver.py), each name mapped
     to sdylog's pass of that flag; MLIR's pass manager is never used.
-    FILE may be '-' for stdin. Flags: -o OUT, --engine {memory,souffle}
-    (ENGINE_HELP), -split-input-file, -allow-unregistered-dialect;
-    -verify-diagnostics, -mlir-print-debuginfo and -mlir-disable-threading
-    are accepted and change nothing.
+    FILE may be '-' for stdin. Flags: -o OUT, -split-input-file,
+    -allow-unregistered-dialect; -verify-diagnostics, -mlir-print-debuginfo
+    and -mlir-disable-threading are accepted and change nothing.
     """
     from sdylog.passes.driver import opt_main
     opt_main(list(args))
-
-
-opt.help = opt.help.replace("ENGINE_HELP", ENGINE_HELP)

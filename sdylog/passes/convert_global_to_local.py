@@ -193,7 +193,7 @@ def _collective_reductions(module, ctx) -> tuple[dict, set, dict]:
         return {}, set(), {}
     from sdylog.partition.facts import explicit_facts, run_rules
     facts = explicit_facts(module)
-    engine = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
+    engine = run_rules("reduction_kind", facts)
     for _, o in engine.select("reducer_not_collective", "c", "o", ordered=True):
         op = facts.ops[o]
         raise error_at(op, f"'{op.name}' op reduces along a sharded dimension with a reducer that is not one "

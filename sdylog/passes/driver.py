@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sdylog import ENGINES, outputs
+from sdylog import outputs
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.ir import parse_module, print_module, split_input
 from sdylog.ir.context import shared_context
@@ -120,28 +120,27 @@ def _closing_brace(text: str, start: int) -> int:
     raise UsageError(f"--pass-pipeline: missing '}}' in '{text}'")
 
 
-def parse_args(args: list[str]) -> tuple[str, str | None, str | None, OptInvocation]:
-    """`sdylog opt`'s arguments: (input, -o, --engine, the passes and flags)."""
-    path, output, engine, flags = None, None, None, []
+def parse_args(args: list[str]) -> tuple[str, str | None, OptInvocation]:
+    """`sdylog opt`'s arguments: (input, -o, the passes and flags)."""
+    path, output, flags, second = None, None, [], None
     it = iter(args)
     for a in it:
         if a == "-o" or a.startswith("-o="):
             output = a[3:] if a.startswith("-o=") else next(it, None)
             if not output:
                 raise UsageError("-o needs a file name")
-        elif a == "--engine" or a.startswith("--engine="):
-            engine = a.split("=", 1)[1] if "=" in a else next(it, None)
-            if engine not in ENGINES:
-                raise UsageError(f"--engine takes one of {', '.join(ENGINES)}, not '{engine}'")
         elif path is None and (a == "-" or not a.startswith("-")):
             path = a
         elif not a.startswith("-"):
-            raise UsageError(f"one input file only: '{path}' and '{a}'")
+            second = second or a
         else:
             flags.append(a)
     if path is None:
         raise UsageError("no input file (use '-' for stdin)")
-    return path, output, engine, parse_flags(flags)
+    inv = parse_flags(flags)   # (first: in `--engine memory`, an unknown flag is what went wrong)
+    if second is not None:
+        raise UsageError(f"one input file only: '{path}' and '{second}'")
+    return path, output, inv
 
 
 def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
@@ -165,20 +164,20 @@ def run_passes(module, inv: OptInvocation, ctx: PassContext) -> None:
                 verify_module(module, ctx.filename)
 
 
-def optimize_text(text: str, filename: str, inv: OptInvocation, engine: str | None = None) -> str:
+def optimize_text(text: str, filename: str, inv: OptInvocation) -> str:
     """The printed result for one input text (all of its chunks)."""
     chunks = split_input(text) if inv.split_input_file else [text]
     outputs = []
     for chunk in chunks:
         module = parse_module(chunk, filename, allow_unregistered=inv.allow_unregistered)
         with module.context:
-            run_passes(module, inv, PassContext(filename=filename, engine=engine, derive="write-back"))
+            run_passes(module, inv, PassContext(filename=filename, derive="write-back"))
             outputs.append(print_module(module, verified=True))   # (parsed, then each pass, verified)
     return "\n// -----\n".join(o.rstrip("\n") for o in outputs) + "\n"
 
 
 def opt_main(args: list[str]) -> None:
-    path, output, engine, inv = parse_args(args)
+    path, output, inv = parse_args(args)
     out = outputs.plan(output or "-", "-o")
-    text = optimize_text(read_source(path), display_name(path), inv, engine)
+    text = optimize_text(read_source(path), display_name(path), inv)
     outputs.write_all([(out, text)])

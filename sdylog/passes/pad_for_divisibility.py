@@ -87,10 +87,10 @@ def run(module: ir.Module, options: dict, ctx):
         extra = _op_facts(facts)
     scatters = {op_id for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.scatter"}
     if scatters:   # (how each combines its updates: the masks' identities)
-        kinds = run_rules("reduction_kind", facts, engine=getattr(ctx, "engine", None))
+        kinds = run_rules("reduction_kind", facts)
         extra["scatter_combines"] = [(o, i, kind) for o, i, kind in kinds.select("reducer_combines", "o", "i", "kind")
                                      if o in scatters]
-    answers = run_rules("padding", facts, extra, getattr(ctx, "engine", None))
+    answers = run_rules("padding", facts, extra)
     rows = {name: answers.read(name) for name in (
         "nondivisible_func_io", "conv_short", "result_size", "cut_locally", "pads_operand_locally",
         "relayout_result", "relayout_operand", "mask_operand", "mask_dim", "pad_high", "masks_pad_operand",

@@ -279,7 +279,7 @@ def _partitioned_alone(module: ir.Module, op, sh: _Shardings, in_types, out_type
         copy.operands[i] = arg
     _pad_attributes(copy, op, out_types)
     create_op("func.return", operands=list(copy.results), loc=op.location, ip=ir.InsertionPoint(block))
-    sub = PassContext(filename=ctx.filename, engine=ctx.engine)
+    sub = PassContext(filename=ctx.filename)
     with shared_census(sub):
         run_steps(alone, sub, steps)
     for f in func_ops(alone):

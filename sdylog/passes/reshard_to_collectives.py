@@ -198,7 +198,7 @@ def _reaches(result, target: TensorSharding) -> bool:
 
 
 # --- the report -------------------------------------------------------------------------
-def recipe_costs(recipes: list, engine: str | None = None) -> list[tuple[int, list[int]]]:
+def recipe_costs(recipes: list) -> list[tuple[int, list[int]]]:
     """Bytes per device of each recipe's reshard and of each of its
     collectives, in order (one evaluation of rules/collectives.dl over all)."""
     if not recipes:
@@ -207,7 +207,7 @@ def recipe_costs(recipes: list, engine: str | None = None) -> list[tuple[int, li
     rows = reshard_facts(reshards)
     rows.update(collective_facts({i: recipe.collectives for i, recipe in enumerate(recipes)},
                                  lambda i: dict(reshards[i].axis_sizes)))
-    rules = evaluate(rows, engine)
+    rules = evaluate(rows)
     step = {(r, s): c for r, s, c in rules.select("reshard_step", "r", "step", "c")}
     bytes_of = dict(rules.select("collective_bytes", "c", "bytes"))
     reshard_bytes = dict(rules.select("reshard_bytes", "r", "bytes"))
@@ -217,7 +217,7 @@ def recipe_costs(recipes: list, engine: str | None = None) -> list[tuple[int, li
 
 def _report(ctx, done) -> None:
     """Bytes per device of each reshard and each of its collectives."""
-    costs = recipe_costs([recipe for recipe, _, _ in done], getattr(ctx, "engine", None))
+    costs = recipe_costs([recipe for recipe, _, _ in done])
     entries = [{"location": location, "bytes_per_device": total,
                 "collectives": [{"kind": kind, "axes": axes, "bytes_per_device": b}
                                 for (kind, axes), b in zip(made, steps)]}

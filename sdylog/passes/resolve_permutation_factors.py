@@ -121,7 +121,7 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
                                     for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
         reshapes["concat_dim"] = [(op_id, ir.IntegerAttr(op.attributes["dimension"]).value)
                                   for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.concatenate"]
-    answers = run_rules("permutation", facts, reshapes, getattr(ctx, "engine", None))
+    answers = run_rules("permutation", facts, reshapes)
     cleared = defaultdict(set)                  # op id -> {(tensor, dim)}
     for op_id, t, d in answers.select("cleared_dim", "op", "tensor", "dim", ordered=True):
         cleared[op_id].add((t, d))

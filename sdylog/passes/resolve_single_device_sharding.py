@@ -34,7 +34,7 @@ def run(module: ir.Module, options: dict, ctx):
     if not _names_maximal_mesh(module, ctx):
         return PRESERVED
     facts = explicit_facts(module)
-    engine = run_rules("single_device", facts, engine=getattr(ctx, "engine", None))
+    engine = run_rules("single_device", facts)
     for op_id, why in engine.select("single_device_conflict", "op", "why", ordered=True):
         raise error_at(facts.ops[op_id], f"'{facts.ops[op_id].name}' op has {why}", ctx.filename)
     placed = engine.select("single_device_op", "op", "device", ordered=True)

@@ -10,9 +10,8 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog import RULES_DIR
-from sdylog.datalog import make_engine
+from sdylog.datalog.engines import make_engine   # (loaded with the pass: the first run imports nothing)
 from sdylog.datalog.cache import rule_program
-from sdylog.datalog.engines import propagation_engine
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.shared import module_facts
@@ -91,8 +90,7 @@ def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     t1 = time.process_time()
     timings["facts"] = t1 - t0
     program = propagation_program()
-    engine_name = propagation_engine(getattr(ctx, "engine", None))
-    engine = make_engine(program, engine_name, provenance=bool(getattr(ctx, "provenance", False)))
+    engine = make_engine(program, provenance=bool(getattr(ctx, "provenance", False)))
     wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     engine.load_all(merged_facts(program.relations, facts.relations, run_facts(options)))
     t2 = time.process_time()

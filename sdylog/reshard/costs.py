@@ -28,7 +28,7 @@ def costs_program():
     return rule_program(str(RULES_DIR / "reshard_costs.dl"))
 
 
-def cost_needed(needed: NeededRows, engine, facts, engine_name: str | None = None) -> dict[tuple, int]:
+def cost_needed(needed: NeededRows, engine, facts) -> dict[tuple, int]:
     """Cost every `needed` row (of `engine`, a reshard engine run with at
     least INVENTORY), load `needed_bytes` into it and run
     rules/reshard_costs.dl there; the bytes per device by x = (o, step, i)."""
@@ -73,7 +73,7 @@ def cost_needed(needed: NeededRows, engine, facts, engine_name: str | None = Non
         facts_in.setdefault("collective_operand_axis", []).extend((c, *r) for r in needed.from_axes.get(x, ()))
         facts_in.setdefault("collective_group_axis", []).extend((c, *r) for r in needed.axes.get(x, ()))
         facts_in.setdefault("collective_axis", []).extend((c, *r) for r in needed.dim_axes.get(x, ()))
-    costs = evaluate(facts_in, engine_name)
+    costs = evaluate(facts_in)
     keys = list(number)
     out = {keys[r]: b for r, b in costs.select("reshard_bytes", "r", "bytes")}
     by_collective = dict(costs.select("collective_bytes", "c", "bytes"))

@@ -24,7 +24,6 @@ from jaxlib.mlir import ir
 from sdylog import RULES_DIR
 from sdylog.datalog import make_engine
 from sdylog.datalog.cache import rule_program
-from sdylog.datalog.engines import propagation_engine
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.memory_engine import merged_facts
 from sdylog.facts.extract import divisors, post_order
@@ -304,8 +303,7 @@ def evaluate(program, module, ctx, more_facts, wanted=None, strict_rules: bool =
                 engine.replace(r, more[r])
             since = OPTION_RELATIONS
         else:
-            engine = make_engine(program, propagation_engine(getattr(ctx, "engine", None)),
-                                 provenance=bool(getattr(ctx, "provenance", False)))
+            engine = make_engine(program, provenance=bool(getattr(ctx, "provenance", False)))
             engine.load_all(merged_facts(program.relations, facts.relations, more))
             since = None
         t2 = time.process_time()

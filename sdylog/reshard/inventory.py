@@ -101,7 +101,7 @@ class Inventory:
     error: str | None = None       # what stops the pass on this module (Shardy rejects it)
 
 
-def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
+def needed_inventory(module, ctx) -> Inventory:
     """The full version's decisions on `module` (not written) with their
     costs; an Inventory with `error` when the pass would stop on it."""
     from sdylog.reshard.costs import cost_needed
@@ -117,7 +117,7 @@ def needed_inventory(module, ctx, engine_name: str | None = None) -> Inventory:
         return Inventory(error=str(e).splitlines()[0])
     engine, facts = decisions.engine, decisions.facts
     needed = NeededRows.read(engine)
-    costs = cost_needed(needed, engine, facts, engine_name)
+    costs = cost_needed(needed, engine, facts)
     return Inventory(engine, facts, _items(needed, facts, costs, getattr(ctx, "filename", "-")))
 
 

@@ -60,13 +60,13 @@ def needed(module, ctx) -> Needed:
     Shardy's full version rejects is bad input: its located error."""
     from sdylog.reshard.inventory import needed_inventory
     with module.context:
-        inventory = needed_inventory(module, ctx, ctx.engine)
+        inventory = needed_inventory(module, ctx)
         if inventory.error is not None:
             raise SdylogError(inventory.error)
-        return Needed(inventory, written_ops(module, ctx.filename, ctx.engine, inventory.facts.value_ids))
+        return Needed(inventory, written_ops(module, ctx.filename, inventory.facts.value_ids))
 
 
-def written_ops(module, filename: str, engine: str | None = None, value_ids=None) -> list[Inserted]:
+def written_ops(module, filename: str, value_ids=None) -> list[Inserted]:
     """Every reshard and collective of `module` (walk order) with its bytes;
     `value_ids` (ir.Value -> fact id): each one's `value` is the id of the
     value it takes (past the reshards and collectives before it)."""
@@ -84,9 +84,9 @@ def written_ops(module, filename: str, engine: str | None = None, value_ids=None
             recipe_of[n] = None if recipe == "erase" else -1 if isinstance(recipe, str) else len(recipes)
             if recipe_of[n] not in (None, -1):
                 recipes.append(recipe)
-    reshard_bytes = [total for total, _steps in recipe_costs(recipes, engine)]
+    reshard_bytes = [total for total, _steps in recipe_costs(recipes)]
     rows, collectives = module_collective_facts(module)
-    collective_bytes = dict(evaluate(rows, engine).select("collective_bytes", "c", "bytes")) if collectives else {}
+    collective_bytes = dict(evaluate(rows).select("collective_bytes", "c", "bytes")) if collectives else {}
     collective_of = {op_key(op): c for c, op in enumerate(collectives)}
     out = []
     for n, op in enumerate(ops):

@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from sdylog.cli import engine_option, reports_errors
+from sdylog.cli import reports_errors
 from sdylog.mpmd.command import mpmd_options
 
 
@@ -47,9 +47,8 @@ def interpret(path, entry, print_results):
 @click.option("--channel-mode", type=click.Choice(["buffered", "rendezvous"]), default="buffered",
               show_default=True, help="MPMD: a send goes on at once, or waits for its recv.")
 @mpmd_options
-@engine_option
 @reports_errors
-def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_options, pipeline, as_json, engine,
+def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_options, pipeline, as_json,
              channel_mode, **mpmd):
     """Run FILE partitioned on its simulated mesh and compare with the unpartitioned run.
 
@@ -87,7 +86,7 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     from sdylog.progress import Progress
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
                            pipeline=pipeline.split() if pipeline else None, explicit=True if as_written else None,
-                           halo_exchange=halo_exchange, engine=engine, progress=Progress())
+                           halo_exchange=halo_exchange, progress=Progress())
     if as_json:
         import json
         click.echo(json.dumps(report.json(), indent=1))

@@ -194,7 +194,7 @@ def _errors(got, want, rtol, atol) -> tuple[bool, float, float]:
 def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
                   rtol: float | None = None, atol: float = DEFAULT_ATOL, pass_options: str | None = None,
                   pipeline: list[str] | None = None, explicit: bool | None = None,
-                  halo_exchange: bool = True, engine: str | None = None, progress=None) -> SimulationReport:
+                  halo_exchange: bool = True, progress=None) -> SimulationReport:
     """`rtol`: relative tolerance of floats (None: default_rtol of each
     compared value's dtype).
     `pass_options`: options of -sdy-convert-global-to-local, as on the command line.
@@ -214,7 +214,7 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
 
     global_module = parse_module(text, filename)
     local_module = parse_module(text, filename)
-    ctx = PassContext(filename=filename, engine=engine)
+    ctx = PassContext(filename=filename)
     # (a GSPMD module's shardings become sdy ones on the partitioned side; the
     # global run needs none: its `@Sharding` custom calls are identities)
     meshless = import_shardings(local_module, ctx)
@@ -299,7 +299,7 @@ def _make_local(module, ctx, options, pipeline, explicit, pass_options, progress
         from sdylog.passes.driver import parse_flags, run_passes
         progress.step(" ".join(pipeline))
         run_passes(module, parse_flags(list(pipeline)), ctx)
-        partitioned, collectives = False, module_collectives(module, ctx.filename, ctx.engine)
+        partitioned, collectives = False, module_collectives(module, ctx.filename)
         progress.step("the per-device program")
     else:
         progress.step("the per-device program")

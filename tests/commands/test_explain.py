@@ -551,7 +551,7 @@ def test_every_argument_of_the_regressions_explains(path):
         specs.extend(sorted({f"@{v.func}:{v.name}" for v in ex.values if v.name.startswith("%arg")}))
         for spec in specs:
             assert propagation_text(ex, spec) and propagation_text(ex, spec, tree=True)
-    run = run_pipeline(str(path), engine="memory", keep_values=True, provenance=True, on_propagated=explain_all)
+    run = run_pipeline(str(path), keep_values=True, provenance=True, on_propagated=explain_all)
     assert specs
     for spec in specs:
         partitioning_text(spec, run)

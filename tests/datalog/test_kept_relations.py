@@ -207,7 +207,7 @@ def test_propagation_write_back_relations_equal_a_full_runs(native, monkeypatch)
     got = {}
     for derive in ("all", "write-back"):
         module = load_module(path, context=make_context())
-        ctx = SimpleNamespace(filename=path, engine="memory", derive=derive)
+        ctx = SimpleNamespace(filename=path, derive=derive)
         engine = propagate(module, PropagationOptions(), ctx).engine
         got[derive] = (str(module), {r: engine.read(r) for r in WRITE_BACK_RELATIONS})
         if derive == "write-back":

@@ -35,7 +35,7 @@ def test_bytes_of_a_gather_and_a_slice(held_in, monkeypatch):
     monkeypatch.setenv("SDYLOG_NATIVE", "0" if held_in == "python" else "1")
     # [{x}, {}] -> [{}, {y}] on 8x6 f32: slice y (free), then gather x of the
     # 2x2 block (16 bytes): 3 * 16
-    engine = evaluate(rows_of([reshard(7, ((X,), ()), ((), (Y,)))]), "memory")
+    engine = evaluate(rows_of([reshard(7, ((X,), ()), ((), (Y,)))]))
     steps = sorted(engine.read("reshard_step"))
     kinds = dict(engine.read("collective"))
     assert [kinds[c] for _, _, c in steps] == ["all_slice", "all_gather"]
