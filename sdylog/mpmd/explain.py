@@ -88,7 +88,7 @@ class Explainer:
     # ---- placement
     def placement(self, o: int, pad: str) -> list[str]:
         """Why op o runs where it does."""
-        rel, name = self.rel, self.facts.ops[o].name
+        rel = self.rel
         where = [x.d for x in rel.where("placed", op=o)]
         core = rel.first("placed_core", op=o)
         if core:

@@ -34,7 +34,7 @@ from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding, sharding_per_value_attr
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
-from sdylog.partition.halo import HaloExchange, _manual_axes_attr, _manual_local_shape, _shift_pairs, _without_axes
+from sdylog.partition.halo import HaloExchange, _manual_axes_attr, _manual_local_shape, _shift_pairs
 from sdylog.partition.local_update import _pad_high
 from sdylog.partition.shards import axes_size
 

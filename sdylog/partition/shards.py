@@ -240,7 +240,7 @@ def group_of(device_id: int, groups: list[list[int]]) -> list[int]:
     raise SdylogError(f"device {device_id} is in no group")
 
 
-def assemble(global_shape, sharding: TensorSharding, mesh: Mesh, blocks: dict, dtype) -> "np.ndarray":
+def assemble(global_shape, sharding: TensorSharding, mesh: Mesh, blocks: dict, dtype):
     """The global tensor from each device's block (device id -> array)."""
     import numpy as np
     out = np.zeros(global_shape, dtype=dtype)

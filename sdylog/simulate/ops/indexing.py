@@ -177,7 +177,6 @@ def scatter_targets(operand_shape, indices, update_shape, d: ScatterDims):
     mask of those inside the operand."""
     indices = np.asarray(indices)
     vec = _index_vectors(indices, d.index_vector_dim).astype(np.int64)
-    batch_shape = vec.shape[:-1]
     urank = len(update_shape)
     scatter_update_dims = [i for i in range(urank) if i not in d.update_window_dims]
     rank = len(operand_shape)
