@@ -17,16 +17,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sdylog.simulate.simulate import simulate_text
+from tests.partition.xy_specs import axes_per_dim, spec, ty
 
 MESH = 'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
-
-
-def ty(shape):
-    return "tensor<" + "x".join(str(n) for n in shape) + "xf32>"
-
-
-def spec(axes_per_dim):
-    return "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in axes_per_dim) + "]"
 
 
 def weight_gradient(n, image, grad, c, o, strides, pads, dilations, lhs_axes, rhs_axes, batch_groups=1):
@@ -84,19 +77,6 @@ def test_depthwise():
 # The image not sharded where the gradient is: each device's window cut from the whole image.
 def test_image_gathered():
     check(weight_gradient(3, [12], [12], 2, 2, [1], [(2, 0)], [1], [("y",), (), ()], [(), ("x",), ()])[0])
-
-
-AXES = [(), ("x",), ("y",), ("x", "y"), ("y", "x")]
-
-
-@st.composite
-def axes_per_dim(draw, rank):
-    used, out = set(), []
-    for _ in range(rank):
-        axes = draw(st.sampled_from([a for a in AXES if not used & set(a)]))
-        used |= set(axes)
-        out.append(axes)
-    return out
 
 
 @st.composite

@@ -15,17 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdylog.simulate.simulate import simulate_text
-
-AXES = [(), ("x",), ("y",), ("x", "y"), ("y", "x")]
-
-
-def ty(shape):
-    return "tensor<" + "x".join(str(n) for n in shape) + "xf32>"
-
-
-def spec(axes_per_dim):
-    return "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in axes_per_dim) + "]"
-
+from tests.partition.xy_specs import axes_per_dim, spec, ty
 
 def reshape_program(ins, outs, in_axes, out_axes=None):
     """exp(x constrained to in_axes) reshaped, constrained to out_axes (None: not constrained), exp'd."""
@@ -66,16 +56,6 @@ SHAPES = [((10, 8), (80,)), ((10, 8), (5, 16)), ((10, 8), (2, 5, 8)), ((10, 8), 
           ((6, 10), (3, 20)), ((2, 10, 8), (20, 8)), ((2, 10, 8), (2, 80)), ((12, 5), (4, 15)), ((9, 4), (3, 12)),
           ((80,), (10, 8)), ((60,), (6, 10)), ((3, 5, 4), (15, 4)), ((3, 5, 4), (3, 20)), ((10, 1, 8), (80,)),
           ((7, 3), (21,))]
-
-
-@st.composite
-def axes_per_dim(draw, rank):
-    used, out = set(), []
-    for _ in range(rank):
-        axes = draw(st.sampled_from([a for a in AXES if not used & set(a)]))
-        used |= set(axes)
-        out.append(axes)
-    return out
 
 
 @st.composite
