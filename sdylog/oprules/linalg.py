@@ -1,4 +1,4 @@
-"""Linear algebra and friends: cholesky, triangular_solve, fft, rng_bit_generator.
+"""Linear algebra and friends: cholesky, triangular_solve, fft, rng_bit_generator, rng.
 
 Leading dimensions are batch dimensions (pass-through); the dimensions the
 algorithm works across need replication.
@@ -64,4 +64,20 @@ def rng_bit_generator(op, conservative):
         b.add_factor([d], [d, NULL_DIM], size, _REPLICATE, blocked=True)
     for d, size in enumerate(shape_of(op.results[1])):
         b.add_factor([NULL_DIM], [NULL_DIM, d], size)
+    return b.build()
+
+
+def rng(op, conservative):
+    """stablehlo.rng: the scalar bounds have no dimension, the shape operand
+    (a constant, one dimension) stays replicated and never propagates; the
+    generated numbers are free. (Shardy's registry has no rule for it: it
+    shards the result from its users and inserts no reshard, as this rule
+    does.)"""
+    b = builder_for(op)
+    n_operands = len(op.operands)
+    shape_dims = [NULL_DIM] * (n_operands - 1)
+    for d, size in enumerate(shape_of(op.operands[-1])):
+        b.add_factor(shape_dims + [d], [NULL_DIM], size, _REPLICATE, blocked=True)
+    for d, size in enumerate(shape_of(op.results[0])):
+        b.add_factor([NULL_DIM] * n_operands, [d], size)
     return b.build()

@@ -38,11 +38,13 @@ _NO_RULE = [
 # so its per-device program of a sharded one is wrong), that JAX emits: they
 # take the rule of what XLA rewrites them into before Shardy runs in a JAX
 # compilation. CHLO's element-wise ops become element-wise StableHLO (square:
-# multiply) or custom call @mhlo.erf (pointwise in Shardy's registry),
+# multiply) or custom call @mhlo.erf (pointwise in Shardy's registry);
+# chlo.next_after, not in ELEMENTWISE_OPS (sdylog/ir/op_properties.py), too;
 # chlo.top_k custom call @mhlo.topk, einsum a dot_general.
 _CHLO_POINTWISE = sorted(n for n in ELEMENTWISE_OPS if n.startswith("chlo.") and ".broadcast_" not in n)
 _LEGALIZED = {
     **{name: pointwise for name in _CHLO_POINTWISE},
+    "chlo.next_after": pointwise,
     "chlo.top_k": custom_call_rules.top_k,
     "stablehlo.einsum": contraction.einsum,
     "stablehlo.unary_einsum": contraction.einsum,
@@ -88,6 +90,7 @@ RULES = {
     # linear algebra, fft, random bits
     "stablehlo.cholesky": linalg.cholesky,
     "stablehlo.fft": linalg.fft,
+    "stablehlo.rng": linalg.rng,
     "stablehlo.rng_bit_generator": linalg.rng_bit_generator,
     "stablehlo.triangular_solve": linalg.triangular_solve,
     # custom calls, by call target
@@ -110,7 +113,7 @@ _OP_LOCAL_BUILDERS = frozenset({
     shape_ops.padded_or_sliced, shape_ops.reshape, shape_ops.reverse, shape_ops.transpose,
     contraction.convolution, contraction.dot, contraction.dot_general, contraction.einsum, reductions.reduce,
     reductions.reduce_window, reductions.select_and_scatter, reductions.sort, indexing.gather,
-    linalg.cholesky, linalg.fft, linalg.rng_bit_generator, linalg.triangular_solve,
+    linalg.cholesky, linalg.fft, linalg.rng, linalg.rng_bit_generator, linalg.triangular_solve,
 })
 # Of those, the builders that read no attribute (types and name only).
 _TYPE_ONLY_BUILDERS = frozenset({pointwise, no_rule, elementwise.bitcast_convert, elementwise.operand_shaped,

@@ -82,7 +82,7 @@ _SPECIAL = {
     "stablehlo.iota", "stablehlo.pad", "stablehlo.slice", "stablehlo.concatenate",
     "stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reduce_window",
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
-    "stablehlo.dynamic_update_slice", "stablehlo.rng_bit_generator",
+    "stablehlo.dynamic_update_slice", "stablehlo.rng_bit_generator", "stablehlo.rng",
 }
 # sdy ops that carry no data movement: their results just take local types.
 _SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
@@ -850,16 +850,29 @@ class GlobalToLocal:
             if not irs.is_replicated(self.sharding(v)):
                 raise self.error(op, "the state of a stablehlo.rng_bit_generator must be replicated")
         self.localize_results(op)
-        sharding = self.sharding(bits)
-        local = bits.type
+        self.keep_shard_of_whole(op, bits)
+
+    def convert_rng(self, op) -> None:
+        """Like rng_bit_generator's bits: every device draws the whole tensor
+        (its shape operand, a constant, stays the global shape) and keeps its
+        shard, so the numbers do not depend on the mesh."""
+        self.localize_results(op)
+        self.keep_shard_of_whole(op, op.results[0])
+
+    def keep_shard_of_whole(self, op, value) -> None:
+        """`value`, a localized result of `op` that `op` computes whole on
+        every device, gets back its global type; its users read this device's
+        shard of it (a dynamic_slice)."""
+        sharding = self.sharding(value)
+        local = value.type
         if irs.is_replicated(sharding):
             return
-        bits.set_type(self.global_type(bits))
+        value.set_type(self.global_type(value))
         b = self.builder(op, after=True)
         per_dim = [list(d.axes) for d in sharding.dims]
-        mine = self.slice_for_axes(b, bits, self.mesh(sharding, op), per_dim, local)
-        bits.replace_all_uses_except(mine, mine.owner.operation)
-        self.global_types[mine] = self.global_type(bits)
+        mine = self.slice_for_axes(b, value, self.mesh(sharding, op), per_dim, local)
+        value.replace_all_uses_except(mine, mine.owner.operation)
+        self.global_types[mine] = self.global_type(value)
         self.shardings[mine] = sharding
 
     def convert_concatenate(self, op) -> None:

@@ -282,7 +282,7 @@ def _rewrite(op, op_id: int, plan: _Plan) -> None:
     elif name in _CONSTANTS:
         _pad_constant(op, plan)
         return
-    elif name == "stablehlo.rng_bit_generator":
+    elif name in ("stablehlo.rng_bit_generator", "stablehlo.rng"):
         _pad_generated_bits(op, plan)
         return
     for r in op.results:
@@ -440,11 +440,12 @@ def _pad_constant(op, plan: _Plan) -> None:
 
 
 def _pad_generated_bits(op, plan: _Plan) -> None:
-    """rng_bit_generator bits that grow: generated at their own shape (bits
-    of a bigger shape are other bits: the stream runs in row-major order),
-    then, as a constant, padded with zeros, replicated and sliced to their
-    sharding by an all_slice. The state stays as it is (replicated)."""
-    bits = op.results[1]
+    """rng_bit_generator bits (or stablehlo.rng numbers) that grow: generated
+    at their own shape (bits of a bigger shape are other bits: the stream
+    runs in row-major order), then, as a constant, padded with zeros,
+    replicated and sliced to their sharding by an all_slice. The state stays
+    as it is (replicated); rng's shape operand keeps the unpadded shape."""
+    bits = op.results[-1]
     if plan.result_type(bits) == bits.type:
         return
     sharding = irs.sharding_of(bits)

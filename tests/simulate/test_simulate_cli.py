@@ -47,14 +47,14 @@ def test_interpret_failing_check_reports_location(tmp_path):
 
 def test_interpret_unsupported_op_names_op_and_location(tmp_path):
     text = """func.func @main() {
-  %a = stablehlo.constant dense<0.0> : tensor<f32>
-  %k = stablehlo.constant dense<2> : tensor<1xi64>
-  %s = stablehlo.rng %a, %a, %k, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<2xf32>
+  %a = stablehlo.constant dense<0.0> : tensor<2x2xf32>
+  %k = stablehlo.constant dense<1.0> : tensor<2xf32>
+  %s:3 = "stablehlo.batch_norm_training"(%a, %k, %k) {epsilon = 1.0e-5 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>)
   return
 }"""
     r = invoke(["interpret"], tmp_path, text)
     assert r.exit_code == 1
-    assert "t.mlir:4:8: error: the simulator cannot execute 'stablehlo.rng'" in r.output
+    assert "t.mlir:4:10: error: the simulator cannot execute 'stablehlo.batch_norm_training'" in r.output
 
 
 def test_simulate_reports_collectives_and_mismatch(tmp_path):

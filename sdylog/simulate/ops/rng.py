@@ -1,4 +1,5 @@
-"""rng_bit_generator: bits that are a function of the initial state alone.
+"""rng_bit_generator: bits that are a function of the initial state alone;
+rng: numbers that are a function of the bounds and the shape.
 
 StableHLO leaves the bits of every algorithm (DEFAULT, THREE_FRY, PHILOX)
 to the implementation ("output is guaranteed to be a deterministic
@@ -60,4 +61,39 @@ def lower_rng_bit_generator(ctx):
         new_state, bits = generate(np.asarray(env[s]), algorithm, shape, dtype)
         env[o_state] = new_state.astype(state_dtype)
         env[o_bits] = bits
+    return step
+
+
+def draw(low, high, distribution: str, shape, dtype) -> np.ndarray:
+    """stablehlo.rng's numbers: UNIFORM in [low, high) (integers too), NORMAL
+    with mean `low` and standard deviation `high`. numpy's generator seeded by
+    the bounds, the distribution and the shape: NOT XLA's stream (XLA's rng is
+    stateful and its numbers are its own), but the same numbers for the same
+    op on every run, which is what `sdylog simulate` needs: it compares the
+    partitioned program with the unpartitioned one, both drawn here."""
+    low, high = np.asarray(low), np.asarray(high)
+    words = [*np.frombuffer(low.tobytes() + high.tobytes(), np.uint8), len(distribution), *shape]
+    rng = np.random.default_rng([int(w) for w in words])
+    dtype = np.dtype(dtype)
+    if distribution == "NORMAL":
+        return (low + high * rng.standard_normal(shape)).astype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(int(low), int(high), size=shape, dtype=dtype, endpoint=False)
+    if dtype.kind == "b":
+        return rng.integers(int(low), int(high), size=shape, endpoint=False).astype(dtype)
+    return (low + (high - low) * rng.random(shape)).astype(dtype)
+
+
+@lowering("stablehlo.rng", alias="fresh")
+def lower_rng(ctx):
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    distribution = shlo.RngDistributionAttr(ctx.attr("rng_distribution")).value
+    if distribution not in ("UNIFORM", "NORMAL"):
+        raise ctx.error(f"unknown rng distribution {distribution}")
+    shape, dtype = ctx.shape(ctx.results[0]), ctx.dtype(ctx.results[0])
+    a, b = ctx.in_slot(0), ctx.in_slot(1)
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        env[o] = draw(env[a], env[b], distribution, shape, dtype)
     return step
