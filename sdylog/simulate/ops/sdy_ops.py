@@ -182,15 +182,7 @@ def lower_replicated_to_unreduced(ctx):
     group along the axes keeps its value, the others hold zeros."""
     _, mesh = _out(ctx)
     axes = irs.axis_ref_list(ctx.attr("axes"))
-    a, o = ctx.in_slot(), ctx.out_slot()
-
-    def step(env, rt):
-        if rt.global_view:
-            env[o] = env[a]
-            return
-        x = np.asarray(env[a])
-        env[o] = x if shard_index(rt.device_id, mesh, axes) == 0 else np.zeros_like(x)
-    return step
+    return _made_unreduced(ctx, lambda x, d: x if shard_index(d, mesh, axes) == 0 else np.zeros_like(x))
 
 
 @lowering("sdy.sharded_to_unreduced")
@@ -201,17 +193,22 @@ def lower_sharded_to_unreduced(ctx):
     in place in a block as large as the gathered one, zeros elsewhere."""
     _, mesh = _out(ctx)
     per_dim = irs.axis_ref_lists(ctx.attr("axes"))
+
+    def in_place(x, d):
+        out = np.zeros([n * axes_size(axes, mesh) for n, axes in zip(x.shape, per_dim)], dtype=x.dtype)
+        out[tuple(slice(shard_index(d, mesh, axes) * n, (shard_index(d, mesh, axes) + 1) * n)
+                  for n, axes in zip(x.shape, per_dim))] = x
+        return out
+    return _made_unreduced(ctx, in_place)
+
+
+def _made_unreduced(ctx, on_device):
+    """The step of an op making axes unreduced: the value as it is in the
+    global view, `on_device(value, device id)` on a device."""
     a, o = ctx.in_slot(), ctx.out_slot()
 
     def step(env, rt):
-        if rt.global_view:
-            env[o] = env[a]
-            return
-        x = np.asarray(env[a])
-        out = np.zeros([n * axes_size(axes, mesh) for n, axes in zip(x.shape, per_dim)], dtype=x.dtype)
-        out[tuple(slice(shard_index(rt.device_id, mesh, axes) * n, (shard_index(rt.device_id, mesh, axes) + 1) * n)
-                  for n, axes in zip(x.shape, per_dim))] = x
-        env[o] = out
+        env[o] = env[a] if rt.global_view else on_device(np.asarray(env[a]), rt.device_id)
     return step
 
 
