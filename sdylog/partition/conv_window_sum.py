@@ -34,8 +34,8 @@ from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding, sharding_per_value_attr
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
-from sdylog.partition.halo import HaloExchange, _manual_axes_attr, _manual_local_shape, _shift_pairs
-from sdylog.partition.local_update import _pad_high
+from sdylog.partition.halo import HaloExchange, manual_axes_attr, manual_local_shape, shift_pairs
+from sdylog.partition.local_update import pad_high
 from sdylog.partition.shards import axes_size
 
 
@@ -61,8 +61,8 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> No
                    for s, v in zip(shardings, (lhs, rhs, res))]
     manual = {a.name for s in (ls, rs, os_) for d in s.dims for a in d.axes}
     b = Builder(ir.InsertionPoint(op), op.location)
-    lhs = _pad_high(b, lhs, _divisible(shape_of(lhs), ls, mesh), ls)
-    rhs = _pad_high(b, rhs, _divisible(shape_of(rhs), rs, mesh), rs)
+    lhs = pad_high(b, lhs, _divisible(shape_of(lhs), ls, mesh), ls)
+    rhs = pad_high(b, rhs, _divisible(shape_of(rhs), rs, mesh), rs)
     out_shape = _divisible(shape_of(res), os_, mesh)
 
     order = [a.name for a in mesh.axes]
@@ -73,11 +73,11 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> No
     manual_op = create_op(
         "sdy.manual_computation", [tensor(out_shape, element_of(res))], [lhs, rhs],
         {"in_shardings": sharding_per_value_attr([ls, rs]), "out_shardings": sharding_per_value_attr([partial]),
-         "manual_axes": _manual_axes_attr(mesh, manual)},
+         "manual_axes": manual_axes_attr(mesh, manual)},
         regions=1, loc=op.location, ip=b.ip)
     block = manual_op.regions[0].blocks.append(
-        tensor(_manual_local_shape(shape_of(lhs), ls, manual, mesh), element_of(lhs)),
-        tensor(_manual_local_shape(shape_of(rhs), rs, manual, mesh), element_of(rhs)))
+        tensor(manual_local_shape(shape_of(lhs), ls, manual, mesh), element_of(lhs)),
+        tensor(manual_local_shape(shape_of(rhs), rs, manual, mesh), element_of(rhs)))
     inner = Builder(ir.InsertionPoint(block), op.location)
     dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
     spatial = {o: k for k, o in enumerate(dn.output_spatial_dimensions)}
@@ -86,7 +86,7 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> No
         k = spatial[s.out_dim]
         value = _window_rows(exchange, inner, value, dn.input_spatial_dimensions[k], s,
                              list(rs.dims[dn.kernel_spatial_dimensions[k]].axes), mesh)
-    local_out = tensor(_manual_local_shape(out_shape, os_, manual, mesh), element_of(res))
+    local_out = tensor(manual_local_shape(out_shape, os_, manual, mesh), element_of(res))
     conv = _unpadded_conv(inner, op, value, block.arguments[1], [spatial[s.out_dim] for s in dims], local_out)
     create_op("sdy.return", [], [conv], loc=op.location, ip=inner.ip)
     result = manual_op.results[0]
@@ -113,7 +113,7 @@ def _window_rows(exchange: HaloExchange, b: Builder, value, dim: int, s: SumDim,
         if hop == 0:
             pieces.append(value)
             continue
-        pairs = _shift_pairs(mesh, axes, hop)
+        pairs = shift_pairs(mesh, axes, hop)
         if pairs:
             pieces.append(b.collective_permute(value, pairs, exchange.channel()))
         else:   # (every block that far is past an end)

@@ -102,7 +102,7 @@ class HaloExchange:
         global_shape = [-(-n // k) * k for n, k in zip(result_type.shape, shards)]
         manual_op, inner = _halo_computation(b, x, pad_value, sharding, sharding,
                                              tensor(global_shape, result_type.element_type), manual, mesh)
-        local = _without_axes(sharding, manual)
+        local = dims_without_axes(sharding, manual)
         value, local_pad = inner.ip.block.arguments
         # Shardy's exchange leaves zeros where a block past either end of the
         # dimension would be: right for a zero pad value (and a slice), not
@@ -155,14 +155,14 @@ class HaloExchange:
         padded_out = [-(-n // k) * k for n, k in zip(result_type.shape, out_shards)]
         manual_op, inner = _halo_computation(b, x, pad_value, in_sharding, out_sharding,
                                              tensor(padded_out, result_type.element_type), manual, mesh)
-        local_in = _without_axes(in_sharding, manual)
+        local_in = dims_without_axes(in_sharding, manual)
         value, local_pad = inner.ip.block.arguments
         for g in sorted(groups, key=lambda g: g.dim):
             if g.comm:
                 target_axes = [a for d in g.out_dims for a in out_sharding.dims[d].axes]
                 value = self.exchange_reshape_dim(inner, value, local_pad, g, target_axes, mesh, local_in)
-        local_out = inner.reshape(value, _manual_local_shape(padded_out, out_sharding, manual, mesh))
-        irs.set_result_sharding(local_out, _without_axes(out_sharding, manual))
+        local_out = inner.reshape(value, manual_local_shape(padded_out, out_sharding, manual, mesh))
+        irs.set_result_sharding(local_out, dims_without_axes(out_sharding, manual))
         create_op("sdy.return", [], [local_out], loc=op.location, ip=inner.ip)
         result = manual_op.results[0]
         if padded_out != list(result_type.shape):
@@ -243,15 +243,15 @@ class HaloExchange:
         """x's data moved `shifts[d]` elements right along each dimension d,
         across the devices of its axes (a manual computation)."""
         manual = {a.name for d in shifts for a in sharding.dims[d].axes}
-        local_shape = _manual_local_shape(shape_of(x), sharding, manual, mesh)
+        local_shape = manual_local_shape(shape_of(x), sharding, manual, mesh)
         manual_op = create_op(
             "sdy.manual_computation", [x.type], [x],
             {"in_shardings": sharding_per_value_attr([sharding]), "out_shardings": sharding_per_value_attr([sharding]),
-             "manual_axes": _manual_axes_attr(mesh, manual)},
+             "manual_axes": manual_axes_attr(mesh, manual)},
             regions=1, loc=loc, ip=b.ip)
         block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)))
         inner = Builder(ir.InsertionPoint(block), loc)
-        local = _without_axes(sharding, manual)
+        local = dims_without_axes(sharding, manual)
         value = block.arguments[0]
         for d, shift in shifts.items():
             value = self.shift_dim(inner, value, d, shift, [a for a in sharding.dims[d].axes if a.name in manual],
@@ -269,7 +269,7 @@ class HaloExchange:
         def moved(offset):
             if offset == 0:
                 return value
-            pairs = _shift_pairs(mesh, axes, offset)
+            pairs = shift_pairs(mesh, axes, offset)
             if not pairs:
                 out = b.broadcast(b.constant(zeros(tensor((), element_of(value)))), shape, [])
             else:
@@ -366,7 +366,7 @@ class HaloExchange:
             if offset == 0:
                 pieces.append(value)
                 continue
-            pairs = _shift_pairs(mesh, axes, offset)
+            pairs = shift_pairs(mesh, axes, offset)
             if not pairs:
                 pieces.append(value)
                 continue
@@ -462,7 +462,7 @@ def _slice_kept_dims(b: Builder, value, pad_value, op, shards, local, local_out)
 # ---------------------------------------------------------------------- helpers
 
 
-def _without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
+def dims_without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
     """The sharding's dimensions without the named axes (Shardy's
     removeAxesFromSharding: replicated and unreduced axes stay, unlike
     ir_shardings.without_axes)."""
@@ -479,20 +479,20 @@ def _halo_computation(b: Builder, x, pad_value, in_sharding: TensorSharding, out
         "sdy.manual_computation", [result_type], [x, pad_value],
         {"in_shardings": sharding_per_value_attr([in_sharding, TensorSharding(in_sharding.mesh, ())]),
          "out_shardings": sharding_per_value_attr([out_sharding]),
-         "manual_axes": _manual_axes_attr(mesh, manual)},
+         "manual_axes": manual_axes_attr(mesh, manual)},
         regions=1, loc=b.loc, ip=b.ip)
-    local_shape = _manual_local_shape(shape_of(x), in_sharding, manual, mesh)
+    local_shape = manual_local_shape(shape_of(x), in_sharding, manual, mesh)
     block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
     return manual_op, Builder(ir.InsertionPoint(block), b.loc)
 
 
-def _manual_axes_attr(mesh: Mesh, names: set) -> ir.Attribute:
+def manual_axes_attr(mesh: Mesh, names: set) -> ir.Attribute:
     """#sdy<manual_axes{...}> of the named axes, in mesh order."""
     return ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(f'"{a.name}"' for a in mesh.axes if a.name in names)
                               + "}>")
 
 
-def _manual_local_shape(shape, sharding: TensorSharding, names: set, mesh: Mesh) -> list[int]:
+def manual_local_shape(shape, sharding: TensorSharding, names: set, mesh: Mesh) -> list[int]:
     """A tensor's shape inside a manual computation over the named axes."""
     return [n // axes_size([a for a in d.axes if a.name in names], mesh) for n, d in zip(shape, sharding.dims)]
 
@@ -512,7 +512,7 @@ def _is_zero_constant(value) -> bool:
 
 
 
-def _shift_pairs(mesh: Mesh, axes, offset: int) -> list[tuple[int, int]]:
+def shift_pairs(mesh: Mesh, axes, offset: int) -> list[tuple[int, int]]:
     """(source, target) devices when every block moves `offset` shards along
     `axes` (the dimension's axes, the last one minor); blocks shifted past
     either end have no target."""

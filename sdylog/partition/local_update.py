@@ -30,7 +30,7 @@ from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding, sharding_per_value_attr
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
-from sdylog.partition.halo import HaloExchange, _manual_axes_attr, _manual_local_shape, _without_axes
+from sdylog.partition.halo import HaloExchange, dims_without_axes, manual_axes_attr, manual_local_shape
 from sdylog.partition.shards import axes_size
 
 
@@ -49,8 +49,8 @@ def local_update(exchange: HaloExchange, op, mesh: Mesh) -> None:
     padded_update = [w if c else p for w, p, c in zip(window, padded, cut)]
     manual = {a.name for dim in sharding.dims for a in dim.axes}
     b = Builder(ir.InsertionPoint(op), op.location)
-    x = _pad_high(b, x, padded, sharding)
-    update = _pad_high(b, update, padded_update, update_sharding)
+    x = pad_high(b, x, padded, sharding)
+    update = pad_high(b, update, padded_update, update_sharding)
 
     padded_type = tensor(padded, element_of(x))
     scalar = TensorSharding(sharding.mesh, ())
@@ -58,14 +58,14 @@ def local_update(exchange: HaloExchange, op, mesh: Mesh) -> None:
         "sdy.manual_computation", [padded_type], [x, update] + starts,
         {"in_shardings": sharding_per_value_attr([sharding, update_sharding] + [scalar] * len(starts)),
          "out_shardings": sharding_per_value_attr([sharding]),
-         "manual_axes": _manual_axes_attr(mesh, manual)},
+         "manual_axes": manual_axes_attr(mesh, manual)},
         regions=1, loc=op.location, ip=b.ip)
-    local_x = _manual_local_shape(padded, sharding, manual, mesh)
-    local_u = _manual_local_shape(padded_update, update_sharding, manual, mesh)
+    local_x = manual_local_shape(padded, sharding, manual, mesh)
+    local_u = manual_local_shape(padded_update, update_sharding, manual, mesh)
     block = manual_op.regions[0].blocks.append(tensor(local_x, element_of(x)), tensor(local_u, element_of(x)),
                                                *[s.type for s in starts])
     inner = Builder(ir.InsertionPoint(block), op.location)
-    local = _without_axes(sharding, manual)
+    local = dims_without_axes(sharding, manual)
     value = _write_own_rows(exchange, inner, block.arguments[0], block.arguments[1], list(block.arguments[2:]),
                             shape, window, cut, sharding, mesh, local)
     create_op("sdy.return", [], [value], loc=op.location, ip=inner.ip)
@@ -119,7 +119,7 @@ def _write_own_rows(exchange: HaloExchange, b: Builder, x, update, starts, shape
     return out
 
 
-def _pad_high(b: Builder, x, shape, sharding: TensorSharding):
+def pad_high(b: Builder, x, shape, sharding: TensorSharding):
     """x padded high with zeros to `shape` (x when it has that shape)."""
     if list(shape_of(x)) == list(shape):
         return x
