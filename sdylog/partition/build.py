@@ -144,6 +144,13 @@ class Builder:
         return self.one("stablehlo.dynamic_slice", [x] + list(starts), tensor(sizes, element_of(x)),
                         {"slice_sizes": dense_i64_array(sizes)})
 
+    def leading_slice(self, x, shape) -> ir.Value:
+        """The part of x of `shape` from its first element (what padding added cut off again)."""
+        rank = len(shape)
+        return self.one("stablehlo.slice", [x], tensor(shape, element_of(x)),
+                        {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape),
+                         "strides": dense_i64_array([1] * rank)})
+
     def concatenate(self, xs, dim: int) -> ir.Value:
         shape = list(shape_of(xs[0]))
         shape[dim] = sum(shape_of(x)[dim] for x in xs)

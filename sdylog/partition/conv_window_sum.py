@@ -31,10 +31,10 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.rewrite import create_op
 from sdylog.model.mesh import Mesh
-from sdylog.model.sharding import TensorSharding, sharding_per_value_attr
+from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
-from sdylog.partition.halo import HaloExchange, manual_axes_attr, manual_local_shape, shift_pairs
+from sdylog.partition.build import Builder, element_of, i64, shape_of, tensor, zeros
+from sdylog.partition.halo import HaloExchange, manual_computation, manual_local_shape, shift_pairs
 from sdylog.partition.local_update import pad_high
 from sdylog.partition.shards import axes_size
 
@@ -70,15 +70,9 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> No
     summed = {a for s in (ls, rs) for d in s.dims for a in d.axes if a not in kept} | set(os_.unreduced)
     partial = replace(os_, unreduced=tuple(sorted(summed, key=lambda a: (order.index(a.name), a.interval(
         mesh.axis_sizes[a.name])))))
-    manual_op = create_op(
-        "sdy.manual_computation", [tensor(out_shape, element_of(res))], [lhs, rhs],
-        {"in_shardings": sharding_per_value_attr([ls, rs]), "out_shardings": sharding_per_value_attr([partial]),
-         "manual_axes": manual_axes_attr(mesh, manual)},
-        regions=1, loc=op.location, ip=b.ip)
-    block = manual_op.regions[0].blocks.append(
-        tensor(manual_local_shape(shape_of(lhs), ls, manual, mesh), element_of(lhs)),
-        tensor(manual_local_shape(shape_of(rhs), rs, manual, mesh), element_of(rhs)))
-    inner = Builder(ir.InsertionPoint(block), op.location)
+    manual_op, inner = manual_computation(b, [lhs, rhs], [ls, rs], partial, tensor(out_shape, element_of(res)),
+                                          manual, mesh)
+    block = inner.ip.block
     dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
     spatial = {o: k for k, o in enumerate(dn.output_spatial_dimensions)}
     value = block.arguments[0]
@@ -91,10 +85,7 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> No
     create_op("sdy.return", [], [conv], loc=op.location, ip=inner.ip)
     result = manual_op.results[0]
     if out_shape != list(shape_of(res)):
-        rank = len(out_shape)
-        result = b.one("stablehlo.slice", [result], res.type,
-                       {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape_of(res)),
-                        "strides": dense_i64_array([1] * rank)})
+        result = b.leading_slice(result, shape_of(res))
         irs.set_result_sharding(result, partial)
     res.replace_all_uses_with(result)
     op.erase()

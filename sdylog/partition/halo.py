@@ -116,10 +116,7 @@ class HaloExchange:
         create_op("sdy.return", [], [value], loc=op.location, ip=inner.ip)
         result = manual_op.results[0]
         if global_shape != list(result_type.shape):
-            rank = len(global_shape)
-            result = b.one("stablehlo.slice", [result], result_type,
-                           {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(result_type.shape),
-                            "strides": dense_i64_array([1] * rank)})
+            result = b.leading_slice(result, result_type.shape)
             irs.set_result_sharding(result, sharding)
         op.results[0].replace_all_uses_with(result)
         op.erase()
@@ -166,11 +163,7 @@ class HaloExchange:
         create_op("sdy.return", [], [local_out], loc=op.location, ip=inner.ip)
         result = manual_op.results[0]
         if padded_out != list(result_type.shape):
-            rank = len(padded_out)
-            result = b.one("stablehlo.slice", [result], result_type,
-                           {"start_indices": dense_i64_array([0] * rank),
-                            "limit_indices": dense_i64_array(result_type.shape),
-                            "strides": dense_i64_array([1] * rank)})
+            result = b.leading_slice(result, result_type.shape)
             irs.set_result_sharding(result, out_sharding)
         res.replace_all_uses_with(result)
         op.erase()
@@ -231,11 +224,7 @@ class HaloExchange:
         back = create_reshard(result, out_sharding.to_attr(), loc=op.location, ip=after.ip).results[0]
         final = back
         if grown:
-            rank = len(shape_of(back))
-            final = after.one("stablehlo.slice", [back], original_type,
-                              {"start_indices": dense_i64_array([0] * rank),
-                               "limit_indices": dense_i64_array(ir.RankedTensorType(original_type).shape),
-                               "strides": dense_i64_array([1] * rank)})
+            final = after.leading_slice(back, ir.RankedTensorType(original_type).shape)
             irs.set_result_sharding(final, sharding)
         result.replace_all_uses_except(final, back.owner.operation)
 
@@ -243,16 +232,9 @@ class HaloExchange:
         """x's data moved `shifts[d]` elements right along each dimension d,
         across the devices of its axes (a manual computation)."""
         manual = {a.name for d in shifts for a in sharding.dims[d].axes}
-        local_shape = manual_local_shape(shape_of(x), sharding, manual, mesh)
-        manual_op = create_op(
-            "sdy.manual_computation", [x.type], [x],
-            {"in_shardings": sharding_per_value_attr([sharding]), "out_shardings": sharding_per_value_attr([sharding]),
-             "manual_axes": manual_axes_attr(mesh, manual)},
-            regions=1, loc=loc, ip=b.ip)
-        block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)))
-        inner = Builder(ir.InsertionPoint(block), loc)
+        manual_op, inner = manual_computation(Builder(b.ip, loc), [x], [sharding], sharding, x.type, manual, mesh)
         local = dims_without_axes(sharding, manual)
-        value = block.arguments[0]
+        value = inner.ip.block.arguments[0]
         for d, shift in shifts.items():
             value = self.shift_dim(inner, value, d, shift, [a for a in sharding.dims[d].axes if a.name in manual],
                                    mesh, local)
@@ -470,20 +452,29 @@ def dims_without_axes(sharding: TensorSharding, names: set) -> TensorSharding:
                                                     d.priority) for d in sharding.dims))
 
 
-def _halo_computation(b: Builder, x, pad_value, in_sharding: TensorSharding, out_sharding: TensorSharding,
-                      result_type, manual: set, mesh: Mesh):
-    """The `sdy.manual_computation` over the `manual` axes taking `x` (the
-    operand padded to its shards) and the pad value, giving `result_type`;
-    and a builder into its body, whose arguments are their local versions."""
+def manual_computation(b: Builder, operands, in_shardings, out_sharding: TensorSharding, result_type, manual: set,
+                       mesh: Mesh):
+    """An `sdy.manual_computation` over the `manual` axes at b, taking
+    `operands` (each divisible by its shards) sharded as `in_shardings` and
+    giving `result_type` sharded as `out_sharding`; and a builder into its
+    body, whose arguments are the operands' local versions."""
     manual_op = create_op(
-        "sdy.manual_computation", [result_type], [x, pad_value],
-        {"in_shardings": sharding_per_value_attr([in_sharding, TensorSharding(in_sharding.mesh, ())]),
+        "sdy.manual_computation", [result_type], list(operands),
+        {"in_shardings": sharding_per_value_attr(list(in_shardings)),
          "out_shardings": sharding_per_value_attr([out_sharding]),
          "manual_axes": manual_axes_attr(mesh, manual)},
         regions=1, loc=b.loc, ip=b.ip)
-    local_shape = manual_local_shape(shape_of(x), in_sharding, manual, mesh)
-    block = manual_op.regions[0].blocks.append(tensor(local_shape, element_of(x)), pad_value.type)
+    block = manual_op.regions[0].blocks.append(
+        *[tensor(manual_local_shape(shape_of(v), s, manual, mesh), element_of(v)) for v, s in zip(operands, in_shardings)])
     return manual_op, Builder(ir.InsertionPoint(block), b.loc)
+
+
+def _halo_computation(b: Builder, x, pad_value, in_sharding: TensorSharding, out_sharding: TensorSharding,
+                      result_type, manual: set, mesh: Mesh):
+    """The manual computation of a halo exchange: `x` (the operand padded to
+    its shards) and the pad value in, `result_type` out."""
+    return manual_computation(b, [x, pad_value], [in_sharding, TensorSharding(in_sharding.mesh, ())], out_sharding,
+                              result_type, manual, mesh)
 
 
 def manual_axes_attr(mesh: Mesh, names: set) -> ir.Attribute:

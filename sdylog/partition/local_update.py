@@ -27,10 +27,10 @@ from jaxlib.mlir import ir
 from sdylog.ir.collectives import create_reshard
 from sdylog.ir.rewrite import create_op
 from sdylog.model.mesh import Mesh
-from sdylog.model.sharding import TensorSharding, sharding_per_value_attr
+from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, shape_of, tensor, zeros
-from sdylog.partition.halo import HaloExchange, dims_without_axes, manual_axes_attr, manual_local_shape
+from sdylog.partition.build import Builder, element_of, i64, shape_of, tensor, zeros
+from sdylog.partition.halo import HaloExchange, dims_without_axes, manual_computation
 from sdylog.partition.shards import axes_size
 
 
@@ -54,17 +54,10 @@ def local_update(exchange: HaloExchange, op, mesh: Mesh) -> None:
 
     padded_type = tensor(padded, element_of(x))
     scalar = TensorSharding(sharding.mesh, ())
-    manual_op = create_op(
-        "sdy.manual_computation", [padded_type], [x, update] + starts,
-        {"in_shardings": sharding_per_value_attr([sharding, update_sharding] + [scalar] * len(starts)),
-         "out_shardings": sharding_per_value_attr([sharding]),
-         "manual_axes": manual_axes_attr(mesh, manual)},
-        regions=1, loc=op.location, ip=b.ip)
-    local_x = manual_local_shape(padded, sharding, manual, mesh)
-    local_u = manual_local_shape(padded_update, update_sharding, manual, mesh)
-    block = manual_op.regions[0].blocks.append(tensor(local_x, element_of(x)), tensor(local_u, element_of(x)),
-                                               *[s.type for s in starts])
-    inner = Builder(ir.InsertionPoint(block), op.location)
+    manual_op, inner = manual_computation(b, [x, update] + starts,
+                                          [sharding, update_sharding] + [scalar] * len(starts), sharding,
+                                          padded_type, manual, mesh)
+    block = inner.ip.block
     local = dims_without_axes(sharding, manual)
     value = _write_own_rows(exchange, inner, block.arguments[0], block.arguments[1], list(block.arguments[2:]),
                             shape, window, cut, sharding, mesh, local)
@@ -72,9 +65,7 @@ def local_update(exchange: HaloExchange, op, mesh: Mesh) -> None:
 
     result = manual_op.results[0]
     if padded != shape:
-        result = b.one("stablehlo.slice", [result], op.results[0].type,
-                       {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape),
-                        "strides": dense_i64_array([1] * rank)})
+        result = b.leading_slice(result, shape)
         irs.set_result_sharding(result, sharding)
     if result_sharding != sharding:
         result = create_reshard(result, result_sharding.to_attr(), loc=op.location, ip=b.ip).results[0]

@@ -515,10 +515,7 @@ def _relayout(b: Builder, x, original: list[int], sizes: dict, filename):
 
 
 def _slice_to(b: Builder, x, shape: list[int], sharding):
-    rank = len(shape)
-    out = b.one("stablehlo.slice", [x], tensor(shape, element_of(x)),
-                {"start_indices": dense_i64_array([0] * rank), "limit_indices": dense_i64_array(shape),
-                 "strides": dense_i64_array([1] * rank)})
+    out = b.leading_slice(x, shape)
     irs.set_result_sharding(out, sharding)
     return out
 

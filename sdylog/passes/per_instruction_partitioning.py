@@ -246,10 +246,7 @@ def _pad_to(b: Builder, value, t, sharding: TensorSharding):
 
 
 def _slice_to(b: Builder, value, t, sharding: TensorSharding):
-    shape = ir.RankedTensorType(t).shape
-    out = b.one("stablehlo.slice", [value], t,
-                {"start_indices": dense_i64_array([0] * len(shape)), "limit_indices": dense_i64_array(shape),
-                 "strides": dense_i64_array([1] * len(shape))})
+    out = b.leading_slice(value, ir.RankedTensorType(t).shape)
     set_sharding(out, sharding.to_attr())
     return out
 
