@@ -93,17 +93,7 @@ def _narrow_float(v, dtype):
 
 
 def elements_from_op(op, name: str = "value") -> np.ndarray:
-    """An op's dense attribute as an array. Some element types (complex) cannot
-    even be fetched as attribute objects from the bindings; their printed
-    named attribute is used then."""
+    """An op's dense attribute as an array (complex ones too: make_context's
+    attribute caster hands every dense attribute out as a DenseElementsAttr)."""
     op = op.operation if hasattr(op, "operation") else op
-    try:
-        return elements_to_array(op.attributes[name])
-    except (TypeError, ValueError):
-        pass
-    t = ir.RankedTensorType(op.results[0].type)
-    for i in range(len(op.attributes)):
-        named = op.attributes[i]
-        if named.name == name:
-            return _from_printed(str(named), element_dtype(t.element_type), tuple(t.shape))
-    raise KeyError(name)
+    return elements_to_array(op.attributes[name])
