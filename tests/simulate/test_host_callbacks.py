@@ -26,7 +26,9 @@ from jaxlib.mlir import ir
 
 from sdylog.cli import main
 from sdylog.ir import parse_module
+from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.walk import walk_ops
+from sdylog.simulate.simulate import simulate_text
 
 HERE = Path(__file__).parent
 CALLBACK = "xla_ffi_python_cpu_callback"
@@ -80,6 +82,45 @@ def test_callback_runs_once_on_device_0_as_xla_runs_it(programs, tmp_path, name)
         assert on_device(op) == 0
         shapes = [list(ir.RankedTensorType(v.type).shape) for v in op.operands]
     assert shapes == xla[0]["operand_shapes"]
+
+
+@pytest.mark.parametrize("name", WITHOUT_RESULTS)
+def test_simulate_skips_a_callback_without_results(programs, name):
+    text = programs[name]["mlir"]
+    report = simulate_text(text, f"{name}.py")
+    assert report.partitioned and report.ok, report.difference
+    (skipped,) = report.skipped
+    assert skipped.target == CALLBACK
+    assert "callback_programs.py:" in skipped.location   # the user's line, not the module's
+    assert "sdylog.op#" not in skipped.location
+    assert report.json()["skipped"] == [{"op": f"stablehlo.custom_call @{CALLBACK}", "location": skipped.location}]
+    assert f"not executed: custom_call @{CALLBACK} at {skipped.location}" in report.text()
+
+
+def test_simulate_cli_says_what_it_did_not_run(programs, tmp_path):
+    path = tmp_path / "mlp.mlir"
+    path.write_text(programs["mlp"]["mlir"])
+    r = CliRunner().invoke(main, ["simulate", str(path)])
+    assert r.exit_code == 0, r.output
+    assert f"not executed: custom_call @{CALLBACK} at " in r.output
+    assert "PASS" in r.output
+    r = CliRunner().invoke(main, ["simulate", "--json", str(path)])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["match"] and [s["op"] for s in report["skipped"]] == [f"stablehlo.custom_call @{CALLBACK}"]
+
+
+def test_simulate_refuses_a_callback_with_results_at_its_place(programs, tmp_path):
+    text = programs["pure"]["mlir"]
+    with pytest.raises(SdylogError) as e:
+        simulate_text(text, "pure.mlir")
+    assert "callback_programs.py:" in e.value.location
+    assert "host callback with results" in e.value.message and "jax.pure_callback" in e.value.message
+    path = tmp_path / "pure.mlir"
+    path.write_text(text)
+    r = CliRunner().invoke(main, ["simulate", str(path)])
+    assert r.exit_code == 1
+    assert f"error: the simulator cannot execute custom_call @{CALLBACK}: a host callback with results" in r.output
 
 
 def test_insert_explicit_reshards_on_pure_callback_writes_what_shardy_writes(programs):
@@ -141,3 +182,27 @@ def test_no_second_reshard_to_replicated_after_a_single_device_op():
     used = PROPAGATED.replace("%4 = stablehlo.add %3, %3", "%4 = stablehlo.add %3, %2")
     got = optimize_text(used, "p.mlir", parse_flags(["-sdy-insert-explicit-reshards=enable-full-version=true"]))
     assert got.count("sdy.reshard") == 4
+
+
+INTERPRETED = """func.func @main() -> tensor<2xf32> {
+  %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  stablehlo.custom_call @xla_ffi_python_cpu_callback(%0) {has_side_effect = true} : (tensor<2xf32>) -> ()
+  %1 = stablehlo.add %0, %0 : tensor<2xf32>
+  return %1 : tensor<2xf32>
+}
+"""
+
+
+def test_interpret_notes_the_callback_it_did_not_run(tmp_path, capsys):
+    from sdylog.simulate.interpret import interpret_text
+    results, _ = interpret_text(INTERPRETED, "i.mlir")
+    assert list(results[0]) == [2.0, 4.0]
+    err = capsys.readouterr().err
+    assert f"note: not executed: custom_call @{CALLBACK} at i.mlir:3:3" in err
+
+
+def test_help_and_readme_say_what_happens_to_callbacks():
+    r = CliRunner().invoke(main, ["simulate", "--help"])
+    assert "jax.debug.print" in r.output and "jax.pure_callback" in r.output and "skipped" in r.output
+    readme = (HERE.parent.parent / "README.md").read_text()
+    assert "`--json`: `skipped`" in readme and "runs them" in readme
