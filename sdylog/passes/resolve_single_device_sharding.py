@@ -1,6 +1,12 @@
 """-sdy-resolve-single-device-sharding: an op placed on one device
 (`#sdy.sharding<@single_dev_k, []>`, a maximal mesh) runs on device k only.
 
+An op without results whose `sdy.sharding` list is on a maximal mesh
+(jax.debug.print: JAX places the callback on device 0) is placed so too,
+beyond Shardy's pass (which reads results only): XLA runs such a callback
+once, on device 0, and so does the per-device program; the full
+insert-explicit-reshards gathered its operands onto the device.
+
 Which ops, and on which device, is decided by rules/partition/single_device.dl.
 This pass writes that into the IR (mechanical rewriting, so Python): the op
 moves into the then-branch of `stablehlo.if (device id == k)`, whose
@@ -34,7 +40,7 @@ def run(module: ir.Module, options: dict, ctx):
     if not _names_maximal_mesh(module, ctx):
         return PRESERVED
     facts = explicit_facts(module)
-    engine = run_rules("single_device", facts)
+    engine = run_rules("single_device", facts, {"resultless_sharding": _resultless_shardings(facts)})
     for op_id, why in engine.select("single_device_conflict", "op", "why", ordered=True):
         raise error_at(facts.ops[op_id], f"'{facts.ops[op_id].name}' op has {why}", ctx.filename)
     placed = engine.select("single_device_op", "op", "device", ordered=True)
@@ -50,6 +56,15 @@ def run(module: ir.Module, options: dict, ctx):
             _run_on_one_device(facts.ops[op_id], device, bypassed.get(op_id, {}), mesh_name, axes,
                                replicas > 1, ctx.filename)
     return None
+
+
+def _resultless_shardings(facts) -> list[tuple]:
+    """(op, sharding) rows: op has no results and its `sdy.sharding` list
+    holds sharding (a list is its results' shardings: the facts keep no row
+    of it)."""
+    return [(op_id, facts.sharding_id(s)) for op_id, op in enumerate(facts.ops)
+            if not op.results and "sdy.sharding" in op.attributes
+            for s in facts.reader.per_value(op.attributes["sdy.sharding"])]
 
 
 def _names_maximal_mesh(module: ir.Module, ctx) -> bool:

@@ -72,7 +72,24 @@ def run_facts(options: ReshardOptions, facts) -> dict[str, list[tuple]]:
         "mesh_position": [(name, i) for i, name in enumerate(facts.mesh_symbols)],
         "ranked_type": [(t,) for t, ranked in enumerate(facts.type_is_ranked) if ranked],
         "all_reduce_op_axis": all_reduce_op_axes(facts),
+        "resultless_sharding": resultless_shardings(facts),
     }
+
+
+def resultless_shardings(facts) -> list[tuple]:
+    """(o, s): op o has no results and its `sdy.sharding` list holds
+    sharding s (JAX's result-less host callbacks, jax.debug.print, which it
+    places on device 0: rules/reshard/single_device.dl). The extractor
+    keeps no row of it (a sharding list is its results')."""
+    ops = sorted(o for o in facts.sharded_ops if facts.ops[o] is not None and not facts.op_results[o])
+    if not ops:
+        return []
+    ids: dict = {}
+    for sid, sharding in enumerate(facts.shardings):
+        ids.setdefault(sharding, sid)
+    reader = irs.CachedShardingReader()
+    return [(o, ids[s]) for o in ops for s in reader.per_value(facts.ops[o].attributes["sdy.sharding"])
+            if s in ids]
 
 
 def all_reduce_op_axes(facts) -> list[tuple]:

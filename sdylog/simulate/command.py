@@ -69,6 +69,13 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     first op whose per-device values differ and why (a partial sum never
     reduced, shards read out of place); exits 1 on a mismatch.
 
+    Host callbacks cannot run here (their Python functions are not in the
+    module): one without results (jax.debug.print) is skipped, the results
+    not depending on it, and the report lists it ("not executed", --json
+    "skipped"); one with results (jax.pure_callback) is an error at its
+    location. The per-device program runs each callback once, on device 0,
+    with its operands gathered, as XLA does.
+
     A module whose ops are placed on devices (maximal shardings, --assign)
     runs as its MPMD partition (`sdylog mpmd`): a program per device, joined
     by channels; results compared bitwise with the unpartitioned program,

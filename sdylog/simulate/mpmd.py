@@ -66,6 +66,7 @@ class MpmdReport:
     trace: list = field(default_factory=list)
     results: list = field(default_factory=list)       # the partition's results, by the result map
     inputs: list = field(default_factory=list)        # the entry's random inputs
+    skipped: list = field(default_factory=list)       # program.SkippedOp: host callbacks without results, not run
 
     @property
     def total_bytes(self) -> int:
@@ -82,7 +83,7 @@ class MpmdReport:
     def json(self) -> dict:
         out = {"match": self.match, "max_abs_error": self.max_abs_error, "channels": self.channels,
                "bytes_per_device": {str(d): v for d, v in sorted(self.bytes_per_device.items())},
-               "total_bytes": self.total_bytes}
+               "total_bytes": self.total_bytes, "skipped": [op.json() for op in self.skipped]}
         if self.deadlock:
             out["deadlock"] = self.deadlock
         if self.errors:
@@ -119,6 +120,7 @@ class MpmdReport:
         for i, shape, ok, err in self.outputs:
             lines.append(f"result #{i} {list(shape)}: {'ok' if ok else 'MISMATCH'} ({how}; max abs error "
                          f"{err:.3g})")
+        lines += [op.text() for op in self.skipped]
         lines.append("")
         lines.append("PASS: the partitioned and unpartitioned programs agree" if self.match else
                      "FAIL: the partitioned and unpartitioned programs differ")
@@ -141,7 +143,8 @@ def simulate_mpmd_text(text: str, filename: str, options=None, seed: int = 0, mo
         fn = next(f for f in func_ops(part.source) if symbol_name(f) == plan.entry)
         inputs = random_inputs(fn, seed)
         # (the partitioned program's math: its sums regrouped with --reduce-locally)
-        exact = Program(part.source, filename).run(plan.entry, inputs, DeviceRuntime(stats=CollectiveStats()))
+        whole = Program(part.source, filename)
+        exact = whole.run(plan.entry, inputs, DeviceRuntime(stats=CollectiveStats()))
         casts = any(ch.wire_type != ch.elem_type for ch in plan.channels)
         if casts:
             exact = reference_with_casts(part, filename, inputs)
@@ -154,6 +157,7 @@ def simulate_mpmd_text(text: str, filename: str, options=None, seed: int = 0, mo
     report.regrouped = bool(plan.stats.get("sums_regrouped"))
     report.approximate = casts and exact is None
     report.inputs = inputs
+    report.skipped = whole.skipped
     if report.deadlock is None:
         positions = {d: 0 for d in plan.devices}
         for i, (want, d) in enumerate(zip(reference, plan.result_loc)):

@@ -134,9 +134,29 @@ def keep_freed_memory() -> None:
     mallopt(_M_TRIM_THRESHOLD, 64 << 20)
 
 
+@dataclass(frozen=True)
+class SkippedOp:
+    """An op the simulator does not execute: a host callback without results."""
+    location: str      # `file:line:col (jit(f)/debug_print)`
+    target: str        # its custom_call target
+
+    def json(self) -> dict:
+        return {"op": f"stablehlo.custom_call @{self.target}", "location": self.location}
+
+    def text(self) -> str:
+        return (f"not executed: custom_call @{self.target} at {self.location}, a host callback without "
+                "results (jax.debug.print): the results do not depend on it")
+
+
 class Program:
     """A module's functions, compiled lazily by symbol name. With a `tracer`
-    (sdylog/simulate/trace.py) each tagged op also records its results."""
+    (sdylog/simulate/trace.py) each tagged op also records its results.
+
+    JAX's host callbacks call Python functions the module does not hold. One
+    without results (jax.debug.print, io_callback without results) changes
+    no value: it compiles to nothing, and `skipped` lists it (where, and its
+    custom_call target); one with results (jax.pure_callback) is an error at
+    its location."""
 
     def __init__(self, module: ir.Module, filename: str | None = None, tracer=None):
         keep_freed_memory()
@@ -149,6 +169,7 @@ class Program:
         self._lock = threading.RLock()
         from sdylog.model.mesh import meshes_of_module
         self.meshes = meshes_of_module(module)
+        self.skipped: list[SkippedOp] = []   # the host callbacks not executed, in compile order
 
     def function(self, name: str, at=None) -> CompiledFunction:
         fn = self.compiled.get(name)
@@ -226,8 +247,11 @@ class FunctionCompiler:
         return Region(arg_slots, steps, result_slots)
 
     def lower(self, op, index: int, last_use) -> list[Step]:
+        from sdylog.mpmd.hints import is_host_callback
         from sdylog.simulate.registry import lowering_for
         op = op.operation
+        if is_host_callback(op):
+            return self.host_callback(op)
         build = lowering_for(op)
         if build is None:
             raise error_at(op, f"the simulator cannot execute '{op.name}'", self.filename)
@@ -244,6 +268,20 @@ class FunctionCompiler:
             if record is not None:
                 steps.append(record)
         return steps
+
+    def host_callback(self, op) -> list[Step]:
+        """No step for a host callback without results (Program.skipped
+        lists it); an error for one with results, whose values only its
+        Python function could tell."""
+        from sdylog.simulate.trace import user_where
+        target = ir.StringAttr(op.attributes["call_target_name"]).value
+        if len(op.results):
+            raise error_at(op, f"the simulator cannot execute custom_call @{target}: a host callback with results "
+                           "(jax.pure_callback, io_callback) runs a Python function that the module does not hold",
+                           self.filename)
+        with self.program._lock:
+            self.program.skipped.append(SkippedOp(user_where(op, self.filename), target))
+        return []
 
     def _located(self, op, step: Step) -> Step:
         """Errors numpy raises at run time become located ExecutionErrors."""

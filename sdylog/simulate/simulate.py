@@ -16,6 +16,9 @@
    On a mismatch both programs run again, recording what each op computed,
    to name the first op whose per-device values differ and why when it can
    be told (sdylog/simulate/trace.py).
+Host callbacks without results (jax.debug.print) are not run, on either
+side (the report lists them: Program.skipped); one with results
+(jax.pure_callback) stops the simulation at its location.
 """
 from __future__ import annotations
 
@@ -70,6 +73,7 @@ class SimulationReport:
     partitioned: bool = False           # the pipeline ran (False: the module was explicit, or --pipeline)
     difference: object | None = None    # trace.Difference: the first op that differs
     skipped_steps: list[str] = field(default_factory=list)
+    skipped: list = field(default_factory=list)   # program.SkippedOp: host callbacks without results, not run
 
     @property
     def ok(self) -> bool:
@@ -88,7 +92,8 @@ class SimulationReport:
                 "outputs": [{"index": o.index, "shape": list(o.shape), "match": o.ok, "max_abs_error": o.max_error,
                              "max_rel_error": o.max_rel_error} for o in self.outputs],
                 "first_difference": self.difference.json() if self.difference else None,
-                "skipped_steps": self.skipped_steps}
+                "skipped_steps": self.skipped_steps,
+                "skipped": [op.json() for op in self.skipped]}
 
     def text(self) -> str:
         from sdylog.partition.pipeline import collectives_table
@@ -100,6 +105,7 @@ class SimulationReport:
                          + (f" {o.detail}" if o.detail else ""))
         if self.difference is not None:
             lines.append(self.difference.text())
+        lines += [op.text() for op in self.skipped]
         lines.append("")
         lines.append("PASS: sharded and unsharded results agree" if self.ok else
                      "FAIL: sharded and unsharded results differ")
@@ -224,11 +230,12 @@ def simulate_text(text: str, filename: str, seed: int = 0, entry: str = "main",
         func = _entry(global_module, entry)
         inputs = random_inputs(func, seed, filename)
         tag_ops(global_module)
-        reference = Program(global_module, filename).run(entry, inputs, DeviceRuntime(stats=CollectiveStats()))
+        whole = Program(global_module, filename)
+        reference = whole.run(entry, inputs, DeviceRuntime(stats=CollectiveStats()))
 
     tag_ops(local_module)
     options = PartitionerOptions(enable_halo_exchange=halo_exchange)
-    report = SimulationReport(mesh.num_devices, CollectiveStats())
+    report = SimulationReport(mesh.num_devices, CollectiveStats(), skipped=whole.skipped)
     with local_module.context:
         report.partitioned, report.collectives, final = _make_local(local_module, ctx, options, pipeline,
                                                                      explicit, pass_options, progress)

@@ -59,6 +59,17 @@ def _tag_region(region, counter) -> None:
                     _tag_region(r, counter)
 
 
+def user_where(op, filename: str | None = None) -> str:
+    """Where op is for its user, `file:line:col (jit(f)/name)`: its location
+    without the tag (locations.where_text)."""
+    from sdylog.ir.locations import Where, name_of, parse_location, source_of
+    loc = parse_location(str(op.location))
+    if getattr(loc, "name", "").startswith(_TAG):
+        loc = loc.child
+    src = None if loc is None else source_of(loc)
+    return str(Where(None if src is None else src.text(filename), None if loc is None else name_of(loc)))
+
+
 def final_shardings(module: ir.Module) -> dict[int, list]:
     """Per tag, the shardings of the results of the last op carrying it, read
     from the global program before -sdy-convert-global-to-local (which

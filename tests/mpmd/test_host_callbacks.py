@@ -1,8 +1,8 @@
 """Host callbacks in an SPMD program (r34 G6): JAX places the custom_call of
 jax.debug.print / jax.pure_callback on device 0 (`@maximal_mesh_0`) in a
 sharded jit. That one placement does not make the module MPMD
-(hints.places_on_devices): `simulate` takes it as SPMD and refuses the
-callback at its place; `run --partition` of a value moved onto the maximal
+(hints.places_on_devices): `simulate` takes it as SPMD, runs all but a
+callback without results and refuses one with results at its place; `run --partition` of a value moved onto the maximal
 mesh and back (pure_callback) is refused at the reshard, in the user's terms."""
 from __future__ import annotations
 
@@ -62,13 +62,35 @@ def test_host_callbacks_alone_do_not_make_a_module_mpmd(text, mpmd):
     assert places_on_devices(parse_module(text)) is mpmd
 
 
-def test_simulate_refuses_the_callback_at_its_place(tmp_path):
-    for text, line in ((DEBUG_PRINT, 7), (PURE_CALLBACK, 5)):
-        path, r = invoke(tmp_path, text, "simulate")
-        assert r.exit_code == 1
-        assert f"{path}:{line}:" in r.output
-        assert "error: the simulator cannot execute custom_call @xla_ffi_python_cpu_callback" in r.output
-        assert "MPMD" not in r.output
+def test_simulate_refuses_a_callback_with_results_at_its_place(tmp_path):
+    path, r = invoke(tmp_path, PURE_CALLBACK, "simulate")
+    assert r.exit_code == 1
+    assert f"{path}:5:" in r.output
+    assert "error: the simulator cannot execute custom_call @xla_ffi_python_cpu_callback" in r.output
+    assert "MPMD" not in r.output
+
+
+def test_simulate_runs_all_but_a_callback_without_results(tmp_path):
+    path, r = invoke(tmp_path, DEBUG_PRINT, "simulate")
+    assert r.exit_code == 0, r.output
+    assert f"not executed: custom_call @xla_ffi_python_cpu_callback at {path}:7:" in r.output
+    assert "MPMD" not in r.output
+
+
+def test_simulate_mpmd_says_what_it_did_not_run(tmp_path):
+    """A module placed on devices (the add on device 0) runs as MPMD; its
+    debug.print is not run there either, and the report says so."""
+    text = DEBUG_PRINT.replace("%1 = stablehlo.add %arg0, %arg0 : tensor<16x8xf32>",
+                               "%1 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<"
+                               "[<@maximal_mesh_0, []>]>} : tensor<16x8xf32>")
+    text = text.replace(' {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {"model"}]>}', "")
+    path, r = invoke(tmp_path, text, "simulate", "--json")
+    assert r.exit_code == 0, r.output
+    import json
+    report = json.loads(r.stdout)
+    assert report["match"]
+    assert [s["op"] for s in report["skipped"]] == ["stablehlo.custom_call @xla_ffi_python_cpu_callback"]
+    assert report["skipped"][0]["location"].startswith(f"{path}:7:")
 
 
 def test_run_partition(tmp_path):
