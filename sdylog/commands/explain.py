@@ -882,69 +882,87 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
             return [h for h in [_returned(run.module, target)] if h is not None]
         return [facts.values[v] for v in match()[1][id(target.value)]]
 
-    def original(fn) -> str:
-        """The input function whose copy final function `fn` is (the
-        export's unflatten-call-graph copies a function called with other
-        shardings: @bar_0 of @bar): the function its values come from."""
-        for v in _func_values(fn):
-            iv = match()[0].get(facts.value_ids.get(v))
-            if iv is not None:
-                return iv.func
-        return symbol_name(fn)
     with run.module.context:
         lines += _export_changes(targets, run, propagated, final_copies, main_name(run.module))
+        written = _load_written_origins(run, match)
         for target in targets:
             handles = final_copies(target)
             for h in handles:
                 found = reshard_lines(run.needed, h, run.ctx.filename)
                 if found and len(handles) > 1:
                     found[0] = f"{found[0][:-1]}, the copy in @{_func_of(h)}:"
-                lines += found + (_call_reshards(h, run, original) if found else [])
+                lines += found + (_written_lines(h, run) if found and written else [])
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def _call_reshards(value, run, original) -> list[str]:
-    """Where the reshards the export wrote that take `value` come from: an
-    input's sdy.sharding_constraint (sdy-sharding-constraint-to-reshard,
-    found by its location), else a call's operand brought to its callee's
-    argument sharding (sdy-insert-explicit-reshards always does so for a
-    call); the callee may be a copy the export made of a function called
-    with other shardings (`original(fn)`: the input function it copies,
-    as @bar_0 of @bar)."""
-    from sdylog.ir.walk import func_ops
-    from sdylog.partition.ir_shardings import func_arg_sharding
-    funcs = {symbol_name(fn): fn for fn in func_ops(run.module)}
-    constraints = {iv.source for iv in run.named.values if iv.op == "sdy.sharding_constraint"}
+# The input relations of rules/reshard/why.dl that say where the export's reshards come from.
+_WRITTEN_ORIGINS = ("input_constraint_at", "reshard_at", "func_origin")
 
-    def where(op) -> str:
-        return loc_text(op, run.ctx.filename)
+
+def _load_written_origins(run, match) -> bool:
+    """Load into the reshard rules' evaluation (run.needed) the facts
+    rules/reshard/why.dl tells the reshards the export wrote apart by (the
+    input's sharding constraints by location, the module's reshards by
+    location, the input function each called function holds the values of:
+    `match()`, match_values), and evaluate again the strata that read them;
+    False (nothing loaded) when the module has no sdy.reshard."""
+    inventory = run.needed.inventory
+    facts, filename = inventory.facts, run.ctx.filename
+    reshards = [o for o, kind, *_ in facts.rows("op") if kind == "sdy.reshard" and facts.ops[o] is not None]
+    if not reshards:
+        return False
+    from sdylog.ir.walk import func_ops
+    called = {f for _u, f in facts.rows("call")}
+    rows = {"input_constraint_at": sorted({(iv.source,) for iv in run.named.values
+                                           if iv.op == "sdy.sharding_constraint"}),
+            "reshard_at": [(o, loc_text(facts.ops[o], filename)) for o in reshards],
+            "func_origin": [(symbol_name(fn), _origin(fn, facts, match)) for fn in func_ops(run.module)
+                            if symbol_name(fn) in called]}
+    engine = inventory.engine
+    for relation in _WRITTEN_ORIGINS:
+        engine.replace(relation, rows[relation])
+    engine.run(since=_WRITTEN_ORIGINS)
+    return True
+
+
+def _origin(fn, facts, match) -> str:
+    """The input function whose values function `fn` holds (the export's
+    unflatten-call-graph copies a function called with other shardings:
+    @bar_0 of @bar): that of its first value found among the input's."""
+    for v in _func_values(fn):
+        iv = match()[0].get(facts.value_ids.get(v))
+        if iv is not None:
+            return iv.func
+    return symbol_name(fn)
+
+
+def _written_lines(value, run) -> list[str]:
+    """Where the reshards the export wrote that take `value` come from, as
+    rules/reshard/why.dl's why_written and why_written_call say."""
+    facts, filename = run.needed.inventory.facts, run.ctx.filename
+    vid = facts.value_ids.get(value)
+    if vid is None:
+        return []
+    rel = Lookup(run.needed.inventory.engine)
+
+    def where(o: int) -> str:
+        return loc_text(facts.ops[o], filename)
     lines = []
-    for reshard in _reshards_of(value):
-        if where(reshard) in constraints:
-            lines.append(f"  the reshard at {where(reshard)} is the input's sdy.sharding_constraint there "
+    for row in sorted(rel.where("why_written", v=vid), key=lambda x: x.r):
+        r = row.r
+        if row.why == "constraint":
+            lines.append(f"  the reshard at {where(r)} is the input's sdy.sharding_constraint there "
                          "(sdy-sharding-constraint-to-reshard)")
             continue
-        for use in reshard.result.uses:
-            call = use.owner
-            if op_name(call) != "func.call":
-                continue
-            i = use.operand_number
-            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-            fn = funcs.get(name)
-            if fn is None:
-                continue
-            copy = original(fn)
-            callee = f"@{name}" if copy == name else f"@{name} (the export's copy of @{copy} for this call's shardings)"
-            taken = func_arg_sharding(fn, i)
-            lines.append(f"  the reshard at {where(reshard)} is for the call at {where(call)}: it passes the value "
-                         f"to {callee} as argument {i}, which takes {'no sharding' if taken is None else taken} "
+        for call in sorted(rel.where("why_written_call", r=r), key=lambda x: (x.u, x.i)):
+            f, origin = call.f, call.origin
+            callee = f"@{f}" if origin == f else f"@{f} (the export's copy of @{origin} for this call's shardings)"
+            taken = rel.first("why_written_call_takes", r=r, u=call.u, i=call.i)
+            lines.append(f"  the reshard at {where(r)} is for the call at {where(call.u)}: it passes the value "
+                         f"to {callee} as argument {call.i}, which takes "
+                         f"{'no sharding' if taken is None else facts.shardings[taken.s]} "
                          "(a call's operands go to its callee's argument shardings: sdy-insert-explicit-reshards)")
     return lines
-
-
-def _reshards_of(value) -> list:
-    """The sdy.reshard ops that take `value` (directly)."""
-    return [use.owner for use in value.uses if op_name(use.owner) == "sdy.reshard"]
 
 
 def _func_values(fn):

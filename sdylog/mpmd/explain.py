@@ -14,6 +14,10 @@ from sdylog.ir.rewrite import owning_op
 from sdylog.ir.walk import func_ops, symbol_name, walk_ops
 from sdylog.mpmd.options import MpmdOptions
 
+# result_loc_why's reasons (rules/mpmd/availability.dl)
+_RESULT_LOC_WORDS = {"hint": "its sharding places it there",
+                     "natural": "where its value naturally is (the smallest such device)",
+                     "first": "no device has its value without a transfer: the first device"}
 # Relations a chain of placement steps goes through (`--tree` follows them to the user's placements).
 CHAIN_RELATIONS = ("placed", "placed_core", "reach", "needs", "explicit", "explicit_by", "use", "dst", "xfer")
 
@@ -266,9 +270,8 @@ class Explainer:
             raise SdylogError(f"@{self.entry} has no result {i}")
         v = self.rep(rows[0][2])
         loc = self.rel.first("result_loc", f=self.entry, i=i)
-        hint = self.rel.exists("result_hint", func=self.entry, index=i)
         d = loc.d if loc else "?"
-        why = "its sharding places it there" if hint else "where its value naturally is (the smallest such device)"
+        why = _RESULT_LOC_WORDS[self.rel.first("result_loc_why", f=self.entry, i=i).why]
         return (f"@{self.entry}:result{i} is {self.value(v)}, delivered on device {d}: {why}\n"
                 + self.explain_value(v, self.value(v)))
 

@@ -1,6 +1,9 @@
 """The placement facts of rules/mpmd/schema.dl, read beside the program
 facts of sdylog/facts (same op and value ids): device hints, named scopes,
-memory kinds, side effects, tokens, element counts, existing channels."""
+memory kinds, side effects, tokens, element counts, existing channels
+(mpmd_facts); and the placements alone of a module as read, what
+rules/mpmd/kind.dl tells an MPMD module from an SPMD one by
+(placement_facts)."""
 from __future__ import annotations
 
 from jaxlib.mlir import ir
@@ -10,8 +13,8 @@ from sdylog.facts.extract import FactSet
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.shardings import Meshes, func_type, per_value
 from sdylog.ir.types import element_bytes
-from sdylog.ir.walk import symbol_name
-from sdylog.mpmd.hints import DEVICE_ATTR, mhlo_devices, sharding_device
+from sdylog.ir.walk import func_ops, symbol_name, walk_ops
+from sdylog.mpmd.hints import DEVICE_ATTR, HOST_CALLBACKS, mhlo_devices, sharding_device
 from sdylog.mpmd.prepare import SCOPE
 
 # Ops whose result is their operand (or that have none): annotations, not computations.
@@ -31,10 +34,13 @@ def memory_kind(text: str) -> str:
 
 
 class _Reader:
-    def __init__(self, facts: FactSet, module, entry: str, filename: str):
+    """`lenient`: a sharding on an unknown mesh places nothing (placement_facts:
+    the run that follows says so, at its place), instead of an error."""
+
+    def __init__(self, facts: FactSet | None, module, filename: str, lenient: bool = False):
         self.facts = facts
         self.filename = filename
-        self.entry = entry
+        self.lenient = lenient
         self.meshes = Meshes(module)
         self.rows: dict[str, list[tuple]] = {}
 
@@ -47,7 +53,17 @@ class _Reader:
         try:
             return sharding_device(self.meshes, sharding)
         except KeyError:
+            if self.lenient:
+                return None, None
             raise error_at(where, "sharding on an unknown mesh", self.filename) from None
+
+    def func_hint(self, fn) -> None:
+        if DEVICE_ATTR in fn.attributes:
+            self.add("func_hint", symbol_name(fn), ir.IntegerAttr(fn.attributes[DEVICE_ATTR]).value)
+
+    def host_callback(self, op_id: int, name: str, attrs) -> None:
+        if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in HOST_CALLBACKS:
+            self.add("host_callback", op_id)
 
     def op_hints(self, op_id: int, op, name: str, attrs) -> None:
         if "sdy.sharding" in attrs and name not in TRANSPARENT_OPS:
@@ -103,8 +119,8 @@ class _Reader:
         if _frontend(attrs, "_xla_compute_type") == "host":
             self.add("host_compute", op_id)
 
-    # ---- the entry function's signature
-    def signature(self, fn) -> None:
+    # ---- a function's signature (mpmd_facts: the entry function's)
+    def signature(self, fn, name: str) -> None:
         ftype = func_type(fn)
         for key, count, hint, spmd, memory in (
                 ("arg_attrs", len(ftype.inputs), "arg_hint", "spmd_arg_sharding", "arg_memory"),
@@ -116,15 +132,15 @@ class _Reader:
                 if "sdy.sharding" in d:
                     dev, mesh = self.sharding_devices(fn, d["sdy.sharding"])
                     if dev is not None:
-                        self.add(hint, self.entry, i, dev)
+                        self.add(hint, name, i, dev)
                     elif mesh is not None and key == "arg_attrs":
-                        self.add(spmd, self.entry, i, mesh)
+                        self.add(spmd, name, i, mesh)
                 if "mhlo.sharding" in d:
                     devices, is_spmd = mhlo_devices(ir.StringAttr(d["mhlo.sharding"]).value)
                     for dev in devices[:1]:
-                        self.add(hint, self.entry, i, dev)
+                        self.add(hint, name, i, dev)
                     if is_spmd and key == "arg_attrs":
-                        self.add(spmd, self.entry, i, "mhlo.sharding")
+                        self.add(spmd, name, i, "mhlo.sharding")
                 kinds = set()
                 if "mhlo.memory_kind" in d:
                     kinds.add(memory_kind(ir.StringAttr(d["mhlo.memory_kind"]).value))
@@ -132,7 +148,7 @@ class _Reader:
                 if placement is not None:
                     kinds.add(memory_kind(placement))
                 for k in sorted(kinds):
-                    self.add(memory, self.entry, i, k)
+                    self.add(memory, name, i, k)
 
     # ---- values
     def values(self) -> None:
@@ -157,13 +173,14 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
     """The rows of rules/mpmd/schema.dl's relations (but the run's options).
     The devices: `num_devices`, else the module's (mhlo.num_partitions), else
     up to the largest one named (by hints or `assigned`)."""
-    r = _Reader(facts, module, entry, filename)
+    r = _Reader(facts, module, filename)
     r.add("entry_func", entry)
     for op_id, op in enumerate(facts.ops):
         name = op.name
         if name == "func.func":
+            r.func_hint(op)
             if symbol_name(op) == entry:
-                r.signature(op)
+                r.signature(op, entry)
             continue
         if name in _UNSUPPORTED_OPS:
             raise error_at(op, f"cannot partition {_UNSUPPORTED_OPS[name]}", filename)
@@ -172,6 +189,7 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
             r.transparent(op_id, op, name, attrs)
             continue
         r.op_hints(op_id, op, name, attrs)
+        r.host_callback(op_id, name, attrs)
         r.op_kind_facts(op_id, op, name, attrs)
     r.values()
     named = {row[1] for row in r.rows.get("op_hint", [])} | {row[2] for rel in ("arg_hint", "result_hint")
@@ -180,6 +198,29 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
     if count is None:
         count = max(named, default=0) + 1
     r.rows["device"] = [(d,) for d in range(count)]
+    return r.rows
+
+
+def placement_facts(module, filename: str = "-") -> dict[str, list[tuple]]:
+    """The rows of the placement relations (op_hint, op_request, arg_hint,
+    result_hint, func_hint, host_callback; and those mpmd_facts writes beside
+    them) of every function of `module` as it is read, calls not inlined,
+    op ids in walk order: what rules/mpmd/kind.dl classifies a module by. A
+    sharding on an unknown mesh places nothing here (lenient)."""
+    r = _Reader(None, module, filename, lenient=True)
+    op_id = 0
+    for fn in func_ops(module):
+        for op in walk_ops(fn):   # (the function first)
+            name = op.name
+            if name == "func.func":
+                r.func_hint(op)
+                r.signature(op, symbol_name(op))
+            elif name in TRANSPARENT_OPS:
+                r.transparent(op_id, op, name, op.attributes)
+            else:
+                r.op_hints(op_id, op, name, op.attributes)
+                r.host_callback(op_id, name, op.attributes)
+            op_id += 1
     return r.rows
 
 

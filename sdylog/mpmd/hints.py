@@ -59,44 +59,33 @@ HOST_CALLBACKS = frozenset({"xla_ffi_python_cpu_callback", "xla_ffi_python_gpu_c
                             "xla_python_gpu_callback"})
 
 
-def is_host_callback(op) -> bool:
-    return (op.name == "stablehlo.custom_call"
-            and ir.StringAttr(op.attributes["call_target_name"]).value in HOST_CALLBACKS)
-
-
 def places_on_devices(module) -> bool:
-    """Whether the module is an MPMD program: it places an op, a function,
-    or an argument or result of one, on a device (a maximal sharding,
-    `sdylog.device`), JAX's own placements of host callbacks aside (an SPMD
-    program with a jax.debug.print has one)."""
-    from sdylog.ir.walk import func_ops, walk_ops
+    """Whether the module is an MPMD program (rules/mpmd/kind.dl's
+    mpmd_module): it places an op, a function, or an argument or result of
+    one, on a device (a maximal sharding, `sdylog.device`), JAX's own
+    placements of host callbacks aside (an SPMD program with a
+    jax.debug.print has one)."""
+    return placement_kind(module).size("mpmd_module") > 0
+
+
+# What placement_kind evaluates (and keeps to be read): kind.dl's relations.
+KIND_RELATIONS = ("mpmd_module", "user_op_placement", "user_func_placement")
+
+
+def placement_kind(module):
+    """The engine with rules/mpmd/kind.dl's relations (KIND_RELATIONS) on the
+    placements of every function of the module as read (placement_facts):
+    one evaluation of only the strata of rules/mpmd.dl they need, on rows
+    for the placed ops and the signatures alone, whatever the size of the
+    module."""
+    from sdylog.datalog import make_engine
+    from sdylog.datalog.memory_engine import merged_facts
+    from sdylog.mpmd.driver import mpmd_program
+    from sdylog.mpmd.facts import placement_facts
     with module.context:
-        meshes = Meshes(module)
-
-        def device_of(sharding) -> bool:
-            try:
-                return sharding_device(meshes, sharding)[0] is not None
-            except KeyError:   # (an unknown mesh: the run that follows says so, at its place)
-                return False
-
-        for fn in func_ops(module):
-            fn = fn.operation
-            for key in ("arg_attrs", "res_attrs"):
-                for d in ir.ArrayAttr(fn.attributes[key]) if key in fn.attributes else ():
-                    d = ir.DictAttr(d)
-                    if ("sdy.sharding" in d and device_of(d["sdy.sharding"])
-                            or "mhlo.sharding" in d and mhlo_devices(ir.StringAttr(d["mhlo.sharding"]).value)[0]):
-                        return True
-            for op in walk_ops(fn):
-                if is_host_callback(op):   # (the function itself is walked: a per-device one has sdylog.device)
-                    continue
-                if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-                    if device_of(op.attributes["sharding"]):
-                        return True
-                    continue
-                try:
-                    if op_devices(meshes, op):
-                        return True
-                except KeyError:
-                    pass
-    return False
+        rows = placement_facts(module)
+    program = mpmd_program()
+    engine = make_engine(program)
+    engine.load_all(merged_facts(program.relations, rows))
+    engine.run(relations=list(KIND_RELATIONS))
+    return engine

@@ -65,3 +65,26 @@ def test_a_reshard_from_a_sharding_constraint_says_so(tmp_path):
     assert partitioning(out) == [
         f'  {path}:6:8: written by the export step: reshard [{{"a"}}, {{}}] -> [{{}}, {{"a"}}], 64 B per device',
         f"  the reshard at {path}:6:8 is the input's sdy.sharding_constraint there (sdy-sharding-constraint-to-reshard)"]
+
+
+def test_the_reshard_rules_derive_where_the_written_reshards_come_from(tmp_path):
+    """The lines above print rules/reshard/why.dl's why_written and
+    why_written_call (explain loads the facts they read into the reshard
+    rules' evaluation): the relations, after explain's partitioning part."""
+    from sdylog.commands.explain import partitioning_text
+    from sdylog.commands.pipeline import run_pipeline
+
+    def relations(text, value):
+        run = run_pipeline(write(tmp_path, text), keep_values=True)
+        assert "the reshard at" in partitioning_text(value, run)
+        engine, facts = run.needed.inventory.engine, run.needed.inventory.facts
+        kinds = {o: k for o, k, *_ in facts.rows("op")}
+        written = sorted((kinds[r], why) for r, why in engine.select("why_written", "r", "why"))
+        calls = sorted((kinds[u], i, f, origin) for u, i, f, origin in engine.select("why_written_call", "u", "i", "f",
+                                                                                      "origin"))
+        takes = [str(facts.shardings[s]) for (s,) in engine.select("why_written_call_takes", "s")]
+        return written, calls, takes
+
+    assert relations(COPIED, "%arg0") == ([("sdy.reshard", "call")], [("func.call", 0, "bar_0", "bar")],
+                                          ['<@mesh, [{"a"}, {"b"}]>'])
+    assert relations(CONSTRAINED, "%1") == ([("sdy.reshard", "constraint")], [], [])

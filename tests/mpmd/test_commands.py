@@ -80,3 +80,21 @@ def test_explain_says_why_a_value_is_placed_and_sent(tmp_path):
     assert "computed from constants only" in r.output
     r = run("explain", src, "%0", "--tree")
     assert "placed_core(" in r.output and "[rule " in r.output
+
+
+def test_explain_says_why_a_result_is_delivered_where_it_is(tmp_path):
+    """rules/mpmd/availability.dl's result_loc_why: the result's own
+    placement, where its value is, or (an argument nobody places, fed by the
+    caller) the first device."""
+    from tests.mpmd.helpers import T, arg_on, module, on
+    src = tmp_path / "results.mlir"
+    src.write_text(module(f"""  func.func @main(%x: {T}, %y: {T} {{{arg_on(1)}}}) -> ({T}, {T} {{{arg_on(0)}}}, {T}) {{
+    %a = stablehlo.add %y, %y {{{on(1)}}} : {T}
+    return %a, %a, %x : {T}, {T}, {T}
+  }}"""))
+    for i, why in enumerate(("delivered on device 1: where its value naturally is (the smallest such device)",
+                             "delivered on device 0: its sharding places it there",
+                             "delivered on device 0: no device has its value without a transfer: the first device")):
+        r = run("explain", src, f"@main:result{i}")
+        assert r.exit_code == 0, r.output
+        assert why in r.output.splitlines()[0]
