@@ -59,6 +59,11 @@ HOST_CALLBACKS = frozenset({"xla_ffi_python_cpu_callback", "xla_ffi_python_gpu_c
                             "xla_python_gpu_callback"})
 
 
+def is_host_callback(op) -> bool:
+    return (op.name == "stablehlo.custom_call"
+            and ir.StringAttr(op.attributes["call_target_name"]).value in HOST_CALLBACKS)
+
+
 def places_on_devices(module) -> bool:
     """Whether the module is an MPMD program (rules/mpmd/kind.dl's
     mpmd_module): it places an op, a function, or an argument or result of
