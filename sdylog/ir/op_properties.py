@@ -2,7 +2,8 @@
 element-wise, pure (no side effect, safe to duplicate or drop), constant-like.
 
 The tables list the StableHLO / CHLO ops declared with MLIR's `Elementwise`
-or StableHLO's `BroadcastingElementwise` trait (StablehloOps.td, ChloOps.td).
+or StableHLO's `BroadcastingElementwise` trait (StablehloOps.td, ChloOps.td),
+and three CHLO ops XLA rewrites into such ops (_CHLO_ELEMENTWISE_BY_REWRITE).
 """
 from __future__ import annotations
 
@@ -31,8 +32,16 @@ _CHLO_ELEMENTWISE = (
     "broadcast_shift_right_arithmetic", "broadcast_shift_right_logical",
     "broadcast_subtract", "broadcast_xor", "broadcast_zeta", "broadcast_select",
 )
+# CHLO ops declared without the trait (ChloOps.td gives them only Pure and
+# same operand and result types) that compute element by element all the
+# same. No JAX compilation shows them to Shardy: XLA rewrites every CHLO op
+# into StableHLO first, and these become element-wise StableHLO ops (like
+# chlo.erf and the others above), so sdylog treats them as those: element-wise
+# here, the pointwise sharding rule (sdylog/oprules/registry.py), padded like
+# any element-wise op.
+_CHLO_ELEMENTWISE_BY_REWRITE = ("next_after", "polygamma", "zeta")
 ELEMENTWISE_OPS = frozenset([f"stablehlo.{n}" for n in _STABLEHLO_ELEMENTWISE]
-                            + [f"chlo.{n}" for n in _CHLO_ELEMENTWISE])
+                            + [f"chlo.{n}" for n in _CHLO_ELEMENTWISE + _CHLO_ELEMENTWISE_BY_REWRITE])
 
 # Shardy treats its own value-preserving ops as element-wise for propagation.
 _SDY_ELEMENTWISE = frozenset({"sdy.propagation_barrier", "sdy.sharding_constraint", "sdy.reshard"})

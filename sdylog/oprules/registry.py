@@ -37,14 +37,14 @@ _NO_RULE = [
 # alone: it propagates nothing through them and inserts no reshard around them,
 # so its per-device program of a sharded one is wrong), that JAX emits: they
 # take the rule of what XLA rewrites them into before Shardy runs in a JAX
-# compilation. CHLO's element-wise ops become element-wise StableHLO (square:
-# multiply) or custom call @mhlo.erf (pointwise in Shardy's registry);
-# chlo.next_after, not in ELEMENTWISE_OPS (sdylog/ir/op_properties.py), too;
-# chlo.top_k custom call @mhlo.topk, einsum a dot_general.
+# compilation. CHLO's element-wise ops (ELEMENTWISE_OPS, sdylog/ir/op_properties.py,
+# which says which they are, chlo.next_after, polygamma and zeta among them)
+# become element-wise StableHLO (square: multiply) or custom call @mhlo.erf
+# (pointwise in Shardy's registry); chlo.top_k custom call @mhlo.topk,
+# einsum a dot_general.
 _CHLO_POINTWISE = sorted(n for n in ELEMENTWISE_OPS if n.startswith("chlo.") and ".broadcast_" not in n)
 _LEGALIZED = {
     **{name: pointwise for name in _CHLO_POINTWISE},
-    "chlo.next_after": pointwise,
     "chlo.top_k": custom_call_rules.top_k,
     "stablehlo.einsum": contraction.einsum,
     "stablehlo.unary_einsum": contraction.einsum,

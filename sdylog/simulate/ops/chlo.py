@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdylog.simulate.dtypes import compute_dtype
-from sdylog.simulate.registry import lowering
+from sdylog.simulate.registry import custom_call_target, lowering
 
 
 def _special(name):
@@ -52,6 +52,33 @@ def lower_next_after(ctx):
     return step
 
 
+def _polygamma(n, x):
+    """scipy's polygamma, NaN where the order is not a whole number >= 0 (as
+    XLA's rewrite of chlo.polygamma gives)."""
+    whole = (n == np.floor(n)) & (n >= 0)
+    with np.errstate(invalid="ignore"):
+        r = _special("polygamma")(np.where(whole, n, 0), x)
+    return np.where(whole, r, np.nan)
+
+
+_BINARY = {"chlo.polygamma": lambda: _polygamma, "chlo.zeta": lambda: _special("zeta")}
+
+
+@lowering(*_BINARY, alias="fresh")
+def lower_chlo_binary(ctx):
+    """chlo.polygamma(n, x) and chlo.zeta(x, q), the Hurwitz zeta function."""
+    fn = _BINARY[ctx.op.name]()
+    out = ctx.result_dtype
+    cdt = compute_dtype(out)
+    a, b = ctx.ins()
+    o = ctx.out_slot()
+
+    def step(env, rt):
+        x, y = (np.asarray(env[s]).astype(cdt, copy=False) for s in (a, b))
+        env[o] = np.asarray(fn(x, y)).astype(out, copy=False)
+    return step
+
+
 @lowering("chlo.top_k", alias="fresh")
 def lower_top_k(ctx):
     k = ctx.int_attr("k")
@@ -60,13 +87,96 @@ def lower_top_k(ctx):
     idt = ctx.dtype(ctx.results[1])
 
     def step(env, rt):
-        from sdylog.simulate.ops.elementwise import total_order_key
-        from sdylog.simulate.dtypes import is_float
         x = np.asarray(env[a])
-        key = total_order_key(x) if is_float(x.dtype) else x
-        order = np.argsort(~key if key.dtype.kind in "iu" else -key, axis=-1, kind="stable")[..., :k]
+        order = _first_k(x, k)
         env[vals] = np.take_along_axis(x, order, axis=-1)
         env[idx] = order.astype(idt)
+    return step
+
+
+def _first_k(x, k: int, largest: bool = True):
+    """The positions of the k largest (else smallest) elements of x along its
+    last dimension, in that order, ties in index order (chlo.top_k's)."""
+    from sdylog.simulate.ops.elementwise import total_order_key
+    from sdylog.simulate.dtypes import is_float
+    key = total_order_key(x) if is_float(x.dtype) else x
+    if largest:
+        key = ~key if key.dtype.kind in "iu" else -key
+    return np.argsort(key, axis=-1, kind="stable")[..., :k]
+
+
+@custom_call_target("mhlo.topk")
+def lower_mhlo_topk(ctx):
+    """custom_call @mhlo.topk (chlo.top_k as XLA writes it): the k (the
+    results' last dimension) largest along the last dimension, or smallest
+    with `largest = false` in mhlo.backend_config."""
+    from jaxlib.mlir import ir
+    config = ctx.attr("mhlo.backend_config")
+    largest = True
+    if isinstance(config, ir.DictAttr) and "largest" in config:
+        largest = ir.BoolAttr(config["largest"]).value
+    if len(ctx.operands) != 1 or len(ctx.results) != 2:
+        raise ctx.error("custom_call @mhlo.topk takes one operand and gives values and indices")
+    k = ctx.shape(ctx.results[0])[-1]
+    a = ctx.in_slot()
+    vals, idx = ctx.outs()
+    idt = ctx.dtype(ctx.results[1])
+
+    def step(env, rt):
+        x = np.asarray(env[a])
+        order = _first_k(x, k, largest)
+        env[vals] = np.take_along_axis(x, order, axis=-1)
+        env[idx] = order.astype(idt)
+    return step
+
+
+@custom_call_target("ApproxTopK")
+def lower_approx_top_k(ctx):
+    """custom_call @ApproxTopK (jax.lax.approx_max_k / approx_min_k): operands
+    (operand, its indices, two scalar initial values), results (values,
+    indices). Executed exactly, as XLA's fallback on CPU does (an approximate
+    top-k may return these): the operand and indices sorted along
+    `reduction_dim` by the called comparator (operand pair, index pair), the
+    first of them kept, as many as the results have."""
+    from jaxlib.mlir import ir
+    from sdylog.simulate.ops.reductions import _simple_sort_key, sort_order
+    config = ctx.attr("mhlo.backend_config")
+    called = ctx.attr("called_computations")
+    if not isinstance(config, ir.DictAttr) or "reduction_dim" not in config or called is None:
+        raise ctx.error("custom_call @ApproxTopK needs mhlo.backend_config's reduction_dim and a "
+                        "called comparator")
+    if len(ctx.operands) != 4 or len(ctx.results) != 2:
+        raise ctx.error("custom_call @ApproxTopK takes four operands and gives values and indices")
+    dim = ir.IntegerAttr(config["reduction_dim"]).value
+    rank = len(ctx.shape(ctx.operands[0]))
+    dim = dim + rank if dim < 0 else dim
+    k = ctx.shape(ctx.results[0])[dim]
+    if k > ctx.shape(ctx.operands[0])[dim]:
+        raise ctx.error("custom_call @ApproxTopK: the simulator cannot give more results than the "
+                        "operand has along its reduction dimension")
+    name = ir.FlatSymbolRefAttr(ir.ArrayAttr(called)[0]).value
+    func = ctx.program.funcs.get(name)
+    if func is None:
+        raise ctx.error(f"no function named @{name}")
+    region = func.regions[0]
+    simple = _simple_sort_key(region, 2)
+    comp = ctx.compiler.compile_region(region)
+    (x_in, i_in, _, _), outs = ctx.ins(), ctx.outs()
+
+    def compare(a_list, b_list, env, rt):
+        args = [v for pair in zip(a_list, b_list) for v in pair]
+        shape = np.broadcast_shapes(*[np.shape(v) for v in args])
+        args = [np.broadcast_to(v, shape) for v in args]
+        out = np.empty(shape, dtype=bool)
+        for index in np.ndindex(*shape):
+            out[index] = np.asarray(comp.run(env, rt, [v[index] for v in args])[0]).reshape(())
+        return out
+
+    def step(env, rt):
+        xs = [np.asarray(env[x_in]), np.asarray(env[i_in])]
+        perm = np.take(sort_order(xs, dim, simple, compare, env, rt), np.arange(k), axis=dim)
+        for s, x in zip(outs, xs):
+            env[s] = np.take_along_axis(x, perm, axis=dim)
     return step
 
 

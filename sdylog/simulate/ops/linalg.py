@@ -314,3 +314,113 @@ def lower_triangular_solve(ctx):
             x = np.swapaxes(np.linalg.solve(np.swapaxes(m, -1, -2), np.swapaxes(rhs, -1, -2)), -1, -2)
         env[o] = x.astype(out)
     return step
+
+
+# --- LAPACK custom calls (what JAX's linalg lowers to on CPU) --------------------------
+# custom_call @lapack_<t><routine>_ffi, t the element type (s, d, c, z). Each
+# matrix of the batch (all dimensions but the last two) goes through SciPy's
+# LAPACK wrapper of the same routine; mhlo.backend_config holds the options
+# as ASCII codes (uplo 'L'/'U', side 'L'/'R', trans_x 'N'/'T'/'C', diag
+# 'N'/'U', mode 'V'/'N').
+
+def _lapack_options(ctx) -> dict:
+    from jaxlib.mlir import ir
+    config = ctx.attr("mhlo.backend_config")
+    if not isinstance(config, ir.DictAttr):
+        return {}
+    return {a.name: chr(ir.IntegerAttr(a.attr).value) for a in config
+            if isinstance(a.attr, ir.IntegerAttr)}
+
+
+def _per_matrix(ctx, compute):
+    """A step applying compute(*matrices) -> [result per ctx result, batch
+    elements only] to each matrix of the batch of every operand."""
+    ins, outs = ctx.ins(), ctx.outs()
+    batch = ctx.shape(ctx.operands[0])[:-2]
+    shapes = [ctx.shape(r) for r in ctx.results]
+    dtypes = [ctx.dtype(r) for r in ctx.results]
+    cdt = compute_dtype(ctx.dtype(ctx.operands[0]))
+
+    def step(env, rt):
+        xs = [np.asarray(env[i]) for i in ins]
+        xs = [x.astype(cdt, copy=False) if x.dtype.kind in "fc" else x for x in xs]
+        rs = [np.empty(s, dtype=d) for s, d in zip(shapes, dtypes)]
+        for index in np.ndindex(*batch):
+            for r, value in zip(rs, compute(*(x[index] for x in xs))):
+                r[index] = value
+        for s, r in zip(outs, rs):
+            env[s] = r
+    return step
+
+
+def _lapack_routine(ctx, target: str):
+    import scipy.linalg.lapack as lapack
+    return getattr(lapack, target[len("lapack_"):-len("_ffi")])
+
+
+def _lapack_potrf(ctx, target):
+    """Cholesky: the factor in the `uplo` triangle, the other triangle kept
+    from the operand (the result aliases it); info."""
+    fn, lower = _lapack_routine(ctx, target), _lapack_options(ctx).get("uplo", "L") == "L"
+    return _per_matrix(ctx, lambda a: fn(a, lower=lower, clean=0))
+
+
+def _lapack_syevd(ctx, target):
+    """Symmetric / Hermitian eigendecomposition: eigenvectors, eigenvalues, info."""
+    opts = _lapack_options(ctx)
+    fn = _lapack_routine(ctx, target)
+    lower, vectors = opts.get("uplo", "L") == "L", opts.get("mode", "V") == "V"
+
+    def compute(a):
+        w, v, info = fn(a, compute_v=int(vectors), lower=int(lower))
+        return (v if vectors else a), w, info
+    return _per_matrix(ctx, compute)
+
+
+def _lapack_geqrf(ctx, target):
+    """QR: R above the diagonal and the Householder vectors below it; their taus."""
+    fn = _lapack_routine(ctx, target)
+    return _per_matrix(ctx, lambda a: fn(a)[:2])
+
+
+def _lapack_orgqr(ctx, target):
+    """Q from geqrf's Householder vectors and taus."""
+    fn = _lapack_routine(ctx, target)
+    return _per_matrix(ctx, lambda a, tau: fn(a, tau)[:1])
+
+
+def _lapack_trsm(ctx, target):
+    """Triangular solve: op(a) x = b (side 'L') or x op(a) = b (side 'R')."""
+    from scipy.linalg import solve_triangular
+    opts = _lapack_options(ctx)
+    left, lower = opts.get("side", "L") == "L", opts.get("uplo", "L") == "L"
+    trans = {"N": 0, "T": 1, "C": 2}[opts.get("trans_x", "N")]
+    unit = opts.get("diag", "N") == "U"
+
+    def compute(a, b):
+        if left:
+            return [solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit)]
+        # x op(a) = b  <=>  op(a)^T x^T = b^T; transposing op(a) flips the transpose it
+        # takes (conjugating both sides for 'C').
+        if trans == 2:
+            return [np.conj(solve_triangular(a, np.conj(b).T, trans=0, lower=lower, unit_diagonal=unit).T)]
+        return [solve_triangular(a, b.T, trans=1 - trans, lower=lower, unit_diagonal=unit).T]
+    return _per_matrix(ctx, compute)
+
+
+_REAL = {"potrf": _lapack_potrf, "syevd": _lapack_syevd, "geqrf": _lapack_geqrf, "orgqr": _lapack_orgqr,
+         "trsm": _lapack_trsm}
+_COMPLEX = {"potrf": _lapack_potrf, "heevd": _lapack_syevd, "geqrf": _lapack_geqrf, "ungqr": _lapack_orgqr,
+            "trsm": _lapack_trsm}
+
+
+def _register_lapack():
+    from sdylog.simulate.registry import custom_call_target
+    for letters, routines in (("sd", _REAL), ("cz", _COMPLEX)):
+        for letter in letters:
+            for routine, build in routines.items():
+                target = f"lapack_{letter}{routine}_ffi"
+                custom_call_target(target)(lambda ctx, target=target, build=build: build(ctx, target))
+
+
+_register_lapack()

@@ -405,17 +405,24 @@ def lower_sort(ctx):
 
     def step(env, rt):
         xs = [np.asarray(env[i]) for i in ins]
-        if simple is not None:
-            k, desc, ctype = simple
-            key = _order_key(xs[k], ctype)
-            if desc:
-                key = ~key if key.dtype.kind in "iu" else -key
-            perm = np.argsort(key, axis=dim, kind="stable")
-        else:
-            perm = _rank_sort(xs, dim, compare, env, rt)
+        perm = sort_order(xs, dim, simple, compare, env, rt)
         for s, x in zip(outs, xs):
             env[s] = np.take_along_axis(x, perm, axis=dim)
     return step
+
+
+def sort_order(xs, dim, simple, compare, env, rt):
+    """The stable order of `xs` along `dim` (indices, the shape of xs[0]): by
+    one operand's key when the comparator is `simple` (_simple_sort_key's
+    answer), else by `compare(a_list, b_list, env, rt)`, the comparator run
+    on whole arrays."""
+    if simple is None:
+        return _rank_sort(xs, dim, compare, env, rt)
+    k, desc, ctype = simple
+    key = _order_key(xs[k], ctype)
+    if desc:
+        key = ~key if key.dtype.kind in "iu" else -key
+    return np.argsort(key, axis=dim, kind="stable")
 
 
 def _rank_sort(xs, dim, compare, env, rt):
