@@ -160,9 +160,9 @@ def _with_plans(program, path: str) -> None:
 
 
 def _save_plans() -> None:
-    """Each program whose runs made plans (plan.PlanCache) or bound plans for
-    C (native_db.TableLayout, in its memory_engine.Schema) since it was
-    loaded, saved again. (Run at exit: whatever happens, no error.)"""
+    """Each program whose runs made plans (plan.PlanCache), or bound plans
+    or batches of them for C (native_db.TableLayout, in its
+    memory_engine.Schema) since it was loaded, saved again. (Run at exit: whatever happens, no error.)"""
     for program, path in _SAVED_WITH_PLANS:
         try:
             plans, schema = program.run_cache.get("plans"), program.run_cache.get("schema")

@@ -42,8 +42,9 @@ class TableLayout:
     program (cache.py): its symbols and the plans it bound (_native.Plan,
     pickled as its words), so that another process loads them in C
     without binding them again (each when first run: one per stratum, of
-    the few kept for other sizes); what runs made of it (batches, frees)
-    is not saved."""
+    the few kept for other sizes), and the batches made of them while the
+    plans kept are those saved (_batch), so that its first run makes none
+    again; the frees are not saved."""
 
     def __init__(self, decls: dict, programs: tuple = ()):
         self.numbers: dict[str, int] = {}           # relation -> table number
@@ -60,7 +61,7 @@ class TableLayout:
         self.symbols: list[str] = []                # symbol id -> its string
         self.symbol_ids: dict[str, int] = {}
         self.bound: dict = {}   # stratum's relations -> {id(sizes planned for): _Bound}
-        self.added = 0          # plans bound since made or loaded (cache.py saves the program again)
+        self.added = 0          # plans bound, batches made since made or loaded (cache.py saves the program again)
         # id(first stratum) -> {(strata offered at most, id(the plan picked for it)): native_db._Batch},
         # each stratum's entry bounded as `bound`'s (native_db._batch)
         self.batches: dict = {}
@@ -73,16 +74,23 @@ class TableLayout:
         return native.Database(self.shapes, self.symbols)
 
     def __getstate__(self):
-        state = {**self.__dict__, "batches": {}, "frees": {}, "added": 0}
+        state = {**self.__dict__, "frees": {}, "added": 0}
         state["bound"] = {rels: list(known.values()) for rels, known in self.bound.items()}
+        # (those made since the last plan was: the plans they offer are those saved)
+        state["batches"] = [b for known in self.batches.values() for b in known.values()
+                            if b.changes == _changes(b.program)]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        # (keyed by the sizes' ids in this process: the sizes are those of the
-        # plans kept, pickled with the program, see plan.PlanCache)
+        # (keyed by ids in this process: the sizes are those of the plans kept,
+        # pickled with the program, see plan.PlanCache; a batch's first stratum
+        # and plan picked, the program's and its PlanCache's)
         self.bound = {rels: {id(b.seen): b for b in known} for rels, known in state["bound"].items()}
         self.saved = bool(self.bound)
+        self.batches = {}
+        for b in state["batches"]:
+            self.batches.setdefault(id(b.scanned[0]), {})[b.asked, id(b.picked)] = b
 
     def intern(self, symbol: str) -> int:
         i = self.symbol_ids.get(symbol)
@@ -289,6 +297,11 @@ class _Batch:
         self.scanned: list = []     # the strata looked at: those offered, and the one that ended the batch
         self.need = 0               # symbols a database must know to run it (TableLayout.bound)
         self.changes = 0            # the PlanCaches' plans made (_changes) when it was made
+        # (kept by the layout, _batch: the program, the strata asked for, the first one's plan picked)
+        self.program, self.asked, self.picked = None, 0, None
+
+    def __getstate__(self):   # (saved with the plans it offers: none made since, TableLayout)
+        return {**self.__dict__, "changes": 0}
 
 
 def _batch(ndb: NativeDB, indexes: NativeIndexes, program, strata) -> _Batch | None:
@@ -324,10 +337,11 @@ def _batch(ndb: NativeDB, indexes: NativeIndexes, program, strata) -> _Batch | N
         return made
     made = _batch_made(ndb, program, strata, True)
     if made is not None and made.need <= ndb.known:
-        made.changes = changes
+        made.changes, made.program, made.asked, made.picked = changes, program, len(strata), picked
         if len(batches) >= 2 * plans_of(program).KEPT:   # (as _bound: it holds batches of plans no longer kept)
             batches.clear()
         batches[key] = made
+        layout.added += 1
     return made
 
 

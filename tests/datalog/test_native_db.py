@@ -224,6 +224,39 @@ def test_cold_start_with_plans_for_two_sizes_runs_each_in_one_call(monkeypatch):
             assert calls == [7] and got == relations_after_run(program, facts, False, monkeypatch)
 
 
+def test_a_saved_program_offers_the_batches_made_before_it_was_saved(monkeypatch):
+    """The batches of a program's layout are saved with it while no plan was
+    made after them (TableLayout.__getstate__): a new process's first run
+    on data of either size makes none, offers C the plans the plain way
+    (_batch_made) offers, and gives the Python path's relations; batches
+    made before a plan was are not saved."""
+    import pickle
+    program = parse_program(PROGRAM, "saved.dl")
+    run = counting_runs(program, monkeypatch)
+    for facts in (FEW, MANY, FEW, MANY):
+        run(facts)
+    made, offers = [], []
+    real_made, real_batch = native_db._batch_made, native_db._batch
+
+    def batch(ndb, indexes, program, strata):
+        got = real_batch(ndb, indexes, program, strata)
+        plain = real_made(ndb, program, got.strata, True)
+        offers.append(([[pickle.dumps(p) for p in s] for s in got.offered],
+                       [[pickle.dumps(p) for p in s] for s in plain.offered]))
+        return got
+    monkeypatch.setattr(native_db, "_batch", batch)
+    monkeypatch.setattr(native_db, "_batch_made", lambda *args: made.append(1) or real_made(*args))
+    saved = pickle.dumps(program)
+    for facts in (FEW, MANY):
+        run = counting_runs(pickle.loads(saved), monkeypatch)
+        offers.clear()
+        got, calls = run(facts)
+        assert calls == [7] and made == [] and got == relations_after_run(program, facts, False, monkeypatch)
+        assert [saved for saved, _ in offers] == [plain for _, plain in offers]
+    native_db.plans_of(program).added += 1   # (as if a plan had been made after the batches)
+    assert pickle.loads(pickle.dumps(program)).run_cache["schema"].tables.batches == {}
+
+
 def test_batches_made_for_many_sizes_stay_few(monkeypatch):
     """A long process runs a program on modules of many sizes, each picking
     plans of its own: the batches kept for a first stratum stay at most
