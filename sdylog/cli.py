@@ -12,6 +12,7 @@ line asking for a report; the traceback with `--debug` or SDYLOG_DEBUG=1.
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import os
 import sys
@@ -127,7 +128,13 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx):
-        return reports_errors(super().invoke)(ctx)
+        try:
+            return reports_errors(super().invoke)(ctx)
+        finally:
+            # The interpreter's collections at exit would traverse every
+            # object the run built; frozen, they are skipped (atexit handlers,
+            # the rule cache's save among them, still run). ~7% of a process.
+            gc.freeze()
 
 
 @click.group(cls=LazyGroup)
