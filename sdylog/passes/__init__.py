@@ -14,6 +14,7 @@ opt` does not verify it again.
 from __future__ import annotations
 
 import importlib
+import time
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -53,6 +54,20 @@ class PassContext:
     # insert-explicit-reshards' finding of an op without a common mesh, for
     # convert-global-to-local (sdylog/reshard/driver.py: NoCommonMesh, hand_over)
     no_common_mesh_hand_over: object | None = None
+    # Whether passes time their phases for `report` (CPU time). `sdylog opt`
+    # reads no report and turns it off: each reading of the process' CPU
+    # time is a system call, the only ones of a warm run.
+    timed: bool = True
+
+
+def phase_clock(ctx):
+    """The clock a pass times its phases with (in ctx.report): CPU time,
+    or, when ctx.timed is off, one that always reads 0.0 (no ctx: CPU time)."""
+    return time.process_time if getattr(ctx, "timed", True) else _untimed
+
+
+def _untimed() -> float:
+    return 0.0
 
 
 # A pass's result: it changed the module and verified what it made.

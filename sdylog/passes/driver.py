@@ -171,7 +171,7 @@ def optimize_text(text: str, filename: str, inv: OptInvocation) -> str:
     for chunk in chunks:
         module = parse_module(chunk, filename, allow_unregistered=inv.allow_unregistered)
         with module.context:
-            run_passes(module, inv, PassContext(filename=filename, derive="write-back"))
+            run_passes(module, inv, PassContext(filename=filename, derive="write-back", timed=False))
             outputs.append(print_module(module, verified=True))   # (parsed, then each pass, verified)
     return "\n// -----\n".join(o.rstrip("\n") for o in outputs) + "\n"
 

@@ -6,7 +6,6 @@ and writes the derived `final_*` relations into the module.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from sdylog import RULES_DIR
@@ -18,6 +17,7 @@ from sdylog.facts.shared import module_facts
 from sdylog.ir.diagnostics import SdylogError, error_at
 from sdylog.ir.types import unpropagatable_type_error
 from sdylog.ir.walk import walk_ops
+from sdylog.passes import phase_clock
 from sdylog.propagation.writeback import WRITE_BACK_RELATIONS, write_back
 
 PROGRAM_FILE = RULES_DIR / "propagation.dl"
@@ -71,7 +71,7 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
     """Propagate shardings through `module` in place; returns the engine with
     the derived relations (all of them, or only the write-back's with
     ctx.derive == "write-back"), the facts, and per-step timings (also added
-    to ctx.report["propagation"])."""
+    to ctx.report["propagation"]; zeros when ctx.timed is off)."""
     # (the facts and the engine's tuples outlive the run: promoted, see gc_paused)
     with gc_paused(promote_survivors=True):
         return _propagate(module, options, ctx)
@@ -80,27 +80,28 @@ def propagate(module, options: PropagationOptions, ctx=None) -> PropagationResul
 def _propagate(module, options: PropagationOptions, ctx) -> PropagationResult:
     filename = getattr(ctx, "filename", "-")
     timings: dict[str, float] = {}
-    t0 = time.process_time()
+    clock = phase_clock(ctx)
+    t0 = clock()
     with module.context:
         try:   # (the extraction checks the result types as it reads them: no walk of its own)
             facts = module_facts(module, ctx, conservative=options.conservative, static_shapes=True)
         except SdylogError:
             check_static_shapes(module, filename)   # a type error comes first, wherever it is
             raise
-    t1 = time.process_time()
+    t1 = clock()
     timings["facts"] = t1 - t0
     program = propagation_program()
     engine = make_engine(program, provenance=bool(getattr(ctx, "provenance", False)))
     wanted = WRITE_BACK_RELATIONS if getattr(ctx, "derive", "all") == "write-back" else None
     engine.load_all(merged_facts(program.relations, facts.relations, run_facts(options)))
-    t2 = time.process_time()
+    t2 = clock()
     timings["load"] = t2 - t1
     engine.run(relations=wanted)
-    t3 = time.process_time()
+    t3 = clock()
     timings["rules"] = t3 - t2
     with module.context:
         write_back(module, engine, facts, options)
-    timings["write_back"] = time.process_time() - t3
+    timings["write_back"] = clock() - t3
     if ctx is not None and hasattr(ctx, "report"):
         ctx.report.setdefault("propagation", []).append(dict(timings))
     return PropagationResult(engine, facts, timings)

@@ -97,3 +97,29 @@ def test_the_first_run_imports_nothing():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def test_untimed_context_times_no_phase():
+    """`sdylog opt` reads no report, so it does not time the phases
+    (PassContext.timed off: no reading of the CPU clock); a default context
+    does, with the same phases and the same printed module."""
+    from sdylog.ir import parse_module, print_module
+    from sdylog.passes import PassContext
+    from sdylog.passes.driver import run_passes
+    inv = parse_flags(["-sdy-propagation-pipeline",
+                       "-sdy-export-pipeline=enable-insert-explicit-collectives=true"])
+    reports, printed = [], []
+    for timed in (True, False):
+        module = parse_module(MLP, "mlp.mlir")
+        ctx = PassContext(filename="mlp.mlir", derive="write-back", timed=timed)
+        with module.context:
+            run_passes(module, inv, ctx)
+            printed.append(print_module(module))
+        reports.append(ctx.report)
+    timed_report, untimed_report = reports
+    assert printed[0] == printed[1]
+    for phase in ("propagation", "reshards"):
+        assert [e.keys() for e in timed_report[phase]] == [e.keys() for e in untimed_report[phase]]
+        assert all(e["facts"] == e["load"] == e["rules"] == 0.0 for e in untimed_report[phase])
+    assert timed_report["propagation"][0]["rules"] > 0.0
+    assert optimize_text(MLP, "mlp.mlir", inv) == printed[1]
