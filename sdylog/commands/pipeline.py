@@ -415,7 +415,7 @@ def _op_where(facts, o: int, t_b: int, filename: str):
         func, _ = facts.func_results[t_b]
         body = func.regions[0].blocks[0].operations
         op = body[len(body) - 1]   # its func.return
-    return where(op.location, filename)
+    return where(op, filename)
 
 
 def _dim_shardings(engine, facts, tensors: set) -> dict:

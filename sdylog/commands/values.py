@@ -13,12 +13,11 @@ import copy
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
-from sdylog.ir.locations import NameLoc, parse_location, where_text
+from sdylog.ir.locations import NameLoc, op_where_text, parse_location
 from sdylog.ir.rewrite import as_operation
 from sdylog.ir.walk import symbol_name
 
@@ -46,7 +45,7 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
     `annotated`: half the work, for naming ids)."""
     from sdylog.ir.shardings import get_sharding
     from sdylog.ir.walk import func_ops, walk_ops
-    out = []
+    out, calls = [], {}   # (calls: op_where_text's, on this module)
     with module.context:
         state = ir.AsmState(module.operation)
         main = main_name(module)
@@ -55,7 +54,7 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
             if not len(fn.regions[0].blocks):
                 continue
             for i, arg in enumerate(fn.regions[0].blocks[0].arguments):
-                src = loc_text(arg, filename) if describe else "?"
+                src = loc_text(arg, filename, calls) if describe else "?"
                 jax_name = arg_jax_name(arg) if func == main else None
                 at = f" at {src}" if src not in ("?", jax_name) else ""   # (JAX's `loc("x")` is only a name)
                 out.append(InputValue(func, arg.get_name(state), arg, arg.type, ("farg", func, i),
@@ -64,11 +63,11 @@ def input_values(module, filename: str, describe: bool = True) -> list[InputValu
                 if op == fn.operation:
                     continue
                 key = _loc_key(op)
-                loc = _where_text(str(op.location), filename) if describe else "?"
+                loc = op_where_text(op, filename, calls) if describe else "?"
                 for r, region in enumerate(op.regions):
                     for block in region.blocks:
                         for i, arg in enumerate(block.arguments):
-                            src = loc_text(arg, filename) if describe else "?"
+                            src = loc_text(arg, filename, calls) if describe else "?"
                             t = arg.type
                             out.append(InputValue(func, arg.get_name(state), arg, t, ("barg", key, r, i, t),
                                                   f"block argument {i} of {op.name} at {src}", source=src))
@@ -90,15 +89,12 @@ def display_name(iv: InputValue, main: str | None) -> str:
     return iv.jax_name or (iv.name if iv.func == main else f"@{iv.func}:{iv.name}")
 
 
-def loc_text(op, filename: str) -> str:
+def loc_text(op, filename: str, calls: dict | None = None) -> str:
     """`file:line:col (jit(f)/dot_general)` of an op or block argument: its
-    source position and JAX's name, what there is of them ("?" for neither)."""
-    return _where_text(str(op.location), filename)
-
-
-@lru_cache(maxsize=65536)
-def _where_text(location: str, filename: str) -> str:
-    return where_text(location, filename)
+    source position and JAX's name, what there is of them ("?" for neither);
+    one without a file location has its nearest enclosing op's place
+    (sdylog.ir.locations.op_where_text, `calls` as there)."""
+    return op_where_text(op, filename, calls)
 
 
 # the key of an unknown location (a text, not None: an attribute cannot be compared with None);
@@ -413,7 +409,8 @@ class IdNames:
                 if name is None and facts.values[vid] is not None:   # (None: erased, facts/follow.py)
                     self._values[vid] = self._made_by_import(facts, vid)
             kinds = {row[0]: row[1] for row in facts.rows("op")}   # (the facts read each op's name once)
-            self._ops = [None if op is None else (kinds.get(o) or op_name(op), loc_text(op, filename))
+            calls: dict = {}
+            self._ops = [None if op is None else (kinds.get(o) or op_name(op), loc_text(op, filename, calls))
                          for o, op in enumerate(facts.ops)]
         self._links = [("func.return", f"result {i} of @{main}") for i in range(len(result_names))]
         # a function result's slot is a tensor of its own (facts.func_results)

@@ -155,6 +155,66 @@ def source_of(loc: Loc) -> FileLoc | None:
     return None
 
 
+def op_source(op, calls: dict | None = None) -> FileLoc | None:
+    """Where an op is in the user's source: its own location's file location
+    (source_of), else that of the nearest enclosing op that has one. JAX gives
+    the ops of its private helpers (`@log_softmax`, `@_pad`, `@cholesky`)
+    only a name (`loc("reduce_max")`); their function (or the
+    sdy.named_computation that holds their body) carries the call site
+    (`loc("jit:"(callsite(...)))`). A module parsed from text without
+    locations gives every op its own position in the file. A function with
+    none (a helper JAX's helper calls: `@solve` of `@inv`) goes on at its
+    first caller. None when nothing up to the module has one (line 0, e.g.
+    an empty module's, is none). A value (ir.Value) is placed as the op
+    defining it, or holding its block, when its own location has none.
+
+    `calls`: a dict kept over the calls on one module that is not changed
+    meanwhile (the first caller of each function, found in one walk);
+    without it each function without a place walks the module."""
+    op, seen = getattr(op, "operation", op), set()
+    while op is not None:
+        src = source_of(parse_location(str(op.location)))
+        if src is not None and src.line != 0:
+            return src
+        if getattr(op, "name", None) == "func.func":
+            op = _first_caller(op, seen, calls)
+        elif hasattr(op, "parent"):
+            op = op.parent
+        else:   # a value: the op defining it, or holding its block
+            owner = op.owner
+            op = getattr(owner.owner if hasattr(owner, "arguments") else owner, "operation", None)
+    return None
+
+
+def _first_caller(func, seen: set, calls: dict | None):
+    """The first `func.call` of `func` in its module (None if none, or if
+    the calls go round to a function already passed)."""
+    from jaxlib.mlir import ir
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    module = func.parent
+    if name in seen or module is None:
+        return None
+    seen.add(name)
+    if calls is None:
+        return _first_calls(module).get(name)
+    if not calls:
+        calls.update(_first_calls(module))
+        calls[None] = None     # (filled)
+    return calls.get(name)
+
+
+def _first_calls(module) -> dict:
+    """Each called function's name -> its first func.call in `module`."""
+    from jaxlib.mlir import ir
+
+    from sdylog.ir.walk import walk_ops
+    out = {}
+    for op in walk_ops(module):
+        if op.name == "func.call":
+            out.setdefault(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, op)
+    return out
+
+
 def name_of(loc: Loc) -> str | None:
     """The location's own name (the outermost one; a fused location's first):
     JAX's name of the op (`jit(f)/dot_general`) or argument (`x`)."""
@@ -189,8 +249,28 @@ def where_text(location: str, filename: str | None = None) -> str:
     return str(where(location, filename))
 
 
-def where(location, filename: str | None = None) -> Where:
-    """The Where of an MLIR location (ir.Location, or its text)."""
-    loc = parse_location(str(location))
-    src = source_of(loc)
-    return Where(src.text(filename) if src is not None else None, name_of(loc))
+def op_where_text(op, filename: str | None = None, calls: dict | None = None) -> str:
+    """where_text of an op's location; when that has no file location, the
+    nearest enclosing op's place (op_source, `calls` as there) beside the
+    op's own name."""
+    text = str(op.location)
+    if source_of(parse_location(text)) is not None:
+        return _where_text(text, filename)
+    src = op_source(op, calls)
+    return str(Where(src.text(filename) if src is not None else None, name_of(parse_location(text))))
+
+
+_where_text = lru_cache(maxsize=65536)(where_text)
+
+
+def where(op_or_location, filename: str | None = None) -> Where:
+    """The Where of an op (its source: op_source; its name: its own
+    location's) or of an MLIR location (ir.Location, or its text)."""
+    if hasattr(op_or_location, "location"):
+        return Where(_text(op_source(op_or_location), filename), name_of(parse_location(str(op_or_location.location))))
+    loc = parse_location(str(op_or_location))
+    return Where(_text(source_of(loc), filename), name_of(loc))
+
+
+def _text(src: FileLoc | None, filename: str | None) -> str | None:
+    return src.text(filename) if src is not None else None

@@ -4,10 +4,37 @@ import click
 from sdylog.cli import reports_errors
 
 
+def _checked(parse):
+    """A click callback: the option's text read by `parse` (options.py) at
+    once, so that a bad one is a usage error even where no MPMD run follows
+    (`simulate` of an SPMD module); the text itself is kept."""
+    def callback(ctx, param, value):
+        from sdylog.errors import SdylogError
+        try:
+            parse(value)
+        except SdylogError as e:
+            message = e.message   # (without the option's name: click names it)
+            for prefix in (f"{param.opts[0]}: ", f"{param.opts[0]} "):
+                message = message.removeprefix(prefix)
+            raise click.BadParameter(message) from None
+        return value
+    return callback
+
+
+def _parse_assign(items):
+    from sdylog.mpmd.options import parse_assign
+    return parse_assign(items)
+
+
+def _parse_recv_policy(text):
+    from sdylog.mpmd.options import parse_recv_policy
+    return parse_recv_policy(text)
+
+
 def mpmd_options(fn):
     """The options `sdylog mpmd` and `sdylog simulate` share (MpmdOptions but the entry)."""
     for decorator in reversed((
-            click.option("--assign", "assign", multiple=True, metavar="NAME@DEV",
+            click.option("--assign", "assign", multiple=True, metavar="NAME@DEV", callback=_checked(_parse_assign),
                          help="Place the ops of named computation (or called function) NAME on device DEV."),
             click.option("--bf16-transfers", type=click.Choice(["off", "nearest", "truncate"]), default="off",
                          show_default=True, help="Send f32 tensors as bf16 (rounded to nearest even, or truncated "
@@ -22,9 +49,9 @@ def mpmd_options(fn):
             click.option("--control-flow", type=click.Choice(["replicate", "atomic"]), default="replicate",
                          show_default=True, help="Loops and conditionals may span devices (each device runs its "
                                                  "own copy), or stay whole on one device."),
-            click.option("--max-clones", type=int, default=1, show_default=True,
+            click.option("--max-clones", type=click.IntRange(min=1), default=1, show_default=True,
                          help="An unplaced op used on up to this many devices is computed on each of them."),
-            click.option("--devices", type=int, default=None,
+            click.option("--devices", type=click.IntRange(min=1), default=None,
                          help="The module's device count (default: mhlo.num_partitions)."),
             click.option("--merge-small-transfers", "merge_small", is_flag=True,
                          help="Values of one element sent between the same two devices travel as one tensor."),
@@ -32,6 +59,7 @@ def mpmd_options(fn):
                          help="A sum of unplaced adds over values of several devices: each device adds its own "
                               "first, only partial sums travel (re-associates float sums)."),
             click.option("--recv-policy", default="eager", show_default=True, metavar="eager|lazy|window:K",
+                         callback=_checked(_parse_recv_policy),
                          help="Where recvs go: at their send's point (deadlock-free with any channels), just "
                               "before their first reader, or K ops before it (buffered channels only)."))):
         fn = decorator(fn)

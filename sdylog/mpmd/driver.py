@@ -8,7 +8,7 @@ from collections import defaultdict
 from jaxlib.mlir import ir
 
 from sdylog import RULES_DIR
-from sdylog.ir.diagnostics import SdylogError, error_at, format_location
+from sdylog.ir.diagnostics import SdylogError, UsageError, error_at, format_location
 from sdylog.ir.types import num_elements, shape_of
 from sdylog.mpmd.options import MpmdOptions
 from sdylog.mpmd.plan import Channel, Plan, Region
@@ -31,6 +31,7 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
     with module.context:
         facts = extract_facts(module, filename)
         rows = mpmd_facts(facts, module, entry, filename, options.devices, tuple(d for _, d in options.assign))
+    check_assign(options.assign, {name for _, name, _ in rows.get("op_scope", ())})
     program = mpmd_program()
     engine = make_engine(program, provenance=provenance)
     engine.load_all(merged_facts(program.relations, facts.relations, rows, options.facts()))
@@ -56,6 +57,24 @@ def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bo
 
 
 # ---------------------------------------------------------------- errors
+def _first(names: list[str], n: int) -> str:
+    return ", ".join(names[:n]) + (f", ... ({len(names)} in all)" if len(names) > n else "")
+
+
+def check_assign(assign, scopes: set[str]) -> None:
+    """Each `--assign NAME@DEV` names a scope some op of the entry function
+    comes from (a function it calls or a named computation: prepare.py's
+    sdylog.scope); a name matching none is a usage error, with the closest."""
+    from sdylog.suggest import did_you_mean
+    for name, d in assign:
+        if name not in scopes:
+            hint = did_you_mean(name, sorted(scopes)) or (
+                f" (the ones there are: {_first(sorted(scopes), 12)})" if scopes else
+                " (the entry function calls no function and has no named computation)")
+            raise UsageError(f"--assign {name}@{d}: no op comes from a function or named computation "
+                             f"'{name}'{hint}")
+
+
 def _func_op(facts, entry: str):
     from sdylog.ir.walk import symbol_name
     return next(op for op in facts.ops if op.name == "func.func" and symbol_name(op) == entry)
@@ -93,7 +112,7 @@ def check(engine, facts, entry: str, filename: str) -> None:
                      "on one device")
     for f, q, d, e in select("error_apart_from_region", "op", "region_op", "d", "e", ordered=True):
         raise at(f, f"'{facts.ops[f].name}' is placed on device {d} but the '{facts.ops[q].name}' holding it "
-                    f"({format_location(facts.ops[q].location, filename)}) runs on device {e}: an op inside "
+                    f"({format_location(facts.ops[q], filename)}) runs on device {e}: an op inside "
                     "this region op must stay on its device")
     for w, d1, d2 in select("error_condition_devices", "w", "d1", "d2", ordered=True):
         raise at(w, f"the condition of this while is placed on devices {d1} and {d2}: a loop's condition runs "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import UsageError
 
 BF16_MODES = ("off", "nearest", "truncate")
 FANOUTS = ("star", "chain")
@@ -36,11 +36,11 @@ class MpmdOptions:
                                      ("--control-flow", self.control_flow, CONTROL_FLOW),
                                      ("--recv-policy", self.recv_policy, RECV_POLICIES)):
             if value not in allowed:
-                raise SdylogError(f"{name}: '{value}' is not one of {', '.join(allowed)}")
+                raise UsageError(f"{name}: '{value}' is not one of {', '.join(allowed)}")
         if self.max_clones < 1:
-            raise SdylogError("--max-clones must be at least 1")
+            raise UsageError("--max-clones must be at least 1")
         if self.devices is not None and self.devices < 1:
-            raise SdylogError("--devices must be at least 1")
+            raise UsageError("--devices must be at least 1")
 
     def facts(self) -> dict[str, list[tuple]]:
         onoff = {True: "on", False: "off"}
@@ -67,12 +67,12 @@ def parse_assign(items) -> tuple[tuple[str, int], ...]:
         for part in item.split(","):
             m = _ASSIGN.match(part.strip())
             if not m:
-                raise SdylogError(f"--assign: cannot read '{part}': write NAME@DEVICE, e.g. stage0@0")
+                raise UsageError(f"--assign: cannot read '{part}': write NAME@DEVICE, e.g. stage0@0")
             out.append((m["name"], int(m["dev"])))
     names = [n for n, _ in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise SdylogError(f"--assign names {dup[0]} more than once")
+        raise UsageError(f"--assign names {dup[0]} more than once")
     return tuple(out)
 
 
@@ -80,5 +80,5 @@ def parse_recv_policy(text: str) -> tuple[str, int]:
     """`eager`, `lazy` or `window:K`."""
     name, _, k = text.partition(":")
     if name not in RECV_POLICIES or (name == "window") != bool(k) or (k and not k.isdigit()):
-        raise SdylogError(f"--recv-policy: '{text}' is not eager, lazy or window:K")
+        raise UsageError(f"--recv-policy: '{text}' is not eager, lazy or window:K")
     return name, int(k or 0)

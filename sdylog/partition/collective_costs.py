@@ -219,7 +219,7 @@ def module_collectives(module, filename: str = "-") -> list[dict]:
     regathers = {c for c, in rows["collective_regather"]}
     # (a regathering collective is listed as what the devices run: an all_gather)
     sdy = [{"kind": "all_gather" if c in regathers else op.name[len("sdy."):], "axes": axes_text(op),
-            "location": format_location(op.location, filename)} for c, op in enumerate(ops)]
+            "location": format_location(op, filename)} for c, op in enumerate(ops)]
     return [{**entry, "bytes_per_device": bytes_of[c]} for c, entry in enumerate(sdy + [e for e, _ in manual])]
 
 

@@ -78,7 +78,7 @@ def manual_collectives(module, filename: str = "-") -> list[tuple[dict, BlockCol
                 block = BlockCollective(KINDS[op.name], len(groups[0]) if groups else 1,
                                         sum(_value_bytes(v) for v in op.operands))
                 found.append(({"kind": block.kind, "axes": _axes_text(groups, mesh),
-                               "location": format_location(op.location, filename)}, block))
+                               "location": format_location(op, filename)}, block))
     return found
 
 

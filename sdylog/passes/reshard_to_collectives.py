@@ -151,7 +151,7 @@ class _Rewriter:
         if not recipe.complete:
             emit_warning(op, "the reshard's collectives stop short of its sharding (Shardy's algorithm "
                          "gives up after two rounds)", self.filename)
-        location = format_location(op.location, self.filename) if report else None
+        location = format_location(op, self.filename) if report else None
         replace_op(op, [value])
         if not report:
             return None

@@ -140,7 +140,7 @@ def _items(needed: NeededRows, facts, costs: dict, filename: str) -> list[Insert
             coll_text = axes_text([(a, pre, z) for _p, a, pre, z in sorted(coll)], sizes)
         else:
             coll_text = None
-        out.append(Inserted(kind, op.name, format_location(op.location, filename), place, i, m, from_s, to_s,
+        out.append(Inserted(kind, op.name, format_location(op, filename), place, i, m, from_s, to_s,
                             coll_text, costs.get(x), o, v, to_mesh))
     return out
 

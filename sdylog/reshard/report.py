@@ -100,7 +100,7 @@ def written_ops(module, filename: str, value_ids=None) -> list[Inserted]:
             bytes_ = collective_bytes.get(collective_of.get(op_key(op)))
         mesh = source.mesh if isinstance(source.mesh, str) else None
         value = (value_ids or {}).get(_taken(op), -1)
-        out.append(Inserted(kind, op.name, format_location(op.location, filename), WRITTEN, 0, mesh,
+        out.append(Inserted(kind, op.name, format_location(op, filename), WRITTEN, 0, mesh,
                             _dims(source), target, axes, bytes_, value=value))
     return out
 

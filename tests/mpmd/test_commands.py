@@ -1,6 +1,8 @@
 """`sdylog mpmd`, and `simulate`, `query`, `explain` on modules with device placements."""
 import json
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sdylog.cli import main
@@ -98,3 +100,26 @@ def test_explain_says_why_a_result_is_delivered_where_it_is(tmp_path):
         r = run("explain", src, f"@main:result{i}")
         assert r.exit_code == 0, r.output
         assert why in r.output.splitlines()[0]
+
+
+PIPELINE = Path(__file__).parent / "data" / "pipeline_gpipe.mlir"
+
+
+@pytest.mark.parametrize("command", ["mpmd", "simulate"])
+def test_an_assign_name_matching_nothing_is_a_usage_error(command):
+    r = CliRunner().invoke(main, [command, str(PIPELINE), "--assign", "stage0_fwdd@0", "--devices", "2"])
+    assert r.exit_code == 2, r.output
+    assert ("error: --assign stage0_fwdd@0: no op comes from a function or named computation 'stage0_fwdd': "
+            "did you mean one of 'stage0_fwd'") in r.output
+    r = CliRunner().invoke(main, ["query", str(PIPELINE), "placed", "--assign", "zzz@1", "--devices", "2"])
+    assert r.exit_code == 2 and "(the ones there are: stage0_bwd, stage0_fwd," in r.output, r.output
+
+
+@pytest.mark.parametrize("command", ["mpmd", "simulate"])
+@pytest.mark.parametrize("option,value", [("--max-clones", "-1"), ("--max-clones", "0"), ("--devices", "0"),
+                                          ("--devices", "-2"), ("--recv-policy", "window:-1"),
+                                          ("--assign", "stage0_fwd@-1")])
+def test_bad_numbers_are_usage_errors(command, option, value):
+    devices = [] if option == "--devices" else ["--devices", "2"]
+    r = CliRunner().invoke(main, [command, str(PIPELINE), option, value, *devices])
+    assert r.exit_code == 2, r.output
