@@ -29,14 +29,15 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as shlo
 
+from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import create_op
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import Builder, element_of, i64, shape_of, tensor, zeros
+from sdylog.partition.build import Builder, element_of, i64, i64_attr, shape_of, tensor, zeros
 from sdylog.partition.halo import HaloExchange, manual_computation, manual_local_shape, shift_pairs
 from sdylog.partition.local_update import pad_high
-from sdylog.partition.shards import axes_size
+from sdylog.partition.shards import axes_size, local_group_count
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,11 @@ class SumDim:
     right: int       # hops to the last block read (a halo)
     low: int         # the whole input's padding before its window (gathered)
     high: int        # ... and after
+    dilation: int    # the input's (lhs) dilation: the buffer's rows spread out
     offsets: tuple[int, ...]   # per shard index: where its window starts in its buffer
 
 
-def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> None:
+def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh, filename: str | None = None) -> None:
     """Rewrites convolution `op` as each device's partial sum over its blocks of the windows."""
     lhs, rhs, res = op.operands[0], op.operands[1], op.results[0]
     shardings = [irs.sharding_of(lhs), irs.sharding_of(rhs), irs.op_result_sharding(op, 0)]
@@ -81,7 +83,8 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh) -> No
         value = _window_rows(exchange, inner, value, dn.input_spatial_dimensions[k], s,
                              list(rs.dims[dn.kernel_spatial_dimensions[k]].axes), mesh)
     local_out = tensor(manual_local_shape(out_shape, os_, manual, mesh), element_of(res))
-    conv = _unpadded_conv(inner, op, value, block.arguments[1], [spatial[s.out_dim] for s in dims], local_out)
+    groups = _local_groups(op, dn, ls, rs, mesh, filename)
+    conv = _unpadded_conv(inner, op, value, block.arguments[1], [spatial[s.out_dim] for s in dims], local_out, groups)
     create_op("sdy.return", [], [conv], loc=op.location, ip=inner.ip)
     result = manual_op.results[0]
     if out_shape != list(shape_of(res)):
@@ -110,13 +113,13 @@ def _window_rows(exchange: HaloExchange, b: Builder, value, dim: int, s: SumDim,
         else:   # (every block that far is past an end)
             pieces.append(b.broadcast(b.constant(zeros(tensor((), element_of(value)))), list(shape_of(value)), []))
     buffer = b.concatenate(pieces, dim) if len(pieces) > 1 else value
-    if s.low or s.high:
+    if s.low or s.high or s.dilation > 1:   # (dilated: each row followed by dilation - 1 zeros)
         rank = len(shape_of(buffer))
-        low, high = [0] * rank, [0] * rank
-        low[dim], high[dim] = s.low, s.high
+        low, high, interior = [0] * rank, [0] * rank, [0] * rank
+        low[dim], high[dim], interior[dim] = s.low, s.high + s.dilation - 1, s.dilation - 1
         shape = list(shape_of(buffer))
-        shape[dim] += s.low + s.high
-        buffer = b.pad(buffer, b.constant(zeros(tensor((), element_of(value)))), low, high, [0] * rank, shape)
+        shape[dim] = s.low + shape[dim] * s.dilation + s.high
+        buffer = b.pad(buffer, b.constant(zeros(tensor((), element_of(value)))), low, high, interior, shape)
     device = b.device_id(exchange.use_replica_id)
     offset = b.table_lookup(list(s.offsets), exchange.index_in_group(b, device, mesh, axes))
     zero = b.constant(zeros(tensor((), i64())))
@@ -127,16 +130,37 @@ def _window_rows(exchange: HaloExchange, b: Builder, value, dim: int, s: SumDim,
     return b.dynamic_slice(buffer, starts, sizes)
 
 
-def _unpadded_conv(b: Builder, op, lhs, rhs, spatial: list[int], result_type):
+def _local_groups(op, dn, ls: TensorSharding, rs: TensorSharding, mesh: Mesh, filename) -> dict[str, int]:
+    """`op`'s feature and batch group counts on each device's blocks (the
+    groups split the kernel's output features and the input's batch)."""
+    counts = {}
+    for name, sharding, dim in (("feature_group_count", rs, dn.kernel_output_feature_dimension),
+                                ("batch_group_count", ls, dn.input_batch_dimension)):
+        count = ir.IntegerAttr(op.attributes[name]).value if name in op.attributes else 1
+        shards = axes_size(sharding.dims[dim].axes, mesh)
+        counts[name] = local_group_count(count, shards)
+        if counts[name] is None:
+            raise error_at(op, f"sdylog cannot sum this convolution's window in blocks: its {name} {count} does "
+                           f"not divide into, nor is a divisor of, the {shards} shards of its dimension {dim}",
+                           filename)
+    return counts
+
+
+def _unpadded_conv(b: Builder, op, lhs, rhs, spatial: list[int], result_type, groups: dict[str, int]):
     """`op`'s convolution of lhs and rhs, giving `result_type`, without
-    padding on the `spatial` window dimensions (their input rows are the
-    window's already)."""
+    padding or input dilation on the `spatial` window dimensions (their
+    input rows are the window's already), with group counts `groups`."""
     attrs = {n: op.attributes[n] for n in op.attributes if n != "sdy.sharding"}
     count = len(shlo.ConvDimensionNumbers(attrs["dimension_numbers"]).input_spatial_dimensions)
     padding = np.zeros((count, 2), dtype=np.int64)
     if "padding" in attrs:
         padding = np.array(ir.DenseIntElementsAttr(attrs["padding"]), dtype=np.int64).reshape(count, 2)
+    dilation = list(ir.DenseI64ArrayAttr(attrs["lhs_dilation"])) if "lhs_dilation" in attrs else [1] * count
     for k in spatial:
         padding[k] = (0, 0)
+        dilation[k] = 1
     attrs["padding"] = ir.DenseElementsAttr.get(padding, type=tensor((count, 2), i64()))
+    if "lhs_dilation" in attrs:
+        attrs["lhs_dilation"] = ir.DenseI64ArrayAttr.get(dilation)
+    attrs.update({name: i64_attr(n) for name, n in groups.items() if name in attrs or n != 1})
     return b.one("stablehlo.convolution", [lhs, rhs], result_type, attrs)

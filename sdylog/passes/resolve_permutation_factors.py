@@ -150,7 +150,8 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
             if op_id in window_sums:
                 op = facts.ops[op_id]
                 _reshard_around(op, window_sums[op_id][1], meshes[op_id])
-                sum_window(exchange, op, window_sums[op_id][0], facts.meshes[meshes[op_id]])
+                sum_window(exchange, op, window_sums[op_id][0], facts.meshes[meshes[op_id]],
+                           getattr(ctx, "filename", None))
                 changed = True
             elif op_id in local_updates:
                 op = facts.ops[op_id]
@@ -404,7 +405,7 @@ def _window_sums(answers) -> dict:
         cleared[op_id].add((t, d))
     sums = defaultdict(list)
     for row in answers.select("conv_sum", "op", "out_dim", "s_rhs", "window", "left", "right", "low", "high",
-                              ordered=True):
+                              "dilation", ordered=True):
         op_id, od = row[0], row[1]
         table = offsets[(op_id, od)]
         sums[op_id].append(SumDim(*row[1:], tuple(table[t] for t in sorted(table))))
