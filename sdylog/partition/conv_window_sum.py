@@ -1,19 +1,26 @@
-"""A convolution summed over a sharded window (-sdy-resolve-permutation-factors;
-rules/partition/permutation.dl conv_sum): the kernel's spatial dimension is
-sharded on a reduction factor it shares with the input (the weight gradient
-of a convolution whose image is sharded on a spatial dimension). Each
-device sums over its block of the kernel's window, which reads input rows
-from where its block of the window starts, past its own block:
+"""A convolution worked on in blocks of a sharded window dimension
+(-sdy-resolve-permutation-factors; rules/partition/permutation.dl
+conv_sum). Either the kernel's spatial dimension is sharded on a
+reduction factor it shares with the input (the weight gradient of a
+convolution whose image is sharded on a spatial dimension): each device
+sums over its block of the kernel's window (conv_sum_dim); or the input
+and the result are sharded alike there (a forward convolution or input
+gradient, with halo exchange): each device makes its block of the result
+(conv_block_dim). Either way a device's window reads input rows past its
+own block:
 
     the operands padded high (zeros) to a multiple of their shards
     sdy.manual_computation(input, kernel) over every axis of their shardings {
-      per summed dimension, this device's buffer of input rows: its
-      neighbours' blocks `left` hops before its own to `right` after
-      (collective_permute; zeros past either end), or the whole input
-      padded by `low` and `high` (the rules cleared its axes there); and
-      `window` rows of it cut at this device's offset (a table by its shard
-      index along the kernel's axes)
-      the convolution on those and the kernel's block, unpadded there
+      per such dimension, this device's buffer of input rows: its block
+      with the `left` rows before it and `right` after it from its
+      neighbours (collective_permute of only the rows read of the farthest
+      block; zeros past either end), or the whole input padded by `low`
+      and `high` (the rules cleared its axes there); dilated by the input's
+      lhs dilation (an interior pad); and `window` positions of it cut at
+      this device's offset (a table by its shard index along the
+      dimension's axes)
+      the convolution on those and the kernel's block, unpadded and
+      undilated there, with the group counts of its blocks
     }: partial sums over the axes the result does not carry (out_sharding
     unreduced on them), sliced back to the result's type
 
@@ -34,7 +41,7 @@ from sdylog.ir.rewrite import create_op
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
-from sdylog.partition.build import Builder, element_of, i64, i64_attr, shape_of, tensor, zeros
+from sdylog.partition.build import Builder, dense_i64_array, element_of, i64, i64_attr, shape_of, tensor, zeros
 from sdylog.partition.halo import HaloExchange, manual_computation, manual_local_shape, shift_pairs
 from sdylog.partition.local_update import pad_high
 from sdylog.partition.shards import axes_size, local_group_count
@@ -44,10 +51,10 @@ from sdylog.partition.shards import axes_size, local_group_count
 class SumDim:
     """A window dimension summed in blocks (rules/partition/permutation.dl conv_sum)."""
     out_dim: int
-    s_rhs: int       # kernel rows per device (padded)
-    window: int      # input rows each device's window reads
-    left: int        # hops to the first block read (a halo)
-    right: int       # hops to the last block read (a halo)
+    summed: bool     # the kernel's blocks summed over (else the result's blocks cut)
+    window: int      # positions of the dilated input each device's window reads
+    left: int        # rows read before this device's block (a halo)
+    right: int       # rows read after it (a halo)
     low: int         # the whole input's padding before its window (gathered)
     high: int        # ... and after
     dilation: int    # the input's (lhs) dilation: the buffer's rows spread out
@@ -68,8 +75,8 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh, filen
     out_shape = _divisible(shape_of(res), os_, mesh)
 
     order = [a.name for a in mesh.axes]
-    kept = {a for d in os_.dims for a in d.axes}
-    summed = {a for s in (ls, rs) for d in s.dims for a in d.axes if a not in kept} | set(os_.unreduced)
+    kept = [a for d in os_.dims for a in d.axes]
+    summed = {a for s in (ls, rs) for d in s.dims for a in d.axes if not _within(a, kept, mesh)} | set(os_.unreduced)
     partial = replace(os_, unreduced=tuple(sorted(summed, key=lambda a: (order.index(a.name), a.interval(
         mesh.axis_sizes[a.name])))))
     manual_op, inner = manual_computation(b, [lhs, rhs], [ls, rs], partial, tensor(out_shape, element_of(res)),
@@ -80,8 +87,8 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh, filen
     value = block.arguments[0]
     for s in dims:
         k = spatial[s.out_dim]
-        value = _window_rows(exchange, inner, value, dn.input_spatial_dimensions[k], s,
-                             list(rs.dims[dn.kernel_spatial_dimensions[k]].axes), mesh)
+        axes = rs.dims[dn.kernel_spatial_dimensions[k]].axes if s.summed else os_.dims[s.out_dim].axes
+        value = _window_rows(exchange, inner, value, dn.input_spatial_dimensions[k], s, list(axes), mesh)
     local_out = tensor(manual_local_shape(out_shape, os_, manual, mesh), element_of(res))
     groups = _local_groups(op, dn, ls, rs, mesh, filename)
     conv = _unpadded_conv(inner, op, value, block.arguments[1], [spatial[s.out_dim] for s in dims], local_out, groups)
@@ -94,6 +101,13 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh, filen
     op.erase()
 
 
+def _within(axis, kept, mesh: Mesh) -> bool:
+    """Whether (sub-)axis `axis` lies within one of the `kept` axes."""
+    size = mesh.axis_sizes[axis.name]
+    lo, hi = axis.interval(size)
+    return any(k.name == axis.name and k.interval(size)[0] <= lo and hi <= k.interval(size)[1] for k in kept)
+
+
 def _divisible(shape, sharding: TensorSharding, mesh: Mesh) -> list[int]:
     """`shape` padded up to a multiple of each dimension's shards."""
     return [-(-n // k) * k for n, k in zip(shape, (axes_size(d.axes, mesh) for d in sharding.dims))]
@@ -102,16 +116,21 @@ def _divisible(shape, sharding: TensorSharding, mesh: Mesh) -> list[int]:
 def _window_rows(exchange: HaloExchange, b: Builder, value, dim: int, s: SumDim, axes, mesh: Mesh):
     """This device's `window` input rows of `dim` (inside the manual
     computation): cut at its offset from its buffer (see the module docstring)."""
+    rows = shape_of(value)[dim]
+    before, after = -(-s.left // rows), -(-s.right // rows)   # hops
     pieces = []
-    for hop in list(range(s.left, 0, -1)) + [0] + list(range(-1, -s.right - 1, -1)):
+    for hop in list(range(before, 0, -1)) + [0] + list(range(-1, -after - 1, -1)):
         if hop == 0:
             pieces.append(value)
             continue
+        # (the farthest block on each side: only the rows read of it)
+        far = s.left - (hop - 1) * rows if hop > 0 else s.right - (-hop - 1) * rows
+        piece = value if far >= rows else _rows(b, value, dim, rows - far if hop > 0 else 0, far)
         pairs = shift_pairs(mesh, axes, hop)
         if pairs:
-            pieces.append(b.collective_permute(value, pairs, exchange.channel()))
+            pieces.append(b.collective_permute(piece, pairs, exchange.channel()))
         else:   # (every block that far is past an end)
-            pieces.append(b.broadcast(b.constant(zeros(tensor((), element_of(value)))), list(shape_of(value)), []))
+            pieces.append(b.broadcast(b.constant(zeros(tensor((), element_of(piece)))), list(shape_of(piece)), []))
     buffer = b.concatenate(pieces, dim) if len(pieces) > 1 else value
     if s.low or s.high or s.dilation > 1:   # (dilated: each row followed by dilation - 1 zeros)
         rank = len(shape_of(buffer))
@@ -144,6 +163,17 @@ def _local_groups(op, dn, ls: TensorSharding, rs: TensorSharding, mesh: Mesh, fi
                            f"not divide into, nor is a divisor of, the {shards} shards of its dimension {dim}",
                            filename)
     return counts
+
+
+def _rows(b: Builder, value, dim: int, start: int, count: int):
+    """Rows [start, start + count) of `value` along `dim`."""
+    shape = list(shape_of(value))
+    starts, limits = [0] * len(shape), list(shape)
+    starts[dim], limits[dim] = start, start + count
+    shape[dim] = count
+    return b.one("stablehlo.slice", [value], tensor(shape, element_of(value)),
+                 {"start_indices": dense_i64_array(starts), "limit_indices": dense_i64_array(limits),
+                  "strides": dense_i64_array([1] * len(shape))})
 
 
 def _unpadded_conv(b: Builder, op, lhs, rhs, spatial: list[int], result_type, groups: dict[str, int]):
