@@ -252,17 +252,13 @@ def add_slice_and_pad_attributes(facts: ExplicitFacts) -> None:
 
 
 def add_conv_windows(facts: ExplicitFacts) -> None:
-    """conv_window rows (rules/partition/schema.dl) and conv_groups rows
-    (rules/partition/permutation.dl) of the module's convolutions."""
+    """conv_window rows (rules/partition/schema.dl) of the module's convolutions."""
     from jaxlib.mlir.dialects import stablehlo as shlo
     from sdylog.oprules.common import conv_window
     for op_id, op in enumerate(facts.ops):
         if op.name != "stablehlo.convolution":
             continue
         dn = shlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
-        fgc, bgc = (ir.IntegerAttr(op.attributes[a]).value if a in op.attributes else 1
-                    for a in ("feature_group_count", "batch_group_count"))
-        facts.add("conv_groups", op_id, fgc, dn.kernel_output_feature_dimension, bgc, dn.input_batch_dimension)
         strides, lhs_dil, rhs_dil, padding = conv_window(op, len(dn.input_spatial_dimensions))
         for k, (od, ld, rd) in enumerate(zip(dn.output_spatial_dimensions, dn.input_spatial_dimensions,
                                             dn.kernel_spatial_dimensions)):

@@ -166,6 +166,18 @@ def shard_bounds(global_shape, sharding: TensorSharding, mesh: Mesh, device_id: 
     return tuple(out)
 
 
+def local_group_count(count: int, shards: int) -> int | None:
+    """A convolution's group count (feature or batch groups) on each
+    device's block of the dimension the groups split, in `shards` shards:
+    whole groups per block, or one when each group spans whole blocks; None
+    when a block would cut a group unevenly."""
+    if count % shards == 0:
+        return count // shards
+    if shards % count == 0:
+        return 1
+    return None
+
+
 def offset_table(mesh: Mesh, refs, shard_size: int) -> list[int]:
     """For device ids 0..N-1: the global offset of its shard along a dimension
     sharded by `refs` (device ids are the mesh's ids, in id order)."""

@@ -63,7 +63,7 @@ from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
 from sdylog.partition.build import (Builder, dense_i64_array, element_of, i64, i64_attr, identity_attr,
                                     replica_groups_attr, shape_of, tensor, zeros)
-from sdylog.partition.shards import (axes_size, device_groups, local_shape, offset_table,
+from sdylog.partition.shards import (axes_size, device_groups, local_group_count, local_shape, offset_table,
                                      permutation_pairs, shard_index)
 from sdylog.passes import VERIFIED
 from sdylog.passes.census import census
@@ -910,10 +910,11 @@ class GlobalToLocal:
             if count <= 1 or sharding is None or not sharding.dims[dim].axes:
                 return count
             size = axes_size(sharding.dims[dim].axes, self.mesh(sharding, op))
-            div = min(count, size)
-            if count % div:
-                raise self.error(op, f"{name} {count} is not divisible by the {size} shards of its dimension")
-            return count // div
+            local = local_group_count(count, size)
+            if local is None:
+                raise self.error(op, f"{name} {count} does not divide into, nor is a divisor of, the {size} "
+                                     "shards of its dimension")
+            return local
 
         fgc = local_count("feature_group_count", rs, dn.kernel_output_feature_dimension)
         bgc = local_count("batch_group_count", ls, dn.input_batch_dimension)

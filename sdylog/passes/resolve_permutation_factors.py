@@ -34,7 +34,11 @@ Not Shardy's, each decided in the same rules:
   reduction factor a weight gradient's window has; conv_sum, with its
   halo or gathered input and the dimensions cleared first,
   conv_sum_cleared) becomes each device's partial sum over its block of
-  the window (sdylog/partition/conv_window_sum.py);
+  the window, and, with halos, one whose input and result are sharded
+  alike on a spatial dimension (conv_block_dim: a forward convolution or
+  an input gradient) each device's block of the result from its block of
+  the input and the rows of its neighbours it reads
+  (sdylog/partition/conv_window_sum.py);
 - a reshape group whose two sides do not carry the same axes
   (misaligned_reshape_group) is replicated around the reshape;
 with or without halos.
@@ -150,7 +154,8 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
             if op_id in window_sums:
                 op = facts.ops[op_id]
                 _reshard_around(op, window_sums[op_id][1], meshes[op_id])
-                sum_window(exchange, op, window_sums[op_id][0], facts.meshes[meshes[op_id]])
+                sum_window(exchange, op, window_sums[op_id][0], facts.meshes[meshes[op_id]],
+                           getattr(ctx, "filename", None))
                 changed = True
             elif op_id in local_updates:
                 op = facts.ops[op_id]
@@ -403,9 +408,9 @@ def _window_sums(answers) -> dict:
     for op_id, t, d in answers.select("conv_sum_cleared", "op", "tensor", "dim", ordered=True):
         cleared[op_id].add((t, d))
     sums = defaultdict(list)
-    for row in answers.select("conv_sum", "op", "out_dim", "s_rhs", "window", "left", "right", "low", "high",
-                              ordered=True):
+    for row in answers.select("conv_sum", "op", "out_dim", "summed", "window", "left", "right", "low", "high",
+                              "dilation", ordered=True):
         op_id, od = row[0], row[1]
         table = offsets[(op_id, od)]
-        sums[op_id].append(SumDim(*row[1:], tuple(table[t] for t in sorted(table))))
+        sums[op_id].append(SumDim(row[1], bool(row[2]), *row[3:], tuple(table[t] for t in sorted(table))))
     return {op_id: (dims, cleared[op_id]) for op_id, dims in sums.items()}

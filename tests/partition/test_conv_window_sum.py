@@ -8,7 +8,11 @@ window, its input rows taken from its block and its neighbours'
 the all_reduce after the convolution adds the partial sums up. Generated
 convolutions (hypothesis: sizes, strides, padding, kernel dilation, one or
 two spatial dimensions, shardings dividing them or not) partitioned and
-simulated equal the unpartitioned run."""
+simulated equal the unpartitioned run; so do those of dilated images (a
+transposed convolution's) and of grouped convolutions with their groups
+sharded (both were refused). Forward convolutions whose image and result
+are sharded alike on a spatial dimension (the image was gathered) trade
+only the rows each device reads of its neighbours' blocks."""
 from __future__ import annotations
 
 import os
@@ -22,19 +26,22 @@ from tests.partition.xy_specs import axes_per_dim, spec, ty
 MESH = 'sdy.mesh @mesh = <["x"=4, "y"=2]>\n'
 
 
-def weight_gradient(n, image, grad, c, o, strides, pads, dilations, lhs_axes, rhs_axes, batch_groups=1):
+def weight_gradient(n, image, grad, c, o, strides, pads, dilations, lhs_axes, rhs_axes, batch_groups=1,
+                    lhs_dilations=None):
     """conv(image [n, *image, c], grad [n, *grad, o]) -> [*windows, c, o] as
     jax.grad of a convolution exports it: the batch summed over (the
     input feature), the output gradient as the kernel; each operand
-    constrained to its axes per dimension first (batch_groups: a
-    depthwise convolution's, c of them)."""
+    constrained to its axes per dimension first (batch_groups: a grouped
+    convolution's, c of them a depthwise one's; lhs_dilations: the image
+    dilated, a transposed convolution's)."""
     k = len(image)
-    windows = [(h + lo + hi - ((w - 1) * r + 1)) // s + 1
-               for h, w, s, (lo, hi), r in zip(image, grad, strides, pads, dilations)]
+    lhs_dilations = lhs_dilations or [1] * k
+    windows = [((h - 1) * d + 1 + lo + hi - ((w - 1) * r + 1)) // s + 1
+               for h, w, s, (lo, hi), r, d in zip(image, grad, strides, pads, dilations, lhs_dilations)]
     lhs, rhs, out = [n, *image, c], [n, *grad, o], [*windows, c // batch_groups, o]
     sp = ", ".join(str(i) for i in range(k))
     window = (f"stride = [{', '.join(map(str, strides))}], pad = [{', '.join(f'[{lo}, {hi}]' for lo, hi in pads)}], "
-              f"lhs_dilate = [{', '.join(['1'] * k)}], rhs_dilate = [{', '.join(map(str, dilations))}]")
+              f"lhs_dilate = [{', '.join(map(str, lhs_dilations))}], rhs_dilate = [{', '.join(map(str, dilations))}]")
     return MESH + f'''func.func @main(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
   %l = sdy.sharding_constraint %a <@mesh, {spec(lhs_axes)}> : {ty(lhs)}
   %g = sdy.sharding_constraint %b <@mesh, {spec(rhs_axes)}> : {ty(rhs)}
@@ -74,6 +81,19 @@ def test_depthwise():
     check(weight_gradient(2, [16], [16], 8, 8, [1], [(1, 1)], [1], [(), ["x"], ()], [(), ["x"], ()], 8)[0])
 
 
+# A grouped convolution's (batch_group_count 2) with the groups on "y": each device's block
+# convolution has one group (was refused: not a pass-through dimension).
+def test_groups_sharded():
+    check(weight_gradient(2, [16], [16], 4, 4, [1], [(1, 1)], [1], [(), ["x"], ("y",)], [(), ["x"], ("y",)], 2)[0])
+
+
+# A transposed convolution's (the image dilated by 2): each device's rows spread out in its
+# buffer (was refused: not a pass-through dimension).
+def test_image_dilated():
+    check(weight_gradient(2, [8], [16], 4, 4, [1], [(1, 1)], [1], [(), ["x"], ()], [(), ["x"], ()],
+                          lhs_dilations=[2])[0])
+
+
 # The image not sharded where the gradient is: each device's window cut from the whole image.
 def test_image_gathered():
     check(weight_gradient(3, [12], [12], 2, 2, [1], [(2, 0)], [1], [("y",), (), ()], [(), ("x",), ()])[0])
@@ -82,19 +102,20 @@ def test_image_gathered():
 @st.composite
 def convolutions(draw):
     k = draw(st.integers(1, 2))
-    image, grad, strides, pads, dilations = [], [], [], [], []
+    image, grad, strides, pads, dilations, lhs_dilations = [], [], [], [], [], []
     for _ in range(k):
         h = draw(st.integers(2, 17))
-        r = draw(st.integers(1, 3))
+        r, d = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2, 3]))
         lo, hi = draw(st.integers(0, 3)), draw(st.integers(0, 3))
-        w = draw(st.integers(1, max(1, (h + lo + hi - 1) // r + 1)))
+        w = draw(st.integers(1, max(1, ((h - 1) * d + lo + hi) // r + 1)))
         image.append(h), grad.append(w), strides.append(draw(st.integers(1, 2)))
-        pads.append((lo, hi)), dilations.append(r)
+        pads.append((lo, hi)), dilations.append(r), lhs_dilations.append(d)
     lhs_axes = draw(axes_per_dim(k + 2))
     # (mostly the gradient sharded as the image is, the case jax.grad makes)
     rhs_axes = draw(st.one_of(st.just(lhs_axes), axes_per_dim(k + 2)))
-    text, windows = weight_gradient(draw(st.integers(1, 3)), image, grad, 3, 2, strides, pads, dilations,
-                                    lhs_axes, rhs_axes)
+    groups = draw(st.sampled_from([1, 1, 2, 4]))
+    text, windows = weight_gradient(draw(st.integers(1, 3)), image, grad, 4, 4, strides, pads, dilations,
+                                    lhs_axes, rhs_axes, groups, lhs_dilations)
     assume(all(m >= 1 for m in windows))
     return text, draw(st.booleans())
 
@@ -103,5 +124,63 @@ def convolutions(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(convolutions())
 def test_generated_weight_gradients(case):
+    text, halo = case
+    check(text, halo)
+
+
+def forward(n, image, kernel, c, o, strides, pads, dilations, lhs_dilations, axes, halo=True):
+    """conv(image [n, *image, c], kernel [*kernel, c, o]) -> [n, *windows, o],
+    the image and the result constrained to `axes` per dimension (the
+    forward convolution or input gradient of an image sharded on H or W:
+    each device makes its block of the result from its block of the image
+    and its neighbours' rows; the replication path gathered the image)."""
+    k = len(image)
+    windows = [((h - 1) * d + 1 + lo + hi - ((w - 1) * r + 1)) // s + 1
+               for h, w, s, (lo, hi), r, d in zip(image, kernel, strides, pads, dilations, lhs_dilations)]
+    lhs, rhs, out = [n, *image, c], [*kernel, c, o], [n, *windows, o]
+    sp = ", ".join(str(i) for i in range(k))
+    window = (f"stride = [{', '.join(map(str, strides))}], pad = [{', '.join(f'[{lo}, {hi}]' for lo, hi in pads)}], "
+              f"lhs_dilate = [{', '.join(map(str, lhs_dilations))}], rhs_dilate = [{', '.join(map(str, dilations))}]")
+    return MESH + f'''func.func @main(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
+  %l = sdy.sharding_constraint %a <@mesh, {spec(axes)}> : {ty(lhs)}
+  %r = stablehlo.convolution(%l, %b) dim_numbers = [b, {sp}, f]x[{sp}, i, o]->[b, {sp}, f], window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+  %o = sdy.sharding_constraint %r <@mesh, {spec(axes)}> : {ty(out)}
+  return %o : {ty(out)}
+}}''', windows
+
+
+# A 'SAME' 3-wide stride-2 convolution of 16 rows on 4 devices: each device
+# needs one row of its left neighbour (the padding above device 0), so one
+# collective_permute of one row of 2 x 4 x 4 bytes, no gather of the image.
+def test_forward_rows_halo():
+    text, _ = forward(2, [16], [3], 4, 4, [2], [(0, 1)], [1], [1], [(), ["x"], ()])
+    report = check(text)
+    assert [(c["kind"], c["bytes_per_device"]) for c in report.collectives] == [("collective_permute", 32)]
+
+
+@st.composite
+def forward_convolutions(draw):
+    k = draw(st.integers(1, 2))
+    image, kernel, strides, pads, dilations, lhs_dilations = [], [], [], [], [], []
+    for _ in range(k):
+        h = draw(st.integers(2, 17))
+        r, d = draw(st.integers(1, 2)), draw(st.sampled_from([1, 1, 2]))
+        lo, hi = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+        w = draw(st.integers(1, max(1, min(5, ((h - 1) * d + lo + hi) // r + 1))))
+        image.append(h), kernel.append(w), strides.append(draw(st.integers(1, 3)))
+        pads.append((lo, hi)), dilations.append(r), lhs_dilations.append(d)
+    text, windows = forward(draw(st.integers(1, 3)), image, kernel, 2, 3, strides, pads, dilations, lhs_dilations,
+                            draw(axes_per_dim(k + 2)))
+    # (at least as many windows as the kernel has rows, and two: fewer make
+    # the window's factor the kernel's, a weight gradient's, or none; still
+    # refused)
+    assume(all(m >= max(w, 2) for m, w in zip(windows, kernel)))
+    return text, draw(st.booleans())
+
+
+@settings(max_examples=int(os.environ.get("SDYLOG_HYPOTHESIS_EXAMPLES", "25")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(forward_convolutions())
+def test_generated_forward_convolutions(case):
     text, halo = case
     check(text, halo)
