@@ -204,19 +204,27 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
 def placement_facts(module, filename: str = "-") -> dict[str, list[tuple]]:
     """The rows of the placement relations (op_hint, op_request, arg_hint,
     result_hint, func_hint, host_callback; and those mpmd_facts writes beside
-    them) of every function of `module` as it is read, calls not inlined,
+    them), and the readers of each constraint or reshard asking for a device
+    (request_reader), of every function of `module` as it is read, calls not inlined,
     op ids in walk order: what rules/mpmd/kind.dl classifies a module by. A
     sharding on an unknown mesh places nothing here (lenient)."""
     r = _Reader(None, module, filename, lenient=True)
     op_id = 0
+    requested = {}   # the result of a constraint or reshard with an op_request row -> its op id
     for fn in func_ops(module):
         for op in walk_ops(fn):   # (the function first)
             name = op.name
+            for v in op.operands:
+                if v in requested:
+                    r.add("request_reader", requested[v], op_id)
             if name == "func.func":
                 r.func_hint(op)
                 r.signature(op, symbol_name(op))
             elif name in TRANSPARENT_OPS:
+                asked = len(r.rows.get("op_request", ()))
                 r.transparent(op_id, op, name, op.attributes)
+                if len(r.rows.get("op_request", ())) > asked:
+                    requested.update((res, op_id) for res in op.results)
             else:
                 r.op_hints(op_id, op, name, op.attributes)
                 r.host_callback(op_id, name, op.attributes)

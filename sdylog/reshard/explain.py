@@ -36,12 +36,17 @@ def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
     if vid is None:
         return []
     items = [i for i in needed.items if i.value == vid]
-    why = _Why(needed, filename).lines(vid)
+    explainer = _Why(needed, filename)
+    why = explainer.lines(vid)
     if not items and not why:
         return []
-    lines = ["partitioning it (what the pipeline's export step wrote, then what Shardy's full version of "
-             "-sdy-insert-explicit-reshards adds):"]
-    return lines + [f"  {inserted_text(i)}" for i in items] + why
+    head = "partitioning it (what the pipeline's export step wrote, then what Shardy's full version of " \
+           "-sdy-insert-explicit-reshards adds"
+    if explainer.callbacks:
+        head = "partitioning it (what the pipeline's export step wrote, then what the full version of " \
+               "-sdy-insert-explicit-reshards adds: Shardy's, and the gather of a host callback's operands onto " \
+               "the device sdylog runs it on, as XLA does"
+    return [head + "):"] + [f"  {inserted_text(i)}" for i in items] + why
 
 
 class _Why:
@@ -51,6 +56,7 @@ class _Why:
         self.rel = Lookup(needed.inventory.engine)
         self.facts = needed.inventory.facts
         self.filename = filename
+        self.callbacks = False   # a host callback's operand gathered onto its device was explained
 
     # ---------------------------------------------------------------- names
     def op(self, o: int) -> str:
@@ -120,8 +126,16 @@ class _Why:
                        f"{self.axes(o, reduced)} are all-reduced first (the op's result does "
                        "not keep them unreduced)")
         if self.rel.exists("single_device_operand", o=o, i=i):
-            out.append(f"  {self.op(o)} runs on one device: operand {i} goes to it (through fully replicated "
-                       "on the global mesh unless it is so already)")
+            callback = self.rel.first("why_single_device", o=o, why="callback")
+            if callback:
+                self.callbacks = True
+                out.append(f"  {self.op(o)} is a host callback (no results) placed on device {callback.k}: sdylog "
+                           f"runs it once there, as XLA does, so its operand {i} is gathered there (through fully "
+                           "replicated on the global mesh unless it is so already); Shardy's passes leave it on "
+                           "every device with its shard")
+            else:
+                out.append(f"  {self.op(o)} runs on one device: operand {i} goes to it (through fully replicated "
+                           "on the global mesh unless it is so already)")
         out += self.site(o, i)
         return out
 
@@ -177,6 +191,10 @@ class _Why:
         return ["    the non-full version's dot special case (partitioning.md 2.6)"]
 
     def route_single_device(self, o: int) -> list[str]:
+        callback = self.rel.first("why_single_device", o=o, why="callback")
+        if callback:
+            return [f"    a host callback placed on device {callback.k}: sdylog runs it once there, as XLA does, "
+                    "and gathers its operands there"]
         return ["    its result is on one device (a maximal mesh): its operands go there (partitioning.md 2.10)"]
 
     def route_unary(self, o: int) -> list[str]:
