@@ -40,7 +40,20 @@ def written_by(strata) -> list[str]:
     return [r for s in strata for r in s.relations]
 
 
+def derived_by(program: Program, relations: list[str] | None, since=None) -> frozenset[str]:
+    """The relations the strata of a run derive (needed_strata's, or with
+    `since` strata_since's) as a set, kept per program: a run of hundreds
+    of strata does not list them again."""
+    key = ("derived", None if relations is None else tuple(relations), None if since is None else tuple(since))
+    if key not in program.run_cache:
+        strata = needed_strata(program, relations) if since is None else strata_since(program, relations, since)
+        program.run_cache[key] = frozenset(written_by(strata))
+    return program.run_cache[key]
+
+
 def _needed_strata(program: Program, relations: list[str]):
+    for r in relations:
+        program.relation(r)   # (every relation asked for must be one of its own: checked once per list)
     reads = program.reads
     want: set[str] = set()
     todo = list(relations)

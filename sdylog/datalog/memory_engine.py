@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sdylog.datalog.ast import RelationDecl
-from sdylog.datalog.engine import drop_plan, needed_strata, strata_since, written_by
+from sdylog.datalog.engine import derived_by, drop_plan, needed_strata, strata_since, written_by
 from sdylog.datalog.gc_pause import gc_paused
 from sdylog.datalog.lexer import error
 from sdylog.datalog.named_rows import NamedReads, positions
@@ -350,14 +350,13 @@ class MemoryEngine(NamedReads):
         if program is None:
             raise error(None, "no program to run")
         self.declare(program)
-        for r in relations or ():
-            program.relation(r)   # (every relation asked for must be one of its own)
         strata = needed_strata(program, relations) if since is None else strata_since(program, relations, since)
         self._restore(self._dropped)
         plan = None if relations is None or keep or since is not None else drop_plan(program, relations, self._decls)
+        derived = plan.derived if plan is not None else derived_by(program, relations, since)
         with gc_paused():
             try:
-                self._run_strata(program, strata, plan)
+                self._run_strata(program, strata, plan, derived)
             except Exception as e:
                 located = error_from_code(e, self.rules)    # (a rule's runtime error: at the rule)
                 if located is None:
@@ -412,11 +411,13 @@ class MemoryEngine(NamedReads):
                         f"{', '.join(self._asked) or 'nothing'}")
         return decl
 
-    def _run_strata(self, program: Program, strata, plan=None) -> None:
+    def _run_strata(self, program: Program, strata, plan=None, derived=None) -> None:
+        """Evaluate the strata; `derived`: the relations they derive, when known (derived_by)."""
         if plan is not None:
             self._drop_sets(plan.unset_first)   # (first: none is dropped yet, none to leave out)
             self._drop(plan.freed_before, plan.kept)
-        derived = plan.derived if plan is not None else frozenset(written_by(strata))
+        if derived is None:
+            derived = plan.derived if plan is not None else frozenset(written_by(strata))
         self._reset(derived)
         self._facts_provenance(derived)
         # (C frees what no later stratum reads as it goes: the same as _drop below, done sooner)

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from sdylog.datalog import make_engine, memory_engine, parse_program
-from sdylog.datalog.engine import drop_plan, needed_strata, strata_since, written_by
+from sdylog.datalog.engine import derived_by, drop_plan, needed_strata, strata_since, written_by
 from sdylog.datalog.memory_engine import MemoryEngine
 from sdylog.datalog.native_plan import _native
 from sdylog.ir.diagnostics import SdylogError
@@ -300,6 +300,18 @@ def test_a_rank_ordered_result_not_asked_for_is_stored_without_its_set(mode, mon
     if mode == "c":
         (full_set, n), (subset_set, n2) = lab_set
         assert full_set > 0 and subset_set == 0 and n == n2 > 0
+
+
+@pytest.mark.parametrize("wanted", [None, ["tagged", "node"]])
+def test_the_relations_a_run_derives_are_kept_per_program_as_listed(wanted):
+    # (derived_by keeps, per program, what written_by lists for the strata of a run)
+    program = parse_program(PROGRAM, "kept.dl")
+    for since in (None, ["blocked"]):
+        strata = needed_strata(program, wanted) if since is None else strata_since(program, wanted, since)
+        assert derived_by(program, wanted, since) == frozenset(written_by(strata))
+        assert derived_by(program, wanted, since) is derived_by(program, wanted, since)
+    with pytest.raises(SdylogError, match="nowhere"):
+        derived_by(program, ["nowhere"])   # (a relation asked for is one of the program's)
 
 
 @pytest.mark.parametrize("mode", MODES)
