@@ -166,3 +166,12 @@ def test_convert_alone_refuses_a_call_sharded_along_a_non_batch_factor():
     with pytest.raises(SdylogError) as e:
         optimize_text(SOLVER, "s.mlir", parse_flags(["-sdy-convert-global-to-local"]))
     assert str(e.value).startswith("s.mlir:4:10: error: 'stablehlo.custom_call' op has operand 0 sharded along factor i")
+
+
+@pytest.mark.parametrize("name", ["trisolve_rows", "trisolve_rhs", "trisolve_batch", "cholesky_rows", "cholesky_out"])
+def test_simulate_runs_the_partitioned_calls(programs, name):
+    """Each device's potrf/trsm on whole matrices gives its shard of the
+    unpartitioned run (the simulator runs them: sdylog/simulate/ops/lapack.py)."""
+    from sdylog.simulate.simulate import simulate_text
+    report = simulate_text(programs[name]["mlir"], f"{name}.py")
+    assert report.partitioned and report.ok, report.difference
