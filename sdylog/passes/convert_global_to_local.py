@@ -265,12 +265,14 @@ def _verify(module: ir.Module, filename: str) -> None:
     try:
         module.operation.verify()
     except ir.MLIRError as e:
-        from sdylog.ir.diagnostics import format_location
+        from sdylog.ir.diagnostics import verifier_location
         diags = list(e.error_diagnostics)
         first = diags[0] if diags else None
         message = (first.message if first else str(e)).strip()
+        # (an op of JAX's private helpers has only a name: the failing op's enclosing place)
+        where = verifier_location(module, first.location, filename) if first else None
         raise SdylogError(f"the per-device program does not verify: {message} (are all shardings and "
-                          "collectives explicit?)", format_location(first.location, filename) if first else None) from None
+                          "collectives explicit?)", where) from None
 
 
 @dataclass
