@@ -5,7 +5,7 @@ import sys
 from jaxlib.mlir import ir
 
 from sdylog.ir.context import shared_context
-from sdylog.ir.diagnostics import SdylogError, decode_utf8, format_location
+from sdylog.ir.diagnostics import SdylogError, decode_utf8, format_location, verifier_location
 
 # `sdy_opt -split-input-file` splits on lines of exactly `// -----`.
 _SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
@@ -53,7 +53,7 @@ def verify_module(module: ir.Module, filename: str = "-") -> None:
         try:
             module.operation.verify()
         except ir.MLIRError as e:
-            raise _diagnostics_error(e, filename) from None
+            raise _diagnostics_error(e, filename, module) from None
 
 
 def load_module(path: str, allow_unregistered: bool = False,
@@ -72,7 +72,10 @@ def print_module(module: ir.Module, verified: bool = False) -> str:
     return module.operation.get_asm(assume_verified=verified)
 
 
-def _diagnostics_error(e: ir.MLIRError, filename: str) -> SdylogError:
+def _diagnostics_error(e: ir.MLIRError, filename: str, module: ir.Module | None = None) -> SdylogError:
+    """The first diagnostic located (for a verified `module`: at the failing
+    op, or its nearest enclosing place when its own location has no file),
+    the others as lines after it."""
     diags = list(e.error_diagnostics) or []
     if not diags:
         return SdylogError(str(e).strip())
@@ -81,7 +84,9 @@ def _diagnostics_error(e: ir.MLIRError, filename: str) -> SdylogError:
     for d in diags[1:]:
         where = format_location(d.location, filename)
         lines.append(f"{where}: error: {d.message}" if where else f"error: {d.message}")
-    err = SdylogError(first.message, format_location(first.location, filename))
+    where = (verifier_location(module, first.location, filename) if module is not None
+             else format_location(first.location, filename))
+    err = SdylogError(first.message, where)
     if lines:
         err.message += "\n" + "\n".join(lines)
     return err

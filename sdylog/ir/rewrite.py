@@ -334,6 +334,5 @@ def emit_note(op_or_loc, message: str, filename: str | None = None) -> None:
 
 
 def _emit(op_or_loc, severity: str, message: str, filename: str | None) -> None:
-    loc = op_or_loc.location if hasattr(op_or_loc, "location") else op_or_loc
-    where = format_location(loc, filename)
+    where = format_location(op_or_loc, filename)   # (an op: its place, else its caller's)
     sys.stderr.write(f"{where}: {severity}: {message}\n" if where else f"{severity}: {message}\n")

@@ -122,7 +122,7 @@ class _Device:
         if got is None:
             site = where if where is not None else self.facts.ops[self.src.func_id]
             raise SdylogError(f"internal error: device {self.d} has no copy of value #{r} "
-                              f"({self.facts.values[r].type})", format_location(site.location))
+                              f"({self.facts.values[r].type})", format_location(site))
         return got
 
     def define(self, vid: int, value, loc) -> None:

@@ -79,7 +79,7 @@ class Explainer:
 
     def op(self, o: int) -> str:
         op = self.facts.ops[o]
-        return f"{op.name} ({format_location(op.location, self.filename) or '?'})"
+        return f"{op.name} ({format_location(op, self.filename) or '?'})"
 
     def devices(self, ds) -> str:
         ds = sorted(set(ds))
@@ -257,7 +257,7 @@ class Explainer:
             o, k = self.result_of.get(v, (None, None))
             if o is None:
                 owner = owning_op(self.facts.values[v])
-                lines.append(f"{label}: a block argument of {owner.name} ({format_location(owner.location, self.filename)})")
+                lines.append(f"{label}: a block argument of {owner.name} ({format_location(owner, self.filename)})")
             else:
                 lines.append(f"{label}: result {k} of {self.op(o)}")
                 lines += self.placement(o, "  ")

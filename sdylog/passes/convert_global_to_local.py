@@ -84,6 +84,9 @@ _SPECIAL = {
     "stablehlo.select_and_scatter", "stablehlo.while", "stablehlo.dynamic_slice",
     "stablehlo.dynamic_update_slice", "stablehlo.rng_bit_generator", "stablehlo.rng",
 }
+# Shardy's collectives: on a tensor with no elements they move nothing.
+_COLLECTIVES = {"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all", "sdy.collective_permute",
+                "sdy.reduce_scatter"}
 # sdy ops that carry no data movement: their results just take local types.
 _SDY_PLAIN = {"sdy.return", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.sharding_group"}
 
@@ -262,12 +265,14 @@ def _verify(module: ir.Module, filename: str) -> None:
     try:
         module.operation.verify()
     except ir.MLIRError as e:
-        from sdylog.ir.diagnostics import format_location
+        from sdylog.ir.diagnostics import verifier_location
         diags = list(e.error_diagnostics)
         first = diags[0] if diags else None
         message = (first.message if first else str(e)).strip()
+        # (an op of JAX's private helpers has only a name: the failing op's enclosing place)
+        where = verifier_location(module, first.location, filename) if first else None
         raise SdylogError(f"the per-device program does not verify: {message} (are all shardings and "
-                          "collectives explicit?)", format_location(first.location, filename) if first else None) from None
+                          "collectives explicit?)", where) from None
 
 
 @dataclass
@@ -438,6 +443,8 @@ class GlobalToLocal:
         if self.made_unreduced:
             self.make_operands_unreduced(op)
         if name in _SPECIAL:
+            if name in _COLLECTIVES and self.moves_nothing(op):
+                return
             try:
                 getattr(self, "convert_" + name.split(".", 1)[1])(op)
             except SdylogError as e:
@@ -453,6 +460,20 @@ class GlobalToLocal:
                 self.refuse_maximal_reshard(op)
             raise self.error(op, f"'{name}' must be lowered to collectives before convert-global-to-local")
         self.convert_generic(op)
+
+    def moves_nothing(self, op) -> bool:
+        """A collective on a tensor with no elements (JAX makes them: a pad
+        with a 0 side, an associative_scan's odd/even split) moves nothing,
+        and StableHLO rejects some of them (an all_gather of a 0-size
+        dimension): its result is the operand, of the result's local type
+        (a reshape of no elements). False, and nothing done, otherwise."""
+        x = op.operands[0]
+        if 0 not in shape_of(x):
+            return False
+        local = self.local_type_of(op.results[0], op)
+        same = x.type == local
+        self.finish(op, [x if same else self.builder(op).reshape(x, tuple(ir.RankedTensorType(local).shape))])
+        return True
 
     def refuse_maximal_reshard(self, op) -> None:
         """A reshard onto or off a maximal mesh (one device) that

@@ -112,7 +112,7 @@ class Tracer:
         tag = tag_of(op)
         if tag is None:
             return None
-        name, where = op.name, format_location(op.location, self.filename)
+        name, where = op.name, format_location(op, self.filename)
         shardings = [_sharding_of(r) for r in op.results]
 
         def record(env, rt):

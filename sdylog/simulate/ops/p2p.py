@@ -34,7 +34,7 @@ def peer_of(ctx, device_role: int) -> dict:
 
 def _site(ctx, handle: int, peers: dict):
     from sdylog.simulate.p2p import Site
-    where = format_location(ctx.op.location, ctx.filename) or ""
+    where = format_location(ctx.op, ctx.filename) or ""
     return lambda d: Site(ctx.op.name, where, handle, peers.get(d))
 
 
