@@ -37,7 +37,7 @@ class Conflict:
 @dataclass
 class PipelineRun:
     module: object
-    result: object                  # sdylog.propagation.driver.PropagationResult
+    result: object                  # sdylog.propagation.driver.PropagationResult (None: explicit)
     ctx: PassContext
     seconds: dict = field(default_factory=dict)  # phase -> wall seconds
     conflicts: list[Conflict] = field(default_factory=list)
@@ -48,6 +48,8 @@ class PipelineRun:
                                     # its results' JAX names), to name other runs' ids
     interface: object = None        # with keep_values: the entry function's shardings and types after
                                     # the export (api.EntryInterface), before --partition makes them local
+    explicit: bool = False          # with --partition, a module holding its collectives already
+                                    # (partition/pipeline.is_explicit): taken as written, not propagated
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -276,6 +278,10 @@ def run_pipeline(path: str, progress: Progress | None = None,
     module = phase("parse", parse_input, path, text)
     ctx = PassContext(filename=display_name(path), provenance=provenance)
     meshless = import_shardings(module, ctx)
+    if partition is not None:
+        from sdylog.partition.pipeline import is_explicit
+        if is_explicit(module):
+            return _as_written(module, ctx, partition, phase, seconds, keep_values, progress)
     given = entry_shardings(module)
     named = inputs = names = None
     if keep_values or name_ids:
@@ -329,6 +335,30 @@ def run_pipeline(path: str, progress: Progress | None = None,
                                            phase=phase).collectives
     note_rewritten(given, final, ctx.filename)
     note_nothing_to_propagate(meshless, ctx.filename)
+    progress.done()
+    return run
+
+
+def _as_written(module, ctx, partition, phase, seconds, keep_values: bool, progress) -> PipelineRun:
+    """`run --partition` on an explicit module (one holding sdy collectives
+    and no reshard or sharding constraint left), as `sdylog simulate` takes
+    it: as written, only its collectives costed and the program made local.
+    Propagating it and inserting the reshards again would reduce what its
+    collectives reduced already (an all_reduce after a reduce's own).
+    `keep_values`: its values and their shardings as written (run.named)."""
+    from sdylog.partition.pipeline import partition_module
+    run = PipelineRun(module, None, ctx, seconds, explicit=True)
+    if keep_values:
+        from sdylog.api import EntryInterface
+        from sdylog.commands.values import NamedValues
+        from sdylog.ir.shardings import get_sharding
+        from sdylog.model.sharding import TensorSharding
+        named = run.named = phase("names", NamedValues.of_input, module, ctx.filename)
+        with module.context:
+            named.shardings = {id(iv): [None if a is None else TensorSharding.from_attr(a)]
+                               for iv in named.values for a in [get_sharding(iv.handle)]}
+        run.interface = EntryInterface.of(module)
+    run.collectives = partition_module(module, ctx, partition, explicit=True, phase=phase).collectives
     progress.done()
     return run
 
@@ -527,10 +557,19 @@ def report_data(run: PipelineRun) -> dict:
     """The whole report (`sdylog run --report FILE.json`): every value with
     its sharding, the values sharded and why the others are not, the
     conflicts, every reshard and collective the module needs (op,
-    location, shardings, bytes per device), the time of each phase. The run
-    must keep its values (run_pipeline(keep_values=True))."""
+    location, shardings, bytes per device), the time of each phase (an
+    explicit module under --partition: `"explicit": true`, its values with
+    the shardings written, its collectives and the times). The run must keep
+    its values (run_pipeline(keep_values=True))."""
     from sdylog.api import collect_values
     values, _, _ = collect_values(run)   # (what Propagation.values holds, without printing the module again)
+    values = [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
+               "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
+               "location": v.location} for v in values.values()]
+    if run.explicit:   # (taken as written: no propagation, its values' shardings and collectives as written)
+        return {"file": run.ctx.filename, "explicit": True, "values": values, "collectives": list(run.collectives),
+                "totals": {"bytes_per_device": sum(c["bytes_per_device"] for c in run.collectives)},
+                "seconds": dict(run.seconds)}
     by_reason = unsharded_by_reason(run) or {}
     unsharded = sum(len(vs) for vs in by_reason.values())
     values_count = len(run.result.facts.live_value_ids())
@@ -543,9 +582,7 @@ def report_data(run: PipelineRun) -> dict:
         totals = {"bytes_per_device": sum(c["bytes_per_device"] for c in run.collectives)}
     return {
         "file": run.ctx.filename,
-        "values": [{"name": v.name, "mlir_name": v.mlir_name, "shape": list(v.shape), "element": v.element,
-                    "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
-                    "location": v.location} for v in values.values()],
+        "values": values,
         "sharded": {"values": values_count - unsharded, "of": values_count},
         "unsharded": {"counts": {r: len(by_reason[r]) for r in UNSHARDED_REASONS if r in by_reason},
                       "tensors": [{"tensor": text, "reason": r} for r, text in unsharded_tensors(run, by_reason)]},
@@ -561,7 +598,10 @@ def report_data(run: PipelineRun) -> dict:
 def report(run: PipelineRun, verbose: bool = False) -> str:
     """The short report `sdylog run` prints on stderr: the summary, then the
     time of each phase (and the propagation driver's own steps, CPU time)."""
-    lines = summary(run, verbose)   # (first: it times the reshard decisions)
+    if run.explicit:   # (nothing propagated: its collectives as written)
+        lines = ["explicit module (it holds its collectives): taken as written, not propagated"]
+    else:
+        lines = summary(run, verbose)   # (first: it times the reshard decisions)
     steps = dict(run.seconds)
     for timing in run.ctx.report.get("propagation", []):
         for k, v in timing.items():

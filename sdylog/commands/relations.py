@@ -53,6 +53,58 @@ def extras(program, decl, names) -> list[Extra]:
     return out
 
 
+class FactNames:
+    """Names for the ids of a run other than propagation's, from its own
+    facts (an MPMD run's: the module after its calls are inlined, whose ids
+    are not propagation's): an op id by its kind and location, a value id by
+    the input's name of the value (`input_names`: ir.Value -> (its name,
+    value_key of it), taken from the input), else what makes it
+    (`<stablehlo.add result 0>`, `<block argument 1 of stablehlo.reduce>`: a
+    copy the inlining made)."""
+
+    def __init__(self, facts, input_names: dict, filename: str):
+        from sdylog.commands.values import loc_text, op_name
+        self._values = [None] * len(facts.values)
+        calls: dict = {}
+        with facts.module.context:
+            self._ops = [None if op is None else (op_name(op), loc_text(op, filename, calls)) for op in facts.ops]
+            for vid, v in enumerate(facts.values):
+                if v is None:
+                    continue
+                key = value_key(v)
+                name, key_then = input_names.get(v, (None, None))
+                if key != key_then:   # (not named, or a new value in an erased one's place)
+                    kind, op, i = key[:3]
+                    name = f"<block argument {i} of {op}>" if kind == "arg" else f"<{op} result {i}>"
+                self._values[vid] = name
+
+    def value(self, vid: int) -> str:
+        if 0 <= vid < len(self._values) and self._values[vid] is not None:
+            return self._values[vid]
+        return "?"
+
+    def op(self, o: int) -> tuple[str, str]:
+        """(kind, location) of op id `o`."""
+        if 0 <= o < len(self._ops) and self._ops[o] is not None:
+            return self._ops[o]
+        return ("?", "?")
+
+
+def value_key(v) -> tuple:
+    """What a value is beyond its handle: ("arg" or "result", its op's kind,
+    its number there, its type, its op's location). The bindings compare
+    values by address: once a pass erased an op, a value it makes may have
+    an erased value's address, and be taken for it."""
+    from jaxlib.mlir import ir
+
+    from sdylog.commands.values import op_name
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        op = owner.owner
+        return ("arg", op_name(op), ir.BlockArgument(v).arg_number, v.type, op.location)
+    return ("result", op_name(owner), ir.OpResult(v).result_number, v.type, owner.location)
+
+
 def relation_list(program, engine=None) -> list[dict]:
     """Every relation with its kind, columns and documentation (and its
     row count when an engine ran it)."""

@@ -31,7 +31,10 @@ def run(file, output, db, report_path, quiet, verbose, partition, halo_exchange)
 
     With --partition, print the program each device runs instead: explicit
     reshards, collectives, padding, global-to-local; the report lists every
-    collective (where, kind, axes, bytes one device sends in a ring)."""
+    collective (where, kind, axes, bytes one device sends in a ring). A
+    module that holds sdy collectives already (and no reshard or sharding
+    constraint) is taken as written, as `sdylog simulate` takes it: not
+    propagated, only made local; the report lists its collectives."""
     import json
 
     from sdylog import outputs
@@ -70,6 +73,10 @@ def run(file, output, db, report_path, quiet, verbose, partition, halo_exchange)
                               on_named=db_file.add if db_file else None)
         # (the reshards needed were decided in run_pipeline: a module Shardy's reshard pass rejects
         # is an error there, and nothing is written)
+        if db_file and result.explicit:
+            from sdylog.errors import SdylogError
+            raise SdylogError("--db: the module holds its collectives already (explicit): --partition takes it "
+                              "as written and propagates nothing, so there is no relation to save", file)
         if db_file and not partition:
             db_file.add(result.needed.inventory.engine)
             db_file.add(result.reshard_names)
