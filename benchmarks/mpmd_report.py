@@ -64,7 +64,7 @@ def main() -> int:
 
     failed = 0
     print("## mpmd.md section 5 scenarios (both channel modes)\n")
-    print(f"| scenario | buffered | rendezvous | channels | bytes moved |")
+    print("| scenario | buffered | rendezvous | channels | bytes moved |")
     print("| --- | --- | --- | --- | --- |")
     for name, text, opts in scenarios():
         modes = ("buffered",) if opts.get("recv_policy", "eager") != "eager" else ("buffered", "rendezvous")

@@ -142,9 +142,9 @@ def test_run_says_why_values_are_left_unsharded(tmp_path):
     assert "values sharded: 2 of 8\nvalues not sharded: 6 (closed 1, conflict 1, unreached 3, scalar 1)\n" \
         in quiet.stderr
     verbose = sdylog("run", str(p), "-v", "-o", str(tmp_path / "o.mlir")).stderr
-    assert f"  %arg2 (argument 2 of @main): closed\n" in verbose
+    assert "  %arg2 (argument 2 of @main): closed\n" in verbose
     assert f"  %0 (stablehlo.add at {p}:7:8): conflict\n" in verbose
-    assert f"  %arg3 (argument 3 of @main): unreached\n" in verbose
+    assert "  %arg3 (argument 3 of @main): unreached\n" in verbose
     assert f"  %1 (stablehlo.negate at {p}:8:8): unreached\n" in verbose
     # (the conflict stopped propagation before it: nothing reaches it)
     assert f"  %2 (stablehlo.multiply at {p}:10:8): unreached\n" in verbose
