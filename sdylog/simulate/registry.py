@@ -24,7 +24,6 @@ _OP_MODULES = (
     "sdylog.simulate.ops.indexing",
     "sdylog.simulate.ops.reductions",
     "sdylog.simulate.ops.linalg",
-    "sdylog.simulate.ops.lapack",
     "sdylog.simulate.ops.control",
     "sdylog.simulate.ops.collectives",
     "sdylog.simulate.ops.sdy_ops",
