@@ -1,4 +1,4 @@
-"""The simulator's LAPACK custom calls (sdylog/simulate/ops/lapack.py:
+"""The simulator's LAPACK custom calls (sdylog/simulate/ops/linalg.py:
 potrf, trsm) against JAX's own results on CPU: cholesky lower and upper,
 a matrix that is not positive definite (NaN, by JAX's test of info),
 triangular solves lower/upper, transposed, adjoint, unit diagonal and from
