@@ -3,15 +3,13 @@ programs (8 host devices, in a subprocess: XLA_FLAGS must be set before jax
 loads) against what XLA compiles."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import sdylog
 from sdylog.ir.diagnostics import SdylogError
+from tests.jax_subprocess import run_on_8_devices
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -111,21 +109,15 @@ def test_gspmd_text_has_a_note():
     assert str(r["%0"].sharding) == '<@mesh, [{"axis_0", ?}, {?}]>'
 
 
-def _jax_subprocess(*args):
-    pytest.importorskip("jax")
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=300)
-
-
 @pytest.mark.parametrize("mode", ["shardy", "gspmd"])
 def test_out_specs_equal_what_xla_compiles(mode):
-    p = _jax_subprocess(str(HERE / "jax_functions.py"), *(["--gspmd"] if mode == "gspmd" else []))
+    p = run_on_8_devices(str(HERE / "jax_functions.py"), *(["--gspmd"] if mode == "gspmd" else []))
     assert p.returncode == 0, p.stdout + p.stderr
     last = p.stdout.strip().splitlines()[-1]
     assert last.startswith("equal: ") and last.split()[1].split("/")[0] == last.split()[1].split("/")[1]
 
 
 def test_the_example_script_runs():
-    p = _jax_subprocess(str(ROOT / "examples" / "jax_api.py"))
+    p = run_on_8_devices(str(ROOT / "examples" / "jax_api.py"))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "sdylog and XLA agree" in p.stdout and "why result['out'] is sharded so:" in p.stdout

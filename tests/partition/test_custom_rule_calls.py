@@ -13,9 +13,6 @@ version (the export's) leaves them as Shardy does.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from sdylog.cli import main
 from sdylog.ir import parse_module
 from sdylog.ir.walk import walk_ops
 from sdylog.passes.driver import optimize_text, parse_flags
+from tests.jax_subprocess import generated_programs
 
 HERE = Path(__file__).parent
 FULL = "-sdy-insert-explicit-reshards=enable-full-version=true"
@@ -35,12 +33,7 @@ NAMES = ["trisolve_rows", "trisolve_rhs", "trisolve_batch", "cholesky_rows", "ch
 
 @pytest.fixture(scope="module")
 def programs():
-    pytest.importorskip("jax")
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
-    p = subprocess.run([sys.executable, str(HERE / "linalg_programs.py")], capture_output=True, text=True,
-                       env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    return generated_programs(HERE / "linalg_programs.py")
 
 
 def partitioned(tmp_path, name, text):

@@ -6,27 +6,19 @@ grouped convolutions with their images sharded on H or W) partitioned and
 simulated equal the unpartitioned run."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from sdylog.simulate.simulate import simulate_text
+from tests.jax_subprocess import generated_programs
 
 HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="module")
 def programs():
-    pytest.importorskip("jax")
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
-    p = subprocess.run([sys.executable, str(HERE / "jax_programs.py")], capture_output=True, text=True, env=env,
-                       timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    return generated_programs(HERE / "jax_programs.py")
 
 
 @pytest.mark.parametrize("name", ["dus_constant", "dus_in_dim", "cnn_grad_hw", "cnn_grad_h", "reshape_merged",

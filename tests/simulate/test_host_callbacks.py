@@ -15,9 +15,6 @@ scan, an io_callback without results, a jax.pure_callback), end to end.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +26,7 @@ from sdylog.ir import parse_module
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.walk import walk_ops
 from sdylog.simulate.simulate import simulate_text
+from tests.jax_subprocess import generated_programs
 
 HERE = Path(__file__).parent
 CALLBACK = "xla_ffi_python_cpu_callback"
@@ -37,12 +35,7 @@ WITHOUT_RESULTS = ["mlp", "padded", "in_scan", "io_without_result"]
 
 @pytest.fixture(scope="module")
 def programs():
-    pytest.importorskip("jax")
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
-    p = subprocess.run([sys.executable, str(HERE / "callback_programs.py")], capture_output=True, text=True,
-                       env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    return generated_programs(HERE / "callback_programs.py")
 
 
 def callbacks(module) -> list:
