@@ -353,9 +353,10 @@ class HaloExchange:
                 pieces.append(value)
                 continue
             piece = b.collective_permute(value, pairs, self.channel())
+            irs.set_result_sharding(piece, local)
             receivers = {t for _, t in pairs}
             if fill and len(receivers) < mesh.num_devices:
-                piece = self.pad_value_where_nothing_came(b, piece, pad_value, receivers, mesh)
+                piece = self.pad_value_where_nothing_came(b, piece, pad_value, receivers, mesh, local)
             pieces.append(piece)
         buffer = b.concatenate(pieces, dim)
         irs.set_result_sharding(buffer, local)
@@ -369,12 +370,18 @@ class HaloExchange:
         irs.set_result_sharding(buffer, local)
         return buffer
 
-    def pad_value_where_nothing_came(self, b: Builder, piece, pad_value, receivers: set, mesh: Mesh):
+    def pad_value_where_nothing_came(self, b: Builder, piece, pad_value, receivers: set, mesh: Mesh,
+                                     local: TensorSharding):
         device = b.device_id(self.use_replica_id)
         received = b.dynamic_slice(b.bool_table([d in receivers for d in range(mesh.num_devices)]), [device], [1])
         shape = list(shape_of(piece))
         received = b.broadcast(received, shape, [0] if shape else [], ir.IntegerType.get_signless(1))
-        return b.select(received, piece, b.broadcast(pad_value, shape, []))
+        filler = b.broadcast(pad_value, shape, [])
+        for v in (received, filler):
+            irs.set_result_sharding(v, local)
+        out = b.select(received, piece, filler)
+        irs.set_result_sharding(out, local)
+        return out
 
     def index_in_group(self, b: Builder, device, mesh: Mesh, axes) -> ir.Value:
         """The device's shard index along `axes`: a table for a mesh with its own

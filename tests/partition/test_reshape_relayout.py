@@ -52,6 +52,14 @@ def test_merged_into_more_rows():
     check(reshape_program((10, 8), (20, 4), [("y", "x"), ()], [("y", "x"), ()]), halo=False)
 
 
+# 10 rows on "x" (padded to 12) split to 2x5 with "y" kept on the 8: the
+# halo relayout's collective_permute inside its manual computation (over "x")
+# carried no sharding for the free "y" ("needs a reshard of result 0 before
+# convert-global-to-local").
+def test_split_rows_with_a_free_axis():
+    check(reshape_program((10, 8), (2, 5, 8), [("x",), ("y",)]))
+
+
 SHAPES = [((10, 8), (80,)), ((10, 8), (5, 16)), ((10, 8), (2, 5, 8)), ((10, 8), (20, 4)), ((6, 10), (60,)),
           ((6, 10), (3, 20)), ((2, 10, 8), (20, 8)), ((2, 10, 8), (2, 80)), ((12, 5), (4, 15)), ((9, 4), (3, 12)),
           ((80,), (10, 8)), ((60,), (6, 10)), ((3, 5, 4), (15, 4)), ((3, 5, 4), (3, 20)), ((10, 1, 8), (80,)),
