@@ -59,12 +59,13 @@ def query(file, relation, where, limit, fmt, list_, entry, **mpmd):
     from sdylog.mpmd.explain import mpmd_relations
 
     if relation in mpmd_relations() and relation not in propagation_program().relations:
-        from sdylog.commands.relations import extras
+        from sdylog.commands.relations import FactNames, extras
         from sdylog.mpmd.command import options_from
         from sdylog.mpmd.driver import mpmd_program
-        mpmd_rules, names = _mpmd_run(file, options_from(**mpmd, entry=entry))
+        from sdylog.mpmd.explain import mpmd_engine
+        mpmd_rules, facts, names, _, filename = mpmd_engine(file, options_from(**mpmd, entry=entry))
         sel = select(mpmd_rules, relation, list(where), limit,
-                     extras(mpmd_program(), mpmd_rules.decl(relation), names))
+                     extras(mpmd_program(), mpmd_rules.decl(relation), FactNames(facts, names, filename)))
         click.echo(render(sel, fmt), nl=False)
         return
     from sdylog.commands.relations import extras
@@ -83,25 +84,3 @@ def _run(file):
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
     return run_pipeline(file, name_ids=True, progress=Progress())
-
-
-
-def _mpmd_run(file, options):
-    """The MPMD rules' engine on FILE (as mpmd/explain.py's mpmd_engine runs
-    them) and names for its ids (FactNames): its ids number the module with
-    its calls inlined, not propagation's; the input's names of values are
-    taken with what each value is (value_key), as inlining erases values
-    whose addresses new ones may take."""
-    from sdylog.commands.relations import FactNames, value_key
-    from sdylog.ir.module import display_name, parse_module, read_source
-    from sdylog.mpmd.driver import evaluate
-    from sdylog.mpmd.explain import _input_names
-    from sdylog.mpmd.prepare import entry_name, prepare
-    filename = display_name(file)
-    module = parse_module(read_source(file), filename)
-    with module.context:
-        names = {v: (name, value_key(v))
-                 for v, name in _input_names(module, entry_name(module, options.entry, filename)).items()}
-    entry = prepare(module, filename, options.entry)
-    engine, facts = evaluate(module, entry, filename, options)
-    return engine, FactNames(facts, names, filename)

@@ -57,12 +57,12 @@ class FactNames:
     """Names for the ids of a run other than propagation's, from its own
     facts (an MPMD run's: the module after its calls are inlined, whose ids
     are not propagation's): an op id by its kind and location, a value id by
-    the input's name of the value (`input_names`: ir.Value -> (its name,
-    value_key of it), taken from the input), else what makes it
-    (`<stablehlo.add result 0>`, `<block argument 1 of stablehlo.reduce>`: a
-    copy the inlining made)."""
+    the input's name of the value (`names`: value id -> name, mpmd_engine's,
+    which names only values still what they were in the input), else what
+    makes it (`<stablehlo.add result 0>`, `<block argument 1 of
+    stablehlo.reduce>`: a copy the inlining made)."""
 
-    def __init__(self, facts, input_names: dict, filename: str):
+    def __init__(self, facts, names: dict, filename: str):
         from sdylog.commands.values import loc_text, op_name
         self._values = [None] * len(facts.values)
         calls: dict = {}
@@ -71,10 +71,9 @@ class FactNames:
             for vid, v in enumerate(facts.values):
                 if v is None:
                     continue
-                key = value_key(v)
-                name, key_then = input_names.get(v, (None, None))
-                if key != key_then:   # (not named, or a new value in an erased one's place)
-                    kind, op, i = key[:3]
+                name = names.get(vid)
+                if name is None:   # (a value the inlining made)
+                    kind, op, i = value_key(v)[:3]
                     name = f"<block argument {i} of {op}>" if kind == "arg" else f"<{op} result {i}>"
                 self._values[vid] = name
 

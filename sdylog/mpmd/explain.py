@@ -28,17 +28,31 @@ def mpmd_relations() -> set:
 
 
 def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
-    """(engine, facts, names, entry) of the rules on FILE: evaluated even when
-    the input has errors (their relations are rows to read)."""
+    """(engine, facts, names, entry, filename) of the rules on FILE: evaluated
+    even when the input has errors (their relations are rows to read).
+    `names`: value id -> the input's name of the value, for the entry's
+    values that prepare leaves (it inlines the calls). A value is named only
+    if it is still what it was (value_key): inlining erases values, a value
+    it makes may take an erased one's address, and the bindings compare
+    values by address."""
+    from sdylog.commands.relations import value_key
     from sdylog.mpmd.driver import evaluate
     from sdylog.mpmd.prepare import entry_name, prepare
     filename = display_name(path)
     module = parse_module(read_source(path), filename)
     with module.context:
         entry = entry_name(module, options.entry, filename)
-        names = _input_names(module, entry)
+        before = {v: (name, value_key(v)) for v, name in _input_names(module, entry).items()}
     entry = prepare(module, filename, options.entry)
     engine, facts = evaluate(module, entry, filename, options, provenance)
+    names = {}
+    with module.context:
+        for vid, v in enumerate(facts.values):
+            if v is None:
+                continue
+            name, key = before.get(v, (None, None))
+            if name is not None and key == value_key(v):   # (not a new value in an erased one's place)
+                names[vid] = name
     return engine, facts, names, entry, filename
 
 
@@ -61,13 +75,10 @@ def _input_names(module, entry: str) -> dict:
 
 class Explainer:
     def __init__(self, engine, facts, names: dict, entry: str, filename: str):
+        """`names`: value id -> the input's name of the value (mpmd_engine's)."""
         self.engine, self.facts, self.entry, self.filename = engine, facts, entry, filename
         self.rel = Lookup(engine)
-        self.names = {}
-        for value, name in names.items():
-            vid = facts.value_ids.get(value)
-            if vid is not None:
-                self.names[vid] = name
+        self.names = dict(names)
         self.result_of = {v: (op, k) for op, k, v in facts.rows("op_result")}
         self.args = {v: i for f, i, v in facts.rows("func_arg") if f == entry}
         from sdylog.mpmd.driver import channel_ids
