@@ -64,6 +64,7 @@ class FactNames:
 
     def __init__(self, facts, names: dict, filename: str):
         from sdylog.commands.values import loc_text, op_name
+        from sdylog.ir.rewrite import value_key
         self._values = [None] * len(facts.values)
         calls: dict = {}
         with facts.module.context:
@@ -87,21 +88,6 @@ class FactNames:
         if 0 <= o < len(self._ops) and self._ops[o] is not None:
             return self._ops[o]
         return ("?", "?")
-
-
-def value_key(v) -> tuple:
-    """What a value is beyond its handle: ("arg" or "result", its op's kind,
-    its number there, its type, its op's location). The bindings compare
-    values by address: once a pass erased an op, a value it makes may have
-    an erased value's address, and be taken for it."""
-    from jaxlib.mlir import ir
-
-    from sdylog.commands.values import op_name
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        op = owner.owner
-        return ("arg", op_name(op), ir.BlockArgument(v).arg_number, v.type, op.location)
-    return ("result", op_name(owner), ir.OpResult(v).result_number, v.type, owner.location)
 
 
 def relation_list(program, engine=None) -> list[dict]:

@@ -57,6 +57,19 @@ def owning_op(value) -> ir.Operation:
     return as_operation(owner)
 
 
+def value_key(value) -> tuple:
+    """What a value is beyond its handle: ("arg" or "result", its op's name,
+    its number there, its type, its op's location). The bindings compare
+    values by address: once a pass erased an op, a value it makes may have
+    an erased value's address, and be taken for it."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        op = as_operation(owner.owner)
+        return ("arg", op.name, ir.BlockArgument(value).arg_number, value.type, op.location)
+    op = as_operation(owner)
+    return ("result", op.name, ir.OpResult(value).result_number, value.type, op.location)
+
+
 def result_number(value) -> int:
     return ir.OpResult(value).result_number
 

@@ -35,7 +35,7 @@ def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
     if it is still what it was (value_key): inlining erases values, a value
     it makes may take an erased one's address, and the bindings compare
     values by address."""
-    from sdylog.commands.relations import value_key
+    from sdylog.ir.rewrite import value_key
     from sdylog.mpmd.driver import evaluate
     from sdylog.mpmd.prepare import entry_name, prepare
     filename = display_name(path)
