@@ -16,14 +16,12 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from jaxlib.mlir import ir
 
-from sdylog.cli import main
-from sdylog.ir import parse_module
 from sdylog.ir.walk import walk_ops
 from sdylog.passes.driver import optimize_text, parse_flags
 from tests.jax_subprocess import generated_programs
+from tests.run_partition import partitioned
 
 HERE = Path(__file__).parent
 FULL = "-sdy-insert-explicit-reshards=enable-full-version=true"
@@ -34,14 +32,6 @@ NAMES = ["trisolve_rows", "trisolve_rhs", "trisolve_batch", "cholesky_rows", "ch
 @pytest.fixture(scope="module")
 def programs():
     return generated_programs(HERE / "linalg_programs.py")
-
-
-def partitioned(tmp_path, name, text):
-    path = tmp_path / f"{name}.mlir"
-    path.write_text(text)
-    r = CliRunner().invoke(main, ["run", "--partition", "-q", str(path)])
-    assert r.exit_code == 0, r.output
-    return parse_module(r.stdout)
 
 
 def shapes(values) -> list:

@@ -22,11 +22,11 @@ from click.testing import CliRunner
 from jaxlib.mlir import ir
 
 from sdylog.cli import main
-from sdylog.ir import parse_module
 from sdylog.ir.diagnostics import SdylogError
 from sdylog.ir.walk import walk_ops
 from sdylog.simulate.simulate import simulate_text
 from tests.jax_subprocess import generated_programs
+from tests.run_partition import partitioned
 
 HERE = Path(__file__).parent
 CALLBACK = "xla_ffi_python_cpu_callback"
@@ -55,14 +55,6 @@ def on_device(op) -> int | None:
     if converted.name != "stablehlo.convert" or converted.operands[0].owner.name != "stablehlo.partition_id":
         return None
     return int(ir.DenseIntElementsAttr(constant.attributes["value"])[0])
-
-
-def partitioned(tmp_path, name, text):
-    path = tmp_path / f"{name}.mlir"
-    path.write_text(text)
-    r = CliRunner().invoke(main, ["run", "--partition", "-q", str(path)])
-    assert r.exit_code == 0, r.output
-    return parse_module(r.stdout)
 
 
 @pytest.mark.parametrize("name", WITHOUT_RESULTS + ["pure"])
