@@ -97,6 +97,12 @@ def run_explain(*args):
     return result.exit_code, result.stdout, result.stderr
 
 
+def partitioning(out: str) -> list[str]:
+    """explain's lines from "partitioning it" on: the rest of that line
+    (the section's heading), then its lines ([] when it has none)."""
+    return out.split("partitioning it", 1)[1].splitlines() if "partitioning it" in out else []
+
+
 def chain_of(path, value, dim):
     """The hops and origin of the first unit of `value`'s dimension `dim`."""
     ex = run_with_provenance(path)

@@ -10,7 +10,7 @@ call, the callee (and which function it copies) and the sharding it takes.
 A reshard that is the input's own sharding constraint says so."""
 from __future__ import annotations
 
-from tests.commands.test_explain import run_explain, write
+from tests.commands.test_explain import partitioning, run_explain, write
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
 
@@ -43,15 +43,11 @@ func.func private @bar(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
 """
 
 
-def partitioning(out: str) -> list[str]:
-    return out.split("partitioning it", 1)[1].splitlines()[1:] if "partitioning it" in out else []
-
-
 def test_a_reshard_for_a_call_to_a_function_copy_names_the_call_and_the_copy(tmp_path):
     path = write(tmp_path, COPIED)
     code, out, _ = run_explain(path, "%arg0")
     assert code == 0
-    assert partitioning(out) == [
+    assert partitioning(out)[1:] == [
         f'  {path}:2:17: written by the export step: reshard [{{"a"}}, {{}}] -> [{{"a"}}, {{"b"}}], 0 B per device',
         f"  the reshard at {path}:2:17 is for the call at {path}:5:8: it passes the value to @bar_0 (the export's "
         'copy of @bar for this call\'s shardings) as argument 0, which takes <@mesh, [{"a"}, {"b"}]> (a call\'s '
@@ -62,7 +58,7 @@ def test_a_reshard_from_a_sharding_constraint_says_so(tmp_path):
     path = write(tmp_path, CONSTRAINED)
     code, out, _ = run_explain(path, "%1")
     assert code == 0
-    assert partitioning(out) == [
+    assert partitioning(out)[1:] == [
         f'  {path}:6:8: written by the export step: reshard [{{"a"}}, {{}}] -> [{{}}, {{"a"}}], 64 B per device',
         f"  the reshard at {path}:6:8 is the input's sdy.sharding_constraint there (sdy-sharding-constraint-to-reshard)"]
 

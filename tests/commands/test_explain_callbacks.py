@@ -7,7 +7,7 @@ why_single_device "callback") instead of crediting Shardy's full version;
 an op with a result on one device keeps Shardy's words."""
 from __future__ import annotations
 
-from tests.commands.test_explain import run_explain, write
+from tests.commands.test_explain import partitioning, run_explain, write
 
 MESHES = 'sdy.mesh @mesh = <["a"=2]>\nsdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>\n'
 
@@ -26,10 +26,6 @@ RESULT = MESHES + """func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy
   return %1 : tensor<8x4xf32>
 }
 """
-
-
-def partitioning(out: str) -> list[str]:
-    return out.split("partitioning it", 1)[1].splitlines() if "partitioning it" in out else []
 
 
 def test_a_host_callbacks_operand_is_gathered_because_sdylog_runs_it_on_device_0(tmp_path):
