@@ -256,18 +256,18 @@ def op_where_text(op, filename: str | None = None, calls: dict | None = None) ->
     text = str(op.location)
     if source_of(parse_location(text)) is not None:
         return _where_text(text, filename)
-    src = op_source(op, calls)
-    return str(Where(src.text(filename) if src is not None else None, name_of(parse_location(text))))
+    return str(where(op, filename, calls))
 
 
 _where_text = lru_cache(maxsize=65536)(where_text)
 
 
-def where(op_or_location, filename: str | None = None) -> Where:
-    """The Where of an op (its source: op_source; its name: its own
-    location's) or of an MLIR location (ir.Location, or its text)."""
+def where(op_or_location, filename: str | None = None, calls: dict | None = None) -> Where:
+    """The Where of an op (its source: op_source, `calls` as there; its name:
+    its own location's) or of an MLIR location (ir.Location, or its text)."""
     if hasattr(op_or_location, "location"):
-        return Where(_text(op_source(op_or_location), filename), name_of(parse_location(str(op_or_location.location))))
+        return Where(_text(op_source(op_or_location, calls), filename),
+                     name_of(parse_location(str(op_or_location.location))))
     loc = parse_location(str(op_or_location))
     return Where(_text(source_of(loc), filename), name_of(loc))
 
