@@ -14,7 +14,7 @@ from sdylog.ir.diagnostics import error_at
 from sdylog.ir.shardings import Meshes, func_type, per_value
 from sdylog.ir.types import element_bytes
 from sdylog.ir.walk import func_ops, symbol_name, walk_ops
-from sdylog.mpmd.hints import DEVICE_ATTR, HOST_CALLBACKS, mhlo_devices, sharding_device
+from sdylog.mpmd.hints import DEVICE_ATTR, is_host_callback, mhlo_devices, sharding_device
 from sdylog.mpmd.prepare import SCOPE
 
 # Ops whose result is their operand (or that have none): annotations, not computations.
@@ -61,8 +61,8 @@ class _Reader:
         if DEVICE_ATTR in fn.attributes:
             self.add("func_hint", symbol_name(fn), ir.IntegerAttr(fn.attributes[DEVICE_ATTR]).value)
 
-    def host_callback(self, op_id: int, name: str, attrs) -> None:
-        if name == "stablehlo.custom_call" and ir.StringAttr(attrs["call_target_name"]).value in HOST_CALLBACKS:
+    def host_callback(self, op_id: int, op) -> None:
+        if is_host_callback(op):
             self.add("host_callback", op_id)
 
     def op_hints(self, op_id: int, op, name: str, attrs) -> None:
@@ -189,7 +189,7 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
             r.transparent(op_id, op, name, attrs)
             continue
         r.op_hints(op_id, op, name, attrs)
-        r.host_callback(op_id, name, attrs)
+        r.host_callback(op_id, op)
         r.op_kind_facts(op_id, op, name, attrs)
     r.values()
     named = {row[1] for row in r.rows.get("op_hint", [])} | {row[2] for rel in ("arg_hint", "result_hint")
@@ -227,7 +227,7 @@ def placement_facts(module, filename: str = "-") -> dict[str, list[tuple]]:
                     requested.update((res, op_id) for res in op.results)
             else:
                 r.op_hints(op_id, op, name, op.attributes)
-                r.host_callback(op_id, name, op.attributes)
+                r.host_callback(op_id, op)
             op_id += 1
     return r.rows
 
