@@ -207,7 +207,7 @@ def _firing_order(engine) -> tuple[int, list]:
     first = max([h for (h,) in select("existing_channel", "handle")], default=0) + 1
     event_of = {(v, d): (after, hop)
                 for v, d, after, hop in select("xfer_event", "v", "d", "after", "hop", ordered=True)}
-    merged_rows = select("merged", "v", "s", "d", "first", "after", ordered=True)
+    merged_rows = select("merged_transfer", "v", "s", "d", "first", "after", ordered=True)
     merged = {(v, d): (first, m) for v, _s, d, first, m in merged_rows}
     pending = [(*event_of[(v, d)], v, d, s) for v, s, d in select("channel", "v", "s", "d") if (v, d) not in merged]
     pending += [(m, 0, v, d, s) for v, s, d, first, m in merged_rows if v == first]
@@ -234,7 +234,7 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
     recv_at = {(v, d): ("before", a) for v, d, a in select("recv_before", "v", "d", "before", ordered=True)}
     recv_at.update({(v, d): ("after", b) for v, d, b in select("recv_after", "v", "d", "after", ordered=True)})
     groups = defaultdict(list)   # (first value, dst) -> the values merged with it
-    for v, d, first in select("merged", "v", "d", "first"):
+    for v, d, first in select("merged_transfer", "v", "d", "first"):
         groups[(first, d)].append(v)
     channels, events = [], defaultdict(list)
     for n, (after, hop, v, d, s) in enumerate(pending):
