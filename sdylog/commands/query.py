@@ -53,7 +53,7 @@ def query(file, relation, where, limit, fmt, list_, entry, **mpmd):
         if _is_mpmd(file, mpmd):   # (propagation refuses it: the MPMD run's relations only)
             click.echo(format_list(every_relation({"mpmd": _mpmd_run(file, options)[0]}, ("mpmd",)), fmt), nl=False)
             return
-        run = _run(file)
+        run = _run(file, keep_values=True)
         engines = {"propagation": run.result.engine, "reshard": _reshard_engine(run),
                    "mpmd": _mpmd_run(file, options)[0]}
         click.echo(format_list(every_relation(engines, RUNS), fmt), nl=False)
@@ -66,7 +66,7 @@ def query(file, relation, where, limit, fmt, list_, entry, **mpmd):
         engine, names = _mpmd_run(file, options)
         program = mpmd_program()
     else:
-        run = _run(file)
+        run = _run(file, keep_values=which == "reshard")
         if which == "reshard":
             engine, names = _reshard_engine(run), run.reshard_names
             program = next(p for p in _reshard_programs() if relation in p.relations)
@@ -96,11 +96,18 @@ def _reshard_programs() -> tuple:
 
 
 def _reshard_engine(run):
-    """The reshard rules' engine of the run."""
+    """The reshard rules' engine of the run, with the facts that tell the
+    reshards the export wrote apart loaded (rules/reshard/why.dl's
+    why_written*, as `sdylog explain` reads them)."""
+    from sdylog.reshard.explain import load_written_origins
+    load_written_origins(run)
     return run.needed.inventory.engine
 
 
-def _run(file):
+def _run(file, keep_values: bool = False):
+    """The pipeline on FILE, its ids named; `keep_values`: the input's
+    values described too (their locations: what load_written_origins reads
+    for the reshard rules' why_written*)."""
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
-    return run_pipeline(file, name_ids=True, progress=Progress())
+    return run_pipeline(file, name_ids=True, keep_values=keep_values, progress=Progress())
