@@ -30,7 +30,7 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
 
     with module.context:
         facts = extract_facts(module, filename)
-        rows = mpmd_facts(facts, module, entry, filename, options.devices, tuple(d for _, d in options.assign))
+        rows = mpmd_facts(facts, module, entry, filename)
     check_assign(options.assign, {name for _, name, _ in rows.get("op_scope", ())})
     program = mpmd_program()
     engine = make_engine(program, provenance=provenance)

@@ -168,11 +168,8 @@ class _Reader:
             self.add("elem_bytes", e, n)
 
 
-def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: int | None,
-               assigned: tuple[int, ...] = ()) -> dict[str, list[tuple]]:
-    """The rows of rules/mpmd/schema.dl's relations (but the run's options).
-    The devices: `num_devices`, else the module's (mhlo.num_partitions), else
-    up to the largest one named (by hints or `assigned`)."""
+def mpmd_facts(facts: FactSet, module, entry: str, filename: str) -> dict[str, list[tuple]]:
+    """The rows of rules/mpmd/schema.dl's relations (but the run's options)."""
     r = _Reader(facts, module, filename)
     r.add("entry_func", entry)
     for op_id, op in enumerate(facts.ops):
@@ -192,12 +189,10 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
         r.host_callback(op_id, op)
         r.op_kind_facts(op_id, op, name, attrs)
     r.values()
-    named = {row[1] for row in r.rows.get("op_hint", [])} | {row[2] for rel in ("arg_hint", "result_hint")
-                                                              for row in r.rows.get(rel, [])} | set(assigned)
-    count = num_devices if num_devices is not None else module_device_count(module)
-    if count is None:
-        count = max(named, default=0) + 1
-    r.rows["device"] = [(d,) for d in range(count)]
+    attrs = module.operation.attributes   # (the device count they give: rules/mpmd/devices.dl)
+    for relation, attr in (("module_partitions", "mhlo.num_partitions"), ("module_replicas", "mhlo.num_replicas")):
+        if attr in attrs:
+            r.add(relation, ir.IntegerAttr(attrs[attr]).value)
     return r.rows
 
 
@@ -230,17 +225,6 @@ def placement_facts(module, filename: str = "-") -> dict[str, list[tuple]]:
                 r.host_callback(op_id, op)
             op_id += 1
     return r.rows
-
-
-def module_device_count(module) -> int | None:
-    """mhlo.num_partitions x mhlo.num_replicas of the module, when given."""
-    attrs = module.operation.attributes
-    if "mhlo.num_partitions" not in attrs:
-        return None
-    n = ir.IntegerAttr(attrs["mhlo.num_partitions"]).value
-    if "mhlo.num_replicas" in attrs:
-        n *= ir.IntegerAttr(attrs["mhlo.num_replicas"]).value
-    return n
 
 
 def _is_token(t) -> bool:
