@@ -93,6 +93,10 @@ def check(engine, facts, entry: str, filename: str) -> None:
         return error_at(fn, message, filename)
 
     n = engine.size("device")
+    for op, d, _j, _k, e, kind, name in select("error_call_device", "op", "d", "j", "k", "e", "kind", "name",
+                                               ordered=True):
+        raise at(op, f"'{facts.ops[op].name}' is placed on device {d} but the '{kind}' of @{name} holding it "
+                     f"on device {e}")
     for op, mesh in select("error_spmd_sharding", "op", "mesh", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' is sharded over the devices of {mesh}: MPMD partitioning "
                      "places whole ops on devices (maximal shardings); SPMD shardings are not supported")

@@ -141,9 +141,12 @@ class Explainer:
         if why == "mhlo.sharding":
             return f"its mhlo.sharding is {{maximal device={d}}}"
         if why == "sdylog.device":
-            return f"its sdylog.device attribute (a call placed there, or the user's) names device {d}"
+            return f"its sdylog.device attribute names device {d}"
+        if why == "call":
+            call = min(rel.where("call_hint", op=o), key=lambda x: x.level)
+            return f"it comes from the {call.kind} of @{call.name}, placed on device {d}"
         if why == "inside":
-            inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("op_hint", op=x.op)]
+            inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("placement_hint", op=x.op)]
             return f"an op inside it, {self.op(inner[0]) if inner else '?'}, is placed on device {d}"
         if why == "name":
             depth = rel.first("assigned_depth", op=o).depth

@@ -15,7 +15,7 @@ from sdylog.ir.shardings import Meshes, func_type, per_value
 from sdylog.ir.types import element_bytes
 from sdylog.ir.walk import func_ops, symbol_name, walk_ops
 from sdylog.mpmd.hints import DEVICE_ATTR, is_host_callback, mhlo_devices, sharding_device
-from sdylog.mpmd.prepare import SCOPE
+from sdylog.mpmd.prepare import CALLS, SCOPE
 
 # Ops whose result is their operand (or that have none): annotations, not computations.
 TRANSPARENT_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier",
@@ -87,6 +87,10 @@ class _Reader:
                 self.add("op_hint", op_id, d, "mhlo.sharding")
         if DEVICE_ATTR in attrs:
             self.add("op_hint", op_id, ir.IntegerAttr(attrs[DEVICE_ATTR]).value, DEVICE_ATTR)
+        if CALLS in attrs:
+            for level, (kind, name, d) in enumerate(ir.ArrayAttr(attrs[CALLS])):
+                self.add("call_hint", op_id, level, ir.IntegerAttr(d).value, ir.StringAttr(kind).value,
+                         ir.StringAttr(name).value)
         if SCOPE in attrs:
             for depth, name in enumerate(ir.ArrayAttr(attrs[SCOPE])):
                 self.add("op_scope", op_id, ir.StringAttr(name).value, depth)
