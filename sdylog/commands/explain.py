@@ -930,6 +930,8 @@ _EXPORT_RESHARDED = ("func.func", "func.call", "sdy.manual_computation")
 
 
 def _export_changes(targets: list, run, propagated: dict | None, final_copies, main: str | None) -> list[str]:
+    # (left in Python: a diff of two IR states, propagation's shardings and the export's, that no
+    # rule evaluation holds together; it decides nothing, the export's passes did)
     """A line for each copy of a target whose axes the export changed: it
     shrinks a function's argument or result sharding that does not divide
     its dimension (a call's result follows its callee, a manual

@@ -207,6 +207,7 @@ def _firing_order(engine) -> tuple[int, list]:
     firing order (key, hop, value, destination), from one past the largest
     handle the input's own channels use; a loop's predicate channels (value
     -1) come before the other channels keyed at the loop."""
+    # (left in Python: numbering; the order itself is the rules' xfer_event and merged_transfer)
     select = engine.select
     first = max([h for (h,) in select("existing_channel", "handle")], default=0) + 1
     event_of = {(v, d): (after, hop)
