@@ -39,16 +39,31 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
     return engine, facts
 
 
-def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False) -> Plan:
+def evaluate_regrouped(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False,
+                       strict: bool = True):
+    """(engine, facts, sums regrouped): evaluate, and with --reduce-locally
+    evaluate again on the sums reduce.py regrouped (the module rewritten in
+    place). An input with errors raises the first (check), or with `strict`
+    False keeps the first evaluation, whose relations hold them."""
     engine, facts = evaluate(module, entry, filename, options, provenance)
     regrouped = 0
     if options.reduce_locally:   # a second evaluation, on the regrouped sums (a fixed number per run)
         from sdylog.mpmd.reduce import regroup_sums
         with module.context:
-            check(engine, facts, entry, filename)
+            try:
+                check(engine, facts, entry, filename)
+            except SdylogError:
+                if strict:
+                    raise
+                return engine, facts, 0
             regrouped = regroup_sums(engine, facts)
         if regrouped:
             engine, facts = evaluate(module, entry, filename, options, provenance)
+    return engine, facts, regrouped
+
+
+def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False) -> Plan:
+    engine, facts, regrouped = evaluate_regrouped(module, entry, filename, options, provenance)
     with module.context:
         check(engine, facts, entry, filename)
         result = read_plan(engine, facts, entry, options)

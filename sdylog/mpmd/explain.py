@@ -28,15 +28,17 @@ def mpmd_relations() -> set:
 
 
 def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
-    """(engine, facts, names, entry, filename) of the rules on FILE: evaluated
-    even when the input has errors (their relations are rows to read).
+    """(engine, facts, names, entry, filename) of the rules on FILE, as
+    `sdylog mpmd` evaluates them (with --reduce-locally, on the regrouped
+    sums): evaluated even when the input has errors (their relations are
+    rows to read).
     `names`: value id -> the input's name of the value, for the entry's
     values that prepare leaves (it inlines the calls). A value is named only
     if it is still what it was (value_key): inlining erases values, a value
     it makes may take an erased one's address, and the bindings compare
     values by address."""
     from sdylog.ir.rewrite import value_key
-    from sdylog.mpmd.driver import evaluate
+    from sdylog.mpmd.driver import evaluate_regrouped
     from sdylog.mpmd.prepare import entry_name, prepare
     filename = display_name(path)
     module = parse_module(read_source(path), filename)
@@ -44,7 +46,7 @@ def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
         entry = entry_name(module, options.entry, filename)
         before = {v: (name, value_key(v)) for v, name in _input_names(module, entry).items()}
     entry = prepare(module, filename, options.entry)
-    engine, facts = evaluate(module, entry, filename, options, provenance)
+    engine, facts, _ = evaluate_regrouped(module, entry, filename, options, provenance, strict=False)
     names = {}
     with module.context:
         for vid, v in enumerate(facts.values):

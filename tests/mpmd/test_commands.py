@@ -123,3 +123,21 @@ def test_bad_numbers_are_usage_errors(command, option, value):
     devices = [] if option == "--devices" else ["--devices", "2"]
     r = CliRunner().invoke(main, [command, str(PIPELINE), option, value, *devices])
     assert r.exit_code == 2, r.output
+
+
+def test_query_and_explain_read_the_regrouped_sums_with_reduce_locally(tmp_path):
+    """With --reduce-locally, `sdylog mpmd` partitions the program whose sums
+    reduce.py regrouped (rules evaluated again): query and explain read that
+    evaluation too. They read the first before: four channels where the
+    partition has two, and explain sent a leaf that is added on its own
+    device."""
+    src = tmp_path / "s17.mlir"
+    src.write_text(s.S17)
+    r = run("query", src, "channel", "--reduce-locally")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == "channel: 2 tuples"
+    assert run("query", src, "channel").output.splitlines()[-1] == "channel: 4 tuples"
+    r = run("explain", src, "%0", "--reduce-locally")
+    assert r.exit_code == 0, r.output
+    assert "is on device 0 without a transfer" in r.output and "sent" not in r.output
+    assert "sent 0 -> 2 on channel 1" in run("explain", src, "%0").output
