@@ -89,6 +89,14 @@ class FactNames:
             return self._ops[o]
         return ("?", "?")
 
+    def all_values(self) -> list[tuple[int, str]]:
+        """(id, name) of every value (the DuckDB file's value_names)."""
+        return [(v, n) for v, n in enumerate(self._values) if n is not None]
+
+    def all_ops(self) -> list[tuple[int, tuple[str, str]]]:
+        """(id, (kind, location)) of every op (the DuckDB file's op_names)."""
+        return [(o, kl) for o, kl in enumerate(self._ops) if kl is not None]
+
 
 # ------------------------------------------------------------------ which run holds a relation
 # The evaluations whose relations `sdylog query` reads, in the order `query --list` lists
