@@ -4,6 +4,7 @@ the relations with their columns and documentation."""
 import click
 
 from sdylog.cli import reports_errors
+from sdylog.errors import SdylogError, UsageError
 from sdylog.datalog.table import FORMATS
 from sdylog.mpmd.command import mpmd_options
 
@@ -54,8 +55,13 @@ def query(file, relation, where, limit, fmt, list_, entry, **mpmd):
             click.echo(format_list(every_relation({"mpmd": _mpmd_run(file, options)[0]}, ("mpmd",)), fmt), nl=False)
             return
         run = _run(file, keep_values=True)
-        engines = {"propagation": run.result.engine, "reshard": _reshard_engine(run),
-                   "mpmd": _mpmd_run(file, options)[0]}
+        engines = {"propagation": run.result.engine, "reshard": _reshard_engine(run)}
+        try:
+            engines["mpmd"] = _mpmd_run(file, options)[0]
+        except UsageError:
+            raise
+        except SdylogError:   # (a module the MPMD rules cannot take, a shard_map: its relations without sizes)
+            pass
         click.echo(format_list(every_relation(engines, RUNS), fmt), nl=False)
         return
     if file is None or relation is None:

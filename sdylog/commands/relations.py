@@ -139,14 +139,17 @@ def relation_run(relation: str, mpmd_module) -> str | None:
 
 def every_relation(engines: dict | None = None, runs=RUNS) -> list[dict]:
     """relation_list of each run of `runs`, a relation once (under the first
-    run declaring it), with its row count where `engines` (run -> engine)
-    has its run's engine."""
+    run declaring it); with `engines` (run -> engine), its row count (None
+    where `engines` lacks its run's engine)."""
     rows, listed = [], set()
     for run in runs:
         engine = (engines or {}).get(run)
         for program in run_programs(run):
             rows += [r for r in relation_list(program, engine) if r["relation"] not in listed]
             listed |= {r["relation"] for r in rows}
+    if engines is not None:
+        for r in rows:
+            r.setdefault("rows", None)
     return rows
 
 

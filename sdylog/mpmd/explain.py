@@ -22,11 +22,6 @@ _RESULT_LOC_WORDS = {"hint": "its sharding places it there",
 CHAIN_RELATIONS = ("placed", "placed_core", "reach", "needs", "explicit", "explicit_by", "use", "dst", "xfer")
 
 
-def mpmd_relations() -> set:
-    from sdylog.mpmd.driver import mpmd_program
-    return set(mpmd_program().relations)
-
-
 def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
     """(engine, facts, names, entry, filename) of the rules on FILE, as
     `sdylog mpmd` evaluates them (with --reduce-locally, on the regrouped

@@ -374,3 +374,24 @@ def test_query_reads_an_mpmd_modules_own_facts(tmp_path):
     # on an SPMD module, the MPMD run's relations are listed with their sizes beside propagation's
     rows = {r["relation"]: r for r in json.loads(sdylog("query", str(MLP), "--list", "--format", "json").stdout)}
     assert rows["placed"]["rows"] == 6 and rows["op"]["rows"] == 12 and rows["needed"]["rows"] == 2
+
+
+def test_query_list_of_a_module_the_mpmd_rules_refuse_lists_their_relations_without_sizes(tmp_path):
+    """A shard_map cannot be partitioned MPMD: `--list FILE` still lists
+    every relation, the MPMD rules' without a size."""
+    src = tmp_path / "sm.mlir"
+    src.write_text('''sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>]
+      manual_axes={"x"} (%b: tensor<4xf32>) {
+    %1 = stablehlo.negate %b : tensor<4xf32>
+    sdy.return %1 : tensor<4xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+''')
+    p = sdylog("query", str(src), "--list", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    rows = {r["relation"]: r for r in json.loads(p.stdout)}
+    assert rows["placed"]["rows"] is None and rows["op"]["rows"] > 0
+    assert "shard_map" in sdylog("query", str(src), "placed").stderr
