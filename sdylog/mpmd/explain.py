@@ -140,7 +140,7 @@ class Explainer:
         if why == "sdylog.device":
             return f"its sdylog.device attribute names device {d}"
         if why == "call":
-            call = min(rel.where("call_hint", op=o), key=lambda x: x.level)
+            call = rel.first("call_hint", op=o, level=0)   # (the innermost placed one)
             return f"it comes from the {call.kind} of @{call.name}, placed on device {d}"
         if why == "inside":
             inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("placement_hint", op=x.op)]
