@@ -863,7 +863,7 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
     the value is still that one: the passes free values, and a new one may
     take a freed one's address)."""
     from sdylog.commands.values import main_name, match_values
-    from sdylog.reshard.explain import reshard_lines
+    from sdylog.reshard.explain import load_written_origins, reshard_lines
 
     named = run.named
     facts = run.needed.inventory.facts
@@ -884,7 +884,7 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
 
     with run.module.context:
         lines += _export_changes(targets, run, propagated, final_copies, main_name(run.module))
-        written = _load_written_origins(run, match)
+        written = load_written_origins(run, match)
         for target in targets:
             handles = final_copies(target)
             for h in handles:
@@ -893,47 +893,6 @@ def partitioning_text(value: str, run, propagated: dict | None = None) -> str:
                     found[0] = f"{found[0][:-1]}, the copy in @{_func_of(h)}:"
                 lines += found + (_written_lines(h, run) if found and written else [])
     return "\n".join(lines) + "\n" if lines else ""
-
-
-# The input relations of rules/reshard/why.dl that say where the export's reshards come from.
-_WRITTEN_ORIGINS = ("input_constraint_at", "reshard_at", "func_origin")
-
-
-def _load_written_origins(run, match) -> bool:
-    """Load into the reshard rules' evaluation (run.needed) the facts
-    rules/reshard/why.dl tells the reshards the export wrote apart by (the
-    input's sharding constraints by location, the module's reshards by
-    location, the input function each called function holds the values of:
-    `match()`, match_values), and evaluate again the strata that read them;
-    False (nothing loaded) when the module has no sdy.reshard."""
-    inventory = run.needed.inventory
-    facts, filename = inventory.facts, run.ctx.filename
-    reshards = [o for o, kind, *_ in facts.rows("op") if kind == "sdy.reshard" and facts.ops[o] is not None]
-    if not reshards:
-        return False
-    from sdylog.ir.walk import func_ops
-    called = {f for _u, f in facts.rows("call")}
-    rows = {"input_constraint_at": sorted({(iv.source,) for iv in run.named.values
-                                           if iv.op == "sdy.sharding_constraint"}),
-            "reshard_at": [(o, loc_text(facts.ops[o], filename)) for o in reshards],
-            "func_origin": [(symbol_name(fn), _origin(fn, facts, match)) for fn in func_ops(run.module)
-                            if symbol_name(fn) in called]}
-    engine = inventory.engine
-    for relation in _WRITTEN_ORIGINS:
-        engine.replace(relation, rows[relation])
-    engine.run(since=_WRITTEN_ORIGINS)
-    return True
-
-
-def _origin(fn, facts, match) -> str:
-    """The input function whose values function `fn` holds (the export's
-    unflatten-call-graph copies a function called with other shardings:
-    @bar_0 of @bar): that of its first value found among the input's."""
-    for v in _func_values(fn):
-        iv = match()[0].get(facts.value_ids.get(v))
-        if iv is not None:
-            return iv.func
-    return symbol_name(fn)
 
 
 def _written_lines(value, run) -> list[str]:
@@ -965,20 +924,14 @@ def _written_lines(value, run) -> list[str]:
     return lines
 
 
-def _func_values(fn):
-    """The block arguments of function `fn`, then its ops' results (walk order)."""
-    from sdylog.ir.walk import walk_ops
-    yield from fn.regions[0].blocks[0].arguments
-    for op in walk_ops(fn):
-        yield from op.results
-
-
 # Ops whose arguments or results the export's update-non-divisible-input-output-shardings changes
 # (a function's, a call's as its callee's, a manual computation's in and out shardings).
 _EXPORT_RESHARDED = ("func.func", "func.call", "sdy.manual_computation")
 
 
 def _export_changes(targets: list, run, propagated: dict | None, final_copies, main: str | None) -> list[str]:
+    # (left in Python: a diff of two IR states, propagation's shardings and the export's, that no
+    # rule evaluation holds together; it decides nothing, the export's passes did)
     """A line for each copy of a target whose axes the export changed: it
     shrinks a function's argument or result sharding that does not divide
     its dimension (a call's result follows its callee, a manual

@@ -4,6 +4,7 @@ the relations with their columns and documentation."""
 import click
 
 from sdylog.cli import reports_errors
+from sdylog.errors import SdylogError, UsageError
 from sdylog.datalog.table import FORMATS
 from sdylog.mpmd.command import mpmd_options
 
@@ -35,52 +36,84 @@ def query(file, relation, where, limit, fmt, list_, entry, **mpmd):
     beside it (`t_name`: `%3`, `x`, `@relu:%1`), an op id column its op and
     location (`op_kind`, `op_loc`). An MPMD relation's ids are the MPMD
     run's (the module with its calls inlined), named from that run: they are
-    not the ids of propagation's relations (`op`, `op_operand`, ...)."""
-    from sdylog.commands.relations import format_list, relation_list
+    not the ids of propagation's relations (`op`, `op_operand`, ...). On a
+    module that places ops on devices (which propagation refuses), the input
+    relations (`op`, `value`, ...) are the MPMD run's, and `--list FILE`
+    lists that run's relations."""
+    from sdylog.commands.relations import RUNS, every_relation, extras, format_list, relation_run
     from sdylog.datalog.table import render, select
-    from sdylog.propagation.driver import propagation_program
-    from sdylog.reshard.costs import costs_program
-    from sdylog.reshard.driver import reshard_program
+    from sdylog.mpmd.command import options_from
 
+    options = options_from(**mpmd, entry=entry)
     if list_:
         if relation is not None:
             raise click.UsageError("--list takes no RELATION")
-        run = _run(file) if file else None
-        rows = relation_list(propagation_program(), run.result.engine if run else None)
-        listed = {r["relation"] for r in rows}
-        for program in (reshard_program(), costs_program()):
-            rows += [r for r in relation_list(program, run.needed.inventory.engine if run else None)
-                     if r["relation"] not in listed]
-            listed |= {r["relation"] for r in rows}
-        click.echo(format_list(rows, fmt), nl=False)
+        if file is None:
+            click.echo(format_list(every_relation(), fmt), nl=False)
+            return
+        if _is_mpmd(file, mpmd):   # (propagation refuses it: the MPMD run's relations only)
+            click.echo(format_list(every_relation({"mpmd": _mpmd_run(file, options)[0]}, ("mpmd",)), fmt), nl=False)
+            return
+        run = _run(file, keep_values=True)
+        engines = {"propagation": run.result.engine, "reshard": _reshard_engine(run)}
+        try:
+            engines["mpmd"] = _mpmd_run(file, options)[0]
+        except UsageError:
+            raise
+        except SdylogError:   # (a module the MPMD rules cannot take, a shard_map: its relations without sizes)
+            pass
+        click.echo(format_list(every_relation(engines, RUNS), fmt), nl=False)
         return
     if file is None or relation is None:
         raise click.UsageError("give FILE and RELATION (or --list)")
-    from sdylog.mpmd.explain import mpmd_relations
-
-    if relation in mpmd_relations() and relation not in propagation_program().relations:
-        from sdylog.commands.relations import FactNames, extras
-        from sdylog.mpmd.command import options_from
+    which = relation_run(relation, lambda: _is_mpmd(file, mpmd))
+    if which == "mpmd":
         from sdylog.mpmd.driver import mpmd_program
-        from sdylog.mpmd.explain import mpmd_engine
-        mpmd_rules, facts, names, _, filename = mpmd_engine(file, options_from(**mpmd, entry=entry))
-        sel = select(mpmd_rules, relation, list(where), limit,
-                     extras(mpmd_program(), mpmd_rules.decl(relation), FactNames(facts, names, filename)))
-        click.echo(render(sel, fmt), nl=False)
-        return
-    from sdylog.commands.relations import extras
-
-    run = _run(file)
-    reshard_rules = next((p for p in (reshard_program(), costs_program()) if relation in p.relations), None)
-    if reshard_rules is not None and relation not in propagation_program().relations:
-        program, eng, names = reshard_rules, run.needed.inventory.engine, run.reshard_names
+        engine, names = _mpmd_run(file, options)
+        program = mpmd_program()
     else:
-        program, eng, names = propagation_program(), run.result.engine, run.names
-    sel = select(eng, relation, list(where), limit, extras(program, eng.decl(relation), names))
+        run = _run(file, keep_values=which == "reshard")
+        if which == "reshard":
+            engine, names = _reshard_engine(run), run.reshard_names
+            program = next(p for p in _reshard_programs() if relation in p.relations)
+        else:   # (propagation's, and an unknown relation: its error names propagation's)
+            from sdylog.propagation.driver import propagation_program
+            engine, names, program = run.result.engine, run.names, propagation_program()
+    sel = select(engine, relation, list(where), limit, extras(program, engine.decl(relation), names))
     click.echo(render(sel, fmt), nl=False)
 
 
-def _run(file):
+def _is_mpmd(file, mpmd: dict) -> bool:
+    from sdylog.simulate.mpmd import wants_mpmd
+    return wants_mpmd(file, mpmd)
+
+
+def _mpmd_run(file, options):
+    """(engine, names for its ids) of the MPMD rules on FILE."""
+    from sdylog.commands.relations import FactNames
+    from sdylog.mpmd.explain import mpmd_engine
+    engine, facts, names, _, filename = mpmd_engine(file, options)
+    return engine, FactNames(facts, names, filename)
+
+
+def _reshard_programs() -> tuple:
+    from sdylog.commands.relations import run_programs
+    return run_programs("reshard")
+
+
+def _reshard_engine(run):
+    """The reshard rules' engine of the run, with the facts that tell the
+    reshards the export wrote apart loaded (rules/reshard/why.dl's
+    why_written*, as `sdylog explain` reads them)."""
+    from sdylog.reshard.explain import load_written_origins
+    load_written_origins(run)
+    return run.needed.inventory.engine
+
+
+def _run(file, keep_values: bool = False):
+    """The pipeline on FILE, its ids named; `keep_values`: the input's
+    values described too (their locations: what load_written_origins reads
+    for the reshard rules' why_written*)."""
     from sdylog.commands.pipeline import run_pipeline
     from sdylog.progress import Progress
-    return run_pipeline(file, name_ids=True, progress=Progress())
+    return run_pipeline(file, name_ids=True, keep_values=keep_values, progress=Progress())

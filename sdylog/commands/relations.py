@@ -89,6 +89,69 @@ class FactNames:
             return self._ops[o]
         return ("?", "?")
 
+    def all_values(self) -> list[tuple[int, str]]:
+        """(id, name) of every value (the DuckDB file's value_names)."""
+        return [(v, n) for v, n in enumerate(self._values) if n is not None]
+
+    def all_ops(self) -> list[tuple[int, tuple[str, str]]]:
+        """(id, (kind, location)) of every op (the DuckDB file's op_names)."""
+        return [(o, kl) for o, kl in enumerate(self._ops) if kl is not None]
+
+
+# ------------------------------------------------------------------ which run holds a relation
+# The evaluations whose relations `sdylog query` reads, in the order `query --list` lists
+# them: propagation's (on the input), the reshard rules' and their costs' (Shardy's full
+# version on the module the pipeline leaves: `run --db` writes both), the MPMD rules' (the
+# module with its calls inlined). Each relation is declared by one of them, but the input
+# relations of rules/schema.dl (and what schema.dl derives), which each run has of its own.
+RUNS = ("propagation", "reshard", "mpmd")
+
+
+def run_programs(run: str) -> tuple:
+    """The rule programs of `run` (one of RUNS)."""
+    if run == "propagation":
+        from sdylog.propagation.driver import propagation_program
+        return (propagation_program(),)
+    if run == "reshard":
+        from sdylog.reshard.costs import costs_program
+        from sdylog.reshard.driver import reshard_program
+        return (reshard_program(), costs_program())
+    from sdylog.mpmd.driver import mpmd_program
+    return (mpmd_program(),)
+
+
+def runs_of(relation: str) -> list[str]:
+    """The runs (of RUNS, in order) whose programs declare `relation`."""
+    return [run for run in RUNS if any(relation in p.relations for p in run_programs(run))]
+
+
+def relation_run(relation: str, mpmd_module) -> str | None:
+    """The run `sdylog query FILE RELATION` reads RELATION from: the one
+    declaring it; for one every run has (rules/schema.dl's), the MPMD run's
+    on a module that places ops on devices (`mpmd_module()`, asked only
+    then: propagation refuses such a module), else propagation's. None: no
+    run declares it."""
+    runs = runs_of(relation)
+    if len(runs) > 1 and "mpmd" in runs and mpmd_module():
+        return "mpmd"
+    return runs[0] if runs else None
+
+
+def every_relation(engines: dict | None = None, runs=RUNS) -> list[dict]:
+    """relation_list of each run of `runs`, a relation once (under the first
+    run declaring it); with `engines` (run -> engine), its row count (None
+    where `engines` lacks its run's engine)."""
+    rows, listed = [], set()
+    for run in runs:
+        engine = (engines or {}).get(run)
+        for program in run_programs(run):
+            rows += [r for r in relation_list(program, engine) if r["relation"] not in listed]
+            listed |= {r["relation"] for r in rows}
+    if engines is not None:
+        for r in rows:
+            r.setdefault("rows", None)
+    return rows
+
 
 def relation_list(program, engine=None) -> list[dict]:
     """Every relation with its kind, columns and documentation (and its

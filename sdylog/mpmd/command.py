@@ -1,4 +1,4 @@
-"""`sdylog mpmd FILE [-o OUT] [--json MANIFEST] [--bf16-transfers nearest|truncate] [--assign NAME@DEV ...]`."""
+"""`sdylog mpmd FILE [-o OUT] [--json MANIFEST] [--db OUT.duckdb] [--bf16-transfers nearest|truncate] [--assign NAME@DEV ...]`."""
 import click
 
 from sdylog.cli import reports_errors
@@ -80,11 +80,14 @@ def options_from(assign, bf16_transfers, fanout, infer_transfers, merge_control,
 @click.option("-o", "--output", help="Write the per-device module here instead of stdout.")
 @click.option("--json", "manifest_path", metavar="MANIFEST",
               help="Write the manifest (devices, argument and result maps, channels) as JSON here ('-': stdout).")
+@click.option("--db", help="Save every input and derived relation of the MPMD rules in this DuckDB file (each a "
+                           "view named as the relation, names of values and ops beside their ids, as `sdylog query` "
+                           "prints them; a table `relations` documenting them).")
 @click.option("--quiet", "-q", is_flag=True, help="No report on stderr.")
 @click.option("--entry", default=None, help="The function to partition (default: @main).")
 @mpmd_options
 @reports_errors
-def mpmd(file, output, manifest_path, quiet, **kwargs):
+def mpmd(file, output, manifest_path, db, quiet, **kwargs):
     """Partition FILE into one program per device (`func.func @main.devN`),
     joined by stablehlo.send / recv, as TensorFlow's graph partitioner does:
     ops placed by maximal shardings (sdy or mhlo.sharding), `--assign` or
@@ -97,16 +100,33 @@ def mpmd(file, output, manifest_path, quiet, **kwargs):
     from sdylog.ir.module import display_name, read_source
     from sdylog.mpmd.partition import partition_text
 
+    if db == "-":
+        raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
     module_out = outputs.plan(output or "-", "-o")
     manifest_out = outputs.plan(manifest_path, "--json") if manifest_path else None
-    part = partition_text(read_source(file), display_name(file), options_from(**kwargs))
+    db_out = outputs.plan(db, "--db") if db else None
+    options = options_from(**kwargs)
+    part = partition_text(read_source(file), display_name(file), options)
     manifest = part.manifest()
     written = [(module_out, part.text())]
     if manifest_out:
         written.append((manifest_out, json.dumps(manifest, indent=1) + "\n"))
+    if db_out:
+        written.append((db_out, _database(file, options)))
     outputs.write_all(written)
     if not quiet:
         click.echo(report(part.plan, manifest), err=True)
+
+
+def _database(file, options):
+    """What writes the --db file: the rules' relations as `sdylog query FILE
+    REL` reads them (mpmd_engine, an evaluation of its own: the partition's
+    module is rewritten), with its names of values and ops."""
+    from sdylog.commands.relations import DatabasePart, FactNames, run_programs, save_database
+    from sdylog.mpmd.explain import mpmd_engine
+    engine, facts, names, _, filename = mpmd_engine(file, options)
+    handed = [engine, FactNames(facts, names, filename)]
+    return lambda path: save_database(path, [DatabasePart(run_programs("mpmd"))], handed)
 
 
 def report(plan, manifest: dict) -> str:

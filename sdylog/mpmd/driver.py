@@ -30,7 +30,7 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
 
     with module.context:
         facts = extract_facts(module, filename)
-        rows = mpmd_facts(facts, module, entry, filename, options.devices, tuple(d for _, d in options.assign))
+        rows = mpmd_facts(facts, module, entry, filename)
     check_assign(options.assign, {name for _, name, _ in rows.get("op_scope", ())})
     program = mpmd_program()
     engine = make_engine(program, provenance=provenance)
@@ -39,16 +39,31 @@ def evaluate(module, entry: str, filename: str, options: MpmdOptions, provenance
     return engine, facts
 
 
-def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False) -> Plan:
+def evaluate_regrouped(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False,
+                       strict: bool = True):
+    """(engine, facts, sums regrouped): evaluate, and with --reduce-locally
+    evaluate again on the sums reduce.py regrouped (the module rewritten in
+    place). An input with errors raises the first (check), or with `strict`
+    False keeps the first evaluation, whose relations hold them."""
     engine, facts = evaluate(module, entry, filename, options, provenance)
     regrouped = 0
     if options.reduce_locally:   # a second evaluation, on the regrouped sums (a fixed number per run)
         from sdylog.mpmd.reduce import regroup_sums
         with module.context:
-            check(engine, facts, entry, filename)
+            try:
+                check(engine, facts, entry, filename)
+            except SdylogError:
+                if strict:
+                    raise
+                return engine, facts, 0
             regrouped = regroup_sums(engine, facts)
         if regrouped:
             engine, facts = evaluate(module, entry, filename, options, provenance)
+    return engine, facts, regrouped
+
+
+def plan(module, entry: str, filename: str, options: MpmdOptions, provenance: bool = False) -> Plan:
+    engine, facts, regrouped = evaluate_regrouped(module, entry, filename, options, provenance)
     with module.context:
         check(engine, facts, entry, filename)
         result = read_plan(engine, facts, entry, options)
@@ -93,6 +108,10 @@ def check(engine, facts, entry: str, filename: str) -> None:
         return error_at(fn, message, filename)
 
     n = engine.size("device")
+    for op, d, _j, _k, e, kind, name in select("error_call_device", "op", "d", "j", "k", "e", "kind", "name",
+                                               ordered=True):
+        raise at(op, f"'{facts.ops[op].name}' is placed on device {d} but the '{kind}' of @{name} holding it "
+                     f"on device {e}")
     for op, mesh in select("error_spmd_sharding", "op", "mesh", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' is sharded over the devices of {mesh}: MPMD partitioning "
                      "places whole ops on devices (maximal shardings); SPMD shardings are not supported")
@@ -203,11 +222,12 @@ def _firing_order(engine) -> tuple[int, list]:
     firing order (key, hop, value, destination), from one past the largest
     handle the input's own channels use; a loop's predicate channels (value
     -1) come before the other channels keyed at the loop."""
+    # (left in Python: numbering; the order itself is the rules' xfer_event and merged_transfer)
     select = engine.select
     first = max([h for (h,) in select("existing_channel", "handle")], default=0) + 1
     event_of = {(v, d): (after, hop)
                 for v, d, after, hop in select("xfer_event", "v", "d", "after", "hop", ordered=True)}
-    merged_rows = select("merged", "v", "s", "d", "first", "after", ordered=True)
+    merged_rows = select("merged_transfer", "v", "s", "d", "first", "after", ordered=True)
     merged = {(v, d): (first, m) for v, _s, d, first, m in merged_rows}
     pending = [(*event_of[(v, d)], v, d, s) for v, s, d in select("channel", "v", "s", "d") if (v, d) not in merged]
     pending += [(m, 0, v, d, s) for v, s, d, first, m in merged_rows if v == first]
@@ -234,7 +254,7 @@ def _channels(engine, facts, regions) -> tuple[list, dict]:
     recv_at = {(v, d): ("before", a) for v, d, a in select("recv_before", "v", "d", "before", ordered=True)}
     recv_at.update({(v, d): ("after", b) for v, d, b in select("recv_after", "v", "d", "after", ordered=True)})
     groups = defaultdict(list)   # (first value, dst) -> the values merged with it
-    for v, d, first in select("merged", "v", "d", "first"):
+    for v, d, first in select("merged_transfer", "v", "d", "first"):
         groups[(first, d)].append(v)
     channels, events = [], defaultdict(list)
     for n, (after, hop, v, d, s) in enumerate(pending):

@@ -19,10 +19,10 @@ from sdylog.ir.types import num_elements
 from sdylog.ir.walk import walk_ops
 from sdylog.mpmd.hints import DEVICE_ATTR
 from sdylog.mpmd.plan import Channel, Plan
-from sdylog.mpmd.prepare import SCOPE
+from sdylog.mpmd.prepare import CALLS, SCOPE
 
 # Placement attributes the device programs no longer need.
-_PLACEMENT_ATTRS = ("sdy.sharding", "mhlo.sharding", DEVICE_ATTR, SCOPE)
+_PLACEMENT_ATTRS = ("sdy.sharding", "mhlo.sharding", DEVICE_ATTR, SCOPE, CALLS)
 _TOKEN = "!stablehlo.token"
 
 

@@ -22,21 +22,18 @@ _RESULT_LOC_WORDS = {"hint": "its sharding places it there",
 CHAIN_RELATIONS = ("placed", "placed_core", "reach", "needs", "explicit", "explicit_by", "use", "dst", "xfer")
 
 
-def mpmd_relations() -> set:
-    from sdylog.mpmd.driver import mpmd_program
-    return set(mpmd_program().relations)
-
-
 def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
-    """(engine, facts, names, entry, filename) of the rules on FILE: evaluated
-    even when the input has errors (their relations are rows to read).
+    """(engine, facts, names, entry, filename) of the rules on FILE, as
+    `sdylog mpmd` evaluates them (with --reduce-locally, on the regrouped
+    sums): evaluated even when the input has errors (their relations are
+    rows to read).
     `names`: value id -> the input's name of the value, for the entry's
     values that prepare leaves (it inlines the calls). A value is named only
     if it is still what it was (value_key): inlining erases values, a value
     it makes may take an erased one's address, and the bindings compare
     values by address."""
     from sdylog.ir.rewrite import value_key
-    from sdylog.mpmd.driver import evaluate
+    from sdylog.mpmd.driver import evaluate_regrouped
     from sdylog.mpmd.prepare import entry_name, prepare
     filename = display_name(path)
     module = parse_module(read_source(path), filename)
@@ -44,7 +41,7 @@ def mpmd_engine(path: str, options: MpmdOptions, provenance: bool = False):
         entry = entry_name(module, options.entry, filename)
         before = {v: (name, value_key(v)) for v, name in _input_names(module, entry).items()}
     entry = prepare(module, filename, options.entry)
-    engine, facts = evaluate(module, entry, filename, options, provenance)
+    engine, facts, _ = evaluate_regrouped(module, entry, filename, options, provenance, strict=False)
     names = {}
     with module.context:
         for vid, v in enumerate(facts.values):
@@ -141,9 +138,12 @@ class Explainer:
         if why == "mhlo.sharding":
             return f"its mhlo.sharding is {{maximal device={d}}}"
         if why == "sdylog.device":
-            return f"its sdylog.device attribute (a call placed there, or the user's) names device {d}"
+            return f"its sdylog.device attribute names device {d}"
+        if why == "call":
+            call = rel.first("call_hint", op=o, level=0)   # (the innermost placed one)
+            return f"it comes from the {call.kind} of @{call.name}, placed on device {d}"
         if why == "inside":
-            inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("op_hint", op=x.op)]
+            inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("placement_hint", op=x.op)]
             return f"an op inside it, {self.op(inner[0]) if inner else '?'}, is placed on device {d}"
         if why == "name":
             depth = rel.first("assigned_depth", op=o).depth

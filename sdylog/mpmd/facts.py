@@ -15,7 +15,7 @@ from sdylog.ir.shardings import Meshes, func_type, per_value
 from sdylog.ir.types import element_bytes
 from sdylog.ir.walk import func_ops, symbol_name, walk_ops
 from sdylog.mpmd.hints import DEVICE_ATTR, is_host_callback, mhlo_devices, sharding_device
-from sdylog.mpmd.prepare import SCOPE
+from sdylog.mpmd.prepare import CALLS, SCOPE
 
 # Ops whose result is their operand (or that have none): annotations, not computations.
 TRANSPARENT_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier",
@@ -87,6 +87,10 @@ class _Reader:
                 self.add("op_hint", op_id, d, "mhlo.sharding")
         if DEVICE_ATTR in attrs:
             self.add("op_hint", op_id, ir.IntegerAttr(attrs[DEVICE_ATTR]).value, DEVICE_ATTR)
+        if CALLS in attrs:
+            for level, (kind, name, d) in enumerate(ir.ArrayAttr(attrs[CALLS])):
+                self.add("call_hint", op_id, level, ir.IntegerAttr(d).value, ir.StringAttr(kind).value,
+                         ir.StringAttr(name).value)
         if SCOPE in attrs:
             for depth, name in enumerate(ir.ArrayAttr(attrs[SCOPE])):
                 self.add("op_scope", op_id, ir.StringAttr(name).value, depth)
@@ -168,11 +172,8 @@ class _Reader:
             self.add("elem_bytes", e, n)
 
 
-def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: int | None,
-               assigned: tuple[int, ...] = ()) -> dict[str, list[tuple]]:
-    """The rows of rules/mpmd/schema.dl's relations (but the run's options).
-    The devices: `num_devices`, else the module's (mhlo.num_partitions), else
-    up to the largest one named (by hints or `assigned`)."""
+def mpmd_facts(facts: FactSet, module, entry: str, filename: str) -> dict[str, list[tuple]]:
+    """The rows of rules/mpmd/schema.dl's relations (but the run's options)."""
     r = _Reader(facts, module, filename)
     r.add("entry_func", entry)
     for op_id, op in enumerate(facts.ops):
@@ -192,12 +193,10 @@ def mpmd_facts(facts: FactSet, module, entry: str, filename: str, num_devices: i
         r.host_callback(op_id, op)
         r.op_kind_facts(op_id, op, name, attrs)
     r.values()
-    named = {row[1] for row in r.rows.get("op_hint", [])} | {row[2] for rel in ("arg_hint", "result_hint")
-                                                              for row in r.rows.get(rel, [])} | set(assigned)
-    count = num_devices if num_devices is not None else module_device_count(module)
-    if count is None:
-        count = max(named, default=0) + 1
-    r.rows["device"] = [(d,) for d in range(count)]
+    attrs = module.operation.attributes   # (the device count they give: rules/mpmd/devices.dl)
+    for relation, attr in (("module_partitions", "mhlo.num_partitions"), ("module_replicas", "mhlo.num_replicas")):
+        if attr in attrs:
+            r.add(relation, ir.IntegerAttr(attrs[attr]).value)
     return r.rows
 
 
@@ -230,17 +229,6 @@ def placement_facts(module, filename: str = "-") -> dict[str, list[tuple]]:
                 r.host_callback(op_id, op)
             op_id += 1
     return r.rows
-
-
-def module_device_count(module) -> int | None:
-    """mhlo.num_partitions x mhlo.num_replicas of the module, when given."""
-    attrs = module.operation.attributes
-    if "mhlo.num_partitions" not in attrs:
-        return None
-    n = ir.IntegerAttr(attrs["mhlo.num_partitions"]).value
-    if "mhlo.num_replicas" in attrs:
-        n *= ir.IntegerAttr(attrs["mhlo.num_replicas"]).value
-    return n
 
 
 def _is_token(t) -> bool:

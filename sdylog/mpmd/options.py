@@ -54,6 +54,7 @@ class MpmdOptions:
             "mpmd_limit": [("max_clones", self.max_clones), ("recv_window", self.recv_window),
                            ("merge_elements", self.merge_elements)],
             "name_assignment": list(self.assign),
+            "devices_option": [] if self.devices is None else [(self.devices,)],
         }
 
 

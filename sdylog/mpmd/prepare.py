@@ -2,9 +2,11 @@
 computation inlined. Each inlined op keeps the names of the functions and
 named computations it came from, innermost first, in the attribute
 `sdylog.scope` (what `--assign NAME@DEV` matches, as Shardy MPMD assigns
-named computations: the innermost one assigned wins), and a call placed on a device places the ops it inlines
-(`sdylog.device`, unless they have a placement of their own, which must be
-the same); the emitter drops both."""
+named computations: the innermost one assigned wins), and the ops at the top
+of what a placed call or named computation inlines record its placement,
+innermost first, in `sdylog.calls` ([kind, name, device] each: the call is
+erased, so its placement is written on what replaces it; rules/mpmd/placement.dl
+decides from them, call_hint); the emitter drops both."""
 from __future__ import annotations
 
 from jaxlib.mlir import ir
@@ -15,9 +17,10 @@ from sdylog.ir.shardings import Meshes
 from sdylog.ir.symbols import (SymbolTable, calls_in_call_graph_post_order, callee_of, original_func_name,
                                symbol_dce, symbol_name_of)
 from sdylog.ir.walk import func_ops, walk_ops
-from sdylog.mpmd.hints import DEVICE_ATTR, op_devices
+from sdylog.mpmd.hints import op_devices
 
 SCOPE = "sdylog.scope"
+CALLS = "sdylog.calls"
 
 
 def prepare(module: ir.Module, filename: str, entry: str | None = None) -> str:
@@ -70,27 +73,25 @@ class _Inliner:
         """Replace `op` (a call or named computation) by the ops of `block`:
         its arguments are op's operands, its terminator's operands op's results."""
         placed = op_devices(self.meshes, op)
-        if len(placed) > 1:
+        if len(placed) > 1:   # (checked here: the op is erased below; rules/mpmd/checks.dl checks the others)
             raise error_at(op, f"'{op.name}' has results placed on two devices ({', '.join(map(str, sorted(placed)))})",
                            self.filename)
         for arg, operand in zip(block.arguments, op.operands, strict=True):
             arg.replace_all_uses_with(operand)
         name = ir.StringAttr.get(scope)
-        device = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), next(iter(placed))) if placed else None
+        # op's placement, then the placements op itself came with (a call inside a named computation)
+        calls = [ir.ArrayAttr.get([ir.StringAttr.get(op.name), name,
+                                   ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)]) for d in placed]
+        calls += list(ir.ArrayAttr(op.attributes[CALLS])) if CALLS in op.attributes else []
         body = [as_operation(o) for o in block.operations]
         terminator = body.pop()
         for inner in body:
             for nested in walk_ops(inner):
                 inner_scopes = list(ir.ArrayAttr(nested.attributes[SCOPE])) if SCOPE in nested.attributes else []
                 nested.attributes[SCOPE] = ir.ArrayAttr.get(inner_scopes + [name])
-            if device is not None:
-                own = op_devices(self.meshes, inner)
-                if own - placed:
-                    raise error_at(inner, f"'{inner.name}' is placed on device {min(own - placed)} but the "
-                                          f"'{op.name}' of @{scope} holding it on device {next(iter(placed))}",
-                                   self.filename)
-                if not own:
-                    inner.attributes[DEVICE_ATTR] = device
+            if calls:
+                inner_calls = list(ir.ArrayAttr(inner.attributes[CALLS])) if CALLS in inner.attributes else []
+                inner.attributes[CALLS] = ir.ArrayAttr.get(inner_calls + calls)
             inner.move_before(op)
         for result, value in zip(op.results, terminator.operands, strict=True):
             result.replace_all_uses_with(value)

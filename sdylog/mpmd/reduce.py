@@ -16,6 +16,7 @@ from sdylog.mpmd.hints import DEVICE_ATTR
 
 def regroup_sums(engine, facts) -> int:
     """Rewrite the trees in place (the facts' module); returns how many."""
+    # (left in Python: IR building; which trees, and which device adds which leaf, are reduce.dl's)
     roots = sorted(r for (r,) in engine.select("reduce_tree", "root"))
     if not roots:
         return 0

@@ -28,6 +28,70 @@ _PICK_WORDS = {"only": "no other candidate was valid", "size": "its tensors are 
                "factor": "a later factor", "length": "it has more axes", "axes": "its axes come first"}
 
 
+# The input relations of rules/reshard/why.dl that say where the export's reshards come from.
+WRITTEN_ORIGINS = ("input_constraint_at", "reshard_at", "func_origin")
+
+
+def load_written_origins(run, match=None) -> bool:
+    """Load into the reshard rules' evaluation of a pipeline run
+    (run.needed; a run_pipeline(..., keep_values=True): the input's values
+    with their locations, run.named) the facts rules/reshard/why.dl
+    tells the reshards the export wrote apart by (the input's sharding
+    constraints by location, the module's reshards by location, the input
+    function each called function holds the values of: `match()`,
+    commands.values.match_values of the input's values, made here when not
+    given), and evaluate again the strata that read them: why_written*
+    (explain, query). False (nothing loaded) when the module has no
+    sdy.reshard."""
+    from sdylog.commands.values import loc_text, match_values
+    from sdylog.ir.walk import func_ops, symbol_name
+
+    inventory = run.needed.inventory
+    facts, filename = inventory.facts, run.ctx.filename
+    reshards = [o for o, kind, *_ in facts.rows("op") if kind == "sdy.reshard" and facts.ops[o] is not None]
+    if not reshards:
+        return False
+    values = run.named.values
+    if match is None:
+        matched = []
+
+        def match():
+            if not matched:
+                matched.append(match_values(facts, values))
+            return matched[0]
+    called = {f for _u, f in facts.rows("call")}
+    with run.module.context:
+        rows = {"input_constraint_at": sorted({(iv.source,) for iv in values if iv.op == "sdy.sharding_constraint"}),
+                "reshard_at": [(o, loc_text(facts.ops[o], filename)) for o in reshards],
+                "func_origin": [(symbol_name(fn), _origin(fn, facts, match)) for fn in func_ops(run.module)
+                                if symbol_name(fn) in called]}
+    engine = inventory.engine
+    for relation in WRITTEN_ORIGINS:
+        engine.replace(relation, rows[relation])
+    engine.run(since=WRITTEN_ORIGINS)
+    return True
+
+
+def _origin(fn, facts, match) -> str:
+    """The input function whose values function `fn` holds (the export's
+    unflatten-call-graph copies a function called with other shardings:
+    @bar_0 of @bar): that of its first value found among the input's."""
+    from sdylog.ir.walk import symbol_name
+    for v in _func_values(fn):
+        iv = match()[0].get(facts.value_ids.get(v))
+        if iv is not None:
+            return iv.func
+    return symbol_name(fn)
+
+
+def _func_values(fn):
+    """The block arguments of function `fn`, then its ops' results (walk order)."""
+    from sdylog.ir.walk import walk_ops
+    yield from fn.regions[0].blocks[0].arguments
+    for op in walk_ops(fn):
+        yield from op.results
+
+
 def reshard_lines(needed: Needed, value, filename: str) -> list[str]:
     """The lines for `value` (an ir.Value of the module `needed` was made
     on); none when the module needs nothing there."""

@@ -84,3 +84,26 @@ def test_the_reshard_rules_derive_where_the_written_reshards_come_from(tmp_path)
     assert relations(COPIED, "%arg0") == ([("sdy.reshard", "call")], [("func.call", 0, "bar_0", "bar")],
                                           ['<@mesh, [{"a"}, {"b"}]>'])
     assert relations(CONSTRAINED, "%1") == ([("sdy.reshard", "constraint")], [], [])
+
+
+def test_query_reads_where_the_written_reshards_come_from(tmp_path):
+    """`sdylog query` loads the same facts explain does: why_written* hold
+    the rows explain prints (they were empty outside explain)."""
+    import json
+    import subprocess
+    import sys
+
+    def query(text, relation):
+        p = subprocess.run([sys.executable, "-m", "sdylog.cli", "query", write(tmp_path, text), relation,
+                            "--format", "json"], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    path = write(tmp_path, COPIED)
+    (call,) = query(COPIED, "why_written_call")
+    assert (call["r_kind"], call["r_loc"], call["u_kind"], call["u_loc"], call["i"], call["f"], call["origin"]) == (
+        "sdy.reshard", f"{path}:2:17", "func.call", f"{path}:5:8", 0, "bar_0", "bar")
+    assert [(r["v_name"], r["why"]) for r in query(COPIED, "why_written")] == [("%arg0", "call")]
+    assert len(query(COPIED, "why_written_call_takes")) == 1
+    (constraint,) = query(CONSTRAINED, "why_written")
+    assert (constraint["r_loc"], constraint["why"]) == (f"{write(tmp_path, CONSTRAINED)}:6:8", "constraint")

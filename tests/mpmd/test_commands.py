@@ -123,3 +123,46 @@ def test_bad_numbers_are_usage_errors(command, option, value):
     devices = [] if option == "--devices" else ["--devices", "2"]
     r = CliRunner().invoke(main, [command, str(PIPELINE), option, value, *devices])
     assert r.exit_code == 2, r.output
+
+
+def test_query_and_explain_read_the_regrouped_sums_with_reduce_locally(tmp_path):
+    """With --reduce-locally, `sdylog mpmd` partitions the program whose sums
+    reduce.py regrouped (rules evaluated again): query and explain read that
+    evaluation too. They read the first before: four channels where the
+    partition has two, and explain sent a leaf that is added on its own
+    device."""
+    src = tmp_path / "s17.mlir"
+    src.write_text(s.S17)
+    r = run("query", src, "channel", "--reduce-locally")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == "channel: 2 tuples"
+    assert run("query", src, "channel").output.splitlines()[-1] == "channel: 4 tuples"
+    r = run("explain", src, "%0", "--reduce-locally")
+    assert r.exit_code == 0, r.output
+    assert "is on device 0 without a transfer" in r.output and "sent" not in r.output
+    assert "sent 0 -> 2 on channel 1" in run("explain", src, "%0").output
+
+
+def test_mpmd_db_holds_what_query_reads(tmp_path):
+    """`sdylog mpmd --db`: every relation of the MPMD rules as a view, with
+    the names `sdylog query` prints beside the ids, documented in the table
+    `relations` as `query --list` documents them."""
+    import duckdb
+
+    from sdylog.mpmd.driver import mpmd_program
+    src, db = tmp_path / "s15.mlir", tmp_path / "m.duckdb"
+    src.write_text(s.S15)
+    r = run("mpmd", src, "-o", tmp_path / "o.mlir", "--db", db, "-q")
+    assert r.exit_code == 0, r.output
+    con = duckdb.connect(str(db), read_only=True)
+    assert {n for (n,) in con.execute("SELECT name FROM relations").fetchall()} == set(mpmd_program().relations)
+    for relation in ("placed", "channel", "op", "placed_core"):
+        q = json.loads(run("query", src, relation, "--format", "json").output)
+        cols = list(q[0]) if q else []
+        quoted = ", ".join('"' + c + '"' for c in cols)   # (a column `order`)
+        got = con.execute(f"SELECT {quoted} FROM {relation} ORDER BY ALL").fetchall()
+        assert got == sorted(tuple(row[c] for c in cols) for row in q), relation
+    listed = {x["relation"]: x["doc"] for x in json.loads(run("query", "--list", "--format", "json").output)}
+    assert con.execute("SELECT doc FROM relations WHERE name = 'placed'").fetchone()[0] == listed["placed"]
+    r = run("mpmd", src, "--db", "-")
+    assert r.exit_code == 2
