@@ -85,12 +85,13 @@ def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
     result sharding does not divide it (the rules replicate around a reshape
     for such a dimension only). Its rules look at nothing but an op's own
     operands and results, so the facts of these ops answer for the whole
-    module: most models have few of them."""
+    module: most models have few of them. Custom calls too: a top-k's
+    reduced dimension is a factor its results lack (operand_only_factor)."""
     ops, names = census(module, ctx).all_ops_and_names()
     asked = {n for n in set(names) if may_have_permutation_factors(n)}
     reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
     return [op for op, n in zip(ops, names)
-            if n in asked or n == "stablehlo.dynamic_update_slice"
+            if n in asked or n in ("stablehlo.dynamic_update_slice", "stablehlo.custom_call")
             or (n == "stablehlo.reshape" and (not _divisible_reshape(op, reader, meshes)
                                               or _misaligned_reshape(op, reader, meshes)))
             or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
