@@ -55,6 +55,13 @@ PROGRAMS = {
     # strided, 3 rows out of 8 on 4 devices (padded to 4)
     "residual_strided": (lambda x, k: conv(x, k, stride=3) + x[:, ::3], [S((2, 8, 3, 2), f32), S((5, 1, 2, 2), f32)],
                          (P(None, "data"), P())),
+    # no window at all: a second stride-2 layer of 5 rows on the first's one row (pad-for-divisibility
+    # counted -1 windows), a 13-row dilated window on 8 rows of one row each (an internal error)
+    "empty_second_layer": (lambda x, k: conv(jax.nn.relu(conv(x, k, 2, "VALID")), k, 2, "VALID"),
+                           [S((2, 6, 3, 2), f32), S((5, 1, 2, 2), f32)], (P(None, "model"), P())),
+    "empty_dilated": (lambda x, k: lax.conv_general_dilated(x, k, (2, 1), "VALID", rhs_dilation=(2, 1),
+                                                            dimension_numbers=("NHWC", "HWIO", "NHWC")),
+                      [S((2, 8, 3, 2), f32), S((7, 1, 2, 2), f32)], (P(None, ("data", "model")), P())),
 }
 
 

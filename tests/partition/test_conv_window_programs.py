@@ -13,7 +13,12 @@ the result (an all_slice, no data moved). XLA's compiled program gathers
 the input the same way when the halo would span more than a neighbour's
 block (all-gather only: the kernels of 5 and 7 rows on blocks of one row);
 with a halo within one neighbour (residual_h2_k3) it exchanges the halo
-instead (collective-permute), where sdylog still gathers."""
+instead (collective-permute), where sdylog still gathers.
+
+A convolution that makes no window (its window longer than its padded
+input: an empty result) has its window dimensions cleared too, and
+pad-for-divisibility counts its windows as none (it counted -1 and refused
+it: "fewer windows than its result's padded size")."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,7 +30,7 @@ from tests.jax_subprocess import generated_programs
 
 HERE = Path(__file__).parent
 NAMES = ["residual_h4_k5", "residual_h4_k7", "residual_h2_k3", "residual_hw_k7", "residual_grad_h4_k5",
-         "two_layers_grad_h2_k3", "residual_strided"]
+         "two_layers_grad_h2_k3", "residual_strided", "empty_second_layer", "empty_dilated"]
 # XLA's collective names, as sdylog's report names them
 KINDS = {"all-gather": "all_gather", "all-reduce": "all_reduce", "collective-permute": "collective_permute",
          "all-to-all": "all_to_all", "reduce-scatter": "reduce_scatter"}
