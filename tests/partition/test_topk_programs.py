@@ -5,7 +5,13 @@ k], [i, k])), which the full insert-explicit-reshards, as Shardy's, leaves
 sharded: resolve-permutation-factors gathers it before the call
 (rules/partition/permutation.dl, operand_only_factor), so that each device
 picks its top k among whole rows (XLA moves those axes onto the rows with
-an all-to-all, then sorts whole rows)."""
+an all-to-all, then sorts whole rows).
+
+A top-k that keeps every element (k the dimension's size, or an ApproxTopK
+not aggregated to top k) has, in Shardy's rules as in sdylog's, a
+pass-through factor on the sorted dimension, which each device sorted
+alone: resolve-permutation-factors now gathers the dimension a top-k
+sorts on all its tensors (sorted_dim), whatever its rule."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,7 +24,8 @@ from tests.run_partition import partitioned
 
 HERE = Path(__file__).parent
 NAMES = ["approx_max_k", "approx_max_k_indices", "approx_min_k_all_axes", "approx_max_k_dim0", "approx_max_k_3d",
-         "approx_max_k_recall", "approx_max_k_grad", "top_k", "top_k_3d", "top_k_grad"]
+         "approx_max_k_recall", "approx_max_k_grad", "top_k", "top_k_3d", "top_k_grad", "top_k_all",
+         "approx_max_k_all", "approx_max_k_not_aggregated"]
 
 
 @pytest.fixture(scope="module")

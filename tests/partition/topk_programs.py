@@ -43,6 +43,13 @@ PROGRAMS = {
     "top_k": (lambda x: lax.top_k(x, 4), [S((8, 64), f32)], (P("data", "model"),)),
     "top_k_3d": (lambda x: lax.top_k(x, 2)[1], [S((4, 2, 16), f32)], (P("model", None, "data"),)),
     "top_k_grad": (jax.grad(lambda x: lax.top_k(x, 3)[0].sum()), [S((8, 16), f32)], (P("data", "model"),)),
+    # keeping every element (k the dimension's size; not aggregated to top k, on CPU: the whole row
+    # sorted): their rules make the sorted dimension a pass-through factor, which each device sorted
+    # alone (ApproxTopK: wrong results; chlo.top_k: a per-device program that did not verify)
+    "top_k_all": (lambda x: lax.top_k(x, 16), [S((8, 16), f32)], (P("data", "model"),)),
+    "approx_max_k_all": (lambda x: lax.approx_max_k(x, 16), [S((8, 16), f32)], (P("data", "model"),)),
+    "approx_max_k_not_aggregated": (lambda x: lax.approx_max_k(x, 2, recall_target=0.5, aggregate_to_topk=False),
+                                    [S((8, 16), f32)], (P("data", "model"),)),
 }
 
 if __name__ == "__main__":
