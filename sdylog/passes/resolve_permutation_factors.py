@@ -41,6 +41,13 @@ Not Shardy's, each decided in the same rules:
   (sdylog/partition/conv_window_sum.py);
 - a reshape group whose two sides do not carry the same axes
   (misaligned_reshape_group) is replicated around the reshape;
+- a top-k's sorted dimension (sorted_dim: chlo.top_k's and mhlo.topk's
+  last, ApproxTopK's reduction_dim) and an operand factor its results lack
+  (operand_only_factor) are gathered around it, so that each device sorts
+  whole rows;
+- a convolution's result window dimension with no factor of its own (a
+  window longer than the windows it makes) and every window dimension of
+  a convolution that makes no window are cleared, unless cut in blocks;
 with or without halos.
 
 Options: enable-halo-exchange, replica-count, partition-count.
