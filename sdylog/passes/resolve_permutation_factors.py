@@ -41,12 +41,20 @@ Not Shardy's, each decided in the same rules:
   (sdylog/partition/conv_window_sum.py);
 - a reshape group whose two sides do not carry the same axes
   (misaligned_reshape_group) is replicated around the reshape;
+- a top-k's sorted dimension (sorted_dim: chlo.top_k's and mhlo.topk's
+  last, ApproxTopK's reduction_dim) and an operand factor its results lack
+  (operand_only_factor) are gathered around it, so that each device sorts
+  whole rows;
+- a convolution's result window dimension with no factor of its own (a
+  window longer than the windows it makes) and every window dimension of
+  a convolution that makes no window are cleared, unless cut in blocks;
 with or without halos.
 
 Options: enable-halo-exchange, replica-count, partition-count.
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import replace
 
@@ -85,12 +93,13 @@ def _ops_the_rules_ask_about(module: ir.Module, ctx) -> list:
     result sharding does not divide it (the rules replicate around a reshape
     for such a dimension only). Its rules look at nothing but an op's own
     operands and results, so the facts of these ops answer for the whole
-    module: most models have few of them."""
+    module: most models have few of them. Custom calls and chlo.top_k too:
+    the dimension a top-k sorts is gathered (operand_only_factor, sorted_dim)."""
     ops, names = census(module, ctx).all_ops_and_names()
     asked = {n for n in set(names) if may_have_permutation_factors(n)}
     reader, meshes = irs.CachedShardingReader(), meshes_of_module(module)
     return [op for op, n in zip(ops, names)
-            if n in asked or n == "stablehlo.dynamic_update_slice"
+            if n in asked or n in ("stablehlo.dynamic_update_slice", "stablehlo.custom_call", "chlo.top_k")
             or (n == "stablehlo.reshape" and (not _divisible_reshape(op, reader, meshes)
                                               or _misaligned_reshape(op, reader, meshes)))
             or (n.startswith("stablehlo.") and SHARDING_RULE in op.attributes)]
@@ -116,10 +125,12 @@ def resolve(module: ir.Module, options: dict, ctx, ops: list | None = None):
     with module.context:
         add_slice_and_pad_attributes(facts)
         add_conv_windows(facts)
-        add_sharding_rules(facts, lambda op: op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
+        add_sharding_rules(facts, lambda op: (op.name.startswith("stablehlo.") and op.name != "stablehlo.return")
+                           or op.name == "chlo.top_k")
         reshapes = {"reshape_group": list(_reshape_groups(facts)), "reshape_same_layout": list(_same_layouts(facts))}
         reshapes.update(_reshape_splits(facts, reshapes["reshape_group"]))
         reshapes["reshape_group_same_axes"] = list(_same_group_axes(facts, reshapes["reshape_group"]))
+        reshapes["sorted_dim"] = list(_sorted_dims(facts))
         reshapes["option"] = [("halo", int(options["enable-halo-exchange"]))]
         reshapes["reversed_dim"] = [(op_id, d) for op_id, op in enumerate(facts.ops) if op.name == "stablehlo.reverse"
                                     for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
@@ -219,6 +230,43 @@ def _sharding_or_replicated(sharding, value, mesh: str) -> TensorSharding | None
 def _without_dims(sharding: TensorSharding, dims: set) -> TensorSharding:
     return replace(sharding, dims=tuple(DimSharding((), d.is_closed, d.priority) if i in dims else d
                                         for i, d in enumerate(sharding.dims)))
+
+
+# Custom calls that sort their operands along one dimension and keep some
+# of each row (jax.lax.top_k's on TPU and GPU, approx_max_k's / approx_min_k's).
+_TOP_K_CALLS = {"mhlo.topk", "ApproxTopK", "PartialReduce"}
+
+
+def _sorted_dims(facts):
+    """sorted_dim rows: the dimension each top-k of the facts sorts (the
+    last of chlo.top_k and mhlo.topk; ApproxTopK's and PartialReduce's
+    reduction_dim, from mhlo.backend_config or a JSON backend_config)."""
+    for op_id, op in enumerate(facts.ops):
+        if op.name == "chlo.top_k":
+            yield (op_id, len(shape_of(op.operands[0])) - 1)
+        elif op.name == "stablehlo.custom_call" and "call_target_name" in op.attributes:
+            target = ir.StringAttr(op.attributes["call_target_name"]).value
+            if target == "mhlo.topk":
+                yield (op_id, len(shape_of(op.operands[0])) - 1)
+            elif target in _TOP_K_CALLS:
+                dim = _reduction_dim(op)
+                if dim is not None:
+                    yield (op_id, dim)
+
+
+def _reduction_dim(op) -> int | None:
+    """An ApproxTopK's or PartialReduce's reduction_dim (None: not given)."""
+    if "mhlo.backend_config" in op.attributes:
+        config = op.attributes["mhlo.backend_config"]
+        if isinstance(config, ir.DictAttr) and "reduction_dim" in config:
+            return ir.IntegerAttr(config["reduction_dim"]).value
+    if "backend_config" in op.attributes and isinstance(op.attributes["backend_config"], ir.StringAttr):
+        try:
+            dim = json.loads(ir.StringAttr(op.attributes["backend_config"]).value).get("reduction_dim")
+        except (ValueError, AttributeError):
+            return None
+        return dim if isinstance(dim, int) else None
+    return None
 
 
 def _reshape_groups(facts):
