@@ -54,15 +54,17 @@ def in_order_matmul_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def in_order_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """in_order_matmul_reference with every product computed at once, by one
-    multiply into a (K, B, M, N) array: the loop over k is left with one
-    in-place add of a contiguous slice each, in the same order."""
+    multiply into a (K, B, M, N) array, then summed over k by one add.reduce
+    from zero: numpy sums in order along an axis that is not the fast one in
+    memory (pairwise summation is only used along the fast axis: numpy.sum's
+    notes), so each element is the loop's sum. With a single element (B, M,
+    N all 1) k would be the fast axis: the loop sums it."""
     (B, M, K), N = a.shape, b.shape[2]
+    if B * M * N == 1:
+        return in_order_matmul_reference(a, b)
     products = np.empty((K, B, M, N), np.result_type(a, b))
     np.multiply(a.transpose(2, 0, 1)[:, :, :, None], b.transpose(1, 0, 2)[:, :, None, :], out=products)
-    r = np.zeros((B, M, N), products.dtype)
-    for p in products:
-        r += p
-    return r
+    return np.add.reduce(products, axis=0, initial=0)
 
 
 class DotPlan:
