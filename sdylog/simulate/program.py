@@ -101,9 +101,13 @@ class CompiledFunction:
 
     def __call__(self, args, rt: DeviceRuntime | None = None) -> list:
         rt = rt or DeviceRuntime()
-        env = [None] * self.n_slots
         with np.errstate(all="ignore"):  # overflow/NaN are values here, not errors
-            return self.body.run(env, rt, args)
+            return self.call(args, rt)
+
+    def call(self, args, rt: DeviceRuntime) -> list:
+        """A call from a running function (func.call in a loop body): numpy's
+        error state is already the caller's."""
+        return self.body.run([None] * self.n_slots, rt, args)
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3   # (glibc's malloc.h)

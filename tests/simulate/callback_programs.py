@@ -57,6 +57,15 @@ def pure(x):
     return y + 1
 
 
+def pure_in_scan(xs):
+    # the callback's result is a scan output: the closed_call JAX makes of the
+    # body returns it on device 0's maximal mesh, which `run --partition`
+    # refuses (rules/reshard/errors.dl); simulate refuses the callback first
+    def body(c, r):
+        return c + r, jax.pure_callback(lambda v: np.asarray(v) * 2, S(r.shape, r.dtype), r)  # PURE_IN_SCAN
+    return lax.scan(body, jnp.zeros(xs.shape[1:]), xs)
+
+
 PROGRAMS = {
     "mlp": (mlp, [S((16, 8), f32), S((8, 32), f32), S((32, 4), f32)], (P("data", None), P(None, "model"),
                                                                       P("model", None))),
@@ -64,6 +73,7 @@ PROGRAMS = {
     "in_scan": (in_scan, [S((4, 16, 8), f32)], (P(None, "data", "model"),)),
     "io_without_result": (io_without_result, [S((16, 8), f32)], (P("data", "model"),)),
     "pure": (pure, [S((16, 8), f32)], (P("data", "model"),)),
+    "pure_in_scan": (pure_in_scan, [S((4, 16, 8), f32)], (P(None, "data", "model"),)),
 }
 
 

@@ -1,6 +1,7 @@
 """JAX's host callbacks in sharded jits (callback_programs.py: a sharded MLP
 with a jax.debug.print of an intermediate, one of padded rows, one inside
-scan, an io_callback without results, a jax.pure_callback), end to end.
+scan, an io_callback without results, a jax.pure_callback, one inside
+scan), end to end.
 
 - `run --partition`: a callback without results runs once, on device 0,
   with its whole operand, as XLA's compiled program runs it (checked on
@@ -106,6 +107,18 @@ def test_simulate_refuses_a_callback_with_results_at_its_place(programs, tmp_pat
     r = CliRunner().invoke(main, ["simulate", str(path)])
     assert r.exit_code == 1
     assert f"error: the simulator cannot execute custom_call @{CALLBACK}: a host callback with results" in r.output
+
+
+def test_simulate_refuses_a_callback_with_results_in_a_scan_at_its_place(programs):
+    """Not the partitioner's refusal of the scan body's result on device 0:
+    the simulator could not run the callback on any partitioning."""
+    line = next(i for i, text in enumerate((HERE / "callback_programs.py").read_text().splitlines(), 1)
+                if "# PURE_IN_SCAN" in text)
+    with pytest.raises(SdylogError) as e:
+        simulate_text(programs["pure_in_scan"]["mlir"], "pure_in_scan.mlir")
+    assert e.value.location.startswith(f"{HERE / 'callback_programs.py'}:{line}:"), e.value.location
+    assert e.value.message.startswith(f"the simulator cannot execute custom_call @{CALLBACK}: a host callback with "
+                                      "results"), e.value.message
 
 
 def test_insert_explicit_reshards_on_pure_callback_writes_what_shardy_writes(programs):

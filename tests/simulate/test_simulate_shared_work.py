@@ -49,6 +49,20 @@ def test_in_order_matmul_is_the_loop_bit_for_bit(ops):
     assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("shape", [(1, 8, 128, 64), (2, 1, 300, 2), (1, 2, 1000, 1), (1, 1, 500, 1), (3, 4, 1, 5)])
+@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
+def test_in_order_matmul_of_long_sums_is_the_loop_bit_for_bit(shape, dt):
+    """Long sums of terms of very different magnitudes, where any other order
+    (pairwise, blocked) rounds differently."""
+    rng = np.random.default_rng(sum(shape))
+    (B, M, K, N) = shape
+    a = (rng.standard_normal((B, M, K)) * np.exp(rng.standard_normal((B, M, K)) * 3)).astype(dt)
+    b = rng.standard_normal((B, K, N)).astype(dt)
+    with np.errstate(all="ignore"):
+        want, got = in_order_matmul_reference(a, b), in_order_matmul(a, b)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
 def test_in_order_matmul_of_negative_zeros_is_positive_zero():
     """(0 + -0) is +0: the sum starts from zero, as the loop's does."""
     a = np.full((1, 2, 3), -0.0, np.float32)

@@ -59,7 +59,7 @@ def _call_step(ctx, name: str):
     ins, outs = ctx.ins(), ctx.outs()
 
     def step(env, rt):
-        res = fn([env[i] for i in ins], rt)
+        res = fn.call([env[i] for i in ins], rt)
         for s, v in zip(outs, res):
             env[s] = v
     return step

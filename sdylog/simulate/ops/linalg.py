@@ -1,4 +1,5 @@
-"""dot_general, dot, einsum, convolution, fft, cholesky, triangular_solve.
+"""dot_general, dot, einsum, convolution, fft, cholesky, triangular_solve, and
+the LAPACK custom calls of JAX's linalg on CPU.
 
 dot_general becomes one (batched) matmul: operands are transposed to
 (batch, free, contracting) / (batch, contracting, free) and flattened, so
@@ -53,15 +54,17 @@ def in_order_matmul_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def in_order_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """in_order_matmul_reference with every product computed at once, by one
-    multiply into a (K, B, M, N) array: the loop over k is left with one
-    in-place add of a contiguous slice each, in the same order."""
+    multiply into a (K, B, M, N) array, then summed over k by one add.reduce
+    from zero: numpy sums in order along an axis that is not the fast one in
+    memory (pairwise summation is only used along the fast axis: numpy.sum's
+    notes), so each element is the loop's sum. With a single element (B, M,
+    N all 1) k would be the fast axis: the loop sums it."""
     (B, M, K), N = a.shape, b.shape[2]
+    if B * M * N == 1:
+        return in_order_matmul_reference(a, b)
     products = np.empty((K, B, M, N), np.result_type(a, b))
     np.multiply(a.transpose(2, 0, 1)[:, :, :, None], b.transpose(1, 0, 2)[:, :, None, :], out=products)
-    r = np.zeros((B, M, N), products.dtype)
-    for p in products:
-        r += p
-    return r
+    return np.add.reduce(products, axis=0, initial=0)
 
 
 class DotPlan:
@@ -332,11 +335,13 @@ def _lapack_options(ctx) -> dict:
             if isinstance(a.attr, ir.IntegerAttr)}
 
 
-def _per_matrix(ctx, compute):
+def _per_matrix(ctx, compute, batch=None):
     """A step applying compute(*matrices) -> [result per ctx result, batch
-    elements only] to each matrix of the batch of every operand."""
+    elements only] to each matrix of the batch of every operand (`batch`:
+    the batch dimensions, by default all but operand 0's last two)."""
     ins, outs = ctx.ins(), ctx.outs()
-    batch = ctx.shape(ctx.operands[0])[:-2]
+    if batch is None:
+        batch = ctx.shape(ctx.operands[0])[:-2]
     shapes = [ctx.shape(r) for r in ctx.results]
     dtypes = [ctx.dtype(r) for r in ctx.results]
     cdt = compute_dtype(ctx.dtype(ctx.operands[0]))
@@ -408,10 +413,49 @@ def _lapack_trsm(ctx, target):
     return _per_matrix(ctx, compute)
 
 
+def _lapack_getrf(ctx, target):
+    """LU with partial pivoting, P a = L U: L (unit diagonal, not stored)
+    below the diagonal and U on and above it; the pivots as LAPACK numbers
+    them (row i was swapped with row ipiv[i], from 1: JAX subtracts 1);
+    info (> 0: U[info-1, info-1] is zero, the factors are still returned;
+    JAX only refuses info < 0). SciPy's wrapper counts the pivots from 0."""
+    fn = _lapack_routine(ctx, target)
+    pivots = ctx.shape(ctx.results[1])[-1]
+
+    def compute(a):
+        if a.size == 0:   # (LAPACK would call lda = 0 illegal)
+            return a, np.zeros(pivots, np.int32), 0
+        lu, ipiv, info = fn(a)
+        return lu, ipiv + 1, info
+    return _per_matrix(ctx, compute)
+
+
+def _lapack_gtsv(ctx, target):
+    """Tridiagonal solve A x = b, A's diagonals dl (A[i, i-1], dl[0] unused),
+    d, du (A[i, i+1], du[m-1] unused), b (m, nrhs): the results are what
+    LAPACK leaves in the four (JAX's kernel hands it dl + 1, as LAPACK's
+    dl has m - 1 elements: the second superdiagonal of U; U's diagonal; its
+    first superdiagonal; x) and info (> 0: U[info-1, info-1] is zero, and b
+    stops being solved there; JAX then puts NaN in x)."""
+    fn = _lapack_routine(ctx, target)
+    batch = ctx.shape(ctx.operands[3])[:-2]
+
+    def compute(dl, d, du, b):
+        if d.size <= 1:   # (SciPy's wrapper wants m - 1 > 0 elements in dl)
+            if d.size == 0:
+                return dl, d, du, b, 0
+            if d[0] == 0:
+                return dl, d, du, b, 1
+            return dl, d, du, b / d[0], 0
+        dl2, d_out, du_out, x, info = fn(dl[1:], d, du[:-1], b)
+        return (np.concatenate([dl[:1], dl2]), d_out, np.concatenate([du_out, du[-1:]]), x, info)
+    return _per_matrix(ctx, compute, batch)
+
+
 _REAL = {"potrf": _lapack_potrf, "syevd": _lapack_syevd, "geqrf": _lapack_geqrf, "orgqr": _lapack_orgqr,
-         "trsm": _lapack_trsm}
+         "trsm": _lapack_trsm, "getrf": _lapack_getrf, "gtsv": _lapack_gtsv}
 _COMPLEX = {"potrf": _lapack_potrf, "heevd": _lapack_syevd, "geqrf": _lapack_geqrf, "ungqr": _lapack_orgqr,
-            "trsm": _lapack_trsm}
+            "trsm": _lapack_trsm, "getrf": _lapack_getrf, "gtsv": _lapack_gtsv}
 
 
 def _register_lapack():
