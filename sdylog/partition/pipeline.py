@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass, field
 
 from sdylog.ir.module import verify_module
-from sdylog.passes.census import shared_census
 from sdylog.ir.shardings import COLLECTIVE_OPS
 from sdylog.ir.walk import walk_ops
+from sdylog.passes.census import shared_census
 from sdylog.passes.pipelines import (PartitionerOptions, global_to_local_steps, partitioner_steps,
                                      registered_steps, run_steps)
 
