@@ -6,7 +6,8 @@ table names where, so that only the one run is imported, and `sdylog
 matters: benchmarks run whole processes; MLIR's bindings take 0.4 s).
 
 Exit status: 0 done, 1 bad input (a diagnostic `file:line:col: error: ...`
-where there is a location), 2 bad usage (click's), 3 an internal error: one
+where there is a location) or an output that cannot be written (stdout too:
+a full disk, `> /dev/full`), 2 bad usage (click's), 3 an internal error: one
 line asking for a report; the traceback with `--debug` or SDYLOG_DEBUG=1.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import functools
 import gc
 import importlib
+import io
 import os
 import sys
 
@@ -71,10 +73,11 @@ def report_error(e: BaseException) -> int:
         click.echo(f"error: out of memory{': ' + str(e) if str(e) else ''}", err=True)
         return 1
     if isinstance(e, BrokenPipeError):      # (stdout closed early: `sdylog query ... | head`)
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _drop_stdout()
+        return 1
+    if isinstance(e, OSError) and getattr(e, "from_stdout", False):   # (a full disk: `sdylog run F > /dev/full`)
+        click.echo(f"error: cannot write stdout: {e.strerror or e}", err=True)
+        _drop_stdout()
         return 1
     if debugging():
         import traceback
@@ -85,17 +88,74 @@ def report_error(e: BaseException) -> int:
     return INTERNAL_ERROR
 
 
+def _drop_stdout() -> None:
+    """What is left to write on stdout goes to /dev/null (so that Python's
+    own flush at exit does not fail on it again)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _settle_stdout() -> None:
+    """After an error: what stdout still holds is written now, or dropped
+    if it cannot be (`sdylog run F > /dev/full`, whose -o said so already)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        _drop_stdout()
+
+
+class _StdoutFile(io.FileIO):
+    """Descriptor 1 under sys.stdout (guard_stdout): an error writing it
+    (a full disk, a closed pipe) is marked `e.from_stdout = True`, for
+    report_error to tell it from a bug."""
+
+    def write(self, b):
+        try:
+            return super().write(b)
+        except OSError as e:
+            e.from_stdout = True
+            raise
+
+
+def guard_stdout() -> None:
+    """sys.stdout, if it is the process's, rebuilt over _StdoutFile (with
+    its encoding and buffering), whatever writes it (click.echo, print,
+    sdylog/outputs.py)."""
+    out = sys.stdout
+    if out is not sys.__stdout__ or not isinstance(out, io.TextIOWrapper):
+        return   # (a test's runner's)
+    unbuffered = isinstance(out.buffer, io.FileIO)   # (python -u, PYTHONUNBUFFERED)
+    if isinstance(out.buffer if unbuffered else out.buffer.raw, _StdoutFile):
+        return   # (guarded already)
+    try:
+        fd = out.fileno()
+        out.flush()
+    except (OSError, ValueError):
+        return   # (no descriptor: python -c under a harness; closed)
+    raw = _StdoutFile(fd, "w", closefd=False)
+    buffer = raw if unbuffered else io.BufferedWriter(raw)
+    sys.stdout = io.TextIOWrapper(buffer, encoding=out.encoding, errors=out.errors,
+                                  line_buffering=out.line_buffering, write_through=out.write_through)
+
+
 def reports_errors(fn):
     """Commands run through this: SdylogError -> its diagnostic, exit 1;
+    an error writing stdout -> `error: cannot write stdout: ...`, exit 1;
     anything unexpected -> one 'internal error' line, exit 3."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            sys.stdout.flush()   # (what is left to write fails here, not in Python's flush at exit)
+            return result
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as e:              # (KeyboardInterrupt: click's "Aborted!")
-            sys.exit(report_error(e))
+            status = report_error(e)
+            _settle_stdout()
+            sys.exit(status)
     return wrapper
 
 
@@ -126,6 +186,15 @@ class LazyGroup(click.Group):
             from sdylog.suggest import did_you_mean
             raise click.UsageError(f"no such command '{name}'{did_you_mean(name, COMMANDS)}", ctx)
         return super().resolve_command(ctx, args)
+
+    def main(self, *args, **kwargs):
+        guard_stdout()
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as e:   # (`sdylog --help > /dev/full`: click's own output, before any command)
+            status = report_error(e)
+            _settle_stdout()
+            sys.exit(status)
 
     def invoke(self, ctx):
         try:

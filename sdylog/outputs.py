@@ -141,7 +141,7 @@ def write_all(items: list[tuple[Output, Contents]]) -> None:
                 os.replace(staged[id(out)][1], out.path)
         made = []
     except OSError as e:
-        where = f" '{current.name}'" if current is not None else ""
+        where = "" if current is None else " stdout" if current.stdout else f" '{current.name}'"
         raise SdylogError(f"cannot write{where}: {e.strerror or e}") from None
     finally:
         for tmpdir, _ in staged.values():

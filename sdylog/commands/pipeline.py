@@ -50,6 +50,8 @@ class PipelineRun:
                                     # the export (api.EntryInterface), before --partition makes them local
     explicit: bool = False          # with --partition, a module holding its collectives already
                                     # (partition/pipeline.is_explicit): taken as written, not propagated
+    completed_by: list[str] = field(default_factory=list)   # explicit: the partitioner's steps that still
+                                    # changed it (partition/pipeline.explicit_steps)
 
     def text(self) -> str:
         return print_module(self.module, verified=True)   # (run_pipeline verified it)
@@ -342,7 +344,9 @@ def run_pipeline(path: str, progress: Progress | None = None,
 def _as_written(module, ctx, partition, phase, seconds, keep_values: bool, progress) -> PipelineRun:
     """`run --partition` on an explicit module (one holding sdy collectives
     and no reshard or sharding constraint left), as `sdylog simulate` takes
-    it: as written, only its collectives costed and the program made local.
+    it: as written, only given what the partitioner still runs after the
+    reshards (partition/pipeline.explicit_steps), its collectives costed and
+    the program made local.
     Propagating it and inserting the reshards again would reduce what its
     collectives reduced already (an all_reduce after a reduce's own).
     `keep_values`: its values and their shardings as written (run.named)."""
@@ -358,7 +362,8 @@ def _as_written(module, ctx, partition, phase, seconds, keep_values: bool, progr
             named.shardings = {id(iv): [None if a is None else TensorSharding.from_attr(a)]
                                for iv in named.values for a in [get_sharding(iv.handle)]}
         run.interface = EntryInterface.of(module)
-    run.collectives = partition_module(module, ctx, partition, explicit=True, phase=phase).collectives
+    partitioned = partition_module(module, ctx, partition, explicit=True, phase=phase)
+    run.collectives, run.completed_by = partitioned.collectives, partitioned.completed_by
     progress.done()
     return run
 
@@ -558,8 +563,9 @@ def report_data(run: PipelineRun) -> dict:
     its sharding, the values sharded and why the others are not, the
     conflicts, every reshard and collective the module needs (op,
     location, shardings, bytes per device), the time of each phase (an
-    explicit module under --partition: `"explicit": true`, its values with
-    the shardings written, its collectives and the times). The run must keep
+    explicit module under --partition: `"explicit": true`, the partitioner's
+    steps that still changed it (`"completed_by"`), its values with the
+    shardings written, its collectives and the times). The run must keep
     its values (run_pipeline(keep_values=True))."""
     from sdylog.api import collect_values
     values, _, _ = collect_values(run)   # (what Propagation.values holds, without printing the module again)
@@ -567,7 +573,8 @@ def report_data(run: PipelineRun) -> dict:
                "sharding": None if v.sharding is None else str(v.sharding), "op": v.op,
                "location": v.location} for v in values.values()]
     if run.explicit:   # (taken as written: no propagation, its values' shardings and collectives as written)
-        return {"file": run.ctx.filename, "explicit": True, "values": values, "collectives": list(run.collectives),
+        return {"file": run.ctx.filename, "explicit": True, "completed_by": list(run.completed_by),
+                "values": values, "collectives": list(run.collectives),
                 "totals": {"bytes_per_device": sum(c["bytes_per_device"] for c in run.collectives)},
                 "seconds": dict(run.seconds)}
     by_reason = unsharded_by_reason(run) or {}

@@ -35,7 +35,8 @@ def interpret(path, entry, print_results):
               help="Relative tolerance for floats (of each result's largest magnitude).")
 @click.option("--atol", default=1e-5, show_default=True, type=click.FloatRange(min=0), help="Absolute tolerance for floats.")
 @click.option("--as-written", is_flag=True,
-              help="Take the module's shardings and collectives as written (no propagation, no partitioner).")
+              help="Take the module's shardings and collectives as written (no propagation, no reshards "
+                   "inserted; only what the partitioner runs after them: windows resolved, padding).")
 @click.option("--halo-exchange/--no-halo-exchange", default=True, show_default=True,
               help="Halo exchanges for windowed ops (else their windows are replicated).")
 @click.option("--pass-options", default=None,
@@ -57,7 +58,9 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     sdy collectives say how it is partitioned; --as-written takes any module
     so). All but explicit ones go through sdylog's pipeline first:
     propagation, explicit reshards, collectives, padding
-    (-sdy-propagation-pipeline, then -sdy-partitioner-pipeline). Random
+    (-sdy-propagation-pipeline, then -sdy-partitioner-pipeline); explicit
+    ones only through what the partitioner runs after the reshards
+    (windows resolved, padding: a note says which changed it). Random
     inputs (from --seed) are cut into each device's shards, the per-device
     program runs on every device, and the results are compared with the
     whole program run on one device: floats agree within --atol + --rtol
