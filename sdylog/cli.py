@@ -12,10 +12,10 @@ line asking for a report; the traceback with `--debug` or SDYLOG_DEBUG=1.
 """
 from __future__ import annotations
 
+import errno
 import functools
 import gc
 import importlib
-import io
 import os
 import sys
 
@@ -53,6 +53,8 @@ SUMMARIES = {
 }
 
 INTERNAL_ERROR = 3
+# A write that failed for want of room: the machine's state, not a bug.
+FULL_DISK = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _debug = False          # --debug
 
 
@@ -75,8 +77,8 @@ def report_error(e: BaseException) -> int:
     if isinstance(e, BrokenPipeError):      # (stdout closed early: `sdylog query ... | head`)
         _drop_stdout()
         return 1
-    if isinstance(e, OSError) and getattr(e, "from_stdout", False):   # (a full disk: `sdylog run F > /dev/full`)
-        click.echo(f"error: cannot write stdout: {e.strerror or e}", err=True)
+    if isinstance(e, OSError) and e.errno in FULL_DISK:   # (`sdylog run F > /dev/full`; -o files say so themselves)
+        click.echo(f"error: cannot write {e.filename or 'stdout'}: {e.strerror}", err=True)
         _drop_stdout()
         return 1
     if debugging():
@@ -104,40 +106,6 @@ def _settle_stdout() -> None:
         sys.stdout.flush()
     except (OSError, ValueError):
         _drop_stdout()
-
-
-class _StdoutFile(io.FileIO):
-    """Descriptor 1 under sys.stdout (guard_stdout): an error writing it
-    (a full disk, a closed pipe) is marked `e.from_stdout = True`, for
-    report_error to tell it from a bug."""
-
-    def write(self, b):
-        try:
-            return super().write(b)
-        except OSError as e:
-            e.from_stdout = True
-            raise
-
-
-def guard_stdout() -> None:
-    """sys.stdout, if it is the process's, rebuilt over _StdoutFile (with
-    its encoding and buffering), whatever writes it (click.echo, print,
-    sdylog/outputs.py)."""
-    out = sys.stdout
-    if out is not sys.__stdout__ or not isinstance(out, io.TextIOWrapper):
-        return   # (a test's runner's)
-    unbuffered = isinstance(out.buffer, io.FileIO)   # (python -u, PYTHONUNBUFFERED)
-    if isinstance(out.buffer if unbuffered else out.buffer.raw, _StdoutFile):
-        return   # (guarded already)
-    try:
-        fd = out.fileno()
-        out.flush()
-    except (OSError, ValueError):
-        return   # (no descriptor: python -c under a harness; closed)
-    raw = _StdoutFile(fd, "w", closefd=False)
-    buffer = raw if unbuffered else io.BufferedWriter(raw)
-    sys.stdout = io.TextIOWrapper(buffer, encoding=out.encoding, errors=out.errors,
-                                  line_buffering=out.line_buffering, write_through=out.write_through)
 
 
 def reports_errors(fn):
@@ -188,7 +156,6 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def main(self, *args, **kwargs):
-        guard_stdout()
         try:
             return super().main(*args, **kwargs)
         except OSError as e:   # (`sdylog --help > /dev/full`: click's own output, before any command)

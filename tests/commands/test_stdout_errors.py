@@ -1,7 +1,7 @@
 """A failing write on stdout (a full disk: `sdylog query ... > /dev/full`)
 is a diagnostic, `error: cannot write stdout: ...`, exit 1, for every
-command (sdylog/cli.py: stdout's descriptor marks its write errors, which
-report_error tells from a bug). It was `internal error: OSError ...,
+command (sdylog/cli.py: report_error tells a full disk from a bug by its
+errno). It was `internal error: OSError ...,
 please report`, exit 3 (review r37 F5), and `sdylog run F > /dev/full`
 also printed Python's own failed flush at exit (exit 120) when stdout
 was buffered."""
@@ -58,17 +58,9 @@ def test_a_closed_pipe_is_left_as_it_was():
     p.stderr.close()
 
 
-def test_only_an_error_of_stdout_is_said_so(capsys):
-    from sdylog.cli import _StdoutFile, report_error
-    with open(FULL if os.path.exists(FULL) else os.devnull, "wb") as f, \
-            _StdoutFile(f.fileno(), "w", closefd=False) as out:
-        if os.path.exists(FULL):
-            with pytest.raises(OSError) as raised:
-                out.write(b"x")
-            assert raised.value.errno == errno.ENOSPC and raised.value.from_stdout
-    marked = OSError(errno.ENOSPC, "No space left on device")
-    marked.from_stdout = True
-    assert report_error(marked) == 1
+def test_a_full_disk_is_said_so_other_os_errors_are_bugs(capsys):
+    from sdylog.cli import report_error
+    assert report_error(OSError(errno.ENOSPC, "No space left on device")) == 1
     assert capsys.readouterr().err == "error: cannot write stdout: No space left on device\n"
-    assert report_error(OSError(errno.ENOSPC, "No space left on device")) == 3   # (not stdout's: a bug)
+    assert report_error(OSError(errno.EBADF, "Bad file descriptor")) == 3
     assert capsys.readouterr().err.startswith("internal error: OSError: ")
