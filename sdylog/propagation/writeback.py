@@ -10,16 +10,18 @@ function.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import compress
 from operator import itemgetter
 
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from sdylog.ir.shardings import (DATA_FLOW_OPS, OWN_SHARDING_ATTR, SHARDING, get_sharding, set_func_shardings,
                                  set_sharding)
 from sdylog.ir.types import rank_of
 from sdylog.model.axis import AxisRef, SubAxis
+from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import DimSharding, TensorSharding
 
 # Ops whose result shardings live somewhere else than the op's `sdy.sharding`
@@ -110,30 +112,9 @@ class _Attrs:
         return sid
 
     def _build(self, mesh: str, rank: int, dims: tuple, axes: tuple, replicated: tuple, unreduced: tuple):
-        """The attribute of a sharding, from its rows: the model's
-        (TensorSharding.to_attr keeps it, so that a run builds only the
-        shardings no earlier run of the process wrote)."""
-        model = self.facts.meshes[mesh]
-        sizes = model.axis_sizes
-
-        def axis(a: str, pre: int, size: int) -> AxisRef:
-            return AxisRef(a) if pre == 1 and size == sizes.get(a, size) else AxisRef(a, SubAxis(pre, size))
-        axes_of = defaultdict(list)   # dimension -> its axes, in position order
-        for d, _, *ref in axes:
-            axes_of[d].append(axis(*ref))
-        flags = {d: (closed, prio) for d, closed, prio in dims}   # the others are open, no priority (None)
-        if model.is_maximal:
-            rank = 0   # (a maximal sharding has no dimensions, whatever the tensor's rank)
-        dim_list = []
-        for d in range(rank):
-            closed, prio = flags.get(d, (0, None))
-            dim_list.append(DimSharding(tuple(axes_of.get(d, ())), bool(closed), prio))
-        position = {name: i for i, name in enumerate(sizes)}
-
-        def in_mesh_order(rows):   # (as the verifier wants them; the rows come in any order)
-            return tuple(axis(*x) for x in sorted(rows, key=lambda x: (position[x[0]], x[1])))
-        return TensorSharding(self._mesh(mesh), tuple(dim_list),
-                              in_mesh_order(replicated), in_mesh_order(unreduced)).to_attr()
+        """The attribute of a sharding, from its rows (sharding_attr)."""
+        return sharding_attr(ir.Context.current, self._mesh(mesh), self.facts.meshes[mesh], rank, dims, axes,
+                             replicated, unreduced)
 
     def open_id(self, mesh: str, rank: int) -> int:
         """A fully open sharding of the given rank on the mesh."""
@@ -153,6 +134,44 @@ class _Attrs:
 
 
 _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
+
+
+# The attributes sharding_attr built are kept (at most _KEPT): the rows are
+# plain ints and strings, and a process's runs derive the same few
+# shardings again (every run of a model, and the layers of one model). The
+# kept function's __wrapped__ builds.
+_KEPT = 4096
+
+
+@lru_cache(maxsize=_KEPT)
+def sharding_attr(context, mesh, model: Mesh, rank: int, dims: tuple, axes: tuple, replicated: tuple,
+                  unreduced: tuple):
+    """The attribute, in `context`, of the sharding with these final_* rows
+    (without the tensor column): on `mesh` (a symbol's name or an inlined
+    mesh's model) whose model is `model`, of a tensor of rank `rank`; `dims`
+    (d, closed, priority) of the dimensions that are not open without
+    priority, `axes` (d, pos, axis, pre, size) sorted, `replicated` and
+    `unreduced` (axis, pre, size)."""
+    sizes = model.axis_sizes
+
+    def axis(a: str, pre: int, size: int) -> AxisRef:
+        return AxisRef(a) if pre == 1 and size == sizes.get(a, size) else AxisRef(a, SubAxis(pre, size))
+    axes_of = defaultdict(list)   # dimension -> its axes, in position order
+    for d, _, *ref in axes:
+        axes_of[d].append(axis(*ref))
+    flags = {d: (closed, prio) for d, closed, prio in dims}   # the others are open, no priority (None)
+    if model.is_maximal:
+        rank = 0   # (a maximal sharding has no dimensions, whatever the tensor's rank)
+    dim_list = []
+    for d in range(rank):
+        closed, prio = flags.get(d, (0, None))
+        dim_list.append(DimSharding(tuple(axes_of.get(d, ())), bool(closed), prio))
+    position = {name: i for i, name in enumerate(sizes)}
+
+    def in_mesh_order(rows):   # (as the verifier wants them; the rows come in any order)
+        return tuple(axis(*x) for x in sorted(rows, key=lambda x: (position[x[0]], x[1])))
+    with context:
+        return TensorSharding(mesh, tuple(dim_list), in_mesh_order(replicated), in_mesh_order(unreduced)).to_attr()
 
 
 # The derived relations write_back reads (rules/propagation/result.dl): all a

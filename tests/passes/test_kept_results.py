@@ -14,6 +14,7 @@ from sdylog.ir import shardings, symbols
 from sdylog.passes import inline_meshes, manual_axes_cleanup
 from sdylog.passes import update_non_divisible_input_output_shardings as update_non_divisible
 from sdylog.passes.driver import optimize_text, parse_flags
+from sdylog.propagation import writeback
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "commands"))
@@ -23,7 +24,7 @@ from small_models import corpus_dir  # noqa: E402
 # (module, name) of each kept function, as the passes call it
 KEPT = [(shardings, "_dict_with"), (shardings, "mesh_model"), (symbols, "refs_in_attr"),
         (inline_meshes, "on_mesh"), (manual_axes_cleanup, "with_unused_manual_axes"),
-        (update_non_divisible, "evenly_sharded")]
+        (update_non_divisible, "evenly_sharded"), (writeback, "sharding_attr")]
 
 # lit file -> the flags its cases run with (those of its RUN line)
 LIT = {
