@@ -20,6 +20,12 @@ class Stratum:
     stepped: bool = False          # evaluated step by step (every relation has a Step column)
     step_plan: object = None       # its StepPlan (stepped.py), made by the program
 
+    def __reduce__(self):
+        # (unpickled by __init__, not by restoring its __dict__ item by item, which
+        # cost twice as much: a saved program holds hundreds of strata, cache.py)
+        return Stratum, (self.relations, self.clauses, self.recursive, self.subsumptive, self.stepped,
+                         self.step_plan)
+
 
 def _components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's algorithm, iterative; components come out dependencies-first
