@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from sdylog.simulate.simulate import simulate_text
@@ -120,9 +120,21 @@ def convolutions(draw):
     return text, draw(st.booleans())
 
 
+def _uneven_groups(groups):
+    """A grouped convolution's groups (the input's batch, 2 or 4 groups of
+    4 elements; the kernel's output feature) on 8 devices, which do not
+    divide it: padded at its end, the devices' blocks are no blocks of the
+    groups (were a mismatch, 2 groups, and a per-device convolution that
+    does not verify, 4; rules/partition/permutation.dl conv_uneven_group)."""
+    return weight_gradient(1, [2], [1], 4, 4, [1], [(0, 0)], [1], [(), (), ("x", "y")], [(), (), ("x", "y")],
+                           groups)[0], False
+
+
 @settings(max_examples=int(os.environ.get("SDYLOG_HYPOTHESIS_EXAMPLES", "25")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(convolutions())
+@example(_uneven_groups(2))
+@example(_uneven_groups(4))
 def test_generated_weight_gradients(case):
     text, halo = case
     check(text, halo)
