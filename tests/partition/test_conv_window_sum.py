@@ -12,7 +12,11 @@ simulated equal the unpartitioned run; so do those of dilated images (a
 transposed convolution's) and of grouped convolutions with their groups
 sharded (both were refused). Forward convolutions whose image and result
 are sharded alike on a spatial dimension (the image was gathered) trade
-only the rows each device reads of its neighbours' blocks."""
+only the rows each device reads of its neighbours' blocks. Grouped
+convolutions whose groups' dimensions their shards do not divide are
+gathered there; those whose result holds an operand's axis in parts (sub-
+axes on two dimensions) or a part of it are summed in blocks (both were
+wrong or refused)."""
 from __future__ import annotations
 
 import os
