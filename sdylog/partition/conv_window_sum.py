@@ -38,6 +38,7 @@ from jaxlib.mlir.dialects import stablehlo as shlo
 
 from sdylog.ir.diagnostics import error_at
 from sdylog.ir.rewrite import create_op
+from sdylog.model.axis import AxisRef
 from sdylog.model.mesh import Mesh
 from sdylog.model.sharding import TensorSharding
 from sdylog.partition import ir_shardings as irs
@@ -74,11 +75,9 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh, filen
     rhs = pad_high(b, rhs, _divisible(shape_of(rhs), rs, mesh), rs)
     out_shape = _divisible(shape_of(res), os_, mesh)
 
-    order = [a.name for a in mesh.axes]
     kept = [a for d in os_.dims for a in d.axes]
-    summed = {a for s in (ls, rs) for d in s.dims for a in d.axes if not _within(a, kept, mesh)} | set(os_.unreduced)
-    partial = replace(os_, unreduced=tuple(sorted(summed, key=lambda a: (order.index(a.name), a.interval(
-        mesh.axis_sizes[a.name])))))
+    summed = _not_kept([a for s in (ls, rs) for d in s.dims for a in d.axes] + list(os_.unreduced), kept, mesh)
+    partial = replace(os_, unreduced=tuple(summed))
     manual_op, inner = manual_computation(b, [lhs, rhs], [ls, rs], partial, tensor(out_shape, element_of(res)),
                                           manual, mesh)
     block = inner.ip.block
@@ -101,11 +100,29 @@ def sum_window(exchange: HaloExchange, op, dims: list[SumDim], mesh: Mesh, filen
     op.erase()
 
 
-def _within(axis, kept, mesh: Mesh) -> bool:
-    """Whether (sub-)axis `axis` lies within one of the `kept` axes."""
-    size = mesh.axis_sizes[axis.name]
-    lo, hi = axis.interval(size)
-    return any(k.name == axis.name and k.interval(size)[0] <= lo and hi <= k.interval(size)[1] for k in kept)
+def _not_kept(refs, kept, mesh: Mesh) -> list[AxisRef]:
+    """The parts of (sub-)axes `refs` that no `kept` (sub-)axis covers, in
+    mesh order, adjacent parts merged: what the manual computation's
+    result is a partial sum over. An operand's axis the result holds split
+    over several dimensions (a grouped convolution: "model" on the input's
+    batch, "model":(1)2 on the result's feature and "model":(2)2 on its
+    batch) leaves nothing; one the result holds a part of leaves the rest
+    (a sub-axis of the input's feature beside the groups)."""
+    out = []
+    for name, size in mesh.axis_sizes.items():
+        spans = [r.interval(size) for r in refs if r.name == name]
+        held = [k.interval(size) for k in kept if k.name == name]
+        cuts = sorted({x for span in spans + held for x in span})
+        parts = [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if any(a <= lo and hi <= b for a, b in spans)
+                 and not any(a <= lo and hi <= b for a, b in held)]
+        merged = []
+        for lo, hi in parts:
+            if merged and merged[-1][1] == lo:
+                merged[-1] = (merged[-1][0], hi)
+            else:
+                merged.append((lo, hi))
+        out += [AxisRef.of_interval(name, lo, hi, size) for lo, hi in merged]
+    return out
 
 
 def _divisible(shape, sharding: TensorSharding, mesh: Mesh) -> list[int]:
@@ -151,17 +168,26 @@ def _window_rows(exchange: HaloExchange, b: Builder, value, dim: int, s: SumDim,
 
 def _local_groups(op, dn, ls: TensorSharding, rs: TensorSharding, mesh: Mesh, filename) -> dict[str, int]:
     """`op`'s feature and batch group counts on each device's blocks (the
-    groups split the kernel's output features and the input's batch)."""
+    groups split the kernel's output features, and the input's features or
+    batch): the same on both operands' blocks (their group factor sharded
+    alike, the other factors of those dimensions minor to it), else an
+    error rather than a convolution of mismatched groups."""
     counts = {}
-    for name, sharding, dim in (("feature_group_count", rs, dn.kernel_output_feature_dimension),
-                                ("batch_group_count", ls, dn.input_batch_dimension)):
+    for name, input_dim in (("feature_group_count", dn.input_feature_dimension),
+                            ("batch_group_count", dn.input_batch_dimension)):
         count = ir.IntegerAttr(op.attributes[name]).value if name in op.attributes else 1
-        shards = axes_size(sharding.dims[dim].axes, mesh)
-        counts[name] = local_group_count(count, shards)
-        if counts[name] is None:
-            raise error_at(op, f"sdylog cannot sum this convolution's window in blocks: its {name} {count} does "
-                           f"not divide into, nor is a divisor of, the {shards} shards of its dimension {dim}",
-                           filename)
+        local = set()
+        for sharding, dim in ((rs, dn.kernel_output_feature_dimension), (ls, input_dim)):
+            shards = axes_size(sharding.dims[dim].axes, mesh)
+            local.add(local_group_count(count, shards) if count > 1 else 1)
+            if None in local:
+                raise error_at(op, f"sdylog cannot sum this convolution's window in blocks: its {name} {count} "
+                               f"does not divide into, nor is a divisor of, the {shards} shards of its dimension "
+                               f"{dim}", filename)
+        if len(local) > 1:
+            raise error_at(op, f"sdylog cannot sum this convolution's window in blocks: its {name} {count} splits "
+                           f"its operands' blocks into different counts of groups ({sorted(local)})", filename)
+        counts[name] = local.pop()
     return counts
 
 

@@ -12,12 +12,16 @@ simulated equal the unpartitioned run; so do those of dilated images (a
 transposed convolution's) and of grouped convolutions with their groups
 sharded (both were refused). Forward convolutions whose image and result
 are sharded alike on a spatial dimension (the image was gathered) trade
-only the rows each device reads of its neighbours' blocks."""
+only the rows each device reads of its neighbours' blocks. Grouped
+convolutions whose groups' dimensions their shards do not divide are
+gathered there; those whose result holds an operand's axis in parts (sub-
+axes on two dimensions) or a part of it are summed in blocks (both were
+wrong or refused)."""
 from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from sdylog.simulate.simulate import simulate_text
@@ -99,6 +103,38 @@ def test_image_gathered():
     check(weight_gradient(3, [12], [12], 2, 2, [1], [(2, 0)], [1], [("y",), (), ()], [(), ("x",), ()])[0])
 
 
+# Grouped convolutions whose input holds "model" whole on the dimension its groups split while
+# the result holds it in parts: 2 batch groups on the input's batch ("model":(1)2 the groups',
+# "model":(2)2 the batch per group's, on the result's feature and batch), and 2 feature groups on
+# its feature ("model":(2)2 the features per group's, summed over: the result holds only the
+# groups'). Each device sums its block of the sharded kernel window (were refused:
+# conv_sum_blocked looked at one result (sub-)axis at a time; not a pass-through dimension).
+MODEL_MESH = 'sdy.mesh @mesh = <["data"=2, "model"=4]>\n'
+
+
+def grouped(lhs_dims, rhs_dims, out_dims, lhs, rhs, out, axes, groups, stride):
+    (la, ra, oa), (bg, fg) = axes, groups
+    return MODEL_MESH + f'''func.func @main(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
+  %l = sdy.sharding_constraint %a <@mesh, {la}> : {ty(lhs)}
+  %k = sdy.sharding_constraint %b <@mesh, {ra}> : {ty(rhs)}
+  %r = stablehlo.convolution(%l, %k) dim_numbers = {lhs_dims}x{rhs_dims}->{out_dims}, window = {{stride = [{stride}], pad = [[2, 3]], lhs_dilate = [1], rhs_dilate = [1]}} {{batch_group_count = {bg} : i64, feature_group_count = {fg} : i64}} : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+  %o = sdy.sharding_constraint %r <@mesh, {oa}> : {ty(out)}
+  return %o : {ty(out)}
+}}'''
+
+
+def test_batch_groups_axis_in_result_parts():
+    check(grouped("[b, 0, f]", "[0, i, o]", "[b, 0, f]", [4, 4, 4], [6, 4, 4], [2, 4, 4],
+                  ('[{"model"}, {"data"}, {}]', '[{"data"}, {}, {"model":(1)2}]',
+                   '[{"model":(2)2}, {}, {"model":(1)2}]'), (2, 1), 1))
+
+
+def test_feature_groups_axis_partly_in_result():
+    check(grouped("[b, 0, f]", "[0, i, o]", "[b, 0, f]", [1, 4, 4], [6, 2, 4], [1, 2, 4],
+                  ('[{}, {"data"}, {"model"}]', '[{"data"}, {"model":(2)2}, {"model":(1)2}]',
+                   '[{}, {}, {"model":(1)2}]'), (1, 2), 3))
+
+
 @st.composite
 def convolutions(draw):
     k = draw(st.integers(1, 2))
@@ -120,9 +156,21 @@ def convolutions(draw):
     return text, draw(st.booleans())
 
 
+def _uneven_groups(groups):
+    """A grouped convolution's groups (the input's batch, 2 or 4 groups of
+    4 elements; the kernel's output feature) on 8 devices, which do not
+    divide it: padded at its end, the devices' blocks are no blocks of the
+    groups (were a mismatch, 2 groups, and a per-device convolution that
+    does not verify, 4; rules/partition/permutation.dl conv_uneven_group)."""
+    return weight_gradient(1, [2], [1], 4, 4, [1], [(0, 0)], [1], [(), (), ("x", "y")], [(), (), ("x", "y")],
+                           groups)[0], False
+
+
 @settings(max_examples=int(os.environ.get("SDYLOG_HYPOTHESIS_EXAMPLES", "25")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(convolutions())
+@example(_uneven_groups(2))
+@example(_uneven_groups(4))
 def test_generated_weight_gradients(case):
     text, halo = case
     check(text, halo)
