@@ -125,7 +125,10 @@ def check(engine, facts, entry: str, filename: str) -> None:
     for f, i, d in select("error_unknown_result_device", "f", "i", "d", ordered=True):
         raise at_func(f"result {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
     for name, d in select("error_unknown_assign_device", "name", "d", ordered=True):
-        raise SdylogError(f"--assign {name}@{d}: device {d} is beyond the module's {n} devices")
+        count = (f"--devices {n}" if engine.size("devices_option") else
+                 "from its mhlo.num_partitions and num_replicas; --devices N sets another count")
+        raise UsageError(f"--assign {name}@{d}: device {d} is beyond the module's {n} device{'s' if n != 1 else ''} "
+                         f"({count})")
     for op, d1, d2 in select("error_two_devices", "op", "d1", "d2", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' has results placed on two devices ({d1} and {d2}): an op runs "
                      "on one device")
