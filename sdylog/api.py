@@ -204,10 +204,11 @@ class Propagation:
     @cached_property
     def _named_ids(self):
         # (a run of its own: propagate's run names the values only, and the names of ids are read
-        # before the export erases the ops they name)
+        # before the export erases the ops they name; keep_values: the input's values, what
+        # save_database's load_written_origins reads)
         from sdylog.commands.pipeline import run_pipeline
         with contextlib.redirect_stderr(io.StringIO()):   # (its diagnostics are self.diagnostics)
-            return run_pipeline(self._source_name, text=self._text, name_ids=True)
+            return run_pipeline(self._source_name, text=self._text, name_ids=True, keep_values=True)
 
     def __repr__(self) -> str:
         sharded = sum(1 for v in self._values.values() if v.sharding is not None and v.sharding.used_axes())

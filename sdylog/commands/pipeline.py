@@ -95,6 +95,8 @@ class PipelineRun:
         partitioned = self.collectives is not None
         handed = [self.result.engine, self.names]
         if not partitioned:
+            from sdylog.reshard.explain import load_written_origins
+            load_written_origins(self)   # (why_written*, as query reads them)
             handed += [self.needed.inventory.engine, self.reshard_names]
         save_database(path, database_parts(partitioned), handed)
 

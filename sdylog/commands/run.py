@@ -67,7 +67,7 @@ def run(file, output, db, report_path, quiet, verbose, partition, halo_exchange)
         db_file.add(propagated.engine)
     try:
         result = run_pipeline(file, progress=progress, name_ids=bool(db or verbose or report_path),
-                              keep_values=bool(report_path), partition=options, reshards=not partition,
+                              keep_values=bool(report_path or db), partition=options, reshards=not partition,
                               on_imported=start_db if db_file else None,
                               on_propagated=add_propagation if db_file else None,
                               on_named=db_file.add if db_file else None)
@@ -78,6 +78,8 @@ def run(file, output, db, report_path, quiet, verbose, partition, halo_exchange)
             raise SdylogError("--db: the module holds its collectives already (explicit): --partition takes it "
                               "as written and propagates nothing, so there is no relation to save", file)
         if db_file and not partition:
+            from sdylog.reshard.explain import load_written_origins
+            load_written_origins(result)   # (why_written*, as query reads them)
             db_file.add(result.needed.inventory.engine)
             db_file.add(result.reshard_names)
         written = [(module_out, result.text())]

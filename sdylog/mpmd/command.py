@@ -102,6 +102,9 @@ def mpmd(file, output, manifest_path, db, quiet, **kwargs):
 
     if db == "-":
         raise click.BadParameter("a DuckDB file, not stdout", param_hint="--db")
+    if manifest_path == "-" and (output or "-") == "-":
+        raise click.BadParameter("stdout holds the module (no -o FILE): write one of them to a file",
+                                 param_hint="--json -")
     module_out = outputs.plan(output or "-", "-o")
     manifest_out = outputs.plan(manifest_path, "--json") if manifest_path else None
     db_out = outputs.plan(db, "--db") if db else None

@@ -125,14 +125,25 @@ def check(engine, facts, entry: str, filename: str) -> None:
     for f, i, d in select("error_unknown_result_device", "f", "i", "d", ordered=True):
         raise at_func(f"result {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
     for name, d in select("error_unknown_assign_device", "name", "d", ordered=True):
-        raise SdylogError(f"--assign {name}@{d}: device {d} is beyond the module's {n} devices")
+        count = (f"--devices {n}" if engine.size("devices_option") else
+                 "from its mhlo.num_partitions and num_replicas; --devices N sets another count")
+        raise UsageError(f"--assign {name}@{d}: device {d} is beyond the module's {n} device{'s' if n != 1 else ''} "
+                         f"({count})")
     for op, d1, d2 in select("error_two_devices", "op", "d1", "d2", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' has results placed on two devices ({d1} and {d2}): an op runs "
                      "on one device")
     for f, q, d, e in select("error_apart_from_region", "op", "region_op", "d", "e", ordered=True):
         raise at(f, f"'{facts.ops[f].name}' is placed on device {d} but the '{facts.ops[q].name}' holding it "
                     f"({format_location(facts.ops[q], filename)}) runs on device {e}: an op inside "
-                    "this region op must stay on its device")
+                    "this region op must stay on its device"
+                    + (_ATOMIC_HINT if facts.ops[q].name in _CONTROL_FLOW else ""))
+    for f, q, d, e, name in select("error_assign_apart_from_region", "op", "region_op", "d", "e", "name",
+                                   ordered=True):
+        region = facts.ops[q].name
+        raise at(f, f"--assign {name}@{d} places this '{facts.ops[f].name}' (from @{name}) on device {d}, but the "
+                    f"'{region}' holding it ({format_location(facts.ops[q], filename)}) runs on device {e} "
+                    f"({_region_reason(engine, q, e)}): an op inside this region op must stay on its device"
+                    + (_ATOMIC_HINT if region in _CONTROL_FLOW else ""))
     for w, d1, d2 in select("error_condition_devices", "w", "d1", "d2", ordered=True):
         raise at(w, f"the condition of this while is placed on devices {d1} and {d2}: a loop's condition runs "
                     "on one device")
@@ -151,6 +162,27 @@ def check(engine, facts, entry: str, filename: str) -> None:
     for v, d in select("error_unavailable", "v", "d", ordered=True):
         raise error_at(_value_site(facts, v), f"internal error: no device holds this value, needed on device {d}",
                        filename)
+
+
+_CONTROL_FLOW = ("stablehlo.while", "stablehlo.case", "stablehlo.if")
+_ATOMIC_HINT = (" (--control-flow atomic keeps a loop or conditional whole on one device; the default, "
+                "--control-flow replicate, runs it on each device taking part)")
+
+
+def _region_reason(engine, q: int, e: int) -> str:
+    """Why region op q runs on device e, in a few words (placed_core's why)."""
+    why = next((w for o, d, w in engine.select("placed_core", "op", "d", "why") if o == q and d == e), None)
+    if why == "inside-name":
+        inside = {f for f, r in engine.select("anchor", "op", "q") if r == q}
+        names = sorted({n for f, d, n in engine.select("name_hint", "op", "d", "name") if d == e and f in inside})
+        return f"--assign {names[0]}@{e} of an op inside it" if names else "an --assign of an op inside it"
+    if why == "name":
+        return "an --assign of the scope it comes from"
+    if why == "inside":
+        return "the placement of an op inside it"
+    if why in ("sdy.sharding", "mhlo.sharding", "sdylog.device", "call"):
+        return f"its {why} placement" if why != "call" else "the placement of the call it comes from"
+    return "where the rules place it"
 
 
 def _devices_text(devs, n) -> str:

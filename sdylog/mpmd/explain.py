@@ -145,6 +145,11 @@ class Explainer:
         if why == "inside":
             inner = [x.op for x in rel.where("anchor", q=o) if rel.exists("placement_hint", op=x.op)]
             return f"an op inside it, {self.op(inner[0]) if inner else '?'}, is placed on device {d}"
+        if why == "inside-name":
+            inner = [x for x in rel.where("anchor", q=o) if rel.exists("name_hint", op=x.op, d=d)]
+            hint = rel.first("name_hint", op=inner[0].op, d=d) if inner else None
+            return (f"an op inside it, {self.op(inner[0].op)}, comes from @{hint.name}: --assign {hint.name}@{d}"
+                    if hint else f"an --assign of an op inside it names device {d}")
         if why == "name":
             depth = rel.first("assigned_depth", op=o).depth
             scope = rel.first("op_scope", op=o, depth=depth).name
@@ -195,7 +200,7 @@ class Explainer:
                 if rel.exists("explicit", op=q, d=d):
                     why = rel.first("explicit_by", op=q, d=d).why
                     return path + [f"{self.value(v)} is read by {self.op(q)}, placed on device {d} by "
-                                   + ("--assign" if why == "name" else why)]
+                                   + ("--assign" if why in ("name", "inside-name") else why)]
                 if rel.exists("free", op=q):
                     for r in (x.value for x in rel.where("op_result", op=q)):
                         if r not in seen and rel.exists("reach", v=r, d=d):

@@ -42,6 +42,17 @@ class MpmdOptions:
         if self.devices is not None and self.devices < 1:
             raise UsageError("--devices must be at least 1")
 
+    def check_channel_mode(self, mode: str) -> None:
+        """A usage error when these options cannot run on `mode`'s channels
+        (sdylog simulate --channel-mode): lazy and windowed recvs are ordered
+        for buffered channels only."""
+        if mode == "rendezvous" and self.recv_policy != "eager":
+            policy = self.recv_policy + (f":{self.recv_window}" if self.recv_policy == "window" else "")
+            raise UsageError(f"--recv-policy {policy} and --channel-mode rendezvous do not go together: such a recv "
+                             "comes later than its send's point, and a rendezvous send waits for its recv, so "
+                             "devices can deadlock (--recv-policy eager is ordered for rendezvous channels; "
+                             "--channel-mode buffered runs any policy)")
+
     def facts(self) -> dict[str, list[tuple]]:
         onoff = {True: "on", False: "off"}
         return {

@@ -133,10 +133,7 @@ def simulate_mpmd_text(text: str, filename: str, options=None, seed: int = 0, mo
     from sdylog.simulate.simulate import random_inputs
 
     options = options or MpmdOptions()
-    if mode == "rendezvous" and options.recv_policy != "eager":
-        raise SdylogError(f"--recv-policy {options.recv_policy} needs buffered channels: with rendezvous ones a "
-                          "send waits for a recv placed later than the send's point, and devices can deadlock "
-                          "(only eager recvs are ordered for rendezvous)")
+    options.check_channel_mode(mode)
     part = partition_text(text, filename, options)
     plan = part.plan
     with part.source.context:

@@ -125,6 +125,33 @@ def test_bad_numbers_are_usage_errors(command, option, value):
     assert r.exit_code == 2, r.output
 
 
+@pytest.mark.parametrize("policy", ["lazy", "window:2"])
+def test_a_recv_policy_rendezvous_cannot_run_is_a_usage_error(policy):
+    r = CliRunner().invoke(main, ["simulate", str(PIPELINE), "--assign", "stage0_fwd@0", "--devices", "2",
+                                  "--recv-policy", policy, "--channel-mode", "rendezvous"])
+    assert r.exit_code == 2, r.output
+    assert f"error: --recv-policy {policy} and --channel-mode rendezvous do not go together" in r.output
+
+
+@pytest.mark.parametrize("command", ["mpmd", "simulate"])
+@pytest.mark.parametrize("devices,why", [(["--devices", "2"], "(--devices 2)"),
+                                         ([], "(from its mhlo.num_partitions and num_replicas; --devices N sets")])
+def test_an_assign_beyond_the_devices_is_a_usage_error(command, devices, why):
+    r = CliRunner().invoke(main, [command, str(PIPELINE), "--assign", "stage0_fwd@3", *devices, "-o", "/dev/null"]
+                           if command == "mpmd" else [command, str(PIPELINE), "--assign", "stage0_fwd@3", *devices])
+    assert r.exit_code == 2, r.output
+    assert "error: --assign stage0_fwd@3: device 3 is beyond the module's" in r.output and why in r.output
+
+
+def test_mpmd_manifest_and_module_both_on_stdout_is_a_usage_error(tmp_path):
+    r = CliRunner().invoke(main, ["mpmd", str(PIPELINE), "--devices", "2", "--json", "-"])
+    assert r.exit_code == 2 and "--json -" in r.output and "-o FILE" in r.output, r.output
+    r = CliRunner().invoke(main, ["mpmd", str(PIPELINE), "--devices", "2", "--json", "-", "-o", "-"])
+    assert r.exit_code == 2, r.output
+    r = CliRunner().invoke(main, ["mpmd", str(PIPELINE), "--devices", "2", "--json", "-", "-o", tmp_path / "p.mlir"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["devices"], r.output
+
+
 def test_query_and_explain_read_the_regrouped_sums_with_reduce_locally(tmp_path):
     """With --reduce-locally, `sdylog mpmd` partitions the program whose sums
     reduce.py regrouped (rules evaluated again): query and explain read that

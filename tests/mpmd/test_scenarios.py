@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import SdylogError, UsageError
 from tests.mpmd.helpers import T, arg_on, functions, module, on, partition, simulate
 
 MODES = ("buffered", "rendezvous")
@@ -700,7 +700,8 @@ def test_s18_recv_policies(policy, window, ops_before_recv):
     assert at == ops_before_recv
     assert simulate(text, recv_policy=policy, recv_window=window).match
     if policy != "eager":
-        with pytest.raises(SdylogError, match="needs buffered channels"):
+        with pytest.raises(UsageError, match=f"--recv-policy {policy}.* and --channel-mode rendezvous do not go "
+                                             "together"):
             simulate(text, mode="rendezvous", recv_policy=policy, recv_window=window)
 
 
