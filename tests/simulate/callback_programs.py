@@ -59,8 +59,8 @@ def pure(x):
 
 def pure_in_scan(xs):
     # the callback's result is a scan output: the closed_call JAX makes of the
-    # body returns it on device 0's maximal mesh, which `run --partition`
-    # refuses (rules/reshard/errors.dl); simulate refuses the callback first
+    # body returns it, replicated (propagate-to-func-results leaves device 0's
+    # maximal mesh off a callee's result); simulate refuses the callback
     def body(c, r):
         return c + r, jax.pure_callback(lambda v: np.asarray(v) * 2, S(r.shape, r.dtype), r)  # PURE_IN_SCAN
     return lax.scan(body, jnp.zeros(xs.shape[1:]), xs)

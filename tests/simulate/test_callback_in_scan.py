@@ -33,10 +33,6 @@ from tests.run_partition import partitioned
 from tests.simulate.test_host_callbacks import CALLBACK, callbacks, on_device
 
 HERE = Path(__file__).parent
-# Until sdylog/passes/propagate_to_func_results.py leaves maximal shardings
-# off callee results (its owner's change; the report of helper m37e has it).
-NEEDS_FIX = pytest.mark.xfail(strict=True, reason="propagate-to-func-results copies a maximal sharding "
-                                                  "to the scan body's result (pending change)")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +51,6 @@ def _on_device_0(text: str) -> str:
     return out
 
 
-@NEEDS_FIX
 def test_partitions_with_the_callback_once_on_device_0_as_xla_runs_it(program, tmp_path):
     (xla,) = program["xla"]
     assert xla["guarded"] and xla["partition_id"], xla
@@ -74,7 +69,6 @@ def test_partitions_with_the_callback_once_on_device_0_as_xla_runs_it(program, t
         assert use.name == "stablehlo.all_reduce"
 
 
-@NEEDS_FIX
 def test_propagation_pipeline_leaves_no_function_result_on_one_device(program):
     from sdylog.passes.driver import optimize_text, parse_flags
     text = optimize_text(program["mlir"], "pure_in_scan.mlir", parse_flags(["-sdy-propagation-pipeline"]))
@@ -83,7 +77,6 @@ def test_propagation_pipeline_leaves_no_function_result_on_one_device(program):
     assert "sdy.sharding_per_value<[<@maximal_mesh_0, []>]>" in text   # the callback stays on device 0
 
 
-@NEEDS_FIX
 def test_with_a_pure_op_on_device_0_simulates_equal(program):
     report = simulate_text(_on_device_0(program["mlir"]), "pure_in_scan_on_device_0.mlir")
     assert report.partitioned and report.ok, report.difference
@@ -99,7 +92,6 @@ def test_the_variant_is_what_the_callback_program_is_without_the_callback(progra
     assert len(changed) == 1 and "stablehlo.multiply" in changed[0][1]
 
 
-@NEEDS_FIX
 def test_the_module_jaxlibs_shardy_propagates_simulates_equal(program):
     """jaxlib's Shardy writes the maximal sharding on @closed_call's result
     and on the call's: propagated again, the variant simulates equal."""

@@ -110,8 +110,8 @@ def test_simulate_refuses_a_callback_with_results_at_its_place(programs, tmp_pat
 
 
 def test_simulate_refuses_a_callback_with_results_in_a_scan_at_its_place(programs):
-    """Not the partitioner's refusal of the scan body's result on device 0:
-    the simulator could not run the callback on any partitioning."""
+    """`run --partition` partitions it (test_callback_in_scan.py); the
+    simulator could not run the callback on any partitioning."""
     line = next(i for i, text in enumerate((HERE / "callback_programs.py").read_text().splitlines(), 1)
                 if "# PURE_IN_SCAN" in text)
     with pytest.raises(SdylogError) as e:
