@@ -86,7 +86,7 @@ class _Decisions:
         self.r2u = _grouped(select("site_r2u", "u", "i", *_AXIS), 2)
         self.s2u = _grouped(select("site_s2u", "u", "i", "d", "q", "axis", "pre", "size"), 2)   # (u, i) -> [(d, q, *)]
         self.site_reshard = {(u, i) for u, i in select("site_reshard", "u", "i")}
-        # ordinary ops' operand sites (an operand of a sum turned unreduced), written with the op
+        # ordinary ops' operand sites (an operand turned unreduced as the op's result), written with the op
         self.sum_sites = _grouped(select("sum_operand_site", "o", "i"), 1)               # (o,) -> [(i,)]
         self.sum_site_keys = {(o, i) for (o,), rows in self.sum_sites.items() for (i,) in rows}
         # op -> its edge sites in Shardy's order; ops whose visit writes sites
@@ -351,19 +351,20 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
             # A value with no sharding is replicated on the target's mesh
             # (targets.dl, site_bare_unreduces): it says so, as a collective's
             # operand must have a sharding.
-            source = TensorSharding.replicated_on(target.mesh, len(target.dims))
+            source = TensorSharding.replicated_on(target.mesh, rank_of(value))
             set_sharding(value, source.to_attr())
         m = shardings.mesh_name(source)
-        kept = {dim for (dim,) in d.mid_keeps.get(key, ())}
-        mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
+        if key in d.sum_site_keys:
+            # the operand keeps the sharding the op's own reshard gave it (targets.dl, sum_operand_site)
+            mid_dims, replicated = source.dims, source.replicated
+        else:
+            kept = {dim for (dim,) in d.mid_keeps.get(key, ())}
+            mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
+            replicated = target.replicated
         if key in d.mid:
             mid = replace(source, dims=mid_dims)
             cur = create_reshard(cur, mid.to_attr(), loc=loc, ip=ip).result
             counts.reshards += 1
-        replicated = target.replicated
-        if key in d.sum_site_keys:
-            # an operand of a sum keeps the sharding the op's own reshard gave it (targets.dl)
-            mid_dims, replicated = source.dims, source.replicated
         if key in d.r2u:
             out = TensorSharding(source.mesh, mid_dims, replicated, shardings.axes(m, d.r2u_unreduced.get(key, ())))
             cur = create_collective("sdy.replicated_to_unreduced", cur, out.to_attr(),

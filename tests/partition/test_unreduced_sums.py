@@ -1,19 +1,20 @@
-"""An add or subtract whose result is unreduced on axes one of its operands
-is not (reviewer r37's finding F1): every operand must hold partial sums
-there, or the devices' parts sum to that operand once per device along the
-axes.
+"""An op whose result is unreduced on axes one of its operands is not
+(reviewer r37's finding F1): an add, subtract, transpose, reshape, ...
+(ops that keep the sum of their operands' parts) needs every operand to
+hold partial sums there, or the devices' parts sum to that operand once per
+device along the axes.
 
 JAX writes such an add when an `unreduced` value crosses a call (a nested
 jit, the `@closed_call` of a scan or fori_loop body): the callee's argument
 has no annotation of its own, propagation gives it no unreduced axes (as
 Shardy's does), the caller all-reduces the value before the call, and the
-callee adds it to another unreduced dot. `run --partition` wrote a program
-that counted it twice (simulate: MISMATCH; XLA's own run is right). The
-full version of insert-explicit-reshards now turns such an operand
-unreduced right before the op (`sdy.replicated_to_unreduced`;
-rules/reshard/targets.dl, sum_operand_site), as XLA's partitioner does;
-the non-full version (the export's) writes Shardy's text, which has nothing
-there.
+callee adds it to another unreduced dot (or transposes it, its result
+constrained unreduced). `run --partition` wrote a program that counted it
+twice (simulate: MISMATCH; XLA's own run is right). The full version of
+insert-explicit-reshards now turns such an operand unreduced right before
+the op (`sdy.replicated_to_unreduced`; rules/reshard/targets.dl,
+sum_operand_site), as XLA's partitioner does; the non-full version (the
+export's) writes Shardy's text, which has nothing there.
 """
 from __future__ import annotations
 
@@ -104,6 +105,16 @@ OTHER_RESHARDED = M22 + M22_DOT.replace("LHS", "").replace("ARG2", '{"x"}, {}').
 # sliced along "x"), then turned unreduced.
 OPERAND_RESHARDED = M22 + M22_DOT.replace("LHS", '"x"').replace("ARG2", "{}, {}").replace("DOT", '{"x"}, {}')
 
+# A transpose and a reshape of a replicated argument, the result unreduced.
+MOVES = M2 + """func.func @main(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.reshape %0 : (tensor<8x4xf32>) -> tensor<32xf32>
+  %2 = sdy.sharding_constraint %1 <@mesh, [{}], unreduced={"x"}> : tensor<32xf32>
+  %3 = sdy.sharding_constraint %2 <@mesh, [{}]> : tensor<32xf32>
+  return %3 : tensor<32xf32>
+}
+}"""
+
 # After propagation, as insert-explicit-reshards sees it: an add of an
 # unreduced argument and a negate with no sharding.
 PROPAGATED = M2 + """func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}, %arg1: tensor<4x4xf32>) -> (tensor<4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
@@ -115,7 +126,8 @@ PROPAGATED = M2 + """func.func @main(%arg0: tensor<4x4xf32> {sdy.sharding = #sdy
 
 HAND_WRITTEN = {"unred_call.mlir": CALL, "unred_add_flat.mlir": FLAT, "unred_subtract.mlir": SUBTRACT,
                 "unred_partial.mlir": PARTIAL, "unred_propagated.mlir": PROPAGATED,
-                "unred_other_resharded.mlir": OTHER_RESHARDED, "unred_operand_resharded.mlir": OPERAND_RESHARDED}
+                "unred_other_resharded.mlir": OTHER_RESHARDED, "unred_operand_resharded.mlir": OPERAND_RESHARDED,
+                "unred_moves.mlir": MOVES}
 
 
 def simulated(text: str, name: str):
@@ -128,7 +140,7 @@ def programs():
     return generated_programs(HERE / "unreduced_call_programs.py")
 
 
-@pytest.mark.parametrize("name", ["unred_call2", "unred_scan", "unred_carry"])
+@pytest.mark.parametrize("name", ["unred_call2", "unred_scan", "unred_carry", "unred_call_transpose"])
 def test_a_partial_sum_carried_into_a_call_is_counted_once(programs, name):
     """Before (main at 4368f85): MISMATCH at the callee's add (max error
     about 1 and 4), while XLA's own partitioned run computes k * A @ B."""
@@ -151,13 +163,15 @@ def test_each_operand_of_an_unreduced_sum_holds_partial_sums(name):
                                       ("unred_other_resharded.mlir", 'sdy.replicated_to_unreduced {"y"} %arg2 '
                                        'out_sharding=<@mesh, [{"x"}, {}], unreduced={"y"}>'),
                                       ("unred_operand_resharded.mlir", 'sdy.replicated_to_unreduced {"y"} %2 '
-                                       'out_sharding=<@mesh, [{"x"}, {}], unreduced={"y"}>')])
+                                       'out_sharding=<@mesh, [{"x"}, {}], unreduced={"y"}>'),
+                                      ("unred_moves.mlir", 'sdy.replicated_to_unreduced {"x"} %0 '
+                                       'out_sharding=<@mesh, [{}, {}], unreduced={"x"}>')])
 def test_the_full_version_turns_the_operand_unreduced_before_the_op(name, r2u):
     flags = ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]
     out = optimize_text(HAND_WRITTEN[name], name, parse_flags(flags))
     assert out.count("sdy.replicated_to_unreduced") == 1 and r2u in out, out
     r2u_line = next(i for i, line in enumerate(out.splitlines()) if "sdy.replicated_to_unreduced" in line)
-    assert any(op in out.splitlines()[r2u_line + 1] for op in ("stablehlo.add", "stablehlo.subtract")), out
+    assert any(op in out.splitlines()[r2u_line + 1] for op in ("add", "subtract", "reshape")), out
 
 
 def test_the_full_version_gives_an_operand_with_no_sharding_a_replicated_one():

@@ -1,9 +1,9 @@
 """JAX programs (Explicit axes) that carry an `unreduced` partial sum into a
 call: a nested jit, the body JAX outlines a `lax.scan` or a `fori_loop`
 into (`@closed_call`), each adding it to another unreduced dot there
-(reviewer r37's finding F1, cases37e.py). Lowered on 8 host devices with
+(reviewer r37's finding F1, cases37e.py), or transposing it. Lowered on 8 host devices with
 their debug locations; prints {name: {"mlir": module text, "xla_error":
-max |XLA's result - k * A @ B|}} as JSON for test_unreduced_sums.py (XLA's
+max |XLA's result - k * A @ B| (or (A @ B).T)}} as JSON for test_unreduced_sums.py (XLA's
 own partitioned run computes them right).
 
     XLA_FLAGS=--xla_force_host_platform_device_count=8 python tests/partition/unreduced_call_programs.py
@@ -51,8 +51,15 @@ def carry(a, b):
     return jax.sharding.reshard(acc, P("data"))
 
 
-# name: (function, k: the result is k * A @ B)
-PROGRAMS = {"unred_call2": (call2, 2), "unred_scan": (scan, 3), "unred_carry": (carry, 3)}
+def call_transpose(a, b):
+    y = dot(a, b)
+    f = jax.jit(lambda y: jnp.transpose(y))
+    return jax.sharding.reshard(f(y), P("data"))
+
+
+# name: (function, k: the result is k * A @ B, "T": (A @ B).T)
+PROGRAMS = {"unred_call2": (call2, 2), "unred_scan": (scan, 3), "unred_carry": (carry, 3),
+            "unred_call_transpose": (call_transpose, "T")}
 
 
 def main():
@@ -66,7 +73,8 @@ def main():
         for name, (f, k) in PROGRAMS.items():
             text = jax.jit(f).lower(a, b).as_text(debug_info=True)
             got = np.asarray(jax.jit(f)(a, b))
-            out[name] = {"mlir": text, "xla_error": float(np.abs(got - k * (a_np @ b_np)).max())}
+            want = (a_np @ b_np).T if k == "T" else k * (a_np @ b_np)
+            out[name] = {"mlir": text, "xla_error": float(np.abs(got - want).max())}
     print(json.dumps(out))
 
 
