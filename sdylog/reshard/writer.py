@@ -39,7 +39,7 @@ WRITER_RELATIONS = [
     "all_reduce_axis", "op_mesh", "operand_all_reduce_axis", "operand_unreduced_after",
     "site", "site_target", "site_erases_manual", "site_place", "site_owner", "site_synthetic", "site_all_reduce",
     "site_unreduced_after", "site_mid_reshard", "site_mid_keeps", "site_r2u", "site_r2u_unreduced", "site_s2u",
-    "site_reshard", "reshard_to_unreduced", "func_return_op",
+    "site_reshard", "reshard_to_unreduced", "func_return_op", "sum_operand_site",
     "single_device_worked", "single_device_mesh", "global_mesh", "single_device_operand",
     "single_device_result_reshard", "single_device_token", "reshard_error",
 ]
@@ -86,6 +86,9 @@ class _Decisions:
         self.r2u = _grouped(select("site_r2u", "u", "i", *_AXIS), 2)
         self.s2u = _grouped(select("site_s2u", "u", "i", "d", "q", "axis", "pre", "size"), 2)   # (u, i) -> [(d, q, *)]
         self.site_reshard = {(u, i) for u, i in select("site_reshard", "u", "i")}
+        # ordinary ops' operand sites (an operand turned unreduced as the op's result), written with the op
+        self.sum_sites = _grouped(select("sum_operand_site", "o", "i"), 1)               # (o,) -> [(i,)]
+        self.sum_site_keys = {(o, i) for (o,), rows in self.sum_sites.items() for (i,) in rows}
         # op -> its edge sites in Shardy's order; ops whose visit writes sites
         self.owner_sites = defaultdict(list)
         for u, i, o, kind, k, m in select("site_owner", "u", "i", "o", "kind", "k", "m"):
@@ -126,6 +129,7 @@ class _Decisions:
         ops |= {(o,) for o, _ in self.operand_all_reduce}
         ops |= {(o,) for o in self.single_device_worked}
         ops |= {(o,) for o, sites in self.owner_sites.items() if any(self.site_writes((u, i)) for *_, u, i in sites)}
+        ops |= {o for o, sites in self.sum_sites.items() if any(self.site_writes((o[0], i)) for (i,) in sites)}
         return {o for (o,) in ops}
 
 
@@ -217,19 +221,21 @@ def write_decisions(engine, facts, counts: WriteCounts) -> WriteCounts:
             for *_, u, i in d.owner_sites[o]:
                 _write_site(facts, d, shardings, (u, i), counts)
         else:
-            _write_op(op, o, d, shardings, counts)
+            _write_op(facts, op, o, d, shardings, counts)
     for f, u in d.return_ops.items():
         for i in sorted(i for (u2, i) in d.sites if u2 == u):
             _write_site(facts, d, shardings, (u, i), counts)
     return counts
 
 
-def _write_op(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
+def _write_op(facts, op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
     _write_operand_all_reduces(op, o, d, shardings, counts)
     if o in d.single_device_worked:
         _write_single_device(op, o, d, shardings, counts)
         return
     _write_working_shardings(op, o, d, shardings, counts)
+    for (i,) in sorted(d.sum_sites.get((o,), ())):
+        _write_site(facts, d, shardings, (o, i), counts)
 
 
 def _write_operand_all_reduces(op, o: int, d: _Decisions, shardings: _Shardings, counts: WriteCounts) -> None:
@@ -345,18 +351,22 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
             # A value with no sharding is replicated on the target's mesh
             # (targets.dl, site_bare_unreduces): it says so, as a collective's
             # operand must have a sharding.
-            source = TensorSharding.replicated_on(target.mesh, len(target.dims))
+            source = TensorSharding.replicated_on(target.mesh, rank_of(value))
             set_sharding(value, source.to_attr())
         m = shardings.mesh_name(source)
-        kept = {dim for (dim,) in d.mid_keeps.get(key, ())}
-        mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
+        if key in d.sum_site_keys:
+            # the operand keeps the sharding the op's own reshard gave it (targets.dl, sum_operand_site)
+            mid_dims, replicated = source.dims, source.replicated
+        else:
+            kept = {dim for (dim,) in d.mid_keeps.get(key, ())}
+            mid_dims = tuple(source.dims[k] if k in kept else target.dims[k] for k in range(len(source.dims)))
+            replicated = target.replicated
         if key in d.mid:
             mid = replace(source, dims=mid_dims)
             cur = create_reshard(cur, mid.to_attr(), loc=loc, ip=ip).result
             counts.reshards += 1
         if key in d.r2u:
-            out = TensorSharding(source.mesh, mid_dims, target.replicated,
-                                 shardings.axes(m, d.r2u_unreduced.get(key, ())))
+            out = TensorSharding(source.mesh, mid_dims, replicated, shardings.axes(m, d.r2u_unreduced.get(key, ())))
             cur = create_collective("sdy.replicated_to_unreduced", cur, out.to_attr(),
                                     axis_list_attr(shardings.axes(m, d.r2u[key])), loc=loc, ip=ip).result
             counts.unreduced_ops += 1
