@@ -217,8 +217,11 @@ class _Why:
         if not steps:
             return []
         name = self.facts.ops[u].name
-        what = {"func.return": "the function returns it", "func.call": "a call passes it to its callee",
-                }.get(name, f"it flows along a data-flow edge of {self.op(u)}")
+        if self.rel.exists("sum_operand_site", o=u, i=i):   # (rules/reshard/targets.dl, full version)
+            what = f"{self.op(u)}'s result is unreduced where this operand is not: its share is a partial sum too"
+        else:
+            what = {"func.return": "the function returns it", "func.call": "a call passes it to its callee",
+                    }.get(name, f"it flows along a data-flow edge of {self.op(u)}")
         return [f"  {what} (operand {i} of {name}), which asks for another sharding: " + "; ".join(steps)]
 
     # ---------------------------------------------------------------- an op's working shardings

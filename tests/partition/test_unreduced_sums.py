@@ -199,3 +199,14 @@ def test_the_non_full_insert_alone_writes_shardys_text():
     mine = ours(PROPAGATED, "sdy-insert-explicit-reshards")
     assert mine.strip() == shardy(PROPAGATED, "sdy-insert-explicit-reshards").strip()
     assert "replicated_to_unreduced" not in mine
+
+
+def test_explain_says_why_the_operand_is_made_unreduced(tmp_path):
+    """Not "it flows along a data-flow edge": the sum's result is unreduced."""
+    from tests.commands.test_explain import partitioning, run_explain
+    path = tmp_path / "flat.mlir"
+    path.write_text(FLAT)
+    code, out, err = run_explain(str(path), "%arg2")
+    assert code == 0, err
+    (line,) = [s for s in partitioning(out) if "result is unreduced where this operand is not" in s]
+    assert "stablehlo.add" in line and "replicated/sharded_to_unreduced" in line
