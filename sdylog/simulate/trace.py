@@ -12,13 +12,13 @@ scalars or already per-device.
 `Tracer` records, while a program runs, the values the tagged ops compute
 (the first execution of each op: one reshard's two dynamic_slices, an
 offset lookup and the data, are two records; copies, as later ops may
-write into their buffers). `first_difference` walks the reference's ops in the order they
-ran and compares each with what every device holds for it under the
-sharding the per-device op carries (partial values of unreduced axes
-reduced first, the padded tail of a non-divisible dimension left out); for
-the first op that differs it tells, when it can, why: a partial sum over
-some axes never reduced (an all_reduce is missing), or shards held by the
-wrong devices.
+write into their buffers). `first_difference` walks the reference's ops in
+the order they ran and compares each with what every device holds for it
+under the sharding the per-device op carries (partial values of unreduced
+axes reduced first, the padded tail of a non-divisible dimension left
+out); for the first op that differs it tells, when it can, why: a partial
+sum over some axes never reduced (an all_reduce is missing), or shards
+held by the wrong devices.
 """
 from __future__ import annotations
 
@@ -126,7 +126,8 @@ class Tracer:
             with self._lock:
                 order = self._counts.get(rt.device_id, 0)
                 self._counts[rt.device_id] = order + 1
-            self.records[key] = Traced(order, number, name, [np.array(env[s], copy=True) for s in slots], shardings, where)
+            values = [np.array(env[s], copy=True) for s in slots]
+            self.records[key] = Traced(order, number, name, values, shardings, where)
         return record
 
 
