@@ -10,14 +10,15 @@ comparators and manual computations are not tagged: their values are
 scalars or already per-device.
 
 `Tracer` records, while a program runs, the values the tagged ops compute
-(the first execution of each; copies, as later ops may write into their
-buffers). `first_difference` walks the reference's ops in the order they
-ran and compares each with what every device holds for it under the
-sharding the per-device op carries (partial values of unreduced axes
-reduced first, the padded tail of a non-divisible dimension left out); for
-the first op that differs it tells, when it can, why: a partial sum over
-some axes never reduced (an all_reduce is missing), or shards held by the
-wrong devices.
+(the first execution of each op: one reshard's two dynamic_slices, an
+offset lookup and the data, are two records; copies, as later ops may
+write into their buffers). `first_difference` walks the reference's ops in
+the order they ran and compares each with what every device holds for it
+under the sharding the per-device op carries (partial values of unreduced
+axes reduced first, the padded tail of a non-divisible dimension left
+out); for the first op that differs it tells, when it can, why: a partial
+sum over some axes never reduced (an all_reduce is missing), or shards
+held by the wrong devices.
 """
 from __future__ import annotations
 
@@ -92,6 +93,7 @@ def tag_of(op) -> int | None:
 class Traced:
     """What one op computed on one device, the first time it ran."""
     order: int                  # when, among the traced ops of that device
+    op: int                     # which op of the program (Tracer.recorder's count: the same on every device)
     name: str
     values: list
     shardings: list             # TensorSharding (or None: replicated) of each result
@@ -103,8 +105,9 @@ class Tracer:
 
     def __init__(self, filename: str | None = None):
         self.filename = filename
-        self.records: dict[tuple[int, int, str], Traced] = {}   # (device, tag, op name) -> first run
+        self.records: dict[tuple[int, int, int], Traced] = {}   # (device, tag, op) -> first run
         self._counts: dict[int, int] = {}
+        self._ops = itertools.count()
         self._lock = threading.Lock()
 
     def recorder(self, op, slots: list[int]):
@@ -114,15 +117,17 @@ class Tracer:
             return None
         name, where = op.name, format_location(op, self.filename)
         shardings = [_sharding_of(r) for r in op.results]
+        number = next(self._ops)   # (ops are compiled in the same order on every device: one Program)
 
         def record(env, rt):
-            key = (rt.device_id, tag, name)
+            key = (rt.device_id, tag, number)
             if key in self.records:
                 return
             with self._lock:
                 order = self._counts.get(rt.device_id, 0)
                 self._counts[rt.device_id] = order + 1
-            self.records[key] = Traced(order, name, [np.array(env[s], copy=True) for s in slots], shardings, where)
+            values = [np.array(env[s], copy=True) for s in slots]
+            self.records[key] = Traced(order, number, name, values, shardings, where)
         return record
 
 
@@ -161,33 +166,63 @@ def first_difference(reference: Tracer, devices: Tracer, num_devices: int, meshe
     """The first op of the reference run (device 0 of `reference`) whose
     values the devices of `devices` do not hold; `close(got, want)` ->
     (ok, max abs error). Of the per-device ops carrying an op's tag, the
-    last to run with as many results stands for it: the collectives the
-    partitioner put after an op (an all_reduce of its partial sums, a
-    reshard to its result's sharding) carry its location, and what they
-    leave is what the op's users read. `final` (final_shardings) gives
-    the shardings of ops that carry none in the per-device program."""
+    last to run whose results have the op's local shapes (_held_as)
+    stands for it: the collectives the partitioner put after an op (an
+    all_reduce of its partial sums, a reshard to its result's sharding)
+    carry its location, and what they leave is what the op's users read;
+    the index arithmetic of a reshard (an offset looked up by partition id)
+    carries it too, and is no value of the op. `final` (final_shardings)
+    gives the shardings of ops that carry none in the per-device program."""
     by_tag: dict[int, list[Traced]] = {}
     for (d, tag, _), t in devices.records.items():
         if d == 0:
             by_tag.setdefault(tag, []).append(t)
     ref = sorted(((t.order, tag, t) for (d, tag, _), t in reference.records.items() if d == 0), key=lambda x: x[0])
     for _, tag, want in ref:
-        candidates = [t for t in by_tag.get(tag, ()) if len(t.values) == len(want.values)]
-        if not candidates:
+        picked = _stand_in(want, sorted(by_tag.get(tag, ()), key=lambda t: -t.order), tag, devices, num_devices,
+                           meshes, (final or {}).get(tag))
+        if picked is None:
             continue
-        name = max(candidates, key=lambda t: t.order).name
-        got = [devices.records.get((d, tag, name)) for d in range(num_devices)]
-        if any(g is None for g in got):
-            continue
-        shardings = got[0].shardings
-        if final and tag in final and len(final[tag]) == len(shardings):
-            shardings = [s if s is not None else f for s, f in zip(shardings, final[tag])]
+        got, shardings = picked
         for i, value in enumerate(want.values):
             diff = _compare_result(value, [g.values[i] for g in got], shardings[i], meshes, close)
             if diff is not None:
                 bad, err, reason = diff
                 return Difference(want.name, got[0].location or want.location, i, tuple(bad), err, reason)
     return None
+
+
+def _stand_in(want: Traced, candidates: list[Traced], tag: int, devices: Tracer, num_devices: int, meshes,
+              final: list | None):
+    """The records of the first of `candidates` (latest first) that every
+    device ran and whose results have the local shapes of `want`'s under
+    their shardings, with those shardings; None if there is none."""
+    for t in candidates:
+        if len(t.values) != len(want.values):
+            continue
+        got = [devices.records.get((d, tag, t.op)) for d in range(num_devices)]
+        if any(g is None for g in got):
+            continue
+        shardings = list(t.shardings)
+        if final is not None and len(final) == len(shardings):
+            shardings = [s if s is not None else f for s, f in zip(shardings, final)]
+        if all(_held_as(np.asarray(w), g.values[i], shardings[i], meshes)
+               for g in got for i, w in enumerate(want.values)):
+            return got, shardings
+    return None
+
+
+def _held_as(want: np.ndarray, value, sharding: TensorSharding | None, meshes) -> bool:
+    """Whether a device's `value` has the shape a device holds of `want`
+    under `sharding` (the whole when replicated; padded to the rounded-up
+    block when a dimension is not divisible)."""
+    shape = np.shape(value)
+    mesh = _mesh(sharding, meshes, 0)
+    if sharding is None or mesh is None or sharding.is_fully_replicated or not want.ndim:
+        return shape == want.shape
+    if len(sharding.dims) != want.ndim:
+        return False
+    return shape == local_shape(want.shape, sharding, mesh, allow_uneven=True)
 
 
 def _mesh(sharding: TensorSharding | None, meshes: dict[str, Mesh], num_devices: int) -> Mesh | None:
@@ -235,8 +270,8 @@ def _matches(values, want, sharding, mesh, close) -> tuple[list[int], float]:
     bad, worst = [], 0.0
     for d, v in enumerate(values):
         block = _block(want, sharding, mesh, d)
-        got = _valid(v, block)
-        ok, err = (False, float("inf")) if got is None else close(got, block)
+        got = _valid(v, block)   # (not None: _compare_result checked the shapes)
+        ok, err = close(got, block)
         worst = max(worst, err)
         if not ok:
             bad.append(d)
@@ -247,6 +282,8 @@ def _compare_result(want, values, sharding, meshes, close):
     """None if the devices hold `want` under `sharding`; else (devices,
     max error, reason or None)."""
     want = np.asarray(want)
+    if not all(_held_as(want, v, sharding, meshes) for v in values):
+        return None   # (no block of `want`: nothing to compare, and no error to tell)
     mesh = _mesh(sharding, meshes, len(values))
     if sharding is not None and sharding.unreduced and mesh is not None:
         values = combined(values, sharding.unreduced, mesh)
