@@ -186,6 +186,15 @@ def op_source(op, calls: dict | None = None) -> FileLoc | None:
     return None
 
 
+def with_source(location, fallback):
+    """`location` (an MLIR location) when it has a file location (source_of),
+    else `fallback`. A reshard written at a use of a value takes the value's
+    location, as Shardy's do; an entry argument's is only JAX's name
+    (`loc("x")`) and no enclosing op has a place (@main has no caller): it
+    takes the using op's location (a while's, a call's) instead."""
+    return location if source_of(parse_location(str(location))) is not None else fallback
+
+
 def _first_caller(func, seen: set, calls: dict | None):
     """The first `func.call` of `func` in its module (None if none, or if
     the calls go round to a function already passed)."""

@@ -27,6 +27,7 @@ from jaxlib.mlir import ir
 from sdylog.facts.extract import post_order
 from sdylog.ir.collectives import axis_list_attr, axis_lists_attr, create_collective, create_reshard
 from sdylog.ir.rewrite import ip_after_op, ip_after_value
+from sdylog.ir.locations import with_source
 from sdylog.ir.shardings import get_sharding, set_sharding
 from sdylog.ir.types import rank_of
 from sdylog.model.axis import AxisRef
@@ -336,7 +337,7 @@ def _write_site(facts, d: _Decisions, shardings: _Shardings, key, counts: WriteC
     if not d.site_writes(key):
         return value
     ip = ir.InsertionPoint(user) if d.place[key] == "before" else ip_after_value(value)
-    loc = value.location
+    loc = with_source(value.location, user.location)
     source = TensorSharding.from_attr(get_sharding(value)) if get_sharding(value) is not None else None
     target = shardings.target(key, value)
     cur = value

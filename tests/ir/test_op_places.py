@@ -10,13 +10,17 @@ from jaxlib.mlir import ir
 
 from sdylog.cli import main
 from sdylog.ir.diagnostics import error_at, failing_op, format_location, verifier_location
-from sdylog.ir.locations import op_source, op_where_text, where
+from sdylog.ir.locations import op_source, op_where_text, where, with_source
 from sdylog.ir.module import parse_module
 from sdylog.ir.walk import walk_ops
 
 DATA = Path(__file__).parent / "data"
 XENT = DATA / "jax_log_softmax_grad.mlir"   # jax.grad of a cross entropy: jax.nn.log_softmax's @log_softmax
 PAD = DATA / "jax_pad_edge.mlir"            # jnp.pad(x, ((1, 2), (3, 0)), mode="edge"): jnp's @_pad
+# lax.scan of two carries x, y (entry arguments) that the loop reshards (cases37.py:51)
+SCAN = DATA / "jax_scan_two_carries.mlir"
+# jax.grad through a nested jax.jit with in_shardings: its calls take the entry arguments (cases37d.py:11)
+NESTED_JIT = DATA / "jax_grad_nested_jit_sh.mlir"
 
 
 def _ops(module, name):
@@ -115,3 +119,50 @@ def test_the_partition_report_places_every_collective(tmp_path):
     assert unplaced == [("w", "w"), ("x", "x"), ("l", "l"), ("result", "result 0 of @main")]
     softmax_arg = next(v for v in values if v["name"] == "@log_softmax:%arg0")
     assert softmax_arg["location"] == "cases35.py:122:9"      # a block argument: its function's call site
+
+
+def test_with_source_keeps_a_file_location_else_takes_the_fallback():
+    with ir.Context():
+        here = ir.Location.file("m.py", 3, 4)
+        user = ir.Location.name("jit(f)/while", childLoc=here)
+        assert with_source(user, ir.Location.unknown()) == user
+        assert with_source(ir.Location.name("x"), user) == user
+        assert with_source(ir.Location.unknown(), user) == user
+
+
+def _report(tmp_path, path, *flags):
+    report = tmp_path / "r.json"
+    r = CliRunner().invoke(main, ["run", str(path), *flags, "--report", str(report), "-v",
+                                  "-o", str(tmp_path / "out.mlir")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(report.read_text()), r.output
+
+
+def test_the_collectives_of_a_loops_entry_arguments_have_the_loops_place(tmp_path):
+    # The reshards of x and y before the while take its place, not x's and
+    # y's (JAX's names only: `loc("x")`), as do the collectives made of them.
+    report, output = _report(tmp_path, SCAN, "--partition")
+    assert [c["location"] for c in report["collectives"]] == ["cases37.py:56:11"] * 4 + ["cases37.py:55:42"] * 2
+    assert "\n  all_gather" not in output and "\n  collective_permute" not in output
+
+
+def test_the_reshards_at_a_nested_jits_call_have_the_calls_place(tmp_path):
+    report, output = _report(tmp_path, NESTED_JIT)
+    assert all(i["location"] is not None for i in report["reshards"] + report["collectives"])
+    assert output.count("cases37d.py:12:30: written by the export step") == 8
+
+
+def test_a_reshard_of_an_entry_argument_is_located_at_its_user():
+    from sdylog.passes.driver import parse_flags, run_passes
+    from sdylog.passes import PassContext
+    module = parse_module(SCAN.read_text(), str(SCAN))
+    with module.context:
+        flags = ["-sdy-propagation-pipeline", "-sdy-insert-explicit-reshards=enable-full-version=true"]
+        run_passes(module, parse_flags(flags), PassContext(filename=str(SCAN), timed=False))
+        (loop,) = _ops(module, "stablehlo.while")
+        at_loop = [op for op in _ops(module, "sdy.reshard") if op.results[0] in list(loop.operands)]
+        assert len(at_loop) == 2
+        for op in at_loop:
+            assert isinstance(op.operands[0], ir.BlockArgument)           # an entry argument...
+            assert str(op.location) == str(loop.location)               # ...resharded at the while
+            assert format_location(op, str(SCAN)) == "cases37.py:56:11"
