@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sdylog.ir.module import verify_module
 from sdylog.ir.shardings import COLLECTIVE_OPS
 from sdylog.ir.walk import walk_ops
-from sdylog.passes.census import shared_census
+from sdylog.passes.census import changes, shared_census
 from sdylog.passes.pipelines import (PartitionerOptions, global_to_local_steps, partitioner_steps,
                                      registered_steps, run_steps)
 
@@ -104,9 +104,9 @@ def _complete(module, ctx, options: PartitionerOptions) -> list[str]:
     changed = []
     with shared_census(ctx):
         for step in registered_steps(explicit_steps(options), ctx):
-            before = str(module)
+            before = changes(ctx)
             run_steps(module, ctx, [step])
-            if str(module) != before:
+            if changes(ctx) != before:   # (a step that found nothing to do says so: census.PRESERVED)
                 changed.append(step.name)
     if changed:
         from sdylog.ir.rewrite import emit_note
