@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import SdylogError, UsageError
 
 # An output's contents: its text, or a function that writes the file at the
 # path it is given (a path that does not exist yet: DuckDB, for one, takes an
@@ -44,6 +44,7 @@ class Output:
     through: bool        # written through (stdout, a device, FIFO, descriptor), never replaced
     mode: int | None = None                 # an existing regular file's permission bits, kept
     missing_folders: tuple[str, ...] = ()   # made by write_all, outermost first
+    what: str = "output"                    # the option that named it (e.g. '--db'), for messages
 
     @property
     def stdout(self) -> bool:
@@ -55,7 +56,7 @@ def plan(name: str, what: str = "output", create_folder: bool = False) -> Output
     (e.g. '--db') otherwise. '-' is stdout. `create_folder`: the file's
     folder is made if it is missing (then it must be makeable)."""
     if name == "-":
-        return Output("-", "-", True)
+        return Output("-", "-", True, what=what)
     if not name:
         raise SdylogError(f"{what}: empty file name")
     try:
@@ -69,7 +70,7 @@ def plan(name: str, what: str = "output", create_folder: bool = False) -> Output
     if st is not None and (not stat.S_ISREG(st.st_mode) or _behind_descriptor(name)):
         if not os.access(name, os.W_OK):
             raise SdylogError(f"cannot write {what} '{name}': permission denied")
-        return Output(name, name, True)
+        return Output(name, name, True, what=what)
     path = os.path.realpath(name)
     folder = os.path.dirname(path)
     missing = []
@@ -84,7 +85,7 @@ def plan(name: str, what: str = "output", create_folder: bool = False) -> Output
     # folder, nobody on a read-only file system)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise SdylogError(f"cannot write {what} '{name}': folder '{folder}' is not writable")
-    return Output(name, path, False, stat.S_IMODE(st.st_mode) if st else None, tuple(reversed(missing)))
+    return Output(name, path, False, stat.S_IMODE(st.st_mode) if st else None, tuple(reversed(missing)), what)
 
 
 def _behind_descriptor(name: str) -> bool:
@@ -175,12 +176,14 @@ def _copy(data: bytes | str, f) -> None:
 
 
 def _check_distinct(outputs: list[Output]) -> None:
-    seen: dict[str, str] = {}
+    """Two outputs of one command may not name one file (bad usage: exit 2)."""
+    seen: dict[str, Output] = {}
     for out in outputs:
         if not out.through:
             if out.path in seen:
-                raise SdylogError(f"'{seen[out.path]}' and '{out.name}' name the same file")
-            seen[out.path] = out.name
+                first = seen[out.path]
+                raise UsageError(f"{first.what} '{first.name}' and {out.what} '{out.name}' name the same file")
+            seen[out.path] = out
 
 
 def write_text(name: str | None, text: str) -> None:

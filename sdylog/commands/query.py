@@ -89,10 +89,14 @@ def _is_mpmd(file, mpmd: dict) -> bool:
 
 
 def _mpmd_run(file, options):
-    """(engine, names for its ids) of the MPMD rules on FILE."""
+    """(engine, names for its ids) of the MPMD rules on FILE. The input's
+    errors are rows to read; an option `sdylog mpmd` refuses (an --assign
+    device beyond the device count) is bad usage here too."""
     from sdylog.commands.relations import FactNames
+    from sdylog.mpmd.driver import check_assign_devices
     from sdylog.mpmd.explain import mpmd_engine
     engine, facts, names, _, filename = mpmd_engine(file, options)
+    check_assign_devices(engine)
     return engine, FactNames(facts, names, filename)
 
 

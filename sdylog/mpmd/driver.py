@@ -90,6 +90,17 @@ def check_assign(assign, scopes: set[str]) -> None:
                              f"'{name}'{hint}")
 
 
+def check_assign_devices(engine) -> None:
+    """A usage error for an `--assign NAME@DEV` whose device is beyond the
+    module's device count (the rules' error_unknown_assign_device)."""
+    n = engine.size("device")
+    for name, d in engine.select("error_unknown_assign_device", "name", "d", ordered=True):
+        count = (f"--devices {n}" if engine.size("devices_option") else
+                 "from its mhlo.num_partitions and num_replicas; --devices N sets another count")
+        raise UsageError(f"--assign {name}@{d}: device {d} is beyond the module's {n} device{'s' if n != 1 else ''} "
+                         f"({count})")
+
+
 def _func_op(facts, entry: str):
     from sdylog.ir.walk import symbol_name
     return next(op for op in facts.ops if op.name == "func.func" and symbol_name(op) == entry)
@@ -124,11 +135,7 @@ def check(engine, facts, entry: str, filename: str) -> None:
         raise at_func(f"argument {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
     for f, i, d in select("error_unknown_result_device", "f", "i", "d", ordered=True):
         raise at_func(f"result {i} of @{f} is placed on device {d}, beyond the module's {n} devices")
-    for name, d in select("error_unknown_assign_device", "name", "d", ordered=True):
-        count = (f"--devices {n}" if engine.size("devices_option") else
-                 "from its mhlo.num_partitions and num_replicas; --devices N sets another count")
-        raise UsageError(f"--assign {name}@{d}: device {d} is beyond the module's {n} device{'s' if n != 1 else ''} "
-                         f"({count})")
+    check_assign_devices(engine)
     for op, d1, d2 in select("error_two_devices", "op", "d1", "d2", ordered=True):
         raise at(op, f"'{facts.ops[op].name}' has results placed on two devices ({d1} and {d2}): an op runs "
                      "on one device")

@@ -143,8 +143,10 @@ CASES = [
          error=r"^error: cannot write -o .* is not a folder"),
     Case("facts-o-is-a-file", ["facts", "m.mlir", "-o", "m.mlir"], files={"m.mlir": SMALL},
          error=r"^error: cannot write -o .* is not a folder"),
-    Case("o-and-db-same", ["run", "m.mlir", "-o", "x", "--db", "x"], files={"m.mlir": SMALL},
-         error=r"^error: 'x' and 'x' name the same file"),
+    Case("o-and-db-same", ["run", "m.mlir", "-o", "x", "--db", "x"], files={"m.mlir": SMALL}, exit=2,
+         error=r"^error: -o 'x' and --db 'x' name the same file"),
+    Case("o-and-report-same", ["run", "m.mlir", "-o", "x", "--report", "./x"], files={"m.mlir": SMALL}, exit=2,
+         error=r"^error: -o 'x' and --report './x' name the same file"),
     Case("db-stdout", ["run", "m.mlir", "--db", "-"], files={"m.mlir": SMALL}, exit=2, error=USAGE),
     Case("o-failing-leaves-no-db", ["run", "m.mlir", "-o", "/dev/full", "--db", "x.duckdb"],      # cause
          files={"m.mlir": SMALL}, error=r"^error: cannot write '/dev/full': No space left"),

@@ -1,6 +1,7 @@
 """Outputs (sdylog/outputs.py): whole or nothing, never replacing what is
 not a regular file, symlinks followed, folders checked before the work."""
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from as_user import as_user
 from sdylog import outputs
-from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.diagnostics import SdylogError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 MLP = ROOT / "examples" / "mlp.mlir"
@@ -126,8 +127,11 @@ def test_plan_errors(tmp_path):
                           ("", "empty file name")):
         with pytest.raises(SdylogError, match=message.replace("(", r"\(")):
             outputs.plan(str(name), "-o")
-    with pytest.raises(SdylogError, match="name the same file"):
-        outputs.write_all([(outputs.plan(str(tmp_path / "a")), ""), (outputs.plan(str(tmp_path / "a")), "")])
+    # two outputs naming one file: bad usage (exit 2), naming both options
+    a = str(tmp_path / "a")
+    with pytest.raises(UsageError, match=re.escape(f"error: -o '{a}' and --json '{a}' name the same file")):
+        outputs.write_all([(outputs.plan(a, "-o"), ""), (outputs.plan(a, "--json"), "")])
+    assert listing(tmp_path) == ["file"]
 
 
 def test_a_missing_folder_is_made_when_asked_and_removed_on_failure(tmp_path):

@@ -304,9 +304,7 @@ def test_db_from_the_cached_schema_holds_what_a_file_made_whole_holds(tmp_path, 
 
 # ---------------------------------------------------------------- every run's relations, one name each
 # Relations two runs declare apart (not rules/schema.dl's, which each run has of its own): the
-# later run's is out of `query`'s and the --db file's reach. reshard/ops.dl's tensor_mesh is
-# propagation's name (rules/reshard is not this test's owner's to rename; a known one).
-KNOWN_CLASHES = {"tensor_mesh"}
+# later run's would be out of `query`'s and the --db file's reach.
 
 
 def test_each_relation_name_is_declared_once_across_the_runs():
@@ -318,7 +316,7 @@ def test_each_relation_name_is_declared_once_across_the_runs():
             for name, doc in relation_docs(program).items():
                 runs.setdefault(name, {}).setdefault(run, doc.where)
     shared = {n for n, w in runs.items() if len(w) > 1}
-    assert {n for n in shared if any(not w.startswith("schema.dl:") for w in runs[n].values())} <= KNOWN_CLASHES
+    assert {n: runs[n] for n in shared if any(not w.startswith("schema.dl:") for w in runs[n].values())} == {}
     assert {"op", "value", "value_dim", "rule_tensor"} <= shared
 
 

@@ -133,12 +133,14 @@ def test_a_recv_policy_rendezvous_cannot_run_is_a_usage_error(policy):
     assert f"error: --recv-policy {policy} and --channel-mode rendezvous do not go together" in r.output
 
 
-@pytest.mark.parametrize("command", ["mpmd", "simulate"])
+@pytest.mark.parametrize("command", ["mpmd", "simulate", "query"])
 @pytest.mark.parametrize("devices,why", [(["--devices", "2"], "(--devices 2)"),
                                          ([], "(from its mhlo.num_partitions and num_replicas; --devices N sets")])
 def test_an_assign_beyond_the_devices_is_a_usage_error(command, devices, why):
-    r = CliRunner().invoke(main, [command, str(PIPELINE), "--assign", "stage0_fwd@3", *devices, "-o", "/dev/null"]
-                           if command == "mpmd" else [command, str(PIPELINE), "--assign", "stage0_fwd@3", *devices])
+    """(query too: it shows the rules' error relations of a bad input, but
+    refuses the options `sdylog mpmd` refuses)"""
+    more = {"mpmd": ["-o", "/dev/null"], "simulate": [], "query": ["placed"]}[command]
+    r = CliRunner().invoke(main, [command, str(PIPELINE), *more, "--assign", "stage0_fwd@3", *devices])
     assert r.exit_code == 2, r.output
     assert "error: --assign stage0_fwd@3: device 3 is beyond the module's" in r.output and why in r.output
 
@@ -150,6 +152,15 @@ def test_mpmd_manifest_and_module_both_on_stdout_is_a_usage_error(tmp_path):
     assert r.exit_code == 2, r.output
     r = CliRunner().invoke(main, ["mpmd", str(PIPELINE), "--devices", "2", "--json", "-", "-o", tmp_path / "p.mlir"])
     assert r.exit_code == 0 and json.loads(r.stdout)["devices"], r.output
+
+
+@pytest.mark.parametrize("outputs", [["-o", "same", "--json", "same"], ["-o", "same", "--db", "./same"]])
+def test_mpmd_outputs_naming_one_file_is_a_usage_error(tmp_path, outputs):
+    args = [str(tmp_path / a) if a.endswith("same") else a for a in outputs]
+    r = CliRunner().invoke(main, ["mpmd", str(PIPELINE), "--devices", "2", "--assign", "stage0_fwd@0", *args])
+    assert r.exit_code == 2, r.output
+    assert f"error: {outputs[0]} '{args[1]}' and {outputs[2]} '{args[3]}' name the same file" in r.output
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_query_and_explain_read_the_regrouped_sums_with_reduce_locally(tmp_path):
