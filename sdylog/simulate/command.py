@@ -82,7 +82,9 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     A module whose ops are placed on devices (maximal shardings, --assign)
     runs as its MPMD partition (`sdylog mpmd`): a program per device, joined
     by channels; results compared bitwise with the unpartitioned program,
-    bytes per channel and per device, deadlocks reported.
+    bytes per channel and per device, deadlocks reported. Its options
+    (--channel-mode, --recv-policy, ...) on a module that runs as SPMD are
+    a usage error: they would change nothing.
 
     \b
     sdylog simulate model.mlir
@@ -92,6 +94,7 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     from sdylog.simulate.mpmd import wants_mpmd
     if wants_mpmd(path, mpmd):
         return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
+    _refuse_mpmd_options(path, dict(mpmd, channel_mode=channel_mode))
     from sdylog.simulate.simulate import simulate_main
     from sdylog.progress import Progress
     report = simulate_main(path, seed=seed, entry=entry, rtol=rtol, atol=atol, pass_options=pass_options,
@@ -104,6 +107,21 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
         click.echo(report.text())
     if not report.ok:
         sys.exit(1)
+
+
+def _refuse_mpmd_options(path, mpmd):
+    """A usage error when options of the MPMD run (--channel-mode, --recv-policy,
+    --reduce-locally, ...: any given another value than its default) meet a
+    module that runs as SPMD (nothing placed on devices, no --assign): they
+    would change nothing, and options that do not go together are usage
+    errors (as --recv-policy lazy with --channel-mode rendezvous)."""
+    from sdylog.errors import UsageError
+    ctx = click.get_current_context()
+    given = [f"{p.opts[0]}" + ("" if p.is_flag else f" {mpmd[p.name]}") for p in ctx.command.params
+             if p.name in mpmd and p.name != "assign" and mpmd[p.name] != p.get_default(ctx)]   # (--assign: MPMD)
+    if given:
+        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the MPMD run, but {path} places no op on a device "
+                         "(no maximal sharding, no --assign): it runs as SPMD, where they change nothing")
 
 
 def _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd):

@@ -1,6 +1,7 @@
 """JAX programs whose CPU lowering calls LAPACK's getrf (jnp.linalg.inv,
 solve, slogdet, det, jax.scipy.linalg.lu, lax.linalg.lu) and gtsv
-(lax.linalg.tridiagonal_solve), in f32, f64 and c64, sharded over a 4x2
+(lax.linalg.tridiagonal_solve, and with perturb_singular=True:
+@tridiagonal_solve_perturbed_ffi, on singular matrices too), in f32, f64 and c64, sharded over a 4x2
 mesh on the batch dimension or on the matrix's own dimensions; lowered on 8
 host devices. Prints {name: {"mlir": module text, "args": [...], "want":
 [...]}} as JSON for test_lapack_programs.py: "want" is what JAX computes on
@@ -56,6 +57,30 @@ def tridiagonal(dtype, m=8):
     return [dl, d + 4, du, matrices((8, m, 2), dtype)]
 
 
+def perturbed(dl, d, du, b):
+    return lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+
+
+def singular_tridiagonal(dtype):
+    """Singular tridiagonal matrices: in the first four, column 3 is zero
+    (an exact zero pivot, nothing below it to swap in); in the last four,
+    real ones: the symmetric matrix shifted by one of its eigenvalues (a
+    pivot of rounding size); complex ones: the last column zero. (A complex
+    pivot of rounding size is the rounding of complex products and
+    quotients, which numpy's and C++'s do not round alike: the solution,
+    scaled by its inverse, differs in every digit.)"""
+    dl, d, du, b = tridiagonal(dtype)
+    dl[:4, 4], d[:4, 3], du[:4, 2] = 0, 0, 0
+    if np.dtype(dtype).kind == "c":
+        d[4:, -1], du[4:, -2] = 0, 0
+        return [dl, d, du, b]
+    for i in range(4, 8):
+        du[i, :-1] = dl[i, 1:]
+        a = np.diag(d[i]) + np.diag(dl[i, 1:], -1) + np.diag(du[i, :-1], 1)
+        d[i] -= np.linalg.eigvalsh(a.astype(np.float64))[2]
+    return [dl, d, du, b]
+
+
 def programs():
     out = {}
     for dt in ("float32", "float64", "complex64"):
@@ -76,6 +101,14 @@ def programs():
     out["lu_singular_float32"] = (lu, [singular("float32")], (BATCH,))
     out["inv_one_by_one_float32"] = (jnp.linalg.inv, [matrices((8, 1, 1), "float32")], (BATCH,))
     out["tridiagonal_m1_float32"] = (lax.linalg.tridiagonal_solve, tridiagonal("float32", m=1), (P("data"),) * 4)
+    for dt in ("float32", "float64", "complex64"):
+        for spec_name, specs in (("batch", (P("data"),) * 4),
+                                 ("rows", (P(None, "data"),) * 3 + (P(None, "data", "model"),))):
+            out[f"perturbed_{dt}_{spec_name}"] = (perturbed, tridiagonal(dt), specs)
+        out[f"perturbed_singular_{dt}"] = (perturbed, singular_tridiagonal(dt), (P("data"),) * 4)
+    m1 = tridiagonal("float32", m=1)
+    m1[1][::2] = 0     # 1x1 matrices [0]: the pivot itself is perturbed
+    out["perturbed_m1_float32"] = (perturbed, m1, (P("data"),) * 4)
     return out
 
 

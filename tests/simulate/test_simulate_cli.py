@@ -159,6 +159,36 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"},
     assert report["match"] and report["partitioned"] and report["collectives"] == []
 
 
+SPMD = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x4xf32> {
+  %0 = stablehlo.tanh %a : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}"""
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--channel-mode", "rendezvous"], "--channel-mode rendezvous: an option"),
+    (["--recv-policy", "window:2", "--reduce-locally"], "--reduce-locally, --recv-policy window:2: options"),
+    (["--fanout", "chain"], "--fanout chain: an option"),
+    (["--bf16-transfers", "nearest"], "--bf16-transfers nearest: an option"),
+    (["--devices", "2"], "--devices 2: an option"),
+])
+def test_simulate_refuses_mpmd_options_on_an_spmd_module(tmp_path, options, named):
+    """Options of the MPMD run on a module that places nothing on devices
+    (and no --assign) would change nothing: a usage error, no report."""
+    r = invoke(["simulate", *options], tmp_path, SPMD)
+    assert r.exit_code == 2, r.output
+    assert r.output == (f"error: {named} of the MPMD run, but {tmp_path}/t.mlir places no op on a device "
+                        "(no maximal sharding, no --assign): it runs as SPMD, where they change nothing\n")
+
+
+@pytest.mark.parametrize("options", [[], ["--channel-mode", "buffered", "--recv-policy", "eager"]])
+def test_simulate_takes_mpmd_defaults_on_an_spmd_module(tmp_path, options):
+    """Their defaults, written out or not, ask for nothing: the SPMD run goes on."""
+    r = invoke(["simulate", *options], tmp_path, SPMD)
+    assert r.exit_code == 0, r.output
+
+
 def test_run_partition_prints_the_per_device_program(tmp_path):
     text = """sdy.mesh @mesh = <["x"=2]>
 func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {

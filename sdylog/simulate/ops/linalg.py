@@ -1,5 +1,6 @@
 """dot_general, dot, einsum, convolution, fft, cholesky, triangular_solve, and
-the LAPACK custom calls of JAX's linalg on CPU.
+the LAPACK custom calls of JAX's linalg on CPU (with jaxlib's own
+@tridiagonal_solve_perturbed_ffi, computed here: perturbed_tridiagonal_solve).
 
 dot_general becomes one (batched) matmul: operands are transposed to
 (batch, free, contracting) / (batch, contracting, free) and flattened, so
@@ -452,6 +453,108 @@ def _lapack_gtsv(ctx, target):
     return _per_matrix(ctx, compute, batch)
 
 
+def _pivot_made_safe(pivot, row, perturb, safemin, bignum):
+    """The pivot of a row of the back substitution, and the row, changed
+    where row / pivot could overflow (LAPACK's xLAGTS with JOB = -1): a
+    pivot of magnitude below 1 is pushed away from zero (in the direction
+    of its real part's sign) by `perturb`, then 2, 4, ... times it, until
+    dividing by it is safe; a nonzero pivot below safemin that the row does
+    not need pushed is scaled up by bignum with the row instead."""
+    size = abs(pivot)
+    if size >= 1:
+        return pivot, row
+    step = np.copysign(max(abs(perturb), safemin), pivot.real)
+    largest = abs(row).max() if row.size else size.dtype.type(0)
+    while size < 1:
+        if size < safemin:
+            if size == 0 or largest * safemin > size:
+                pivot, step = pivot + step, step * 2
+            else:
+                return pivot * bignum, row * bignum
+        elif largest > size * bignum:
+            pivot, step = pivot + step, step * 2
+        else:
+            break
+        size = abs(pivot)
+    return pivot, row
+
+
+def perturbed_tridiagonal_solve(dl, d, du, b):
+    """x with A x = b for the tridiagonal A of diagonals dl (A[i, i-1]), d,
+    du (A[i, i+1]), b of shape (m, nrhs), by LU with row pivoting (each
+    step keeps the row whose leading entry is the larger relative to its
+    row's size), solving b along; where U's diagonal holds a zero or tiny
+    pivot (A singular, or nearly), the pivot is perturbed by about eps *
+    max |U| (_pivot_made_safe) so that x stays finite: what JAX's
+    `tridiagonal_solve(..., perturb_singular=True)` computes on CPU, for
+    inverse iteration (LAPACK's xLAGTF then xLAGTS, fused)."""
+    real = np.empty(0, d.dtype).real.dtype.type
+    info = np.finfo(real)
+    eps, one = real(info.eps), real(1)
+    small = one / real(info.max)
+    safemin = real(info.tiny) if small < real(info.tiny) else small * (one + eps)
+    bignum = one / safemin
+    m = d.shape[0]
+    x = np.array(b, copy=True)
+    if m == 0:
+        return x
+    if m == 1:
+        pivot, row = _pivot_made_safe(d[0], b[0], eps * abs(d[0]), safemin, bignum)
+        x[0] = row / pivot
+        return x
+    # U's diagonal, first and second superdiagonals; x holds the rows of b
+    # as the elimination leaves them (swapped and reduced)
+    u0, u1, u2 = np.zeros_like(d), np.zeros_like(d), np.zeros_like(d)
+    u0[0], u1[0] = d[0], du[0]
+    largest_u = max(abs(u0[0]), abs(u1[0]))
+    size_k = abs(u0[0]) + abs(u1[0])      # row k's size, as it stands
+    for k in range(m - 1):
+        last = k == m - 2
+        u0[k + 1] = d[k + 1]
+        size_next = abs(dl[k + 1]) + abs(u0[k + 1]) + (real(0) if last else abs(du[k + 1]))
+        if dl[k + 1] == 0:                  # nothing to eliminate
+            size_k = size_next
+            u1[k + 1], u2[k] = du[k + 1], 0
+            x[k + 1] = b[k + 1]
+        elif abs(dl[k + 1]) / size_next <= (real(0) if u0[k] == 0 else abs(u0[k]) / size_k):
+            size_k = size_next              # row k stays the pivot row
+            factor = dl[k + 1] / u0[k]
+            u0[k + 1] -= factor * u1[k]
+            u1[k + 1], u2[k] = du[k + 1], 0
+            x[k + 1] = b[k + 1] - factor * x[k]
+        else:                               # row k + 1 becomes the pivot row
+            factor = u0[k] / dl[k + 1]
+            above = u1[k]
+            u0[k], u1[k] = dl[k + 1], d[k + 1]
+            u0[k + 1] = above - factor * d[k + 1]
+            if not last:
+                u2[k], u1[k + 1] = du[k + 1], -factor * du[k + 1]
+            x[k + 1] = x[k] - factor * b[k + 1]
+            x[k] = b[k + 1]
+            size_k = abs(u0[k + 1]) + abs(u1[k + 1])
+        if not last:
+            largest_u = max(largest_u, abs(u0[k]), abs(u1[k]), abs(u2[k]))
+    largest_u = max(largest_u, abs(u0[m - 1]))
+    perturb = eps * largest_u
+    for k in range(m - 1, -1, -1):
+        row = x[k]
+        if k + 1 < m:
+            row = row - u1[k] * x[k + 1]
+        if k + 2 < m:
+            row = row - u2[k] * x[k + 2]
+        pivot, row = _pivot_made_safe(u0[k], row, perturb, safemin, bignum)
+        x[k] = row * (one / pivot)
+    return x
+
+
+def _tridiagonal_solve_perturbed(ctx):
+    """JAX's `tridiagonal_solve(dl, d, du, b, perturb_singular=True)` on CPU
+    (perturbed_tridiagonal_solve on each matrix of the batch): one result,
+    x, of b's shape."""
+    return _per_matrix(ctx, lambda dl, d, du, b: [perturbed_tridiagonal_solve(dl, d, du, b)],
+                       ctx.shape(ctx.operands[3])[:-2])
+
+
 _REAL = {"potrf": _lapack_potrf, "syevd": _lapack_syevd, "geqrf": _lapack_geqrf, "orgqr": _lapack_orgqr,
          "trsm": _lapack_trsm, "getrf": _lapack_getrf, "gtsv": _lapack_gtsv}
 _COMPLEX = {"potrf": _lapack_potrf, "heevd": _lapack_syevd, "geqrf": _lapack_geqrf, "ungqr": _lapack_orgqr,
@@ -465,6 +568,7 @@ def _register_lapack():
             for routine, build in routines.items():
                 target = f"lapack_{letter}{routine}_ffi"
                 custom_call_target(target)(lambda ctx, target=target, build=build: build(ctx, target))
+    custom_call_target("tridiagonal_solve_perturbed_ffi")(_tridiagonal_solve_perturbed)
 
 
 _register_lapack()
