@@ -108,7 +108,7 @@ def write_all(items: list[tuple[Output, Contents]]) -> None:
     function raised): each file is rendered into a temporary file first, then
     the written-through outputs are written (stdout last), then the files
     renamed into place."""
-    _check_distinct([o for o, _ in items])
+    check_distinct(*(o for o, _ in items))
     made: list[str] = []                          # folders made, removed again on failure
     staged: dict[int, tuple[str, str]] = {}       # id(output) -> (temporary folder, temporary file)
     current = None
@@ -175,11 +175,12 @@ def _copy(data: bytes | str, f) -> None:
             shutil.copyfileobj(src, f)
 
 
-def _check_distinct(outputs: list[Output]) -> None:
-    """Two outputs of one command may not name one file (bad usage: exit 2)."""
+def check_distinct(*outputs: Output | None) -> None:
+    """Two outputs of one command may not name one file (bad usage: exit 2).
+    write_all checks; a command whose work is long checks first too."""
     seen: dict[str, Output] = {}
     for out in outputs:
-        if not out.through:
+        if out is not None and not out.through:
             if out.path in seen:
                 first = seen[out.path]
                 raise UsageError(f"{first.what} '{first.name}' and {out.what} '{out.name}' name the same file")

@@ -47,6 +47,7 @@ def run(file, output, db, report_path, quiet, verbose, partition, halo_exchange)
     module_out = outputs.plan(output or "-", "-o")
     db_out = outputs.plan(db, "--db") if db else None
     report_out = outputs.plan(report_path, "--report") if report_path else None
+    outputs.check_distinct(module_out, db_out, report_out)
     options = None
     if partition:
         from sdylog.passes.pipelines import PartitionerOptions

@@ -108,6 +108,7 @@ def mpmd(file, output, manifest_path, db, quiet, **kwargs):
     module_out = outputs.plan(output or "-", "-o")
     manifest_out = outputs.plan(manifest_path, "--json") if manifest_path else None
     db_out = outputs.plan(db, "--db") if db else None
+    outputs.check_distinct(module_out, manifest_out, db_out)
     options = options_from(**kwargs)
     part = partition_text(read_source(file), display_name(file), options)
     manifest = part.manifest()

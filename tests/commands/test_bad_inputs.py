@@ -147,6 +147,11 @@ CASES = [
          error=r"^error: -o 'x' and --db 'x' name the same file"),
     Case("o-and-report-same", ["run", "m.mlir", "-o", "x", "--report", "./x"], files={"m.mlir": SMALL}, exit=2,
          error=r"^error: -o 'x' and --report './x' name the same file"),
+    # (said before the module is read: bad usage needs no wait for the pipeline)
+    Case("o-and-report-same-bad-module", ["run", "m.mlir", "-o", "x", "--report", "x"], files={"m.mlir": b"}"},
+         exit=2, error=r"^error: -o 'x' and --report 'x' name the same file"),
+    Case("mpmd-o-and-json-same-bad-module", ["mpmd", "m.mlir", "-o", "x", "--json", "x"], files={"m.mlir": b"}"},
+         exit=2, error=r"^error: -o 'x' and --json 'x' name the same file"),
     Case("db-stdout", ["run", "m.mlir", "--db", "-"], files={"m.mlir": SMALL}, exit=2, error=USAGE),
     Case("o-failing-leaves-no-db", ["run", "m.mlir", "-o", "/dev/full", "--db", "x.duckdb"],      # cause
          files={"m.mlir": SMALL}, error=r"^error: cannot write '/dev/full': No space left"),
