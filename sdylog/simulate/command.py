@@ -84,7 +84,9 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     by channels; results compared bitwise with the unpartitioned program,
     bytes per channel and per device, deadlocks reported. Its options
     (--channel-mode, --recv-policy, ...) on a module that runs as SPMD are
-    a usage error: they would change nothing.
+    a usage error: they would change nothing; so are the SPMD run's
+    (--rtol, --atol, --as-written, --no-halo-exchange, --pass-options,
+    --pipeline) on a module that runs as MPMD.
 
     \b
     sdylog simulate model.mlir
@@ -93,6 +95,8 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     """
     from sdylog.simulate.mpmd import wants_mpmd
     if wants_mpmd(path, mpmd):
+        _refuse_spmd_options(path, dict(rtol=rtol, atol=atol, as_written=as_written, halo_exchange=halo_exchange,
+                                        pass_options=pass_options, pipeline=pipeline))
         return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     _refuse_mpmd_options(path, dict(mpmd, channel_mode=channel_mode))
     from sdylog.simulate.simulate import simulate_main
@@ -116,12 +120,31 @@ def _refuse_mpmd_options(path, mpmd):
     would change nothing, and options that do not go together are usage
     errors (as --recv-policy lazy with --channel-mode rendezvous)."""
     from sdylog.errors import UsageError
-    ctx = click.get_current_context()
-    given = [f"{p.opts[0]}" + ("" if p.is_flag else f" {mpmd[p.name]}") for p in ctx.command.params
-             if p.name in mpmd and p.name != "assign" and mpmd[p.name] != p.get_default(ctx)]   # (--assign: MPMD)
+    given = _given({name: value for name, value in mpmd.items() if name != "assign"})   # (--assign: MPMD)
     if given:
         raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the MPMD run, but {path} places no op on a device "
                          "(no maximal sharding, no --assign): it runs as SPMD, where they change nothing")
+
+
+def _refuse_spmd_options(path, spmd):
+    """The mirror: options of the SPMD run (--rtol, --atol, --as-written,
+    --no-halo-exchange, --pass-options, --pipeline) on a module that runs as
+    MPMD (ops placed on devices, or --assign), which compares bitwise and
+    runs no SPMD pipeline: they would change nothing."""
+    from sdylog.errors import UsageError
+    given = _given(spmd)
+    if given:
+        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the SPMD run, but {path} places ops on devices "
+                         "(maximal shardings or --assign): it runs as MPMD, where they change nothing")
+
+
+def _given(values):
+    """The options among `values` (parameter name -> value) given another value
+    than their default, as they are spelled on the command line, in --help's order."""
+    import shlex
+    ctx = click.get_current_context()
+    return [(p.opts[0] if values[p.name] else p.secondary_opts[0]) if p.is_flag else f"{p.opts[0]} {shlex.quote(str(values[p.name]))}"
+            for p in ctx.command.params if p.name in values and values[p.name] != p.get_default(ctx)]
 
 
 def _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd):

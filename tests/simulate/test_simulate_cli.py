@@ -189,6 +189,55 @@ def test_simulate_takes_mpmd_defaults_on_an_spmd_module(tmp_path, options):
     assert r.exit_code == 0, r.output
 
 
+MPMD = """sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]>
+sdy.mesh @maximal_mesh_1 = <[], device_ids=[1]>
+func.func @main(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.tanh %a {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>} : tensor<8x4xf32>
+  %1 = stablehlo.exponential %0 {sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_1, []>]>} : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}"""
+
+CALLS = """func.func @main(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = call @f(%a) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.exponential %0 : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+func.func private @f(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.tanh %a : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}"""
+
+
+@pytest.mark.parametrize("text, options, named", [
+    (MPMD, ["--rtol", "1e-3"], "--rtol 0.001: an option"),
+    (MPMD, ["--atol", "0"], "--atol 0.0: an option"),
+    (MPMD, ["--as-written", "--no-halo-exchange"], "--as-written, --no-halo-exchange: options"),
+    (MPMD, ["--pass-options", "per-dim-all-gather=true"], "--pass-options per-dim-all-gather=true: an option"),
+    (MPMD, ["--pipeline", "-sdy-reshard-to-collectives -sdy-close-shardings"],
+     "--pipeline '-sdy-reshard-to-collectives -sdy-close-shardings': an option"),
+    (CALLS, ["--assign", "f@1", "--devices", "2", "--rtol", "0.5"], "--rtol 0.5: an option"),
+])
+def test_simulate_refuses_spmd_options_on_an_mpmd_module(tmp_path, text, options, named):
+    """The mirror: options of the SPMD run on a module that runs as MPMD (ops
+    placed on devices, or --assign; compared bitwise, no SPMD pipeline) would
+    change nothing: a usage error, no report."""
+    r = invoke(["simulate", *options], tmp_path, text)
+    assert r.exit_code == 2, r.output
+    assert r.output == (f"error: {named} of the SPMD run, but {tmp_path}/t.mlir places ops on devices "
+                        "(maximal shardings or --assign): it runs as MPMD, where they change nothing\n")
+
+
+@pytest.mark.parametrize("text, options", [
+    (MPMD, []), (MPMD, ["--atol", "1e-5", "--halo-exchange", "--seed", "3", "--json"]),
+    (CALLS, ["--assign", "f@1", "--devices", "2", "--atol", "1e-5"]),
+])
+def test_simulate_takes_spmd_defaults_on_an_mpmd_module(tmp_path, text, options):
+    """Their defaults, written out or not, ask for nothing: the MPMD run goes on
+    (--seed and --json apply to it)."""
+    r = invoke(["simulate", *options], tmp_path, text)
+    assert r.exit_code == 0, r.output
+
+
 def test_run_partition_prints_the_per_device_program(tmp_path):
     text = """sdy.mesh @mesh = <["x"=2]>
 func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
