@@ -86,7 +86,9 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     (--channel-mode, --recv-policy, ...) on a module that runs as SPMD are
     a usage error: they would change nothing; so are the SPMD run's
     (--rtol, --atol, --as-written, --no-halo-exchange, --pass-options,
-    --pipeline) on a module that runs as MPMD.
+    --pipeline) on a module that runs as MPMD, and any of them or --entry on
+    a module `sdylog mpmd` already wrote (its per-device functions run as
+    written: only --seed, --channel-mode and --json apply).
 
     \b
     sdylog simulate model.mlir
@@ -95,8 +97,11 @@ def simulate(path, seed, entry, rtol, atol, as_written, halo_exchange, pass_opti
     """
     from sdylog.simulate.mpmd import wants_mpmd
     if wants_mpmd(path, mpmd):
-        _refuse_spmd_options(path, dict(rtol=rtol, atol=atol, as_written=as_written, halo_exchange=halo_exchange,
-                                        pass_options=pass_options, pipeline=pipeline))
+        spmd = dict(rtol=rtol, atol=atol, as_written=as_written, halo_exchange=halo_exchange,
+                    pass_options=pass_options, pipeline=pipeline)
+        if _already_partitioned(path):
+            _refuse_partition_options(path, dict(spmd, entry=entry, **mpmd))
+        _refuse_spmd_options(path, spmd)
         return _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd)
     _refuse_mpmd_options(path, dict(mpmd, channel_mode=channel_mode))
     from sdylog.simulate.simulate import simulate_main
@@ -136,6 +141,29 @@ def _refuse_spmd_options(path, spmd):
     if given:
         raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the SPMD run, but {path} places ops on devices "
                          "(maximal shardings or --assign): it runs as MPMD, where they change nothing")
+
+
+def _already_partitioned(path):
+    """Whether FILE is a module `sdylog mpmd` wrote (functions marked sdylog.device)."""
+    from sdylog.ir.module import read_source
+    from sdylog.simulate.mpmd import _EMITTED
+    return bool(_EMITTED.search(read_source(path)))
+
+
+def _refuse_partition_options(path, options):
+    """On a module `sdylog mpmd` already wrote, its per-device functions run
+    as written (sdylog.simulate.mpmd.simulate_emitted_text: random inputs,
+    --seed and --channel-mode only, no comparison): --entry, the options of
+    the MPMD partition (--assign, --devices, --fanout, --recv-policy, ...)
+    and of the SPMD run (--rtol, --atol, --pipeline, ...) would change nothing."""
+    import shlex
+
+    from sdylog.errors import UsageError
+    given = [f"--assign {shlex.quote(a)}" for a in options.pop("assign")] + _given(options)
+    if given:
+        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of a run that partitions, "
+                         f"but {path} is partitioned already (functions marked sdylog.device, as `sdylog mpmd` writes "
+                         "them): its per-device programs run as written, where they change nothing")
 
 
 def _given(values):

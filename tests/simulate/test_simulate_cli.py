@@ -238,6 +238,45 @@ def test_simulate_takes_spmd_defaults_on_an_mpmd_module(tmp_path, text, options)
     assert r.exit_code == 0, r.output
 
 
+def emitted(tmp_path):
+    """MPMD partitioned by `sdylog mpmd`: functions @main.dev0/1 marked sdylog.device."""
+    (tmp_path / "placed.mlir").write_text(MPMD)
+    r = CliRunner().invoke(main, ["mpmd", str(tmp_path / "placed.mlir"), "-q", "-o", str(tmp_path / "t.mlir")])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "t.mlir").read_text()
+    assert "sdylog.device = 1" in text
+    return text
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--fanout", "chain"], "--fanout chain: an option"),
+    (["--assign", "main@1", "--devices", "2"], "--assign main@1, --devices 2: options"),
+    (["--entry", "main.dev0"], "--entry main.dev0: an option"),
+    (["--recv-policy", "lazy", "--reduce-locally", "--bf16-transfers", "nearest"],
+     "--bf16-transfers nearest, --reduce-locally, --recv-policy lazy: options"),
+    (["--rtol", "1e-3", "--pipeline", "-sdy-close-shardings"], "--rtol 0.001, --pipeline -sdy-close-shardings: options"),
+])
+def test_simulate_refuses_partition_options_on_an_emitted_module(tmp_path, options, named):
+    """A module `sdylog mpmd` wrote runs its per-device functions as written
+    (--seed and --channel-mode only): --entry, the options of the MPMD
+    partition and those of the SPMD run would change nothing there."""
+    r = invoke(["simulate", *options], tmp_path, emitted(tmp_path))
+    assert r.exit_code == 2, r.output
+    assert r.output == (f"error: {named} of a run that partitions, but {tmp_path}/t.mlir is partitioned already "
+                        "(functions marked sdylog.device, as `sdylog mpmd` writes them): its per-device programs "
+                        "run as written, where they change nothing\n")
+
+
+@pytest.mark.parametrize("options", [
+    [], ["--channel-mode", "rendezvous", "--seed", "3", "--json"],
+    ["--entry", "main", "--fanout", "star", "--recv-policy", "eager", "--atol", "1e-5", "--halo-exchange"],
+])
+def test_simulate_takes_defaults_on_an_emitted_module(tmp_path, options):
+    r = invoke(["simulate", *options], tmp_path, emitted(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert "device 1" in r.output or '"bytes_per_device"' in r.output
+
+
 def test_run_partition_prints_the_per_device_program(tmp_path):
     text = """sdy.mesh @mesh = <["x"=2]>
 func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
