@@ -124,11 +124,9 @@ def _refuse_mpmd_options(path, mpmd):
     module that runs as SPMD (nothing placed on devices, no --assign): they
     would change nothing, and options that do not go together are usage
     errors (as --recv-policy lazy with --channel-mode rendezvous)."""
-    from sdylog.errors import UsageError
-    given = _given({name: value for name, value in mpmd.items() if name != "assign"})   # (--assign: MPMD)
-    if given:
-        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the MPMD run, but {path} places no op on a device "
-                         "(no maximal sharding, no --assign): it runs as SPMD, where they change nothing")
+    _refuse(_given({name: value for name, value in mpmd.items() if name != "assign"}),   # (--assign: MPMD)
+            f"of the MPMD run, but {path} places no op on a device (no maximal sharding, no --assign): it runs as "
+            "SPMD, where they change nothing")
 
 
 def _refuse_spmd_options(path, spmd):
@@ -136,18 +134,15 @@ def _refuse_spmd_options(path, spmd):
     --no-halo-exchange, --pass-options, --pipeline) on a module that runs as
     MPMD (ops placed on devices, or --assign), which compares bitwise and
     runs no SPMD pipeline: they would change nothing."""
-    from sdylog.errors import UsageError
-    given = _given(spmd)
-    if given:
-        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of the SPMD run, but {path} places ops on devices "
-                         "(maximal shardings or --assign): it runs as MPMD, where they change nothing")
+    _refuse(_given(spmd), f"of the SPMD run, but {path} places ops on devices (maximal shardings or --assign): it "
+            "runs as MPMD, where they change nothing")
 
 
 def _already_partitioned(path):
     """Whether FILE is a module `sdylog mpmd` wrote (functions marked sdylog.device)."""
     from sdylog.ir.module import read_source
-    from sdylog.simulate.mpmd import _EMITTED
-    return bool(_EMITTED.search(read_source(path)))
+    from sdylog.simulate.mpmd import is_emitted
+    return is_emitted(read_source(path))
 
 
 def _refuse_partition_options(path, options):
@@ -157,13 +152,16 @@ def _refuse_partition_options(path, options):
     the MPMD partition (--assign, --devices, --fanout, --recv-policy, ...)
     and of the SPMD run (--rtol, --atol, --pipeline, ...) would change nothing."""
     import shlex
+    _refuse([f"--assign {shlex.quote(a)}" for a in options.pop("assign")] + _given(options),
+            f"of a run that partitions, but {path} is partitioned already (functions marked sdylog.device, as "
+            "`sdylog mpmd` writes them): its per-device programs run as written, where they change nothing")
 
+
+def _refuse(given: list[str], why: str) -> None:
+    """A usage error naming the options `given` (none: nothing), then why."""
     from sdylog.errors import UsageError
-    given = [f"--assign {shlex.quote(a)}" for a in options.pop("assign")] + _given(options)
     if given:
-        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} of a run that partitions, "
-                         f"but {path} is partitioned already (functions marked sdylog.device, as `sdylog mpmd` writes "
-                         "them): its per-device programs run as written, where they change nothing")
+        raise UsageError(f"{', '.join(given)}: {'options' if len(given) > 1 else 'an option'} {why}")
 
 
 def _given(values):
@@ -171,8 +169,12 @@ def _given(values):
     than their default, as they are spelled on the command line, in --help's order."""
     import shlex
     ctx = click.get_current_context()
-    return [(p.opts[0] if values[p.name] else p.secondary_opts[0]) if p.is_flag else f"{p.opts[0]} {shlex.quote(str(values[p.name]))}"
-            for p in ctx.command.params if p.name in values and values[p.name] != p.get_default(ctx)]
+
+    def spelled(p):   # (a flag pair switched off: its --no- form)
+        if p.is_flag:
+            return p.opts[0] if values[p.name] else p.secondary_opts[0]
+        return f"{p.opts[0]} {shlex.quote(str(values[p.name]))}"
+    return [spelled(p) for p in ctx.command.params if p.name in values and values[p.name] != p.get_default(ctx)]
 
 
 def _simulate_mpmd(path, seed, entry, channel_mode, as_json, mpmd):

@@ -321,8 +321,13 @@ def simulate_emitted_text(text: str, filename: str, seed: int = 0, mode: str = "
 _EMITTED = re.compile(r"func\.func[^\n]*attributes \{[^}\n]*sdylog\.device = \d+")
 
 
+def is_emitted(text: str) -> bool:
+    """Whether `text` is a module `sdylog mpmd` wrote (per-device functions)."""
+    return _EMITTED.search(text) is not None
+
+
 def simulate_mpmd_main(path: str, options=None, **kwargs) -> MpmdReport:
     text = read_source(path)
-    if _EMITTED.search(text):
+    if is_emitted(text):
         return simulate_emitted_text(text, display_name(path), **kwargs)
     return simulate_mpmd_text(text, display_name(path), options, **kwargs)
