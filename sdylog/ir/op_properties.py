@@ -159,3 +159,29 @@ def would_be_trivially_dead(op) -> bool:
         if name not in _EFFECT_FREE:
             return False
     return True
+
+
+def reduction_dim(op) -> int | None:
+    """An ApproxTopK's or PartialReduce's `reduction_dim`, from its
+    mhlo.backend_config dictionary (JAX's) or a JSON backend_config string,
+    counted from 0 (a negative one from the end of operand 0); None when not
+    given."""
+    import json
+
+    from jaxlib.mlir import ir
+    dim = None
+    if "mhlo.backend_config" in op.attributes:
+        config = op.attributes["mhlo.backend_config"]
+        if isinstance(config, ir.DictAttr) and "reduction_dim" in config:
+            dim = ir.IntegerAttr(config["reduction_dim"]).value
+    if dim is None and "backend_config" in op.attributes and isinstance(op.attributes["backend_config"],
+                                                                         ir.StringAttr):
+        try:
+            dim = json.loads(ir.StringAttr(op.attributes["backend_config"]).value).get("reduction_dim")
+        except (ValueError, AttributeError):
+            return None
+        if not isinstance(dim, int):
+            return None
+    if dim is not None and dim < 0:
+        dim += len(static_shape(op.operands[0].type))
+    return dim

@@ -54,7 +54,6 @@ Options: enable-halo-exchange, replica-count, partition-count.
 """
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import replace
 
@@ -62,6 +61,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from sdylog.ir.diagnostics import SdylogError
+from sdylog.ir.op_properties import reduction_dim
 from sdylog.ir.shardings import SHARDING_RULE
 from sdylog.ir.types import shape_of
 from sdylog.model.axis import AxisRef
@@ -249,24 +249,9 @@ def _sorted_dims(facts):
             if target == "mhlo.topk":
                 yield (op_id, len(shape_of(op.operands[0])) - 1)
             elif target in _TOP_K_CALLS:
-                dim = _reduction_dim(op)
+                dim = reduction_dim(op)
                 if dim is not None:
                     yield (op_id, dim)
-
-
-def _reduction_dim(op) -> int | None:
-    """An ApproxTopK's or PartialReduce's reduction_dim (None: not given)."""
-    if "mhlo.backend_config" in op.attributes:
-        config = op.attributes["mhlo.backend_config"]
-        if isinstance(config, ir.DictAttr) and "reduction_dim" in config:
-            return ir.IntegerAttr(config["reduction_dim"]).value
-    if "backend_config" in op.attributes and isinstance(op.attributes["backend_config"], ir.StringAttr):
-        try:
-            dim = json.loads(ir.StringAttr(op.attributes["backend_config"]).value).get("reduction_dim")
-        except (ValueError, AttributeError):
-            return None
-        return dim if isinstance(dim, int) else None
-    return None
 
 
 def _reshape_groups(facts):

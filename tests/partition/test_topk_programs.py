@@ -53,3 +53,32 @@ def test_each_device_sorts_whole_rows(programs, tmp_path):
     assert len(calls) == 1
     assert [str(v.type) for v in calls[0].operands[:2]] == ["tensor<2x64xf32>", "tensor<2x64xi32>"]
     assert str(calls[0].results[0].type) == "tensor<2x4xf32>"
+
+
+# An ApproxTopK not aggregated to top k (its result keeps all 16 columns),
+# sorting columns sharded on "x", its reduction_dim counted from the end.
+NEGATIVE_REDUCTION_DIM = """sdy.mesh @mesh = <["x"=2]>
+func.func private @gt(%a: tensor<f32>, %b: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<i1> {
+  %0 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func @main(%x: tensor<4x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> tensor<4x16xf32> {
+  %iota = stablehlo.iota dim = 1 : tensor<4x16xi32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %none = stablehlo.constant dense<-1> : tensor<i32>
+  %0:2 = stablehlo.custom_call @ApproxTopK(%x, %iota, %init, %none) {called_computations = [@gt],
+      mhlo.backend_config = {aggregate_to_topk = false, recall_target = 0.95 : f32, reduction_dim = -1 : i64,
+                             reduction_input_size_override = -1 : i64, top_k = 16 : i64}}
+    : (tensor<4x16xf32>, tensor<4x16xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x16xf32>, tensor<4x16xi32>)
+  return %0#0 : tensor<4x16xf32>
+}
+"""
+
+
+def test_a_reduction_dim_counted_from_the_end_is_gathered_too():
+    """reduction_dim = -1 is the last dimension for the partitioner as for
+    the simulator (sdylog.ir.op_properties.reduction_dim): each device sorts
+    whole rows."""
+    report = simulate_text(NEGATIVE_REDUCTION_DIM, "t.mlir")
+    assert report.partitioned
+    assert report.ok, report.difference

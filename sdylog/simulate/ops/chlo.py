@@ -140,16 +140,14 @@ def lower_approx_top_k(ctx):
     first of them kept, as many as the results have."""
     from jaxlib.mlir import ir
     from sdylog.simulate.ops.reductions import _simple_sort_key, sort_order
-    config = ctx.attr("mhlo.backend_config")
+    from sdylog.ir.op_properties import reduction_dim
     called = ctx.attr("called_computations")
-    if not isinstance(config, ir.DictAttr) or "reduction_dim" not in config or called is None:
+    dim = reduction_dim(ctx.op)
+    if dim is None or called is None:
         raise ctx.error("custom_call @ApproxTopK needs mhlo.backend_config's reduction_dim and a "
                         "called comparator")
     if len(ctx.operands) != 4 or len(ctx.results) != 2:
         raise ctx.error("custom_call @ApproxTopK takes four operands and gives values and indices")
-    dim = ir.IntegerAttr(config["reduction_dim"]).value
-    rank = len(ctx.shape(ctx.operands[0]))
-    dim = dim + rank if dim < 0 else dim
     k = ctx.shape(ctx.results[0])[dim]
     if k > ctx.shape(ctx.operands[0])[dim]:
         raise ctx.error("custom_call @ApproxTopK: the simulator cannot give more results than the "
